@@ -1,0 +1,167 @@
+"""RecordBatch v2 at the batch level: the 61-byte header, CRC-32C, offsets.
+
+This is the broker's append path, so nothing here looks at individual records.
+The header is declared once with construct (``BATCH_HEADER``); the hot path
+reads the same layout through a ``struct.Struct`` derived from that
+declaration, which costs a fraction of a microsecond per batch.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import NamedTuple
+
+import crc32c as _crc32c
+from construct import Int8sb, Int16sb, Int32sb, Int32ub, Int64sb, Struct
+
+BATCH_HEADER = Struct(
+    "base_offset" / Int64sb,
+    "batch_length" / Int32sb,
+    "partition_leader_epoch" / Int32sb,
+    "magic" / Int8sb,
+    "crc" / Int32ub,
+    "attributes" / Int16sb,
+    "last_offset_delta" / Int32sb,
+    "base_timestamp" / Int64sb,
+    "max_timestamp" / Int64sb,
+    "producer_id" / Int64sb,
+    "producer_epoch" / Int16sb,
+    "base_sequence" / Int32sb,
+    "records_count" / Int32sb,
+)
+HEADER_SIZE = 61
+LOG_OVERHEAD = 12  # base_offset + batch_length precede the length-counted part
+CRC_START = 21  # CRC covers attributes..end
+MAGIC_OFFSET = 16
+CRC_OFFSET = 17
+
+_FMT = struct.Struct(">" + "".join(sc.subcon.fmtstr.lstrip(">") for sc in BATCH_HEADER.subcons))
+assert _FMT.size == HEADER_SIZE
+_I64 = struct.Struct(">q")
+_I32 = struct.Struct(">i")
+_U32 = struct.Struct(">I")
+
+# attribute bits
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE = 0x08
+TRANSACTIONAL = 0x10
+CONTROL = 0x20
+DELETE_HORIZON = 0x40
+
+NO_PRODUCER_ID = -1
+NO_SEQUENCE = -1
+
+
+class BatchHeader(NamedTuple):
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size(self) -> int:
+        return self.batch_length + LOG_OVERHEAD
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL)
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def last_sequence(self) -> int:
+        """Sequence of the batch's last record, wrapping at Int32.MAX (KIP-98)."""
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+
+class InvalidBatch(ValueError):
+    """A batch that cannot be read at all. ``code`` is the Kafka error to answer with."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.code = code
+
+
+CORRUPT_MESSAGE = 2
+INVALID_RECORD = 87
+UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+
+
+def read_header(buf, pos: int = 0) -> BatchHeader:
+    return BatchHeader._make(_FMT.unpack_from(buf, pos))
+
+
+def split_batches(buf) -> list[tuple[int, int, BatchHeader]]:
+    """Split a ``records`` field into (start, end, header) per batch.
+
+    Checks framing and the magic byte only; the caller decides about CRCs.
+    """
+    out = []
+    pos = 0
+    n = len(buf)
+    while pos < n:
+        if n - pos < HEADER_SIZE:
+            raise InvalidBatch(f"{n - pos} trailing bytes are not a record batch", CORRUPT_MESSAGE)
+        h = read_header(buf, pos)
+        if h.magic != 2:
+            raise InvalidBatch(f"record batch magic {h.magic} is not supported (only v2)",
+                               UNSUPPORTED_FOR_MESSAGE_FORMAT)
+        end = pos + h.batch_length + LOG_OVERHEAD
+        if h.batch_length < HEADER_SIZE - LOG_OVERHEAD or end > n:
+            raise InvalidBatch(f"record batch length {h.batch_length} does not fit the data",
+                               CORRUPT_MESSAGE)
+        if h.records_count < 0 or h.last_offset_delta < 0:
+            raise InvalidBatch("negative record count or offset delta", INVALID_RECORD)
+        out.append((pos, end, h))
+        pos = end
+    return out
+
+
+def compute_crc(buf, start: int = 0, end: int | None = None) -> int:
+    view = memoryview(buf)[start + CRC_START:end if end is not None else len(buf)]
+    return _crc32c.crc32c(view)
+
+
+def crc_valid(buf, start: int, end: int, header: BatchHeader) -> bool:
+    return compute_crc(buf, start, end) == header.crc
+
+
+def with_base_offset(buf, start: int, end: int, base_offset: int) -> bytes:
+    """Copy of one batch with its base offset rewritten (not covered by the CRC)."""
+    out = bytearray(memoryview(buf)[start:end])
+    _I64.pack_into(out, 0, base_offset)
+    return bytes(out)
+
+
+def set_partition_leader_epoch(batch: bytearray, epoch: int) -> None:
+    _I32.pack_into(batch, 12, epoch)
+
+
+def write_crc(batch: bytearray) -> None:
+    _U32.pack_into(batch, CRC_OFFSET, _crc32c.crc32c(memoryview(batch)[CRC_START:]))
+
+
+def pack_header(**fields) -> bytes:
+    """Build a header (CRC left for ``write_crc``); missing fields default to 0."""
+    return _FMT.pack(*(fields.get(name, 0) for name in BatchHeader._fields))

@@ -1,0 +1,62 @@
+"""Registry of every API kipper speaks: (api_key, version) -> schemas.
+
+Each module declares one API once; ``APIS`` maps the key to it. The broker's
+ApiVersions answer is generated from this registry.
+"""
+
+from __future__ import annotations
+
+from protocol.messages.add_offsets_to_txn import ADD_OFFSETS_TO_TXN
+from protocol.messages.add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
+from protocol.messages.alter_client_quotas import ALTER_CLIENT_QUOTAS
+from protocol.messages.api_versions import API_VERSIONS
+from protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
+from protocol.messages.create_topics import CREATE_TOPICS
+from protocol.messages.delete_records import DELETE_RECORDS
+from protocol.messages.delete_topics import DELETE_TOPICS
+from protocol.messages.describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
+from protocol.messages.describe_configs import DESCRIBE_CONFIGS
+from protocol.messages.describe_groups import DESCRIBE_GROUPS
+from protocol.messages.end_txn import END_TXN
+from protocol.messages.fetch import FETCH
+from protocol.messages.find_coordinator import FIND_COORDINATOR
+from protocol.messages.heartbeat import HEARTBEAT
+from protocol.messages.init_producer_id import INIT_PRODUCER_ID
+from protocol.messages.join_group import JOIN_GROUP
+from protocol.messages.leave_group import LEAVE_GROUP
+from protocol.messages.list_groups import LIST_GROUPS
+from protocol.messages.list_offsets import LIST_OFFSETS
+from protocol.messages.metadata import METADATA
+from protocol.messages.offset_commit import OFFSET_COMMIT
+from protocol.messages.offset_fetch import OFFSET_FETCH
+from protocol.messages.produce import PRODUCE
+from protocol.messages.sasl_authenticate import SASL_AUTHENTICATE
+from protocol.messages.sasl_handshake import SASL_HANDSHAKE
+from protocol.messages.share_acknowledge import SHARE_ACKNOWLEDGE
+from protocol.messages.share_fetch import SHARE_FETCH
+from protocol.messages.share_group_describe import SHARE_GROUP_DESCRIBE
+from protocol.messages.share_group_heartbeat import SHARE_GROUP_HEARTBEAT
+from protocol.messages.sync_group import SYNC_GROUP
+from protocol.messages.txn_offset_commit import TXN_OFFSET_COMMIT
+from protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
+from protocol.schema import Api
+
+APIS: dict[int, Api] = {
+    api.key: api
+    for api in (
+        PRODUCE, FETCH, LIST_OFFSETS, METADATA, OFFSET_COMMIT, OFFSET_FETCH,
+        FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP,
+        DESCRIBE_GROUPS, LIST_GROUPS, SASL_HANDSHAKE, API_VERSIONS, CREATE_TOPICS,
+        DELETE_TOPICS, DELETE_RECORDS, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN,
+        ADD_OFFSETS_TO_TXN, END_TXN, WRITE_TXN_MARKERS, TXN_OFFSET_COMMIT,
+        DESCRIBE_CONFIGS, SASL_AUTHENTICATE, DESCRIBE_CLIENT_QUOTAS,
+        ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT,
+        SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
+    )
+}
+
+
+def compile_all() -> None:
+    """Compile every supported (api, version) up front, e.g. at broker start."""
+    for api in APIS.values():
+        api.compile_supported()

@@ -1,0 +1,23 @@
+"""InitProducerId (API key 22)."""
+
+from protocol.schema import Api, F
+
+INIT_PRODUCER_ID = Api(
+    key=22, name='InitProducerId', valid='0-6', flexible='2+', supported='0-5',
+    request=(
+        F('transactional_id', 'string', nullable='0+'),
+        F('transaction_timeout_ms', 'int32'),
+        F('producer_id', 'int64', '3+', default=-1),
+        F('producer_epoch', 'int16', '3+', default=-1),
+        F('enable2_pc', 'bool', '6+', default=False),
+        F('keep_prepared_txn', 'bool', '6+', default=False),
+    ),
+    response=(
+        F('throttle_time_ms', 'int32'),
+        F('error_code', 'int16'),
+        F('producer_id', 'int64', default=-1),
+        F('producer_epoch', 'int16'),
+        F('ongoing_txn_producer_id', 'int64', '6+', default=-1),
+        F('ongoing_txn_producer_epoch', 'int16', '6+', default=-1),
+    ),
+)

@@ -1,0 +1,215 @@
+"""Record-level encoding and decoding of RecordBatch v2, and control records.
+
+For clients, tools and tests; the broker's append path never comes here. Record
+fields use zig-zag varints. Compression wraps everything after the 61-byte
+header.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from typing import NamedTuple
+
+from protocol import batch as b
+from protocol import compression
+from protocol.primitives import decode_varint, encode_varint
+
+# Zig-zag varints of small values are precomputed: most record fields are small.
+_VARINT_CACHE = [encode_varint(i) for i in range(-1, 8192)]
+
+
+def _varint(v: int) -> bytes:
+    if -1 <= v < 8191:
+        return _VARINT_CACHE[v + 1]
+    return encode_varint(v)
+
+
+class Record(NamedTuple):
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple = ()
+
+
+class Batch(NamedTuple):
+    header: b.BatchHeader
+    records: list
+
+
+# --- encoding ------------------------------------------------------------------
+
+def encode_record(offset_delta: int, timestamp_delta: int, key, value, headers=()) -> bytes:
+    parts = [b"\x00", _varint(timestamp_delta), _varint(offset_delta)]
+    if key is None:
+        parts.append(_VARINT_CACHE[0])
+    else:
+        parts.append(_varint(len(key)))
+        parts.append(key)
+    if value is None:
+        parts.append(_VARINT_CACHE[0])
+    else:
+        parts.append(_varint(len(value)))
+        parts.append(value)
+    parts.append(_varint(len(headers)))
+    for hk, hv in headers:
+        hk = hk.encode("utf-8") if isinstance(hk, str) else hk
+        parts.append(_varint(len(hk)))
+        parts.append(hk)
+        if hv is None:
+            parts.append(_VARINT_CACHE[0])
+        else:
+            parts.append(_varint(len(hv)))
+            parts.append(hv)
+    body = b"".join(parts)
+    return _varint(len(body)) + body
+
+
+def build_batch(records, *, base_offset: int = 0, compression_type: int = compression.NONE,
+                producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                transactional: bool = False, control: bool = False,
+                partition_leader_epoch: int = -1) -> bytes:
+    """Encode ``records`` (key, value[, timestamp[, headers]]) as one batch.
+
+    A missing timestamp means now. Offsets are 0..n-1 relative to base_offset.
+    """
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    now = int(time.time() * 1000)
+    norm = []
+    for r in records:
+        key, value = r[0], r[1]
+        ts = r[2] if len(r) > 2 and r[2] is not None else now
+        headers = r[3] if len(r) > 3 and r[3] else ()
+        norm.append((key, value, ts, headers))
+    base_ts = norm[0][2]
+    max_ts = max(r[2] for r in norm)
+    payload = b"".join(encode_record(i, ts - base_ts, k, v, h)
+                       for i, (k, v, ts, h) in enumerate(norm))
+    return assemble(payload, len(norm), base_ts, max_ts, base_offset=base_offset,
+                    compression_type=compression_type, producer_id=producer_id,
+                    producer_epoch=producer_epoch, base_sequence=base_sequence,
+                    transactional=transactional, control=control,
+                    partition_leader_epoch=partition_leader_epoch)
+
+
+def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offset: int = 0,
+             compression_type: int = compression.NONE, producer_id: int = -1,
+             producer_epoch: int = -1, base_sequence: int = -1, transactional: bool = False,
+             control: bool = False, partition_leader_epoch: int = -1) -> bytes:
+    """Wrap already encoded records in a batch header, compressing and CRC-ing."""
+    if compression_type != compression.NONE:
+        payload = compression.compress(compression_type, payload)
+    attributes = compression_type
+    if transactional:
+        attributes |= b.TRANSACTIONAL
+    if control:
+        attributes |= b.CONTROL
+    header = b.pack_header(
+        base_offset=base_offset,
+        batch_length=b.HEADER_SIZE - b.LOG_OVERHEAD + len(payload),
+        partition_leader_epoch=partition_leader_epoch, magic=2, crc=0,
+        attributes=attributes, last_offset_delta=count - 1,
+        base_timestamp=base_ts, max_timestamp=max_ts, producer_id=producer_id,
+        producer_epoch=producer_epoch, base_sequence=base_sequence, records_count=count)
+    out = bytearray(header)
+    out += payload
+    b.write_crc(out)
+    return bytes(out)
+
+
+# --- decoding ------------------------------------------------------------------
+
+def _decode_bytes(buf, pos):
+    n, pos = decode_varint(buf, pos)
+    if n < 0:
+        return None, pos
+    end = pos + n
+    if end > len(buf):
+        raise ValueError("record field runs past the end of the batch")
+    return bytes(buf[pos:end]), end
+
+
+def decode_records(payload, count: int, base_offset: int, base_ts: int) -> list[Record]:
+    out = []
+    pos = 0
+    for _ in range(count):
+        length, pos = decode_varint(payload, pos)
+        end = pos + length
+        if length < 0 or end > len(payload):
+            raise ValueError("record length runs past the end of the batch")
+        pos += 1  # attributes
+        ts_delta, pos = decode_varint(payload, pos)
+        off_delta, pos = decode_varint(payload, pos)
+        key, pos = _decode_bytes(payload, pos)
+        value, pos = _decode_bytes(payload, pos)
+        n_headers, pos = decode_varint(payload, pos)
+        headers = []
+        for _ in range(n_headers):
+            hk, pos = _decode_bytes(payload, pos)
+            hv, pos = _decode_bytes(payload, pos)
+            headers.append(((hk or b"").decode("utf-8"), hv))
+        out.append(Record(base_offset + off_delta, base_ts + ts_delta, key, value, tuple(headers)))
+        pos = end
+    return out
+
+
+def decode_batch(buf, start: int = 0, end: int | None = None, *, verify_crc: bool = True) -> Batch:
+    end = len(buf) if end is None else end
+    h = b.read_header(buf, start)
+    if verify_crc and b.compute_crc(buf, start, end) != h.crc:
+        raise b.InvalidBatch("record batch CRC mismatch", b.CORRUPT_MESSAGE)
+    payload = memoryview(buf)[start + b.HEADER_SIZE:end]
+    if h.compression:
+        payload = compression.decompress(h.compression, payload)
+    return Batch(h, decode_records(payload, h.records_count, h.base_offset, h.base_timestamp))
+
+
+def decode_all(buf, *, verify_crc: bool = True) -> list[Batch]:
+    """Every complete batch in ``buf``; a partial trailing batch (Fetch may
+    cut one off at max_bytes) is ignored."""
+    out = []
+    pos = 0
+    n = len(buf)
+    while n - pos >= b.HEADER_SIZE:
+        h = b.read_header(buf, pos)
+        end = pos + h.batch_length + b.LOG_OVERHEAD
+        if end > n:
+            break
+        out.append(decode_batch(buf, pos, end, verify_crc=verify_crc))
+        pos = end
+    return out
+
+
+# --- control records ---------------------------------------------------------------
+
+ABORT, COMMIT, LEADER_CHANGE = 0, 1, 2
+SHARE_CHECKPOINT, SHARE_DELTA = 5, 6  # seed 004 (KIP-932 draft numbering)
+
+_CONTROL_KEY = struct.Struct(">hh")
+
+
+def control_key(record_type: int, version: int = 0) -> bytes:
+    return _CONTROL_KEY.pack(version, record_type)
+
+
+def control_type(key: bytes) -> int:
+    if key is None or len(key) < 4:
+        return -1
+    return _CONTROL_KEY.unpack_from(key, 0)[1]
+
+
+def build_control_batch(record_type: int, value: bytes, *, base_offset: int = 0,
+                        producer_id: int = -1, producer_epoch: int = -1,
+                        transactional: bool = False, timestamp: int | None = None) -> bytes:
+    return build_batch([(control_key(record_type), value, timestamp)], base_offset=base_offset,
+                       producer_id=producer_id, producer_epoch=producer_epoch,
+                       transactional=transactional, control=True)
+
+
+_END_TXN_MARKER = struct.Struct(">hi")
+
+
+def end_txn_marker(coordinator_epoch: int) -> bytes:
+    return _END_TXN_MARKER.pack(0, coordinator_epoch)

@@ -1,0 +1,1 @@
+"""kipper's broker: engines (pure, synchronous) under an asyncio shell."""

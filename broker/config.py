@@ -1,0 +1,272 @@
+"""Broker configuration: Kafka property names, one table, validated once.
+
+Values come from a .properties file, then repeatable ``--override key=value``
+flags, exactly as Kafka's start script layers them. Every key is declared in
+``KEYS`` with its type, default, allowed range and a line of documentation;
+the README's configuration reference is generated from the same table. An
+unknown key or a bad value raises ``ConfigError`` with a readable message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Listener:
+    name: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.name}://{self.host}:{self.port}"
+
+
+def parse_listeners(text: str, key: str = "listeners") -> tuple[Listener, ...]:
+    out = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        if "://" not in item:
+            raise ConfigError(f"{key}: '{item}' is not of the form NAME://host:port")
+        name, rest = item.split("://", 1)
+        try:
+            parts = urlsplit("//" + rest)
+            port = parts.port
+        except ValueError as exc:
+            raise ConfigError(f"{key}: '{item}': {exc}") from None
+        if port is None:
+            raise ConfigError(f"{key}: '{item}' has no port")
+        if not name or not name.replace("_", "").isalnum() or name.upper() != name:
+            raise ConfigError(f"{key}: listener name '{name}' must be upper case letters, digits or _")
+        out.append(Listener(name, parts.hostname or "", port))
+    names = [listener.name for listener in out]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{key}: each listener name may appear once")
+    return tuple(out)
+
+
+# --- value parsers ------------------------------------------------------------------
+
+def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(str(text).strip())
+        except ValueError:
+            raise ConfigError(f"'{text}' is not an integer") from None
+        if lo is not None and value < lo:
+            raise ConfigError(f"{value} is below the minimum {lo}")
+        if hi is not None and value > hi:
+            raise ConfigError(f"{value} is above the maximum {hi}")
+        return value
+    parse.range = (lo, hi)
+    return parse
+
+
+def _float(lo: float | None = None, hi: float | None = None, *, open_lo: bool = False):
+    def parse(text: str) -> float:
+        try:
+            value = float(str(text).strip())
+        except ValueError:
+            raise ConfigError(f"'{text}' is not a number") from None
+        if lo is not None and (value < lo or (open_lo and value == lo)):
+            raise ConfigError(f"{value} must be {'above' if open_lo else 'at least'} {lo}")
+        if hi is not None and value > hi:
+            raise ConfigError(f"{value} is above the maximum {hi}")
+        return value
+    parse.range = (lo, hi)
+    return parse
+
+
+def _bool(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value in ("true", "false"):
+        return value == "true"
+    raise ConfigError(f"'{text}' is not true or false")
+
+
+def _choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = str(text).strip()
+        if value not in choices:
+            raise ConfigError(f"'{text}' is not one of {', '.join(choices)}")
+        return value
+    parse.choices = choices
+    return parse
+
+
+def _string(text: str) -> str:
+    return str(text).strip()
+
+
+def _protocol_map(text: str) -> dict[str, str]:
+    out = {}
+    for item in (s.strip() for s in str(text).split(",")):
+        if not item:
+            continue
+        if ":" not in item:
+            raise ConfigError(f"'{item}' is not NAME:PROTOCOL")
+        name, proto = (s.strip() for s in item.split(":", 1))
+        if proto not in SECURITY_PROTOCOLS:
+            raise ConfigError(f"'{proto}' is not one of {', '.join(SECURITY_PROTOCOLS)}")
+        out[name] = proto
+    return out
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    doc: str
+    section: str = "server"
+
+
+_INT32 = 2**31 - 1
+_INT64 = 2**63 - 1
+
+KEYS: dict[str, Key] = {k.name: k for k in (
+    # --- server
+    Key("listeners", lambda s: parse_listeners(s), "PLAINTEXT://127.0.0.1:9092",
+        "Comma-separated NAME://host:port to listen on. Port 0 picks a free port."),
+    Key("advertised.listeners", lambda s: parse_listeners(s, "advertised.listeners"), "",
+        "Addresses given to clients in Metadata, per listener name. Empty: the bound addresses."),
+    Key("listener.security.protocol.map", _protocol_map,
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+        "Security protocol of each listener name."),
+    Key("node.id", _int(0, _INT32), 1, "This broker's id in Metadata and FindCoordinator."),
+    Key("cluster.id", _string, "kipper-cluster", "Cluster id reported in Metadata."),
+    Key("socket.request.max.bytes", _int(1024, _INT32), 104857600,
+        "Largest request frame accepted; a larger frame closes the connection."),
+    Key("log.level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "Log level."),
+    Key("log.format", _choice("console", "json"), "console", "Log rendering."),
+    # --- log
+    Key("num.partitions", _int(1, 100000), 1, "Partitions of an auto-created topic.", "log"),
+    Key("auto.create.topics.enable", _bool, True,
+        "Create a topic when a client asks for its metadata or produces to it.", "log"),
+    Key("message.max.bytes", _int(0, _INT32), 1048588,
+        "Largest record batch accepted, as in Kafka.", "log"),
+    Key("retention.ms", _int(-1, _INT64), 604800000,
+        "Default time retention of topics (-1: keep forever).", "log"),
+    Key("retention.bytes", _int(-1, _INT64), -1,
+        "Default size retention per partition (-1: unlimited).", "log"),
+    Key("log.retention.check.interval.ms", _int(1, _INT64), 300000,
+        "How often retention is applied.", "log"),
+    # --- groups
+    Key("group.initial.rebalance.delay.ms", _int(0, _INT32), 0,
+        "Delay before the first rebalance of an empty group. 0 here: see docs.", "group"),
+    Key("group.min.session.timeout.ms", _int(1, _INT32), 6000,
+        "Smallest session timeout a consumer may ask for.", "group"),
+    Key("group.max.session.timeout.ms", _int(1, _INT32), 1800000,
+        "Largest session timeout a consumer may ask for.", "group"),
+    Key("group.max.size", _int(1, _INT32), _INT32, "Largest classic consumer group.", "group"),
+    Key("offsets.retention.minutes", _int(1, _INT32), 10080,
+        "Committed offsets of an empty group are kept this long.", "group"),
+)}
+
+
+def defaults_text(key: str) -> str:
+    d = KEYS[key].default
+    return str(d).lower() if isinstance(d, bool) else str(d)
+
+
+def read_properties(path: str | Path) -> dict[str, str]:
+    """Java-style .properties: key=value or key: value, # and ! comments,
+    backslash line continuations."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    props: dict[str, str] = {}
+    pending = ""
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = pending + raw.strip()
+        pending = ""
+        if not line or line[0] in "#!":
+            continue
+        if line.endswith("\\"):
+            pending = line[:-1]
+            continue
+        sep = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
+        if sep < 0:
+            raise ConfigError(f"{path}:{lineno}: expected key=value, got '{line}'")
+        props[line[:sep].strip()] = line[sep + 1:].strip()
+    return props
+
+
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items or ():
+        if "=" not in item:
+            raise ConfigError(f"--override '{item}' is not key=value")
+        key, value = item.split("=", 1)
+        out[key.strip()] = value
+    return out
+
+
+class BrokerConfig(Mapping):
+    """Validated broker settings, read-only. ``config["num.partitions"]``."""
+
+    def __init__(self, values: dict[str, Any], explicit: frozenset[str]):
+        self._values = values
+        self.explicit = explicit  # keys the operator set, for DescribeConfigs sources
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self):
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __setattr__(self, name, value):
+        if name in ("_values", "explicit") and name not in self.__dict__:
+            object.__setattr__(self, name, value)
+        else:
+            raise AttributeError("BrokerConfig is read-only")
+
+
+def load(file: str | Path | None = None, overrides: Mapping[str, str] | None = None) -> BrokerConfig:
+    raw: dict[str, str] = {}
+    if file:
+        raw.update(read_properties(file))
+    raw.update(overrides or {})
+    unknown = sorted(k for k in raw if k not in KEYS)
+    if unknown:
+        raise ConfigError(f"unknown configuration key(s): {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    for name, key in KEYS.items():
+        text = raw[name] if name in raw else defaults_text(name)
+        try:
+            values[name] = key.parse(text)
+        except ConfigError as exc:
+            raise ConfigError(f"{name}: {exc}") from None
+    _check_consistency(values)
+    return BrokerConfig(values, frozenset(raw))
+
+
+def _check_consistency(values: dict[str, Any]) -> None:
+    if not values["listeners"]:
+        raise ConfigError("listeners: at least one listener is required")
+    names = {listener.name for listener in values["listeners"]}
+    pmap = values["listener.security.protocol.map"]
+    for listener in values["listeners"]:
+        if listener.name not in pmap:
+            raise ConfigError(f"listener.security.protocol.map has no entry for listener {listener.name}")
+    for adv in values["advertised.listeners"]:
+        if adv.name not in names:
+            raise ConfigError(f"advertised.listeners: {adv.name} is not in listeners")
+        if not adv.host or adv.port == 0:
+            raise ConfigError(f"advertised.listeners: {adv} needs a host and a non-zero port")
+    if values["group.min.session.timeout.ms"] > values["group.max.session.timeout.ms"]:
+        raise ConfigError("group.min.session.timeout.ms is above group.max.session.timeout.ms")

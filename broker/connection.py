@@ -1,0 +1,190 @@
+"""One client connection: an asyncio.Protocol on the hot path.
+
+Frames are decoded as bytes arrive and dispatched at once, so requests on a
+connection are pipelined. Each request takes a slot in a FIFO; a slot is
+filled immediately (most handlers) or when its coroutine finishes (long-poll
+Fetch, JoinGroup). Responses leave in request order, and everything ready at
+the end of a read burst goes out in one write. Reading pauses while too many
+slots are pending or the transport's write buffer is full.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+
+import structlog
+
+from broker.dispatcher import NO_RESPONSE, CloseConnection, Dispatcher
+from broker.state import Session
+from protocol.framing import FrameDecoder, FrameTooLarge, InvalidFrame
+
+log = structlog.get_logger(__name__)
+
+MAX_PENDING = 256  # queued responses before we stop reading from this client
+RESUME_PENDING = 64
+
+_PENDING = object()
+
+
+class _Slot:
+    __slots__ = ("frame",)
+
+    def __init__(self, frame=_PENDING):
+        self.frame = frame
+
+
+class KafkaConnection(asyncio.Protocol):
+    def __init__(self, dispatcher: Dispatcher, session_factory, registry: set, *,
+                 max_frame: int, on_close=None):
+        self.dispatcher = dispatcher
+        self.session_factory = session_factory
+        self.registry = registry
+        self.max_frame = max_frame
+        self.on_close = on_close
+        self.transport: asyncio.Transport | None = None
+        self.session: Session | None = None
+        self.decoder = FrameDecoder(max_frame)
+        self.slots: deque[_Slot] = deque()
+        self.tasks: set[asyncio.Task] = set()
+        self.closing = False
+        self._read_paused = False
+        self._write_paused = False
+        self._flush_scheduled = False
+        self._ready: list[bytes] = []  # frames answered in this read burst
+
+    # --- asyncio.Protocol ------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.session = self.session_factory(transport, f"{peer[0]}:{peer[1]}" if peer else "?")
+        self.registry.add(self)
+
+    def connection_lost(self, exc) -> None:
+        self.closing = True
+        self.registry.discard(self)
+        for task in list(self.tasks):
+            task.cancel()
+        if self.on_close is not None:
+            self.on_close(self)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+        self._update_reading()
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._update_reading()
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
+        try:
+            frames = self.decoder.feed(data)
+        except (FrameTooLarge, InvalidFrame) as exc:
+            self.abort("invalid_frame", str(exc))
+            return
+        for frame in frames:
+            self.handle_frame(frame)
+            if self.closing:
+                return
+        self.flush()
+
+    # --- requests ------------------------------------------------------------------------
+
+    def handle_frame(self, frame: bytes) -> None:
+        try:
+            result, encode = self.dispatcher.dispatch(frame, self.session)
+        except CloseConnection as exc:
+            self.abort("request_rejected", str(exc))
+            return
+        except Exception:
+            log.exception("handler_failed", peer=self.session.peer)
+            self.abort("handler_failed", "internal error while handling a request")
+            return
+        if result is NO_RESPONSE:
+            return
+        if encode is None:
+            if self.slots:
+                self.slots.append(_Slot(result))
+            else:
+                self._ready.append(result)
+            return
+        slot = _Slot()
+        self.slots.append(slot)
+        task = asyncio.ensure_future(result)
+        self.tasks.add(task)
+        task.add_done_callback(lambda t, s=slot, e=encode: self._complete(t, s, e))
+        self._update_reading()
+
+    def _complete(self, task: asyncio.Task, slot: _Slot, encode) -> None:
+        self.tasks.discard(task)
+        if self.closing or task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            if isinstance(exc, CloseConnection):
+                self.abort("request_rejected", str(exc))
+            else:
+                log.error("handler_failed", peer=self.session.peer, exc_info=exc)
+                self.abort("handler_failed", "internal error while handling a request")
+            return
+        slot.frame = encode(task.result())
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        self._flush_scheduled = False
+        self.flush()
+
+    # --- output --------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        out = self._ready
+        slots = self.slots
+        while slots and slots[0].frame is not _PENDING:
+            out.append(slots.popleft().frame)
+        if out and not self.closing:
+            if len(out) == 1:
+                self.transport.write(out[0])
+            else:
+                self.transport.write(b"".join(out))
+            out.clear()
+        self._update_reading()
+
+    def _update_reading(self) -> None:
+        if self.closing or self.transport is None:
+            return
+        busy = self._write_paused or len(self.slots) >= MAX_PENDING
+        if busy and not self._read_paused:
+            self._read_paused = True
+            self.transport.pause_reading()
+        elif self._read_paused and not self._write_paused and len(self.slots) <= RESUME_PENDING:
+            self._read_paused = False
+            self.transport.resume_reading()
+
+    def abort(self, event: str, reason: str) -> None:
+        """Close this connection only; nothing stored is touched."""
+        if self.closing:
+            return
+        log.warning(event, peer=self.session.peer if self.session else "?", reason=reason)
+        self.closing = True
+        # answers already produced for earlier requests still go out
+        self.flush_before_close()
+        self.transport.close()
+
+    def flush_before_close(self) -> None:
+        out = self._ready
+        while self.slots and self.slots[0].frame is not _PENDING:
+            out.append(self.slots.popleft().frame)
+        if out:
+            self.transport.write(b"".join(out))
+            out.clear()
+
+    def close(self) -> None:
+        if not self.closing:
+            self.closing = True
+            if self.transport is not None:
+                self.transport.close()

@@ -1,0 +1,1 @@
+"""Group coordination: classic consumer groups, committed offsets, share groups."""

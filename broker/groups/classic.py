@@ -1,0 +1,447 @@
+"""Classic consumer groups (JoinGroup/SyncGroup/Heartbeat/LeaveGroup), sans-I/O.
+
+A group moves Empty -> PreparingRebalance -> CompletingRebalance -> Stable and
+back to PreparingRebalance whenever membership or metadata changes (the table
+in ``TRANSITIONS``). JoinGroup and SyncGroup answers may be deferred: callers
+pass a ``reply`` callable that the engine calls, now or when the rebalance
+completes. Time is an argument (``now`` in ms); the shell calls ``tick(now)``
+to expire sessions and finish joins, so every timeout is testable without
+waiting.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+import structlog
+
+from protocol.errors import ErrorCode
+
+log = structlog.get_logger(__name__)
+
+EMPTY = "Empty"
+PREPARING_REBALANCE = "PreparingRebalance"
+COMPLETING_REBALANCE = "CompletingRebalance"
+STABLE = "Stable"
+DEAD = "Dead"
+
+TRANSITIONS = {
+    EMPTY: {PREPARING_REBALANCE, DEAD},
+    PREPARING_REBALANCE: {COMPLETING_REBALANCE, EMPTY, DEAD},
+    COMPLETING_REBALANCE: {PREPARING_REBALANCE, STABLE, DEAD},
+    STABLE: {PREPARING_REBALANCE, DEAD},
+    DEAD: set(),
+}
+
+Reply = Callable[[dict], None]
+
+
+@dataclass
+class GroupSettings:
+    initial_rebalance_delay_ms: int = 0
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1800000
+    max_size: int = 2**31 - 1
+
+
+@dataclass
+class Member:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    last_heartbeat: int
+    assignment: bytes = b""
+    join_reply: Reply | None = None
+    sync_reply: Reply | None = None
+    join_version: int = 0
+
+    def metadata_for(self, protocol: str) -> bytes:
+        for name, meta in self.protocols:
+            if name == protocol:
+                return meta
+        return b""
+
+
+@dataclass
+class Group:
+    group_id: str
+    state: str = EMPTY
+    generation_id: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    members: dict[str, Member] = field(default_factory=dict)
+    pending_members: dict[str, int] = field(default_factory=dict)  # KIP-394: id -> deadline
+    rebalance_deadline: int = 0
+    initial_delay_until: int = 0
+
+    def transition(self, target: str) -> None:
+        if target not in TRANSITIONS[self.state]:
+            raise AssertionError(f"group {self.group_id}: illegal move {self.state} -> {target}")
+        self.state = target
+
+    @property
+    def awaiting_join(self) -> list[Member]:
+        return [m for m in self.members.values() if m.join_reply is not None]
+
+
+def _error(code: ErrorCode, **extra) -> dict:
+    return {"error_code": int(code), **extra}
+
+
+class ClassicGroupCoordinator:
+    def __init__(self, settings: GroupSettings | None = None):
+        self.settings = settings or GroupSettings()
+        self.groups: dict[str, Group] = {}
+        self.rebalances = 0
+
+    def group(self, group_id: str) -> Group | None:
+        return self.groups.get(group_id)
+
+    def get_or_create(self, group_id: str) -> Group:
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id)
+        return group
+
+    # --- JoinGroup ---------------------------------------------------------------
+
+    def join(self, req, *, version: int, client_id: str, client_host: str, now: int,
+             reply: Reply) -> None:
+        s = self.settings
+        group_id = req.group_id
+        if not group_id:
+            return reply(_error(ErrorCode.INVALID_GROUP_ID, member_id=req.member_id))
+        session = req.session_timeout_ms
+        if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:
+            return reply(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))
+        rebalance_timeout = req.get("rebalance_timeout_ms", -1)
+        if rebalance_timeout is None or rebalance_timeout <= 0:
+            rebalance_timeout = session
+        group = self.get_or_create(group_id)
+        if group.state == DEAD:
+            return reply(_error(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id=req.member_id))
+        protocols = [(p.name, p.metadata) for p in req.protocols]
+        if not req.protocol_type or not protocols:
+            return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
+        if group.members and (group.protocol_type != req.protocol_type
+                              or not self._supports_common(group, protocols, req.member_id)):
+            return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
+        instance_id = req.get("group_instance_id")
+        member_id = req.member_id
+
+        if not member_id:
+            if instance_id:
+                existing = self._member_by_instance(group, instance_id)
+                if existing is not None:
+                    # static member rejoining: it takes over its old identity
+                    old = group.members.pop(existing.member_id)
+                    member_id = f"{instance_id}-{uuid.uuid4()}"
+                    old.member_id = member_id
+                    group.members[member_id] = old
+                    if group.leader_id == existing.member_id:
+                        group.leader_id = member_id
+                    return self._rejoin(group, old, protocols, req.protocol_type, session,
+                                        rebalance_timeout, version, now, reply)
+            if len(group.members) + len(group.pending_members) >= s.max_size:
+                return reply(_error(ErrorCode.GROUP_MAX_SIZE_REACHED))
+            member_id = f"{client_id or 'member'}-{uuid.uuid4()}"
+            if version >= 4 and not instance_id:
+                # KIP-394: hand out the id first, the member rejoins with it
+                group.pending_members[member_id] = now + session
+                return reply(_error(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id,
+                                    generation_id=-1))
+            return self._add_member(group, member_id, instance_id, client_id, client_host, session,
+                                    rebalance_timeout, req.protocol_type, protocols, version,
+                                    now, reply)
+
+        if member_id in group.pending_members:
+            del group.pending_members[member_id]
+            return self._add_member(group, member_id, instance_id, client_id, client_host, session,
+                                    rebalance_timeout, req.protocol_type, protocols, version,
+                                    now, reply)
+        member = group.members.get(member_id)
+        if member is None:
+            return reply(_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id))
+        if instance_id and member.group_instance_id and instance_id != member.group_instance_id:
+            return reply(_error(ErrorCode.FENCED_INSTANCE_ID, member_id=member_id))
+        return self._rejoin(group, member, protocols, req.protocol_type, session,
+                            rebalance_timeout, version, now, reply)
+
+    def _supports_common(self, group: Group, protocols, member_id: str) -> bool:
+        names = {p for p, _ in protocols}
+        for m in group.members.values():
+            if m.member_id != member_id:
+                names &= {p for p, _ in m.protocols}
+        return bool(names)
+
+    def _member_by_instance(self, group: Group, instance_id: str) -> Member | None:
+        for m in group.members.values():
+            if m.group_instance_id == instance_id:
+                return m
+        return None
+
+    def _add_member(self, group, member_id, instance_id, client_id, client_host, session,
+                    rebalance_timeout, protocol_type, protocols, version, now, reply) -> None:
+        member = Member(member_id, instance_id, client_id, client_host, session, rebalance_timeout,
+                        protocol_type, protocols, now, join_reply=reply, join_version=version)
+        if not group.members:
+            group.protocol_type = protocol_type
+        group.members[member_id] = member
+        self._prepare_rebalance(group, now, f"member {member_id} joined")
+        self._maybe_complete_join(group, now)
+
+    def _rejoin(self, group, member, protocols, protocol_type, session, rebalance_timeout,
+                version, now, reply) -> None:
+        changed = member.protocols != protocols
+        member.protocols = protocols
+        member.protocol_type = protocol_type
+        member.session_timeout_ms = session
+        member.rebalance_timeout_ms = rebalance_timeout
+        member.last_heartbeat = now
+        member.join_version = version
+        if group.state == PREPARING_REBALANCE:
+            member.join_reply = reply
+            self._maybe_complete_join(group, now)
+        elif group.state == COMPLETING_REBALANCE or group.state == STABLE:
+            if changed or (group.state == STABLE and member.member_id == group.leader_id):
+                member.join_reply = reply
+                self._prepare_rebalance(group, now, f"member {member.member_id} rejoined")
+                self._maybe_complete_join(group, now)
+            else:
+                # nothing changed: answer with the current generation
+                reply(self._join_response(group, member))
+        else:  # EMPTY with a known member cannot happen; treat as a new join
+            member.join_reply = reply
+            self._prepare_rebalance(group, now, "rejoin of empty group")
+            self._maybe_complete_join(group, now)
+
+    def _prepare_rebalance(self, group: Group, now: int, reason: str) -> None:
+        if group.state == PREPARING_REBALANCE:
+            return
+        if group.state == COMPLETING_REBALANCE:
+            # members waiting on SyncGroup must rejoin
+            for m in group.members.values():
+                if m.sync_reply is not None:
+                    m.sync_reply(_error(ErrorCode.REBALANCE_IN_PROGRESS))
+                    m.sync_reply = None
+        was_empty = group.state == EMPTY
+        group.transition(PREPARING_REBALANCE)
+        timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
+        group.rebalance_deadline = now + timeout
+        group.initial_delay_until = now + self.settings.initial_rebalance_delay_ms if was_empty else 0
+        log.info("group_rebalance", group_id=group.group_id, generation=group.generation_id,
+                 reason=reason, members=len(group.members))
+
+    def _maybe_complete_join(self, group: Group, now: int) -> None:
+        if group.state != PREPARING_REBALANCE:
+            return
+        if now < group.initial_delay_until:
+            return
+        all_joined = all(m.join_reply is not None for m in group.members.values())
+        if (all_joined and not group.pending_members) or now >= group.rebalance_deadline:
+            self._complete_join(group, now)
+
+    def _complete_join(self, group: Group, now: int) -> None:
+        for m in list(group.members.values()):
+            if m.join_reply is None:
+                log.info("member_removed", group_id=group.group_id, member_id=m.member_id,
+                         reason="did not rejoin before the rebalance timeout")
+                del group.members[m.member_id]
+        group.pending_members.clear()
+        if not group.members:
+            group.generation_id += 1
+            group.protocol_name = None
+            group.leader_id = None
+            group.transition(EMPTY)
+            return
+        group.generation_id += 1
+        group.protocol_name = self._select_protocol(group)
+        if group.leader_id not in group.members:
+            group.leader_id = next(iter(group.members))
+        group.transition(COMPLETING_REBALANCE)
+        self.rebalances += 1
+        for m in group.members.values():
+            reply, m.join_reply = m.join_reply, None
+            m.last_heartbeat = now
+            m.assignment = b""
+            reply(self._join_response(group, m))
+
+    def _select_protocol(self, group: Group) -> str:
+        candidates = None
+        for m in group.members.values():
+            names = {p for p, _ in m.protocols}
+            candidates = names if candidates is None else candidates & names
+        votes: dict[str, int] = {}
+        for m in group.members.values():
+            for name, _ in m.protocols:  # each member votes for its first candidate
+                if name in candidates:
+                    votes[name] = votes.get(name, 0) + 1
+                    break
+        return max(sorted(votes), key=lambda n: votes[n])
+
+    def _join_response(self, group: Group, member: Member) -> dict:
+        is_leader = member.member_id == group.leader_id
+        members = []
+        if is_leader:
+            members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                        "metadata": m.metadata_for(group.protocol_name)}
+                       for m in group.members.values()]
+        return {"error_code": 0, "generation_id": group.generation_id,
+                "protocol_type": group.protocol_type, "protocol_name": group.protocol_name,
+                "leader": group.leader_id, "member_id": member.member_id,
+                "skip_assignment": False, "members": members}
+
+    # --- SyncGroup ---------------------------------------------------------------
+
+    def sync(self, req, *, now: int, reply: Reply) -> None:
+        group = self.groups.get(req.group_id)
+        if group is None or group.state == DEAD:
+            return reply(_error(ErrorCode.UNKNOWN_MEMBER_ID))
+        member = group.members.get(req.member_id)
+        if member is None:
+            return reply(_error(ErrorCode.UNKNOWN_MEMBER_ID))
+        if req.generation_id != group.generation_id:
+            return reply(_error(ErrorCode.ILLEGAL_GENERATION))
+        ptype = req.get("protocol_type")
+        pname = req.get("protocol_name")
+        if (ptype and ptype != group.protocol_type) or (pname and pname != group.protocol_name):
+            return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+        member.last_heartbeat = now
+        if group.state == PREPARING_REBALANCE:
+            return reply(_error(ErrorCode.REBALANCE_IN_PROGRESS))
+        if group.state == STABLE:
+            return reply(self._sync_response(group, member))
+        # COMPLETING_REBALANCE
+        member.sync_reply = reply
+        if member.member_id == group.leader_id:
+            given = {a.member_id: a.assignment for a in req.assignments}
+            for m in group.members.values():
+                m.assignment = given.get(m.member_id, b"")
+            group.transition(STABLE)
+            for m in group.members.values():
+                if m.sync_reply is not None:
+                    r, m.sync_reply = m.sync_reply, None
+                    r(self._sync_response(group, m))
+
+    def _sync_response(self, group: Group, member: Member) -> dict:
+        return {"error_code": 0, "protocol_type": group.protocol_type,
+                "protocol_name": group.protocol_name, "assignment": member.assignment}
+
+    # --- Heartbeat and LeaveGroup ------------------------------------------------
+
+    def heartbeat(self, req, *, now: int) -> dict:
+        group = self.groups.get(req.group_id)
+        if group is None or group.state == DEAD:
+            return _error(ErrorCode.UNKNOWN_MEMBER_ID)
+        member = group.members.get(req.member_id)
+        if member is None:
+            return _error(ErrorCode.UNKNOWN_MEMBER_ID)
+        if req.generation_id != group.generation_id:
+            return _error(ErrorCode.ILLEGAL_GENERATION)
+        member.last_heartbeat = now
+        if group.state == PREPARING_REBALANCE:
+            return _error(ErrorCode.REBALANCE_IN_PROGRESS)
+        return _error(ErrorCode.NONE)
+
+    def leave(self, group_id: str, identities: list[tuple[str, str | None]], *, now: int) -> tuple[ErrorCode, list[dict]]:
+        """Remove members given as (member_id, group_instance_id)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.NONE, [{"member_id": mid, "group_instance_id": iid,
+                                     "error_code": int(ErrorCode.UNKNOWN_MEMBER_ID)}
+                                    for mid, iid in identities]
+        results = []
+        removed = False
+        for member_id, instance_id in identities:
+            member = group.members.get(member_id)
+            if member is None and instance_id:
+                member = self._member_by_instance(group, instance_id)
+            if member is None:
+                if member_id in group.pending_members:
+                    del group.pending_members[member_id]
+                    results.append({"member_id": member_id, "group_instance_id": instance_id,
+                                    "error_code": 0})
+                else:
+                    results.append({"member_id": member_id, "group_instance_id": instance_id,
+                                    "error_code": int(ErrorCode.UNKNOWN_MEMBER_ID)})
+                continue
+            self._remove_member(group, member, now, "left the group")
+            removed = True
+            results.append({"member_id": member.member_id, "group_instance_id": instance_id,
+                            "error_code": 0})
+        if removed:
+            self._maybe_complete_join(group, now)
+        return ErrorCode.NONE, results
+
+    def _remove_member(self, group: Group, member: Member, now: int, reason: str) -> None:
+        del group.members[member.member_id]
+        if member.join_reply is not None:
+            member.join_reply(_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member.member_id))
+            member.join_reply = None
+        if member.sync_reply is not None:
+            member.sync_reply(_error(ErrorCode.UNKNOWN_MEMBER_ID))
+            member.sync_reply = None
+        log.info("member_removed", group_id=group.group_id, member_id=member.member_id, reason=reason)
+        if group.leader_id == member.member_id:
+            group.leader_id = next(iter(group.members), None)
+        if group.state in (STABLE, COMPLETING_REBALANCE):
+            self._prepare_rebalance(group, now, f"member {member.member_id} {reason}")
+        if group.state == PREPARING_REBALANCE and not group.members:
+            # nobody left to wait for
+            self._complete_join(group, now)
+
+    # --- time ------------------------------------------------------------------------
+
+    def tick(self, now: int) -> None:
+        """Expire sessions and pending ids, finish joins whose wait is over."""
+        for group in list(self.groups.values()):
+            for pid, deadline in list(group.pending_members.items()):
+                if now >= deadline:
+                    del group.pending_members[pid]
+            for member in list(group.members.values()):
+                waiting = member.join_reply is not None or member.sync_reply is not None
+                if not waiting and now - member.last_heartbeat > member.session_timeout_ms:
+                    self._remove_member(group, member, now, "session timed out")
+            self._maybe_complete_join(group, now)
+
+    # --- offsets and descriptions --------------------------------------------------------
+
+    def validate_commit(self, group_id: str, member_id: str, generation_id: int,
+                        instance_id: str | None = None) -> ErrorCode:
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.NONE if generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+        if generation_id < 0 and not member_id:
+            # a manual (simple) commit is only allowed while nobody is a member
+            return ErrorCode.NONE if not group.members else ErrorCode.UNKNOWN_MEMBER_ID
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        if group.state == COMPLETING_REBALANCE:
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
+
+    def describe(self, group_id: str) -> dict:
+        group = self.groups.get(group_id)
+        if group is None:
+            return {"error_code": 0, "group_id": group_id, "group_state": DEAD,
+                    "protocol_type": "", "protocol_data": "", "members": []}
+        return {
+            "error_code": 0, "group_id": group_id, "group_state": group.state,
+            "protocol_type": group.protocol_type or "",
+            "protocol_data": group.protocol_name or "",
+            "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                         "client_id": m.client_id, "client_host": m.client_host,
+                         "member_metadata": m.metadata_for(group.protocol_name) if group.protocol_name else b"",
+                         "member_assignment": m.assignment} for m in group.members.values()],
+        }

@@ -1,0 +1,39 @@
+"""Request handlers: small functions of (request, context), one file per API
+family. ``HANDLERS`` maps API keys to them; the ApiVersions answer covers
+exactly these keys."""
+
+from __future__ import annotations
+
+from broker.handlers.api_versions import handle_api_versions
+from broker.handlers.describe_configs import handle_describe_configs
+from broker.handlers.fetch import handle_fetch
+from broker.handlers.find_coordinator import handle_find_coordinator
+from broker.handlers.groups import (
+    handle_describe_groups, handle_heartbeat, handle_join_group, handle_leave_group,
+    handle_list_groups, handle_sync_group,
+)
+from broker.handlers.list_offsets import handle_list_offsets
+from broker.handlers.metadata import handle_metadata
+from broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
+from broker.handlers.produce import handle_produce
+from broker.handlers.topics import handle_create_topics, handle_delete_topics
+
+HANDLERS = {
+    0: handle_produce,
+    1: handle_fetch,
+    2: handle_list_offsets,
+    3: handle_metadata,
+    8: handle_offset_commit,
+    9: handle_offset_fetch,
+    10: handle_find_coordinator,
+    11: handle_join_group,
+    12: handle_heartbeat,
+    13: handle_leave_group,
+    14: handle_sync_group,
+    15: handle_describe_groups,
+    16: handle_list_groups,
+    18: handle_api_versions,
+    19: handle_create_topics,
+    20: handle_delete_topics,
+    32: handle_describe_configs,
+}

@@ -1,0 +1,74 @@
+"""Fetch: read stored batches; long-poll until min_bytes or max_wait_ms.
+
+No fetch sessions are created (session id 0 in every answer), which KIP-227
+allows: clients then send full fetch requests each time.
+"""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+
+
+def _read(req, ctx) -> tuple[dict, int, list]:
+    topics = ctx.state.topics
+    remaining = req.get("max_bytes", 0x7FFFFFFF)
+    if remaining <= 0:
+        remaining = 0x7FFFFFFF
+    committed = req.get("isolation_level", READ_UNCOMMITTED) == READ_COMMITTED
+    total = 0
+    watched = []
+    responses = []
+    first = True
+    for t in req.topics:
+        name = t.get("topic")
+        topic = topics.get(name) if name is not None else topics.by_id(t.topic_id)
+        parts = []
+        for p in t.partitions:
+            index = p.partition
+            if topic is None or not 0 <= index < len(topic.partitions):
+                code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                parts.append({"partition_index": index, "error_code": int(code), "high_watermark": -1,
+                              "last_stable_offset": -1, "log_start_offset": -1, "records": b""})
+                continue
+            plog = topic.partitions[index]
+            offset = p.fetch_offset
+            hw = plog.high_watermark
+            entry = {"partition_index": index, "error_code": 0, "high_watermark": hw,
+                     "last_stable_offset": hw, "log_start_offset": plog.log_start_offset,
+                     "aborted_transactions": [] if committed else None,
+                     "preferred_read_replica": -1, "records": b""}
+            if offset < plog.log_start_offset or offset > plog.log_end_offset:
+                entry["error_code"] = int(ErrorCode.OFFSET_OUT_OF_RANGE)
+            else:
+                limit = min(p.partition_max_bytes, remaining)
+                chunks, size = plog.read(offset, limit, always_one=first)
+                if chunks:
+                    first = False
+                    entry["records"] = chunks
+                    remaining -= size
+                    total += size
+                watched.append((plog.topic, index))
+            parts.append(entry)
+        responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
+                          "partitions": parts})
+    body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+    return body, total, watched
+
+
+def handle_fetch(req, ctx):
+    body, size, watched = _read(req, ctx)
+    if size >= req.min_bytes or req.max_wait_ms <= 0 or not watched:
+        return body
+    return _long_poll(req, ctx, watched)
+
+
+async def _long_poll(req, ctx, watched):
+    loop_time = ctx.state.clock
+    deadline = loop_time() + req.max_wait_ms
+    while True:
+        await ctx.state.appends.wait(watched, (deadline - loop_time()) / 1000)
+        body, size, watched = _read(req, ctx)
+        if size >= req.min_bytes or loop_time() >= deadline or not watched:
+            return body

@@ -1,0 +1,30 @@
+"""FindCoordinator: this broker coordinates every group, transaction and share group."""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+
+GROUP, TRANSACTION, SHARE = 0, 1, 2
+
+
+def _coordinator(key: str, key_type: int, ctx) -> dict:
+    host, port = ctx.state.advertised_address(ctx.session.listener)
+    if key_type not in (GROUP, TRANSACTION, SHARE):
+        return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": f"unknown key type {key_type}", "node_id": -1, "host": "", "port": -1}
+    if not key:
+        return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": "empty coordinator key", "node_id": -1, "host": "", "port": -1}
+    return {"key": key, "error_code": 0, "error_message": None, "node_id": ctx.state.node_id,
+            "host": host, "port": port}
+
+
+def handle_find_coordinator(req, ctx):
+    key_type = req.get("key_type", GROUP)
+    if ctx.api_version >= 4:
+        return {"throttle_time_ms": 0,
+                "coordinators": [_coordinator(k, key_type, ctx) for k in req.coordinator_keys]}
+    one = _coordinator(req.key, key_type, ctx)
+    one.pop("key")
+    one["throttle_time_ms"] = 0
+    return one

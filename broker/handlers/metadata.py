@@ -1,0 +1,54 @@
+"""Metadata: brokers (this one), and topics with their single-replica partitions."""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+
+
+def describe_topic(topic, node_id: int) -> dict:
+    return {
+        "error_code": 0, "name": topic.name, "topic_id": topic.topic_id,
+        "is_internal": topic.internal,
+        "partitions": [{"error_code": 0, "partition_index": p.partition, "leader_id": node_id,
+                        "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
+                        "offline_replicas": []} for p in topic.partitions],
+    }
+
+
+def handle_metadata(req, ctx):
+    state = ctx.state
+    node_id = state.node_id
+    host, port = state.advertised_address(ctx.session.listener)
+    topics = state.topics
+    wanted = req.topics
+    if wanted is None or (ctx.api_version == 0 and not wanted):
+        out = [describe_topic(t, node_id) for t in topics.all()]
+    else:
+        auto = req.get("allow_auto_topic_creation", True)
+        out = []
+        for item in wanted:
+            name = item.get("name")
+            if name is None:
+                topic = topics.by_id(item.topic_id)
+                if topic is None:
+                    out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
+                                "topic_id": item.topic_id})
+                else:
+                    out.append(describe_topic(topic, node_id))
+                continue
+            topic = topics.get(name)
+            if topic is None and auto:
+                error, topic = topics.get_or_create(name)
+            else:
+                error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if topic is None:
+                out.append({"error_code": int(error), "name": name})
+            else:
+                out.append(describe_topic(topic, node_id))
+    return {
+        "throttle_time_ms": 0,
+        "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],
+        "cluster_id": state.cluster_id,
+        "controller_id": node_id,
+        "topics": out,
+    }

@@ -1,0 +1,70 @@
+"""OffsetCommit and OffsetFetch for classic groups (and simple, member-less ones)."""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+
+MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
+
+
+def handle_offset_commit(req, ctx):
+    state = ctx.state
+    error = state.groups.validate_commit(req.group_id, req.get("member_id", ""),
+                                         req.get("generation_id_or_member_epoch", -1),
+                                         req.get("group_instance_id"))
+    now = ctx.now
+    out = []
+    for t in req.topics:
+        topic = state.topics.get(t.name)
+        parts = []
+        for p in t.partitions:
+            code = error
+            if code == ErrorCode.NONE:
+                if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
+                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                else:
+                    state.offsets.commit(req.group_id, t.name, p.partition_index, p.committed_offset,
+                                         p.get("committed_leader_epoch", -1), p.committed_metadata, now)
+            parts.append({"partition_index": p.partition_index, "error_code": int(code)})
+        out.append({"name": t.name, "partitions": parts})
+    if error == ErrorCode.NONE and req.group_id not in state.groups.groups:
+        state.groups.get_or_create(req.group_id)  # a simple group, visible to ListGroups
+    return {"throttle_time_ms": 0, "topics": out}
+
+
+def _fetch_group(state, group_id: str, topics) -> list[dict]:
+    stored = state.offsets.group_offsets(group_id)
+    if topics is None:
+        by_topic: dict[str, list[int]] = {}
+        for (topic, partition) in sorted(stored):
+            by_topic.setdefault(topic, []).append(partition)
+        wanted = list(by_topic.items())
+    else:
+        wanted = [(t.name, list(t.partition_indexes)) for t in topics]
+    out = []
+    for name, partitions in wanted:
+        rows = []
+        for index in partitions:
+            c = stored.get((name, index))
+            if c is None:
+                rows.append({"partition_index": index, "committed_offset": -1,
+                             "committed_leader_epoch": -1, "metadata": "", "error_code": 0})
+            else:
+                rows.append({"partition_index": index, "committed_offset": c.offset,
+                             "committed_leader_epoch": c.leader_epoch,
+                             "metadata": c.metadata if c.metadata is not None else "",
+                             "error_code": 0})
+        out.append({"name": name, "partitions": rows})
+    return out
+
+
+def handle_offset_fetch(req, ctx):
+    state = ctx.state
+    if ctx.api_version >= 8:
+        return {"throttle_time_ms": 0, "groups": [
+            {"group_id": g.group_id, "topics": _fetch_group(state, g.group_id, g.topics),
+             "error_code": 0} for g in req.groups]}
+    return {"throttle_time_ms": 0, "error_code": 0,
+            "topics": _fetch_group(state, req.group_id, req.topics)}

@@ -1,0 +1,55 @@
+"""Produce: validate each partition's batches, append, answer per partition.
+
+Each partition's result is computed on its own, so one bad partition does
+not fail the others. acks=0 gets no response at all, as in Kafka.
+"""
+
+from __future__ import annotations
+
+from broker.dispatcher import NO_RESPONSE
+from broker.log.validate import Rejected, validate_records
+from protocol.errors import ErrorCode
+
+_UNKNOWN = int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+def _failure(index: int, code: ErrorCode, message: str | None = None) -> dict:
+    return {"index": index, "error_code": int(code), "base_offset": -1,
+            "log_append_time_ms": -1, "log_start_offset": -1, "error_message": message}
+
+
+def handle_produce(req, ctx):
+    state = ctx.state
+    acks = req.acks
+    now = ctx.now
+    max_bytes = state.config["message.max.bytes"]
+    topics = state.topics
+    responses = []
+    for tdata in req.topic_data:
+        name = tdata.get("name")
+        topic = topics.get(name) if name is not None else topics.by_id(tdata.topic_id)
+        parts = []
+        for pdata in tdata.partition_data:
+            index = pdata.index
+            if acks not in (0, 1, -1):
+                parts.append(_failure(index, ErrorCode.INVALID_REQUIRED_ACKS))
+                continue
+            if topic is None or not 0 <= index < len(topic.partitions):
+                code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                parts.append(_failure(index, code))
+                continue
+            plog = topic.partitions[index]
+            try:
+                spans = validate_records(pdata.records, max_bytes)
+            except Rejected as exc:
+                parts.append(_failure(index, exc.code, exc.message))
+                continue
+            base, _ = plog.append(pdata.records, spans, now)
+            parts.append({"index": index, "error_code": 0, "base_offset": base,
+                          "log_append_time_ms": -1, "log_start_offset": plog.log_start_offset})
+            state.appends.notify(plog.topic, index)
+        responses.append({"name": name, "topic_id": tdata.get("topic_id"),
+                          "partition_responses": parts})
+    if acks == 0:
+        return NO_RESPONSE
+    return {"responses": responses, "throttle_time_ms": 0}

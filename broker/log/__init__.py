@@ -1,0 +1,1 @@
+"""In-memory topic-partition logs and the topic registry."""

@@ -1,0 +1,186 @@
+"""One in-memory partition log: record batches stored as the producer sent them.
+
+The append path only reads the 61-byte header, checks the CRC-32C and rewrites
+the base offset; records are never decoded here. Batches live in a list with
+parallel arrays of base offsets and max timestamps, so a fetch position or a
+timestamp lookup is a bisect. The log tracks the log start offset (moved by
+DeleteRecords and retention), the high watermark and the log end offset; with a
+single replica the high watermark is the log end offset.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from protocol import batch as b
+from protocol import records
+
+
+class PartitionLog:
+    __slots__ = ("topic", "partition", "_batches", "_bases", "_max_ts", "_sizes",
+                 "log_start_offset", "log_end_offset", "size_bytes", "_append_times",
+                 "_max_ts_seen", "_max_ts_offset")
+
+    def __init__(self, topic: str, partition: int):
+        self.topic = topic
+        self.partition = partition
+        self._batches: list[bytes] = []
+        self._bases: list[int] = []
+        self._max_ts: list[int] = []  # running max of batch max_timestamps
+        self._sizes: list[int] = []
+        self._append_times: list[int] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.size_bytes = 0
+        self._max_ts_seen = -1
+        self._max_ts_offset = -1
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    # --- writes -------------------------------------------------------------
+
+    def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
+        """Append the validated batches ``spans`` [(start, end, header)] of ``buf``.
+
+        Returns (base offset of the first batch, last offset appended).
+        """
+        first = self.log_end_offset
+        for start, end, header in spans:
+            base = self.log_end_offset
+            data = b.with_base_offset(buf, start, end, base)
+            self._batches.append(data)
+            self._bases.append(base)
+            if header.max_timestamp > self._max_ts_seen:
+                self._max_ts_seen = header.max_timestamp
+                self._max_ts_offset = base + header.last_offset_delta
+            self._max_ts.append(self._max_ts_seen)
+            self._sizes.append(len(data))
+            self._append_times.append(now_ms)
+            self.size_bytes += len(data)
+            self.log_end_offset = base + header.last_offset_delta + 1
+        return first, self.log_end_offset - 1
+
+    def append_batch(self, data: bytes, now_ms: int) -> int:
+        """Append one batch built by the broker itself (control records)."""
+        spans = b.split_batches(data)
+        return self.append(data, spans, now_ms)[0]
+
+    def delete_records_before(self, offset: int) -> int:
+        """Advance the log start offset to ``offset`` (DeleteRecords); drop whole
+        batches that end before it. Returns the new log start offset."""
+        offset = min(max(offset, self.log_start_offset), self.log_end_offset)
+        self.log_start_offset = offset
+        drop = 0
+        while drop < len(self._batches) and self._last_offset(drop) < offset:
+            drop += 1
+        if drop:
+            self._drop_head(drop)
+        return self.log_start_offset
+
+    def _last_offset(self, i: int) -> int:
+        return self._bases[i + 1] - 1 if i + 1 < len(self._bases) else self.log_end_offset - 1
+
+    def _drop_head(self, n: int) -> None:
+        self.size_bytes -= sum(self._sizes[:n])
+        del self._batches[:n], self._bases[:n], self._max_ts[:n], self._sizes[:n], self._append_times[:n]
+        # keep the running-max invariant for the remaining batches
+        running = -1
+        for i, data in enumerate(self._batches):
+            running = max(running, b.read_header(data).max_timestamp)
+            self._max_ts[i] = running
+
+    def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int,
+                        floor: int | None = None) -> int:
+        """Drop whole batches past time or size retention, never the active
+        (last) batch and never at or after ``floor``. Returns batches dropped."""
+        n = 0
+        limit = len(self._batches) - 1
+        size = self.size_bytes
+        while n < limit:
+            if floor is not None and self._bases[n + 1] > floor:
+                break
+            too_old = retention_ms >= 0 and now_ms - self._append_times[n] > retention_ms
+            too_big = retention_bytes >= 0 and size > retention_bytes
+            if not (too_old or too_big):
+                break
+            size -= self._sizes[n]
+            n += 1
+        if n:
+            new_start = self._bases[n]
+            self._drop_head(n)
+            self.log_start_offset = max(self.log_start_offset, new_start)
+        return n
+
+    # --- reads ----------------------------------------------------------------
+
+    def read(self, offset: int, max_bytes: int, *, always_one: bool = True) -> tuple[list[bytes], int]:
+        """Batches from the one holding ``offset``, up to ``max_bytes``.
+
+        The first batch is returned even if larger than ``max_bytes`` when
+        ``always_one`` (KIP-74), so a consumer can always make progress.
+        """
+        if offset >= self.log_end_offset or not self._batches:
+            return [], 0
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        out = []
+        total = 0
+        n = len(self._batches)
+        while i < n:
+            size = self._sizes[i]
+            if total + size > max_bytes and (out or not always_one):
+                break
+            out.append(self._batches[i])
+            total += size
+            i += 1
+        return out, total
+
+    def bytes_after(self, offset: int, cap: int) -> int:
+        """Bytes available from ``offset``, counted up to ``cap`` (Fetch min_bytes)."""
+        if offset >= self.log_end_offset or not self._batches:
+            return 0
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        total = 0
+        while i < len(self._sizes) and total < cap:
+            total += self._sizes[i]
+            i += 1
+        return total
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first record with timestamp >= ``timestamp``."""
+        i = bisect_right(self._max_ts, timestamp - 1)
+        if i >= len(self._batches):
+            return None
+        for batch in records.decode_all(self._batches[i], verify_crc=False):
+            if batch.header.is_control:
+                continue
+            for rec in batch.records:
+                if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
+                    return rec.offset, rec.timestamp
+        # the running max says a later batch has it
+        for j in range(i + 1, len(self._batches)):
+            for batch in records.decode_all(self._batches[j], verify_crc=False):
+                for rec in batch.records:
+                    if rec.timestamp >= timestamp:
+                        return rec.offset, rec.timestamp
+        return None
+
+    def max_timestamp(self) -> tuple[int, int] | None:
+        """(offset, timestamp) of the record with the largest timestamp (KIP-734)."""
+        if self._max_ts_offset < self.log_start_offset:
+            return None
+        return self._max_ts_offset, self._max_ts_seen
+
+    def batches(self):
+        """Every stored batch, oldest first (tools and share-state recovery)."""
+        return list(zip(self._bases, self._batches))
+
+    def batch_index_at(self, offset: int) -> int:
+        return max(bisect_right(self._bases, offset) - 1, 0)
+
+    def batch_at(self, i: int) -> tuple[int, bytes]:
+        return self._bases[i], self._batches[i]

@@ -1,0 +1,166 @@
+"""The topic registry: names, topic ids, partitions and per-topic configs.
+
+Sans-I/O and synchronous; the handlers for Metadata, CreateTopics,
+DeleteTopics and Produce all go through here. Errors are Kafka error codes.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+
+from broker.log.partition_log import PartitionLog
+from protocol.errors import ErrorCode
+
+_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
+MAX_NAME_LENGTH = 249
+
+# Topic-level configs a client may set; value validators return an error text or None.
+def _long(lo: int):
+    def check(v: str):
+        try:
+            return None if int(v) >= lo else f"must be at least {lo}"
+        except ValueError:
+            return "must be an integer"
+    return check
+
+
+def _one_of(*choices: str):
+    return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    default: str | None  # None: the broker setting of the same name is the default
+    check: object
+
+
+TOPIC_CONFIGS = {
+    "retention.ms": TopicConfig(None, _long(-1)),
+    "retention.bytes": TopicConfig(None, _long(-1)),
+    "cleanup.policy": TopicConfig("delete", _one_of("delete", "compact", "compact,delete", "delete,compact")),
+    "compression.type": TopicConfig("producer", _one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
+    "max.message.bytes": TopicConfig(None, _long(0)),
+    "message.timestamp.type": TopicConfig("CreateTime", _one_of("CreateTime", "LogAppendTime")),
+    "min.insync.replicas": TopicConfig("1", _long(1)),
+    "segment.bytes": TopicConfig("1073741824", _long(14)),
+    "segment.ms": TopicConfig("604800000", _long(1)),
+    "unclean.leader.election.enable": TopicConfig("false", _one_of("true", "false")),
+    "share.auto.offset.reset": TopicConfig("latest", _one_of("latest", "earliest")),
+}
+_BROKER_KEY = {"max.message.bytes": "message.max.bytes"}
+
+
+def effective_config(topic, key: str, broker_config) -> tuple[str, bool]:
+    """(value, is_topic_override) of a topic config."""
+    if key in topic.configs:
+        return topic.configs[key], True
+    spec = TOPIC_CONFIGS[key]
+    if spec.default is not None:
+        return spec.default, False
+    return str(broker_config[_BROKER_KEY.get(key, key)]), False
+
+
+def validate_topic_name(name: str) -> str | None:
+    if not name:
+        return "topic name is empty"
+    if name in (".", ".."):
+        return "topic name cannot be '.' or '..'"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"topic name is longer than {MAX_NAME_LENGTH} characters"
+    if not _LEGAL.match(name):
+        return "topic name may only contain ASCII letters, digits, '.', '_' and '-'"
+    return None
+
+
+def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
+    for key, value in configs.items():
+        spec = TOPIC_CONFIGS.get(key)
+        if spec is None:
+            return f"unknown topic config {key}"
+        if value is None:
+            return f"topic config {key} has no value"
+        problem = spec.check(value)
+        if problem:
+            return f"{key}={value}: {problem}"
+    return None
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[PartitionLog]
+    configs: dict[str, str] = field(default_factory=dict)
+    internal: bool = False
+
+
+class TopicManager:
+    def __init__(self, *, num_partitions: int, auto_create: bool):
+        self.num_partitions = num_partitions
+        self.auto_create = auto_create
+        self._topics: dict[str, Topic] = {}
+        self._by_id: dict[uuid.UUID, Topic] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._topics
+
+    def get(self, name: str) -> Topic | None:
+        return self._topics.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._by_id.get(topic_id)
+
+    def all(self) -> list[Topic]:
+        return list(self._topics.values())
+
+    def partition(self, name: str, index: int) -> PartitionLog | None:
+        topic = self._topics.get(name)
+        if topic is None or not 0 <= index < len(topic.partitions):
+            return None
+        return topic.partitions[index]
+
+    def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+               configs: dict[str, str] | None = None, *, validate_only: bool = False
+               ) -> tuple[ErrorCode, str | None, Topic | None]:
+        problem = validate_topic_name(name)
+        if problem:
+            return ErrorCode.INVALID_TOPIC_EXCEPTION, problem, None
+        if name in self._topics:
+            return ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", None
+        if num_partitions == -1:
+            num_partitions = self.num_partitions
+        if num_partitions <= 0 or num_partitions > 100000:
+            return ErrorCode.INVALID_PARTITIONS, "Number of partitions must be between 1 and 100000.", None
+        if replication_factor not in (-1, 1):
+            return (ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Replication factor {replication_factor} is larger than the 1 available broker.", None)
+        configs = dict(configs or {})
+        problem = validate_topic_configs(configs)
+        if problem:
+            return ErrorCode.INVALID_CONFIG, problem, None
+        topic = Topic(name, uuid.uuid4(), [PartitionLog(name, i) for i in range(num_partitions)], configs)
+        if not validate_only:
+            self._topics[name] = topic
+            self._by_id[topic.topic_id] = topic
+        return ErrorCode.NONE, None, topic
+
+    def get_or_create(self, name: str) -> tuple[ErrorCode, Topic | None]:
+        """For Metadata and Produce: the topic, auto-created when allowed."""
+        topic = self._topics.get(name)
+        if topic is not None:
+            return ErrorCode.NONE, topic
+        if not self.auto_create:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+        code, _, topic = self.create(name)
+        if code == ErrorCode.INVALID_TOPIC_EXCEPTION:
+            return code, None
+        return ErrorCode.NONE, topic or self._topics.get(name)
+
+    def delete(self, name: str) -> ErrorCode:
+        topic = self._topics.pop(name, None)
+        if topic is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        self._by_id.pop(topic.topic_id, None)
+        return ErrorCode.NONE

@@ -1,0 +1,43 @@
+"""Checks a Produce ``records`` field before anything is appended.
+
+Batch framing, magic, CRC-32C and size are checked from the 61-byte headers;
+no record is decoded. Returns the batch spans or a Kafka error code with a
+message for the partition response.
+"""
+
+from __future__ import annotations
+
+from protocol import batch as b
+from protocol import compression
+from protocol.errors import ErrorCode
+
+
+class Rejected(Exception):
+    def __init__(self, code: ErrorCode, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def validate_records(buf, max_batch_bytes: int) -> list[tuple[int, int, b.BatchHeader]]:
+    if not buf:
+        raise Rejected(ErrorCode.INVALID_RECORD, "produce request carries no records")
+    try:
+        spans = b.split_batches(buf)
+    except b.InvalidBatch as exc:
+        raise Rejected(ErrorCode(exc.code), str(exc)) from None
+    for start, end, header in spans:
+        if end - start > max_batch_bytes:
+            raise Rejected(ErrorCode.MESSAGE_TOO_LARGE,
+                           f"record batch of {end - start} bytes exceeds the limit of {max_batch_bytes}")
+        if not b.crc_valid(buf, start, end, header):
+            raise Rejected(ErrorCode.CORRUPT_MESSAGE, "record batch CRC-32C mismatch")
+        if header.compression not in compression.NAMES:
+            raise Rejected(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                           f"unknown compression codec {header.compression}")
+        if header.records_count != header.last_offset_delta + 1:
+            raise Rejected(ErrorCode.INVALID_RECORD,
+                           "record count does not match the last offset delta")
+        if header.is_control:
+            raise Rejected(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
+    return spans

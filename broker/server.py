@@ -1,0 +1,146 @@
+"""The broker process: listeners, periodic engine ticks, graceful shutdown.
+
+This is the asyncio shell around the engines. It binds each listener, hands
+connections to ``KafkaConnection``, drives time-based work (group session
+expiry, retention) by calling the engines' ``tick``/``expire`` methods, and
+on SIGTERM/SIGINT stops accepting, closes connections and logs final counters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Callable
+
+import structlog
+
+from broker.config import BrokerConfig
+from broker.connection import KafkaConnection
+from broker.dispatcher import Dispatcher
+from broker.handlers import HANDLERS
+from broker.state import BrokerState, Session
+from protocol.messages import compile_all
+
+log = structlog.get_logger(__name__)
+
+GROUP_TICK_S = 0.1
+
+
+class Periodic:
+    """Calls ``fn()`` every ``interval`` seconds on the loop, logging failures."""
+
+    def __init__(self, name: str, interval: float, fn: Callable[[], None]):
+        self.name = name
+        self.interval = interval
+        self.fn = fn
+        self._handle: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        self._handle = asyncio.get_running_loop().call_later(self.interval, self._run)
+
+    def _run(self) -> None:
+        try:
+            self.fn()
+        except Exception:
+            log.exception("periodic_task_failed", task=self.name)
+        self.start()
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+
+
+class BrokerServer:
+    def __init__(self, config: BrokerConfig):
+        self.config = config
+        self.state = BrokerState(config)
+        self.dispatcher = Dispatcher(dict(HANDLERS), self.state)
+        self.state.extensions["dispatcher"] = self.dispatcher
+        self.connections: set[KafkaConnection] = set()
+        self.servers: list[asyncio.base_events.Server] = []
+        self.periodic: list[Periodic] = [
+            Periodic("groups", GROUP_TICK_S, lambda: self.state.groups.tick(self.state.clock())),
+        ]
+        self.bound: list[tuple] = []
+        self._stopped = asyncio.Event()
+        self.shutdown_hooks: list[Callable[[], None]] = []
+
+    def _session_factory(self, listener):
+        protocol = self.config["listener.security.protocol.map"][listener.name]
+
+        def make(transport, peer: str) -> Session:
+            return Session(listener=listener.name, peer=peer, security_protocol=protocol)
+        return make
+
+    async def start(self) -> None:
+        compile_all()
+        loop = asyncio.get_running_loop()
+        max_frame = self.config["socket.request.max.bytes"]
+        for listener in self.config["listeners"]:
+            factory = self._session_factory(listener)
+            server = await loop.create_server(
+                lambda f=factory: KafkaConnection(self.dispatcher, f, self.connections,
+                                                  max_frame=max_frame),
+                host=listener.host or None, port=listener.port, reuse_address=True, backlog=1024)
+            port = server.sockets[0].getsockname()[1]
+            self.servers.append(server)
+            self.bound.append((listener, port))
+        self.state.set_bound(self.bound)
+        for task in self.periodic:
+            task.start()
+        log.info("broker_started", node_id=self.state.node_id,
+                 listeners=[f"{listener.name}://{listener.host}:{port}" for listener, port in self.bound],
+                 advertised={k: f"{h}:{p}" for k, (h, p) in self.state.advertised.items()},
+                 loop=type(loop).__module__.split(".")[0])
+
+    def request_stop(self) -> None:
+        self._stopped.set()
+
+    async def wait_stopped(self) -> None:
+        await self._stopped.wait()
+
+    async def stop(self) -> None:
+        for task in self.periodic:
+            task.stop()
+        for server in self.servers:
+            server.close()
+        for conn in list(self.connections):
+            conn.close()
+        for server in self.servers:
+            try:
+                await asyncio.wait_for(server.wait_closed(), 2)
+            except asyncio.TimeoutError:
+                pass
+        for hook in self.shutdown_hooks:
+            try:
+                hook()
+            except Exception:
+                log.exception("shutdown_hook_failed")
+        log.info("broker_stopped", topics=len(self.state.topics.all()))
+
+
+async def serve(config: BrokerConfig) -> None:
+    server = BrokerServer(config)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, server.request_stop)
+    await server.start()
+    try:
+        await server.wait_stopped()
+    finally:
+        log.info("broker_stopping")
+        await server.stop()
+
+
+def loop_factory():
+    """uvloop when it is installed, the default asyncio loop otherwise."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
+def run(config: BrokerConfig) -> None:
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(serve(config))

@@ -1,0 +1,81 @@
+"""What one broker holds, and what a handler sees of a request.
+
+``BrokerState`` gathers the engines (topics, groups, offsets, ...) and the few
+shell services handlers need (the append notifier for Fetch long-polls, the
+clock). ``RequestContext`` is the per-request view: header fields, the
+listener and peer, and the connection's session (authentication).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from broker.config import BrokerConfig, Listener
+from broker.groups.classic import ClassicGroupCoordinator, GroupSettings
+from broker.groups.offsets import OffsetStore
+from broker.log.topics import TopicManager
+from broker.notify import AppendNotifier
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class BrokerState:
+    def __init__(self, config: BrokerConfig):
+        self.config = config
+        self.node_id: int = config["node.id"]
+        self.cluster_id: str = config["cluster.id"]
+        self.topics = TopicManager(num_partitions=config["num.partitions"],
+                                   auto_create=config["auto.create.topics.enable"])
+        self.groups = ClassicGroupCoordinator(GroupSettings(
+            initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
+            min_session_timeout_ms=config["group.min.session.timeout.ms"],
+            max_session_timeout_ms=config["group.max.session.timeout.ms"],
+            max_size=config["group.max.size"]))
+        self.offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000)
+        self.appends = AppendNotifier()
+        # listener name -> (host, port) given to clients; filled once bound
+        self.advertised: dict[str, tuple[str, int]] = {}
+        self.clock = now_ms
+        self.extensions: dict[str, Any] = {}
+
+    def advertised_address(self, listener_name: str) -> tuple[str, int]:
+        return self.advertised[listener_name]
+
+    def set_bound(self, bound: list[tuple[Listener, int]]) -> None:
+        explicit = {a.name: (a.host, a.port) for a in self.config["advertised.listeners"]}
+        for listener, port in bound:
+            if listener.name in explicit:
+                self.advertised[listener.name] = explicit[listener.name]
+            else:
+                host = listener.host if listener.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
+                self.advertised[listener.name] = (host, port)
+
+
+@dataclass
+class Session:
+    """Per-connection state that outlives one request."""
+
+    listener: str
+    peer: str
+    security_protocol: str = "PLAINTEXT"
+    principal: str = "User:ANONYMOUS"
+    authenticated: bool = True
+    extras: dict = field(default_factory=dict)
+
+
+@dataclass
+class RequestContext:
+    state: BrokerState
+    session: Session
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+
+    @property
+    def now(self) -> int:
+        return self.state.clock()

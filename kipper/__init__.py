@@ -1,0 +1,1 @@
+"""The ``kipper`` command: one entry point, one subcommand per tool."""

@@ -1,0 +1,3 @@
+from kipper.cli import main
+
+raise SystemExit(main())

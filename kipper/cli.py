@@ -1,0 +1,66 @@
+"""``kipper <subcommand>``: argument parsing and dispatch only.
+
+Errors the user can fix (bad config, unreachable broker, a Kafka error code)
+print one readable line and exit non-zero; they never end in a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from protocol.errors import KafkaError
+
+
+def _broker_parser(sub) -> None:
+    p = sub.add_parser("broker", help="run a broker",
+                       description="Run a kipper broker. Settings use Kafka's property names.")
+    p.add_argument("--config", metavar="FILE.properties", help="broker properties file")
+    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                   help="set a property, repeatable; wins over the file")
+    p.set_defaults(func=_run_broker)
+
+
+def _run_broker(args) -> int:
+    from broker import config as cfg
+    from broker import logs
+    from broker.server import run
+
+    try:
+        config = cfg.load(args.config, cfg.parse_overrides(args.override))
+    except cfg.ConfigError as exc:
+        print(f"kipper broker: configuration error: {exc}", file=sys.stderr)
+        return 2
+    logs.configure(config["log.level"], config["log.format"])
+    try:
+        run(config)
+    except OSError as exc:
+        print(f"kipper broker: cannot start: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from client.tools import topics
+
+    parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    _broker_parser(sub)
+    topics.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except KafkaError as exc:
+        print(f"kipper {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except (ConnectionError, OSError, ValueError) as exc:
+        print(f"kipper {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

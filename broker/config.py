@@ -161,6 +161,17 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Default size retention per partition (-1: unlimited).", "log"),
     Key("log.retention.check.interval.ms", _int(1, _INT64), 300000,
         "How often retention is applied.", "log"),
+    # --- idempotent producers (seed 000, KIP-360)
+    Key("producer.state.mode", _choice("latest", "window5"), "latest",
+        "latest: keep only the latest batch per producer id (seed 000); window5: Kafka's last five.",
+        "producer"),
+    Key("max.in.flight.sequence.number.per.connection", _int(1, 2**30 - 1), 10_000_000,
+        "Sequences behind the last appended one that count as duplicates (seed 000).", "producer"),
+    Key("producer.id.expiration.ms", _int(1, _INT32), 86400000,
+        "Producer state is dropped after this long without a write (KIP-360 keeps it otherwise).",
+        "producer"),
+    Key("producer.id.expiration.check.interval.ms", _int(1, _INT32), 600000,
+        "How often expired producer state is swept.", "producer"),
     # --- groups
     Key("group.initial.rebalance.delay.ms", _int(0, _INT32), 0,
         "Delay before the first rebalance of an empty group. 0 here: see docs.", "group"),

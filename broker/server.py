@@ -18,6 +18,7 @@ from broker.config import BrokerConfig
 from broker.connection import KafkaConnection
 from broker.dispatcher import Dispatcher
 from broker.handlers import HANDLERS
+from broker.log.retention import apply_retention
 from broker.state import BrokerState, Session
 from protocol.messages import compile_all
 
@@ -58,9 +59,20 @@ class BrokerServer:
         self.state.extensions["dispatcher"] = self.dispatcher
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
+        state = self.state
         self.periodic: list[Periodic] = [
-            Periodic("groups", GROUP_TICK_S, lambda: self.state.groups.tick(self.state.clock())),
+            Periodic("groups", GROUP_TICK_S, lambda: state.groups.tick(state.clock())),
+            Periodic("retention", config["log.retention.check.interval.ms"] / 1000,
+                     lambda: apply_retention(state, state.clock())),
+            Periodic("producer-state-expiry", config["producer.id.expiration.check.interval.ms"] / 1000,
+                     lambda: state.producer_states.expire(state.clock())),
+            Periodic("producer-id-rotation", config["producer.id.expiration.ms"] / 1000,
+                     state.producer_ids.rotate),
+            Periodic("offsets-expiry", 60.0, lambda: state.offsets.expire(
+                state.clock(), {g for g, grp in state.groups.groups.items() if grp.members})),
         ]
+        state.extensions.setdefault("topic_deleted", []).append(
+            lambda topic: state.producer_states.drop_topic(topic.name))
         self.bound: list[tuple] = []
         self._stopped = asyncio.Event()
         self.shutdown_hooks: list[Callable[[], None]] = []
@@ -116,7 +128,10 @@ class BrokerServer:
                 hook()
             except Exception:
                 log.exception("shutdown_hook_failed")
-        log.info("broker_stopped", topics=len(self.state.topics.all()))
+        snap = self.state.producer_states.snapshot()
+        snap.pop("partitions")
+        log.info("broker_stopped", topics=len(self.state.topics.all()), producer_state=snap,
+                 producer_ids_allocated=self.state.producer_ids.allocated)
 
 
 async def serve(config: BrokerConfig) -> None:

@@ -17,6 +17,8 @@ from broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from broker.groups.offsets import OffsetStore
 from broker.log.topics import TopicManager
 from broker.notify import AppendNotifier
+from broker.producer_state import ProducerIdManager
+from broker.producer_state.registry import ProducerStates
 
 
 def now_ms() -> int:
@@ -36,11 +38,22 @@ class BrokerState:
             max_session_timeout_ms=config["group.max.session.timeout.ms"],
             max_size=config["group.max.size"]))
         self.offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000)
+        self.producer_ids = ProducerIdManager()
+        self.producer_states = ProducerStates(config["producer.state.mode"],
+                                              config["max.in.flight.sequence.number.per.connection"],
+                                              config["producer.id.expiration.ms"])
         self.appends = AppendNotifier()
         # listener name -> (host, port) given to clients; filled once bound
         self.advertised: dict[str, tuple[str, int]] = {}
         self.clock = now_ms
         self.extensions: dict[str, Any] = {}
+
+    def log_start_floor(self, topic: str, partition: int) -> int | None:
+        """The lowest offset the log start may move to, if something needs
+        older data kept (share-group checkpoints, seed 004)."""
+        floors = [f for f in (hook(topic, partition) for hook in self.extensions.get("log_start_floor", ()))
+                  if f is not None]
+        return min(floors) if floors else None
 
     def advertised_address(self, listener_name: str) -> tuple[str, int]:
         return self.advertised[listener_name]

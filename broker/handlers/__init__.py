@@ -5,6 +5,7 @@ exactly these keys."""
 from __future__ import annotations
 
 from broker.handlers.api_versions import handle_api_versions
+from broker.handlers.delete_records import handle_delete_records
 from broker.handlers.describe_configs import handle_describe_configs
 from broker.handlers.fetch import handle_fetch
 from broker.handlers.find_coordinator import handle_find_coordinator
@@ -16,6 +17,7 @@ from broker.handlers.list_offsets import handle_list_offsets
 from broker.handlers.metadata import handle_metadata
 from broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
 from broker.handlers.produce import handle_produce
+from broker.handlers.producer_ids import handle_init_producer_id
 from broker.handlers.topics import handle_create_topics, handle_delete_topics
 
 HANDLERS = {
@@ -35,5 +37,7 @@ HANDLERS = {
     18: handle_api_versions,
     19: handle_create_topics,
     20: handle_delete_topics,
+    21: handle_delete_records,
+    22: handle_init_producer_id,
     32: handle_describe_configs,
 }

@@ -7,15 +7,9 @@ not fail the others. acks=0 gets no response at all, as in Kafka.
 from __future__ import annotations
 
 from broker.dispatcher import NO_RESPONSE
+from broker.log.append import append_records, result
 from broker.log.validate import Rejected, validate_records
 from protocol.errors import ErrorCode
-
-_UNKNOWN = int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-
-
-def _failure(index: int, code: ErrorCode, message: str | None = None) -> dict:
-    return {"index": index, "error_code": int(code), "base_offset": -1,
-            "log_append_time_ms": -1, "log_start_offset": -1, "error_message": message}
 
 
 def handle_produce(req, ctx):
@@ -28,25 +22,24 @@ def handle_produce(req, ctx):
     for tdata in req.topic_data:
         name = tdata.get("name")
         topic = topics.get(name) if name is not None else topics.by_id(tdata.topic_id)
+        limit = int(topic.configs.get("max.message.bytes", max_bytes)) if topic else max_bytes
         parts = []
         for pdata in tdata.partition_data:
             index = pdata.index
             if acks not in (0, 1, -1):
-                parts.append(_failure(index, ErrorCode.INVALID_REQUIRED_ACKS))
+                parts.append(result(index, ErrorCode.INVALID_REQUIRED_ACKS))
                 continue
             if topic is None or not 0 <= index < len(topic.partitions):
                 code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                parts.append(_failure(index, code))
+                parts.append(result(index, code))
                 continue
             plog = topic.partitions[index]
             try:
-                spans = validate_records(pdata.records, max_bytes)
+                spans = validate_records(pdata.records, limit)
             except Rejected as exc:
-                parts.append(_failure(index, exc.code, exc.message))
+                parts.append(result(index, exc.code, message=exc.message))
                 continue
-            base, _ = plog.append(pdata.records, spans, now)
-            parts.append({"index": index, "error_code": 0, "base_offset": base,
-                          "log_append_time_ms": -1, "log_start_offset": plog.log_start_offset})
+            parts.append(append_records(state, plog, pdata.records, spans, now))
             state.appends.notify(plog.topic, index)
         responses.append({"name": name, "topic_id": tdata.get("topic_id"),
                           "partition_responses": parts})

@@ -1,6 +1,15 @@
-"""InitProducerId (API key 22)."""
+"""InitProducerId (API key 22).
+
+kipper adds one tagged field to the response (docs/PROTOCOL_EXTENSIONS.md):
+the broker's max.in.flight.sequence.number.per.connection (seed 000), so a
+producer can learn its duplicate window. Clients that do not know the tag
+skip it, as KIP-482 requires.
+"""
 
 from protocol.schema import Api, F
+
+# kipper extension tags start far above Kafka's own (which count up from 0)
+KIPPER_MAX_IN_FLIGHT_SEQUENCES_TAG = 10000
 
 INIT_PRODUCER_ID = Api(
     key=22, name='InitProducerId', valid='0-6', flexible='2+', supported='0-5',
@@ -19,5 +28,7 @@ INIT_PRODUCER_ID = Api(
         F('producer_epoch', 'int16'),
         F('ongoing_txn_producer_id', 'int64', '6+', default=-1),
         F('ongoing_txn_producer_epoch', 'int16', '6+', default=-1),
+        F('max_in_flight_sequence_number_per_connection', 'int32', '2+',
+          tag=KIPPER_MAX_IN_FLIGHT_SEQUENCES_TAG, tagged='2+', default=-1),
     ),
 )

@@ -1,0 +1,210 @@
+"""Idempotent-producer state of one partition: seed 000 and KIP-360 rules.
+
+``validate`` looks at the headers of a Produce request's batches for this
+partition and returns a ``Validation`` without changing anything; the shell
+appends and then calls ``commit`` with the offsets the log assigned (Kafka's
+ProducerAppendInfo). Two modes:
+
+- ``latest`` (seed 000): only the latest batch per producer id. Its exact
+  retry is answered with the original offset; a first sequence within
+  ``max.in.flight.sequence.number.per.connection`` behind the last sequence
+  is DUPLICATE_SEQUENCE_NUMBER; anything else out of order.
+- ``window5``: Kafka's classic cache of the last five batches.
+
+State survives log deletion (KIP-360); it goes only when ``expire(now)``
+finds no write for ``producer.id.expiration.ms``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from broker.producer_state.table import ProducerTable
+from protocol.batch import BatchHeader
+from protocol.errors import ErrorCode
+
+INT32_MAX = 0x7FFFFFFF
+SEQ_MOD = 1 << 31
+
+LATEST = "latest"
+WINDOW5 = "window5"
+DEPTH = {LATEST: 1, WINDOW5: 5}  # window5: Kafka's NUM_BATCHES_TO_RETAIN
+
+APPEND, DUPLICATE, REJECT = "append", "duplicate", "reject"
+
+
+def next_sequence(seq: int) -> int:
+    return 0 if seq == INT32_MAX else seq + 1
+
+
+def sequence_distance(newer: int, older: int) -> int:
+    """How far ``newer`` is past ``older`` on the 31-bit sequence circle."""
+    return (newer - older) % SEQ_MOD
+
+
+@dataclass
+class PendingBatch:
+    producer_id: int
+    producer_epoch: int
+    first_seq: int
+    last_seq: int
+    offset_delta: int
+    max_timestamp: int
+
+
+@dataclass
+class Validation:
+    outcome: str
+    error: ErrorCode = ErrorCode.NONE
+    message: str | None = None
+    duplicate_base_offset: int = -1
+    pending: list[PendingBatch] = field(default_factory=list)
+
+
+@dataclass
+class Counters:
+    """Shared across partitions; the shell exports them."""
+
+    duplicates: int = 0  # retries answered without appending (NONE or 46)
+    duplicate_sequence_errors: int = 0
+    out_of_order: int = 0
+    fencings: int = 0
+    expired: int = 0
+
+
+class ProducerStateManager:
+    def __init__(self, mode: str = LATEST, max_in_flight_sequences: int = 10_000_000,
+                 counters: Counters | None = None):
+        if mode not in DEPTH:
+            raise ValueError(f"unknown producer.state.mode {mode}")
+        self.mode = mode
+        self.window = max_in_flight_sequences
+        self.table = ProducerTable(DEPTH[mode])
+        self.counters = counters or Counters()
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    # --- validation (pure) ------------------------------------------------------------
+
+    def validate(self, headers: list[BatchHeader]) -> Validation:
+        """Check the idempotent batches of one Produce for this partition."""
+        tentative: dict[int, tuple[int, int | None]] = {}  # pid -> (epoch, last_seq) after earlier batches
+        pending = []
+        for h in headers:
+            pid = h.producer_id
+            if pid < 0:
+                continue
+            first_seq = h.base_sequence
+            last_seq = h.last_sequence
+            if pid in tentative:
+                epoch, current_last = tentative[pid]
+                row = -2
+            else:
+                row = self.table.find(pid)
+                if row < 0:
+                    epoch, current_last = None, None
+                else:
+                    epoch = self.table.epochs[row]
+                    newest = self.table.newest(row)
+                    current_last = newest[0] if newest else None
+            verdict = self._check(h, row, epoch, current_last, first_seq, last_seq)
+            if verdict is not None:
+                return verdict
+            tentative[pid] = (h.producer_epoch, last_seq)
+            pending.append(PendingBatch(pid, h.producer_epoch, first_seq, last_seq,
+                                        h.last_offset_delta, h.max_timestamp))
+        return Validation(APPEND, pending=pending)
+
+    def _check(self, h: BatchHeader, row: int, epoch, current_last, first_seq, last_seq):
+        if h.base_sequence < 0:
+            return Validation(REJECT, ErrorCode.INVALID_RECORD,
+                              "idempotent batch without a base sequence")
+        if epoch is None:
+            return None  # unknown producer id: any first sequence (Kafka does the same)
+        if h.producer_epoch < epoch:
+            return Validation(REJECT, ErrorCode.INVALID_PRODUCER_EPOCH,
+                              f"epoch {h.producer_epoch} is older than the current epoch {epoch}")
+        if h.producer_epoch > epoch:
+            if first_seq != 0:
+                return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                  f"new epoch {h.producer_epoch} must start at sequence 0, not {first_seq}")
+            return None
+        if current_last is None:
+            return None
+        if row >= 0:
+            dup = self._find_duplicate(row, first_seq, last_seq)
+            if dup is not None:
+                return Validation(DUPLICATE, duplicate_base_offset=dup)
+        if first_seq == next_sequence(current_last):
+            return None
+        if self.mode == LATEST and sequence_distance(current_last, first_seq) < self.window:
+            return Validation(REJECT, ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
+                              f"sequence {first_seq} is at or behind the last appended {current_last}")
+        return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                          f"expected sequence {next_sequence(current_last)}, got {first_seq}")
+
+    def _find_duplicate(self, row: int, first_seq: int, last_seq: int) -> int | None:
+        for b_last_seq, b_last_offset, b_delta, _ in self.table.batches(row):
+            b_first_seq = (b_last_seq - b_delta) % SEQ_MOD
+            if b_first_seq == first_seq and b_last_seq == last_seq:
+                return b_last_offset - b_delta
+        return None
+
+    def record(self, validation: Validation) -> None:
+        """Count an outcome (kept apart from ``validate`` so that stays pure)."""
+        c = self.counters
+        if validation.outcome == DUPLICATE:
+            c.duplicates += 1
+        elif validation.error == ErrorCode.DUPLICATE_SEQUENCE_NUMBER:
+            c.duplicates += 1
+            c.duplicate_sequence_errors += 1
+        elif validation.error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER:
+            c.out_of_order += 1
+        elif validation.error == ErrorCode.INVALID_PRODUCER_EPOCH:
+            c.fencings += 1
+
+    # --- commit ------------------------------------------------------------------------------
+
+    def commit(self, validation: Validation, last_offsets: list[int], now: int) -> None:
+        """Apply a validated append; ``last_offsets`` are the log's last offset of
+        each pending batch, in order."""
+        table = self.table
+        for p, last_offset in zip(validation.pending, last_offsets):
+            row = table.find(p.producer_id)
+            if row < 0:
+                row = table.insert(p.producer_id, p.producer_epoch, now)
+            elif p.producer_epoch != table.epochs[row]:
+                table.epochs[row] = p.producer_epoch
+                table.clear_batches(row)
+            table.push_batch(row, p.last_seq, last_offset, p.offset_delta, p.max_timestamp)
+            table.last_write[row] = now
+
+    # --- expiry and introspection --------------------------------------------------------------
+
+    def expire(self, now: int, expiration_ms: int) -> int:
+        table = self.table
+        removed = 0
+        row = 0
+        while row < len(table):
+            if now - table.last_write[row] >= expiration_ms:
+                table.remove(row)  # the last row moved here: look at this row again
+                removed += 1
+            else:
+                row += 1
+        self.counters.expired += removed
+        return removed
+
+    def entry(self, pid: int) -> dict | None:
+        """A readable view of one producer's state (tests, tools)."""
+        row = self.table.find(pid)
+        if row < 0:
+            return None
+        batches = [{"first_seq": (s - d) % SEQ_MOD, "last_seq": s, "base_offset": o - d,
+                    "last_offset": o, "timestamp": t}
+                   for s, o, d, t in self.table.batches(row)]
+        return {"producer_id": pid, "producer_epoch": self.table.epochs[row],
+                "last_write": self.table.last_write[row], "batches": batches}
+
+    def nbytes(self) -> int:
+        return self.table.nbytes()

@@ -1,0 +1,183 @@
+"""Compact per-partition storage of producer-state entries.
+
+Seed 000 is about broker memory per producer id, so entries are not Python
+objects: each column is an ``array`` and an entry is a row number. A
+linear-probing index of int32 row numbers maps producer ids to rows. Each row
+keeps the producer id, its epoch, the broker time of its last write, and
+``depth`` batch slots of (last sequence, last offset, offset delta, timestamp)
+-- Kafka's BatchMetadata. ``depth`` is 1 for the ``latest`` mode and 5 for
+``window5``. Removing an entry moves the last row into its place.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+_EMPTY = -1
+_MIX = 0x9E3779B97F4A7C15  # Fibonacci hashing multiplier
+_MASK64 = (1 << 64) - 1
+
+
+class ProducerTable:
+    __slots__ = ("depth", "pids", "epochs", "last_write", "counts", "heads",
+                 "last_seq", "last_offset", "offset_delta", "timestamp", "_index", "_shift")
+
+    def __init__(self, depth: int):
+        self.depth = depth
+        self.pids = array("q")
+        self.epochs = array("h")
+        self.last_write = array("q")
+        self.counts = array("b")  # batches held (<= depth)
+        self.heads = array("b")  # slot of the newest batch (ring buffer)
+        self.last_seq = array("i")
+        self.last_offset = array("q")
+        self.offset_delta = array("i")
+        self.timestamp = array("q")
+        self._shift = 64 - 3
+        self._index = array("i", [_EMPTY]) * 8
+
+    def __len__(self) -> int:
+        return len(self.pids)
+
+    # --- index ------------------------------------------------------------------
+
+    def _slot(self, pid: int) -> int:
+        return ((pid * _MIX) & _MASK64) >> self._shift
+
+    def find(self, pid: int) -> int:
+        """Row of ``pid``, or -1."""
+        index = self._index
+        mask = len(index) - 1
+        i = self._slot(pid)
+        pids = self.pids
+        while True:
+            row = index[i]
+            if row == _EMPTY:
+                return -1
+            if pids[row] == pid:
+                return row
+            i = (i + 1) & mask
+
+    def _place(self, pid: int, row: int) -> None:
+        index = self._index
+        mask = len(index) - 1
+        i = self._slot(pid)
+        while index[i] != _EMPTY:
+            i = (i + 1) & mask
+        index[i] = row
+
+    def _grow(self) -> None:
+        size = len(self._index) * 2
+        self._shift -= 1
+        self._index = array("i", [_EMPTY]) * size
+        for row, pid in enumerate(self.pids):
+            self._place(pid, row)
+
+    def _index_slot_of_row(self, pid: int, row: int) -> int:
+        index = self._index
+        mask = len(index) - 1
+        i = self._slot(pid)
+        while index[i] != row:
+            i = (i + 1) & mask
+        return i
+
+    # --- rows ----------------------------------------------------------------------
+
+    def insert(self, pid: int, epoch: int, now: int) -> int:
+        row = len(self.pids)
+        if (row + 1) * 2 > len(self._index):
+            self._grow()
+        self.pids.append(pid)
+        self.epochs.append(epoch)
+        self.last_write.append(now)
+        self.counts.append(0)
+        self.heads.append(0)
+        zeros_i = array("i", [0]) * self.depth
+        zeros_q = array("q", [0]) * self.depth
+        self.last_seq.extend(zeros_i)
+        self.last_offset.extend(zeros_q)
+        self.offset_delta.extend(zeros_i)
+        self.timestamp.extend(zeros_q)
+        self._place(pid, row)
+        return row
+
+    def push_batch(self, row: int, last_seq: int, last_offset: int, offset_delta: int,
+                   timestamp: int) -> None:
+        depth = self.depth
+        count = self.counts[row]
+        head = self.heads[row]
+        if count:
+            head = (head + 1) % depth
+        slot = row * depth + head
+        self.last_seq[slot] = last_seq
+        self.last_offset[slot] = last_offset
+        self.offset_delta[slot] = offset_delta
+        self.timestamp[slot] = timestamp
+        self.heads[row] = head
+        self.counts[row] = min(count + 1, depth)
+
+    def clear_batches(self, row: int) -> None:
+        self.counts[row] = 0
+        self.heads[row] = 0
+
+    def batches(self, row: int):
+        """(last_seq, last_offset, offset_delta, timestamp), newest first."""
+        depth = self.depth
+        head = self.heads[row]
+        base = row * depth
+        for k in range(self.counts[row]):
+            slot = base + (head - k) % depth
+            yield (self.last_seq[slot], self.last_offset[slot], self.offset_delta[slot],
+                   self.timestamp[slot])
+
+    def newest(self, row: int):
+        if not self.counts[row]:
+            return None
+        slot = row * self.depth + self.heads[row]
+        return (self.last_seq[slot], self.last_offset[slot], self.offset_delta[slot],
+                self.timestamp[slot])
+
+    def remove(self, row: int) -> None:
+        """Delete ``row``: backward-shift its index slot, move the last row in."""
+        pid = self.pids[row]
+        self._unindex(self._index_slot_of_row(pid, row))
+        last = len(self.pids) - 1
+        if row != last:
+            moved_pid = self.pids[last]
+            self._index[self._index_slot_of_row(moved_pid, last)] = row
+            for col in (self.pids, self.epochs, self.last_write, self.counts, self.heads):
+                col[row] = col[last]
+            d = self.depth
+            for col in (self.last_seq, self.last_offset, self.offset_delta, self.timestamp):
+                col[row * d:(row + 1) * d] = col[last * d:(last + 1) * d]
+        for col in (self.pids, self.epochs, self.last_write, self.counts, self.heads):
+            del col[last]
+        d = self.depth
+        for col in (self.last_seq, self.last_offset, self.offset_delta, self.timestamp):
+            del col[last * d:]
+
+    def _unindex(self, i: int) -> None:
+        index = self._index
+        mask = len(index) - 1
+        index[i] = _EMPTY
+        j = i
+        while True:
+            j = (j + 1) & mask
+            row = index[j]
+            if row == _EMPTY:
+                return
+            home = self._slot(self.pids[row])
+            # move the entry back if its home is not cyclically in (i, j]
+            if (j > i and (home <= i or home > j)) or (j < i and (home <= i and home > j)):
+                index[i] = row
+                index[j] = _EMPTY
+                i = j
+
+    def nbytes(self) -> int:
+        """Bytes held by the columns and the index (allocated, not just used)."""
+        total = 0
+        for col in (self.pids, self.epochs, self.last_write, self.counts, self.heads,
+                    self.last_seq, self.last_offset, self.offset_delta, self.timestamp,
+                    self._index):
+            total += col.buffer_info()[1] * col.itemsize
+        return total

@@ -1,0 +1,1 @@
+"""Test support: real broker processes, a fault-injecting TCP proxy."""

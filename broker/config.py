@@ -199,7 +199,8 @@ def read_properties(path: str | Path) -> dict[str, str]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     props: dict[str, str] = {}
     pending = ""
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    # the extra empty line ends a continuation left open on the last line
+    for lineno, raw in enumerate([*text.splitlines(), ""], 1):
         line = pending + raw.strip()
         pending = ""
         if not line or line[0] in "#!":
@@ -261,7 +262,8 @@ def load(file: str | Path | None = None, overrides: Mapping[str, str] | None = N
         try:
             values[name] = key.parse(text)
         except ConfigError as exc:
-            raise ConfigError(f"{name}: {exc}") from None
+            message = str(exc)  # parse_listeners already names its key
+            raise ConfigError(message if message.startswith(f"{name}:") else f"{name}: {message}") from None
     _check_consistency(values)
     return BrokerConfig(values, frozenset(raw))
 

@@ -49,7 +49,6 @@ class PendingBatch:
     first_seq: int
     last_seq: int
     offset_delta: int
-    max_timestamp: int
 
 
 @dataclass
@@ -113,7 +112,7 @@ class ProducerStateManager:
                 return verdict
             tentative[pid] = (h.producer_epoch, last_seq)
             pending.append(PendingBatch(pid, h.producer_epoch, first_seq, last_seq,
-                                        h.last_offset_delta, h.max_timestamp))
+                                        h.last_offset_delta))
         return Validation(APPEND, pending=pending)
 
     def _check(self, h: BatchHeader, row: int, epoch, current_last, first_seq, last_seq):
@@ -173,12 +172,12 @@ class ProducerStateManager:
         for p, last_offset in zip(validation.pending, last_offsets):
             row = table.find(p.producer_id)
             if row < 0:
-                row = table.insert(p.producer_id, p.producer_epoch, now)
+                row = table.insert(p.producer_id, p.producer_epoch)
             elif p.producer_epoch != table.epochs[row]:
                 table.epochs[row] = p.producer_epoch
                 table.clear_batches(row)
-            table.push_batch(row, p.last_seq, last_offset, p.offset_delta, p.max_timestamp)
-            table.last_write[row] = now
+            # the broker's append time is the batch timestamp: expiry counts from it
+            table.push_batch(row, p.last_seq, last_offset, p.offset_delta, now)
 
     # --- expiry and introspection --------------------------------------------------------------
 
@@ -187,7 +186,7 @@ class ProducerStateManager:
         removed = 0
         row = 0
         while row < len(table):
-            if now - table.last_write[row] >= expiration_ms:
+            if now - table.last_write(row) >= expiration_ms:
                 table.remove(row)  # the last row moved here: look at this row again
                 removed += 1
             else:
@@ -204,7 +203,7 @@ class ProducerStateManager:
                     "last_offset": o, "timestamp": t}
                    for s, o, d, t in self.table.batches(row)]
         return {"producer_id": pid, "producer_epoch": self.table.epochs[row],
-                "last_write": self.table.last_write[row], "batches": batches}
+                "last_write": self.table.last_write(row), "batches": batches}
 
     def nbytes(self) -> int:
         return self.table.nbytes()

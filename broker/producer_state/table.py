@@ -3,10 +3,11 @@
 Seed 000 is about broker memory per producer id, so entries are not Python
 objects: each column is an ``array`` and an entry is a row number. A
 linear-probing index of int32 row numbers maps producer ids to rows. Each row
-keeps the producer id, its epoch, the broker time of its last write, and
-``depth`` batch slots of (last sequence, last offset, offset delta, timestamp)
--- Kafka's BatchMetadata. ``depth`` is 1 for the ``latest`` mode and 5 for
-``window5``. Removing an entry moves the last row into its place.
+keeps the producer id, its epoch and ``depth`` batch slots of (last sequence,
+last offset, offset delta, timestamp) -- Kafka's BatchMetadata, with the
+broker's append time as the timestamp. ``depth`` is 1 for the ``latest`` mode
+and 5 for ``window5``, which alone needs a ring position and a count per row.
+Removing an entry moves the last row into its place.
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ _MASK64 = (1 << 64) - 1
 
 
 class ProducerTable:
-    __slots__ = ("depth", "pids", "epochs", "last_write", "counts", "heads",
+    __slots__ = ("depth", "ring", "pids", "epochs", "counts", "heads",
                  "last_seq", "last_offset", "offset_delta", "timestamp", "_index", "_shift")
 
     def __init__(self, depth: int):
         self.depth = depth
+        self.ring = depth > 1
         self.pids = array("q")
         self.epochs = array("h")
-        self.last_write = array("q")
-        self.counts = array("b")  # batches held (<= depth)
-        self.heads = array("b")  # slot of the newest batch (ring buffer)
+        self.counts = array("b")  # batches held (<= depth); window mode only
+        self.heads = array("b")  # slot of the newest batch (ring buffer); window mode only
         self.last_seq = array("i")
         self.last_offset = array("q")
         self.offset_delta = array("i")
@@ -83,15 +84,16 @@ class ProducerTable:
 
     # --- rows ----------------------------------------------------------------------
 
-    def insert(self, pid: int, epoch: int, now: int) -> int:
+    def insert(self, pid: int, epoch: int) -> int:
+        """A new row; a batch must be pushed before the row is read."""
         row = len(self.pids)
         if (row + 1) * 2 > len(self._index):
             self._grow()
         self.pids.append(pid)
         self.epochs.append(epoch)
-        self.last_write.append(now)
-        self.counts.append(0)
-        self.heads.append(0)
+        if self.ring:
+            self.counts.append(0)
+            self.heads.append(0)
         zeros_i = array("i", [0]) * self.depth
         zeros_q = array("q", [0]) * self.depth
         self.last_seq.extend(zeros_i)
@@ -103,6 +105,12 @@ class ProducerTable:
 
     def push_batch(self, row: int, last_seq: int, last_offset: int, offset_delta: int,
                    timestamp: int) -> None:
+        if not self.ring:
+            self.last_seq[row] = last_seq
+            self.last_offset[row] = last_offset
+            self.offset_delta[row] = offset_delta
+            self.timestamp[row] = timestamp
+            return
         depth = self.depth
         count = self.counts[row]
         head = self.heads[row]
@@ -117,11 +125,18 @@ class ProducerTable:
         self.counts[row] = min(count + 1, depth)
 
     def clear_batches(self, row: int) -> None:
-        self.counts[row] = 0
-        self.heads[row] = 0
+        """Forget a row's batches (new epoch); in latest mode the next push
+        overwrites the only slot anyway."""
+        if self.ring:
+            self.counts[row] = 0
+            self.heads[row] = 0
 
     def batches(self, row: int):
         """(last_seq, last_offset, offset_delta, timestamp), newest first."""
+        if not self.ring:
+            yield (self.last_seq[row], self.last_offset[row], self.offset_delta[row],
+                   self.timestamp[row])
+            return
         depth = self.depth
         head = self.heads[row]
         base = row * depth
@@ -131,9 +146,12 @@ class ProducerTable:
                    self.timestamp[slot])
 
     def newest(self, row: int):
-        if not self.counts[row]:
+        if not self.ring:
+            slot = row
+        elif not self.counts[row]:
             return None
-        slot = row * self.depth + self.heads[row]
+        else:
+            slot = row * self.depth + self.heads[row]
         return (self.last_seq[slot], self.last_offset[slot], self.offset_delta[slot],
                 self.timestamp[slot])
 
@@ -145,16 +163,23 @@ class ProducerTable:
         if row != last:
             moved_pid = self.pids[last]
             self._index[self._index_slot_of_row(moved_pid, last)] = row
-            for col in (self.pids, self.epochs, self.last_write, self.counts, self.heads):
+            for col in self._row_columns():
                 col[row] = col[last]
             d = self.depth
             for col in (self.last_seq, self.last_offset, self.offset_delta, self.timestamp):
                 col[row * d:(row + 1) * d] = col[last * d:(last + 1) * d]
-        for col in (self.pids, self.epochs, self.last_write, self.counts, self.heads):
+        for col in self._row_columns():
             del col[last]
         d = self.depth
         for col in (self.last_seq, self.last_offset, self.offset_delta, self.timestamp):
             del col[last * d:]
+
+    def _row_columns(self):
+        return (self.pids, self.epochs, self.counts, self.heads) if self.ring else (self.pids, self.epochs)
+
+    def last_write(self, row: int) -> int:
+        newest = self.newest(row)
+        return newest[3] if newest else 0
 
     def _unindex(self, i: int) -> None:
         index = self._index
@@ -176,8 +201,7 @@ class ProducerTable:
     def nbytes(self) -> int:
         """Bytes held by the columns and the index (allocated, not just used)."""
         total = 0
-        for col in (self.pids, self.epochs, self.last_write, self.counts, self.heads,
-                    self.last_seq, self.last_offset, self.offset_delta, self.timestamp,
+        for col in (self.pids, self.epochs, self.counts, self.heads, self.last_seq, self.last_offset, self.offset_delta, self.timestamp,
                     self._index):
             total += col.buffer_info()[1] * col.itemsize
         return total

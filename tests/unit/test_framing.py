@@ -1,0 +1,126 @@
+"""protocol.framing.FrameDecoder: whole frames out, however the bytes arrive."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameTooLarge, InvalidFrame
+
+
+def frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+def test_one_whole_frame_is_returned_without_its_size_prefix():
+    d = FrameDecoder()
+    assert d.feed(frame(b"hello")) == [b"hello"]
+    assert d.buffered == 0
+
+
+def test_several_frames_in_one_feed_come_out_in_order():
+    d = FrameDecoder()
+    assert d.feed(frame(b"a") + frame(b"bc") + frame(b"")) == [b"a", b"bc", b""]
+
+
+def test_zero_length_frame_is_a_valid_empty_frame():
+    assert FrameDecoder().feed(b"\x00\x00\x00\x00") == [b""]
+
+
+def test_partial_frame_waits_for_the_rest():
+    d = FrameDecoder()
+    data = frame(b"abcdef")
+    assert d.feed(data[:7]) == []
+    assert d.buffered == 3  # the prefix has been consumed; three payload bytes are held
+    assert d.feed(data[7:]) == [b"abcdef"]
+    assert d.buffered == 0
+
+
+def test_fed_byte_by_byte_a_frame_appears_only_with_its_last_byte():
+    d = FrameDecoder()
+    data = frame(b"xyz") + frame(b"\x00\x01")
+    out = []
+    for i in range(len(data)):
+        got = d.feed(data[i:i + 1])
+        if i not in (6, len(data) - 1):
+            assert got == [], f"frame emitted early at byte {i}"
+        out += got
+    assert out == [b"xyz", b"\x00\x01"]
+    assert d.buffered == 0
+
+
+def test_trailing_bytes_of_the_next_frame_stay_buffered():
+    d = FrameDecoder()
+    assert d.feed(frame(b"ab") + b"\x00\x00") == [b"ab"]
+    assert d.buffered == 2
+    assert d.feed(b"\x00\x01z") == [b"z"]
+
+
+def test_accepts_memoryview_and_bytearray_input():
+    d = FrameDecoder()
+    assert d.feed(memoryview(frame(b"m"))) == [b"m"]
+    assert d.feed(bytearray(frame(b"b"))) == [b"b"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    payloads=st.lists(st.binary(max_size=300), max_size=8),
+    cuts=st.lists(st.integers(min_value=0, max_value=5000), max_size=30),
+)
+def test_any_chunking_yields_the_same_frames(payloads, cuts):
+    data = b"".join(frame(p) for p in payloads)
+    bounds = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    d = FrameDecoder()
+    out = []
+    for start, end in zip(bounds, bounds[1:]):
+        out += d.feed(data[start:end])
+    assert out == payloads
+    assert d.buffered == 0
+
+
+def test_frame_over_the_limit_is_rejected_as_soon_as_its_prefix_arrives():
+    d = FrameDecoder(max_size=100)
+    assert d.feed(b"\x00\x00") == []
+    with pytest.raises(FrameTooLarge) as exc:
+        d.feed(b"\x00\x65")  # 101: the prefix is complete, no payload byte has arrived
+    assert exc.value.size == 101
+    assert exc.value.limit == 100
+
+
+def test_frame_exactly_at_the_limit_is_accepted():
+    d = FrameDecoder(max_size=4)
+    assert d.feed(frame(b"abcd")) == [b"abcd"]
+
+
+def test_huge_frame_size_is_rejected_without_reserving_memory():
+    # 2 GiB - 1 announced with four bytes: the decoder must refuse before
+    # allocating or waiting for the payload.
+    d = FrameDecoder()
+    with pytest.raises(FrameTooLarge) as exc:
+        d.feed(b"\x7f\xff\xff\xff")
+    assert exc.value.size == 0x7FFFFFFF
+    assert exc.value.limit == DEFAULT_MAX_FRAME
+    assert d.buffered <= 4
+
+
+def test_oversized_frame_behind_a_good_one_in_the_same_feed_is_rejected():
+    d = FrameDecoder(max_size=10)
+    with pytest.raises(FrameTooLarge):
+        d.feed(frame(b"ok") + struct.pack(">i", 11))
+
+
+@pytest.mark.parametrize("size", [-1, -2, -(1 << 31)])
+def test_negative_frame_size_is_rejected(size):
+    d = FrameDecoder()
+    with pytest.raises(InvalidFrame):
+        d.feed(struct.pack(">i", size))
+
+
+def test_negative_size_is_not_a_frame_too_large():
+    # InvalidFrame and FrameTooLarge are distinct, so the shell can log which one it was.
+    with pytest.raises(InvalidFrame) as exc:
+        FrameDecoder(max_size=10).feed(b"\xff\xff\xff\xff")
+    assert not isinstance(exc.value, FrameTooLarge)

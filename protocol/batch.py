@@ -106,6 +106,7 @@ class InvalidBatch(ValueError):
 CORRUPT_MESSAGE = 2
 INVALID_RECORD = 87
 UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+UNSUPPORTED_COMPRESSION_TYPE = 76
 
 
 def read_header(buf, pos: int = 0) -> BatchHeader:
@@ -149,9 +150,7 @@ def crc_valid(buf, start: int, end: int, header: BatchHeader) -> bool:
 
 def with_base_offset(buf, start: int, end: int, base_offset: int) -> bytes:
     """Copy of one batch with its base offset rewritten (not covered by the CRC)."""
-    out = bytearray(memoryview(buf)[start:end])
-    _I64.pack_into(out, 0, base_offset)
-    return bytes(out)
+    return b"".join((_I64.pack(base_offset), memoryview(buf)[start + 8:end]))
 
 
 def set_partition_leader_epoch(batch: bytearray, epoch: int) -> None:

@@ -25,6 +25,9 @@ class UnsupportedCodec(ValueError):
     pass
 
 
+DecompressionError = cramjam.DecompressionError
+
+
 def _snappy_compress(data) -> bytes:
     out = [_XERIAL_HEADER]
     view = memoryview(data)

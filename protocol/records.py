@@ -156,14 +156,27 @@ def decode_records(payload, count: int, base_offset: int, base_ts: int) -> list[
 
 
 def decode_batch(buf, start: int = 0, end: int | None = None, *, verify_crc: bool = True) -> Batch:
+    """One batch; anything unreadable raises InvalidBatch with the Kafka code to report."""
     end = len(buf) if end is None else end
+    if end - start < b.HEADER_SIZE:
+        raise b.InvalidBatch(f"{end - start} bytes are too short for a record batch",
+                             b.CORRUPT_MESSAGE)
     h = b.read_header(buf, start)
+    if h.magic != 2:
+        raise b.InvalidBatch(f"record batch magic {h.magic} is not supported (only v2)",
+                             b.UNSUPPORTED_FOR_MESSAGE_FORMAT)
     if verify_crc and b.compute_crc(buf, start, end) != h.crc:
         raise b.InvalidBatch("record batch CRC mismatch", b.CORRUPT_MESSAGE)
     payload = memoryview(buf)[start + b.HEADER_SIZE:end]
-    if h.compression:
-        payload = compression.decompress(h.compression, payload)
-    return Batch(h, decode_records(payload, h.records_count, h.base_offset, h.base_timestamp))
+    try:
+        if h.compression:
+            payload = compression.decompress(h.compression, payload)
+        recs = decode_records(payload, h.records_count, h.base_offset, h.base_timestamp)
+    except compression.UnsupportedCodec as exc:
+        raise b.InvalidBatch(str(exc), b.UNSUPPORTED_COMPRESSION_TYPE) from exc
+    except (ValueError, IndexError, compression.DecompressionError) as exc:
+        raise b.InvalidBatch(f"record batch cannot be decoded: {exc}", b.CORRUPT_MESSAGE) from exc
+    return Batch(h, recs)
 
 
 def decode_all(buf, *, verify_crc: bool = True) -> list[Batch]:

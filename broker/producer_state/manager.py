@@ -17,7 +17,8 @@ finds no write for ``producer.id.expiration.ms``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from broker.producer_state.table import ProducerTable
 from protocol.batch import BatchHeader
@@ -42,22 +43,25 @@ def sequence_distance(newer: int, older: int) -> int:
     return (newer - older) % SEQ_MOD
 
 
-@dataclass
-class PendingBatch:
+class PendingBatch(NamedTuple):
     producer_id: int
     producer_epoch: int
     first_seq: int
     last_seq: int
     offset_delta: int
+    row: int  # table row seen by validate (-1: new), rechecked at commit
 
 
-@dataclass
 class Validation:
-    outcome: str
-    error: ErrorCode = ErrorCode.NONE
-    message: str | None = None
-    duplicate_base_offset: int = -1
-    pending: list[PendingBatch] = field(default_factory=list)
+    __slots__ = ("outcome", "error", "message", "duplicate_base_offset", "pending")
+
+    def __init__(self, outcome: str, error: ErrorCode = ErrorCode.NONE, message: str | None = None,
+                 duplicate_base_offset: int = -1, pending: list[PendingBatch] | None = None):
+        self.outcome = outcome
+        self.error = error
+        self.message = message
+        self.duplicate_base_offset = duplicate_base_offset
+        self.pending = pending if pending is not None else []
 
 
 @dataclass
@@ -88,31 +92,34 @@ class ProducerStateManager:
 
     def validate(self, headers: list[BatchHeader]) -> Validation:
         """Check the idempotent batches of one Produce for this partition."""
-        tentative: dict[int, tuple[int, int | None]] = {}  # pid -> (epoch, last_seq) after earlier batches
+        table = self.table
+        seen: dict[int, tuple[int, int]] | None = None  # pid -> (epoch, last_seq) of earlier batches here
         pending = []
         for h in headers:
             pid = h.producer_id
             if pid < 0:
                 continue
-            first_seq = h.base_sequence
             last_seq = h.last_sequence
-            if pid in tentative:
-                epoch, current_last = tentative[pid]
-                row = -2
+            if seen is not None and pid in seen:
+                epoch, current_last = seen[pid]
+                row = -2  # duplicates are only looked up against stored batches
             else:
-                row = self.table.find(pid)
+                row = table.find(pid)
                 if row < 0:
-                    epoch, current_last = None, None
+                    epoch = current_last = None
                 else:
-                    epoch = self.table.epochs[row]
-                    newest = self.table.newest(row)
+                    epoch = table.epochs[row]
+                    newest = table.newest(row)
                     current_last = newest[0] if newest else None
-            verdict = self._check(h, row, epoch, current_last, first_seq, last_seq)
+            verdict = self._check(h, row, epoch, current_last, h.base_sequence, last_seq)
             if verdict is not None:
                 return verdict
-            tentative[pid] = (h.producer_epoch, last_seq)
-            pending.append(PendingBatch(pid, h.producer_epoch, first_seq, last_seq,
-                                        h.last_offset_delta))
+            if len(headers) > 1:
+                if seen is None:
+                    seen = {}
+                seen[pid] = (h.producer_epoch, last_seq)
+            pending.append(PendingBatch(pid, h.producer_epoch, h.base_sequence, last_seq,
+                                        h.last_offset_delta, row))
         return Validation(APPEND, pending=pending)
 
     def _check(self, h: BatchHeader, row: int, epoch, current_last, first_seq, last_seq):
@@ -169,8 +176,11 @@ class ProducerStateManager:
         """Apply a validated append; ``last_offsets`` are the log's last offset of
         each pending batch, in order."""
         table = self.table
+        pids = table.pids
         for p, last_offset in zip(validation.pending, last_offsets):
-            row = table.find(p.producer_id)
+            row = p.row
+            if row < 0 or row >= len(pids) or pids[row] != p.producer_id:
+                row = table.find(p.producer_id)
             if row < 0:
                 row = table.insert(p.producer_id, p.producer_epoch)
             elif p.producer_epoch != table.epochs[row]:

@@ -1,0 +1,93 @@
+"""Producer-state memory per (producer id, partition) entry, latest vs window5,
+and the append-path cost of the idempotence check. One run, side by side.
+
+    .venv/bin/python -m benchmarks.producer_state_memory [--ids 100000 1000000]
+
+Memory is measured with tracemalloc around filling one partition's manager
+with N producer ids, each having written 5 batches (so window5 holds a full
+window). The append path is measured in-process (PartitionLog + producer
+state, no network) with 100-record batches, idempotent vs not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+import tracemalloc
+
+from broker.log.append import append_records
+from broker.log.partition_log import PartitionLog
+from broker.producer_state import LATEST, WINDOW5, ProducerStateManager
+from broker.producer_state.manager import APPEND, PendingBatch, Validation
+from broker.producer_state.registry import ProducerStates
+from protocol import batch as b
+from protocol import records
+
+BATCHES_PER_PRODUCER = 5
+
+
+def bytes_per_entry(mode: str, n_ids: int) -> tuple[float, int]:
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    psm = ProducerStateManager(mode)
+    offset = 0
+    for pid in range(1_000_000, 1_000_000 + n_ids):
+        for k in range(BATCHES_PER_PRODUCER):
+            v = Validation(APPEND, pending=[PendingBatch(pid, 0, k * 10, k * 10 + 9, 9, -1)])
+            offset += 10
+            psm.commit(v, [offset - 1], now=k)
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert len(psm) == n_ids
+    return (after - before) / n_ids, psm.nbytes()
+
+
+class _State:
+    def __init__(self):
+        self.producer_states = ProducerStates(LATEST, 10_000_000, 86_400_000)
+
+
+def append_rate(idempotent: bool, n_batches: int = 20000, per_batch: int = 100,
+                producers: int = 100) -> float:
+    state = _State()
+    plog = PartitionLog("bench", 0)
+    payload = [(None, b"x" * 100)] * per_batch
+    seqs = [0] * producers
+    prepared = []
+    for i in range(n_batches):
+        p = i % producers
+        if idempotent:
+            data = records.build_batch(payload, producer_id=5000 + p, producer_epoch=0,
+                                       base_sequence=seqs[p])
+            seqs[p] += per_batch
+        else:
+            data = records.build_batch(payload)
+        prepared.append((data, b.split_batches(data)))
+    start = time.perf_counter()
+    for data, spans in prepared:
+        r = append_records(state, plog, data, spans, 0)
+        assert r["error_code"] == 0
+    elapsed = time.perf_counter() - start
+    return n_batches * per_batch / elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ids", type=int, nargs="+", default=[100_000, 1_000_000])
+    args = ap.parse_args()
+    print(f"{'producer ids':>12} {'latest B/entry':>15} {'window5 B/entry':>16} {'ratio':>6}")
+    for n in args.ids:
+        latest, _ = bytes_per_entry(LATEST, n)
+        window5, _ = bytes_per_entry(WINDOW5, n)
+        print(f"{n:>12,} {latest:>15.1f} {window5:>16.1f} {window5 / latest:>6.2f}x")
+    off = max(append_rate(False) for _ in range(3))
+    on = max(append_rate(True) for _ in range(3))
+    print(f"append path, 100-record batches: idempotence off {off:,.0f} rec/s, "
+          f"on {on:,.0f} rec/s, on/off = {on / off:.3f} ({(1 - on / off) * 100:.1f}% slower)")
+
+
+if __name__ == "__main__":
+    main()

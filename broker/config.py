@@ -152,7 +152,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     # --- log
     Key("num.partitions", _int(1, 100000), 1, "Partitions of an auto-created topic.", "log"),
     Key("auto.create.topics.enable", _bool, True,
-        "Create a topic when a client asks for its metadata or produces to it.", "log"),
+        "Create a topic when a client asks for its metadata (Produce never creates one).", "log"),
     Key("message.max.bytes", _int(0, _INT32), 1048588,
         "Largest record batch accepted, as in Kafka.", "log"),
     Key("retention.ms", _int(-1, _INT64), 604800000,

@@ -89,6 +89,9 @@ class KafkaConnection(asyncio.Protocol):
             self.handle_frame(frame)
             if self.closing:
                 return
+        if self.decoder.error is not None:
+            self.abort("invalid_frame", str(self.decoder.error))
+            return
         self.flush()
 
     # --- requests ------------------------------------------------------------------------

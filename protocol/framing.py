@@ -27,15 +27,24 @@ class InvalidFrame(ValueError):
 class FrameDecoder:
     """Accumulates bytes and yields complete frames (without the size prefix)."""
 
-    __slots__ = ("_buf", "_need", "max_size")
+    __slots__ = ("_buf", "_need", "max_size", "error")
 
     def __init__(self, max_size: int = DEFAULT_MAX_FRAME):
         self._buf = bytearray()
         self._need = -1  # size of the frame being read, -1 while reading the prefix
         self.max_size = max_size
+        self.error: ValueError | None = None  # a bad prefix seen after good frames
 
     def feed(self, data) -> list[bytes]:
-        """Add ``data``; return every frame it completes (possibly none)."""
+        """Add ``data``; return every frame it completes (possibly none).
+
+        A bad size prefix raises. If complete frames came before it in the
+        same data, they are returned first and the error is kept in
+        ``error`` (and raised by the next call), so earlier requests can
+        still be answered before the connection is closed.
+        """
+        if self.error is not None:
+            raise self.error
         buf = self._buf
         buf += data
         frames = []
@@ -46,10 +55,13 @@ class FrameDecoder:
                 if n - pos < 4:
                     break
                 size = _SIZE.unpack_from(buf, pos)[0]
-                if size < 0:
-                    raise InvalidFrame(f"negative frame size {size}")
-                if size > self.max_size:
-                    raise FrameTooLarge(size, self.max_size)
+                if size < 0 or size > self.max_size:
+                    error = (InvalidFrame(f"negative frame size {size}") if size < 0
+                             else FrameTooLarge(size, self.max_size))
+                    if not frames:
+                        raise error
+                    self.error = error
+                    break
                 self._need = size
                 pos += 4
             if n - pos < self._need:

@@ -214,6 +214,17 @@ def test_answers_to_requests_before_a_bad_frame_are_still_sent(broker, seeded):
     assert_broker_unharmed(broker, seeded)
 
 
+def test_answer_to_a_request_in_the_same_read_as_an_oversized_prefix_is_still_sent(broker, seeded):
+    good = encode_request(API_VERSIONS, 0, 43, "raw", {})
+    with raw_socket(broker) as sock:
+        sock.sendall(good + struct.pack(">i", 2**31 - 1))
+        data = read_until_closed(sock)
+    (size,) = struct.unpack_from(">i", data)
+    assert len(data) == 4 + size, "exactly one response, then the close"
+    assert decode_response(API_VERSIONS, 0, data[4:])[0] == 43
+    assert_broker_unharmed(broker, seeded)
+
+
 @pytest.mark.parametrize("payload", [
     pytest.param(struct.pack(">hh", 18, 0) + b"\x00\x00", id="shorter-than-fixed-header"),
     pytest.param(struct.pack(">hhih", 18, 0, 5, 50) + b"abc", id="client-id-runs-past-frame"),

@@ -106,10 +106,26 @@ def test_huge_frame_size_is_rejected_without_reserving_memory():
     assert d.buffered <= 4
 
 
-def test_oversized_frame_behind_a_good_one_in_the_same_feed_is_rejected():
+def test_good_frame_before_an_oversized_prefix_is_delivered_then_the_error_raised():
     d = FrameDecoder(max_size=10)
+    assert d.feed(frame(b"ok") + struct.pack(">i", 11)) == [b"ok"]
+    assert isinstance(d.error, FrameTooLarge)
     with pytest.raises(FrameTooLarge):
-        d.feed(frame(b"ok") + struct.pack(">i", 11))
+        d.feed(b"more")
+
+
+def test_good_frame_before_a_negative_prefix_is_delivered_then_the_error_raised():
+    d = FrameDecoder()
+    assert d.feed(frame(b"ok") + struct.pack(">i", -1)) == [b"ok"]
+    assert isinstance(d.error, InvalidFrame)
+    with pytest.raises(InvalidFrame):
+        d.feed(b"")
+
+
+def test_decoder_without_a_bad_prefix_has_no_error():
+    d = FrameDecoder()
+    d.feed(frame(b"ok") + b"\x00\x00")
+    assert d.error is None
 
 
 @pytest.mark.parametrize("size", [-1, -2, -(1 << 31)])

@@ -379,7 +379,8 @@ def test_array_of_compact_strings_and_of_structs(codec):
 # --- structs ---------------------------------------------------------------------------
 
 def test_struct_fills_missing_fields_from_defaults(codec):
-    s = p.KStruct([("a", p.Int32, -1), ("b", p.String, "x"), ("c", arr(p.Int8, compact=False, nullable=False), [])])
+    ints = arr(p.Int8, compact=False, nullable=False)
+    s = p.KStruct([("a", p.Int32, -1), ("b", p.String, "x"), ("c", ints, [])])
     c = codec(s)
     assert c.build({}) == h("ffffffff 000178 00000000")
 

@@ -1,2 +1,7 @@
 """kipper's client library: the pipelined Producer, a small Consumer, and the
 blocking connection the command-line tools use."""
+
+from client.batch import RecordMetadata  # noqa: E402
+from client.producer import BufferExhausted, Producer  # noqa: E402
+
+__all__ = ["Producer", "RecordMetadata", "BufferExhausted"]

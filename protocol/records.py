@@ -16,12 +16,12 @@ from protocol import compression
 from protocol.primitives import decode_varint, encode_varint
 
 # Zig-zag varints of small values are precomputed: most record fields are small.
-_VARINT_CACHE = [encode_varint(i) for i in range(-1, 8192)]
+VARINT_CACHE = [encode_varint(i) for i in range(-1, 8192)]
 
 
 def _varint(v: int) -> bytes:
     if -1 <= v < 8191:
-        return _VARINT_CACHE[v + 1]
+        return VARINT_CACHE[v + 1]
     return encode_varint(v)
 
 
@@ -41,29 +41,40 @@ class Batch(NamedTuple):
 # --- encoding ------------------------------------------------------------------
 
 def encode_record(offset_delta: int, timestamp_delta: int, key, value, headers=()) -> bytes:
-    parts = [b"\x00", _varint(timestamp_delta), _varint(offset_delta)]
+    """One record, length prefix included. Small varints come from a table:
+    this runs once per record in producers."""
+    V = VARINT_CACHE
+    parts = [b"\x00",
+             V[timestamp_delta + 1] if -1 <= timestamp_delta < 8191 else encode_varint(timestamp_delta),
+             V[offset_delta + 1] if offset_delta < 8191 else encode_varint(offset_delta)]
     if key is None:
-        parts.append(_VARINT_CACHE[0])
+        parts.append(V[0])
     else:
-        parts.append(_varint(len(key)))
+        n = len(key)
+        parts.append(V[n + 1] if n < 8191 else encode_varint(n))
         parts.append(key)
     if value is None:
-        parts.append(_VARINT_CACHE[0])
+        parts.append(V[0])
     else:
-        parts.append(_varint(len(value)))
+        n = len(value)
+        parts.append(V[n + 1] if n < 8191 else encode_varint(n))
         parts.append(value)
-    parts.append(_varint(len(headers)))
-    for hk, hv in headers:
-        hk = hk.encode("utf-8") if isinstance(hk, str) else hk
-        parts.append(_varint(len(hk)))
-        parts.append(hk)
-        if hv is None:
-            parts.append(_VARINT_CACHE[0])
-        else:
-            parts.append(_varint(len(hv)))
-            parts.append(hv)
+    if headers:
+        parts.append(_varint(len(headers)))
+        for hk, hv in headers:
+            hk = hk.encode("utf-8") if isinstance(hk, str) else hk
+            parts.append(_varint(len(hk)))
+            parts.append(hk)
+            if hv is None:
+                parts.append(V[0])
+            else:
+                parts.append(_varint(len(hv)))
+                parts.append(hv)
+    else:
+        parts.append(b"\x00")
     body = b"".join(parts)
-    return _varint(len(body)) + body
+    n = len(body)
+    return (V[n + 1] if n < 8191 else encode_varint(n)) + body
 
 
 def build_batch(records, *, base_offset: int = 0, compression_type: int = compression.NONE,

@@ -1,7 +1,9 @@
 """InitProducerId for idempotent producers (KIP-98, KIP-360 epoch bumping).
 
 The response carries the broker's max.in.flight.sequence.number.per.connection
-in a kipper tagged field (flexible versions), per seed 000.
+in a kipper tagged field (flexible versions), per seed 000 -- only in the
+``latest`` producer-state mode: in ``window5`` the broker recognises just the
+last five batches, so producers must keep Kafka's limit of five requests.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from protocol.errors import ErrorCode
 
 def handle_init_producer_id(req, ctx):
     state = ctx.state
-    window = state.config["max.in.flight.sequence.number.per.connection"]
+    window = (state.config["max.in.flight.sequence.number.per.connection"]
+              if state.config["producer.state.mode"] == "latest" else -1)
     if req.transactional_id is not None:
         # Transactions are not implemented; refuse clearly instead of
         # handing out an id whose transactional guarantees we cannot keep.

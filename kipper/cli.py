@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from client.config import ConfigError
 from protocol.errors import KafkaError
 
 
@@ -41,13 +42,15 @@ def _run_broker(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from client.tools import topics
+    from client.tools import console, perf, topics
 
     parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _broker_parser(sub)
     topics.add_parser(sub)
+    perf.add_parser(sub)
+    console.add_parsers(sub)
     return parser
 
 
@@ -56,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
+    except ConfigError as exc:
+        print(f"kipper {args.command}: configuration error: {exc}", file=sys.stderr)
+        return 2
     except KafkaError as exc:
         print(f"kipper {args.command}: {exc}", file=sys.stderr)
         return 1

@@ -182,6 +182,46 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("group.max.size", _int(1, _INT32), _INT32, "Largest classic consumer group.", "group"),
     Key("offsets.retention.minutes", _int(1, _INT32), 10080,
         "Committed offsets of an empty group are kept this long.", "group"),
+    # --- share groups (seed 004, KIP-932); ranges from the KIP table where it gives them
+    Key("group.share.enable", _bool, True,
+        "Serve share groups (ShareGroupHeartbeat/Describe, ShareFetch, ShareAcknowledge). "
+        "true here: share groups are what kipper ships; false hides the APIs.", "share"),
+    Key("group.share.delivery.count.limit", _int(2, 10), 5,
+        "Delivery attempts of a record before it is archived.", "share"),
+    Key("group.share.record.lock.duration.ms", _int(1000, 60000), 30000,
+        "Acquisition lock of a delivered record.", "share"),
+    Key("group.share.record.lock.duration.max.ms", _int(1000, 3600000), 60000,
+        "Largest acquisition lock; group.share.record.lock.duration.ms may not exceed it.", "share"),
+    Key("group.share.record.lock.partition.limit", _int(100, 10000), 200,
+        "In-flight records (SPEO - SPSO) per share-partition; acquisition stops there.", "share"),
+    Key("group.share.session.timeout.ms", _int(1, _INT32), 45000,
+        "A share-group member without a heartbeat for this long is removed.", "share"),
+    Key("group.share.min.session.timeout.ms", _int(1, _INT32), 45000,
+        "Lowest allowed group.share.session.timeout.ms.", "share"),
+    Key("group.share.max.session.timeout.ms", _int(1, _INT32), 60000,
+        "Highest allowed group.share.session.timeout.ms.", "share"),
+    Key("group.share.heartbeat.interval.ms", _int(1, _INT32), 5000,
+        "Heartbeat interval given to share-group members.", "share"),
+    Key("group.share.min.heartbeat.interval.ms", _int(1, _INT32), 5000,
+        "Lowest allowed group.share.heartbeat.interval.ms.", "share"),
+    Key("group.share.max.heartbeat.interval.ms", _int(1, _INT32), 15000,
+        "Highest allowed group.share.heartbeat.interval.ms.", "share"),
+    Key("group.share.max.groups", _int(1, 100), 10,
+        "Share groups with members at one time.", "share"),
+    Key("group.share.max.size", _int(10, 1000), 200, "Members of one share group.", "share"),
+    Key("group.share.auto.offset.reset", _choice("latest", "earliest"), "latest",
+        "Where a new share-partition starts when neither the group nor the topic says "
+        "(topic config share.auto.offset.reset).", "share"),
+    Key("group.share.auto.offset.reset.groups", _string, "",
+        "Per-group share.auto.offset.reset: GROUP:earliest|latest, comma-separated.", "share"),
+    Key("group.share.checkpoint.max.deltas", _int(1, 100000), 50,
+        "SHARE_DELTA records after a SHARE_CHECKPOINT before the next checkpoint.", "share"),
+    Key("group.share.checkpoint.interval.ms", _int(100, _INT32), 30000,
+        "A share-partition whose log moved past its checkpoint checkpoints again after this "
+        "long, so the log start it holds back keeps moving.", "share"),
+    Key("group.share.state.unload.ms", _int(1000, _INT32), 300000,
+        "Share-partition state of a group without members is checkpointed and dropped from "
+        "memory after this long; it is recovered from the log when needed.", "share"),
 )}
 
 
@@ -283,3 +323,25 @@ def _check_consistency(values: dict[str, Any]) -> None:
             raise ConfigError(f"advertised.listeners: {adv} needs a host and a non-zero port")
     if values["group.min.session.timeout.ms"] > values["group.max.session.timeout.ms"]:
         raise ConfigError("group.min.session.timeout.ms is above group.max.session.timeout.ms")
+    _check_share(values)
+
+
+def _check_share(values: dict[str, Any]) -> None:
+    for lo, key, hi in (("group.share.min.session.timeout.ms", "group.share.session.timeout.ms",
+                         "group.share.max.session.timeout.ms"),
+                        ("group.share.min.heartbeat.interval.ms", "group.share.heartbeat.interval.ms",
+                         "group.share.max.heartbeat.interval.ms")):
+        if not values[lo] <= values[key] <= values[hi]:
+            raise ConfigError(f"{key}: {values[key]} is outside [{lo}={values[lo]}, {hi}={values[hi]}]")
+    if values["group.share.heartbeat.interval.ms"] >= values["group.share.session.timeout.ms"]:
+        raise ConfigError("group.share.heartbeat.interval.ms must be below group.share.session.timeout.ms")
+    if values["group.share.record.lock.duration.ms"] > values["group.share.record.lock.duration.max.ms"]:
+        raise ConfigError("group.share.record.lock.duration.ms is above group.share.record.lock.duration.max.ms")
+    resets = {}
+    for item in (s.strip() for s in values["group.share.auto.offset.reset.groups"].split(",")):
+        group, sep, reset = item.rpartition(":")
+        if item and (not sep or not group.strip() or reset.strip() not in ("earliest", "latest")):
+            raise ConfigError(f"group.share.auto.offset.reset.groups: '{item}' is not GROUP:earliest or GROUP:latest")
+        if item:
+            resets[group.strip()] = reset.strip()
+    values["group.share.auto.offset.reset.groups"] = resets

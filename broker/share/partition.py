@@ -1,0 +1,400 @@
+"""SharePartition: the in-flight records of one topic-partition in one share group (sans-I/O).
+
+Between the share-partition start offset (SPSO) and end offset (SPEO) every
+delivered data offset sits in a *run*: a range of offsets with one state, one
+delivery count and, while ACQUIRED, one owner and lock deadline. Offsets of
+the window that are in no run are gaps (control batches, deleted data); they
+are never handed out. Moves between states follow ``states.TRANSITIONS``.
+Methods take ``now`` (ms) and return the durable changes they made, as
+``(first, last, state, delivery_count)``, for the caller to persist.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Iterable, Iterator, Protocol
+
+from broker.share.states import (
+    ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, GAP, REJECT, RELEASE, RENEW, TERMINAL,
+    check_move,
+)
+from protocol.errors import ErrorCode
+
+NO_DEADLINE = 1 << 62
+INT32_MAX = 2**31 - 1
+
+
+class LogView(Protocol):
+    """What the engine needs to know about the topic-partition it shares."""
+
+    log_start_offset: int
+    log_end_offset: int
+
+    def data_spans(self, start: int, end: int | None = None) -> Iterator[tuple[int, int, int]]:
+        """(first, last, size) of each data (non-control) batch that ends at or
+        after ``start`` and begins before ``end``, oldest first."""
+
+
+class Run:
+    __slots__ = ("first", "last", "state", "count", "member", "deadline")
+
+    def __init__(self, first: int, last: int, state: int, count: int,
+                 member: str | None = None, deadline: int = NO_DEADLINE):
+        self.first = first
+        self.last = last
+        self.state = state
+        self.count = count
+        self.member = member
+        self.deadline = deadline
+
+    def same_as(self, other: "Run") -> bool:
+        return (self.state == other.state and self.count == other.count
+                and self.member == other.member and self.deadline == other.deadline)
+
+    def __repr__(self) -> str:
+        owner = f" {self.member}@{self.deadline}" if self.state == ACQUIRED else ""
+        return f"Run({self.first}-{self.last} s={self.state} n={self.count}{owner})"
+
+
+def _first(run: Run) -> int:
+    return run.first
+
+
+def merge_entries(entries: Iterable[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
+    """Sort durable entries and join neighbours that touch and agree."""
+    out: list[list[int]] = []
+    for first, last, state, count in sorted(entries):
+        if out and out[-1][1] + 1 == first and out[-1][2] == state and out[-1][3] == count:
+            out[-1][1] = last
+        else:
+            out.append([first, last, state, count])
+    return [tuple(e) for e in out]
+
+
+class SharePartition:
+    def __init__(self, group_id: str, topic: str, partition: int, *, start_offset: int,
+                 delivery_count_limit: int, lock_duration_ms: int, lock_partition_limit: int):
+        self.group_id = group_id
+        self.topic = topic
+        self.partition = partition
+        self.spso = start_offset
+        self.speo = start_offset
+        self.delivery_count_limit = delivery_count_limit
+        self.lock_duration_ms = lock_duration_ms
+        self.lock_partition_limit = lock_partition_limit
+        self.runs: list[Run] = []
+        self.available_records = 0
+        self._next_deadline = NO_DEADLINE
+
+    # --- run bookkeeping ---------------------------------------------------------------
+
+    def _split_at(self, offset: int) -> int:
+        """Make ``offset`` start a run if a run covers it; index of the first run at or after it."""
+        runs = self.runs
+        i = bisect_right(runs, offset, key=_first) - 1
+        if i < 0:
+            return 0
+        r = runs[i]
+        if r.last < offset:
+            return i + 1
+        if r.first == offset:
+            return i
+        runs.insert(i + 1, Run(offset, r.last, r.state, r.count, r.member, r.deadline))
+        r.last = offset - 1
+        return i + 1
+
+    def _slice(self, first: int, last: int) -> tuple[int, int]:
+        i = self._split_at(first)
+        j = self._split_at(last + 1)
+        return i, j
+
+    def _coalesce(self, i: int, j: int) -> None:
+        """Join touching equal runs in runs[i-1:j+1]."""
+        runs = self.runs
+        k = max(i - 1, 0)
+        end = min(j + 1, len(runs))
+        while k < end - 1:
+            a, b = runs[k], runs[k + 1]
+            if a.last + 1 == b.first and a.same_as(b):
+                a.last = b.last
+                del runs[k + 1]
+                end -= 1
+            else:
+                k += 1
+
+    def _set(self, run: Run, state: int, now: int = 0) -> None:
+        check_move(run.state, state)
+        if run.state == AVAILABLE:
+            self.available_records -= run.last - run.first + 1
+        if state == AVAILABLE:
+            self.available_records += run.last - run.first + 1
+        run.state = state
+        if state != ACQUIRED:
+            run.member = None
+            run.deadline = NO_DEADLINE
+
+    def _advance(self) -> None:
+        """Move the SPSO over terminal runs and gaps."""
+        runs = self.runs
+        k = 0
+        spso = self.speo
+        while k < len(runs):
+            r = runs[k]
+            if r.state not in TERMINAL:
+                spso = r.first
+                break
+            k += 1
+        if k:
+            del runs[:k]
+        self.spso = max(self.spso, spso)
+
+    # --- acquisition -----------------------------------------------------------------------
+
+    def acquire(self, member: str, now: int, log: LogView, *, max_records: int,
+                max_bytes: int = INT32_MAX) -> list[tuple[int, int, int]]:
+        """Lock up to ``max_records`` records for ``member``: released ones first,
+        then new ones from the SPEO. Returns (first, last, delivery_count) ranges."""
+        if log.log_start_offset > self.spso:
+            raise AssertionError("move_start must run before acquiring past the log start")
+        deadline = now + self.lock_duration_ms
+        budget = max_records
+        out: list[tuple[int, int, int]] = []
+        runs = self.runs
+        if self.available_records and budget > 0:
+            i = 0
+            while i < len(runs) and budget > 0:
+                r = runs[i]
+                if r.state == AVAILABLE:
+                    size = r.last - r.first + 1
+                    if size > budget:
+                        self._split_at(r.first + budget)
+                        size = budget
+                    self._set(r, ACQUIRED)
+                    r.count += 1
+                    r.member = member
+                    r.deadline = deadline
+                    budget -= size
+                    out.append((r.first, r.last, r.count))
+                i += 1
+            self._coalesce(0, len(runs))
+        if budget > 0:
+            used = 0
+            for first, last, size in log.data_spans(self.speo):
+                start = max(first, self.speo)
+                if start > last:
+                    continue
+                room = min(budget, self.lock_partition_limit - (start - self.spso))
+                if room <= 0 or (used and used + size > max_bytes):
+                    break
+                n = min(last - start + 1, room)
+                run = Run(start, start + n - 1, ACQUIRED, 1, member, deadline)
+                prev = runs[-1] if runs else None
+                if prev is not None and prev.last + 1 == start and prev.same_as(run):
+                    prev.last = run.last
+                else:
+                    runs.append(run)
+                self.speo = start + n
+                budget -= n
+                used += size
+                out.append((start, start + n - 1, 1))
+                if budget <= 0:
+                    break
+        if out:
+            self._next_deadline = min(self._next_deadline, deadline)
+        self._advance()
+        return _join_ranges(out)
+
+    # --- acknowledgement ---------------------------------------------------------------
+
+    def acknowledge(self, member: str, batches, now: int, *, allow_renew: bool = False
+                    ) -> tuple[list[ErrorCode], list[tuple[int, int, int, int]]]:
+        """Apply acknowledgement batches (first, last, [types]). A batch that is
+        malformed or names a record this member does not hold fails whole and
+        changes nothing; the others still apply."""
+        errors = []
+        changes: list[tuple[int, int, int, int]] = []
+        for first, last, types in batches:
+            error = self._check_ack(member, first, last, types, allow_renew)
+            errors.append(error)
+            if error != ErrorCode.NONE:
+                continue
+            if len(types) == 1:
+                self._apply(first, last, types[0], now, changes)
+                continue
+            start = first
+            for k in range(1, len(types) + 1):
+                if k == len(types) or types[k] != types[k - 1]:
+                    self._apply(start, first + k - 1, types[k - 1], now, changes)
+                    start = first + k
+        if changes:
+            self._advance()
+        return errors, changes
+
+    def _check_ack(self, member, first, last, types, allow_renew) -> ErrorCode:
+        if first > last or len(types) not in (1, last - first + 1):
+            return ErrorCode.INVALID_REQUEST
+        top = RENEW if allow_renew else REJECT
+        if any(not GAP <= t <= top for t in types):
+            return ErrorCode.INVALID_REQUEST
+        if first < self.spso or last >= self.speo:
+            return ErrorCode.INVALID_RECORD_STATE
+        runs = self.runs
+        i = bisect_right(runs, first, key=_first) - 1
+        if i < 0 or runs[i].last < first:
+            i += 1
+        while i < len(runs) and runs[i].first <= last:
+            r = runs[i]
+            if r.state != ACQUIRED or r.member != member:
+                return ErrorCode.INVALID_RECORD_STATE
+            i += 1
+        return ErrorCode.NONE
+
+    def _apply(self, first: int, last: int, ack_type: int, now: int, changes: list) -> None:
+        i, j = self._slice(first, last)
+        for r in self.runs[i:j]:
+            if ack_type == RENEW:
+                check_move(r.state, ACQUIRED)
+                r.deadline = now + self.lock_duration_ms
+                self._next_deadline = min(self._next_deadline, r.deadline)
+                continue
+            if ack_type == ACCEPT:
+                self._set(r, ACKNOWLEDGED)
+            elif ack_type == RELEASE:
+                self._release(r)
+            else:  # REJECT, GAP
+                self._set(r, ARCHIVED)
+            changes.append((r.first, r.last, r.state, r.count))
+        self._coalesce(i, j)
+
+    def _release(self, run: Run) -> None:
+        self._set(run, ARCHIVED if run.count >= self.delivery_count_limit else AVAILABLE)
+
+    # --- releases without an acknowledgement ----------------------------------------------
+
+    def expire(self, now: int) -> list[tuple[int, int, int, int]]:
+        """Release every record whose acquisition lock ran out."""
+        if now < self._next_deadline:
+            return []
+        return self._release_where(lambda r: r.deadline <= now)
+
+    def release_member(self, member: str) -> list[tuple[int, int, int, int]]:
+        """Release what ``member`` holds (it left, was fenced or closed its session)."""
+        return self._release_where(lambda r: r.member == member)
+
+    def _release_where(self, predicate) -> list[tuple[int, int, int, int]]:
+        changes = []
+        next_deadline = NO_DEADLINE
+        for r in self.runs:
+            if r.state != ACQUIRED:
+                continue
+            if predicate(r):
+                self._release(r)
+                changes.append((r.first, r.last, r.state, r.count))
+            else:
+                next_deadline = min(next_deadline, r.deadline)
+        self._next_deadline = next_deadline
+        if changes:
+            self._coalesce(0, len(self.runs))
+            self._advance()
+        return changes
+
+    def move_start(self, log_start: int) -> bool:
+        """The log start passed the SPSO (retention, DeleteRecords): records
+        below it are gone. True if the window changed."""
+        if log_start <= self.spso:
+            return False
+        i = self._split_at(log_start)
+        for r in self.runs[:i]:
+            if r.state == AVAILABLE:
+                self.available_records -= r.last - r.first + 1
+        del self.runs[:i]
+        self.spso = log_start
+        self.speo = max(self.speo, log_start)
+        self._advance()
+        return True
+
+    # --- views -----------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        return self.speo - self.spso
+
+    def acquired_by(self, member: str) -> int:
+        return sum(r.last - r.first + 1 for r in self.runs if r.member == member)
+
+    def durable_runs(self, start: int | None = None, end: int | None = None
+                     ) -> list[tuple[int, int, int, int]]:
+        """Runs as they are written down: an ACQUIRED record with delivery count
+        n is AVAILABLE with n - 1 (seed 004: the acquisition is transient)."""
+        out = []
+        for r in self.runs:
+            if end is not None and r.first >= end:
+                break
+            if start is not None and r.last < start:
+                continue
+            first = r.first if start is None else max(r.first, start)
+            last = r.last if end is None else min(r.last, end - 1)
+            if r.state == ACQUIRED:
+                out.append((first, last, AVAILABLE, r.count - 1))
+            else:
+                out.append((first, last, r.state, r.count))
+        return merge_entries(out)
+
+    def checkpoint_view(self) -> tuple[int, int, list[tuple[int, int, int, int]]]:
+        """(start, end, states) of a SHARE_CHECKPOINT of this state. Trailing
+        records in their first delivery (AVAILABLE, 0) are left out: the SPEO
+        may safely go back over them."""
+        states = self.durable_runs()
+        while states and states[-1][2] == AVAILABLE and states[-1][3] == 0:
+            states.pop()
+        end = states[-1][1] + 1 if states else self.spso
+        return self.spso, end, states
+
+    def durable_view(self, log: LogView) -> tuple[int, int, list[tuple[int, int, int, int]]]:
+        """``checkpoint_view`` with an empty window moved over leading gaps, so
+        two states that differ only in which gaps they have seen compare equal."""
+        start, end, states = self.checkpoint_view()
+        if not states:
+            nxt = next((max(f, start) for f, last, _ in log.data_spans(start) if last >= start),
+                       log.log_end_offset)
+            start = end = max(start, nxt)
+        return start, end, states
+
+    # --- recovery --------------------------------------------------------------------------
+
+    def restore(self, start: int, end: int, entries_in_order: list[list[tuple[int, int, int, int]]],
+                log: LogView) -> None:
+        """Rebuild from a checkpoint window and the entries of the checkpoint and
+        each later delta, oldest first. Data offsets of the window that no entry
+        names are records in their first delivery: AVAILABLE, count 0."""
+        hi = end
+        for entries in entries_in_order:
+            for _, last, _, _ in entries:
+                hi = max(hi, last + 1)
+        self.spso = start
+        self.speo = hi
+        self.runs = [Run(max(f, start), min(last, hi - 1), AVAILABLE, 0)
+                     for f, last, _ in log.data_spans(start, hi) if last >= start and f < hi]
+        for entries in entries_in_order:
+            for first, last, state, count in entries:
+                first = max(first, start)
+                if first > last:
+                    continue
+                i, j = self._slice(first, last)
+                for r in self.runs[i:j]:
+                    r.state = state
+                    r.count = count
+                self._coalesce(i, j)
+        self.available_records = sum(r.last - r.first + 1 for r in self.runs if r.state == AVAILABLE)
+        self._next_deadline = NO_DEADLINE
+        self._advance()
+
+
+def _join_ranges(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    out: list[list[int]] = []
+    for first, last, count in ranges:
+        if out and out[-1][1] + 1 == first and out[-1][2] == count:
+            out[-1][1] = last
+        else:
+            out.append([first, last, count])
+    return [tuple(r) for r in out]

@@ -1,0 +1,41 @@
+"""Record states of a share-partition and the moves allowed between them (KIP-932, seed 004).
+
+    AVAILABLE --acquire--> ACQUIRED --accept--> ACKNOWLEDGED
+        ^                     |  \--reject/gap, or release/expiry at the limit--> ARCHIVED
+        +--release/expiry-----+
+    ACQUIRED --renew--> ACQUIRED (a fresh lock, KIP-1222)
+
+ACKNOWLEDGED and ARCHIVED are terminal; the SPSO moves over them. The numbers
+are the ones the seed writes into SHARE_CHECKPOINT/SHARE_DELTA (ACQUIRED is
+transient and never written).
+"""
+
+from __future__ import annotations
+
+from protocol.share_records import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
+
+STATE_NAMES = {AVAILABLE: "AVAILABLE", ACQUIRED: "ACQUIRED", ACKNOWLEDGED: "ACKNOWLEDGED",
+               ARCHIVED: "ARCHIVED"}
+
+TRANSITIONS = {
+    AVAILABLE: frozenset({ACQUIRED}),
+    ACQUIRED: frozenset({AVAILABLE, ACKNOWLEDGED, ARCHIVED, ACQUIRED}),
+    ACKNOWLEDGED: frozenset(),
+    ARCHIVED: frozenset(),
+}
+
+TERMINAL = frozenset({ACKNOWLEDGED, ARCHIVED})
+
+# AcknowledgeTypes in ShareFetch/ShareAcknowledge (RENEW from v2, KIP-1222).
+GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
+ACK_TYPE_NAMES = {GAP: "GAP", ACCEPT: "ACCEPT", RELEASE: "RELEASE", REJECT: "REJECT", RENEW: "RENEW"}
+
+
+class IllegalTransition(AssertionError):
+    """A bug: the engine tried a move the table does not allow."""
+
+
+def check_move(current: int, target: int) -> None:
+    if target not in TRANSITIONS[current]:
+        raise IllegalTransition(f"record state {STATE_NAMES[current]} -> {STATE_NAMES[target]} "
+                                "is not allowed")

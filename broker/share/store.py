@@ -1,0 +1,194 @@
+"""Share-partition state of the broker: loaded engines, the checkpoint index, control-batch writes.
+
+``ShareStore`` owns every SharePartition that is in memory and, for every
+share-partition that ever existed, its ``Durable`` index entry (SCO and chain
+head), which is what lets recovery skip the log scan. Changes are persisted as
+one SHARE_DELTA per operation, or a SHARE_CHECKPOINT once
+``checkpoint_max_deltas`` deltas have piled up. The log start is held at the
+earliest SCO of a topic-partition (the ESO, via ``floor``); a share-partition
+whose log moved on checkpoints again every ``checkpoint_interval_ms`` so the
+hold stays short. Synchronous: the shell calls ``tick(now)``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import structlog
+
+from broker.log.topics import Topic
+from broker.share.durable import Durable, Pending
+from broker.share.partition import SharePartition
+from broker.share.recovery import PartitionLogView, RecoveryError, read_chain, rebuild
+from broker.share.settings import ShareSettings
+from broker.share.states import AVAILABLE
+from protocol import records
+from protocol import share_records as sr
+
+log = structlog.get_logger(__name__)
+
+Key = tuple[str, str, int]  # (group_id, topic, partition)
+
+
+class ShareStore:
+    def __init__(self, settings: ShareSettings, topics, *,
+                 on_available: Callable[[str, int], None] | None = None):
+        self.settings = settings
+        self.topics = topics
+        self.on_available = on_available or (lambda topic, partition: None)
+        self.loaded: dict[Key, SharePartition] = {}
+        self.index: dict[tuple[str, int], dict[str, Durable]] = {}
+        self.writes = {records.SHARE_CHECKPOINT: 0, records.SHARE_DELTA: 0}
+        self.recoveries = 0
+
+    # --- loading -----------------------------------------------------------------------
+
+    def start_offset(self, group_id: str, topic: Topic, plog) -> int:
+        s = self.settings
+        reset = s.auto_offset_reset_groups.get(group_id) or topic.configs.get(
+            "share.auto.offset.reset") or s.auto_offset_reset
+        return plog.log_start_offset if reset == "earliest" else plog.log_end_offset
+
+    def _new_engine(self, group_id: str, topic: str, partition: int, start: int) -> SharePartition:
+        s = self.settings
+        return SharePartition(group_id, topic, partition, start_offset=start,
+                              delivery_count_limit=s.delivery_count_limit,
+                              lock_duration_ms=s.record_lock_duration_ms,
+                              lock_partition_limit=s.record_lock_partition_limit)
+
+    def get(self, group_id: str, topic: Topic, partition: int, now: int) -> SharePartition | None:
+        """The share-partition, loaded from its control records or created
+        (with a first checkpoint) at share.auto.offset.reset."""
+        key = (group_id, topic.name, partition)
+        sp = self.loaded.get(key)
+        if sp is not None:
+            return sp
+        if not 0 <= partition < len(topic.partitions):
+            return None
+        plog = topic.partitions[partition]
+        durable = self.index.get((topic.name, partition), {}).get(group_id)
+        if durable is not None:
+            try:
+                sp = self.recover(group_id, topic.name, plog, durable)
+            except RecoveryError as exc:
+                log.error("share_partition_recovery_failed", group_id=group_id, topic=topic.name,
+                          partition=partition, error=str(exc))
+                sp = None
+        if sp is None:
+            sp = self._new_engine(group_id, topic.name, partition,
+                                  self.start_offset(group_id, topic, plog))
+            durable = Durable(group_id)
+            self.index.setdefault((topic.name, partition), {})[group_id] = durable
+            self.loaded[key] = sp
+            self.checkpoint(sp, now)
+            log.info("share_partition_initialized", group_id=group_id, topic=topic.name,
+                     partition=partition, spso=sp.spso)
+        self.loaded[key] = sp
+        if sp.move_start(plog.log_start_offset):
+            self.checkpoint(sp, now)
+        return sp
+
+    def recover(self, group_id: str, topic: str, plog, durable: Durable) -> SharePartition:
+        """Rebuild from the latest checkpoint and the deltas after it."""
+        checkpoint, deltas = read_chain(plog, group_id, durable.head_offset, durable.checkpoint_epoch)
+        sp = self._new_engine(group_id, topic, plog.partition, checkpoint.start_offset)
+        rebuild(sp, checkpoint, deltas, PartitionLogView(plog))
+        self.recoveries += 1
+        log.info("share_partition_recovered", group_id=group_id, topic=topic,
+                 partition=plog.partition, checkpoint_offset=durable.checkpoint_offset,
+                 deltas=len(deltas), spso=sp.spso, speo=sp.speo)
+        return sp
+
+    def unload(self, key: Key, now: int, *, checkpoint: bool = True) -> None:
+        """Drop a share-partition from memory; ``checkpoint`` first so that
+        recovery later reads one record."""
+        sp = self.loaded.get(key)
+        if sp is None:
+            return
+        if checkpoint and self._plog(sp) is not None:
+            self.checkpoint(sp, now)
+        del self.loaded[key]
+
+    def group_keys(self, group_id: str) -> list[Key]:
+        return [k for k in self.loaded if k[0] == group_id]
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def _plog(self, sp: SharePartition):
+        return self.topics.partition(sp.topic, sp.partition)
+
+    def _durable(self, sp: SharePartition) -> Durable:
+        return self.index[(sp.topic, sp.partition)][sp.group_id]
+
+    def _write(self, sp: SharePartition, durable: Durable, pending: Pending, now: int) -> int:
+        plog = self._plog(sp)
+        if pending.kind == records.SHARE_CHECKPOINT:
+            data = sr.checkpoint_batch(pending.value, timestamp=now)
+        else:
+            data = sr.delta_batch(pending.value, timestamp=now)
+        offset = plog.append_batch(data, now)
+        durable.commit(pending, offset, now, plog.log_end_offset)
+        self.writes[pending.kind] += 1
+        return offset
+
+    def checkpoint(self, sp: SharePartition, now: int) -> int:
+        durable = self._durable(sp)
+        return self._write(sp, durable, durable.plan_checkpoint(sp), now)
+
+    def persist(self, sp: SharePartition, changes, now: int) -> None:
+        """Write the durable effect of one operation (nothing if it changed nothing)."""
+        if not changes:
+            return
+        if self._plog(sp) is None:
+            return
+        durable = self._durable(sp)
+        if durable.deltas_since_checkpoint + 1 >= self.settings.checkpoint_max_deltas:
+            self.checkpoint(sp, now)
+        else:
+            self._write(sp, durable, durable.plan_delta(sp, changes), now)
+        if any(state == AVAILABLE for _, _, state, _ in changes):
+            self.on_available(sp.topic, sp.partition)
+
+    # --- time ------------------------------------------------------------------------------
+
+    def tick(self, now: int) -> None:
+        interval = self.settings.checkpoint_interval_ms
+        for key, sp in list(self.loaded.items()):
+            plog = self._plog(sp)
+            if plog is None:
+                continue
+            if sp.move_start(plog.log_start_offset):
+                self.checkpoint(sp, now)
+            self.persist(sp, sp.expire(now), now)
+            durable = self._durable(sp)
+            if now - durable.last_checkpoint_ms >= interval and plog.log_end_offset > durable.log_end_at_checkpoint:
+                self.checkpoint(sp, now)
+        for (topic, partition), entries in list(self.index.items()):
+            plog = self.topics.partition(topic, partition)
+            if plog is None:
+                continue
+            for group_id, durable in list(entries.items()):
+                if (group_id, topic, partition) in self.loaded:
+                    continue
+                if now - durable.last_checkpoint_ms >= interval and plog.log_end_offset > durable.log_end_at_checkpoint:
+                    # an idle share-partition still moves its SCO on, so it never pins the log start
+                    topic_obj = self.topics.get(topic)
+                    key = (group_id, topic, partition)
+                    self.get(group_id, topic_obj, partition, now)
+                    self.unload(key, now)
+
+    # --- hooks -----------------------------------------------------------------------------
+
+    def floor(self, topic: str, partition: int) -> int | None:
+        """The ESO: the earliest SCO of the topic-partition's share-partitions."""
+        entries = self.index.get((topic, partition))
+        if not entries:
+            return None
+        scos = [d.checkpoint_offset for d in entries.values() if d.checkpoint_offset >= 0]
+        return min(scos) if scos else None
+
+    def topic_deleted(self, topic: str) -> None:
+        for key in [k for k in self.loaded if k[1] == topic]:
+            del self.loaded[key]
+        for key in [k for k in self.index if k[0] == topic]:
+            del self.index[key]

@@ -50,32 +50,40 @@ class Accumulator:
         self.buffer_memory = buffer_memory
         self.queues: dict[TopicPartition, deque[ProducerBatch]] = {}
         self.undesignated: dict[str, Undesignated] = {}
-        self.used = 0  # bytes of records not yet completed
+        # Bytes of records not yet completed = appended - released. ``appended``
+        # only changes under the producer lock, ``released`` only on the send
+        # thread, so completing a batch needs no lock.
+        self.appended = 0
+        self.released = 0
         self.flushing = 0  # >0 while a flush() waits: everything is ready now
         self.closing = False
 
     # --- caller side ----------------------------------------------------------------
 
+    @property
+    def used(self) -> int:
+        return self.appended - self.released
+
     def has_room(self, size: int) -> bool:
         return self.used + size <= self.buffer_memory or self.used == 0
 
     def append(self, tp: TopicPartition, key, value, timestamp: int, headers, future: RecordFuture,
-               callback: Callback | None, now: float) -> tuple[ProducerBatch, bool]:
-        """Append to the partition's open batch; returns (batch, new_batch_created)."""
+               callback: Callback | None, clock) -> tuple[ProducerBatch, bool]:
+        """Append to the partition's open batch; returns (batch, new_batch_created).
+        ``clock()`` is read only when a batch is created."""
         dq = self.queues.get(tp)
         if dq is None:
             dq = self.queues[tp] = deque()
-        if dq:
+        elif dq:
             batch = dq[-1]
             if not batch.closed:
-                before = batch.size
-                if batch.try_append(key, value, timestamp, headers, self.batch_size, future, callback):
-                    self.used += batch.size - before
+                added = batch.try_append(key, value, timestamp, headers, self.batch_size, future, callback)
+                if added:
+                    self.appended += added
                     return batch, False
                 batch.closed = True
-        batch = ProducerBatch(tp[0], tp[1], now)
-        batch.try_append(key, value, timestamp, headers, self.batch_size, future, callback)
-        self.used += batch.size
+        batch = ProducerBatch(tp[0], tp[1], clock())
+        self.appended += batch.try_append(key, value, timestamp, headers, self.batch_size, future, callback)
         dq.append(batch)
         return batch, True
 
@@ -85,7 +93,7 @@ class Accumulator:
         if u is None:
             u = self.undesignated[topic] = Undesignated(since=record.enqueued)
         u.records.append(record)
-        self.used += record.size
+        self.appended += record.size
         return u.gate
 
     def gate_for(self, topic: str, now: float) -> threading.Event:
@@ -100,7 +108,7 @@ class Accumulator:
         """Remove a topic's parked records (to partition them or fail them)."""
         u = self.undesignated.pop(topic, None)
         if u is not None:
-            self.used -= sum(r.size for r in u.records)
+            self.released += sum(r.size for r in u.records)
         return u
 
     def waiting_topics(self) -> list[str]:
@@ -159,7 +167,8 @@ class Accumulator:
         dq.insert(i, batch)
 
     def release(self, batch: ProducerBatch) -> None:
-        self.used -= batch.size
+        """Send thread only."""
+        self.released += batch.size
         batch.size = 0
 
     def next_linger_deadline(self) -> float:

@@ -105,7 +105,7 @@ Callback = Callable[[BaseException | None, RecordMetadata], None]
 
 class ProducerBatch:
     __slots__ = ("topic", "partition", "buf", "count", "base_ts", "max_ts", "created", "result",
-                 "futures", "callbacks", "size", "attempts", "retry_at", "producer_id",
+                 "callbacks", "size", "attempts", "retry_at", "producer_id",
                  "producer_epoch", "base_sequence", "sealed", "wire", "closed", "in_flight")
 
     def __init__(self, topic: str, partition: int, now: float):
@@ -117,7 +117,6 @@ class ProducerBatch:
         self.max_ts = 0
         self.created = now
         self.result = BatchResult()
-        self.futures: list[RecordFuture] = []
         self.callbacks: list[tuple[int, Callback]] | None = None
         self.size = 0  # bytes counted against buffer.memory
         self.attempts = 0
@@ -131,16 +130,16 @@ class ProducerBatch:
         self.in_flight = False
 
     def try_append(self, key, value, timestamp: int, headers, batch_size: int,
-                   future: RecordFuture, callback: Callback | None) -> bool:
-        """Encode one record into the batch; False if it would overflow a
-        non-empty batch (the caller then starts a new one)."""
+                   future: RecordFuture, callback: Callback | None) -> int:
+        """Encode one record into the batch; returns the bytes added, or 0 if
+        it would overflow a non-empty batch (the caller then starts a new one)."""
         n = self.count
         if n == 0:
             self.base_ts = timestamp
         data = _encode_record(n, timestamp - self.base_ts, key, value, headers)
         size = len(data)
         if n and len(self.buf) + size > batch_size:
-            return False
+            return 0
         self.buf += data
         if timestamp > self.max_ts or n == 0:
             self.max_ts = timestamp
@@ -148,12 +147,11 @@ class ProducerBatch:
         self.size += size
         future.batch = self
         future.index = n
-        self.futures.append(future)
         if callback is not None:
             if self.callbacks is None:
                 self.callbacks = []
-            self.callbacks.append((n, callback))
-        return True
+            self.callbacks.append((future, callback))
+        return size
 
     def seal(self, compression_type: int) -> bytes:
         """The batch's bytes: header (with producer id/epoch/sequence) + records."""
@@ -181,8 +179,7 @@ class ProducerBatch:
         r.log_append_time = log_append_time
         r.event.set()
         if self.callbacks:
-            for index, cb in self.callbacks:
-                fut = self.futures[index]
+            for fut, cb in self.callbacks:
                 try:
                     cb(error, fut.metadata(r))
                 except Exception:  # a user callback must not kill the send thread

@@ -86,7 +86,7 @@ class ProducerConfig:
     client_id: str = "kipper-producer"
     acks: int = -1
     linger_ms: int = 5
-    batch_size: int = 16384
+    batch_size: int = 131072  # Java: 16384, librdkafka: 1000000; see docs/CLIENT.md
     buffer_memory: int = 33554432
     max_block_ms: int = 60000
     compression_type: int = compression.NONE

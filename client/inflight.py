@@ -24,9 +24,11 @@ class InFlight:
 class InFlightRequests:
     def __init__(self):
         self._by_id: OrderedDict[int, InFlight] = OrderedDict()
+        self._per_api: dict[int, int] = {}
 
     def add(self, entry: InFlight) -> None:
         self._by_id[entry.correlation_id] = entry
+        self._per_api[entry.api_key] = self._per_api.get(entry.api_key, 0) + 1
 
     def complete(self, correlation_id: int) -> InFlight:
         """The request a response answers; raises if it is not the oldest."""
@@ -35,7 +37,9 @@ class InFlightRequests:
         oldest = next(iter(self._by_id))
         if oldest != correlation_id:
             raise ConnectionError(f"response {correlation_id} arrived while {oldest} was expected")
-        return self._by_id.pop(correlation_id)
+        entry = self._by_id.pop(correlation_id)
+        self._per_api[entry.api_key] -= 1
+        return entry
 
     def oldest_sent_at(self) -> float | None:
         if not self._by_id:
@@ -46,12 +50,16 @@ class InFlightRequests:
         """Everything in flight (the connection died)."""
         out = list(self._by_id.values())
         self._by_id.clear()
+        self._per_api.clear()
         return out
 
     def count(self, api_key: int | None = None) -> int:
         if api_key is None:
             return len(self._by_id)
-        return sum(1 for e in self._by_id.values() if e.api_key == api_key)
+        return self._per_api.get(api_key, 0)
+
+    def entries(self) -> list[InFlight]:
+        return list(self._by_id.values())
 
     def __len__(self) -> int:
         return len(self._by_id)

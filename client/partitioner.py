@@ -48,7 +48,7 @@ class Partitioner:
 
     def __init__(self, mode: str = "default"):
         self.mode = mode
-        self._sticky: dict[str, int] = {}
+        self.sticky: dict[str, int] = {}
         self._hash_cache: dict[bytes, int] = {}
 
     def partition(self, topic: str, key: bytes | None, num_partitions: int) -> int:
@@ -61,14 +61,14 @@ class Partitioner:
             return h % num_partitions
         if self.mode == "random":
             return random.randrange(num_partitions)
-        p = self._sticky.get(topic)
+        p = self.sticky.get(topic)
         if p is None or p >= num_partitions:
-            p = self._sticky[topic] = random.randrange(num_partitions)
+            p = self.sticky[topic] = random.randrange(num_partitions)
         return p
 
     def on_new_batch(self, topic: str, previous: int, num_partitions: int) -> None:
         """The sticky partition filled a batch: pick another one (KIP-480)."""
-        if self._sticky.get(topic) != previous or num_partitions < 2:
+        if self.sticky.get(topic) != previous or num_partitions < 2:
             return
         p = random.randrange(num_partitions - 1)
-        self._sticky[topic] = p if p < previous else p + 1
+        self.sticky[topic] = p if p < previous else p + 1

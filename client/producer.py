@@ -34,8 +34,8 @@ class ProducerClosed(RuntimeError):
     pass
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+_time = time.time
+_monotonic = time.monotonic
 
 
 def place_parked(sender: Sender, topic: str, now: float) -> None:
@@ -57,7 +57,7 @@ def place_parked(sender: Sender, topic: str, now: float) -> None:
         if partition < 0:
             partition = partitioner.partition(topic, r.key, n)
         batch, new = acc.append((topic, partition), r.key, r.value, r.timestamp, r.headers,
-                                r.future, r.callback, now)
+                                r.future, r.callback, lambda: now)
         if new and r.key is None and r.partition < 0:
             partitioner.on_new_batch(topic, partition, n)
     parked.gate.set()
@@ -67,13 +67,16 @@ class Producer:
     def __init__(self, config: dict):
         self.config = ProducerConfig.from_dict(config)
         cfg = self.config
-        self._lock = threading.Condition(threading.RLock())
+        self._mutex = threading.RLock()
+        self._lock = threading.Condition(self._mutex)  # same lock, for waiting on space/flush
         self._acc = Accumulator(batch_size=cfg.batch_size, linger_ms=cfg.linger_ms,
                                 buffer_memory=cfg.buffer_memory)
         self._metrics = {"records": 0, "bytes": 0, "requests": 0, "batches": 0, "retries": 0,
                          "errors": 0, "disconnects": 0, "request_latency_sum": 0.0,
                          "request_latency_max": 0.0, "epoch_bump_requests": 0, "sent_calls": 0}
         self._partitioner = Partitioner(cfg.partitioner)
+        # unkeyed records: the sticky choice, read without a call on the hot path
+        self._sticky = self._partitioner.sticky if cfg.partitioner in ("default", "sticky") else {}
         self._sender = Sender(cfg, self._acc, self._lock, self._metrics)
         self._sender.partitioner = self._partitioner
         self._meta = self._sender.meta
@@ -95,35 +98,38 @@ class Producer:
         """
         if self._closed:
             raise ProducerClosed("send() after close()")
-        if not isinstance(topic, str) or not topic:
+        if type(topic) is not str or not topic:
             raise ValueError("topic must be a non-empty string")
-        if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
-            raise TypeError("value must be bytes or None")
-        if key is not None and not isinstance(key, (bytes, bytearray, memoryview)):
-            raise TypeError("key must be bytes or None")
+        size = RECORD_OVERHEAD
+        if value is not None:
+            if type(value) is not bytes and not isinstance(value, (bytearray, memoryview)):
+                raise TypeError("value must be bytes or None")
+            size += len(value)
+        if key is not None:
+            if type(key) is not bytes and not isinstance(key, (bytearray, memoryview)):
+                raise TypeError("key must be bytes or None")
+            size += len(key)
         if timestamp is None:
-            timestamp = _now_ms()
-        size = (len(value) if value is not None else 0) + (len(key) if key is not None else 0) + RECORD_OVERHEAD
+            timestamp = int(_time() * 1000)
         if size > self.config.max_request_size:
             raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
                              f"record of {size} bytes exceeds max.request.size {self.config.max_request_size}")
-        with self._lock:
-            sender = self._sender
-            if sender.idem.state == "fatal":
-                raise sender.idem.fatal_error
-            self._wait_for_room(size)
-            now = time.monotonic()
-            n = self._meta.partitions(topic)
-            if n == 0:
-                gate = self._acc.gate_for(topic, now)
-                future = RecordFuture(topic, timestamp, gate)
-                self._acc.park(topic, PendingRecord(key, value, timestamp, headers, future, on_delivery,
-                                                    -1 if partition is None else partition, size, now))
-                self._meta.wanted.add(topic)
-                self._wake()
-                return future
+        acc = self._acc
+        with self._mutex:
+            if self._sender.idem.fatal_error is not None:
+                raise self._sender.idem.fatal_error
+            used = acc.appended - acc.released
+            if used and used + size > acc.buffer_memory:
+                self._wait_for_room(size)
+            info = self._meta.topics.get(topic)
+            if info is None:
+                return self._park(topic, key, value, timestamp, headers, on_delivery, partition, size,
+                                  _monotonic())
+            n = len(info.leaders)
             if partition is None:
-                p = self._partitioner.partition(topic, key, n)
+                p = (self._sticky.get(topic, -1) if key is None else -1)
+                if p < 0 or p >= n:  # keyed, or no sticky partition yet
+                    p = self._partitioner.partition(topic, key, n)
             elif 0 <= partition < n:
                 p = partition
             else:
@@ -132,27 +138,38 @@ class Producer:
                                              f"partition {partition} of {topic} does not exist"))
                 return future
             future = RecordFuture(topic, timestamp)
-            _, new = self._acc.append((topic, p), key, value, timestamp, headers, future,
-                                      on_delivery, now)
+            _, new = acc.append((topic, p), key, value, timestamp, headers, future, on_delivery, _monotonic)
             if new:
                 if key is None and partition is None:
                     self._partitioner.on_new_batch(topic, p, n)
                 self._wake()
             return future
 
+    def _park(self, topic, key, value, timestamp, headers, on_delivery, partition, size, now):
+        """No metadata for the topic yet: wait in its undesignated queue (seed 001)."""
+        gate = self._acc.gate_for(topic, now)
+        future = RecordFuture(topic, timestamp, gate)
+        self._acc.park(topic, PendingRecord(key, value, timestamp, headers, future, on_delivery,
+                                            -1 if partition is None else partition, size, now))
+        self._meta.wanted.add(topic)
+        self._wake()
+        return future
+
     produce = send
 
     def _wait_for_room(self, size: int) -> None:
-        if self._acc.has_room(size):
-            return
         deadline = time.monotonic() + self.config.max_block_ms / 1000.0
         self._wake()
-        while not self._acc.has_room(size):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise BufferExhausted(f"buffer.memory ({self.config.buffer_memory} bytes) stayed full "
-                                      f"for max.block.ms ({self.config.max_block_ms} ms)")
-            self._lock.wait(min(remaining, 0.05))
+        self._sender.waiters += 1
+        try:
+            while not self._acc.has_room(size):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise BufferExhausted(f"buffer.memory ({self.config.buffer_memory} bytes) stayed full "
+                                          f"for max.block.ms ({self.config.max_block_ms} ms)")
+                self._lock.wait(min(remaining, 0.05))
+        finally:
+            self._sender.waiters -= 1
 
     def _wake(self) -> None:
         if self._sender.sleeping:
@@ -169,14 +186,12 @@ class Producer:
             self._sender.wakeup()
             with self._lock:
                 while True:
-                    pending = self._pending_records()
-                    if pending == 0:
+                    if self._acc.used == 0 and not self._sender._completions:
                         return 0
-                    if self._sender.idem.state == "fatal" or not self._thread.is_alive():
-                        return pending
                     remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        return pending
+                    if (self._sender.idem.state == "fatal" or not self._thread.is_alive()
+                            or (remaining is not None and remaining <= 0)):
+                        return self._pending_records()
                     self._lock.wait(0.05 if remaining is None else min(remaining, 0.05))
         finally:
             with self._lock:
@@ -185,9 +200,8 @@ class Producer:
     def _pending_records(self) -> int:
         queued = sum(b.count for b in self._acc.pending_batches())
         parked = sum(len(u.records) for u in self._acc.undesignated.values())
-        in_flight = sum(b.count for c in self._sender.conns.values()
-                        for e in list(c.in_flight._by_id.values()) if e.api_key == 0
-                        for b in e.context)
+        in_flight = sum(b.count for c in list(self._sender.conns.values())
+                        for e in c.in_flight.entries() if e.api_key == 0 for b in e.context)
         return queued + parked + in_flight + sum(b.count for b, *_ in self._sender._completions)
 
     def close(self, timeout: float | None = None) -> None:

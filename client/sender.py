@@ -53,6 +53,7 @@ class Sender:
         self._wake_w.setblocking(False)
         self.selector.register(self._wake_r, selectors.EVENT_READ, None)
         self.sleeping = False
+        self.waiters = 0  # callers blocked on buffer.memory
         self.running = True
         self.force_close = False
         self._completions: list[tuple[ProducerBatch, int, BaseException | None, int]] = []
@@ -103,8 +104,14 @@ class Sender:
             self._expire(now)
             self._maybe_init_producer_id(now)
             self._maybe_request_metadata(now)
-            next_ready = self._send_ready(now)
+            next_ready, work = self._drain_ready(now)
             self._check_request_timeouts(now)
+        # sealing, compressing and encoding happen outside the lock, so the
+        # caller's thread can keep appending meanwhile
+        for conn, batches in work:
+            self._send_produce(conn, batches, now)
+        for conn in {conn for conn, _ in work}:
+            self._write_now(conn, now)
         self._run_completions()
         timeout = max(0.0, min(next_ready - now, 0.1))
         self.sleeping = True
@@ -124,10 +131,8 @@ class Sender:
                 if mask & selectors.EVENT_WRITE:
                     conn.on_writable()
                 if mask & selectors.EVENT_READ:
-                    responses = conn.on_readable()
-                    with self.lock:
-                        for entry, body in responses:
-                            self._on_response(conn, entry, body, now)
+                    for entry, body in conn.on_readable():
+                        self._on_response(conn, entry, body, now)
             except (OSError, ConnectionError, ValueError) as exc:
                 with self.lock:
                     self._drop_connection(conn, str(exc), now)
@@ -136,15 +141,16 @@ class Sender:
         self._run_completions()
 
     def _run_completions(self) -> None:
+        """Complete finished batches outside the lock (user callbacks run here)."""
         if not self._completions:
             return
-        with self.lock:
-            done, self._completions = self._completions, []
-            for batch, _, _, _ in done:
-                self.acc.release(batch)
-            self.lock.notify_all()
+        done, self._completions = self._completions, []
         for batch, base_offset, error, append_time in done:
             batch.complete(base_offset, error, append_time)
+            self.acc.release(batch)
+        if self.waiters:
+            with self.lock:
+                self.lock.notify_all()
 
     # --- connections -----------------------------------------------------------------
 
@@ -264,7 +270,12 @@ class Sender:
     def _on_response(self, conn: Connection, entry, body, now: float) -> None:
         if entry.api_key == PRODUCE.key:
             self._on_produce_response(entry, body, now)
-        elif entry.api_key == METADATA.key:
+            return
+        with self.lock:
+            self._on_admin_response(entry, body, now)
+
+    def _on_admin_response(self, entry, body, now: float) -> None:
+        if entry.api_key == METADATA.key:
             self._metadata_in_flight = False
             self.meta.update(body, now)
         elif entry.api_key == INIT_PRODUCER_ID.key:
@@ -309,12 +320,14 @@ class Sender:
 
     # --- produce --------------------------------------------------------------------------
 
-    def _send_ready(self, now: float) -> float:
+    def _drain_ready(self, now: float) -> tuple[float, list]:
+        """Under the lock: choose the batches to send, give them sequences."""
+        work = []
         if self.idem.state == idem.BUMPING:
             # False means a new producer id is needed; the next turn asks for it
             self.idem.maybe_finish_bump()
         if self.idem.enabled and self.idem.state not in (idem.READY, idem.BUMPING):
-            return now + 0.05
+            return now + 0.05, work
         by_node: dict[int, list] = defaultdict(list)
         next_ready = self.acc.next_linger_deadline()
         for tp in self.acc.partitions_with_data():
@@ -330,34 +343,49 @@ class Sender:
                 continue
             max_in_flight = self.idem.max_in_flight(cfg.max_in_flight_requests_per_connection,
                                                     cfg.max_in_flight_explicit)
-            while True:
-                in_flight = conn.in_flight.count(PRODUCE.key)
-                if in_flight >= max_in_flight:
-                    break
+            in_flight = conn.in_flight.count(PRODUCE.key)
+            while in_flight < max_in_flight:
                 batches, nr = self.acc.drain(
                     partitions, now, cfg.max_request_size,
                     lambda tp, b: self.idem.can_send(tp, b, in_flight, max_in_flight))
                 next_ready = min(next_ready, nr)
                 if not batches:
                     break
-                self._send_produce(conn, batches, now)
-            self._update_interest(conn)
-        return next_ready
+                for b in batches:
+                    self.idem.assign((b.topic, b.partition), b)
+                    b.attempts += 1
+                    b.in_flight = True
+                    b.retry_at = 0.0
+                work.append((conn, batches))
+                in_flight += 1
+        return next_ready, work
+
+    def _write_now(self, conn: Connection, now: float) -> None:
+        """Try the socket at once instead of waiting a selector turn."""
+        try:
+            conn.on_writable()
+        except (OSError, ConnectionError) as exc:
+            with self.lock:
+                self._drop_connection(conn, str(exc), now)
+            return
+        self._update_interest(conn)
 
     def _send_produce(self, conn: Connection, batches: list[ProducerBatch], now: float) -> None:
         cfg = self.config
         version = conn.pick_version(PRODUCE.key, 3, 12)
         topics: dict[str, list] = defaultdict(list)
         for b in batches:
-            self.idem.assign((b.topic, b.partition), b)
             topics[b.topic].append({"index": b.partition, "records": b.seal(cfg.compression_type)})
-            b.attempts += 1
-            b.in_flight = True
-            b.retry_at = 0.0
         body = {"transactional_id": None, "acks": cfg.acks, "timeout_ms": cfg.request_timeout_ms,
                 "topic_data": [{"name": t, "partition_data": p} for t, p in topics.items()]}
         expect = cfg.acks != 0
-        conn.send(PRODUCE, version, body, batches, now, expect_response=expect)
+        if conn.state == "closed":  # dropped while we sealed: retry through the usual path
+            with self.lock:
+                for b in batches:
+                    self._handle_batch_error(b, ErrorCode.NETWORK_EXCEPTION, now, "connection closed")
+            return
+        with self.lock:  # the connection's in-flight table is shared with response handling
+            conn.send(PRODUCE, version, body, batches, now, expect_response=expect)
         m = self.metrics
         m["requests"] += 1
         m["batches"] += len(batches)
@@ -365,11 +393,16 @@ class Sender:
             m["records"] += b.count
             m["bytes"] += len(b.sealed)
         if not expect:
-            for b in batches:
-                self._finish(b, -1, None)
+            with self.lock:
+                for b in batches:
+                    self.idem.on_success((b.topic, b.partition), b)
+                    self._finish(b, -1, None)
 
     def _on_produce_response(self, entry, body, now: float) -> None:
+        """Successes need no lock (only this thread touches sequences and
+        completions); errors take it to re-queue."""
         by_tp = {(b.topic, b.partition): b for b in entry.context}
+        failed = []
         self.metrics["request_latency_sum"] += now - entry.sent_at
         self.metrics["request_latency_max"] = max(self.metrics["request_latency_max"], now - entry.sent_at)
         for t in body.responses:
@@ -383,10 +416,13 @@ class Sender:
                     offset = p.base_offset if p.error_code == 0 else -1  # seed 000: no offset for a duplicate
                     self._finish(batch, offset, None, p.get("log_append_time_ms", -1))
                 else:
-                    self._handle_batch_error(batch, p.error_code, now, p.get("error_message"))
-        for batch in by_tp.values():  # a partition the broker did not answer
-            batch.in_flight = False
-            self._handle_batch_error(batch, ErrorCode.UNKNOWN_SERVER_ERROR, now, "no answer for partition")
+                    failed.append((batch, p.error_code, p.get("error_message")))
+        failed.extend((b, ErrorCode.UNKNOWN_SERVER_ERROR, "no answer for partition") for b in by_tp.values())
+        if failed:
+            with self.lock:
+                for batch, code, message in failed:
+                    batch.in_flight = False
+                    self._handle_batch_error(batch, code, now, message)
 
     def _handle_batch_error(self, batch: ProducerBatch, code: int, now: float, message=None) -> None:
         tp = (batch.topic, batch.partition)

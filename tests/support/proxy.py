@@ -94,9 +94,7 @@ class FaultProxy:
                 for frame in decoder.feed(data):
                     api_key, _, cid = struct.unpack_from(">hhi", frame, 0)
                     pending[cid] = api_key
-                    if self.delay:
-                        await asyncio.sleep(self.delay)
-                    bwriter.write(struct.pack(">i", len(frame)) + frame)
+                    self._forward(bwriter, frame)
                 await bwriter.drain()
 
         async def downstream():
@@ -110,9 +108,7 @@ class FaultProxy:
                     if pending.pop(cid, None) == PRODUCE and self._should_cut():
                         cut.set()  # the broker wrote; the client never hears of it
                         return
-                    if self.delay:
-                        await asyncio.sleep(self.delay)
-                    cwriter.write(struct.pack(">i", len(frame)) + frame)
+                    self._forward(cwriter, frame)
                 await cwriter.drain()
 
         tasks = [asyncio.ensure_future(upstream()), asyncio.ensure_future(downstream())]
@@ -128,6 +124,14 @@ class FaultProxy:
             except Exception:
                 pass
 
+    def _forward(self, writer, frame: bytes) -> None:
+        data = struct.pack(">i", len(frame)) + frame
+        if self.delay:
+            # a delay line, not a queue: every frame is late by the same amount
+            self._loop.call_later(self.delay, _write_if_open, writer, data)
+        else:
+            writer.write(data)
+
     def _should_cut(self) -> bool:
         self.produce_responses += 1
         if not self.cut_produce_every:
@@ -138,3 +142,8 @@ class FaultProxy:
             self.cuts += 1
             return True
         return False
+
+
+def _write_if_open(writer, data: bytes) -> None:
+    if not writer.is_closing():
+        writer.write(data)

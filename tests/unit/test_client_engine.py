@@ -24,7 +24,7 @@ def acc(batch_size=1000, linger_ms=10, buffer_memory=1 << 20) -> Accumulator:
 
 def append(a: Accumulator, value=b"x" * 50, tp=TP, now=0.0, key=None):
     f = RecordFuture(tp[0], 1000)
-    return a.append(tp, key, value, 1000, None, f, None, now), f
+    return a.append(tp, key, value, 1000, None, f, None, lambda: now), f
 
 
 # --- accumulator --------------------------------------------------------------------
@@ -77,7 +77,7 @@ def test_sealed_batch_decodes_to_the_appended_records():
     for i in range(3):
         f = RecordFuture("t", 1000 + i)
         a.append(TP, f"k{i}".encode(), f"v{i}".encode(), 1000 + i, [("h", b"1")] if i == 2 else None,
-                 f, None, 0.0)
+                 f, None, lambda: 0.0)
         futures.append(f)
     (batch,), _ = a.drain([TP], 1.0, 1 << 20, lambda tp, bt: True)
     data = batch.seal(3)  # lz4
@@ -312,4 +312,4 @@ def test_bad_producer_config_is_refused_with_the_key_named(conf, message):
 
 def test_config_defaults_follow_kafka():
     cfg = ProducerConfig.from_dict({"bootstrap.servers": "h:1"})
-    assert (cfg.acks, cfg.enable_idempotence, cfg.batch_size, cfg.max_in_flight_requests_per_connection) == (-1, True, 16384, 5)
+    assert (cfg.acks, cfg.enable_idempotence, cfg.batch_size, cfg.max_in_flight_requests_per_connection) == (-1, True, 131072, 5)

@@ -1,0 +1,179 @@
+"""Producer throughput, side by side in one run, against one kipper broker.
+
+    .venv/bin/python -m benchmarks.producer_compare [--records 500000] [--size 100]
+
+Clients: ours (kipper's Producer), aiokafka, kafka-python and confluent-kafka,
+each with acks=all and idempotence on, with its own default batching. Then
+ours with max.in.flight.requests.per.connection=1 against ours pipelined,
+both through a proxy that adds 2 ms in each direction (a real network's
+round trip). Each client runs in its own process; the broker is restarted
+for each run so no client inherits another's log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import time
+
+from tests.support.broker import BrokerProcess, free_port
+from tests.support.proxy import FaultProxy
+
+
+def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(15)
+
+
+def run_ours(bootstrap, topic, n, size, extra=None):
+    from client import Producer
+
+    payload = os.urandom(size)
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
+                  **(extra or {})})
+    p.send(topic, payload).get(30)  # connect and fetch metadata outside the timing
+    start = time.perf_counter()
+    for _ in range(n):
+        p.send(topic, payload)
+    left = p.flush(600)
+    elapsed = time.perf_counter() - start
+    errors = p.metrics()["errors"]
+    p.close()
+    return elapsed, left + errors
+
+
+def run_confluent(bootstrap, topic, n, size, extra=None):
+    from confluent_kafka import Producer
+
+    payload = os.urandom(size)
+    errors = []
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
+    p.produce(topic, payload)
+    p.flush(30)
+    cb = (lambda err, msg: err is not None and errors.append(err))
+    start = time.perf_counter()
+    for _ in range(n):
+        while True:
+            try:
+                p.produce(topic, payload, on_delivery=cb)
+                break
+            except BufferError:
+                p.poll(0.01)
+        p.poll(0)
+    left = p.flush(600)
+    return time.perf_counter() - start, left + len(errors)
+
+
+def run_kafka_python(bootstrap, topic, n, size, extra=None):
+    from kafka import KafkaProducer
+
+    payload = os.urandom(size)
+    p = KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+    p.send(topic, payload).get(30)
+    start = time.perf_counter()
+    futures = [p.send(topic, payload) for _ in range(n)]
+    p.flush(600)
+    elapsed = time.perf_counter() - start
+    failed = sum(1 for f in futures if not f.succeeded())
+    p.close()
+    return elapsed, failed
+
+
+def run_aiokafka(bootstrap, topic, n, size, extra=None):
+    import asyncio
+
+    from aiokafka import AIOKafkaProducer
+
+    async def main():
+        payload = os.urandom(size)
+        p = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+        await p.start()
+        await (await p.send(topic, payload))
+        start = time.perf_counter()
+        futures = [await p.send(topic, payload) for _ in range(n)]
+        results = await asyncio.gather(*futures, return_exceptions=True)
+        elapsed = time.perf_counter() - start
+        await p.stop()
+        return elapsed, sum(1 for r in results if isinstance(r, Exception))
+
+    return asyncio.run(main())
+
+
+CLIENTS = {"kipper": run_ours, "aiokafka": run_aiokafka, "kafka-python": run_kafka_python,
+           "confluent-kafka": run_confluent}
+
+
+def _child(fn, args, queue):
+    try:
+        queue.put(fn(*args))
+    except Exception as exc:  # reported, not raised: one client must not stop the run
+        queue.put(("error", repr(exc)))
+
+
+def in_process(fn, *args):
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(fn, args, q))
+    proc.start()
+    result = q.get(timeout=1800)
+    proc.join(30)
+    return result
+
+
+def measure(name, fn, n, size, *, partitions=1, delay_ms=0.0, extra=None):
+    port = free_port()
+    proxy = None
+    advertise = None
+    if delay_ms:
+        proxy = FaultProxy("127.0.0.1", port, delay_ms=delay_ms)
+        proxy.start()
+        advertise = ("127.0.0.1", proxy.port)
+    with BrokerProcess({"log.level": "WARNING"}, port=port, advertise=advertise) as broker:
+        bootstrap = f"127.0.0.1:{proxy.port if proxy else port}"
+        topic = "bench-" + "".join(c if c.isalnum() else "-" for c in name)
+        _create_topic(bootstrap, topic, partitions)
+        result = in_process(fn, bootstrap, topic, n, size, extra)
+    if proxy:
+        proxy.stop()
+    if result[0] == "error":
+        print(f"{name:>28}: failed: {result[1]}", flush=True)
+        return None
+    elapsed, failed = result
+    rate = n / elapsed
+    print(f"{name:>28}: {rate:>10,.0f} records/s  ({elapsed:.2f} s, {failed} undelivered)", flush=True)
+    return rate
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="producer throughput, side by side")
+    ap.add_argument("--records", type=int, default=500_000)
+    ap.add_argument("--size", type=int, default=100)
+    ap.add_argument("--latency-records", type=int, default=200_000)
+    ap.add_argument("--json", help="also write the figures to this file")
+    args = ap.parse_args()
+    n, size = args.records, args.size
+    print(f"{n:,} records of {size} bytes, acks=all, idempotence on, 1 partition, one kipper broker")
+    rates = {name: measure(name, fn, n, size) for name, fn in CLIENTS.items()}
+    print(f"\nthrough a proxy adding 2 ms each way, {args.latency_records:,} records:")
+    one = measure("kipper max.in.flight=1", run_ours, args.latency_records, size, delay_ms=2,
+                  extra={"max.in.flight.requests.per.connection": 1})
+    piped = measure("kipper pipelined", run_ours, args.latency_records, size, delay_ms=2)
+    rates.update({"kipper in-flight 1 @2ms": one, "kipper pipelined @2ms": piped})
+    ours = rates["kipper"]
+    print("\nratios:")
+    for other in ("aiokafka", "kafka-python", "confluent-kafka"):
+        if ours and rates.get(other):
+            print(f"  kipper / {other}: {ours / rates[other]:.2f}x")
+    if one and piped:
+        print(f"  pipelined / in-flight 1 at 2 ms: {piped / one:.2f}x")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rates, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -122,7 +122,8 @@ class Producer:
             if used and used + size > acc.buffer_memory:
                 self._wait_for_room(size)
             info = self._meta.topics.get(topic)
-            if info is None:
+            if info is None or (acc.undesignated and topic in acc.undesignated):
+                # no metadata yet, or older records still parked: queue behind them
                 return self._park(topic, key, value, timestamp, headers, on_delivery, partition, size,
                                   _monotonic())
             n = len(info.leaders)

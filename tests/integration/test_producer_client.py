@@ -76,19 +76,24 @@ def test_every_compression_type_is_read_back_by_confluent_kafka(broker, unique, 
     assert got[7][1] == [("n", b"7")]
 
 
-def test_records_for_a_topic_created_after_the_producer_started_are_delivered(unique):
+def test_records_for_a_topic_created_after_the_producer_started_are_delivered_in_order(unique):
     with BrokerProcess({"auto.create.topics.enable": "false"}) as broker:
         topic = f"late-{unique}"
-        with Producer({"bootstrap.servers": broker.bootstrap, "max.block.ms": 20000}) as p:
+        with Producer({"bootstrap.servers": broker.bootstrap, "max.block.ms": 20000,
+                       "metadata.max.age.ms": 100, "retry.backoff.ms": 20}) as p:
             start = time.monotonic()
-            futures = [p.send(topic, f"v{i}".encode()) for i in range(50)]
+            futures = [p.send(topic, f"{i:06d}".encode()) for i in range(50)]
             assert time.monotonic() - start < 1.0, "send() must not block on metadata"
             time.sleep(1.0)
             assert not any(f.done() for f in futures)
-            _create(broker.bootstrap, topic, 2)
+            _create(broker.bootstrap, topic, 1)
+            # keep sending while the parked records are being placed: the new
+            # ones must queue behind them, not jump ahead
+            futures += [p.send(topic, f"{i:06d}".encode()) for i in range(50, 20000)]
             metas = [f.get(20) for f in futures]
         assert all(m.offset >= 0 for m in metas)
-        assert sorted(_values(read_topic(broker.bootstrap, topic))) == sorted(f"v{i}".encode() for i in range(50))
+        values = _values(read_topic(broker.bootstrap, topic))
+        assert values == [f"{i:06d}".encode() for i in range(20000)]
 
 
 def test_full_buffer_blocks_for_max_block_ms_then_raises():

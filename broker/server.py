@@ -25,6 +25,7 @@ from protocol.messages import compile_all
 log = structlog.get_logger(__name__)
 
 GROUP_TICK_S = 0.1
+SHARE_TICK_S = 0.05  # acquisition-lock expiry, share-group sessions, checkpoints
 
 
 class Periodic:
@@ -57,6 +58,7 @@ class BrokerServer:
         self.state = BrokerState(config)
         self.dispatcher = Dispatcher(dict(HANDLERS), self.state)
         self.state.extensions["dispatcher"] = self.dispatcher
+        self.state.share.install(self.dispatcher)
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
         state = self.state
@@ -70,6 +72,7 @@ class BrokerServer:
                      state.producer_ids.rotate),
             Periodic("offsets-expiry", 60.0, lambda: state.offsets.expire(
                 state.clock(), {g for g, grp in state.groups.groups.items() if grp.members})),
+            Periodic("share-groups", SHARE_TICK_S, lambda: state.share.tick(state.clock())),
         ]
         state.extensions.setdefault("topic_deleted", []).append(
             lambda topic: state.producer_states.drop_topic(topic.name))

@@ -19,6 +19,7 @@ from broker.log.topics import TopicManager
 from broker.notify import AppendNotifier
 from broker.producer_state import ProducerIdManager
 from broker.producer_state.registry import ProducerStates
+from broker.share.service import ShareGroups
 
 
 def now_ms() -> int:
@@ -47,6 +48,7 @@ class BrokerState:
         self.advertised: dict[str, tuple[str, int]] = {}
         self.clock = now_ms
         self.extensions: dict[str, Any] = {}
+        self.share = ShareGroups.attach(self)  # share groups (seed 004); registers its hooks
 
     def log_start_floor(self, topic: str, partition: int) -> int | None:
         """The lowest offset the log start may move to, if something needs

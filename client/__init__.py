@@ -5,3 +5,4 @@ from client.batch import RecordMetadata  # noqa: E402
 from client.producer import BufferExhausted, Producer  # noqa: E402
 
 __all__ = ["Producer", "RecordMetadata", "BufferExhausted"]
+from client.share_consumer import AcknowledgeType, ShareConsumer  # noqa: E402,F401

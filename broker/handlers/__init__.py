@@ -18,6 +18,9 @@ from broker.handlers.metadata import handle_metadata
 from broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
 from broker.handlers.produce import handle_produce
 from broker.handlers.producer_ids import handle_init_producer_id
+from broker.handlers.share_acknowledge import handle_share_acknowledge
+from broker.handlers.share_fetch import handle_share_fetch
+from broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
 from broker.handlers.topics import handle_create_topics, handle_delete_topics
 
 HANDLERS = {
@@ -40,4 +43,8 @@ HANDLERS = {
     21: handle_delete_records,
     22: handle_init_producer_id,
     32: handle_describe_configs,
+    76: handle_share_group_heartbeat,
+    77: handle_share_group_describe,
+    78: handle_share_fetch,
+    79: handle_share_acknowledge,
 }

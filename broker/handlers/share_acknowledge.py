@@ -1,0 +1,35 @@
+"""ShareAcknowledge (KIP-932): acknowledgements outside a ShareFetch.
+
+The share session must exist (epoch 0 cannot open one here); epoch -1
+applies the acknowledgements, then closes the session and releases what the
+member still holds in it.
+"""
+
+from __future__ import annotations
+
+from broker.handlers.share_fetch import apply_acknowledgements, no_leader, top_level_error
+from broker.share.sessions import FINAL_EPOCH
+from protocol.errors import ErrorCode
+
+
+def handle_share_acknowledge(req, ctx):
+    share = ctx.state.share
+    now = ctx.now
+    code, message, session = share.open_session(req.group_id, req.member_id,
+                                                req.share_session_epoch, now, fetch=False)
+    lock_ms = share.settings.record_lock_duration_ms
+    if code != ErrorCode.NONE:
+        return top_level_error(code, message, lock_ms)
+    results = apply_acknowledgements(req, ctx, session, add_to_session=False,
+                                     allow_renew=bool(req.get("is_renew_ack", False)))
+    if req.share_session_epoch == FINAL_EPOCH:
+        share.close_session(req.group_id, req.member_id, now)
+    by_topic: dict = {}
+    for (topic_id, partition), error in results.items():
+        by_topic.setdefault(topic_id, []).append({
+            "partition_index": partition, "error_code": int(error), "error_message": None,
+            "current_leader": no_leader()})
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "acquisition_lock_timeout_ms": lock_ms,
+            "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()],
+            "node_endpoints": []}

@@ -1,0 +1,187 @@
+"""ShareFetch (KIP-932): acknowledge, then acquire records for the member; long-poll.
+
+Acknowledgements in the request are applied first, whatever else happens. With
+MaxRecords > 0 records are then acquired from the session's partitions (up to
+MaxRecords and MaxBytes, the first partition rotating between requests). If
+fewer than MinBytes are ready the request waits up to MaxWaitMs, woken by
+appends and by records becoming available again. Epoch -1 closes the session.
+"""
+
+from __future__ import annotations
+
+from broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
+from protocol.errors import ErrorCode
+
+INT32_MAX = 2**31 - 1
+
+
+def top_level_error(code: ErrorCode, message: str | None, lock_ms: int) -> dict:
+    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message,
+            "acquisition_lock_timeout_ms": lock_ms, "responses": [], "node_endpoints": []}
+
+
+def no_leader() -> dict:
+    return {"leader_id": -1, "leader_epoch": -1}
+
+
+def apply_acknowledgements(req, ctx, session, *, add_to_session: bool, allow_renew: bool) -> dict:
+    """Apply every acknowledgement batch of the request; error per (topic id, partition)."""
+    share = ctx.state.share
+    topics = ctx.state.topics
+    now = ctx.now
+    results = {}
+    for t in req.topics:
+        topic = topics.by_id(t.topic_id)
+        for p in t.partitions:
+            key = (t.topic_id, p.partition_index)
+            if add_to_session:
+                session.add(key)
+            if not p.acknowledgement_batches:
+                continue
+            if topic is None:
+                results[key] = ErrorCode.UNKNOWN_TOPIC_ID
+            elif not 0 <= p.partition_index < len(topic.partitions):
+                results[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                batches = [(a.first_offset, a.last_offset, a.acknowledge_types)
+                           for a in p.acknowledgement_batches]
+                results[key] = share.acknowledge(req.group_id, req.member_id, topic,
+                                                 p.partition_index, batches, now,
+                                                 allow_renew=allow_renew)
+    return results
+
+
+class _Fetch:
+    """One ShareFetch's acknowledgement results and acquired records."""
+
+    def __init__(self, req, ctx, session, ack_results: dict):
+        self.req = req
+        self.ctx = ctx
+        self.share = ctx.state.share
+        self.session = session
+        self.entries: dict = {}
+        self.acquired = 0
+        for key, error in ack_results.items():
+            self._entry(key)["acknowledge_error_code"] = int(error)
+
+    def _entry(self, key) -> dict:
+        entry = self.entries.get(key)
+        if entry is None:
+            entry = self.entries[key] = {
+                "partition_index": key[1], "error_code": 0, "error_message": None,
+                "acknowledge_error_code": 0, "acknowledge_error_message": None,
+                "current_leader": no_leader(), "records": b"", "acquired_records": []}
+        return entry
+
+    def targets(self) -> list:
+        """(key, topic, partition) of the session's partitions, rotated."""
+        topics = self.ctx.state.topics
+        keys = list(self.session.partitions)
+        if keys:
+            k = self.session.cursor % len(keys)
+            keys = keys[k:] + keys[:k]
+        out = []
+        for key in keys:
+            topic = topics.by_id(key[0])
+            if topic is None or not 0 <= key[1] < len(topic.partitions):
+                code = ErrorCode.UNKNOWN_TOPIC_ID if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                self._entry(key)["error_code"] = int(code)
+                self.session.forget(key)
+                continue
+            out.append((key, topic, key[1]))
+        return out
+
+    def watch_keys(self) -> list:
+        return [(topic.name, partition) for _, topic, partition in self.targets()]
+
+    def ready(self, now: int) -> bool:
+        if not self.share.is_member(self.req.group_id, self.req.member_id):
+            return False  # left or timed out: nothing is acquired until it joins again
+        want = max(self.req.min_bytes, 1)
+        total = 0
+        for _, topic, partition in self.targets():
+            total += self.share.ready_bytes(self.req.group_id, topic, partition, want - total, now)
+            if total >= want:
+                return True
+        return False
+
+    def acquire(self, now: int) -> None:
+        req = self.req
+        if not self.share.is_member(req.group_id, req.member_id):
+            return
+        records_left = req.max_records
+        bytes_left = req.max_bytes if req.max_bytes > 0 else INT32_MAX
+        for key, topic, partition in self.targets():
+            if records_left <= 0 or bytes_left <= 0:
+                break
+            ranges, batches = self.share.acquire(req.group_id, req.member_id, topic, partition,
+                                                 now, max_records=records_left,
+                                                 max_bytes=bytes_left)
+            if not ranges:
+                continue
+            entry = self._entry(key)
+            entry["records"] = batches
+            entry["acquired_records"] = [{"first_offset": f, "last_offset": last,
+                                          "delivery_count": n} for f, last, n in ranges]
+            count = sum(last - f + 1 for f, last, _ in ranges)
+            records_left -= count
+            self.acquired += count
+            bytes_left -= sum(len(d) for d in batches)
+        self.session.cursor += 1
+
+    def body(self) -> dict:
+        by_topic: dict = {}
+        for (topic_id, _), entry in self.entries.items():
+            by_topic.setdefault(topic_id, []).append(entry)
+        return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+                "acquisition_lock_timeout_ms": self.share.settings.record_lock_duration_ms,
+                "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()],
+                "node_endpoints": []}
+
+
+def handle_share_fetch(req, ctx):
+    share = ctx.state.share
+    now = ctx.now
+    epoch = req.share_session_epoch
+    lock_ms = share.settings.record_lock_duration_ms
+    if epoch == INITIAL_EPOCH and any(p.acknowledgement_batches for t in req.topics
+                                      for p in t.partitions):
+        return top_level_error(ErrorCode.INVALID_REQUEST,
+                               "acknowledgements need an established share session", lock_ms)
+    code, message, session = share.open_session(req.group_id, req.member_id, epoch, now, fetch=True)
+    if code != ErrorCode.NONE:
+        return top_level_error(code, message, lock_ms)
+    results = apply_acknowledgements(req, ctx, session, add_to_session=epoch != FINAL_EPOCH,
+                                     allow_renew=ctx.api_version >= 2)
+    for forgotten in req.forgotten_topics_data:
+        for partition in forgotten.partitions:
+            session.forget((forgotten.topic_id, partition))
+    fetch = _Fetch(req, ctx, session, results)
+    if epoch == FINAL_EPOCH:
+        share.close_session(req.group_id, req.member_id, now)
+        return fetch.body()
+    if req.max_records <= 0 or req.get("is_renew_ack", False):
+        return fetch.body()
+    if req.max_wait_ms <= 0 or fetch.ready(now):
+        fetch.acquire(now)
+        if fetch.acquired or req.max_wait_ms <= 0:
+            return fetch.body()
+    return _long_poll(fetch)
+
+
+async def _long_poll(fetch: _Fetch):
+    ctx = fetch.ctx
+    clock = ctx.state.clock
+    deadline = clock() + fetch.req.max_wait_ms
+    while True:
+        keys = fetch.watch_keys()
+        remaining = deadline - clock()
+        if remaining > 0 and keys:
+            await ctx.state.appends.wait(keys, remaining / 1000)
+        if not fetch.share.session_alive(fetch.session):
+            return fetch.body()
+        now = clock()
+        if now >= deadline or not keys or fetch.ready(now):
+            fetch.acquire(now)
+            if fetch.acquired or now >= deadline or not keys:
+                return fetch.body()

@@ -1,0 +1,17 @@
+"""ShareGroupHeartbeat and ShareGroupDescribe (KIP-932), over the share-group coordinator."""
+
+from __future__ import annotations
+
+
+def _host(ctx) -> str:
+    return "/" + ctx.session.peer.rsplit(":", 1)[0]
+
+
+def handle_share_group_heartbeat(req, ctx):
+    return ctx.state.share.heartbeat(req, client_id=ctx.client_id or "", client_host=_host(ctx),
+                                     now=ctx.now)
+
+
+def handle_share_group_describe(req, ctx):
+    coordinator = ctx.state.share.coordinator
+    return {"throttle_time_ms": 0, "groups": [coordinator.describe(g) for g in req.group_ids]}

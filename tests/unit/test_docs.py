@@ -1,0 +1,29 @@
+"""Documentation that can drift from the code is checked against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from broker.config import KEYS
+from tools.gen_config_reference import END, START, render
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_readme_configuration_reference_matches_broker_config():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split(START, 1)[1].split(END, 1)[0]
+    assert table.strip() == render().strip(), (
+        "README's configuration reference is stale: run "
+        "`python tools/gen_config_reference.py --write-readme`")
+
+
+def test_every_broker_key_is_documented_in_readme():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [k for k in KEYS if f"`{k}`" not in text]
+    assert not missing
+
+
+def test_readme_shows_the_two_setup_commands():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "make run" in text and "make test" in text

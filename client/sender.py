@@ -303,20 +303,26 @@ class Sender:
             self.meta.wanted.add(topic)
             if self.meta.partitions(topic):
                 place_parked(self, topic, now)
-            elif topic in self.meta.errors and now - self.acc.undesignated[topic].since > self.config.max_block_ms / 1000.0:
-                parked = self.acc.take_undesignated(topic)
-                err = KafkaError(self.meta.errors[topic], f"no metadata for topic {topic}")
-                for r in parked.records:
-                    r.future.fail_early(err)
-                    if r.callback:
-                        r.callback(err, r.future.metadata(r.future._early))
-                parked.gate.set()
             elif now - self.acc.undesignated[topic].since > self.config.max_block_ms / 1000.0:
-                parked = self.acc.take_undesignated(topic)
-                err = TimeoutError(f"topic {topic} not present in metadata after {self.config.max_block_ms} ms")
-                for r in parked.records:
-                    r.future.fail_early(err)
-                parked.gate.set()
+                code = self.meta.errors.get(topic)
+                error = (KafkaError(code, f"no metadata for topic {topic}") if code is not None else
+                         TimeoutError(f"topic {topic} not present in metadata after "
+                                      f"{self.config.max_block_ms} ms"))
+                self._fail_parked(topic, error)
+
+    def _fail_parked(self, topic: str, error: BaseException) -> None:
+        parked = self.acc.take_undesignated(topic)
+        if parked is None:
+            return
+        for r in parked.records:
+            r.future.fail_early(error)
+            self.metrics["errors"] += 1
+            if r.callback is not None:
+                try:
+                    r.callback(error, r.future.metadata())
+                except Exception:
+                    log.exception("delivery_callback_failed", topic=topic)
+        parked.gate.set()
 
     # --- produce --------------------------------------------------------------------------
 
@@ -477,10 +483,7 @@ class Sender:
             while dq:
                 self._finish(dq.popleft(), -1, error)
         for topic in list(self.acc.undesignated):
-            parked = self.acc.take_undesignated(topic)
-            for r in parked.records:
-                r.future.fail_early(error)
-            parked.gate.set()
+            self._fail_parked(topic, error)
         for batch in self.idem.forget_all():
             if not batch.done:
                 self._finish(batch, -1, error)

@@ -374,7 +374,8 @@ class SharePartition:
         self.spso = start
         self.speo = hi
         self.runs = [Run(max(f, start), min(last, hi - 1), AVAILABLE, 0)
-                     for f, last, _ in log.data_spans(start, hi) if last >= start and f < hi]
+                     for f, last, _ in log.data_spans(start, hi)
+                     if max(f, start) <= min(last, hi - 1)]
         for entries in entries_in_order:
             for first, last, state, count in entries:
                 first = max(first, start)
@@ -388,6 +389,12 @@ class SharePartition:
         self.available_records = sum(r.last - r.first + 1 for r in self.runs if r.state == AVAILABLE)
         self._next_deadline = NO_DEADLINE
         self._advance()
+        if self.spso == self.speo:
+            # nothing in flight: start at the next data offset, past control batches,
+            # which the live state may already have stepped over
+            nxt = next((max(f, self.spso) for f, _, _ in log.data_spans(self.spso)),
+                       max(self.spso, log.log_end_offset))
+            self.spso = self.speo = nxt
 
 
 def _join_ranges(ranges: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:

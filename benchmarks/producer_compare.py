@@ -6,7 +6,7 @@ Clients: ours (kipper's Producer), aiokafka, kafka-python and confluent-kafka,
 each with acks=all and idempotence on, with its own default batching. Then
 ours with max.in.flight.requests.per.connection=1 against ours pipelined,
 both through a proxy that adds 2 ms in each direction (a real network's
-round trip). Each client runs in its own process; the broker is restarted
+round trip), at Java's default batch.size (16384) and at ours (131072). Each client runs in its own process; the broker is restarted
 for each run so no client inherits another's log.
 """
 
@@ -159,17 +159,24 @@ def main() -> None:
     print(f"{n:,} records of {size} bytes, acks=all, idempotence on, 1 partition, one kipper broker")
     rates = {name: measure(name, fn, n, size) for name, fn in CLIENTS.items()}
     print(f"\nthrough a proxy adding 2 ms each way, {args.latency_records:,} records:")
-    one = measure("kipper max.in.flight=1", run_ours, args.latency_records, size, delay_ms=2,
-                  extra={"max.in.flight.requests.per.connection": 1})
-    piped = measure("kipper pipelined", run_ours, args.latency_records, size, delay_ms=2)
-    rates.update({"kipper in-flight 1 @2ms": one, "kipper pipelined @2ms": piped})
+    for batch_size in (16384, 131072):  # Java's default batch, and ours
+        extra = {"batch.size": batch_size}
+        one = measure(f"in-flight 1, batch {batch_size}", run_ours, args.latency_records, size,
+                      delay_ms=2, extra={**extra, "max.in.flight.requests.per.connection": 1})
+        piped = measure(f"pipelined, batch {batch_size}", run_ours, args.latency_records, size,
+                        delay_ms=2, extra=extra)
+        rates[f"in-flight 1 @2ms batch {batch_size}"] = one
+        rates[f"pipelined @2ms batch {batch_size}"] = piped
     ours = rates["kipper"]
     print("\nratios:")
     for other in ("aiokafka", "kafka-python", "confluent-kafka"):
         if ours and rates.get(other):
             print(f"  kipper / {other}: {ours / rates[other]:.2f}x")
-    if one and piped:
-        print(f"  pipelined / in-flight 1 at 2 ms: {piped / one:.2f}x")
+    for batch_size in (16384, 131072):
+        one = rates[f"in-flight 1 @2ms batch {batch_size}"]
+        piped = rates[f"pipelined @2ms batch {batch_size}"]
+        if one and piped:
+            print(f"  pipelined / in-flight 1 at 2 ms, batch.size {batch_size}: {piped / one:.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rates, f, indent=2)

@@ -43,6 +43,7 @@ def _run_broker(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from client.tools import console, perf, topics
+    from client.tools import groups, share_consume
 
     parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -51,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     topics.add_parser(sub)
     perf.add_parser(sub)
     console.add_parsers(sub)
+    share_consume.add_parser(sub)
+    groups.add_parser(sub)
     return parser
 
 

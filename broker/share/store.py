@@ -62,6 +62,9 @@ class ShareStore:
         key = (group_id, topic.name, partition)
         sp = self.loaded.get(key)
         if sp is not None:
+            plog = topic.partitions[partition]
+            if plog.log_start_offset > sp.spso and sp.move_start(plog.log_start_offset):
+                self.checkpoint(sp, now)  # retention or DeleteRecords ran since the last tick
             return sp
         if not 0 <= partition < len(topic.partitions):
             return None

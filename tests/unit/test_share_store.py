@@ -235,3 +235,12 @@ def test_share_groups_appear_in_list_groups_and_disabled_share_groups_are_not_se
     disabled = _state(**{"group.share.enable": "false"})
     disabled.share.install(Dispatcher)
     assert Dispatcher.handlers == {0: 1}
+
+
+def test_a_fetch_right_after_delete_records_sees_the_new_log_start():
+    store, topic, plog, _ = setup(n=40)
+    sp = store.get("g", topic, 0, 0)
+    plog.delete_records_before(25)  # no tick in between
+    again = store.get("g", topic, 0, 0)
+    assert again is sp and sp.spso == 25
+    assert sp.acquire("m", 0, PartitionLogView(plog), max_records=100) == [(25, 39, 1)]

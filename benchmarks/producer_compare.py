@@ -68,6 +68,27 @@ def run_confluent(bootstrap, topic, n, size, extra=None):
     return time.perf_counter() - start, left + len(errors)
 
 
+def run_confluent_plain(bootstrap, topic, n, size, extra=None):
+    """confluent-kafka with acks=all and the given settings (idempotence on or off)."""
+    from confluent_kafka import Producer
+
+    payload = os.urandom(size)
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all", **(extra or {})})
+    p.produce(topic, payload)
+    p.flush(30)
+    start = time.perf_counter()
+    for _ in range(n):
+        while True:
+            try:
+                p.produce(topic, payload)
+                break
+            except BufferError:
+                p.poll(0.01)
+        p.poll(0)
+    left = p.flush(600)
+    return time.perf_counter() - start, left
+
+
 def run_kafka_python(bootstrap, topic, n, size, extra=None):
     from kafka import KafkaProducer
 

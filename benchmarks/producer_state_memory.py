@@ -6,7 +6,9 @@ and the append-path cost of the idempotence check. One run, side by side.
 Memory is measured with tracemalloc around filling one partition's manager
 with N producer ids, each having written 5 batches (so window5 holds a full
 window). The append path is measured in-process (PartitionLog + producer
-state, no network) with 100-record batches, idempotent vs not.
+state, no network) with 100-record batches, idempotent vs not, and end to
+end: confluent-kafka producing to a kipper broker with enable.idempotence
+off and on (acks=all both), alternating runs, best of each.
 """
 
 from __future__ import annotations
@@ -74,9 +76,21 @@ def append_rate(idempotent: bool, n_batches: int = 20000, per_batch: int = 100,
     return n_batches * per_batch / elapsed
 
 
+def end_to_end_rate(idempotent: bool, n: int) -> float:
+    from benchmarks.producer_compare import in_process, run_confluent_plain
+    from tests.support.broker import BrokerProcess
+
+    with BrokerProcess({"log.level": "WARNING"}) as broker:
+        elapsed, failed = in_process(run_confluent_plain, broker.bootstrap, f"e2e-{idempotent}", n,
+                                     100, {"enable.idempotence": idempotent})
+    assert failed == 0
+    return n / elapsed
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ids", type=int, nargs="+", default=[100_000, 1_000_000])
+    ap.add_argument("--e2e-records", type=int, default=500_000)
     args = ap.parse_args()
     print(f"{'producer ids':>12} {'latest B/entry':>15} {'window5 B/entry':>16} {'ratio':>6}")
     for n in args.ids:
@@ -85,8 +99,16 @@ def main() -> None:
         print(f"{n:>12,} {latest:>15.1f} {window5:>16.1f} {window5 / latest:>6.2f}x")
     off = max(append_rate(False) for _ in range(3))
     on = max(append_rate(True) for _ in range(3))
-    print(f"append path, 100-record batches: idempotence off {off:,.0f} rec/s, "
+    print(f"append path in-process, 100-record batches: idempotence off {off:,.0f} rec/s, "
           f"on {on:,.0f} rec/s, on/off = {on / off:.3f} ({(1 - on / off) * 100:.1f}% slower)")
+    runs = {False: [], True: []}
+    for _ in range(3):
+        for idem in (False, True):
+            runs[idem].append(end_to_end_rate(idem, args.e2e_records))
+    e_off, e_on = max(runs[False]), max(runs[True])
+    print(f"end to end, confluent-kafka acks=all, {args.e2e_records:,} records: idempotence off "
+          f"{e_off:,.0f} rec/s, on {e_on:,.0f} rec/s, on/off = {e_on / e_off:.3f} "
+          f"({(1 - e_on / e_off) * 100:.1f}% slower)")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ $(STAMP_RUN): pyproject.toml | $(BIN)/python
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,interop]'
+	$(BIN)/pip install --quiet -e '.[dev,interop,spark]'
+	@command -v java >/dev/null 2>&1 || { echo "installing Java for Spark"; \
+		(apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless) || \
+		(sudo apt-get update -qq && sudo apt-get install -y -qq openjdk-17-jre-headless); }
 	touch $@ $(STAMP_RUN)
 
 run: $(STAMP_RUN)

@@ -213,7 +213,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Where a new share-partition starts when neither the group nor the topic says "
         "(topic config share.auto.offset.reset).", "share"),
     Key("group.share.auto.offset.reset.groups", _string, "",
-        "Per-group share.auto.offset.reset: GROUP:earliest|latest, comma-separated.", "share"),
+        "Per-group share.auto.offset.reset, comma-separated GROUP:earliest or GROUP:latest; "
+        "wins over the topic config and group.share.auto.offset.reset.", "share"),
     Key("group.share.checkpoint.max.deltas", _int(1, 100000), 50,
         "SHARE_DELTA records after a SHARE_CHECKPOINT before the next checkpoint.", "share"),
     Key("group.share.checkpoint.interval.ms", _int(100, _INT32), 30000,

@@ -60,10 +60,12 @@ class KafkaConnection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.session = self.session_factory(transport, f"{peer[0]}:{peer[1]}" if peer else "?")
         self.registry.add(self)
+        self.dispatcher.state.metrics.connection_opened()
 
     def connection_lost(self, exc) -> None:
         self.closing = True
         self.registry.discard(self)
+        self.dispatcher.state.metrics.connection_closed()
         for task in list(self.tasks):
             task.cancel()
         if self.on_close is not None:
@@ -173,6 +175,7 @@ class KafkaConnection(asyncio.Protocol):
         if self.closing:
             return
         log.warning(event, peer=self.session.peer if self.session else "?", reason=reason)
+        self.dispatcher.state.metrics.observe_rejected(event)
         self.closing = True
         # answers already produced for earlier requests still go out
         self.flush_before_close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import struct
+import time
 from typing import Any, Callable
 
 import structlog
@@ -53,6 +54,7 @@ class Dispatcher:
     def dispatch(self, frame: bytes, session) -> tuple[Any, Callable[[Any], bytes] | None]:
         """Returns (result, encoder). ``result`` is bytes (a ready frame),
         NO_RESPONSE, or a coroutine whose value goes through ``encoder``."""
+        started = time.perf_counter()
         if len(frame) < 8:
             raise CloseConnection(f"request of {len(frame)} bytes is too short for a header")
         api_key, version = struct.unpack_from(">hh", frame, 0)
@@ -77,11 +79,15 @@ class Dispatcher:
         ctx = RequestContext(self.state, session, api_key, version, header.correlation_id,
                              header.client_id)
         result = handler(body, ctx)
+        metrics = self.state.metrics
         if result is NO_RESPONSE:
+            metrics.observe_request(api.name, int((time.perf_counter() - started) * 1e6))
             return NO_RESPONSE, None
 
         def encode(value, _api=api, _version=version, _cid=header.correlation_id) -> bytes:
-            return encode_response(_api, _version, _cid, value)
+            out = encode_response(_api, _version, _cid, value)
+            metrics.observe_request(_api.name, int((time.perf_counter() - started) * 1e6))
+            return out
 
         if hasattr(result, "__await__"):
             return result, encode

@@ -16,6 +16,7 @@ from broker.config import BrokerConfig, Listener
 from broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from broker.groups.offsets import OffsetStore
 from broker.log.topics import TopicManager
+from broker.metrics import Metrics
 from broker.notify import AppendNotifier
 from broker.producer_state import ProducerIdManager
 from broker.producer_state.registry import ProducerStates
@@ -44,6 +45,8 @@ class BrokerState:
                                               config["max.in.flight.sequence.number.per.connection"],
                                               config["producer.id.expiration.ms"])
         self.appends = AppendNotifier()
+        self.metrics = Metrics()
+        self.metrics.providers["producer_state"] = self.producer_states.snapshot
         # listener name -> (host, port) given to clients; filled once bound
         self.advertised: dict[str, tuple[str, int]] = {}
         self.clock = now_ms

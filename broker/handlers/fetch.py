@@ -6,6 +6,7 @@ allows: clients then send full fetch requests each time.
 
 from __future__ import annotations
 
+from protocol.batch import read_header
 from protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
@@ -18,6 +19,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
         remaining = 0x7FFFFFFF
     committed = req.get("isolation_level", READ_UNCOMMITTED) == READ_COMMITTED
     total = 0
+    reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
     responses = []
     first = True
@@ -49,17 +51,25 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                     entry["records"] = chunks
                     remaining -= size
                     total += size
+                    reads.append((plog.topic, index, size, chunks))
                 watched.append((plog.topic, index))
             parts.append(entry)
         responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
                           "partitions": parts})
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
-    return body, total, watched
+    return body, total, watched, reads
+
+
+def _count_out(ctx, reads) -> None:
+    metrics = ctx.state.metrics
+    for topic, partition, size, chunks in reads:
+        metrics.record_out(topic, partition, size, sum(read_header(c).records_count for c in chunks))
 
 
 def handle_fetch(req, ctx):
-    body, size, watched = _read(req, ctx)
+    body, size, watched, reads = _read(req, ctx)
     if size >= req.min_bytes or req.max_wait_ms <= 0 or not watched:
+        _count_out(ctx, reads)
         return body
     return _long_poll(req, ctx, watched)
 
@@ -69,6 +79,7 @@ async def _long_poll(req, ctx, watched):
     deadline = loop_time() + req.max_wait_ms
     while True:
         await ctx.state.appends.wait(watched, (deadline - loop_time()) / 1000)
-        body, size, watched = _read(req, ctx)
+        body, size, watched, reads = _read(req, ctx)
         if size >= req.min_bytes or loop_time() >= deadline or not watched:
+            _count_out(ctx, reads)
             return body

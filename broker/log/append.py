@@ -20,6 +20,11 @@ def result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
             "error_message": message}
 
 
+def _count_in(state, plog, records, spans) -> None:
+    state.metrics.record_in(plog.topic, plog.partition, len(records),
+                            sum(h.records_count for _, _, h in spans))
+
+
 def append_records(state, plog, records, spans, now: int) -> dict:
     index = plog.partition
     headers = [h for _, _, h in spans]
@@ -27,6 +32,7 @@ def append_records(state, plog, records, spans, now: int) -> dict:
         return result(index, ErrorCode.INVALID_TXN_STATE, message="transactions are not supported yet")
     if all(h.producer_id < 0 for h in headers):
         base, _ = plog.append(records, spans, now)
+        _count_in(state, plog, records, spans)
         return result(index, base_offset=base, log_start_offset=plog.log_start_offset)
     psm = state.producer_states.for_partition(plog.topic, index)
     validation = psm.validate(headers)
@@ -46,4 +52,5 @@ def append_records(state, plog, records, spans, now: int) -> dict:
             last_offsets.append(last)
         offset = last + 1
     psm.commit(validation, last_offsets, now)
+    _count_in(state, plog, records, spans)
     return result(index, base_offset=base, log_start_offset=plog.log_start_offset)

@@ -85,24 +85,20 @@ class Metrics:
         self._errors[reason] = self._errors.get(reason, 0) + 1
 
     def record_in(self, topic: str, partition: int, nbytes: int, nrecords: int) -> None:
-        c = self._partitions.get((topic, partition))
-        if c is None:
-            c = self._partitions[(topic, partition)] = _PartitionCounts()
-        c.bytes_in += nbytes
-        c.records_in += nrecords
-        t = self.totals
-        t["bytes_in"] += nbytes
-        t["records_in"] += nrecords
+        self._record(topic, partition, nbytes, nrecords, "in")
 
     def record_out(self, topic: str, partition: int, nbytes: int, nrecords: int) -> None:
+        self._record(topic, partition, nbytes, nrecords, "out")
+
+    def _record(self, topic: str, partition: int, nbytes: int, nrecords: int, way: str) -> None:
         c = self._partitions.get((topic, partition))
         if c is None:
             c = self._partitions[(topic, partition)] = _PartitionCounts()
-        c.bytes_out += nbytes
-        c.records_out += nrecords
-        t = self.totals
-        t["bytes_out"] += nbytes
-        t["records_out"] += nrecords
+        b, r = "bytes_" + way, "records_" + way
+        setattr(c, b, getattr(c, b) + nbytes)
+        setattr(c, r, getattr(c, r) + nrecords)
+        self.totals[b] += nbytes
+        self.totals[r] += nrecords
 
     def connection_opened(self) -> None:
         self.connections_open += 1

@@ -58,7 +58,6 @@ class Durable:
     durable_end: int = 0  # end of the window as written (the SPEO recovery would see)
     deltas_since_checkpoint: int = 0
     last_checkpoint_ms: int = 0
-    log_end_at_checkpoint: int = 0
 
     def plan_checkpoint(self, sp: SharePartition) -> Pending:
         start, end, states = sp.checkpoint_view()
@@ -81,7 +80,7 @@ class Durable:
         return Pending(records.SHARE_DELTA, value, self.checkpoint_epoch,
                        max(self.durable_end, hi + 1))
 
-    def commit(self, pending: Pending, offset: int, now: int, log_end: int) -> None:
+    def commit(self, pending: Pending, offset: int, now: int) -> None:
         """The control batch of ``pending`` landed at ``offset``."""
         self.head_offset = offset
         self.durable_end = pending.durable_end
@@ -90,6 +89,5 @@ class Durable:
             self.checkpoint_offset = offset
             self.deltas_since_checkpoint = 0
             self.last_checkpoint_ms = now
-            self.log_end_at_checkpoint = log_end
         else:
             self.deltas_since_checkpoint += 1

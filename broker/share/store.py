@@ -130,7 +130,7 @@ class ShareStore:
         else:
             data = sr.delta_batch(pending.value, timestamp=now)
         offset = plog.append_batch(data, now)
-        durable.commit(pending, offset, now, plog.log_end_offset)
+        durable.commit(pending, offset, now)
         self.writes[pending.kind] += 1
         return offset
 
@@ -164,7 +164,8 @@ class ShareStore:
                 self.checkpoint(sp, now)
             self.persist(sp, sp.expire(now), now)
             durable = self._durable(sp)
-            if now - durable.last_checkpoint_ms >= interval and plog.log_end_offset > durable.log_end_at_checkpoint:
+            if now - durable.last_checkpoint_ms >= interval and (
+                    durable.deltas_since_checkpoint or _data_after(plog, durable.checkpoint_offset)):
                 self.checkpoint(sp, now)
         for (topic, partition), entries in list(self.index.items()):
             plog = self.topics.partition(topic, partition)
@@ -173,7 +174,7 @@ class ShareStore:
             for group_id, durable in list(entries.items()):
                 if (group_id, topic, partition) in self.loaded:
                     continue
-                if now - durable.last_checkpoint_ms >= interval and plog.log_end_offset > durable.log_end_at_checkpoint:
+                if now - durable.last_checkpoint_ms >= interval and _data_after(plog, durable.checkpoint_offset):
                     # an idle share-partition still moves its SCO on, so it never pins the log start
                     topic_obj = self.topics.get(topic)
                     key = (group_id, topic, partition)
@@ -195,3 +196,9 @@ class ShareStore:
             del self.loaded[key]
         for key in [k for k in self.index if k[0] == topic]:
             del self.index[key]
+
+
+def _data_after(plog, offset: int) -> bool:
+    """Is there data (not just other share records) after ``offset``? Only then
+    does a new checkpoint let log cleaning move on."""
+    return next(PartitionLogView(plog).data_spans(offset + 1), None) is not None

@@ -244,3 +244,14 @@ def test_a_fetch_right_after_delete_records_sees_the_new_log_start():
     again = store.get("g", topic, 0, 0)
     assert again is sp and sp.spso == 25
     assert sp.acquire("m", 0, PartitionLogView(plog), max_records=100) == [(25, 39, 1)]
+
+
+def test_idle_groups_do_not_checkpoint_each_other_forever():
+    store, topic, plog, _ = setup(checkpoint_interval_ms=500)
+    for group in ("a", "b", "c"):
+        store.get(group, topic, 0, 0)
+        store.unload((group, "t", 0), 0)
+    end = plog.log_end_offset
+    for now in (600, 1200, 1800):
+        store.tick(now)
+    assert plog.log_end_offset == end  # other groups' checkpoints are not data

@@ -360,3 +360,18 @@ def test_out_of_range_share_config_is_a_clear_startup_error(override, mentions):
                     "--override", override, timeout=20)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and mentions in result.stderr
+
+
+def test_share_fetch_v2_renews_locks_and_fetches(sbroker):
+    topic, tid = make_topic(sbroker.bootstrap, 3, configs=[{"name": "share.auto.offset.reset",
+                                                            "value": "earliest"}])
+    m = joined(sbroker.bootstrap, f"v2-{uuid.uuid4().hex[:6]}", topic)
+    assert acquired(m.fetch(tid, version=2, max_records=2)) == [(0, 1, 1)]
+    renew = m.fetch(tid, version=2, acks=[(0, 1, 4)], renew=True)
+    assert renew.responses[0].partitions[0].acknowledge_error_code == 0 and acquired(renew) == []
+    rest = m.fetch(tid, version=2, acks=[(0, 1, 1)])
+    assert rest.responses[0].partitions[0].acknowledge_error_code == 0
+    assert acquired(rest) == [(2, 2, 1)]
+    assert m.fetch(tid, version=1, acks=[(2, 2, 4)]).responses[0].partitions[0] \
+        .acknowledge_error_code == ErrorCode.INVALID_REQUEST  # RENEW needs v2
+    m.close()

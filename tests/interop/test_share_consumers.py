@@ -256,3 +256,63 @@ def test_delivery_count_limit_archives_the_record(make, share_broker):
                        on_record=lambda r: "release" if r.offset == 1 else "accept")
     assert [r.delivery_count for r in seen if r.offset == 1] == list(range(1, LIMIT + 1))
     assert sorted(r.offset for r in seen if r.offset != 1) == [0, 2]
+
+
+def _implicit(client, bootstrap, group, topic):
+    if client == "confluent":
+        c = ck.ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group})
+        c.subscribe([topic])
+        return lambda t: [m for m in c.poll(t) if m.error() is None], c
+    c = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group})
+    c.subscribe([topic])
+    return c.poll, c
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+def test_implicit_mode_accepts_each_poll_on_the_next(client, share_broker):
+    bootstrap = share_broker.bootstrap
+    topic = _topic(bootstrap, 30)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    poll, c = _implicit(client, bootstrap, group, topic)
+    got = 0
+    deadline = time.time() + 15
+    while got < 30 and time.time() < deadline:
+        got += len(poll(0.3))
+    c.commit_sync()  # accepts the last poll (librdkafka's close() does not, see docs)
+    c.close()
+    assert got == 30
+    poll, c = _implicit(client, bootstrap, group, topic)
+    left = sum(len(poll(0.5)) for _ in range(4))  # > the 1 s lock: nothing was merely held
+    c.close()
+    assert left == 0
+
+
+def test_our_commit_callback_runs_on_the_application_thread_and_reports_refusals(share_broker):
+    topic = _topic(share_broker.bootstrap, 4)
+    results, threads = [], []
+
+    def on_completion(batch):
+        threads.append(threading.get_ident())
+        results.append(batch)
+
+    c = ShareConsumer({"bootstrap.servers": share_broker.bootstrap, "group.id": f"cb-{uuid.uuid4().hex[:6]}",
+                       "share.acknowledgement.mode": "explicit"}, on_completion=on_completion)
+    c.subscribe([topic])
+    recs = []
+    while len(recs) < 4:
+        recs += c.poll(0.5)
+    c.acknowledge(recs[0], AcknowledgeType.ACCEPT)
+    for r in recs[1:]:
+        c.acknowledge(r, AcknowledgeType.RELEASE)
+    c.commit_async()
+    assert results == []  # nothing yet: the answer is read on a later call
+    again = c.poll(2.0)  # the released records come back; the async answer is handled here
+    (tp,) = results[0]
+    assert results[0][tp] is None and threads == [threading.get_ident()]
+    time.sleep(LOCK_MS / 1000 + 0.3)  # let the locks run out, then acknowledge too late
+    for r in again:
+        c.acknowledge(r, AcknowledgeType.ACCEPT)
+    late = c.commit_sync()
+    assert late[tp] is not None and late[tp].code.name == "INVALID_RECORD_STATE"
+    assert results[-1] == late
+    c.close()

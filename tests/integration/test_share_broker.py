@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from client.blocking import connect_any
+from client.share_acks import AcknowledgeType
 from client.share_consumer import ShareConsumer
 from protocol import records
 from protocol.errors import ErrorCode
@@ -203,7 +204,7 @@ def test_min_bytes_holds_the_answer_until_enough_is_ready(sbroker):
 
 def test_a_leaving_member_releases_its_records_at_once(sbroker):
     topic, tid = make_topic(sbroker.bootstrap, 5)
-    group = f"early-3"
+    group = "early-3"
     a = joined(sbroker.bootstrap, group, topic)
     b = joined(sbroker.bootstrap, group, topic)
     assert acquired(a.fetch(tid)) == [(0, 4, 1)]
@@ -280,9 +281,8 @@ def test_state_unloaded_for_inactivity_is_recovered_from_the_log(sbroker):
         recs = []
         while len(recs) < 6:
             recs += c.poll(0.5)
-        from client.share_acks import AcknowledgeType as T
         for r in recs:
-            c.acknowledge(r, T.RELEASE if r.offset in (2, 4) else T.ACCEPT)
+            c.acknowledge(r, AcknowledgeType.RELEASE if r.offset in (2, 4) else AcknowledgeType.ACCEPT)
         assert all(e is None for e in c.commit_sync().values())
     time.sleep(1.5)  # group empty for longer than group.share.state.unload.ms
     with ShareConsumer({"bootstrap.servers": sbroker.bootstrap, "group.id": group}) as c:
@@ -292,7 +292,7 @@ def test_state_unloaded_for_inactivity_is_recovered_from_the_log(sbroker):
         while len(again) < 2 and time.time() < deadline:
             again += c.poll(0.5)
     assert [(r.offset, r.delivery_count) for r in again] == [(2, 2), (4, 2)]
-    assert f"share_partition_recovered" in sbroker.log_text() and group in sbroker.log_text()
+    assert "share_partition_recovered" in sbroker.log_text() and group in sbroker.log_text()
 
 
 def test_delete_records_never_passes_the_latest_share_checkpoint(sbroker):

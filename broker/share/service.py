@@ -17,6 +17,7 @@ from broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
 from broker.share.settings import ShareSettings
 from broker.share.store import ShareStore
 from protocol import batch as b
+from protocol import records
 from protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -44,7 +45,25 @@ class ShareGroups:
         ext.setdefault("log_start_floor", []).append(share.store.floor)
         ext.setdefault("list_groups", []).append(share.coordinator.list_groups)
         ext.setdefault("topic_deleted", []).append(lambda topic: share.store.topic_deleted(topic.name))
+        metrics = getattr(state, "metrics", None)
+        if metrics is not None:
+            metrics.providers["share_groups"] = share.snapshot
         return share
+
+    def snapshot(self) -> dict:
+        """Counts for the metrics dump: the engines count, the shell exports."""
+        loaded = self.store.loaded.values()
+        return {
+            "groups": len(self.coordinator.groups),
+            "members": sum(len(g.members) for g in self.coordinator.groups.values()),
+            "share_sessions": len(self.sessions),
+            "share_partitions_loaded": len(self.store.loaded),
+            "in_flight_records": sum(sp.in_flight for sp in loaded),
+            "available_records": sum(sp.available_records for sp in loaded),
+            "checkpoints_written": self.store.writes[records.SHARE_CHECKPOINT],
+            "deltas_written": self.store.writes[records.SHARE_DELTA],
+            "recoveries": self.store.recoveries,
+        }
 
     def install(self, dispatcher) -> None:
         """group.share.enable=false: the share APIs are neither served nor advertised."""

@@ -255,3 +255,14 @@ def test_idle_groups_do_not_checkpoint_each_other_forever():
     for now in (600, 1200, 1800):
         store.tick(now)
     assert plog.log_end_offset == end  # other groups' checkpoints are not data
+
+
+def test_share_counts_are_exported_with_the_broker_metrics():
+    state = _state()
+    _, _, topic = state.topics.create("m", 1)
+    topic.partitions[0].append_batch(records.build_batch([(None, b"v")] * 3), 0)
+    sp = state.share.store.get("g", topic, 0, 0)
+    sp.acquire("x", 0, PartitionLogView(topic.partitions[0]), max_records=2)
+    snap = state.metrics.take_interval()["share_groups"]
+    assert snap["share_partitions_loaded"] == 1 and snap["in_flight_records"] == 2
+    assert snap["checkpoints_written"] == 1 and snap["deltas_written"] == 0

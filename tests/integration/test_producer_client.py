@@ -192,3 +192,37 @@ def test_produce_and_read_back_against_tansu(unique):
                 got.add(m.value())
         c.close()
         assert got == {f"t{i}".encode() for i in range(3000)}
+
+
+def test_a_fenced_producer_fails_its_records_and_refuses_further_sends(broker, unique):
+    """INVALID_PRODUCER_EPOCH is fatal (KIP-360): once another instance owns a
+    newer epoch of the producer id, pending records fail and send() raises."""
+    from client.blocking import BlockingConnection
+    from protocol import records
+    from protocol.errors import ErrorCode, KafkaError
+
+    topic = f"fence-{unique}"
+    _create(broker.bootstrap, topic, 1)
+    p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
+    try:
+        p.send(topic, b"first").get(10)
+        m = p.metrics()
+        pid, epoch = m["producer_id"], m["producer_epoch"]
+        with BlockingConnection("127.0.0.1", broker.port) as other:
+            other.negotiate()
+            bumped = other.request(22, {"transactional_id": None, "transaction_timeout_ms": -1,
+                                        "producer_id": pid, "producer_epoch": epoch}, version=4)
+            assert bumped.producer_epoch == epoch + 1
+            resp = other.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
+                {"name": topic, "partition_data": [{"index": 0, "records": records.build_batch(
+                    [(None, b"usurper")], producer_id=pid, producer_epoch=epoch + 1, base_sequence=0)}]}]},
+                max_version=9)
+            assert resp.responses[0].partition_responses[0].error_code == 0
+        fut = p.send(topic, b"second")
+        with pytest.raises(KafkaError) as info:
+            fut.get(10)
+        assert info.value.code == ErrorCode.INVALID_PRODUCER_EPOCH
+        with pytest.raises(KafkaError):
+            p.send(topic, b"third")
+    finally:
+        p.close(2)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field as dc_field
 from construct import Container
 
 from protocol import primitives as p
+from protocol.structs import KStruct, NullableStructC
 
 _UNSET = object()
 INF = 1 << 15
@@ -106,7 +107,7 @@ def _default_for(f: Field, nullable: bool):
     return {}
 
 
-def build_struct(fields, version: int, flexible: bool) -> p.KStruct:
+def build_struct(fields, version: int, flexible: bool) -> KStruct:
     regular = []
     tagged = {} if flexible else None
     for f in fields:
@@ -119,7 +120,7 @@ def build_struct(fields, version: int, flexible: bool) -> p.KStruct:
             tagged[f.tag] = (f.name, con, default)
         else:
             regular.append((f.name, con, default))
-    return p.KStruct(regular, tagged)
+    return KStruct(regular, tagged)
 
 
 def _construct_for(f: Field, version: int, flexible: bool, nullable: bool):
@@ -138,13 +139,13 @@ def _construct_for(f: Field, version: int, flexible: bool, nullable: bool):
             elem = build_struct(f.fields, version, flexible)
         return p.KArray(elem, compact=flexible, nullable=nullable)
     struct = build_struct(f.fields, version, flexible)
-    return p.NullableStructC(struct) if nullable else struct
+    return NullableStructC(struct) if nullable else struct
 
 
 class Schema:
     """One message at one version: compiled parse/build of a KStruct."""
 
-    def __init__(self, struct: p.KStruct):
+    def __init__(self, struct: KStruct):
         self.struct = struct
         compiled = struct.compile()
         self._parse = compiled.parsefunc

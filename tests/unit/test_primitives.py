@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import primitives as p
+from protocol import structs as ks
 from protocol.schema import Schema
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -48,7 +49,7 @@ class Compiled:
     name = "compiled"
 
     def __init__(self, con):
-        self.schema = Schema(p.KStruct([("v", con, None)]))
+        self.schema = Schema(ks.KStruct([("v", con, None)]))
 
     def build(self, value) -> bytes:
         return self.schema.build({"v": value})
@@ -369,7 +370,7 @@ def test_array_of_compact_strings_and_of_structs(codec):
     strings = codec(arr(p.CompactString, compact=True, nullable=False))
     assert strings.build(["a", ""]) == h("03 0261 01")
     assert strings.parse(h("03 0261 01")) == ["a", ""]
-    inner = p.KStruct([("id", p.Int16, 0), ("name", p.String, "")])
+    inner = ks.KStruct([("id", p.Int16, 0), ("name", p.String, "")])
     structs = codec(arr(inner, compact=False, nullable=False))
     wire = h("00000002 0001 000161 0002 0000")
     assert structs.build([{"id": 1, "name": "a"}, {"id": 2, "name": ""}]) == wire
@@ -380,23 +381,23 @@ def test_array_of_compact_strings_and_of_structs(codec):
 
 def test_struct_fills_missing_fields_from_defaults(codec):
     ints = arr(p.Int8, compact=False, nullable=False)
-    s = p.KStruct([("a", p.Int32, -1), ("b", p.String, "x"), ("c", ints, [])])
+    s = ks.KStruct([("a", p.Int32, -1), ("b", p.String, "x"), ("c", ints, [])])
     c = codec(s)
     assert c.build({}) == h("ffffffff 000178 00000000")
 
 
 def test_struct_treats_none_for_a_non_nullable_field_as_its_default(codec):
-    s = p.KStruct([("a", p.Int32, 7), ("b", p.String, "")])
+    s = ks.KStruct([("a", p.Int32, 7), ("b", p.String, "")])
     assert codec(s).build({"a": None, "b": None}) == h("00000007 0000")
 
 
 def test_struct_keeps_none_for_a_nullable_field(codec):
-    s = p.KStruct([("a", p.NullableString, "dflt")])
+    s = ks.KStruct([("a", p.NullableString, "dflt")])
     assert codec(s).build({"a": None}) == h("ffff")
 
 
 def test_nullable_struct_marks_presence_with_an_int8(codec):
-    s = p.NullableStructC(p.KStruct([("a", p.Int16, 0)]))
+    s = ks.NullableStructC(ks.KStruct([("a", p.Int16, 0)]))
     c = codec(s)
     assert c.build(None) == b"\xff"
     assert c.build({"a": 5}) == h("01 0005")
@@ -407,7 +408,7 @@ def test_nullable_struct_marks_presence_with_an_int8(codec):
 # --- tagged fields ----------------------------------------------------------------------------
 
 def tagged_struct():
-    return p.KStruct(
+    return ks.KStruct(
         [("a", p.Int32, 0)],
         {5: ("name", p.CompactNullableString, None), 0: ("epoch", p.Int32, -1)},
     )
@@ -491,8 +492,8 @@ def test_tagged_field_running_past_the_end_is_rejected(scodec):
 
 
 def test_nested_struct_keeps_its_own_tag_section():
-    inner = p.KStruct([("x", p.Int8, 0)], {})
-    outer = p.KStruct([("items", arr(inner, compact=True, nullable=False), [])], {})
+    inner = ks.KStruct([("x", p.Int8, 0)], {})
+    outer = ks.KStruct([("items", arr(inner, compact=True, nullable=False), [])], {})
     wire = h("02 07 01 01 02 00ff 00")  # one item: x=7, one unknown tag 1 = 00ff; outer: no tags
     for c in (Interpreted(outer), CompiledStruct(outer)):
         parsed = c.parse(wire)

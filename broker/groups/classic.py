@@ -101,6 +101,8 @@ class ClassicGroupCoordinator:
         self.settings = settings or GroupSettings()
         self.groups: dict[str, Group] = {}
         self.rebalances = 0
+        # a group id owned by another kind of group (a share group) is refused
+        self.foreign_group: Callable[[str], bool] = lambda group_id: False
 
     def group(self, group_id: str) -> Group | None:
         return self.groups.get(group_id)
@@ -119,6 +121,8 @@ class ClassicGroupCoordinator:
         group_id = req.group_id
         if not group_id:
             return reply(_error(ErrorCode.INVALID_GROUP_ID, member_id=req.member_id))
+        if self.foreign_group(group_id):
+            return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
         session = req.session_timeout_ms
         if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:
             return reply(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))

@@ -188,3 +188,9 @@ def test_initial_rebalance_delay_holds_the_first_join():
     assert r.got == []
     c.tick(3_000)
     assert r.last["error_code"] == 0
+
+
+def test_a_group_id_owned_by_a_share_group_is_refused():
+    c = ClassicGroupCoordinator()
+    c.foreign_group = lambda group_id: group_id == G
+    assert join(c, 0).last["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL

@@ -52,6 +52,7 @@ class BrokerState:
         self.clock = now_ms
         self.extensions: dict[str, Any] = {}
         self.share = ShareGroups.attach(self)  # share groups (seed 004); registers its hooks
+        self.groups.foreign_group = lambda group_id: group_id in self.share.coordinator.groups
 
     def log_start_floor(self, topic: str, partition: int) -> int | None:
         """The lowest offset the log start may move to, if something needs

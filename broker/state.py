@@ -14,6 +14,7 @@ from typing import Any
 
 from broker.config import BrokerConfig, Listener
 from broker.groups.classic import ClassicGroupCoordinator, GroupSettings
+from broker.groups.configs import GroupConfigs
 from broker.groups.offsets import OffsetStore
 from broker.log.topics import TopicManager
 from broker.metrics import Metrics
@@ -51,6 +52,7 @@ class BrokerState:
         self.advertised: dict[str, tuple[str, int]] = {}
         self.clock = now_ms
         self.extensions: dict[str, Any] = {}
+        self.group_configs = GroupConfigs()
         self.share = ShareGroups.attach(self)  # share groups (seed 004); registers its hooks
         self.groups.foreign_group = lambda group_id: group_id in self.share.coordinator.groups
 

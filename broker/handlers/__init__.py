@@ -4,6 +4,7 @@ exactly these keys."""
 
 from __future__ import annotations
 
+from broker.handlers.alter_configs import handle_incremental_alter_configs
 from broker.handlers.api_versions import handle_api_versions
 from broker.handlers.delete_records import handle_delete_records
 from broker.handlers.describe_configs import handle_describe_configs
@@ -43,6 +44,7 @@ HANDLERS = {
     21: handle_delete_records,
     22: handle_init_producer_id,
     32: handle_describe_configs,
+    44: handle_incremental_alter_configs,
     76: handle_share_group_heartbeat,
     77: handle_share_group_describe,
     78: handle_share_fetch,

@@ -5,10 +5,11 @@ from __future__ import annotations
 from broker.config import KEYS
 from broker.handlers.topics import topic_config_row
 from broker.log.topics import TOPIC_CONFIGS
+from broker.groups.configs import GROUP_TYPES
 from protocol.errors import ErrorCode
 
 TOPIC, BROKER = 2, 4
-STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8
 
 
 def _broker_rows(ctx) -> list[dict]:
@@ -51,6 +52,11 @@ def handle_describe_configs(req, ctx):
             else:
                 rows = [topic_config_row(topic, k, state.config) for k in sorted(TOPIC_CONFIGS)]
                 row["configs"] = _filter(rows, res.configuration_keys)
+        elif res.resource_type in GROUP_TYPES:
+            rows = [{"name": k, "value": v, "read_only": False, "is_sensitive": False,
+                     "config_source": DYNAMIC_GROUP_CONFIG if explicit else DEFAULT_CONFIG}
+                    for k, (v, explicit) in state.group_configs.describe(res.resource_name).items()]
+            row["configs"] = _filter(rows, res.configuration_keys)
         elif res.resource_type == BROKER:
             if res.resource_name not in ("", str(state.node_id)):
                 row.update(error_code=int(ErrorCode.INVALID_REQUEST),

@@ -26,11 +26,12 @@ SHARE_API_KEYS = (76, 77, 78, 79)  # ShareGroupHeartbeat, ShareGroupDescribe, Sh
 
 
 class ShareGroups:
-    def __init__(self, settings: ShareSettings, topics, *, notify=None, classic_groups=None):
+    def __init__(self, settings: ShareSettings, topics, *, notify=None, classic_groups=None,
+                 group_config=None):
         self.settings = settings
         self.topics = topics
         classic = classic_groups if classic_groups is not None else {}
-        self.store = ShareStore(settings, topics, on_available=notify)
+        self.store = ShareStore(settings, topics, on_available=notify, group_config=group_config)
         self.coordinator = ShareGroupCoordinator(
             settings, topics,
             other_group_exists=lambda g: g in classic and bool(classic[g].members))
@@ -40,7 +41,8 @@ class ShareGroups:
     def attach(cls, state) -> "ShareGroups":
         """Build from a BrokerState and register the broker hooks."""
         share = cls(ShareSettings.from_config(state.config), state.topics,
-                    notify=state.appends.notify, classic_groups=state.groups.groups)
+                    notify=state.appends.notify, classic_groups=state.groups.groups,
+                    group_config=state.group_configs.get)
         ext = state.extensions
         ext.setdefault("log_start_floor", []).append(share.store.floor)
         ext.setdefault("list_groups", []).append(share.coordinator.list_groups)

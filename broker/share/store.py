@@ -32,8 +32,10 @@ Key = tuple[str, str, int]  # (group_id, topic, partition)
 
 class ShareStore:
     def __init__(self, settings: ShareSettings, topics, *,
-                 on_available: Callable[[str, int], None] | None = None):
+                 on_available: Callable[[str, int], None] | None = None,
+                 group_config: Callable[[str, str], str | None] | None = None):
         self.settings = settings
+        self.group_config = group_config or (lambda group_id, key: None)
         self.topics = topics
         self.on_available = on_available or (lambda topic, partition: None)
         self.loaded: dict[Key, SharePartition] = {}
@@ -45,8 +47,9 @@ class ShareStore:
 
     def start_offset(self, group_id: str, topic: Topic, plog) -> int:
         s = self.settings
-        reset = s.auto_offset_reset_groups.get(group_id) or topic.configs.get(
-            "share.auto.offset.reset") or s.auto_offset_reset
+        reset = (self.group_config(group_id, "share.auto.offset.reset")  # IncrementalAlterConfigs
+                 or s.auto_offset_reset_groups.get(group_id)  # broker key
+                 or topic.configs.get("share.auto.offset.reset") or s.auto_offset_reset)
         return plog.log_start_offset if reset == "earliest" else plog.log_end_offset
 
     def _new_engine(self, group_id: str, topic: str, partition: int, start: int) -> SharePartition:

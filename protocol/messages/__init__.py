@@ -21,6 +21,7 @@ from protocol.messages.end_txn import END_TXN
 from protocol.messages.fetch import FETCH
 from protocol.messages.find_coordinator import FIND_COORDINATOR
 from protocol.messages.heartbeat import HEARTBEAT
+from protocol.messages.incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
 from protocol.messages.init_producer_id import INIT_PRODUCER_ID
 from protocol.messages.join_group import JOIN_GROUP
 from protocol.messages.leave_group import LEAVE_GROUP
@@ -49,7 +50,7 @@ APIS: dict[int, Api] = {
         DESCRIBE_GROUPS, LIST_GROUPS, SASL_HANDSHAKE, API_VERSIONS, CREATE_TOPICS,
         DELETE_TOPICS, DELETE_RECORDS, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN,
         ADD_OFFSETS_TO_TXN, END_TXN, WRITE_TXN_MARKERS, TXN_OFFSET_COMMIT,
-        DESCRIBE_CONFIGS, SASL_AUTHENTICATE, DESCRIBE_CLIENT_QUOTAS,
+        DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, SASL_AUTHENTICATE, DESCRIBE_CLIENT_QUOTAS,
         ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT,
         SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
     )

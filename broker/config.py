@@ -223,6 +223,16 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("group.share.state.unload.ms", _int(1000, _INT32), 300000,
         "Share-partition state of a group without members is checkpointed and dropped from "
         "memory after this long; it is recovered from the log when needed.", "share"),
+    # --- metrics dumps (issue #7): one JSON line per interval, read by spark_jobs/
+    Key("metrics.dump.dir", _string, "",
+        "Directory the broker appends metrics-<node.id>-<n>.jsonl to (docs/METRICS.md). "
+        "Empty: no dumps.", "metrics"),
+    Key("metrics.dump.interval.ms", _int(100, _INT32), 1000,
+        "Length of one metrics interval, one dump line each.", "metrics"),
+    Key("metrics.dump.max.bytes", _int(4096, _INT64), 104857600,
+        "A dump file is rotated when the next line would take it past this size.", "metrics"),
+    Key("metrics.dump.max.files", _int(1, 100000), 10,
+        "Dump files kept per broker; the oldest is deleted on rotation.", "metrics"),
 )}
 
 

@@ -19,6 +19,7 @@ from broker.connection import KafkaConnection
 from broker.dispatcher import Dispatcher
 from broker.handlers import HANDLERS
 from broker.log.retention import apply_retention
+from broker.metrics_dump import from_config as metrics_dumper
 from broker.state import BrokerState, Session
 from protocol.messages import compile_all
 
@@ -79,6 +80,13 @@ class BrokerServer:
         self.bound: list[tuple] = []
         self._stopped = asyncio.Event()
         self.shutdown_hooks: list[Callable[[], None]] = []
+        # metrics dumps (issue #7): the loop snapshots, a writer thread does the file I/O
+        self.metrics_dumper = metrics_dumper(state.metrics, config, state.share)
+        if self.metrics_dumper is not None:
+            self.metrics_dumper.start()
+            self.periodic.append(Periodic("metrics-dump", config["metrics.dump.interval.ms"] / 1000,
+                                          self.metrics_dumper.tick))
+            self.shutdown_hooks.append(self.metrics_dumper.close)
 
     def _session_factory(self, listener):
         protocol = self.config["listener.security.protocol.map"][listener.name]

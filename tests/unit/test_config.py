@@ -195,6 +195,9 @@ INT_RANGES = [
     ("group.max.session.timeout.ms", 1, _INT32),
     ("group.max.size", 1, _INT32),
     ("offsets.retention.minutes", 1, _INT32),
+    ("metrics.dump.interval.ms", 100, _INT32),
+    ("metrics.dump.max.bytes", 4096, _INT64),
+    ("metrics.dump.max.files", 1, 100000),
 ]
 
 

@@ -122,6 +122,17 @@ def _protocol_map(text: str) -> dict[str, str]:
     return out
 
 
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def _mechanisms(text: str) -> tuple[str, ...]:
+    items = tuple(s.strip() for s in str(text).split(",") if s.strip())
+    bad = [m for m in items if m not in SASL_MECHANISMS]
+    if bad or not items:
+        raise ConfigError(f"'{text}' must list one or more of {', '.join(SASL_MECHANISMS)}")
+    return items
+
+
 @dataclass(frozen=True)
 class Key:
     name: str
@@ -233,6 +244,49 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "A dump file is rotated when the next line would take it past this size.", "metrics"),
     Key("metrics.dump.max.files", _int(1, 100000), 10,
         "Dump files kept per broker; the oldest is deleted on rotation.", "metrics"),
+    # --- security (issue #6): SASL, TLS, the credential and quota store
+    Key("config.dir", _string, "",
+        "Directory of the broker's config store: SCRAM credentials (users.json) and client "
+        "quotas (quotas.json), written atomically and reloaded when changed. Empty: in memory only.",
+        "security"),
+    Key("sasl.enabled.mechanisms", _mechanisms, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+        "SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners.", "security"),
+    Key("sasl.server.max.receive.size", _int(1024, _INT32), 524288,
+        "Largest frame accepted before authentication completes (Kafka's default, 512 KiB).",
+        "security"),
+    Key("super.users", _string, "",
+        "Semicolon-separated principals (User:admin) allowed to alter and describe quotas and "
+        "SCRAM credentials. Empty: every authenticated principal may (Kafka without an authorizer).",
+        "security"),
+    Key("ssl.keystore.type", _choice("PEM"), "PEM",
+        "Format of ssl.keystore.location; only PEM (Python's ssl module).", "security"),
+    Key("ssl.keystore.location", _string, "",
+        "PEM file with the broker's certificate chain and, unless ssl.key.location is set, "
+        "its private key. Needed by SSL and SASL_SSL listeners.", "security"),
+    Key("ssl.key.location", _string, "",
+        "PEM file with the private key, when it is not in ssl.keystore.location.", "security"),
+    Key("ssl.key.password", _string, "", "Password of an encrypted private key.", "security"),
+    Key("ssl.truststore.location", _string, "",
+        "PEM CA bundle used to verify client certificates (ssl.client.auth).", "security"),
+    Key("ssl.client.auth", _choice("none", "requested", "required"), "none",
+        "Ask SSL clients for a certificate; on SSL listeners its subject becomes the principal.",
+        "security"),
+    # --- quotas (seed 002, KIP-936): producer-id rate per user
+    Key("producer.id.quota.window.num", _int(1, 1000), 11,
+        "Samples kept for producer-id quotas (KIP-936); the bucket holds rate x num x size.",
+        "quota"),
+    Key("producer.id.quota.window.size.seconds", _int(1, _INT32), 3600,
+        "Time span of one sample and of one writable bloom filter (KIP-936; default 1 h).",
+        "quota"),
+    Key("producer.id.quota.cache.cleanup.scheduler.interval.ms", _int(1, _INT32), 10000,
+        "How often bloom filters older than 1.5 x the window are disposed and idle users dropped.",
+        "quota"),
+    Key("producer.id.quota.bloom.filter.expected.items", _int(1, 100_000_000), 10000,
+        "Producer ids one bloom filter is sized for; it grows (scalable filter) past that.",
+        "quota"),
+    Key("producer.id.quota.bloom.filter.false.positive.rate", _float(0.0, 0.5, open_lo=True), 0.001,
+        "False-positive rate of each bloom filter (a false positive admits a new id for free).",
+        "quota"),
 )}
 
 
@@ -335,6 +389,7 @@ def _check_consistency(values: dict[str, Any]) -> None:
     if values["group.min.session.timeout.ms"] > values["group.max.session.timeout.ms"]:
         raise ConfigError("group.min.session.timeout.ms is above group.max.session.timeout.ms")
     _check_share(values)
+    _check_security(values)
 
 
 def _check_share(values: dict[str, Any]) -> None:
@@ -356,3 +411,21 @@ def _check_share(values: dict[str, Any]) -> None:
         if item:
             resets[group.strip()] = reset.strip()
     values["group.share.auto.offset.reset.groups"] = resets
+
+
+def _check_security(values: dict[str, Any]) -> None:
+    pmap = values["listener.security.protocol.map"]
+    protocols = {pmap[listener.name] for listener in values["listeners"]}
+    if protocols & {"SSL", "SASL_SSL"} and not values["ssl.keystore.location"]:
+        raise ConfigError("ssl.keystore.location is required by SSL and SASL_SSL listeners")
+    if values["ssl.client.auth"] != "none" and not values["ssl.truststore.location"]:
+        raise ConfigError("ssl.client.auth needs ssl.truststore.location")
+    for key in ("ssl.keystore.location", "ssl.key.location", "ssl.truststore.location"):
+        if values[key] and not Path(values[key]).is_file():
+            raise ConfigError(f"{key}: {values[key]} is not a readable file")
+    cdir = values["config.dir"]
+    if cdir and Path(cdir).exists() and not Path(cdir).is_dir():
+        raise ConfigError(f"config.dir: {cdir} exists and is not a directory")
+    for item in (s.strip() for s in values["super.users"].split(";")):
+        if item and not item.startswith("User:"):
+            raise ConfigError(f"super.users: '{item}' is not of the form User:<name>")

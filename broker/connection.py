@@ -36,7 +36,7 @@ class _Slot:
 
 class KafkaConnection(asyncio.Protocol):
     def __init__(self, dispatcher: Dispatcher, session_factory, registry: set, *,
-                 max_frame: int, on_close=None):
+                 max_frame: int, on_close=None, pre_auth_max_frame: int | None = None):
         self.dispatcher = dispatcher
         self.session_factory = session_factory
         self.registry = registry
@@ -52,6 +52,11 @@ class KafkaConnection(asyncio.Protocol):
         self._write_paused = False
         self._flush_scheduled = False
         self._ready: list[bytes] = []  # frames answered in this read burst
+        # issue #6: frames are capped at sasl.server.max.receive.size until the
+        # session is authenticated; a quota throttle mutes reading for a while
+        self.pre_auth_max_frame = pre_auth_max_frame
+        self._muted = False
+        self._mute_handle: asyncio.TimerHandle | None = None
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
@@ -61,6 +66,8 @@ class KafkaConnection(asyncio.Protocol):
         self.session = self.session_factory(transport, f"{peer[0]}:{peer[1]}" if peer else "?")
         self.registry.add(self)
         self.dispatcher.state.metrics.connection_opened()
+        if not self.session.authenticated and self.pre_auth_max_frame:
+            self.decoder.max_size = min(self.max_frame, self.pre_auth_max_frame)
 
     def connection_lost(self, exc) -> None:
         self.closing = True
@@ -68,6 +75,8 @@ class KafkaConnection(asyncio.Protocol):
         self.dispatcher.state.metrics.connection_closed()
         for task in list(self.tasks):
             task.cancel()
+        if self._mute_handle is not None:
+            self._mute_handle.cancel()
         if self.on_close is not None:
             self.on_close(self)
 
@@ -95,6 +104,41 @@ class KafkaConnection(asyncio.Protocol):
             self.abort("invalid_frame", str(self.decoder.error))
             return
         self.flush()
+        session = self.session
+        if session.mute_ms or session.close_after_response or (
+                self.decoder.max_size != self.max_frame and session.authenticated):
+            self._apply_session_signals()
+
+    def _apply_session_signals(self) -> None:
+        """Act on what handlers asked of the connection (issue #6), after the
+        answers of this read burst were written."""
+        session = self.session
+        if session.close_after_response:
+            self.closing = True
+            self.transport.close()  # buffered answers still go out first
+            return
+        if session.authenticated:
+            self.decoder.max_size = self.max_frame
+        if session.mute_ms:
+            self.mute_for(session.mute_ms)
+            session.mute_ms = 0
+
+    def mute_for(self, ms: int) -> None:
+        """Stop reading for ``ms`` (a quota's throttle time), as Kafka mutes a
+        throttled channel after sending the response."""
+        loop = asyncio.get_running_loop()
+        if self._mute_handle is not None:
+            if self._mute_handle.when() >= loop.time() + ms / 1000:
+                return
+            self._mute_handle.cancel()
+        self._muted = True
+        self._mute_handle = loop.call_later(ms / 1000, self._unmute)
+        self._update_reading()
+
+    def _unmute(self) -> None:
+        self._mute_handle = None
+        self._muted = False
+        self._update_reading()
 
     # --- requests ------------------------------------------------------------------------
 
@@ -162,11 +206,12 @@ class KafkaConnection(asyncio.Protocol):
     def _update_reading(self) -> None:
         if self.closing or self.transport is None:
             return
-        busy = self._write_paused or len(self.slots) >= MAX_PENDING
+        busy = self._write_paused or len(self.slots) >= MAX_PENDING or self._muted
         if busy and not self._read_paused:
             self._read_paused = True
             self.transport.pause_reading()
-        elif self._read_paused and not self._write_paused and len(self.slots) <= RESUME_PENDING:
+        elif (self._read_paused and not self._write_paused and not self._muted
+              and len(self.slots) <= RESUME_PENDING):
             self._read_paused = False
             self.transport.resume_reading()
 

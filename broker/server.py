@@ -19,6 +19,8 @@ from broker.connection import KafkaConnection
 from broker.dispatcher import Dispatcher
 from broker.handlers import HANDLERS
 from broker.log.retention import apply_retention
+from broker.security import tls
+from broker.security.service import PRE_AUTH_APIS, SASL_PROTOCOLS
 from broker.metrics_dump import from_config as metrics_dumper
 from broker.state import BrokerState, Session
 from protocol.messages import compile_all
@@ -27,6 +29,7 @@ log = structlog.get_logger(__name__)
 
 GROUP_TICK_S = 0.1
 SHARE_TICK_S = 0.05  # acquisition-lock expiry, share-group sessions, checkpoints
+CONFIG_STORE_RELOAD_S = 1.0  # users.json / quotas.json edited by `kipper users` or another tool
 
 
 class Periodic:
@@ -57,7 +60,7 @@ class BrokerServer:
     def __init__(self, config: BrokerConfig):
         self.config = config
         self.state = BrokerState(config)
-        self.dispatcher = Dispatcher(dict(HANDLERS), self.state)
+        self.dispatcher = Dispatcher(dict(HANDLERS), self.state, pre_auth_apis=PRE_AUTH_APIS)
         self.state.extensions["dispatcher"] = self.dispatcher
         self.state.share.install(self.dispatcher)
         self.connections: set[KafkaConnection] = set()
@@ -74,6 +77,10 @@ class BrokerServer:
             Periodic("offsets-expiry", 60.0, lambda: state.offsets.expire(
                 state.clock(), {g for g, grp in state.groups.groups.items() if grp.members})),
             Periodic("share-groups", SHARE_TICK_S, lambda: state.share.tick(state.clock())),
+            Periodic("producer-id-quota-cleanup", state.quotas.cleanup_interval_ms / 1000,
+                     lambda: state.quotas.tick(state.clock())),
+            Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
+                     lambda: (state.security.reload(), state.quotas.reload())),
         ]
         state.extensions.setdefault("topic_deleted", []).append(
             lambda topic: state.producer_states.drop_topic(topic.name))
@@ -92,19 +99,28 @@ class BrokerServer:
         protocol = self.config["listener.security.protocol.map"][listener.name]
 
         def make(transport, peer: str) -> Session:
-            return Session(listener=listener.name, peer=peer, security_protocol=protocol)
+            session = Session(listener=listener.name, peer=peer, security_protocol=protocol)
+            self.state.security.prepare_session(session, transport)
+            return session
         return make
 
     async def start(self) -> None:
         compile_all()
         loop = asyncio.get_running_loop()
         max_frame = self.config["socket.request.max.bytes"]
+        pmap = self.config["listener.security.protocol.map"]
+        ssl_context = None
         for listener in self.config["listeners"]:
             factory = self._session_factory(listener)
+            protocol = pmap[listener.name]
+            if protocol in ("SSL", "SASL_SSL") and ssl_context is None:
+                ssl_context = tls.server_context(self.config)
+            pre_auth = self.config["sasl.server.max.receive.size"] if protocol in SASL_PROTOCOLS else None
             server = await loop.create_server(
-                lambda f=factory: KafkaConnection(self.dispatcher, f, self.connections,
-                                                  max_frame=max_frame),
-                host=listener.host or None, port=listener.port, reuse_address=True, backlog=1024)
+                lambda f=factory, p=pre_auth: KafkaConnection(self.dispatcher, f, self.connections,
+                                                              max_frame=max_frame, pre_auth_max_frame=p),
+                host=listener.host or None, port=listener.port, reuse_address=True, backlog=1024,
+                ssl=ssl_context if protocol in ("SSL", "SASL_SSL") else None)
             port = server.sockets[0].getsockname()[1]
             self.servers.append(server)
             self.bound.append((listener, port))
@@ -141,7 +157,9 @@ class BrokerServer:
                 log.exception("shutdown_hook_failed")
         snap = self.state.producer_states.snapshot()
         snap.pop("partitions")
+        quota = self.state.quotas.manager.snapshot(self.state.clock())
         log.info("broker_stopped", topics=len(self.state.topics.all()), producer_state=snap,
+                 producer_id_quota={k: quota[k] for k in ("users_tracked", "bloom_bytes")},
                  producer_ids_allocated=self.state.producer_ids.allocated)
 
 

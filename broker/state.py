@@ -21,6 +21,8 @@ from broker.metrics import Metrics
 from broker.notify import AppendNotifier
 from broker.producer_state import ProducerIdManager
 from broker.producer_state.registry import ProducerStates
+from broker.quota.service import ProducerIdQuotas
+from broker.security.service import Security
 from broker.share.service import ShareGroups
 
 
@@ -54,6 +56,8 @@ class BrokerState:
         self.extensions: dict[str, Any] = {}
         self.group_configs = GroupConfigs()
         self.share = ShareGroups.attach(self)  # share groups (seed 004); registers its hooks
+        self.security = Security.attach(self)  # SASL and TLS sessions, SCRAM credentials (issue #6)
+        self.quotas = ProducerIdQuotas.attach(self)  # producer-id rate quotas (seed 002)
         self.groups.foreign_group = lambda group_id: group_id in self.share.coordinator.groups
 
     def log_start_floor(self, topic: str, partition: int) -> int | None:
@@ -86,6 +90,10 @@ class Session:
     principal: str = "User:ANONYMOUS"
     authenticated: bool = True
     extras: dict = field(default_factory=dict)
+    # set by handlers, applied by the connection after the answer goes out (issue #6)
+    mute_ms: int = 0                     # quota throttle: stop reading this long
+    close_after_response: bool = False  # failed SASL login
+    admitted_producer_ids: set = field(default_factory=set)  # producer-id quota fast path
 
 
 @dataclass

@@ -44,6 +44,7 @@ def _run_broker(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from client.tools import console, perf, topics
     from client.tools import groups, share_consume
+    from client.tools import configs, users
     from client.tools import stats
 
     parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
@@ -55,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     console.add_parsers(sub)
     share_consume.add_parser(sub)
     groups.add_parser(sub)
+    users.add_parser(sub)
+    configs.add_parser(sub)
     stats.add_parser(sub)
     return parser
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from broker.handlers.alter_configs import handle_incremental_alter_configs
 from broker.handlers.api_versions import handle_api_versions
+from broker.handlers.client_quotas import handle_alter_client_quotas, handle_describe_client_quotas
 from broker.handlers.delete_records import handle_delete_records
 from broker.handlers.describe_configs import handle_describe_configs
 from broker.handlers.fetch import handle_fetch
@@ -19,6 +20,10 @@ from broker.handlers.metadata import handle_metadata
 from broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
 from broker.handlers.produce import handle_produce
 from broker.handlers.producer_ids import handle_init_producer_id
+from broker.handlers.sasl import handle_sasl_authenticate, handle_sasl_handshake
+from broker.handlers.scram_credentials import (
+    handle_alter_user_scram_credentials, handle_describe_user_scram_credentials,
+)
 from broker.handlers.share_acknowledge import handle_share_acknowledge
 from broker.handlers.share_fetch import handle_share_fetch
 from broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
@@ -38,6 +43,7 @@ HANDLERS = {
     14: handle_sync_group,
     15: handle_describe_groups,
     16: handle_list_groups,
+    17: handle_sasl_handshake,
     18: handle_api_versions,
     19: handle_create_topics,
     20: handle_delete_topics,
@@ -45,6 +51,11 @@ HANDLERS = {
     22: handle_init_producer_id,
     32: handle_describe_configs,
     44: handle_incremental_alter_configs,
+    36: handle_sasl_authenticate,
+    48: handle_describe_client_quotas,
+    49: handle_alter_client_quotas,
+    50: handle_describe_user_scram_credentials,
+    51: handle_alter_user_scram_credentials,
     76: handle_share_group_heartbeat,
     77: handle_share_group_describe,
     78: handle_share_fetch,

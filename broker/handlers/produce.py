@@ -18,6 +18,8 @@ def handle_produce(req, ctx):
     now = ctx.now
     max_bytes = state.config["message.max.bytes"]
     topics = state.topics
+    admission = state.extensions.get("produce_admission")  # producer-id quota (seed 002)
+    throttle_ms = 0
     responses = []
     for tdata in req.topic_data:
         name = tdata.get("name")
@@ -39,10 +41,20 @@ def handle_produce(req, ctx):
             except Rejected as exc:
                 parts.append(result(index, exc.code, message=exc.message))
                 continue
+            if admission is not None:
+                wait = admission(ctx.session, plog.topic, index, spans, now)
+                if wait:
+                    throttle_ms = max(throttle_ms, wait)
+                    parts.append(result(index, ErrorCode.THROTTLING_QUOTA_EXCEEDED,
+                                        log_start_offset=plog.log_start_offset,
+                                        message="producer id quota exceeded"))
+                    continue
             parts.append(append_records(state, plog, pdata.records, spans, now))
             state.appends.notify(plog.topic, index)
         responses.append({"name": name, "topic_id": tdata.get("topic_id"),
                           "partition_responses": parts})
+    if throttle_ms:
+        ctx.session.mute_ms = max(ctx.session.mute_ms, throttle_ms)
     if acks == 0:
         return NO_RESPONSE
-    return {"responses": responses, "throttle_time_ms": 0}
+    return {"responses": responses, "throttle_time_ms": throttle_ms}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from protocol.messages.add_offsets_to_txn import ADD_OFFSETS_TO_TXN
 from protocol.messages.add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from protocol.messages.alter_client_quotas import ALTER_CLIENT_QUOTAS
+from protocol.messages.alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
 from protocol.messages.api_versions import API_VERSIONS
 from protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
 from protocol.messages.create_topics import CREATE_TOPICS
@@ -17,6 +18,7 @@ from protocol.messages.delete_topics import DELETE_TOPICS
 from protocol.messages.describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
 from protocol.messages.describe_configs import DESCRIBE_CONFIGS
 from protocol.messages.describe_groups import DESCRIBE_GROUPS
+from protocol.messages.describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
 from protocol.messages.end_txn import END_TXN
 from protocol.messages.fetch import FETCH
 from protocol.messages.find_coordinator import FIND_COORDINATOR
@@ -53,6 +55,7 @@ APIS: dict[int, Api] = {
         DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, SASL_AUTHENTICATE, DESCRIBE_CLIENT_QUOTAS,
         ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT,
         SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
+        DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS,
     )
 }
 

@@ -1,0 +1,59 @@
+"""SaslHandshake and SaslAuthenticate: move tokens between the client and the
+connection's SaslAuthenticator (broker/security/authenticator.py).
+
+A completed exchange sets the session's principal and marks it authenticated;
+a failed one answers SASL_AUTHENTICATION_FAILED with one fixed message, logs
+the attempt, and asks the connection to close after the answer, as Kafka does.
+Handshake v0 (raw SASL tokens without SaslAuthenticate) is answered but its raw
+tokens are not understood: every client tested here uses v1 (KIP-152).
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from protocol.errors import ErrorCode
+
+log = structlog.get_logger(__name__)
+
+
+def handle_sasl_handshake(req, ctx):
+    session = ctx.session
+    security = ctx.state.security
+    auth = session.extras.get("sasl")
+    if auth is None:  # not a SASL listener
+        return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": list(security.mechanisms)}
+    code = auth.handshake(req.mechanism)
+    if code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
+        log.warning("authentication_failed", peer=session.peer, listener=session.listener,
+                    mechanism=req.mechanism, reason="unsupported_mechanism")
+        security.counters["failed"] += 1
+        session.close_after_response = True
+    return {"error_code": int(code), "mechanisms": list(auth.mechanisms)}
+
+
+def handle_sasl_authenticate(req, ctx):
+    session = ctx.session
+    security = ctx.state.security
+    auth = session.extras.get("sasl")
+    if auth is None:
+        session.close_after_response = True
+        return _answer(ErrorCode.ILLEGAL_SASL_STATE, "not a SASL listener", b"")
+    step = auth.authenticate(req.auth_bytes or b"")
+    if step.principal is not None:
+        session.principal = step.principal
+        session.authenticated = True
+        security.counters["authenticated"] += 1
+        log.debug("authenticated", peer=session.peer, listener=session.listener,
+                  mechanism=auth.mechanism, principal=step.principal)
+    elif step.error:
+        security.counters["failed"] += 1
+        log.warning("authentication_failed", peer=session.peer, listener=session.listener,
+                    mechanism=auth.mechanism, user=auth.username, reason=step.reason)
+        session.close_after_response = step.close
+    return _answer(step.error, step.message, step.token)
+
+
+def _answer(code: ErrorCode, message: str | None, token: bytes) -> dict:
+    return {"error_code": int(code), "error_message": message, "auth_bytes": token,
+            "session_lifetime_ms": 0}

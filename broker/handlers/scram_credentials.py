@@ -1,0 +1,105 @@
+"""DescribeUserScramCredentials and AlterUserScramCredentials (KIP-554).
+
+Upsertions carry the salted password computed by the client; the broker keeps
+only the stored and server keys derived from it. Errors follow Kafka:
+UNACCEPTABLE_CREDENTIAL for iterations outside 4096..16384 or an empty name,
+UNSUPPORTED_SASL_MECHANISM for an unknown mechanism, RESOURCE_NOT_FOUND for
+deleting or describing what is not there, DUPLICATE_RESOURCE for a user (or
+user and mechanism) named twice. A request's changes are applied together.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from broker.security.credentials import valid_username
+from broker.security.scram import (
+    HASHES, MAX_ITERATIONS, MECHANISM_CODES, MECHANISM_NAMES, MIN_ITERATIONS, ScramCredential,
+)
+from protocol.errors import ErrorCode
+
+log = structlog.get_logger(__name__)
+
+
+def handle_describe_user_scram_credentials(req, ctx):
+    security = ctx.state.security
+    if not security.may_manage(ctx.session.principal):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                "error_message": "not a super user", "results": []}
+    known = security.credentials.describe()
+    wanted = [u.name for u in req.users] if req.users else sorted(known)
+    results = []
+    for name in dict.fromkeys(wanted):
+        if wanted.count(name) > 1:
+            results.append(_result(name, ErrorCode.DUPLICATE_RESOURCE, "user named more than once"))
+        elif name not in known:
+            results.append(_result(name, ErrorCode.RESOURCE_NOT_FOUND,
+                                   f"attempt to describe a user credential that does not exist: {name}"))
+        else:
+            results.append({**_result(name, ErrorCode.NONE, None), "credential_infos": [
+                {"mechanism": MECHANISM_CODES[m], "iterations": i} for m, i in sorted(known[name].items())]})
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "results": results}
+
+
+def _result(user: str, code: ErrorCode, message: str | None) -> dict:
+    return {"user": user, "error_code": int(code), "error_message": message, "credential_infos": []}
+
+
+def _check(name: str, mechanism: int, iterations: int | None, item, users) -> tuple[ErrorCode, str] | None:
+    if not valid_username(name):
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "username must not be empty"
+    if mechanism not in MECHANISM_NAMES:
+        return ErrorCode.UNSUPPORTED_SASL_MECHANISM, f"unknown SCRAM mechanism {mechanism}"
+    if iterations is not None and not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
+        return (ErrorCode.UNACCEPTABLE_CREDENTIAL,
+                f"iterations must be between {MIN_ITERATIONS} and {MAX_ITERATIONS}")
+    if iterations is not None and (not item.salt or not item.salted_password):
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "salt and salted password must not be empty"
+    if iterations is None and MECHANISM_NAMES[mechanism] not in users.get(name, {}):
+        return ErrorCode.RESOURCE_NOT_FOUND, "attempt to delete a user credential that does not exist"
+    return None
+
+
+def handle_alter_user_scram_credentials(req, ctx):
+    security = ctx.state.security
+    allowed = security.may_manage(ctx.session.principal)
+    errors: dict[str, tuple[ErrorCode, str]] = {}
+    order: list[str] = []
+    seen: set[tuple[str, int]] = set()
+    users = security.credentials.users
+    items = [(d.name, d.mechanism, None, d) for d in req.deletions] + \
+            [(u.name, u.mechanism, u.iterations, u) for u in req.upsertions]
+    for name, mechanism, iterations, item in items:
+        if name not in order:
+            order.append(name)
+        if name in errors:
+            continue
+        if not allowed:
+            errors[name] = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
+        elif (name, mechanism) in seen:
+            errors[name] = (ErrorCode.DUPLICATE_RESOURCE, "a user and mechanism appear twice")
+        else:
+            problem = _check(name, mechanism, iterations, item, users)
+            if problem:
+                errors[name] = problem
+        seen.add((name, mechanism))
+    good = [(n, m, i, item) for n, m, i, item in items if n not in errors]
+
+    def edit(stored):
+        for name, mechanism, iterations, item in good:
+            mech = MECHANISM_NAMES[mechanism]
+            if iterations is None:
+                stored.get(name, {}).pop(mech, None)
+                if name in stored and not stored[name]:
+                    del stored[name]
+            else:
+                stored.setdefault(name, {})[mech] = ScramCredential.from_salted_password(
+                    HASHES[mech], item.salted_password, item.salt, iterations)
+
+    if good:
+        security.credentials.change(edit)
+        log.info("scram_credentials_altered", principal=ctx.session.principal,
+                 users=sorted({n for n, *_ in good}))
+    results = [{"user": n, "error_code": int(errors[n][0]) if n in errors else 0,
+                "error_message": errors[n][1] if n in errors else None} for n in order]
+    return {"throttle_time_ms": 0, "results": results}

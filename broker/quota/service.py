@@ -1,0 +1,87 @@
+"""The quota engine wired into one broker: state, Produce hook, periodic work.
+
+``ProducerIdQuotas.attach(state)`` builds the manager and the client-quota
+store (from config.dir), registers the ``quotas`` metrics provider and the
+``produce_admission`` hook the Produce handler calls per partition. The shell
+calls ``tick(now)`` (dispose, cleanup) and ``reload()`` (quotas.json edited
+by someone else).
+
+The hook keeps known producer ids off the bloom filters: a connection
+remembers the ids it was admitted with (``Session.admitted_producer_ids``),
+so after its first batch a producer costs one set lookup per partition. A
+producer id that already has producer state on the partition was admitted
+before and is never throttled; only an id new to both goes to the manager.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from broker.quota.client_quotas import ClientQuotaStore, rates
+from broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
+
+log = structlog.get_logger(__name__)
+
+MAX_ADMITTED_PER_CONNECTION = 4096  # past this, ids go the slow (still correct) way
+
+
+def user_of(principal: str) -> str:
+    return principal[5:] if principal.startswith("User:") else principal
+
+
+class ProducerIdQuotas:
+    def __init__(self, state):
+        self.state = state
+        self.manager = ProducerIdQuotaManager(QuotaSettings.from_config(state.config))
+        self.store = ClientQuotaStore(state.config["config.dir"] or None, on_change=self._apply)
+        self.cleanup_interval_ms = state.config["producer.id.quota.cache.cleanup.scheduler.interval.ms"]
+
+    @classmethod
+    def attach(cls, state) -> "ProducerIdQuotas":
+        self = cls(state)
+        state.extensions["produce_admission"] = self.admit
+        state.metrics.providers["quotas"] = lambda: self.manager.snapshot(state.clock())
+        return self
+
+    def _apply(self, quotas) -> None:
+        per_user, default = rates(quotas)
+        self.manager.set_quotas(per_user, default)
+
+    # --- Produce hook -----------------------------------------------------------------
+
+    def admit(self, session, topic: str, partition: int, spans, now: int) -> int:
+        """0 when every producer id in ``spans`` may write, else a throttle time in ms."""
+        admitted = session.admitted_producer_ids
+        for _, _, h in spans:
+            pid = h.producer_id
+            if pid < 0 or pid in admitted:
+                continue
+            wait = self._admit_new(session, topic, partition, pid, now)
+            if wait:
+                return wait
+        return 0
+
+    def _admit_new(self, session, topic: str, partition: int, pid: int, now: int) -> int:
+        manager = self.manager
+        user = user_of(session.principal)
+        if manager.quota_for(user) is None:
+            return 0
+        psm = self.state.producer_states.get(topic, partition)
+        if psm is None or psm.table.find(pid) < 0:
+            wait = manager.check(user, pid, now)
+            if wait:
+                return wait
+        if len(session.admitted_producer_ids) < MAX_ADMITTED_PER_CONNECTION:
+            session.admitted_producer_ids.add(pid)
+        return 0
+
+    # --- periodic work ----------------------------------------------------------------------
+
+    def tick(self, now: int) -> None:
+        filters, users = self.manager.dispose(now)
+        if filters or users:
+            log.debug("producer_id_quota_disposed", filters=filters, users=users)
+
+    def reload(self) -> None:
+        self.store.maybe_reload()
+

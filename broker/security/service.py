@@ -1,0 +1,57 @@
+"""Authentication wired into one broker: credential store, new sessions, counters.
+
+``Security.attach(state)`` loads the credential store from config.dir and
+registers the ``security`` metrics provider. The shell calls
+``prepare_session`` for every new connection: on SASL listeners the session
+starts unauthenticated with its own SaslAuthenticator; on SSL listeners a
+verified client certificate names the principal; otherwise it is
+User:ANONYMOUS. ``may_manage`` says who may alter and describe quotas and
+credentials (super.users, or everyone when that list is empty).
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from broker.security.authenticator import SaslAuthenticator
+from broker.security.credentials import CredentialStore
+from broker.security.tls import principal_from_cert
+
+log = structlog.get_logger(__name__)
+
+SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
+PRE_AUTH_APIS = frozenset({17, 18, 36})  # SaslHandshake, ApiVersions, SaslAuthenticate
+
+
+class Security:
+    def __init__(self, config):
+        self.config = config
+        self.credentials = CredentialStore(config["config.dir"] or None)
+        self.mechanisms = config["sasl.enabled.mechanisms"]
+        self.super_users = frozenset(s.strip() for s in config["super.users"].split(";") if s.strip())
+        self.counters = {"authenticated": 0, "failed": 0}
+
+    @classmethod
+    def attach(cls, state) -> "Security":
+        self = cls(state.config)
+        state.metrics.providers["security"] = self.snapshot
+        return self
+
+    def prepare_session(self, session, transport) -> None:
+        if session.security_protocol in SASL_PROTOCOLS:
+            session.authenticated = False
+            session.extras["sasl"] = SaslAuthenticator(self.mechanisms, self.credentials)
+        elif session.security_protocol == "SSL" and transport is not None:
+            ssl_object = transport.get_extra_info("ssl_object")
+            cert = ssl_object.getpeercert() if ssl_object is not None else None
+            session.principal = principal_from_cert(cert) or session.principal
+
+    def may_manage(self, principal: str) -> bool:
+        return not self.super_users or principal in self.super_users
+
+    def reload(self) -> None:
+        self.credentials.maybe_reload()
+
+    def snapshot(self) -> dict:
+        return {"authentications": dict(self.counters), "scram_users": len(self.credentials.users),
+                "mechanisms": list(self.mechanisms)}

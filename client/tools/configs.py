@@ -1,0 +1,249 @@
+"""``kipper configs``: like kafka-configs.sh for user quotas and SCRAM credentials.
+
+    kipper configs --bootstrap-server H:P --alter --add-config 'producer_ids_rate=50' \\
+        --entity-type users --entity-name user1          # one user
+    kipper configs --bootstrap-server H:P --alter --add-config 'producer_ids_rate=200' \\
+        --entity-type users                              # the default user (or --entity-default)
+    kipper configs --bootstrap-server H:P --alter --delete-config producer_ids_rate ...
+    kipper configs --bootstrap-server H:P --alter \\
+        --add-config 'SCRAM-SHA-256=[iterations=8192,password=secret]' --entity-type users --entity-name alice
+    kipper configs --bootstrap-server H:P --describe --entity-type users [--entity-name N]
+
+``--command-config FILE`` holds the tool's own client settings, Kafka style:
+security.protocol, sasl.mechanism, sasl.jaas.config (or sasl.username and
+sasl.password), ssl.truststore.location (or ssl.ca.location, PEM) and
+ssl.endpoint.identification.algorithm. ``connect`` is also what tests use to
+talk to a SASL or TLS listener.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import secrets
+import socket
+import ssl
+
+from broker.config import read_properties
+from broker.security import sasl_plain
+from broker.security.scram import (
+    HASHES, MECHANISM_CODES, MECHANISM_NAMES, ScramClient, ScramError, salted_password,
+)
+from client.blocking import BlockingConnection, parse_bootstrap
+from protocol.errors import ErrorCode, KafkaError
+
+SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
+DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS = 48, 49
+DESCRIBE_SCRAM, ALTER_SCRAM = 50, 51
+QUOTA_KEYS = ("producer_ids_rate",)
+
+
+# --- connecting with a command config ---------------------------------------------------
+
+def client_settings(path: str | None) -> dict[str, str]:
+    props = read_properties(path) if path else {}
+    jaas = props.get("sasl.jaas.config", "")
+    for key in ("username", "password"):
+        m = re.search(rf'{key}\s*=\s*"((?:[^"\\]|\\.)*)"', jaas)
+        if m and f"sasl.{key}" not in props:
+            props[f"sasl.{key}"] = m.group(1).replace('\\"', '"')
+    return props
+
+
+def connect(bootstrap: str, settings: dict[str, str] | None = None, *, client_id: str = "kipper-tool",
+            timeout: float = 30.0) -> BlockingConnection:
+    """A BlockingConnection to the first reachable bootstrap server, with TLS
+    and SASL done as ``settings`` (a command config) says."""
+    settings = settings or {}
+    protocol = settings.get("security.protocol", "PLAINTEXT").upper()
+    last = None
+    for host, port in parse_bootstrap(bootstrap):
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as exc:
+            last = exc
+            continue
+        if protocol in ("SSL", "SASL_SSL"):
+            sock = _tls_context(settings).wrap_socket(sock, server_hostname=host)
+        conn = BlockingConnection(host, port, client_id=client_id, timeout=timeout, sock=sock)
+        try:
+            conn.negotiate()
+            if protocol.startswith("SASL_"):
+                authenticate(conn, settings.get("sasl.mechanism", "PLAIN"),
+                             settings.get("sasl.username", ""), settings.get("sasl.password", ""))
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+    raise ConnectionError(f"cannot reach any bootstrap server in '{bootstrap}': {last}")
+
+
+def _tls_context(settings: dict[str, str]) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(
+        cafile=settings.get("ssl.truststore.location") or settings.get("ssl.ca.location") or None)
+    if settings.get("ssl.endpoint.identification.algorithm", "https").lower() in ("", "none"):
+        ctx.check_hostname = False
+    cert = settings.get("ssl.keystore.location") or settings.get("ssl.certificate.location")
+    if cert:
+        ctx.load_cert_chain(cert, settings.get("ssl.key.location") or None,
+                            password=settings.get("ssl.key.password") or None)
+    return ctx
+
+
+def authenticate(conn: BlockingConnection, mechanism: str, username: str, password: str) -> None:
+    """SaslHandshake v1, then SaslAuthenticate round trips (KIP-152)."""
+    hs = conn.request(SASL_HANDSHAKE, {"mechanism": mechanism}, version=1)
+    if hs.error_code:
+        raise KafkaError(hs.error_code, f"broker offers {list(hs.mechanisms)}")
+
+    def step(token: bytes) -> bytes:
+        r = conn.request(SASL_AUTHENTICATE, {"auth_bytes": token})
+        if r.error_code:
+            raise KafkaError(r.error_code, r.error_message or "")
+        return r.auth_bytes or b""
+
+    if mechanism == "PLAIN":
+        step(sasl_plain.client_message(username, password))
+        return
+    if mechanism not in MECHANISM_CODES:
+        raise ValueError(f"unsupported sasl.mechanism {mechanism}")
+    client = ScramClient(mechanism, username, password)
+    server_first = step(client.first())
+    try:
+        client.verify(step(client.final(server_first)))
+    except ScramError as exc:
+        raise ConnectionError(f"the broker failed SCRAM server authentication: {exc}") from None
+
+
+# --- the tool -------------------------------------------------------------------------------
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("configs", help="alter or describe user quotas and SCRAM credentials")
+    p.add_argument("--bootstrap-server", required=True, help="HOST:PORT[,HOST:PORT...]")
+    p.add_argument("--command-config", metavar="FILE", help="client settings (SASL, TLS) for this tool")
+    action = p.add_mutually_exclusive_group(required=True)
+    action.add_argument("--alter", action="store_true")
+    action.add_argument("--describe", action="store_true")
+    p.add_argument("--entity-type", required=True, choices=("users",))
+    p.add_argument("--entity-name", help="user name; without it (or with --entity-default) the default user")
+    p.add_argument("--entity-default", action="store_true", help="the default user")
+    p.add_argument("--add-config", default="", metavar="K=V,...",
+                   help="producer_ids_rate=N and/or SCRAM-SHA-256=[iterations=N,password=P]")
+    p.add_argument("--delete-config", default="", metavar="K,...",
+                   help="producer_ids_rate and/or SCRAM-SHA-256, SCRAM-SHA-512")
+    p.set_defaults(func=run)
+
+
+def split_config(text: str) -> list[str]:
+    """Split on commas outside [...], as kafka-configs.sh does."""
+    out, depth, cur = [], 0, ""
+    for c in text:
+        if c == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += (c == "[") - (c == "]")
+        cur += c
+    out.append(cur)
+    return [s.strip() for s in out if s.strip()]
+
+
+def parse_add_config(text: str) -> tuple[dict[str, float], dict[str, dict[str, str]]]:
+    quotas, scram = {}, {}
+    for item in split_config(text):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ValueError(f"--add-config '{item}' is not KEY=VALUE")
+        if key in MECHANISM_CODES:
+            inner = value.strip()
+            if not (inner.startswith("[") and inner.endswith("]")):
+                raise ValueError(f"{key} needs [iterations=N,password=P] or [password=P]")
+            fields = dict(f.split("=", 1) for f in inner[1:-1].split(",") if "=" in f)
+            if "password" not in fields:
+                raise ValueError(f"{key} needs a password")
+            scram[key] = fields
+        elif key in QUOTA_KEYS:
+            try:
+                quotas[key] = float(value)
+            except ValueError:
+                raise ValueError(f"{key}: '{value}' is not a number") from None
+        else:
+            raise ValueError(f"unknown config '{key}' for users: use {', '.join(QUOTA_KEYS)} or SCRAM-SHA-*")
+    return quotas, scram
+
+
+def run(args: argparse.Namespace) -> int:
+    user = None if args.entity_default else args.entity_name
+    with connect(args.bootstrap_server, client_settings(args.command_config)) as conn:
+        if args.describe:
+            return _describe(conn, args)
+        return _alter(conn, user, args)
+
+
+def _alter(conn, user, args) -> int:
+    quotas, scram = parse_add_config(args.add_config)
+    deletes = split_config(args.delete_config)
+    unknown = [d for d in deletes if d not in QUOTA_KEYS and d not in MECHANISM_CODES]
+    if unknown:
+        raise ValueError(f"unknown config(s) to delete: {', '.join(unknown)}")
+    if not (quotas or scram or deletes):
+        raise ValueError("--alter needs --add-config or --delete-config")
+    ops = [{"key": k, "value": v, "remove": False} for k, v in quotas.items()] + \
+          [{"key": k, "value": 0.0, "remove": True} for k in deletes if k in QUOTA_KEYS]
+    who = f"user-principal '{user}'" if user is not None else "the default user-principal"
+    if ops:
+        body = conn.request(ALTER_CLIENT_QUOTAS, {"entries": [{
+            "entity": [{"entity_type": "user", "entity_name": user}], "ops": ops}], "validate_only": False})
+        entry = body.entries[0]
+        if entry.error_code:
+            raise KafkaError(entry.error_code, entry.error_message or "")
+    scram_deletes = [d for d in deletes if d in MECHANISM_CODES]
+    if scram or scram_deletes:
+        if user is None:
+            raise ValueError("SCRAM credentials need --entity-name")
+        upserts = []
+        for mech, fields in scram.items():
+            iterations = int(fields.get("iterations", 4096))
+            salt = secrets.token_bytes(32)
+            upserts.append({"name": user, "mechanism": MECHANISM_CODES[mech], "iterations": iterations,
+                            "salt": salt, "salted_password": salted_password(
+                                HASHES[mech], fields["password"], salt, iterations)})
+        body = conn.request(ALTER_SCRAM, {"deletions": [
+            {"name": user, "mechanism": MECHANISM_CODES[m]} for m in scram_deletes], "upsertions": upserts})
+        for r in body.results:
+            if r.error_code:
+                raise KafkaError(r.error_code, r.error_message or "")
+    print(f"Completed updating config for {who}.")
+    return 0
+
+
+def _describe(conn, args) -> int:
+    if args.entity_default:
+        components, scram_users = [{"entity_type": "user", "match_type": 1, "match": None}], []
+    elif args.entity_name:
+        components = [{"entity_type": "user", "match_type": 0, "match": args.entity_name}]
+        scram_users = [{"name": args.entity_name}]
+    else:
+        components, scram_users = [], None
+    body = conn.request(DESCRIBE_CLIENT_QUOTAS, {"components": components, "strict": False})
+    if body.error_code:
+        raise KafkaError(body.error_code, body.error_message or "")
+    for entry in body.entries or []:
+        name = entry.entity[0].entity_name
+        who = f"user-principal '{name}'" if name is not None else "the default user-principal"
+        values = ", ".join(f"{v.key}={v.value}" for v in entry["values"])
+        print(f"Quota configs for {who} are {values}")
+    if scram_users == []:
+        return 0
+    body = conn.request(DESCRIBE_SCRAM, {"users": scram_users})
+    if body.error_code:
+        raise KafkaError(body.error_code, body.error_message or "")
+    for r in body.results:
+        if r.error_code == ErrorCode.RESOURCE_NOT_FOUND:
+            continue
+        if r.error_code:
+            raise KafkaError(r.error_code, r.error_message or "")
+        infos = ", ".join(f"{MECHANISM_NAMES[c.mechanism]}=iterations={c.iterations}" for c in r.credential_infos)
+        print(f"SCRAM credential configs for user-principal '{r.user}' are {infos}")
+    return 0

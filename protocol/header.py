@@ -72,7 +72,3 @@ def decode_response(api, version: int, frame):
     stream = _io.BytesIO(frame)
     header = RESPONSE_HEADERS[api.response_header_version(version)].parse_stream(stream)
     return header.correlation_id, api.response_schema(version).parse_stream(stream)
-
-
-def response_correlation_id(frame) -> int:
-    return _SIZE.unpack_from(frame, 0)[0]

@@ -1,10 +1,9 @@
-"""Small helpers shared by handlers: deferred replies and error rows."""
+"""Deferred replies: how a handler answers later without blocking the loop."""
 
 from __future__ import annotations
 
 import asyncio
 
-from protocol.errors import ErrorCode
 
 
 class Deferred:
@@ -32,7 +31,3 @@ class Deferred:
             return self._body
         self._future = asyncio.get_running_loop().create_future()
         return self._future
-
-
-def code(error: ErrorCode) -> int:
-    return int(error)

@@ -139,33 +139,17 @@ class PartitionLog:
             i += 1
         return out, total
 
-    def bytes_after(self, offset: int, cap: int) -> int:
-        """Bytes available from ``offset``, counted up to ``cap`` (Fetch min_bytes)."""
-        if offset >= self.log_end_offset or not self._batches:
-            return 0
-        i = max(bisect_right(self._bases, offset) - 1, 0)
-        total = 0
-        while i < len(self._sizes) and total < cap:
-            total += self._sizes[i]
-            i += 1
-        return total
-
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record with timestamp >= ``timestamp``."""
         i = bisect_right(self._max_ts, timestamp - 1)
-        if i >= len(self._batches):
-            return None
-        for batch in records.decode_all(self._batches[i], verify_crc=False):
-            if batch.header.is_control:
-                continue
-            for rec in batch.records:
-                if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
-                    return rec.offset, rec.timestamp
-        # the running max says a later batch has it
-        for j in range(i + 1, len(self._batches)):
+        # the running maximum first reaches ``timestamp`` in batch i, so the
+        # record is in batch i (or later, if batch i is a control batch)
+        for j in range(i, len(self._batches)):
             for batch in records.decode_all(self._batches[j], verify_crc=False):
+                if batch.header.is_control:
+                    continue
                 for rec in batch.records:
-                    if rec.timestamp >= timestamp:
+                    if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
                         return rec.offset, rec.timestamp
         return None
 

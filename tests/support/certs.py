@@ -64,3 +64,51 @@ def make_pki(directory: Path) -> Pki:
     pki.key.write_bytes(_pem_key(key))
     pki.keystore.write_bytes(_pem_key(key) + cert_pem + ca_pem)
     return pki
+
+
+# --- a broker with every kind of listener ------------------------------------------------
+
+USERS = {"alice": "alice-secret", "admin": "admin-secret", "rogue": "rogue-secret", "good": "good-secret"}
+
+
+@dataclass
+class SecureBroker:
+    """A real broker with PLAINTEXT, SASL_PLAINTEXT, SASL_SSL and SSL listeners,
+    a config.dir holding USERS, and a test CA. ``process`` is the BrokerProcess."""
+
+    process: object
+    pki: Pki
+    config_dir: Path
+    ports: dict
+
+    def bootstrap(self, protocol: str) -> str:
+        return f"127.0.0.1:{self.ports[protocol]}"
+
+    def settings(self, protocol: str, mechanism: str = "SCRAM-SHA-256", user: str = "alice",
+                 password: str | None = None) -> dict[str, str]:
+        """Command-config style settings for client.tools.configs.connect."""
+        out = {"security.protocol": protocol, "ssl.truststore.location": str(self.pki.ca)}
+        if protocol.startswith("SASL_"):
+            out.update({"sasl.mechanism": mechanism, "sasl.username": user,
+                        "sasl.password": USERS.get(user, "") if password is None else password})
+        return out
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
+def start_secure_broker(directory: Path, overrides: dict[str, str] | None = None) -> SecureBroker:
+    from broker.security.credentials import CredentialStore
+    from tests.support.broker import BrokerProcess, free_port
+
+    pki = make_pki(directory / "pki")
+    config_dir = directory / "config"
+    store = CredentialStore(str(config_dir))
+    for user, password in USERS.items():
+        store.add_user(user, password)
+    ports = {p: free_port() for p in ("PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL", "SSL")}
+    listeners = ",".join(f"{p}://127.0.0.1:{port}" for p, port in ports.items())
+    values = {"config.dir": str(config_dir), "ssl.keystore.location": str(pki.keystore),
+              **(overrides or {})}
+    proc = BrokerProcess(values, port=ports["PLAINTEXT"], listeners=listeners).start()
+    return SecureBroker(proc, pki, config_dir, ports)

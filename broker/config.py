@@ -353,10 +353,34 @@ class BrokerConfig(Mapping):
             raise AttributeError("BrokerConfig is read-only")
 
 
-def load(file: str | Path | None = None, overrides: Mapping[str, str] | None = None) -> BrokerConfig:
+ENV_PREFIX = "KIPPER_"
+
+
+def env_name(key: str) -> str:
+    """The environment variable for a key: KIPPER_ + upper case, dots and
+    dashes as underscores (num.partitions -> KIPPER_NUM_PARTITIONS)."""
+    return ENV_PREFIX + key.upper().replace(".", "_").replace("-", "_")
+
+
+def from_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    by_env = {env_name(k): k for k in KEYS}
+    out = {}
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        if name not in by_env:
+            raise ConfigError(f"unknown configuration variable {name}")
+        out[by_env[name]] = value
+    return out
+
+
+def load(file: str | Path | None = None, overrides: Mapping[str, str] | None = None,
+         environ: Mapping[str, str] | None = None) -> BrokerConfig:
+    """file, then KIPPER_* environment variables, then --override flags."""
     raw: dict[str, str] = {}
     if file:
         raw.update(read_properties(file))
+    raw.update(from_environment(environ or {}))
     raw.update(overrides or {})
     unknown = sorted(k for k in raw if k not in KEYS)
     if unknown:

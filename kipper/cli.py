@@ -7,6 +7,7 @@ print one readable line and exit non-zero; they never end in a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from client.config import ConfigError
@@ -28,7 +29,7 @@ def _run_broker(args) -> int:
     from broker.server import run
 
     try:
-        config = cfg.load(args.config, cfg.parse_overrides(args.override))
+        config = cfg.load(args.config, cfg.parse_overrides(args.override), os.environ)
     except cfg.ConfigError as exc:
         print(f"kipper broker: configuration error: {exc}", file=sys.stderr)
         return 2

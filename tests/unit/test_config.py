@@ -393,3 +393,15 @@ def test_advertised_listener_without_host_is_rejected():
 def test_bad_advertised_listener_error_names_its_key():
     with pytest.raises(ConfigError, match="^advertised.listeners: 'nonsense' is not of the form"):
         load(overrides={"advertised.listeners": "nonsense"})
+
+
+def test_environment_variables_sit_between_the_file_and_overrides(tmp_path):
+    f = tmp_path / "b.properties"
+    f.write_text("num.partitions=2\nnode.id=5\n")
+    cfg = load(f, {"node.id": "9"}, {"KIPPER_NUM_PARTITIONS": "3", "KIPPER_NODE_ID": "7", "OTHER": "x"})
+    assert cfg["num.partitions"] == 3 and cfg["node.id"] == 9
+
+
+def test_unknown_kipper_environment_variable_is_refused():
+    with pytest.raises(ConfigError, match="KIPPER_NO_SUCH"):
+        load(environ={"KIPPER_NO_SUCH": "1"})

@@ -1,0 +1,195 @@
+"""What both Spark jobs share: a quiet, laptop-safe SparkSession, one-line
+errors with a non-zero exit, and the HDR-style latency histogram.
+
+The session disables the UI, binds the driver to loopback for local masters,
+turns task retries off (a retried load task would count its records twice) and
+loads ``log4j2.properties`` from this directory: at JVM start when the job was
+started with plain ``python``, and right after the context exists under
+``spark-submit`` (pass SPARK_CONF_DIR=spark_jobs to quiet its first lines too).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from bisect import bisect_left
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LOG4J = HERE / "log4j2.properties"
+
+# Log-linear buckets (HDR-style), in microseconds: the broker's layout
+# (broker/metrics.py), so task and broker histograms read the same way.
+_SUB = 8
+BOUNDS = sorted({int((1 << e) * (1 + s / _SUB)) for e in range(0, 28) for s in range(_SUB)})
+
+
+class JobError(Exception):
+    """A failure the user can fix: printed as one line, exit status ``code``."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+def main_wrapper(name: str, main) -> None:
+    """Run ``main()`` and turn JobError (and Spark task failures) into one line on stderr."""
+    try:
+        code = main()
+    except JobError as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr, flush=True)
+        code = exc.code
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:  # a Spark job failure arrives as a Py4J error with a Java trace
+        if type(exc).__name__ not in ("Py4JJavaError", "PySparkException") and \
+                not type(exc).__module__.startswith(("py4j", "pyspark")):
+            raise
+        print(f"{name}: error: Spark job failed: {spark_error_line(exc)}", file=sys.stderr, flush=True)
+        code = 1
+    sys.stdout.flush()
+    sys.exit(code or 0)
+
+
+def spark_error_line(exc: BaseException) -> str:
+    """The most telling line of a Spark failure: the Python error raised in a task, if any."""
+    text = str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if (line.split(":", 1)[0].endswith(("Error", "Exception", "JobError"))
+                and not line.startswith(("at ", "org.apache", "py4j", "java."))):
+            return line
+    return lines[0] if lines else type(exc).__name__
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def spark_session(app_name: str, master: str | None, extra: dict | None = None):
+    """A SparkSession configured for kipper's jobs (see the module comment)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # tasks must import client/
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark import SparkConf
+    from pyspark.sql import SparkSession
+
+    conf = SparkConf()  # under spark-submit this already holds --master and --conf values
+    if master:
+        conf.setMaster(master)
+    elif not conf.contains("spark.master"):
+        conf.setMaster("local[*]")
+    master = conf.get("spark.master")
+    conf.setAppName(app_name)
+    defaults = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.task.maxFailures": "1",
+        "spark.stage.maxConsecutiveAttempts": "1",
+        "spark.speculation": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.pyspark.python": sys.executable,
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J.as_uri()}",
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J.as_uri()}",
+        "spark.log.level": "WARN",
+    }
+    if is_local(master):
+        defaults.update({"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
+                         # tasks import client/ and spark_jobs/ from this checkout
+                         "spark.executorEnv.PYTHONPATH": str(HERE.parent)})
+    for key, value in {**defaults, **(extra or {})}.items():
+        if key in ("spark.task.maxFailures", "spark.ui.enabled") or not conf.contains(key):
+            conf.set(key, value)
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    _load_log4j(spark)
+    return spark
+
+
+def _load_log4j(spark) -> None:
+    """Under spark-submit the JVM started with Spark's own logging profile: switch to ours."""
+    try:
+        jvm = spark.sparkContext._jvm
+        jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.net.URI(LOG4J.as_uri()))
+    except Exception:  # a different logging backend: keep spark.log.level=WARN
+        pass
+
+
+def ship_project(spark) -> None:
+    """On a cluster, send client/, protocol/ and spark_jobs/ to the executors
+    (their third-party dependencies must be installed there: docker-compose.yml)."""
+    import tempfile
+    import zipfile
+
+    root = HERE.parent
+    path = Path(tempfile.mkdtemp(prefix="kipper-pyfiles-")) / "kipper_project.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for package in ("client", "protocol", "spark_jobs"):
+            for file in (root / package).rglob("*.py"):
+                z.write(file, file.relative_to(root))
+    spark.sparkContext.addPyFile(str(path))
+
+
+class Histogram:
+    """Latency histogram in microseconds with the broker's bucket layout; merges by addition."""
+
+    __slots__ = ("counts", "count", "sum_us", "max_us", "min_us")
+
+    def __init__(self):
+        self.counts = [0] * (len(BOUNDS) + 1)
+        self.count = 0
+        self.sum_us = 0
+        self.max_us = 0
+        self.min_us = 0
+
+    def record(self, us: int) -> None:
+        self.counts[bisect_left(BOUNDS, us)] += 1
+        if not self.count or us < self.min_us:
+            self.min_us = us
+        self.count += 1
+        self.sum_us += us
+        if us > self.max_us:
+            self.max_us = us
+
+    def add(self, other: "Histogram") -> None:
+        for i, n in enumerate(other.counts):
+            self.counts[i] += n
+        if other.count and (not self.count or other.min_us < self.min_us):
+            self.min_us = other.min_us
+        self.count += other.count
+        self.sum_us += other.sum_us
+        self.max_us = max(self.max_us, other.max_us)
+
+    def percentile(self, q: float) -> int:
+        """Upper bound (us) of the bucket holding the q-quantile, capped at the maximum."""
+        if not self.count:
+            return 0
+        rank = q * self.count
+        seen = 0
+        for i, n in enumerate(self.counts):
+            seen += n
+            if n and seen >= rank:
+                return min(BOUNDS[i], self.max_us) if i < len(BOUNDS) else self.max_us
+        return self.max_us
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "sum_us": self.sum_us, "min_us": self.min_us,
+                "max_us": self.max_us,
+                "buckets": [[BOUNDS[i] if i < len(BOUNDS) else -1, n]
+                            for i, n in enumerate(self.counts) if n]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Histogram":
+        h = cls()
+        index = {b: i for i, b in enumerate(BOUNDS)}
+        for bound, n in d.get("buckets", ()):
+            h.counts[index.get(bound, len(BOUNDS))] += n
+        h.count, h.sum_us = d.get("count", 0), d.get("sum_us", 0)
+        h.min_us, h.max_us = d.get("min_us", 0), d.get("max_us", 0)
+        return h
+
+    def summary_ms(self) -> dict:
+        return {"count": self.count,
+                "mean_ms": round(self.sum_us / self.count / 1000, 3) if self.count else 0.0,
+                "min_ms": round(self.min_us / 1000, 3),
+                **{f"p{name}_ms": round(self.percentile(q) / 1000, 3)
+                   for name, q in (("50", 0.5), ("90", 0.9), ("99", 0.99), ("999", 0.999))},
+                "max_ms": round(self.max_us / 1000, 3)}

@@ -1,0 +1,72 @@
+"""The metrics-dump line as a Spark schema (docs/METRICS.md, schema version 1).
+
+Read with this explicit schema, a line that lacks a section ("quotas" and
+"share" come from engines that may not be there) gives nulls, never an error;
+fields a newer broker adds are ignored; a line that is not JSON lands in
+``_corrupt_record`` and is counted.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    ArrayType, DoubleType, IntegerType, LongType, MapType, StringType, StructField, StructType,
+)
+
+
+def _struct(**fields) -> StructType:
+    return StructType([StructField(name, kind, True) for name, kind in fields.items()])
+
+
+L, D, S, I = LongType(), DoubleType(), StringType(), IntegerType()
+
+HISTOGRAM = _struct(count=L, sum_us=L, max_us=L, p50_us=L, p99_us=L, buckets=ArrayType(ArrayType(L)))
+
+PARTITION = _struct(topic=S, partition=I, bytes_in=L, records_in=L, bytes_out=L, records_out=L)
+
+PRODUCER_STATE = _struct(mode=S, entries=L, bytes=L, partitions=MapType(S, _struct(entries=L, bytes=L)),
+                         duplicates=L, duplicate_sequence_errors=L, out_of_order=L, fencings=L,
+                         expired=L)
+
+QUOTA_USER = _struct(user=S, quota=D, producer_id_rate=D, tokens=D, throttle_time_ms=D,
+                     admitted=L, throttled=L)
+
+SHARE_PARTITION = _struct(group=S, topic=S, partition=I, spso=L, speo=L, in_flight=L, available=L,
+                          acquired=L, acknowledged=L, archived=L, lock_expiries=L,
+                          delivery_counts=MapType(S, L))
+
+SHARE_GROUPS = _struct(groups=L, members=L, share_sessions=L, share_partitions_loaded=L,
+                       in_flight_records=L, available_records=L, checkpoints_written=L,
+                       deltas_written=L, recoveries=L)
+
+DUMP_LINE = StructType([
+    StructField("schema", I, True),
+    StructField("ts_ms", L, True),
+    StructField("broker_id", I, True),
+    StructField("interval_ms", L, True),
+    StructField("apis", MapType(S, HISTOGRAM), True),
+    StructField("rejected", MapType(S, L), True),
+    StructField("partitions", ArrayType(PARTITION), True),
+    StructField("connections", _struct(open=L, accepted=L, closed=L), True),
+    StructField("totals", _struct(requests=L, bytes_in=L, records_in=L, bytes_out=L, records_out=L,
+                                  connections_accepted=L, connections_closed=L), True),
+    StructField("producer_state", PRODUCER_STATE, True),
+    StructField("quotas", _struct(users=ArrayType(QUOTA_USER)), True),
+    StructField("share", _struct(partitions=ArrayType(SHARE_PARTITION)), True),
+    StructField("share_groups", SHARE_GROUPS, True),
+    StructField("dump", _struct(dropped=L), True),
+    StructField("_corrupt_record", S, True),
+])
+
+
+def field_names(schema: StructType = DUMP_LINE, prefix: str = "") -> list[str]:
+    """Dotted names of every field, for the documentation check."""
+    out = []
+    for f in schema.fields:
+        name = prefix + f.name
+        out.append(name)
+        kind = f.dataType
+        while isinstance(kind, (ArrayType, MapType)):
+            kind = kind.elementType if isinstance(kind, ArrayType) else kind.valueType
+        if isinstance(kind, StructType):
+            out += field_names(kind, name + ".")
+    return out

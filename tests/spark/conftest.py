@@ -1,0 +1,79 @@
+"""Spark jobs run as a user runs them: ``spark-submit`` subprocesses.
+
+One broker (dumping metrics every 200 ms) and one loadgen run are shared by
+the module's tests: the loadgen test checks what the job reports against what
+the broker stored, the analysis test reads the dump that run left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.broker import ROOT, BrokerProcess
+from tests.support.readback import read_topic
+
+pytest.importorskip("pyspark")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs Java (make test installs it)", allow_module_level=True)
+
+BIN = Path(sys.executable).parent
+
+
+def spark_submit(script: str, *args: str, timeout: float = 240, quiet_conf: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    if quiet_conf:
+        env["SPARK_CONF_DIR"] = str(ROOT / "spark_jobs")
+    submit = BIN / "spark-submit" if (BIN / "spark-submit").exists() else "spark-submit"
+    return subprocess.run([str(submit), str(ROOT / "spark_jobs" / script), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def output_lines(proc) -> list[str]:
+    """What the job printed, without the JVM's own start-up notice. spark-submit
+    hands a Python driver's stderr on through its stdout, so both are read."""
+    return [line for line in (proc.stdout + proc.stderr).splitlines()
+            if line.strip() and not line.startswith("WARNING: Using incubator modules")]
+
+
+LOAD_WORKLOAD = """\
+name: spark-test
+topics: 1
+partitionsPerTopic: 3
+messageSize: 200
+producersPerTopic: 2
+producerRate: 4000
+testDurationMinutes: 0.17
+keyDistributor: KEY_ROUND_ROBIN
+idempotence: true
+producerIdChurnPerSecond: 1
+shareConsumersPerTopic: 1
+"""
+
+
+@pytest.fixture(scope="session")
+def loadgen_run(tmp_path_factory):
+    """A ~10 s loadgen run, local[2], against a broker that dumps its metrics."""
+    tmp = tmp_path_factory.mktemp("loadgen")
+    dumps = tmp / "dumps"
+    workload = tmp / "workload.yaml"
+    workload.write_text(LOAD_WORKLOAD)
+    broker = BrokerProcess({"metrics.dump.dir": str(dumps), "metrics.dump.interval.ms": "200"}).start()
+    try:
+        proc = spark_submit("loadgen.py", "--bootstrap-server", broker.bootstrap, "--workload", str(workload),
+                            "--master", "local[2]", "--output", str(tmp / "result.json"),
+                            "--progress-interval", "3")
+        result = json.loads((tmp / "result.json").read_text()) if (tmp / "result.json").exists() else None
+        stored = None
+        if result is not None:
+            stored = {t: sum(len(rs) for rs in read_topic(broker.bootstrap, t).values()) for t in result["topics"]}
+    finally:
+        broker.stop()  # the final interval is flushed on shutdown
+    return {"proc": proc, "result": result, "stored": stored, "dumps": dumps, "tmp": tmp}

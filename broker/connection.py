@@ -23,6 +23,7 @@ log = structlog.get_logger(__name__)
 
 MAX_PENDING = 256  # queued responses before we stop reading from this client
 RESUME_PENDING = 64
+FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.delay.ms default
 
 _PENDING = object()
 
@@ -114,8 +115,11 @@ class KafkaConnection(asyncio.Protocol):
         answers of this read burst were written."""
         session = self.session
         if session.close_after_response:
+            # Kafka's connection.failed.authentication.delay.ms: the client reads
+            # the answer before the close, and cannot retry in a tight loop
             self.closing = True
-            self.transport.close()  # buffered answers still go out first
+            self.transport.pause_reading()
+            asyncio.get_running_loop().call_later(FAILED_AUTHENTICATION_DELAY_S, self.transport.close)
             return
         if session.authenticated:
             self.decoder.max_size = self.max_frame

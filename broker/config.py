@@ -183,6 +183,19 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "producer"),
     Key("producer.id.expiration.check.interval.ms", _int(1, _INT32), 600000,
         "How often expired producer state is swept.", "producer"),
+    # --- transactions (KIP-98, KIP-360, KIP-890 part 1); defaults are Kafka's
+    Key("transaction.max.timeout.ms", _int(1, _INT32), 900000,
+        "Largest transaction.timeout.ms a producer may ask for (else INVALID_TRANSACTION_TIMEOUT).",
+        "transactions"),
+    Key("transaction.abort.timed.out.transaction.cleanup.interval.ms", _int(1, _INT32), 10000,
+        "How often transactions open past their timeout are aborted (with an epoch bump).",
+        "transactions"),
+    Key("transactional.id.expiration.ms", _int(1, _INT32), 604800000,
+        "A transactional id with no open transaction and no request for this long is forgotten.",
+        "transactions"),
+    Key("transaction.partition.verification.enable", _bool, True,
+        "Refuse transactional batches for partitions not added to the producer's open transaction "
+        "(KIP-890 part 1; INVALID_TXN_STATE).", "transactions"),
     # --- groups
     Key("group.initial.rebalance.delay.ms", _int(0, _INT32), 0,
         "Delay before the first rebalance of an empty group. 0 here: see docs.", "group"),

@@ -79,6 +79,9 @@ class BrokerServer:
             Periodic("share-groups", SHARE_TICK_S, lambda: state.share.tick(state.clock())),
             Periodic("producer-id-quota-cleanup", state.quotas.cleanup_interval_ms / 1000,
                      lambda: state.quotas.tick(state.clock())),
+            Periodic("transactions",
+                     config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000,
+                     lambda: state.txn.tick(state.clock())),
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
                      lambda: (state.security.reload(), state.quotas.reload())),
         ]

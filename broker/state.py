@@ -24,6 +24,7 @@ from broker.producer_state.registry import ProducerStates
 from broker.quota.service import ProducerIdQuotas
 from broker.security.service import Security
 from broker.share.service import ShareGroups
+from broker.txn.service import Transactions
 
 
 def now_ms() -> int:
@@ -58,6 +59,7 @@ class BrokerState:
         self.share = ShareGroups.attach(self)  # share groups (seed 004); registers its hooks
         self.security = Security.attach(self)  # SASL and TLS sessions, SCRAM credentials (issue #6)
         self.quotas = ProducerIdQuotas.attach(self)  # producer-id rate quotas (seed 002)
+        self.txn = Transactions.attach(self)  # transaction coordinator, LSO and markers (KIP-98)
         self.groups.foreign_group = lambda group_id: group_id in self.share.coordinator.groups
 
     def log_start_floor(self, topic: str, partition: int) -> int | None:

@@ -28,6 +28,10 @@ from broker.handlers.share_acknowledge import handle_share_acknowledge
 from broker.handlers.share_fetch import handle_share_fetch
 from broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
 from broker.handlers.topics import handle_create_topics, handle_delete_topics
+from broker.handlers.txn import (
+    handle_add_offsets_to_txn, handle_add_partitions_to_txn, handle_end_txn,
+    handle_txn_offset_commit, handle_write_txn_markers,
+)
 
 HANDLERS = {
     0: handle_produce,
@@ -49,6 +53,11 @@ HANDLERS = {
     20: handle_delete_topics,
     21: handle_delete_records,
     22: handle_init_producer_id,
+    24: handle_add_partitions_to_txn,
+    25: handle_add_offsets_to_txn,
+    26: handle_end_txn,
+    27: handle_write_txn_markers,
+    28: handle_txn_offset_commit,
     32: handle_describe_configs,
     44: handle_incremental_alter_configs,
     36: handle_sasl_authenticate,

@@ -1,7 +1,9 @@
 """Fetch: read stored batches; long-poll until min_bytes or max_wait_ms.
 
 No fetch sessions are created (session id 0 in every answer), which KIP-227
-allows: clients then send full fetch requests each time.
+allows: clients then send full fetch requests each time. With read_committed
+a partition returns data only below its last stable offset, with the aborted
+transactions that overlap it (broker/txn/partition.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     if remaining <= 0:
         remaining = 0x7FFFFFFF
     committed = req.get("isolation_level", READ_UNCOMMITTED) == READ_COMMITTED
+    txn = ctx.state.txn
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
@@ -37,18 +40,23 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             plog = topic.partitions[index]
             offset = p.fetch_offset
             hw = plog.high_watermark
+            lso = txn.last_stable_offset(plog)
             entry = {"partition_index": index, "error_code": 0, "high_watermark": hw,
-                     "last_stable_offset": hw, "log_start_offset": plog.log_start_offset,
+                     "last_stable_offset": lso, "log_start_offset": plog.log_start_offset,
                      "aborted_transactions": [] if committed else None,
                      "preferred_read_replica": -1, "records": b""}
             if offset < plog.log_start_offset or offset > plog.log_end_offset:
                 entry["error_code"] = int(ErrorCode.OFFSET_OUT_OF_RANGE)
             else:
                 limit = min(p.partition_max_bytes, remaining)
-                chunks, size = plog.read(offset, limit, always_one=first)
+                # read_committed: nothing at or past the last stable offset
+                chunks, size = plog.read(offset, limit, always_one=first,
+                                         end_offset=lso if committed else None)
                 if chunks:
                     first = False
                     entry["records"] = chunks
+                    if committed:
+                        entry["aborted_transactions"] = txn.aborted_transactions(plog, offset, chunks)
                     remaining -= size
                     total += size
                     reads.append((plog.topic, index, size, chunks))

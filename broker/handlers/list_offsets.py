@@ -1,4 +1,8 @@
-"""ListOffsets: earliest, latest, max timestamp, or the first offset at a time."""
+"""ListOffsets: earliest, latest, max timestamp, or the first offset at a time.
+
+With isolation_level read_committed, latest is the last stable offset and
+nothing at or past it is found by time, as in Kafka.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,12 @@ from protocol.errors import ErrorCode
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 EARLIEST_LOCAL, LATEST_TIERED = -4, -5
+READ_COMMITTED = 1  # isolation_level
 
 
-def _lookup(plog, timestamp: int) -> dict:
+def _lookup(plog, timestamp: int, end: int) -> dict:
     if timestamp in (LATEST, LATEST_TIERED):
-        return {"timestamp": -1, "offset": plog.high_watermark}
+        return {"timestamp": -1, "offset": end}
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return {"timestamp": -1, "offset": plog.log_start_offset}
     if timestamp == MAX_TIMESTAMP:
@@ -19,13 +24,14 @@ def _lookup(plog, timestamp: int) -> dict:
         return {"error_code": int(ErrorCode.UNSUPPORTED_VERSION), "timestamp": -1, "offset": -1}
     else:
         found = plog.offset_for_timestamp(timestamp)
-    if found is None:
+    if found is None or found[0] >= end:
         return {"timestamp": -1, "offset": -1}
     return {"offset": found[0], "timestamp": found[1]}
 
 
 def handle_list_offsets(req, ctx):
     topics = ctx.state.topics
+    committed = req.get("isolation_level", 0) == READ_COMMITTED
     out = []
     for t in req.topics:
         parts = []
@@ -36,7 +42,8 @@ def handle_list_offsets(req, ctx):
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})
                 continue
             row = {"partition_index": p.partition_index, "error_code": 0, "leader_epoch": 0}
-            row.update(_lookup(plog, p.timestamp))
+            end = ctx.state.txn.last_stable_offset(plog) if committed else plog.high_watermark
+            row.update(_lookup(plog, p.timestamp, end))
             parts.append(row)
         out.append({"name": t.name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": out}

@@ -1,4 +1,8 @@
-"""OffsetCommit and OffsetFetch for classic groups (and simple, member-less ones)."""
+"""OffsetCommit and OffsetFetch for classic groups (and simple, member-less ones).
+
+OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for a partition
+an open transaction has staged an offset for (TxnOffsetCommit, KIP-447).
+"""
 
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ def handle_offset_commit(req, ctx):
     return {"throttle_time_ms": 0, "topics": out}
 
 
-def _fetch_group(state, group_id: str, topics) -> list[dict]:
+def _fetch_group(state, group_id: str, topics, require_stable: bool = False) -> list[dict]:
     stored = state.offsets.group_offsets(group_id)
     if topics is None:
         by_topic: dict[str, list[int]] = {}
@@ -48,7 +52,11 @@ def _fetch_group(state, group_id: str, topics) -> list[dict]:
         rows = []
         for index in partitions:
             c = stored.get((name, index))
-            if c is None:
+            if require_stable and state.offsets.has_pending(group_id, name, index):
+                rows.append({"partition_index": index, "committed_offset": -1,
+                             "committed_leader_epoch": -1, "metadata": "",
+                             "error_code": int(ErrorCode.UNSTABLE_OFFSET_COMMIT)})
+            elif c is None:
                 rows.append({"partition_index": index, "committed_offset": -1,
                              "committed_leader_epoch": -1, "metadata": "", "error_code": 0})
             else:
@@ -62,9 +70,10 @@ def _fetch_group(state, group_id: str, topics) -> list[dict]:
 
 def handle_offset_fetch(req, ctx):
     state = ctx.state
+    stable = req.get("require_stable", False)
     if ctx.api_version >= 8:
         return {"throttle_time_ms": 0, "groups": [
-            {"group_id": g.group_id, "topics": _fetch_group(state, g.group_id, g.topics),
+            {"group_id": g.group_id, "topics": _fetch_group(state, g.group_id, g.topics, stable),
              "error_code": 0} for g in req.groups]}
     return {"throttle_time_ms": 0, "error_code": 0,
-            "topics": _fetch_group(state, req.group_id, req.topics)}
+            "topics": _fetch_group(state, req.group_id, req.topics, stable)}

@@ -1,4 +1,8 @@
-"""InitProducerId for idempotent producers (KIP-98, KIP-360 epoch bumping).
+"""InitProducerId (KIP-98, KIP-360 epoch bumping).
+
+Idempotent producers get their ids from the ProducerIdManager; a transactional
+id goes to the transaction coordinator (broker/txn), which takes ids from the
+same counter.
 
 The response carries the broker's max.in.flight.sequence.number.per.connection
 in a kipper tagged field (flexible versions), per seed 000 -- only in the
@@ -16,12 +20,14 @@ def handle_init_producer_id(req, ctx):
     window = (state.config["max.in.flight.sequence.number.per.connection"]
               if state.config["producer.state.mode"] == "latest" else -1)
     if req.transactional_id is not None:
-        # Transactions are not implemented; refuse clearly instead of
-        # handing out an id whose transactional guarantees we cannot keep.
-        return {"error_code": int(ErrorCode.UNSUPPORTED_VERSION), "producer_id": -1,
-                "producer_epoch": -1}
-    error, pid, epoch = state.producer_ids.init(req.get("producer_id", -1),
-                                                req.get("producer_epoch", -1))
+        error, pid, epoch, _ = state.txn.init_producer_id(
+            req.transactional_id, req.transaction_timeout_ms, req.get("producer_id", -1),
+            req.get("producer_epoch", -1), ctx.now)
+        if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
+            error = ErrorCode.INVALID_PRODUCER_EPOCH  # v4 brought PRODUCER_FENCED (KIP-588)
+    else:
+        error, pid, epoch = state.producer_ids.init(req.get("producer_id", -1),
+                                                    req.get("producer_epoch", -1))
     return {"throttle_time_ms": 0, "error_code": int(error), "producer_id": pid,
             "producer_epoch": epoch,
             "max_in_flight_sequence_number_per_connection": window}

@@ -4,7 +4,10 @@ Non-idempotent batches (producer id -1) go straight to the log. Idempotent
 ones are validated by the partition's ProducerStateManager first; a rejected
 request appends nothing, an exact retry of a stored batch appends nothing and
 gets the original offset, and an accepted one is committed to producer state
-only after the log append succeeded.
+only after the log append succeeded. Transactional batches are first checked
+by the transaction coordinator (the partition must be in the producer's open
+transaction, KIP-890 part 1) and, once appended, open the producer's
+transaction in the partition's index (broker/txn).
 """
 
 from __future__ import annotations
@@ -28,8 +31,11 @@ def _count_in(state, plog, records, spans) -> None:
 def append_records(state, plog, records, spans, now: int) -> dict:
     index = plog.partition
     headers = [h for _, _, h in spans]
-    if any(h.is_transactional for h in headers):
-        return result(index, ErrorCode.INVALID_TXN_STATE, message="transactions are not supported yet")
+    transactional = any(h.is_transactional for h in headers)
+    if transactional:
+        code, message = state.txn.check_append(plog.topic, index, headers)
+        if code != ErrorCode.NONE:
+            return result(index, code, log_start_offset=plog.log_start_offset, message=message)
     if all(h.producer_id < 0 for h in headers):
         base, _ = plog.append(records, spans, now)
         _count_in(state, plog, records, spans)
@@ -52,5 +58,7 @@ def append_records(state, plog, records, spans, now: int) -> dict:
             last_offsets.append(last)
         offset = last + 1
     psm.commit(validation, last_offsets, now)
+    if transactional:
+        state.txn.appended(plog.topic, index, headers, base)
     _count_in(state, plog, records, spans)
     return result(index, base_offset=base, log_start_offset=plog.log_start_offset)

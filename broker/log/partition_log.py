@@ -118,19 +118,24 @@ class PartitionLog:
 
     # --- reads ----------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int, *, always_one: bool = True) -> tuple[list[bytes], int]:
+    def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
+             end_offset: int | None = None) -> tuple[list[bytes], int]:
         """Batches from the one holding ``offset``, up to ``max_bytes``.
 
         The first batch is returned even if larger than ``max_bytes`` when
         ``always_one`` (KIP-74), so a consumer can always make progress.
+        ``end_offset`` stops before the batch starting there (read_committed
+        reads up to the last stable offset, which is a batch boundary).
         """
-        if offset >= self.log_end_offset or not self._batches:
+        end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
+        if offset >= end or not self._batches:
             return [], 0
         i = max(bisect_right(self._bases, offset) - 1, 0)
         out = []
         total = 0
         n = len(self._batches)
-        while i < n:
+        bases = self._bases
+        while i < n and bases[i] < end:
             size = self._sizes[i]
             if total + size > max_bytes and (out or not always_one):
                 break

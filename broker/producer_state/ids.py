@@ -71,6 +71,14 @@ class ProducerIdManager:
             return ErrorCode.NONE, producer_id, epoch
         return ErrorCode.INVALID_PRODUCER_EPOCH, -1, -1
 
+    def allocate(self) -> int:
+        """A fresh id from the same counter, for the transaction coordinator, which
+        keeps transactional ids' epochs itself."""
+        pid = self._next
+        self._next += 1
+        self.allocated += 1
+        return pid
+
     def current_epoch(self, producer_id: int) -> int | None:
         return self._current.get(producer_id, self._previous.get(producer_id))
 

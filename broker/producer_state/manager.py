@@ -189,6 +189,28 @@ class ProducerStateManager:
             # the broker's append time is the batch timestamp: expiry counts from it
             table.push_batch(row, p.last_seq, last_offset, p.offset_delta, now)
 
+    # --- transaction markers (KIP-98) ----------------------------------------------------------
+
+    def check_marker(self, producer_id: int, producer_epoch: int) -> ErrorCode:
+        """A COMMIT/ABORT marker may not carry an epoch older than the partition's."""
+        row = self.table.find(producer_id)
+        if row >= 0 and producer_epoch < self.table.epochs[row]:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        return ErrorCode.NONE
+
+    def apply_marker(self, producer_id: int, producer_epoch: int, now: int) -> None:
+        """After a marker is appended: a newer epoch replaces the producer's (fencing
+        the older one here) with no batches yet, so the new epoch starts afresh."""
+        table = self.table
+        row = table.find(producer_id)
+        if row < 0:
+            table.set_empty(table.insert(producer_id, producer_epoch), now)
+        elif producer_epoch != table.epochs[row]:
+            table.epochs[row] = producer_epoch
+            table.set_empty(row, now)
+        else:
+            table.touch(row, now)
+
     # --- expiry and introspection --------------------------------------------------------------
 
     def expire(self, now: int, expiration_ms: int) -> int:

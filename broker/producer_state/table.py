@@ -134,6 +134,8 @@ class ProducerTable:
     def batches(self, row: int):
         """(last_seq, last_offset, offset_delta, timestamp), newest first."""
         if not self.ring:
+            if self.offset_delta[row] < 0:
+                return  # emptied by a transaction marker
             yield (self.last_seq[row], self.last_offset[row], self.offset_delta[row],
                    self.timestamp[row])
             return
@@ -147,6 +149,8 @@ class ProducerTable:
 
     def newest(self, row: int):
         if not self.ring:
+            if self.offset_delta[row] < 0:
+                return None
             slot = row
         elif not self.counts[row]:
             return None
@@ -178,8 +182,24 @@ class ProducerTable:
         return (self.pids, self.epochs, self.counts, self.heads) if self.ring else (self.pids, self.epochs)
 
     def last_write(self, row: int) -> int:
-        newest = self.newest(row)
-        return newest[3] if newest else 0
+        # the newest slot's time, also when a marker emptied the row (set_empty)
+        return self.timestamp[row * self.depth + self.heads[row] if self.ring else row]
+
+    def set_empty(self, row: int, timestamp: int) -> None:
+        """No batches for the row's (new) epoch yet, written at ``timestamp``: a
+        transaction marker moved the epoch. Latest mode marks its one slot with
+        offset delta -1, which no batch has."""
+        if self.ring:
+            self.counts[row] = 0
+            self.heads[row] = 0
+            self.timestamp[row * self.depth] = timestamp
+        else:
+            self.offset_delta[row] = -1
+            self.timestamp[row] = timestamp
+
+    def touch(self, row: int, timestamp: int) -> None:
+        """A write without a batch (a marker at the current epoch): only the time moves."""
+        self.timestamp[row * self.depth + self.heads[row] if self.ring else row] = timestamp
 
     def _unindex(self, i: int) -> None:
         index = self._index

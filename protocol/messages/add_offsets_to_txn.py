@@ -3,7 +3,7 @@
 from protocol.schema import Api, F
 
 ADD_OFFSETS_TO_TXN = Api(
-    key=25, name='AddOffsetsToTxn', valid='0-4', flexible='3+',
+    key=25, name='AddOffsetsToTxn', valid='0-4', flexible='3+', supported='0-4',
     request=(
         F('transactional_id', 'string'),
         F('producer_id', 'int64'),

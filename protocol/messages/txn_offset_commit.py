@@ -1,9 +1,13 @@
-"""TxnOffsetCommit (API key 28)."""
+"""TxnOffsetCommit (API key 28).
+
+kipper serves v0-4: v5 implies transaction version 2 (KIP-890 part 2, not advertised)
+and v6 uses topic ids.
+"""
 
 from protocol.schema import Api, F
 
 TXN_OFFSET_COMMIT = Api(
-    key=28, name='TxnOffsetCommit', valid='0-6', flexible='3+', supported='0-5',
+    key=28, name='TxnOffsetCommit', valid='0-6', flexible='3+', supported='0-4',
     request=(
         F('transactional_id', 'string'),
         F('group_id', 'string'),

@@ -1,0 +1,115 @@
+"""Transaction APIs: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
+WriteTxnMarkers. Decode, ask the transaction coordinator (broker/txn), answer.
+
+Clients speak AddPartitionsToTxn v0-3 (v4+ is broker-to-broker) and the
+transaction-version-1 protocol: this broker does not advertise the
+transaction.version feature, so no client uses KIP-890 part 2. Versions from
+before KIP-588 get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED.
+"""
+
+from __future__ import annotations
+
+from broker.handlers.offsets import MAX_METADATA
+from protocol.errors import ErrorCode
+
+PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that knows error 90
+
+
+def _for_version(error: ErrorCode, ctx) -> int:
+    if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < PRODUCER_FENCED_SINCE.get(ctx.api_key, 0):
+        return int(ErrorCode.INVALID_PRODUCER_EPOCH)
+    return int(error)
+
+
+def _known(state, topic: str, partition: int) -> bool:
+    return state.topics.partition(topic, partition) is not None
+
+
+def handle_add_partitions_to_txn(req, ctx):
+    state = ctx.state
+    topics = [(t.name, list(t.partitions)) for t in req.v3_and_below_topics]
+    unknown = {(name, p) for name, parts in topics for p in parts if not _known(state, name, p)}
+    if unknown:
+        # Kafka adds nothing when a partition is unknown; the rest were not attempted
+        def code(name, p):
+            return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
+                    else ErrorCode.OPERATION_NOT_ATTEMPTED)
+    else:
+        error = state.txn.coordinator.add_partitions(
+            req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
+            req.v3_and_below_producer_epoch,
+            [(name, p) for name, parts in topics for p in parts], ctx.now)
+
+        def code(name, p):
+            return error
+    return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": [
+        {"name": name, "results_by_partition": [
+            {"partition_index": p, "partition_error_code": _for_version(code(name, p), ctx)}
+            for p in parts]}
+        for name, parts in topics]}
+
+
+def handle_add_offsets_to_txn(req, ctx):
+    error = ctx.state.txn.coordinator.add_offsets(req.transactional_id, req.producer_id,
+                                                  req.producer_epoch, req.group_id, ctx.now)
+    return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
+
+
+def handle_end_txn(req, ctx):
+    error = ctx.state.txn.end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
+                                  req.committed, ctx.now)
+    return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
+
+
+def _group_error(state, group_id: str, member_id: str, generation_id: int) -> ErrorCode:
+    """Kafka's checks for a transactional offset commit: the member and generation
+    are enforced only when the client sends them (older clients do not)."""
+    group = state.groups.groups.get(group_id)
+    if group is None:
+        return ErrorCode.NONE
+    if member_id and member_id not in group.members:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if generation_id >= 0 and generation_id != group.generation_id:
+        return ErrorCode.ILLEGAL_GENERATION
+    return ErrorCode.NONE
+
+
+def handle_txn_offset_commit(req, ctx):
+    state = ctx.state
+    error = state.txn.coordinator.verify_offset_commit(req.transactional_id, req.producer_id,
+                                                       req.producer_epoch, req.group_id)
+    if error == ErrorCode.NONE:
+        error = _group_error(state, req.group_id, req.get("member_id", ""),
+                             req.get("generation_id_or_member_epoch", -1))
+    out = []
+    for t in req.topics:
+        parts = []
+        for p in t.partitions:
+            code = error
+            if code == ErrorCode.NONE:
+                if not _known(state, t.name, p.partition_index):
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+                elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
+                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                else:
+                    state.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
+                                        p.committed_offset, p.get("committed_leader_epoch", -1),
+                                        p.committed_metadata, ctx.now)
+            parts.append({"partition_index": p.partition_index, "error_code": int(code)})
+        out.append({"name": t.name, "partitions": parts})
+    return {"throttle_time_ms": 0, "topics": out}
+
+
+def handle_write_txn_markers(req, ctx):
+    txn = ctx.state.txn
+    out = []
+    for m in req.markers:
+        topics = []
+        for t in m.topics:
+            topics.append({"name": t.name, "partitions": [
+                {"partition_index": p, "error_code": int(txn.write_markers(
+                    m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
+                    t.name, p, ctx.now))}
+                for p in t.partition_indexes]})
+        out.append({"producer_id": m.producer_id, "topics": topics})
+    return {"markers": out}

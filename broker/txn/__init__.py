@@ -1,0 +1,19 @@
+"""Kafka transactions (KIP-98, KIP-360 epochs, KIP-890 part 1 verification) on one broker.
+
+- ``states``: the transaction states and the table of allowed moves.
+- ``coordinator``: the TransactionCoordinator engine (transactional id -> producer id,
+  epoch, state, partitions, groups, timeout), driven with time as an argument.
+- ``partition``: per-partition last stable offset and aborted-transaction index.
+- ``markers``: COMMIT/ABORT control batches written into a partition.
+- ``service``: the above wired to the broker's partitions, producer state and groups.
+"""
+
+from broker.txn.coordinator import (
+    Completion, InitResult, TransactionCoordinator, TransactionMetadata, TxnSettings,
+)
+from broker.txn.partition import AbortedTxn, TxnPartition, TxnPartitions
+from broker.txn.states import TRANSITIONS, IllegalTransition, TxnState, transition
+
+__all__ = ["TRANSITIONS", "AbortedTxn", "Completion", "IllegalTransition", "InitResult",
+           "TransactionCoordinator", "TransactionMetadata", "TxnPartition", "TxnPartitions",
+           "TxnSettings", "TxnState", "transition"]

@@ -1,0 +1,56 @@
+"""Transaction states of one transactional id and the moves between them.
+
+    Empty --add partitions/offsets--> Ongoing --EndTxn(commit)--> PrepareCommit --markers--> CompleteCommit
+                                        |  \--EndTxn(abort)----> PrepareAbort  --markers--> CompleteAbort
+                                        \--timeout / new producer--> PrepareEpochFence --> PrepareAbort
+    Empty, CompleteCommit, CompleteAbort --InitProducerId--> Empty;  --expiry--> Dead
+
+``TRANSITIONS`` is Kafka's TransactionState table (valid previous states,
+read the other way round); ``transition`` is the only place a state changes.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class TxnState(str, Enum):
+    EMPTY = "Empty"
+    ONGOING = "Ongoing"
+    PREPARE_COMMIT = "PrepareCommit"
+    PREPARE_ABORT = "PrepareAbort"
+    COMPLETE_COMMIT = "CompleteCommit"
+    COMPLETE_ABORT = "CompleteAbort"
+    PREPARE_EPOCH_FENCE = "PrepareEpochFence"
+    DEAD = "Dead"
+
+
+S = TxnState
+
+TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
+    S.EMPTY: frozenset({S.EMPTY, S.ONGOING, S.DEAD}),
+    S.ONGOING: frozenset({S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE}),
+    S.PREPARE_COMMIT: frozenset({S.COMPLETE_COMMIT}),
+    S.PREPARE_ABORT: frozenset({S.COMPLETE_ABORT}),
+    S.PREPARE_EPOCH_FENCE: frozenset({S.PREPARE_ABORT}),
+    S.COMPLETE_COMMIT: frozenset({S.EMPTY, S.ONGOING, S.DEAD}),
+    S.COMPLETE_ABORT: frozenset({S.EMPTY, S.ONGOING, S.DEAD}),
+    S.DEAD: frozenset(),
+}
+
+# a commit or abort is being completed: the client must retry (CONCURRENT_TRANSACTIONS)
+COMPLETING = frozenset({S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE})
+# no transaction open: InitProducerId may bump the epoch, expiry may remove the id
+SETTLED = frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT})
+
+
+class IllegalTransition(RuntimeError):
+    """A move the table does not allow: a coordinator bug, never a client error."""
+
+
+def transition(meta, to: TxnState, now: int) -> None:
+    """Move ``meta`` (a TransactionMetadata) to ``to``, or raise IllegalTransition."""
+    if to not in TRANSITIONS[meta.state]:
+        raise IllegalTransition(f"{meta.transactional_id}: {meta.state.value} -> {to.value}")
+    meta.state = to
+    meta.last_update = now

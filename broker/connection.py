@@ -58,6 +58,7 @@ class KafkaConnection(asyncio.Protocol):
         self.pre_auth_max_frame = pre_auth_max_frame
         self._muted = False
         self._mute_handle: asyncio.TimerHandle | None = None
+        self._held: list[bytes] = []  # decoded frames waiting for a mute to end
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
@@ -97,14 +98,25 @@ class KafkaConnection(asyncio.Protocol):
         except (FrameTooLarge, InvalidFrame) as exc:
             self.abort("invalid_frame", str(exc))
             return
-        for frame in frames:
+        if self._held:  # muted: keep request order behind the frames already held
+            self._held.extend(frames)
+            frames = []
+        for i, frame in enumerate(frames):
             self.handle_frame(frame)
             if self.closing:
                 return
+            if self.session.mute_ms and i + 1 < len(frames):
+                # a throttled connection reads nothing more until its mute ends (Kafka mutes
+                # the channel); frames already decoded wait here
+                self._held.extend(frames[i + 1:])
+                break
         if self.decoder.error is not None:
             self.abort("invalid_frame", str(self.decoder.error))
             return
         self.flush()
+        self._after_burst()
+
+    def _after_burst(self) -> None:
         session = self.session
         if session.mute_ms or session.close_after_response or (
                 self.decoder.max_size != self.max_frame and session.authenticated):
@@ -142,6 +154,16 @@ class KafkaConnection(asyncio.Protocol):
     def _unmute(self) -> None:
         self._mute_handle = None
         self._muted = False
+        held, self._held = self._held, []
+        for i, frame in enumerate(held):
+            if self.closing:
+                return
+            self.handle_frame(frame)
+            if self.session.mute_ms and i + 1 < len(held):
+                self._held = held[i + 1:]
+                break
+        self.flush()
+        self._after_burst()
         self._update_reading()
 
     # --- requests ------------------------------------------------------------------------

@@ -172,3 +172,33 @@ def test_configs_tool_refuses_unknown_keys_and_deletes_quotas(fresh_broker):
                     "--entity-type", "users", "--entity-name", "u").returncode == 0
     shown = _configs(fresh_broker.bootstrap, "--describe", "--entity-type", "users", "--entity-name", "u")
     assert "Quota configs" not in shown.stdout
+
+
+def test_requests_pipelined_behind_a_throttled_one_wait_for_the_mute(secure, unique):
+    topic = f"held-{unique}"
+    with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT", user="admin")) as conn:
+        _create_topic(conn, topic)
+        assert conn.request(49, {"entries": [{"entity": [{"entity_type": "user", "entity_name": "good"}], "ops": [
+            {"key": "producer_ids_rate", "value": 0.5, "remove": False}]}], "validate_only": False}
+        ).entries[0].error_code == 0
+    from protocol.header import encode_request
+    from protocol.messages import APIS
+
+    with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT", user="good")) as conn:
+        assert _produce(conn, topic, 20_000, 0) == (0, 0)  # the one token
+        batch = records.build_batch([(None, b"v")], producer_id=20_001, producer_epoch=0, base_sequence=0)
+        produce = encode_request(APIS[0], 9, 900, "t", {
+            "transactional_id": None, "acks": -1, "timeout_ms": 5000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}]})
+        metadata = encode_request(APIS[3], 9, 901, "t", {"topics": None, "allow_auto_topic_creation": False})
+        started = time.monotonic()
+        conn.sock.sendall(produce + metadata)  # one write: both arrive in the same read burst
+        first = conn._read_frame()
+        first_at = time.monotonic() - started
+        second = conn._read_frame()
+        second_at = time.monotonic() - started
+    from protocol.header import decode_response
+    cid, body = decode_response(APIS[0], 9, first)
+    assert cid == 900 and body.throttle_time_ms >= 1000
+    assert decode_response(APIS[3], 9, second)[0] == 901
+    assert first_at < 0.5 and second_at >= 0.8 * body.throttle_time_ms / 1000

@@ -277,3 +277,14 @@ def test_a_failed_exchange_cannot_be_continued(tmp_path):
     auth.handshake("PLAIN")
     auth.authenticate(sasl_plain.client_message("alice", "wrong"))
     assert auth.authenticate(sasl_plain.client_message("alice", "pw")).error == ErrorCode.ILLEGAL_SASL_STATE
+
+
+# --- TLS client certificates ---------------------------------------------------------------
+
+def test_client_certificate_subject_becomes_an_rfc2253_principal():
+    from broker.security.tls import principal_from_cert
+
+    cert = {"subject": ((("countryName", "US"),), (("organizationName", "Acme, Inc"),),
+                        (("commonName", "client-1"),))}
+    assert principal_from_cert(cert) == "User:CN=client-1,O=Acme\\, Inc,C=US"
+    assert principal_from_cert({}) is None and principal_from_cert(None) is None

@@ -181,6 +181,13 @@ def offset_fetch(conn, group, topic, require_stable: bool):
     return p.error_code, p.committed_offset
 
 
+def offset_fetch_v8(conn, group, topic, require_stable: bool):
+    body = conn.request(9, {"groups": [{"group_id": group, "topics": [
+        {"name": topic, "partition_indexes": [0]}]}], "require_stable": require_stable}, version=8)
+    p = body.groups[0].topics[0].partitions[0]
+    return p.error_code, p.committed_offset
+
+
 def txn_offset_commit(conn, tid, group, pid, epoch, topic, offset) -> int:
     body = conn.request(28, {"transactional_id": tid, "group_id": group, "producer_id": pid,
                              "producer_epoch": epoch, "topics": [{"name": topic, "partitions": [
@@ -202,6 +209,7 @@ def test_txn_offset_commit_stays_pending_until_the_transaction_commits(conn, uni
     assert add_offsets(conn, tid, pid, epoch, group) == 0
     assert txn_offset_commit(conn, tid, group, pid, epoch, topic, 42) == 0
     assert offset_fetch(conn, group, topic, True) == (E.UNSTABLE_OFFSET_COMMIT, -1)
+    assert offset_fetch_v8(conn, group, topic, True) == (E.UNSTABLE_OFFSET_COMMIT, -1)
     assert offset_fetch(conn, group, topic, False) == (0, -1)
     assert end_txn(conn, tid, pid, epoch, True) == 0
     assert offset_fetch(conn, group, topic, True) == (0, 42)

@@ -4,6 +4,7 @@ markers in producer state, and transactional offsets staged in the OffsetStore."
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from broker.groups.offsets import OffsetStore
 from broker.producer_state import APPEND, LATEST, REJECT, WINDOW5, ProducerStateManager
@@ -180,3 +181,36 @@ def test_group_with_pending_offsets_does_not_expire():
     assert store.expire(now=100, active_groups=set()) == 0
     store.complete_transaction("g", 1000, committed=False, now=0)
     assert store.expire(now=100, active_groups=set()) == 1
+
+
+# --- the index against a brute-force model -------------------------------------------------------
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from(["data", "commit", "abort"]),
+                          st.integers(1, 5)), max_size=60),
+       st.integers(0, 200), st.integers(0, 200), st.integers(0, 200))
+@settings(max_examples=300, deadline=None)
+def test_lso_and_aborted_overlap_match_a_brute_force_model(ops, a, b_, log_start):
+    tp = TxnPartition()
+    offset = 0
+    open_first: dict[int, int] = {}
+    aborted: list[tuple[int, int, int]] = []
+    for pid, op, size in ops:
+        if op == "data":
+            tp.begin(pid, offset)
+            open_first.setdefault(pid, offset)
+            offset += size
+        else:  # a marker takes one offset
+            tp.end(pid, offset, committed=op == "commit")
+            first = open_first.pop(pid, None)
+            if op == "abort" and first is not None:
+                aborted.append((pid, first, offset))
+            offset += 1
+    hw = offset
+    start = min(log_start, hw)
+    expected_lso = min(max(min(open_first.values()), start), hw) if open_first else hw
+    assert tp.last_stable_offset(hw, start) == expected_lso
+    fetch_offset, upper = min(a, b_), max(a, b_)
+    want = [t for t in aborted if t[2] >= fetch_offset and t[1] < upper]
+    assert [tuple(x) for x in tp.aborted_between(fetch_offset, upper)] == want
+    tp.trim(start)
+    assert [tuple(x) for x in tp.aborted] == [t for t in aborted if t[2] >= start]

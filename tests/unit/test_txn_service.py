@@ -1,0 +1,121 @@
+"""Transactions wired into a BrokerState, without sockets: the append path, markers
+in the log and in producer state, LSO and aborted transactions, timeouts by tick."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from broker.config import load
+from broker.log.append import append_records
+from broker.state import BrokerState
+from protocol import batch as b
+from protocol import records
+from protocol.errors import ErrorCode
+
+E = ErrorCode
+TID = "app"
+
+
+def make_state(**overrides) -> BrokerState:
+    state = BrokerState(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", **overrides}))
+    state.topics.create("t", 2)
+    return state
+
+
+def append(state, pid, epoch, seq, n=2, partition=0, transactional=True):
+    data = records.build_batch([(None, b"v%d" % i) for i in range(n)], producer_id=pid,
+                               producer_epoch=epoch, base_sequence=seq, transactional=transactional)
+    plog = state.topics.partition("t", partition)
+    return append_records(state, plog, data, b.split_batches(data), 0)
+
+
+def begin(state, now=0, partitions=(0,), timeout=60_000):
+    r = state.txn.init_producer_id(TID, timeout, -1, -1, now)
+    assert r.error == E.NONE
+    assert state.txn.coordinator.add_partitions(
+        TID, r.producer_id, r.producer_epoch, [("t", p) for p in partitions], now) == E.NONE
+    return r.producer_id, r.producer_epoch
+
+
+def stored(state, partition=0):
+    return records.decode_all(b"".join(d for _, d in state.topics.partition("t", partition).batches()))
+
+
+def test_produce_verification_can_be_turned_off():
+    on = make_state()
+    pid, epoch = begin(on)
+    assert append(on, pid, epoch, 0, partition=1)["error_code"] == E.INVALID_TXN_STATE
+    off = make_state(**{"transaction.partition.verification.enable": "false"})
+    pid, epoch = begin(off)
+    assert append(off, pid, epoch, 0, partition=1)["error_code"] == E.NONE
+
+
+def test_transactional_batch_without_a_producer_id_is_invalid():
+    state = make_state()
+    assert append(state, -1, -1, -1)["error_code"] == E.INVALID_RECORD
+
+
+def test_abort_writes_markers_everywhere_and_indexes_the_aborted_data():
+    state = make_state()
+    append(state, -1, -1, -1, transactional=False)  # offsets 0-1
+    pid, epoch = begin(state, partitions=(0, 1))
+    assert append(state, pid, epoch, 0)["base_offset"] == 2
+    plog = state.topics.partition("t", 0)
+    assert state.txn.last_stable_offset(plog) == 2 and plog.high_watermark == 4
+    assert state.txn.end_txn(TID, pid, epoch, False, 5) == E.NONE
+    assert state.txn.last_stable_offset(plog) == plog.high_watermark == 5
+    chunks, _ = plog.read(0, 1 << 20)
+    assert state.txn.aborted_transactions(plog, 0, chunks) == [{"producer_id": pid, "first_offset": 2}]
+    assert state.txn.aborted_transactions(plog, 0, chunks[:1]) == []  # reads ending before it
+    # partition 1 got a marker although no data reached it
+    [marker] = stored(state, 1)
+    assert marker.header.is_control and records.control_type(marker.records[0].key) == records.ABORT
+    assert state.txn.coordinator.counters.aborts == 1
+
+
+def test_commit_applies_staged_offsets_and_creates_the_group():
+    state = make_state()
+    r = state.txn.init_producer_id(TID, 60_000, -1, -1, 0)
+    pid, epoch = r.producer_id, r.producer_epoch
+    assert state.txn.coordinator.add_offsets(TID, pid, epoch, "g", 0) == E.NONE
+    state.offsets.stage("g", pid, "t", 0, 7, -1, None, 0)
+    assert state.txn.end_txn(TID, pid, epoch, True, 1) == E.NONE
+    assert state.offsets.get("g", "t", 0).offset == 7 and "g" in state.groups.groups
+
+
+def test_timeout_abort_by_tick_fences_the_old_epoch_in_the_partition():
+    state = make_state()
+    pid, epoch = begin(state, now=0, timeout=1000)
+    append(state, pid, epoch, 0)
+    assert state.txn.tick(1000) == 0
+    assert state.txn.tick(1001) == 1
+    marker = stored(state)[-1]
+    assert (marker.header.producer_id, marker.header.producer_epoch) == (pid, epoch + 1)
+    psm = state.producer_states.get("t", 0)
+    assert psm.entry(pid)["producer_epoch"] == epoch + 1
+    # even with verification off, the partition's producer state refuses the old epoch
+    state.txn.settings = replace(state.txn.settings, verify_partitions=False)
+    assert append(state, pid, epoch, 2)["error_code"] == E.INVALID_PRODUCER_EPOCH
+
+
+def test_marker_is_refused_when_the_partition_holds_a_newer_epoch():
+    state = make_state()
+    append(state, 4242, 3, 0, transactional=False)  # an idempotent producer at epoch 3
+    plog = state.topics.partition("t", 0)
+    end = plog.log_end_offset
+    assert state.txn.write_markers(4242, 2, True, 0, "t", 0, 0) == E.INVALID_PRODUCER_EPOCH
+    assert plog.log_end_offset == end
+    assert state.txn.write_markers(4242, 3, True, 0, "t", 0, 0) == E.NONE
+    assert state.txn.write_markers(4242, 3, True, 0, "t", 9, 0) == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_deleted_topic_forgets_its_transaction_index():
+    state = make_state()
+    pid, epoch = begin(state)
+    append(state, pid, epoch, 0)
+    assert state.txn.partitions.get("t", 0) is not None
+    for hook in state.extensions["topic_deleted"]:
+        hook(state.topics.get("t"))
+    assert state.txn.partitions.get("t", 0) is None
+    state.topics.delete("t")
+    assert state.txn.end_txn(TID, pid, epoch, True, 1) == E.NONE  # markers skip the lost topic

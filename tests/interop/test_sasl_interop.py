@@ -111,3 +111,41 @@ def test_kafka_python_with_a_wrong_password_fails_cleanly(secure, mechanism, cap
                       bootstrap_timeout_ms=2000)
     assert "SaslAuthenticationFailedError: Authentication failed during authentication due to " \
            f"invalid credentials with SASL mechanism {mechanism}" in caplog.text
+
+
+def test_confluent_admin_manages_scram_users_that_then_log_in(secure, unique):
+    from confluent_kafka.admin import (
+        AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = AdminClient(_confluent_config(secure, "SASL_SSL", "SCRAM-SHA-512"))
+    user = f"erin-{unique}"
+    futures = admin.alter_user_scram_credentials([UserScramCredentialUpsertion(
+        user, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), b"erin-pw", b"some-salt-bytes")])
+    futures[user].result(10)
+    described = admin.describe_user_scram_credentials([user])[user].result(10)
+    assert [(i.mechanism, i.iterations) for i in described.scram_credential_infos] == \
+        [(ScramMechanism.SCRAM_SHA_256, 8192)]
+    producer = Producer({**_confluent_config(secure, "SASL_PLAINTEXT", "SCRAM-SHA-256"),
+                         "sasl.username": user, "sasl.password": "erin-pw"})
+    errors = []
+    producer.produce(f"erin-{unique}", value=b"hi", on_delivery=lambda e, m: e and errors.append(e))
+    assert producer.flush(15) == 0 and errors == []
+    admin.alter_user_scram_credentials([UserScramCredentialDeletion(user, ScramMechanism.SCRAM_SHA_256)])[
+        user].result(10)
+    with pytest.raises(ck.KafkaException):
+        admin.describe_user_scram_credentials([user])[user].result(10)
+
+
+def test_kafka_python_admin_describes_scram_users(secure):
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(**_kafka_python_config(secure, "SASL_PLAINTEXT", "SCRAM-SHA-256"))
+    try:
+        result = admin.describe_user_scram_credentials(["alice"])
+    finally:
+        admin.close()
+    assert result["alice"]["error"] is None
+    assert sorted((int(i["mechanism"]), i["iterations"]) for i in result["alice"]["credential_infos"]) == \
+        [(1, 4096), (2, 4096)]

@@ -305,9 +305,9 @@ class TransactionCoordinator:
         return out
 
     def snapshot(self) -> dict:
-        by_state: dict[str, int] = {}
+        by_state = {state.value: 0 for state in TxnState if state != S.DEAD}  # fixed keys
         for meta in self.transactions.values():
-            by_state[meta.state.value] = by_state.get(meta.state.value, 0) + 1
+            by_state[meta.state.value] += 1
         c = self.counters
         return {"transactional_ids": len(self.transactions), "states": by_state,
                 "commits": c.commits, "aborts": c.aborts, "timed_out": c.timed_out,

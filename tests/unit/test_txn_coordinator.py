@@ -332,3 +332,15 @@ def test_offset_commit_needs_the_group_added_to_the_open_transaction():
     c.add_offsets(TID, 1000, 0, "g", 0)
     assert c.verify_offset_commit(TID, 1000, 0, "g") == E.NONE
     assert c.verify_offset_commit(TID, 1001, 0, "g") == E.INVALID_PRODUCER_ID_MAPPING
+
+
+def test_snapshot_counts_ids_by_state_and_outcomes():
+    c = coordinator()
+    init(c)
+    init(c, tid="idle")
+    open_txn(c, 1000, 0)
+    finish(c, c.end_txn(TID, 1000, 0, True, 0))
+    snap = c.snapshot()
+    assert snap["transactional_ids"] == 2 and snap["commits"] == 1 and snap["aborts"] == 0
+    assert snap["states"]["CompleteCommit"] == 1 and snap["states"]["Empty"] == 1
+    assert set(snap["states"]) == {s.value for s in TxnState} - {"Dead"}

@@ -147,7 +147,7 @@ def plan(w: Workload, bootstrap: str, run_id: str, topics: list[str], tasks: int
 # --- after the tasks ----------------------------------------------------------------------------
 
 def merge(results: list[dict], wall_s: float, stored: int | None, w: Workload, run_id: str,
-          topics: list[str], master: str, tasks: int) -> dict:
+          topics: list[str], master: str, tasks: int, job_started_at: float | None = None) -> dict:
     hist = Histogram()
     errors: dict[str, int] = {}
     delivery: dict[str, int] = {}
@@ -178,6 +178,8 @@ def merge(results: list[dict], wall_s: float, stored: int | None, w: Workload, r
             # Spark's part of the job: scheduling, Python worker start, result collection
             "job_minus_longest_task_s": round(wall_s - max((r["seconds"] for r in results), default=0), 3),
             "task_start_spread_s": round(max((r["started_at"] for r in results), default=0) - first_start, 3),
+            # job submitted -> first task running (scheduling, Python worker start)
+            "first_task_start_s": round(first_start - job_started_at, 3) if job_started_at else None,
         },
         "per_task": [{k: r[k] for k in ("task", "host", "producers", "producers_created", "sent", "acked",
                                         "failed", "unacknowledged", "load_seconds", "share_consumed")}
@@ -275,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
               flush=True)
         progress = Progress(args.bootstrap_server, topics, w.partitions_per_topic, args.progress_interval)
         progress.start()
-        started = time.monotonic()
+        started, started_at = time.monotonic(), time.time()
         try:
             results = sc.parallelize(specs, len(specs)).map(run_task).collect()
         finally:
@@ -288,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
             stored = stored_records(conn, topics, w.partitions_per_topic)
     except JobError:
         stored = None
-    result = merge(results, wall, stored, w, run_id, topics, master, tasks)
+    result = merge(results, wall, stored, w, run_id, topics, master, tasks, started_at)
     out = Path(args.output or f"loadgen-{w.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(table(result), flush=True)

@@ -99,7 +99,8 @@ def test_task_results_merge_into_one_result():
     assert r["records_per_sec"] == 40.0 and r["stored_matches_acked"] is True
     assert r["errors"] == {"REQUEST_TIMED_OUT": 2} and r["share_delivery_counts"] == {"1": 10}
     assert r["latency"]["count"] == 400 and r["latency"]["p50_ms"] == 3.0
-    assert r["overhead"] == {"job_minus_longest_task_s": 2.0, "task_start_spread_s": 1.0}
+    assert r["overhead"] == {"job_minus_longest_task_s": 2.0, "task_start_spread_s": 1.0,
+                             "first_task_start_s": None}
 
 
 def test_a_spark_failure_is_reduced_to_the_python_error_of_the_task():

@@ -133,6 +133,25 @@ def _mechanisms(text: str) -> tuple[str, ...]:
     return items
 
 
+# KIP-848 server-side assignors; Kafka configures them by class name
+_CONSUMER_ASSIGNORS = {
+    "uniform": "uniform", "range": "range",
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
+def _assignors(text: str) -> tuple[str, ...]:
+    items = [s.strip() for s in str(text).split(",") if s.strip()]
+    bad = [a for a in items if a not in _CONSUMER_ASSIGNORS]
+    if bad or not items:
+        raise ConfigError(f"'{text}' must list one or more of uniform, range")
+    return tuple(dict.fromkeys(_CONSUMER_ASSIGNORS[a] for a in items))
+
+
+_assignors.choices = ("uniform", "range")
+
+
 @dataclass(frozen=True)
 class Key:
     name: str
@@ -206,6 +225,25 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("group.max.size", _int(1, _INT32), _INT32, "Largest classic consumer group.", "group"),
     Key("offsets.retention.minutes", _int(1, _INT32), 10080,
         "Committed offsets of an empty group are kept this long.", "group"),
+    # --- consumer groups of the next-generation protocol (KIP-848); Kafka's defaults and ranges
+    Key("group.consumer.session.timeout.ms", _int(1, _INT32), 45000,
+        "A consumer-group member (group.protocol=consumer) without a heartbeat for this long is "
+        "removed and its partitions are reassigned.", "group"),
+    Key("group.consumer.min.session.timeout.ms", _int(1, _INT32), 45000,
+        "Lowest allowed group.consumer.session.timeout.ms.", "group"),
+    Key("group.consumer.max.session.timeout.ms", _int(1, _INT32), 60000,
+        "Highest allowed group.consumer.session.timeout.ms.", "group"),
+    Key("group.consumer.heartbeat.interval.ms", _int(1, _INT32), 5000,
+        "Heartbeat interval given to consumer-group members; below the session timeout.", "group"),
+    Key("group.consumer.min.heartbeat.interval.ms", _int(1, _INT32), 5000,
+        "Lowest allowed group.consumer.heartbeat.interval.ms.", "group"),
+    Key("group.consumer.max.heartbeat.interval.ms", _int(1, _INT32), 15000,
+        "Highest allowed group.consumer.heartbeat.interval.ms.", "group"),
+    Key("group.consumer.max.size", _int(1, _INT32), _INT32,
+        "Largest consumer group (group.max.size limits classic groups).", "group"),
+    Key("group.consumer.assignors", _assignors, "uniform,range",
+        "Server-side assignors, comma-separated (Kafka's class names are accepted too); the first "
+        "is used when a member asks for none.", "group"),
     # --- share groups (seed 004, KIP-932); ranges from the KIP table where it gives them
     Key("group.share.enable", _bool, True,
         "Serve share groups (ShareGroupHeartbeat/Describe, ShareFetch, ShareAcknowledge). "
@@ -426,6 +464,7 @@ def _check_consistency(values: dict[str, Any]) -> None:
     if values["group.min.session.timeout.ms"] > values["group.max.session.timeout.ms"]:
         raise ConfigError("group.min.session.timeout.ms is above group.max.session.timeout.ms")
     _check_share(values)
+    _check_consumer(values)
     _check_security(values)
 
 
@@ -448,6 +487,20 @@ def _check_share(values: dict[str, Any]) -> None:
         if item:
             resets[group.strip()] = reset.strip()
     values["group.share.auto.offset.reset.groups"] = resets
+
+
+def _check_consumer(values: dict[str, Any]) -> None:
+    """Kafka's GroupCoordinatorConfig rules for the group.consumer.* timeouts."""
+    for lo, key, hi in (("group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms",
+                         "group.consumer.max.session.timeout.ms"),
+                        ("group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms",
+                         "group.consumer.max.heartbeat.interval.ms")):
+        if values[lo] > values[hi]:
+            raise ConfigError(f"{hi} must be greater than or equal to {lo}")
+        if not values[lo] <= values[key] <= values[hi]:
+            raise ConfigError(f"{key}: {values[key]} is outside [{lo}={values[lo]}, {hi}={values[hi]}]")
+    if values["group.consumer.heartbeat.interval.ms"] >= values["group.consumer.session.timeout.ms"]:
+        raise ConfigError("group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms")
 
 
 def _check_security(values: dict[str, Any]) -> None:

@@ -68,6 +68,7 @@ class BrokerServer:
         state = self.state
         self.periodic: list[Periodic] = [
             Periodic("groups", GROUP_TICK_S, lambda: state.groups.tick(state.clock())),
+            Periodic("consumer-groups", GROUP_TICK_S, lambda: state.consumer_groups.tick(state.clock())),
             Periodic("retention", config["log.retention.check.interval.ms"] / 1000,
                      lambda: apply_retention(state, state.clock())),
             Periodic("producer-state-expiry", config["producer.id.expiration.check.interval.ms"] / 1000,
@@ -75,7 +76,8 @@ class BrokerServer:
             Periodic("producer-id-rotation", config["producer.id.expiration.ms"] / 1000,
                      state.producer_ids.rotate),
             Periodic("offsets-expiry", 60.0, lambda: state.offsets.expire(
-                state.clock(), {g for g, grp in state.groups.groups.items() if grp.members})),
+                state.clock(), {g for g, grp in state.groups.groups.items() if grp.members}
+                | state.consumer_groups.active_groups())),
             Periodic("share-groups", SHARE_TICK_S, lambda: state.share.tick(state.clock())),
             Periodic("producer-id-quota-cleanup", state.quotas.cleanup_interval_ms / 1000,
                      lambda: state.quotas.tick(state.clock())),

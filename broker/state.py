@@ -15,6 +15,7 @@ from typing import Any
 from broker.config import BrokerConfig, Listener
 from broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from broker.groups.configs import GroupConfigs
+from broker.groups.consumer import attach as attach_consumer_groups
 from broker.groups.offsets import OffsetStore
 from broker.log.topics import TopicManager
 from broker.metrics import Metrics
@@ -61,6 +62,8 @@ class BrokerState:
         self.quotas = ProducerIdQuotas.attach(self)  # producer-id rate quotas (seed 002)
         self.txn = Transactions.attach(self)  # transaction coordinator, LSO and markers (KIP-98)
         self.groups.foreign_group = lambda group_id: group_id in self.share.coordinator.groups
+        # KIP-848 consumer groups; wires the classic and share id checks to them
+        self.consumer_groups = attach_consumer_groups(self)
 
     def log_start_floor(self, topic: str, partition: int) -> int | None:
         """The lowest offset the log start may move to, if something needs

@@ -7,6 +7,9 @@ from __future__ import annotations
 from broker.handlers.alter_configs import handle_incremental_alter_configs
 from broker.handlers.api_versions import handle_api_versions
 from broker.handlers.client_quotas import handle_alter_client_quotas, handle_describe_client_quotas
+from broker.handlers.consumer_group import (
+    handle_consumer_group_describe, handle_consumer_group_heartbeat,
+)
 from broker.handlers.delete_records import handle_delete_records
 from broker.handlers.describe_configs import handle_describe_configs
 from broker.handlers.fetch import handle_fetch
@@ -65,6 +68,8 @@ HANDLERS = {
     49: handle_alter_client_quotas,
     50: handle_describe_user_scram_credentials,
     51: handle_alter_user_scram_credentials,
+    68: handle_consumer_group_heartbeat,
+    69: handle_consumer_group_describe,
     76: handle_share_group_heartbeat,
     77: handle_share_group_describe,
     78: handle_share_fetch,

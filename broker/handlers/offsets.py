@@ -11,11 +11,18 @@ from protocol.errors import ErrorCode
 MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 
+def _validate_commit(state, req, version: int) -> ErrorCode:
+    member_id = req.get("member_id", "")
+    epoch = req.get("generation_id_or_member_epoch", -1)
+    consumer = state.consumer_groups
+    if consumer.owns(req.group_id):  # KIP-848: member epochs, not generations
+        return consumer.validate_commit(req.group_id, member_id, epoch, api_version=version)
+    return state.groups.validate_commit(req.group_id, member_id, epoch, req.get("group_instance_id"))
+
+
 def handle_offset_commit(req, ctx):
     state = ctx.state
-    error = state.groups.validate_commit(req.group_id, req.get("member_id", ""),
-                                         req.get("generation_id_or_member_epoch", -1),
-                                         req.get("group_instance_id"))
+    error = _validate_commit(state, req, ctx.api_version)
     now = ctx.now
     out = []
     for t in req.topics:
@@ -33,7 +40,8 @@ def handle_offset_commit(req, ctx):
                                          p.get("committed_leader_epoch", -1), p.committed_metadata, now)
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         out.append({"name": t.name, "partitions": parts})
-    if error == ErrorCode.NONE and req.group_id not in state.groups.groups:
+    if (error == ErrorCode.NONE and req.group_id not in state.groups.groups
+            and not state.consumer_groups.owns(req.group_id)):
         state.groups.get_or_create(req.group_id)  # a simple group, visible to ListGroups
     return {"throttle_time_ms": 0, "topics": out}
 
@@ -68,12 +76,24 @@ def _fetch_group(state, group_id: str, topics, require_stable: bool = False) -> 
     return out
 
 
+def _check_members(state, groups, response: dict) -> dict:
+    """OffsetFetch v9+ by a consumer-group member (KIP-848): an unknown member or a
+    stale member epoch fails its group, as Kafka's validateOffsetFetch does."""
+    consumer = state.consumer_groups
+    for g, out in zip(groups, response["groups"]):
+        if consumer.owns(g.group_id):
+            code = consumer.validate_fetch(g.group_id, g.get("member_id"), g.get("member_epoch", -1))
+            if code != ErrorCode.NONE:
+                out["error_code"], out["topics"] = int(code), []
+    return response
+
+
 def handle_offset_fetch(req, ctx):
     state = ctx.state
     stable = req.get("require_stable", False)
     if ctx.api_version >= 8:
-        return {"throttle_time_ms": 0, "groups": [
+        return _check_members(state, req.groups, {"throttle_time_ms": 0, "groups": [
             {"group_id": g.group_id, "topics": _fetch_group(state, g.group_id, g.topics, stable),
-             "error_code": 0} for g in req.groups]}
+             "error_code": 0} for g in req.groups]})
     return {"throttle_time_ms": 0, "error_code": 0,
             "topics": _fetch_group(state, req.group_id, req.topics, stable)}

@@ -11,6 +11,7 @@ from protocol.messages.add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from protocol.messages.alter_client_quotas import ALTER_CLIENT_QUOTAS
 from protocol.messages.alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
 from protocol.messages.api_versions import API_VERSIONS
+from protocol.messages.consumer_group_describe import CONSUMER_GROUP_DESCRIBE
 from protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
 from protocol.messages.create_topics import CREATE_TOPICS
 from protocol.messages.delete_records import DELETE_RECORDS
@@ -53,7 +54,7 @@ APIS: dict[int, Api] = {
         DELETE_TOPICS, DELETE_RECORDS, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN,
         ADD_OFFSETS_TO_TXN, END_TXN, WRITE_TXN_MARKERS, TXN_OFFSET_COMMIT,
         DESCRIBE_CONFIGS, INCREMENTAL_ALTER_CONFIGS, SASL_AUTHENTICATE, DESCRIBE_CLIENT_QUOTAS,
-        ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT, SHARE_GROUP_HEARTBEAT,
+        ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, SHARE_GROUP_HEARTBEAT,
         SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
         DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS,
     )

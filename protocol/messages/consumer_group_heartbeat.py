@@ -3,7 +3,7 @@
 from protocol.schema import Api, F
 
 CONSUMER_GROUP_HEARTBEAT = Api(
-    key=68, name='ConsumerGroupHeartbeat', valid='0-1', flexible='0+',
+    key=68, name='ConsumerGroupHeartbeat', valid='0-1', flexible='0+', supported='0-1',
     request=(
         F('group_id', 'string'),
         F('member_id', 'string'),

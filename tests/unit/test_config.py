@@ -198,6 +198,13 @@ INT_RANGES = [
     ("group.max.session.timeout.ms", 1, _INT32),
     ("group.max.size", 1, _INT32),
     ("offsets.retention.minutes", 1, _INT32),
+    ("group.consumer.session.timeout.ms", 1, _INT32),
+    ("group.consumer.min.session.timeout.ms", 1, _INT32),
+    ("group.consumer.max.session.timeout.ms", 1, _INT32),
+    ("group.consumer.heartbeat.interval.ms", 1, _INT32),
+    ("group.consumer.min.heartbeat.interval.ms", 1, _INT32),
+    ("group.consumer.max.heartbeat.interval.ms", 1, _INT32),
+    ("group.consumer.max.size", 1, _INT32),
     ("metrics.dump.interval.ms", 100, _INT32),
     ("metrics.dump.max.bytes", 4096, _INT64),
     ("metrics.dump.max.files", 1, 100000),
@@ -210,6 +217,13 @@ INT_RANGES = [
 
 
 def _load_one(key: str, value: str):
+    if key.startswith("group.consumer."):
+        # the key's own range only: the session and heartbeat keys are also checked
+        # against each other (tests/unit/test_consumer_group_config.py)
+        try:
+            return {key: KEYS[key].parse(value)}
+        except ConfigError as exc:
+            raise ConfigError(f"{key}: {exc}") from None
     overrides = {key: value}
     # keep the cross-key session check out of the way of single-key range checks
     if key == "group.min.session.timeout.ms":

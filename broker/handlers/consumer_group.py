@@ -1,0 +1,18 @@
+"""ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848), over the consumer-group coordinator."""
+
+from __future__ import annotations
+
+
+def _host(ctx) -> str:
+    return "/" + ctx.session.peer.rsplit(":", 1)[0]
+
+
+def handle_consumer_group_heartbeat(req, ctx):
+    return ctx.state.consumer_groups.heartbeat(req, version=ctx.api_version,
+                                               client_id=ctx.client_id or "",
+                                               client_host=_host(ctx), now=ctx.now)
+
+
+def handle_consumer_group_describe(req, ctx):
+    coordinator = ctx.state.consumer_groups
+    return {"throttle_time_ms": 0, "groups": [coordinator.describe(g) for g in req.group_ids]}

@@ -1,0 +1,48 @@
+"""ConsumerGroupDescribe (API key 69, KIP-848): consumer groups, their epochs and members.
+
+Written by hand after Kafka's ConsumerGroupDescribeRequest/Response schemas
+(version 0), which are not among the shared schema files.
+"""
+
+from protocol.schema import Api, F
+
+_ASSIGNMENT = (
+    F('topic_partitions', '[]', fields=(
+        F('topic_id', 'uuid'),
+        F('topic_name', 'string'),
+        F('partitions', '[]int32'),
+    )),
+)
+
+CONSUMER_GROUP_DESCRIBE = Api(
+    key=69, name='ConsumerGroupDescribe', valid='0', flexible='0+',
+    request=(
+        F('group_ids', '[]string'),
+        F('include_authorized_operations', 'bool'),
+    ),
+    response=(
+        F('throttle_time_ms', 'int32'),
+        F('groups', '[]', fields=(
+            F('error_code', 'int16'),
+            F('error_message', 'string', nullable='0+', default=None),
+            F('group_id', 'string'),
+            F('group_state', 'string'),
+            F('group_epoch', 'int32'),
+            F('assignment_epoch', 'int32'),
+            F('assignor_name', 'string'),
+            F('members', '[]', fields=(
+                F('member_id', 'string'),
+                F('instance_id', 'string', nullable='0+', default=None),
+                F('rack_id', 'string', nullable='0+', default=None),
+                F('member_epoch', 'int32'),
+                F('client_id', 'string'),
+                F('client_host', 'string'),
+                F('subscribed_topic_names', '[]string'),
+                F('subscribed_topic_regex', 'string', nullable='0+', default=None),
+                F('assignment', '{}', fields=_ASSIGNMENT),
+                F('target_assignment', '{}', fields=_ASSIGNMENT),
+            )),
+            F('authorized_operations', 'int32', default=-2147483648),
+        )),
+    ),
+)

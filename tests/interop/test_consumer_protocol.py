@@ -152,6 +152,23 @@ def test_a_killed_member_is_evicted_after_the_session_timeout_and_its_partitions
     survivor.close()
 
 
+def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(broker, unique):
+    topic, group = f"static-{unique}", f"static-{unique}"
+    _create(broker.bootstrap, topic)
+    a = _consumer(broker.bootstrap, group, [topic], **{"group.instance.id": f"i-{unique}"})
+    b = _consumer(broker.bootstrap, group, [topic])
+    assert _poll_until([a, b], lambda: _split(a, b))
+    before_a, before_b = _parts(a), _parts(b)
+    a.close()  # member epoch -2: away for a while, partitions kept for it
+    _poll_until([b], lambda: False, timeout=1.0)
+    assert _parts(b) == before_b, "nobody takes the static member's partitions while it is away"
+    again = _consumer(broker.bootstrap, group, [topic], **{"group.instance.id": f"i-{unique}"})
+    assert _poll_until([again, b], lambda: _parts(again) == before_a)
+    assert _parts(b) == before_b
+    again.close()
+    b.close()
+
+
 def test_a_regex_subscription_picks_up_a_topic_created_later(broker, unique):
     first, later, group = f"rx-{unique}-a", f"rx-{unique}-b", f"rx-{unique}"
     _create(broker.bootstrap, first, 2)

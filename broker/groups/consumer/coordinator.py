@@ -187,7 +187,7 @@ class ConsumerGroupCoordinator:
                                  f"the one known by the group coordinator ({current}). The member must "
                                  "abandon all its partitions and rejoin.")
 
-    def _member_for(self, group: ConsumerGroup, req, owned, now: int) -> tuple[ConsumerMember, bool]:
+    def _member_for(self, group: ConsumerGroup, req, owned) -> tuple[ConsumerMember, bool]:
         """(member, is new) for a heartbeat, after the epoch and static-membership checks."""
         member_id = req.member_id or _new_member_id()  # v0 may leave the id to the coordinator
         epoch = req.member_epoch
@@ -238,7 +238,7 @@ class ConsumerGroupCoordinator:
         epoch = req.member_epoch
         owned = _owned(req.topic_partitions)
         group = self._group_for(req.group_id, join=epoch == JOIN_EPOCH)
-        member, new = self._member_for(group, req, owned, now)
+        member, new = self._member_for(group, req, owned)
 
         # 1. the member's own data; a new member or a new subscription bumps the group epoch
         bump = new

@@ -194,8 +194,8 @@ class ConsumerGroupCoordinator:
         instance_id = req.get("instance_id")
         s = self.settings
         if len(group.members) >= s.max_size and member_id not in group.members:
-            raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED,
-                                 f"The consumer group has reached its maximum capacity of {s.max_size} members.")
+            raise HeartbeatError(ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group has reached "
+                                 f"its maximum capacity of {s.max_size} members.")
         if instance_id is None:
             member = group.members.get(member_id)
             if member is None:

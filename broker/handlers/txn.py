@@ -64,6 +64,9 @@ def handle_end_txn(req, ctx):
 def _group_error(state, group_id: str, member_id: str, generation_id: int) -> ErrorCode:
     """Kafka's checks for a transactional offset commit: the member and generation
     are enforced only when the client sends them (older clients do not)."""
+    if state.consumer_groups.owns(group_id):  # KIP-848 group: member epochs
+        return state.consumer_groups.validate_commit(group_id, member_id, generation_id,
+                                                     api_version=-1, transactional=True)
     group = state.groups.groups.get(group_id)
     if group is None:
         return ErrorCode.NONE

@@ -331,3 +331,19 @@ def test_a_regular_expression_that_is_not_re2_is_refused():
                            client_host="/h", now=0)
         assert resp["error_code"] == ErrorCode.INVALID_REGULAR_EXPRESSION, pattern
         assert pattern in resp["error_message"]
+
+
+def test_transactional_commits_into_a_consumer_group_check_the_member_epoch():
+    """TxnOffsetCommit (KIP-447) into a KIP-848 group: a stale member epoch is
+    an illegal generation; a client that does not name its member passes."""
+    c, _ = make()
+    member = Client(c, "m1")
+    member.beat()
+    epoch = member.epoch
+    assert c.validate_commit("g", "m1", epoch, api_version=-1, transactional=True) == ErrorCode.NONE
+    assert c.validate_commit("g", "m1", epoch + 7, api_version=-1,
+                             transactional=True) == ErrorCode.ILLEGAL_GENERATION
+    assert c.validate_commit("g", "", -1, api_version=-1, transactional=True) == ErrorCode.NONE
+    assert c.validate_commit("g", "nobody", epoch, api_version=-1,
+                             transactional=True) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert c.validate_commit("g", "m1", epoch, api_version=8) == ErrorCode.UNSUPPORTED_VERSION

@@ -375,18 +375,22 @@ class ConsumerGroupCoordinator:
     # --- offsets ----------------------------------------------------------------------------
 
     def validate_commit(self, group_id: str, member_id: str, member_epoch: int, *,
-                        api_version: int) -> ErrorCode:
-        """OffsetCommit into a consumer group (Kafka's ConsumerGroup.validateOffsetCommit)."""
+                        api_version: int, transactional: bool = False) -> ErrorCode:
+        """OffsetCommit (or TxnOffsetCommit) into a consumer group (Kafka's
+        ConsumerGroup.validateOffsetCommit)."""
         group = self.groups[group_id]
         if member_epoch < 0 and not group.members:
             return ErrorCode.NONE  # admin tools may commit while the group is empty
+        if transactional and not member_id:
+            return ErrorCode.NONE  # older transactional clients do not say who they are
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if api_version < 9:
+        if not transactional and api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION  # KIP-848 members commit with v9+
         if member_epoch != member.member_epoch:
-            return ErrorCode.STALE_MEMBER_EPOCH
+            # a transactional commit with a stale epoch is an illegal generation in Kafka
+            return ErrorCode.ILLEGAL_GENERATION if transactional else ErrorCode.STALE_MEMBER_EPOCH
         return ErrorCode.NONE
 
     def validate_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:

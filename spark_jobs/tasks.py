@@ -93,19 +93,17 @@ def _share_consumer(spec: dict, topic: str, stop: threading.Event, ready: thread
         with ShareConsumer({"bootstrap.servers": spec["bootstrap"], "client.id": f"loadgen-share-{spec['task']}",
                             "group.id": f"{topic}-share"}) as consumer:
             consumer.subscribe([topic])
-            deadline = time.monotonic() + 15
-            # a fresh topic's share-partitions start at its (empty) end: join before load starts
-            while not getattr(consumer, "_assignment", True) and time.monotonic() < deadline:
-                consumer.poll(0.1)
-            ready.set()
-            idle_since = None
-            stop_at = None
+            joined_by = time.monotonic() + 15
+            idle_since = stop_at = None
             while True:
-                records = consumer.poll(0.5)
+                records = consumer.poll(0.1 if not ready.is_set() else 0.5)
                 for r in records:
                     counts[str(r.delivery_count)] = counts.get(str(r.delivery_count), 0) + 1
                 consumed += len(records)
                 now = time.monotonic()
+                # let the task's producers start once this member has its assignment
+                if not ready.is_set() and (getattr(consumer, "_assignment", True) or now > joined_by):
+                    ready.set()
                 if stop.is_set():
                     stop_at = stop_at or now
                     idle_since = None if records else (idle_since or now)

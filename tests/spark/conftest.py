@@ -67,6 +67,10 @@ def loadgen_run(tmp_path_factory):
     workload.write_text(LOAD_WORKLOAD)
     broker = BrokerProcess({"metrics.dump.dir": str(dumps), "metrics.dump.interval.ms": "200"}).start()
     try:
+        # a producer-id quota for every user, so the dump carries a quota section to analyse
+        subprocess.run([sys.executable, "-m", "kipper", "configs", "--bootstrap-server", broker.bootstrap,
+                        "--alter", "--add-config", "producer_ids_rate=50", "--entity-type", "users"],
+                       cwd=ROOT, check=True, capture_output=True, timeout=60)
         proc = spark_submit("loadgen.py", "--bootstrap-server", broker.bootstrap, "--workload", str(workload),
                             "--master", "local[2]", "--output", str(tmp / "result.json"),
                             "--progress-interval", "3")

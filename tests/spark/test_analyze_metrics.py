@@ -62,6 +62,19 @@ def test_producer_state_and_share_groups_are_tabulated(analysis):
     assert set(delivery["delivery_count"]) >= {1}
 
 
+def test_producer_id_rates_per_user_come_from_the_quota_section(loadgen_run, analysis):
+    out, summary, _ = analysis
+    import pandas as pd
+
+    users = pd.read_parquet(out / "tables" / "quota_users")
+    anonymous = users[users["user"] == "ANONYMOUS"]
+    assert len(anonymous) > 0 and (anonymous["quota"] == 50.0).all()
+    assert anonymous["admitted"].max() == loadgen_run["result"]["producers_created"]
+    assert anonymous["producer_id_rate"].max() > 0
+    assert ("user ANONYMOUS", "producer_id_rate_max") in summary
+    assert (out / "quotas.png").exists()
+
+
 def test_the_report_shows_the_plots_and_the_summary(analysis):
     out, _, proc = analysis
     html = (out / "report.html").read_text()

@@ -41,7 +41,15 @@ def main_wrapper(name: str, main) -> None:
         code = exc.code
     except KeyboardInterrupt:
         code = 130
+    except (ConnectionError, OSError) as exc:  # the broker went away mid-run, a full disk
+        print(f"{name}: error: {exc}", file=sys.stderr, flush=True)
+        code = 1
     except Exception as exc:  # a Spark job failure arrives as a Py4J error with a Java trace
+        from protocol.errors import KafkaError
+
+        if isinstance(exc, KafkaError):
+            print(f"{name}: error: {exc}", file=sys.stderr, flush=True)
+            sys.exit(1)
         if type(exc).__name__ not in ("Py4JJavaError", "PySparkException") and \
                 not type(exc).__module__.startswith(("py4j", "pyspark")):
             raise

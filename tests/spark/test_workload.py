@@ -108,3 +108,16 @@ def test_a_spark_failure_is_reduced_to_the_python_error_of_the_task():
             "Traceback (most recent call last):\n  File \"x\", line 1\n"
             "ConnectionError: cannot reach any bootstrap server\n\tat org.apache.spark.api.python...\n")
     assert spark_error_line(Exception(text)) == "ConnectionError: cannot reach any bootstrap server"
+
+
+def test_the_analysis_input_must_be_a_directory_holding_dump_lines(tmp_path):
+    from spark_jobs.analyze_metrics import find_inputs
+
+    with pytest.raises(JobError, match="is not a directory"):
+        find_inputs(str(tmp_path / "missing"))
+    (tmp_path / "metrics-1-0.jsonl").write_text("")
+    with pytest.raises(JobError, match="holds no metrics dump lines"):
+        find_inputs(str(tmp_path))
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "metrics-2-0.jsonl").write_text("{}\n")
+    assert find_inputs(str(tmp_path)) == [str(tmp_path / "old" / "metrics-2-0.jsonl")]

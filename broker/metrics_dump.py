@@ -73,7 +73,7 @@ def share_partitions_provider(share) -> Callable[[], dict]:
     """A "share" provider derived from the loaded share-partitions, for brokers
     whose share engine registers only aggregate counts ("share_groups"). Counts
     are of the records in each window at the snapshot; lock_expiries is the
-    engine's counter when it keeps one, else null."""
+    engine's cumulative counter."""
     from broker.share.states import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
 
     names = {AVAILABLE: "available", ACQUIRED: "acquired", ACKNOWLEDGED: "acknowledged",
@@ -94,7 +94,7 @@ def share_partitions_provider(share) -> Callable[[], dict]:
                 if run.count:
                     counts[str(run.count)] = counts.get(str(run.count), 0) + n
             row["delivery_counts"] = counts
-            row["lock_expiries"] = getattr(sp, "lock_expiries", None)
+            row["lock_expiries"] = sp.lock_expiries
             rows.append(row)
         rows.sort(key=lambda r: (r["group"], r["topic"], r["partition"]))
         return {"partitions": rows}

@@ -126,7 +126,9 @@ class _Fetch:
             count = sum(last - f + 1 for f, last, _ in ranges)
             records_left -= count
             self.acquired += count
-            bytes_left -= sum(len(d) for d in batches)
+            size = sum(len(d) for d in batches)
+            bytes_left -= size
+            self.ctx.state.metrics.record_out(topic.name, partition, size, count)
         self.session.cursor += 1
 
     def body(self) -> dict:

@@ -84,6 +84,7 @@ class SharePartition:
         self.lock_partition_limit = lock_partition_limit
         self.runs: list[Run] = []
         self.available_records = 0
+        self.lock_expiries = 0  # records whose acquisition lock ran out (metrics)
         self._next_deadline = NO_DEADLINE
 
     # --- run bookkeeping ---------------------------------------------------------------
@@ -275,7 +276,9 @@ class SharePartition:
         """Release every record whose acquisition lock ran out."""
         if now < self._next_deadline:
             return []
-        return self._release_where(lambda r: r.deadline <= now)
+        changes = self._release_where(lambda r: r.deadline <= now)
+        self.lock_expiries += sum(last - first + 1 for first, last, _, _ in changes)
+        return changes
 
     def release_member(self, member: str) -> list[tuple[int, int, int, int]]:
         """Release what ``member`` holds (it left, was fenced or closed its session)."""

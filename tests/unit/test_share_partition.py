@@ -179,6 +179,7 @@ def test_expired_lock_makes_the_record_available_again():
     sp.acquire("a", 0, log, max_records=5)
     assert sp.expire(LOCK - 1) == []
     assert sp.expire(LOCK) == [(0, 4, AVAILABLE, 1)]
+    assert sp.lock_expiries == 5
     assert sp.acquire("b", LOCK, log, max_records=5) == [(0, 4, 2)]
     assert sp.acknowledge("a", [(0, 4, [ACCEPT])], LOCK)[0] == [ErrorCode.INVALID_RECORD_STATE]
 

@@ -145,17 +145,18 @@ def test_malformed_provider_sections_become_empty_rows(value):
 
 def test_the_derived_share_provider_counts_states_and_delivery_counts():
     from broker.config import load
+    from broker.share.states import REJECT
     from broker.state import BrokerState
-    from broker.share.partition import Run
-    from broker.share.states import ACQUIRED, ARCHIVED, AVAILABLE
+    from tests.unit.test_share_partition import LOCK, data, engine
 
     state = BrokerState(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
-
-    class FakePartition:
-        group_id, topic, partition, spso, speo, in_flight = "g", "t", 0, 0, 10, 10
-        runs = [Run(0, 3, ACQUIRED, 1, "m", 99), Run(4, 5, ARCHIVED, 5), Run(6, 9, AVAILABLE, 2)]
-    state.share.store.loaded[("g", "t", 0)] = FakePartition()
-    snap = md.share_partitions_provider(state.share)()
-    row = snap["partitions"][0]
-    assert (row["acquired"], row["archived"], row["available"]) == (4, 2, 4)
-    assert row["delivery_counts"] == {"1": 4, "5": 2, "2": 4} and row["lock_expiries"] is None
+    sp, log = engine(), data(10)
+    sp.acquire("a", 0, log, max_records=10)      # 0-9 acquired, delivery count 1
+    sp.expire(LOCK)                                # ... their locks run out: available again
+    sp.acquire("a", LOCK, log, max_records=4)     # 0-3 acquired, delivery count 2
+    sp.acknowledge("a", [(2, 3, [REJECT])], LOCK)  # 2-3 archived
+    state.share.store.loaded[("g", "t", 0)] = sp
+    row = md.share_partitions_provider(state.share)()["partitions"][0]
+    assert (row["acquired"], row["archived"], row["available"]) == (2, 2, 6)
+    assert row["delivery_counts"] == {"2": 4, "1": 6}
+    assert row["lock_expiries"] == 10

@@ -9,50 +9,7 @@ that is included in every snapshot. Nothing here does I/O.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-
-# Log-linear latency buckets (HDR-style), in microseconds: 8 sub-buckets per
-# power of two from 1 us to ~137 s, so any percentile is within 12.5%.
-_SUB = 8
-BUCKET_BOUNDS = sorted({int((1 << e) * (1 + s / _SUB)) for e in range(0, 28) for s in range(_SUB)})
-
-
-class LatencyHistogram:
-    __slots__ = ("counts", "count", "sum_us", "max_us")
-
-    def __init__(self):
-        self.counts = [0] * (len(BUCKET_BOUNDS) + 1)
-        self.count = 0
-        self.sum_us = 0
-        self.max_us = 0
-
-    def record(self, us: int) -> None:
-        self.counts[bisect_left(BUCKET_BOUNDS, us)] += 1
-        self.count += 1
-        self.sum_us += us
-        if us > self.max_us:
-            self.max_us = us
-
-    def percentile(self, q: float) -> int:
-        """Upper bound (us) of the bucket holding the q-quantile."""
-        if not self.count:
-            return 0
-        rank = q * self.count
-        seen = 0
-        for i, n in enumerate(self.counts):
-            seen += n
-            if seen >= rank and n:
-                return BUCKET_BOUNDS[i] if i < len(BUCKET_BOUNDS) else self.max_us
-        return self.max_us
-
-    def snapshot(self) -> dict:
-        return {
-            "count": self.count, "sum_us": self.sum_us, "max_us": self.max_us,
-            "p50_us": self.percentile(0.5), "p99_us": self.percentile(0.99),
-            # sparse: [upper bound in us (-1: above the last bound), count]
-            "buckets": [[BUCKET_BOUNDS[i] if i < len(BUCKET_BOUNDS) else -1, n]
-                        for i, n in enumerate(self.counts) if n],
-        }
+from protocol.histogram import BUCKET_BOUNDS, LatencyHistogram  # noqa: F401  (re-exported)
 
 
 class _PartitionCounts:

@@ -40,7 +40,7 @@ def submit(*args: str) -> tuple[subprocess.CompletedProcess, float]:
 def synthetic_lines(path: Path, n: int, seed: int = 7) -> int:
     """Lines shaped like a busy broker's: 8 APIs with ~10 buckets, 12 partitions,
     producer state, 2 quota users, 3 share-partitions. Returns bytes written."""
-    from spark_jobs.common import BOUNDS
+    from protocol.histogram import BUCKET_BOUNDS as BOUNDS
 
     rnd = random.Random(seed)
     apis = ["Produce", "Fetch", "Metadata", "ApiVersions", "InitProducerId", "ListOffsets", "ShareFetch",

@@ -1,5 +1,5 @@
 """What both Spark jobs share: a quiet, laptop-safe SparkSession, one-line
-errors with a non-zero exit, and the HDR-style latency histogram.
+errors with a non-zero exit. (The latency histogram is protocol/histogram.py.)
 
 The session disables the UI, binds the driver to loopback for local masters,
 turns task retries off (a retried load task would count its records twice) and
@@ -12,16 +12,11 @@ from __future__ import annotations
 
 import os
 import sys
-from bisect import bisect_left
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LOG4J = HERE / "log4j2.properties"
 
-# Log-linear buckets (HDR-style), in microseconds: the broker's layout
-# (broker/metrics.py), so task and broker histograms read the same way.
-_SUB = 8
-BOUNDS = sorted({int((1 << e) * (1 + s / _SUB)) for e in range(0, 28) for s in range(_SUB)})
 
 
 class JobError(Exception):
@@ -134,70 +129,3 @@ def ship_project(spark) -> None:
             for file in (root / package).rglob("*.py"):
                 z.write(file, file.relative_to(root))
     spark.sparkContext.addPyFile(str(path))
-
-
-class Histogram:
-    """Latency histogram in microseconds with the broker's bucket layout; merges by addition."""
-
-    __slots__ = ("counts", "count", "sum_us", "max_us", "min_us")
-
-    def __init__(self):
-        self.counts = [0] * (len(BOUNDS) + 1)
-        self.count = 0
-        self.sum_us = 0
-        self.max_us = 0
-        self.min_us = 0
-
-    def record(self, us: int) -> None:
-        self.counts[bisect_left(BOUNDS, us)] += 1
-        if not self.count or us < self.min_us:
-            self.min_us = us
-        self.count += 1
-        self.sum_us += us
-        if us > self.max_us:
-            self.max_us = us
-
-    def add(self, other: "Histogram") -> None:
-        for i, n in enumerate(other.counts):
-            self.counts[i] += n
-        if other.count and (not self.count or other.min_us < self.min_us):
-            self.min_us = other.min_us
-        self.count += other.count
-        self.sum_us += other.sum_us
-        self.max_us = max(self.max_us, other.max_us)
-
-    def percentile(self, q: float) -> int:
-        """Upper bound (us) of the bucket holding the q-quantile, capped at the maximum."""
-        if not self.count:
-            return 0
-        rank = q * self.count
-        seen = 0
-        for i, n in enumerate(self.counts):
-            seen += n
-            if n and seen >= rank:
-                return min(BOUNDS[i], self.max_us) if i < len(BOUNDS) else self.max_us
-        return self.max_us
-
-    def to_dict(self) -> dict:
-        return {"count": self.count, "sum_us": self.sum_us, "min_us": self.min_us,
-                "max_us": self.max_us,
-                "buckets": [[BOUNDS[i] if i < len(BOUNDS) else -1, n]
-                            for i, n in enumerate(self.counts) if n]}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Histogram":
-        h = cls()
-        index = {b: i for i, b in enumerate(BOUNDS)}
-        for bound, n in d.get("buckets", ()):
-            h.counts[index.get(bound, len(BOUNDS))] += n
-        h.count, h.sum_us = d.get("count", 0), d.get("sum_us", 0)
-        h.min_us, h.max_us = d.get("min_us", 0), d.get("max_us", 0)
-        return h
-
-    def summary_ms(self) -> dict:
-        return {"count": self.count,
-                "mean_ms": round(self.sum_us / self.count / 1000, 3) if self.count else 0.0,
-                "min_ms": round(self.min_us / 1000, 3),
-                **{f"p{name}_ms": round(self.percentile(q) / 1000, 3)
-                   for name, q in (("50", 0.5), ("90", 0.9), ("99", 0.99), ("999", 0.999))},
-                "max_ms": round(self.max_us / 1000, 3)}

@@ -22,7 +22,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # spark-submit spark_jobs/loadgen.py: make the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spark_jobs.common import Histogram, JobError, is_local, main_wrapper, ship_project, spark_session
+from protocol.histogram import LatencyHistogram
+from spark_jobs.common import JobError, is_local, main_wrapper, ship_project, spark_session
 from spark_jobs.workload import Workload, load
 
 PROGRESS_S = 5.0
@@ -148,11 +149,11 @@ def plan(w: Workload, bootstrap: str, run_id: str, topics: list[str], tasks: int
 
 def merge(results: list[dict], wall_s: float, stored: int | None, w: Workload, run_id: str,
           topics: list[str], master: str, tasks: int, job_started_at: float | None = None) -> dict:
-    hist = Histogram()
+    hist = LatencyHistogram()
     errors: dict[str, int] = {}
     delivery: dict[str, int] = {}
     for r in results:
-        hist.add(Histogram.from_dict(r["latency"]))
+        hist.add(LatencyHistogram.from_dict(r["latency"]))
         for k, v in r["errors"].items():
             errors[k] = errors.get(k, 0) + v
         for k, v in r["share_delivery_counts"].items():
@@ -183,7 +184,7 @@ def merge(results: list[dict], wall_s: float, stored: int | None, w: Workload, r
         },
         "per_task": [{k: r[k] for k in ("task", "host", "producers", "producers_created", "sent", "acked",
                                         "failed", "unacknowledged", "load_seconds", "share_consumed")}
-                     | {"p99_ms": Histogram.from_dict(r["latency"]).summary_ms()["p99_ms"]}
+                     | {"p99_ms": LatencyHistogram.from_dict(r["latency"]).summary_ms()["p99_ms"]}
                      for r in sorted(results, key=lambda r: r["task"])],
     }
 

@@ -19,7 +19,7 @@ def _struct(**fields) -> StructType:
 
 L, D, S, I = LongType(), DoubleType(), StringType(), IntegerType()
 
-HISTOGRAM = _struct(count=L, sum_us=L, max_us=L, p50_us=L, p99_us=L, buckets=ArrayType(ArrayType(L)))
+HISTOGRAM = _struct(count=L, sum_us=L, min_us=L, max_us=L, p50_us=L, p99_us=L, buckets=ArrayType(ArrayType(L)))
 
 PARTITION = _struct(topic=S, partition=I, bytes_in=L, records_in=L, bytes_out=L, records_out=L)
 

@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 
-from spark_jobs.common import Histogram
+from protocol.histogram import LatencyHistogram
 
 FLUSH_TIMEOUT_S = 30.0
 BURST_MAX = 2000           # records sent before the pacing clock is read again
@@ -35,7 +35,7 @@ class Counts:
         self.failed = 0
         self.errors: dict[str, int] = {}
         self.first_error: str | None = None
-        self.hist = Histogram()
+        self.hist = LatencyHistogram()
         self.record = self.hist.record
 
     def callback(self, sent_at: float):

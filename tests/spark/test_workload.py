@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from spark_jobs.common import Histogram, JobError, spark_error_line
+from protocol.histogram import LatencyHistogram
+from spark_jobs.common import JobError, spark_error_line
 from spark_jobs.loadgen import merge, plan
 from spark_jobs.workload import load, parse
 
@@ -69,12 +70,12 @@ def test_producers_and_their_rate_are_dealt_over_tasks_without_loss():
 
 def test_histograms_merge_by_addition_and_percentiles_stay_within_a_bucket():
     values = [random.randint(50, 500_000) for _ in range(20_000)]
-    a, b, whole = Histogram(), Histogram(), Histogram()
+    a, b, whole = LatencyHistogram(), LatencyHistogram(), LatencyHistogram()
     for i, v in enumerate(values):
         (a if i % 2 else b).record(v)
         whole.record(v)
-    merged = Histogram.from_dict(a.to_dict())
-    merged.add(Histogram.from_dict(b.to_dict()))
+    merged = LatencyHistogram.from_dict(a.to_dict())
+    merged.add(LatencyHistogram.from_dict(b.to_dict()))
     assert merged.to_dict() == whole.to_dict()
     values.sort()
     for q in (0.5, 0.99):
@@ -84,7 +85,7 @@ def test_histograms_merge_by_addition_and_percentiles_stay_within_a_bucket():
 
 def test_task_results_merge_into_one_result():
     def task(i, acked, lat):
-        h = Histogram()
+        h = LatencyHistogram()
         for v in lat:
             h.record(v)
         return {"task": i, "host": "h", "producers": 1, "producers_created": 2, "sent": acked + 1,

@@ -12,145 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
-from urllib.parse import urlsplit
 
-SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-
-
-class ConfigError(ValueError):
-    pass
-
-
-@dataclass(frozen=True)
-class Listener:
-    name: str
-    host: str
-    port: int
-
-    def __str__(self) -> str:
-        return f"{self.name}://{self.host}:{self.port}"
-
-
-def parse_listeners(text: str, key: str = "listeners") -> tuple[Listener, ...]:
-    out = []
-    for item in (s.strip() for s in text.split(",")):
-        if not item:
-            continue
-        if "://" not in item:
-            raise ConfigError(f"{key}: '{item}' is not of the form NAME://host:port")
-        name, rest = item.split("://", 1)
-        try:
-            parts = urlsplit("//" + rest)
-            port = parts.port
-        except ValueError as exc:
-            raise ConfigError(f"{key}: '{item}': {exc}") from None
-        if port is None:
-            raise ConfigError(f"{key}: '{item}' has no port")
-        if not name or not name.replace("_", "").isalnum() or name.upper() != name:
-            raise ConfigError(f"{key}: listener name '{name}' must be upper case letters, digits or _")
-        out.append(Listener(name, parts.hostname or "", port))
-    names = [listener.name for listener in out]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{key}: each listener name may appear once")
-    return tuple(out)
-
-
-# --- value parsers ------------------------------------------------------------------
-
-def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(str(text).strip())
-        except ValueError:
-            raise ConfigError(f"'{text}' is not an integer") from None
-        if lo is not None and value < lo:
-            raise ConfigError(f"{value} is below the minimum {lo}")
-        if hi is not None and value > hi:
-            raise ConfigError(f"{value} is above the maximum {hi}")
-        return value
-    parse.range = (lo, hi)
-    return parse
-
-
-def _float(lo: float | None = None, hi: float | None = None, *, open_lo: bool = False):
-    def parse(text: str) -> float:
-        try:
-            value = float(str(text).strip())
-        except ValueError:
-            raise ConfigError(f"'{text}' is not a number") from None
-        if lo is not None and (value < lo or (open_lo and value == lo)):
-            raise ConfigError(f"{value} must be {'above' if open_lo else 'at least'} {lo}")
-        if hi is not None and value > hi:
-            raise ConfigError(f"{value} is above the maximum {hi}")
-        return value
-    parse.range = (lo, hi)
-    return parse
-
-
-def _bool(text: str) -> bool:
-    value = str(text).strip().lower()
-    if value in ("true", "false"):
-        return value == "true"
-    raise ConfigError(f"'{text}' is not true or false")
-
-
-def _choice(*choices: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        value = str(text).strip()
-        if value not in choices:
-            raise ConfigError(f"'{text}' is not one of {', '.join(choices)}")
-        return value
-    parse.choices = choices
-    return parse
-
-
-def _string(text: str) -> str:
-    return str(text).strip()
-
-
-def _protocol_map(text: str) -> dict[str, str]:
-    out = {}
-    for item in (s.strip() for s in str(text).split(",")):
-        if not item:
-            continue
-        if ":" not in item:
-            raise ConfigError(f"'{item}' is not NAME:PROTOCOL")
-        name, proto = (s.strip() for s in item.split(":", 1))
-        if proto not in SECURITY_PROTOCOLS:
-            raise ConfigError(f"'{proto}' is not one of {', '.join(SECURITY_PROTOCOLS)}")
-        out[name] = proto
-    return out
-
-
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
-
-
-def _mechanisms(text: str) -> tuple[str, ...]:
-    items = tuple(s.strip() for s in str(text).split(",") if s.strip())
-    bad = [m for m in items if m not in SASL_MECHANISMS]
-    if bad or not items:
-        raise ConfigError(f"'{text}' must list one or more of {', '.join(SASL_MECHANISMS)}")
-    return items
-
-
-# KIP-848 server-side assignors; Kafka configures them by class name
-_CONSUMER_ASSIGNORS = {
-    "uniform": "uniform", "range": "range",
-    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
-    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
-}
-
-
-def _assignors(text: str) -> tuple[str, ...]:
-    items = [s.strip() for s in str(text).split(",") if s.strip()]
-    bad = [a for a in items if a not in _CONSUMER_ASSIGNORS]
-    if bad or not items:
-        raise ConfigError(f"'{text}' must list one or more of uniform, range")
-    return tuple(dict.fromkeys(_CONSUMER_ASSIGNORS[a] for a in items))
-
-
-_assignors.choices = ("uniform", "range")
-
+from broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
+    SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice, float_in, int_in,
+    mechanisms, parse_listeners, protocol_map, string,
+)
 
 @dataclass(frozen=True)
 class Key:
@@ -170,172 +36,172 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Comma-separated NAME://host:port to listen on. Port 0 picks a free port."),
     Key("advertised.listeners", lambda s: parse_listeners(s, "advertised.listeners"), "",
         "Addresses given to clients in Metadata, per listener name. Empty: the bound addresses."),
-    Key("listener.security.protocol.map", _protocol_map,
+    Key("listener.security.protocol.map", protocol_map,
         "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
         "Security protocol of each listener name."),
-    Key("node.id", _int(0, _INT32), 1, "This broker's id in Metadata and FindCoordinator."),
-    Key("cluster.id", _string, "kipper-cluster", "Cluster id reported in Metadata."),
-    Key("socket.request.max.bytes", _int(1024, _INT32), 104857600,
+    Key("node.id", int_in(0, _INT32), 1, "This broker's id in Metadata and FindCoordinator."),
+    Key("cluster.id", string, "kipper-cluster", "Cluster id reported in Metadata."),
+    Key("socket.request.max.bytes", int_in(1024, _INT32), 104857600,
         "Largest request frame accepted; a larger frame closes the connection."),
-    Key("log.level", _choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "Log level."),
-    Key("log.format", _choice("console", "json"), "console", "Log rendering."),
+    Key("log.level", choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "Log level."),
+    Key("log.format", choice("console", "json"), "console", "Log rendering."),
     # --- log
-    Key("num.partitions", _int(1, 100000), 1, "Partitions of an auto-created topic.", "log"),
-    Key("auto.create.topics.enable", _bool, True,
+    Key("num.partitions", int_in(1, 100000), 1, "Partitions of an auto-created topic.", "log"),
+    Key("auto.create.topics.enable", boolean, True,
         "Create a topic when a client asks for its metadata (Produce never creates one).", "log"),
-    Key("message.max.bytes", _int(0, _INT32), 1048588,
+    Key("message.max.bytes", int_in(0, _INT32), 1048588,
         "Largest record batch accepted, as in Kafka.", "log"),
-    Key("retention.ms", _int(-1, _INT64), 604800000,
+    Key("retention.ms", int_in(-1, _INT64), 604800000,
         "Default time retention of topics (-1: keep forever).", "log"),
-    Key("retention.bytes", _int(-1, _INT64), -1,
+    Key("retention.bytes", int_in(-1, _INT64), -1,
         "Default size retention per partition (-1: unlimited).", "log"),
-    Key("log.retention.check.interval.ms", _int(1, _INT64), 300000,
+    Key("log.retention.check.interval.ms", int_in(1, _INT64), 300000,
         "How often retention is applied.", "log"),
     # --- idempotent producers (seed 000, KIP-360)
-    Key("producer.state.mode", _choice("latest", "window5"), "latest",
+    Key("producer.state.mode", choice("latest", "window5"), "latest",
         "latest: keep only the latest batch per producer id (seed 000); window5: Kafka's last five.",
         "producer"),
-    Key("max.in.flight.sequence.number.per.connection", _int(1, 2**30 - 1), 10_000_000,
+    Key("max.in.flight.sequence.number.per.connection", int_in(1, 2**30 - 1), 10_000_000,
         "Sequences behind the last appended one that count as duplicates (seed 000).", "producer"),
-    Key("producer.id.expiration.ms", _int(1, _INT32), 86400000,
+    Key("producer.id.expiration.ms", int_in(1, _INT32), 86400000,
         "Producer state is dropped after this long without a write (KIP-360 keeps it otherwise).",
         "producer"),
-    Key("producer.id.expiration.check.interval.ms", _int(1, _INT32), 600000,
+    Key("producer.id.expiration.check.interval.ms", int_in(1, _INT32), 600000,
         "How often expired producer state is swept.", "producer"),
     # --- transactions (KIP-98, KIP-360, KIP-890 part 1); defaults are Kafka's
-    Key("transaction.max.timeout.ms", _int(1, _INT32), 900000,
+    Key("transaction.max.timeout.ms", int_in(1, _INT32), 900000,
         "Largest transaction.timeout.ms a producer may ask for (else INVALID_TRANSACTION_TIMEOUT).",
         "transactions"),
-    Key("transaction.abort.timed.out.transaction.cleanup.interval.ms", _int(1, _INT32), 10000,
+    Key("transaction.abort.timed.out.transaction.cleanup.interval.ms", int_in(1, _INT32), 10000,
         "How often transactions open past their timeout are aborted (with an epoch bump).",
         "transactions"),
-    Key("transactional.id.expiration.ms", _int(1, _INT32), 604800000,
+    Key("transactional.id.expiration.ms", int_in(1, _INT32), 604800000,
         "A transactional id with no open transaction and no request for this long is forgotten.",
         "transactions"),
-    Key("transaction.partition.verification.enable", _bool, True,
+    Key("transaction.partition.verification.enable", boolean, True,
         "Refuse transactional batches for partitions not added to the producer's open transaction "
         "(KIP-890 part 1; INVALID_TXN_STATE).", "transactions"),
     # --- groups
-    Key("group.initial.rebalance.delay.ms", _int(0, _INT32), 0,
+    Key("group.initial.rebalance.delay.ms", int_in(0, _INT32), 0,
         "Delay before the first rebalance of an empty group. 0 here: see docs.", "group"),
-    Key("group.min.session.timeout.ms", _int(1, _INT32), 6000,
+    Key("group.min.session.timeout.ms", int_in(1, _INT32), 6000,
         "Smallest session timeout a consumer may ask for.", "group"),
-    Key("group.max.session.timeout.ms", _int(1, _INT32), 1800000,
+    Key("group.max.session.timeout.ms", int_in(1, _INT32), 1800000,
         "Largest session timeout a consumer may ask for.", "group"),
-    Key("group.max.size", _int(1, _INT32), _INT32, "Largest classic consumer group.", "group"),
-    Key("offsets.retention.minutes", _int(1, _INT32), 10080,
+    Key("group.max.size", int_in(1, _INT32), _INT32, "Largest classic consumer group.", "group"),
+    Key("offsets.retention.minutes", int_in(1, _INT32), 10080,
         "Committed offsets of an empty group are kept this long.", "group"),
     # --- consumer groups of the next-generation protocol (KIP-848); Kafka's defaults and ranges
-    Key("group.consumer.session.timeout.ms", _int(1, _INT32), 45000,
+    Key("group.consumer.session.timeout.ms", int_in(1, _INT32), 45000,
         "A consumer-group member (group.protocol=consumer) without a heartbeat for this long is "
         "removed and its partitions are reassigned.", "group"),
-    Key("group.consumer.min.session.timeout.ms", _int(1, _INT32), 45000,
+    Key("group.consumer.min.session.timeout.ms", int_in(1, _INT32), 45000,
         "Lowest allowed group.consumer.session.timeout.ms.", "group"),
-    Key("group.consumer.max.session.timeout.ms", _int(1, _INT32), 60000,
+    Key("group.consumer.max.session.timeout.ms", int_in(1, _INT32), 60000,
         "Highest allowed group.consumer.session.timeout.ms.", "group"),
-    Key("group.consumer.heartbeat.interval.ms", _int(1, _INT32), 5000,
+    Key("group.consumer.heartbeat.interval.ms", int_in(1, _INT32), 5000,
         "Heartbeat interval given to consumer-group members; below the session timeout.", "group"),
-    Key("group.consumer.min.heartbeat.interval.ms", _int(1, _INT32), 5000,
+    Key("group.consumer.min.heartbeat.interval.ms", int_in(1, _INT32), 5000,
         "Lowest allowed group.consumer.heartbeat.interval.ms.", "group"),
-    Key("group.consumer.max.heartbeat.interval.ms", _int(1, _INT32), 15000,
+    Key("group.consumer.max.heartbeat.interval.ms", int_in(1, _INT32), 15000,
         "Highest allowed group.consumer.heartbeat.interval.ms.", "group"),
-    Key("group.consumer.max.size", _int(1, _INT32), _INT32,
+    Key("group.consumer.max.size", int_in(1, _INT32), _INT32,
         "Largest consumer group (group.max.size limits classic groups).", "group"),
-    Key("group.consumer.assignors", _assignors, "uniform,range",
+    Key("group.consumer.assignors", assignors, "uniform,range",
         "Server-side assignors, comma-separated (Kafka's class names are accepted too); the first "
         "is used when a member asks for none.", "group"),
     # --- share groups (seed 004, KIP-932); ranges from the KIP table where it gives them
-    Key("group.share.enable", _bool, True,
+    Key("group.share.enable", boolean, True,
         "Serve share groups (ShareGroupHeartbeat/Describe, ShareFetch, ShareAcknowledge). "
         "true here: share groups are what kipper ships; false hides the APIs.", "share"),
-    Key("group.share.delivery.count.limit", _int(2, 10), 5,
+    Key("group.share.delivery.count.limit", int_in(2, 10), 5,
         "Delivery attempts of a record before it is archived.", "share"),
-    Key("group.share.record.lock.duration.ms", _int(1000, 60000), 30000,
+    Key("group.share.record.lock.duration.ms", int_in(1000, 60000), 30000,
         "Acquisition lock of a delivered record.", "share"),
-    Key("group.share.record.lock.duration.max.ms", _int(1000, 3600000), 60000,
+    Key("group.share.record.lock.duration.max.ms", int_in(1000, 3600000), 60000,
         "Largest acquisition lock; group.share.record.lock.duration.ms may not exceed it.", "share"),
-    Key("group.share.record.lock.partition.limit", _int(100, 10000), 200,
+    Key("group.share.record.lock.partition.limit", int_in(100, 10000), 200,
         "In-flight records (SPEO - SPSO) per share-partition; acquisition stops there.", "share"),
-    Key("group.share.session.timeout.ms", _int(1, _INT32), 45000,
+    Key("group.share.session.timeout.ms", int_in(1, _INT32), 45000,
         "A share-group member without a heartbeat for this long is removed.", "share"),
-    Key("group.share.min.session.timeout.ms", _int(1, _INT32), 45000,
+    Key("group.share.min.session.timeout.ms", int_in(1, _INT32), 45000,
         "Lowest allowed group.share.session.timeout.ms.", "share"),
-    Key("group.share.max.session.timeout.ms", _int(1, _INT32), 60000,
+    Key("group.share.max.session.timeout.ms", int_in(1, _INT32), 60000,
         "Highest allowed group.share.session.timeout.ms.", "share"),
-    Key("group.share.heartbeat.interval.ms", _int(1, _INT32), 5000,
+    Key("group.share.heartbeat.interval.ms", int_in(1, _INT32), 5000,
         "Heartbeat interval given to share-group members.", "share"),
-    Key("group.share.min.heartbeat.interval.ms", _int(1, _INT32), 5000,
+    Key("group.share.min.heartbeat.interval.ms", int_in(1, _INT32), 5000,
         "Lowest allowed group.share.heartbeat.interval.ms.", "share"),
-    Key("group.share.max.heartbeat.interval.ms", _int(1, _INT32), 15000,
+    Key("group.share.max.heartbeat.interval.ms", int_in(1, _INT32), 15000,
         "Highest allowed group.share.heartbeat.interval.ms.", "share"),
-    Key("group.share.max.groups", _int(1, 100), 10,
+    Key("group.share.max.groups", int_in(1, 100), 10,
         "Share groups with members at one time.", "share"),
-    Key("group.share.max.size", _int(10, 1000), 200, "Members of one share group.", "share"),
-    Key("group.share.auto.offset.reset", _choice("latest", "earliest"), "latest",
+    Key("group.share.max.size", int_in(10, 1000), 200, "Members of one share group.", "share"),
+    Key("group.share.auto.offset.reset", choice("latest", "earliest"), "latest",
         "Where a new share-partition starts when neither the group nor the topic says "
         "(topic config share.auto.offset.reset).", "share"),
-    Key("group.share.auto.offset.reset.groups", _string, "",
+    Key("group.share.auto.offset.reset.groups", string, "",
         "Per-group share.auto.offset.reset, comma-separated GROUP:earliest or GROUP:latest; "
         "wins over the topic config and group.share.auto.offset.reset.", "share"),
-    Key("group.share.checkpoint.max.deltas", _int(1, 100000), 50,
+    Key("group.share.checkpoint.max.deltas", int_in(1, 100000), 50,
         "SHARE_DELTA records after a SHARE_CHECKPOINT before the next checkpoint.", "share"),
-    Key("group.share.checkpoint.interval.ms", _int(100, _INT32), 30000,
+    Key("group.share.checkpoint.interval.ms", int_in(100, _INT32), 30000,
         "A share-partition whose log moved past its checkpoint checkpoints again after this "
         "long, so the log start it holds back keeps moving.", "share"),
-    Key("group.share.state.unload.ms", _int(1000, _INT32), 300000,
+    Key("group.share.state.unload.ms", int_in(1000, _INT32), 300000,
         "Share-partition state of a group without members is checkpointed and dropped from "
         "memory after this long; it is recovered from the log when needed.", "share"),
     # --- metrics dumps (issue #7): one JSON line per interval, read by spark_jobs/
-    Key("metrics.dump.dir", _string, "",
+    Key("metrics.dump.dir", string, "",
         "Directory the broker appends metrics-<node.id>-<n>.jsonl to (docs/METRICS.md). "
         "Empty: no dumps.", "metrics"),
-    Key("metrics.dump.interval.ms", _int(100, _INT32), 1000,
+    Key("metrics.dump.interval.ms", int_in(100, _INT32), 1000,
         "Length of one metrics interval, one dump line each.", "metrics"),
-    Key("metrics.dump.max.bytes", _int(4096, _INT64), 104857600,
+    Key("metrics.dump.max.bytes", int_in(4096, _INT64), 104857600,
         "A dump file is rotated when the next line would take it past this size.", "metrics"),
-    Key("metrics.dump.max.files", _int(1, 100000), 10,
+    Key("metrics.dump.max.files", int_in(1, 100000), 10,
         "Dump files kept per broker; the oldest is deleted on rotation.", "metrics"),
     # --- security (issue #6): SASL, TLS, the credential and quota store
-    Key("config.dir", _string, "",
+    Key("config.dir", string, "",
         "Directory of the broker's config store: SCRAM credentials (users.json) and client "
         "quotas (quotas.json), written atomically and reloaded when changed. Empty: in memory only.",
         "security"),
-    Key("sasl.enabled.mechanisms", _mechanisms, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    Key("sasl.enabled.mechanisms", mechanisms, "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "SASL mechanisms offered on SASL_PLAINTEXT and SASL_SSL listeners.", "security"),
-    Key("sasl.server.max.receive.size", _int(1024, _INT32), 524288,
+    Key("sasl.server.max.receive.size", int_in(1024, _INT32), 524288,
         "Largest frame accepted before authentication completes (Kafka's default, 512 KiB).",
         "security"),
-    Key("super.users", _string, "",
+    Key("super.users", string, "",
         "Semicolon-separated principals (User:admin) allowed to alter and describe quotas and "
         "SCRAM credentials. Empty: every authenticated principal may (Kafka without an authorizer).",
         "security"),
-    Key("ssl.keystore.type", _choice("PEM"), "PEM",
+    Key("ssl.keystore.type", choice("PEM"), "PEM",
         "Format of ssl.keystore.location; only PEM (Python's ssl module).", "security"),
-    Key("ssl.keystore.location", _string, "",
+    Key("ssl.keystore.location", string, "",
         "PEM file with the broker's certificate chain and, unless ssl.key.location is set, "
         "its private key. Needed by SSL and SASL_SSL listeners.", "security"),
-    Key("ssl.key.location", _string, "",
+    Key("ssl.key.location", string, "",
         "PEM file with the private key, when it is not in ssl.keystore.location.", "security"),
-    Key("ssl.key.password", _string, "", "Password of an encrypted private key.", "security"),
-    Key("ssl.truststore.location", _string, "",
+    Key("ssl.key.password", string, "", "Password of an encrypted private key.", "security"),
+    Key("ssl.truststore.location", string, "",
         "PEM CA bundle used to verify client certificates (ssl.client.auth).", "security"),
-    Key("ssl.client.auth", _choice("none", "requested", "required"), "none",
+    Key("ssl.client.auth", choice("none", "requested", "required"), "none",
         "Ask SSL clients for a certificate; on SSL listeners its subject becomes the principal.",
         "security"),
     # --- quotas (seed 002, KIP-936): producer-id rate per user
-    Key("producer.id.quota.window.num", _int(1, 1000), 11,
+    Key("producer.id.quota.window.num", int_in(1, 1000), 11,
         "Samples kept for producer-id quotas (KIP-936); the bucket holds rate x num x size.",
         "quota"),
-    Key("producer.id.quota.window.size.seconds", _int(1, _INT32), 3600,
+    Key("producer.id.quota.window.size.seconds", int_in(1, _INT32), 3600,
         "Time span of one sample and of one writable bloom filter (KIP-936; default 1 h).",
         "quota"),
-    Key("producer.id.quota.cache.cleanup.scheduler.interval.ms", _int(1, _INT32), 10000,
+    Key("producer.id.quota.cache.cleanup.scheduler.interval.ms", int_in(1, _INT32), 10000,
         "How often bloom filters older than 1.5 x the window are disposed and idle users dropped.",
         "quota"),
-    Key("producer.id.quota.bloom.filter.expected.items", _int(1, 100_000_000), 10000,
+    Key("producer.id.quota.bloom.filter.expected.items", int_in(1, 100_000_000), 10000,
         "Producer ids one bloom filter is sized for; it grows (scalable filter) past that.",
         "quota"),
-    Key("producer.id.quota.bloom.filter.false.positive.rate", _float(0.0, 0.5, open_lo=True), 0.001,
+    Key("producer.id.quota.bloom.filter.false.positive.rate", float_in(0.0, 0.5, open_lo=True), 0.001,
         "False-positive rate of each bloom filter (a false positive admits a new id for free).",
         "quota"),
 )}

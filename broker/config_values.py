@@ -1,0 +1,149 @@
+"""Value types of broker settings: parsers with their allowed ranges, and listeners.
+
+Each parser turns the text of a property into a value or raises ConfigError
+with a readable reason; ``parse.range`` / ``parse.choices`` feed the README's
+configuration reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import urlsplit
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Listener:
+    name: str
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.name}://{self.host}:{self.port}"
+
+
+def parse_listeners(text: str, key: str = "listeners") -> tuple[Listener, ...]:
+    out = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        if "://" not in item:
+            raise ConfigError(f"{key}: '{item}' is not of the form NAME://host:port")
+        name, rest = item.split("://", 1)
+        try:
+            parts = urlsplit("//" + rest)
+            port = parts.port
+        except ValueError as exc:
+            raise ConfigError(f"{key}: '{item}': {exc}") from None
+        if port is None:
+            raise ConfigError(f"{key}: '{item}' has no port")
+        if not name or not name.replace("_", "").isalnum() or name.upper() != name:
+            raise ConfigError(f"{key}: listener name '{name}' must be upper case letters, digits or _")
+        out.append(Listener(name, parts.hostname or "", port))
+    names = [listener.name for listener in out]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{key}: each listener name may appear once")
+    return tuple(out)
+
+
+# --- value parsers ------------------------------------------------------------------
+
+def int_in(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(str(text).strip())
+        except ValueError:
+            raise ConfigError(f"'{text}' is not an integer") from None
+        if lo is not None and value < lo:
+            raise ConfigError(f"{value} is below the minimum {lo}")
+        if hi is not None and value > hi:
+            raise ConfigError(f"{value} is above the maximum {hi}")
+        return value
+    parse.range = (lo, hi)
+    return parse
+
+
+def float_in(lo: float | None = None, hi: float | None = None, *, open_lo: bool = False):
+    def parse(text: str) -> float:
+        try:
+            value = float(str(text).strip())
+        except ValueError:
+            raise ConfigError(f"'{text}' is not a number") from None
+        if lo is not None and (value < lo or (open_lo and value == lo)):
+            raise ConfigError(f"{value} must be {'above' if open_lo else 'at least'} {lo}")
+        if hi is not None and value > hi:
+            raise ConfigError(f"{value} is above the maximum {hi}")
+        return value
+    parse.range = (lo, hi)
+    return parse
+
+
+def boolean(text: str) -> bool:
+    value = str(text).strip().lower()
+    if value in ("true", "false"):
+        return value == "true"
+    raise ConfigError(f"'{text}' is not true or false")
+
+
+def choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = str(text).strip()
+        if value not in choices:
+            raise ConfigError(f"'{text}' is not one of {', '.join(choices)}")
+        return value
+    parse.choices = choices
+    return parse
+
+
+def string(value: str) -> str:
+    return str(value).strip()
+
+
+def protocol_map(text: str) -> dict[str, str]:
+    out = {}
+    for item in (s.strip() for s in str(text).split(",")):
+        if not item:
+            continue
+        if ":" not in item:
+            raise ConfigError(f"'{item}' is not NAME:PROTOCOL")
+        name, proto = (s.strip() for s in item.split(":", 1))
+        if proto not in SECURITY_PROTOCOLS:
+            raise ConfigError(f"'{proto}' is not one of {', '.join(SECURITY_PROTOCOLS)}")
+        out[name] = proto
+    return out
+
+
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def mechanisms(text: str) -> tuple[str, ...]:
+    items = tuple(s.strip() for s in str(text).split(",") if s.strip())
+    bad = [m for m in items if m not in SASL_MECHANISMS]
+    if bad or not items:
+        raise ConfigError(f"'{text}' must list one or more of {', '.join(SASL_MECHANISMS)}")
+    return items
+
+
+# KIP-848 server-side assignors; Kafka configures them by class name
+CONSUMER_ASSIGNORS = {
+    "uniform": "uniform", "range": "range",
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
+
+def assignors(text: str) -> tuple[str, ...]:
+    items = [s.strip() for s in str(text).split(",") if s.strip()]
+    bad = [a for a in items if a not in CONSUMER_ASSIGNORS]
+    if bad or not items:
+        raise ConfigError(f"'{text}' must list one or more of uniform, range")
+    return tuple(dict.fromkeys(CONSUMER_ASSIGNORS[a] for a in items))
+
+
+assignors.choices = ("uniform", "range")

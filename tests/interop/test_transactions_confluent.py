@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from client.blocking import BlockingConnection
 from tests.support.broker import BrokerProcess
+from tests.support.readback import wait_until_stable
 
 pytest.importorskip("confluent_kafka")
 from confluent_kafka import (  # noqa: E402
@@ -71,23 +71,6 @@ def read(bootstrap: str, topic: str, isolation: str, want: int, settle: float = 
 
 def values(msgs) -> list[bytes]:
     return sorted(m.value() for m in msgs)
-
-
-def wait_until_stable(bootstrap: str, topic: str, timeout: float = 10.0) -> None:
-    """Until the broker has ended every open transaction on ``topic``: the
-    read_committed end (LSO) equals the read_uncommitted one, for each partition."""
-    host, port = bootstrap.rsplit(":", 1)
-    with BlockingConnection(host, int(port)) as conn:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            ends = [[p.offset for p in conn.request(2, {
-                "replica_id": -1, "isolation_level": level, "topics": [{"name": topic, "partitions": [
-                    {"partition_index": p, "timestamp": -1} for p in range(PARTITIONS)]}]},
-                max_version=7).topics[0].partitions] for level in (0, 1)]
-            if ends[0] == ends[1]:
-                return
-            time.sleep(0.05)
-    raise AssertionError(f"a transaction on {topic} is still open after {timeout}s")
 
 
 def test_commit_is_seen_by_read_committed_and_abort_only_by_read_uncommitted(broker, unique):
@@ -177,7 +160,7 @@ def test_transaction_left_open_past_its_timeout_is_aborted_by_the_broker(broker,
     p.begin_transaction()
     p.produce(topic, value=b"too-slow")
     p.flush(15)
-    wait_until_stable(broker.bootstrap, topic)  # aborted by the broker, not the client
+    wait_until_stable(broker.bootstrap, topic, PARTITIONS)  # aborted by the broker, not the client
     with pytest.raises(KafkaException) as failure:
         p.commit_transaction(15)
     assert failure.value.args[0].code() in FENCED

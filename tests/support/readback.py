@@ -3,6 +3,8 @@ test's verdict does not depend on the client under test."""
 
 from __future__ import annotations
 
+import time
+
 from client.blocking import BlockingConnection, parse_bootstrap
 from protocol import records
 
@@ -37,3 +39,20 @@ def read_topic(bootstrap: str, topic: str) -> dict[int, list[records.Record]]:
                     break
             out[partition] = got
     return out
+
+
+def wait_until_stable(bootstrap: str, topic: str, partitions: int, timeout: float = 10.0) -> None:
+    """Until the broker has ended every open transaction on ``topic``: the
+    read_committed end (LSO) equals the read_uncommitted one, for each partition."""
+    host, port = bootstrap.rsplit(":", 1)
+    with BlockingConnection(host, int(port)) as conn:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            ends = [[p.offset for p in conn.request(2, {
+                "replica_id": -1, "isolation_level": level, "topics": [{"name": topic, "partitions": [
+                    {"partition_index": p, "timestamp": -1} for p in range(partitions)]}]},
+                max_version=7).topics[0].partitions] for level in (0, 1)]
+            if ends[0] == ends[1]:
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"a transaction on {topic} is still open after {timeout}s")

@@ -14,13 +14,7 @@ from tests.support.broker import BrokerProcess, free_port
 from tests.support.proxy import FaultProxy
 from tests.support.readback import read_topic
 from tests.support.tansu import TansuProcess, tansu_binary
-
-
-def _create(bootstrap: str, topic: str, partitions: int = 3) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(15)
+from tests.support.topics import create_topics
 
 
 def _values(by_partition) -> list[bytes]:
@@ -29,7 +23,7 @@ def _values(by_partition) -> list[bytes]:
 
 def test_keyed_and_unkeyed_records_are_delivered_with_their_offsets(broker, unique):
     topic = f"pc-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic)
     with Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 2}) as p:
         keyed = [p.send(topic, f"k{i}".encode(), key=f"key{i % 7}".encode()) for i in range(500)]
         unkeyed = [p.send(topic, f"u{i}".encode()) for i in range(500)]
@@ -59,7 +53,7 @@ def test_every_compression_type_is_read_back_by_confluent_kafka(broker, unique, 
     from confluent_kafka import Consumer, TopicPartition
 
     topic = f"pc-{codec}-{unique}"
-    _create(broker.bootstrap, topic, 1)
+    create_topics(broker.bootstrap, topic, partitions=1)
     with Producer({"bootstrap.servers": broker.bootstrap, "compression.type": codec}) as p:
         for i in range(300):
             p.send(topic, f"{codec}-{i}".encode() * 3, headers=[("n", str(i).encode())])
@@ -86,7 +80,7 @@ def test_records_for_a_topic_created_after_the_producer_started_are_delivered_in
             assert time.monotonic() - start < 1.0, "send() must not block on metadata"
             time.sleep(1.0)
             assert not any(f.done() for f in futures)
-            _create(broker.bootstrap, topic, 1)
+            create_topics(broker.bootstrap, topic, partitions=1)
             # keep sending while the parked records are being placed: the new
             # ones must queue behind them, not jump ahead
             futures += [p.send(topic, f"{i:06d}".encode()) for i in range(50, 20000)]
@@ -114,7 +108,7 @@ def test_unknown_config_key_raises_a_clear_error():
 
 def test_send_is_thread_safe_and_callbacks_fire_once_per_record(broker, unique):
     topic = f"threads-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic)
     delivered = []
     lock = threading.Lock()
 
@@ -152,7 +146,7 @@ def test_connection_cuts_after_produce_responses_leave_20000_records_once_in_key
                            advertise=("127.0.0.1", proxy.port)) as broker:
             bootstrap = f"127.0.0.1:{proxy.port}"
             topic = f"cuts-{mode}-{unique}"
-            _create(bootstrap, topic)
+            create_topics(bootstrap, topic)
             with Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "batch.size": 4096,
                            "retry.backoff.ms": 10}) as p:
                 futures = [p.send(topic, f"{i:06d}".encode(), key=f"k{i % 31}".encode())
@@ -177,7 +171,7 @@ def test_produce_and_read_back_against_tansu(unique):
 
     with TansuProcess() as tansu:
         topic = f"tansu-{unique}"
-        _create(tansu.bootstrap, topic)
+        create_topics(tansu.bootstrap, topic)
         with Producer({"bootstrap.servers": tansu.bootstrap}) as p:
             futures = [p.send(topic, f"t{i}".encode(), key=str(i).encode()) for i in range(3000)]
             assert p.flush(30) == 0
@@ -202,7 +196,7 @@ def test_a_fenced_producer_fails_its_records_and_refuses_further_sends(broker, u
     from protocol.errors import ErrorCode, KafkaError
 
     topic = f"fence-{unique}"
-    _create(broker.bootstrap, topic, 1)
+    create_topics(broker.bootstrap, topic, partitions=1)
     p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
     try:
         p.send(topic, b"first").get(10)

@@ -15,6 +15,7 @@ import pytest
 
 from tests.interop.checks import N_RECORDS, check_exactly_once, key_of
 from tests.support.broker import ROOT, BrokerProcess
+from tests.support.topics import create_topics
 
 pytestmark = pytest.mark.interop
 PARTITIONS = 4
@@ -31,13 +32,6 @@ def broker():
     }).start()
     yield proc
     proc.stop()
-
-
-def _create(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(15)
 
 
 def _consumer(bootstrap: str, group: str, topics, **extra):
@@ -74,7 +68,7 @@ def test_two_members_split_the_partitions_and_consume_every_record_once_with_com
     from confluent_kafka import Producer, TopicPartition
 
     topic, group = f"kip848-{unique}", f"kip848-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     a = _consumer(broker.bootstrap, group, [topic])
     b = _consumer(broker.bootstrap, group, [topic])
     assert _poll_until([a, b], lambda: _split(a, b)), "the broker never split the partitions"
@@ -110,7 +104,7 @@ def test_two_members_split_the_partitions_and_consume_every_record_once_with_com
 
 def test_when_a_member_leaves_the_other_takes_every_partition(broker, unique):
     topic, group = f"leave-{unique}", f"leave-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     a = _consumer(broker.bootstrap, group, [topic])
     b = _consumer(broker.bootstrap, group, [topic])
     assert _poll_until([a, b], lambda: _split(a, b))
@@ -123,7 +117,7 @@ def test_when_a_member_leaves_the_other_takes_every_partition(broker, unique):
 
 def test_a_killed_member_is_evicted_after_the_session_timeout_and_its_partitions_reassigned(broker, unique):
     topic, group = f"kill-{unique}", f"kill-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     survivor = _consumer(broker.bootstrap, group, [topic])
     assert _poll_until([survivor], lambda: _parts(survivor) == set(range(PARTITIONS)))
     script = textwrap.dedent(f"""
@@ -154,7 +148,7 @@ def test_a_killed_member_is_evicted_after_the_session_timeout_and_its_partitions
 
 def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(broker, unique):
     topic, group = f"static-{unique}", f"static-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     a = _consumer(broker.bootstrap, group, [topic], **{"group.instance.id": f"i-{unique}"})
     b = _consumer(broker.bootstrap, group, [topic])
     assert _poll_until([a, b], lambda: _split(a, b))
@@ -171,11 +165,11 @@ def test_a_static_member_restarting_within_its_session_gets_its_partitions_back(
 
 def test_a_regex_subscription_picks_up_a_topic_created_later(broker, unique):
     first, later, group = f"rx-{unique}-a", f"rx-{unique}-b", f"rx-{unique}"
-    _create(broker.bootstrap, first, 2)
+    create_topics(broker.bootstrap, first, partitions=2)
     c = _consumer(broker.bootstrap, group, [f"^rx-{unique}-.*"], **{"topic.metadata.refresh.interval.ms": 1000})
     names = lambda: {(tp.topic, tp.partition) for tp in c.assignment()}  # noqa: E731
     assert _poll_until([c], lambda: names() == {(first, 0), (first, 1)})
-    _create(broker.bootstrap, later, 1)
+    create_topics(broker.bootstrap, later, partitions=1)
     assert _poll_until([c], lambda: (later, 0) in names())
     c.close()
 
@@ -185,7 +179,7 @@ def test_admin_client_lists_and_describes_consumer_and_classic_groups(broker, un
     from confluent_kafka.admin import AdminClient
 
     topic = f"adm-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     modern = _consumer(broker.bootstrap, f"adm-new-{unique}", [topic])
     classic = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"adm-old-{unique}",
                         "session.timeout.ms": 6000})

@@ -11,16 +11,10 @@ import time
 import pytest
 
 from tests.support.broker import ROOT
+from tests.support.topics import create_topics
 
 pytestmark = pytest.mark.interop
 PARTITIONS = 4
-
-
-def _create(bootstrap: str, topic: str) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])[topic].result(15)
 
 
 def _consumer(bootstrap: str, group: str, topic: str, **extra):
@@ -48,7 +42,7 @@ def _assigned(c) -> set[int]:
 
 def test_two_confluent_consumers_split_the_partitions_and_one_takes_over_when_the_other_leaves(broker, unique):
     topic, group = f"rb-{unique}", f"rb-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     a = _consumer(broker.bootstrap, group, topic)
     b = _consumer(broker.bootstrap, group, topic)
     assert _poll_until([a, b], lambda: _assigned(a) and _assigned(b)
@@ -61,7 +55,7 @@ def test_two_confluent_consumers_split_the_partitions_and_one_takes_over_when_th
 
 def test_a_member_that_stops_heartbeating_is_evicted_after_its_session_timeout(broker, unique):
     topic, group = f"crash-{unique}", f"crash-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     survivor = _consumer(broker.bootstrap, group, topic)
     assert _poll_until([survivor], lambda: _assigned(survivor) == set(range(PARTITIONS)))
     # a second member in another process, killed without a LeaveGroup
@@ -103,7 +97,7 @@ def test_kafka_python_members_rebalance_when_one_closes(broker, unique):
     from kafka import KafkaConsumer
 
     topic, group = f"kprb-{unique}", f"kprb-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     a = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group)
     b = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap, group_id=group)
     running = {a: True, b: True}

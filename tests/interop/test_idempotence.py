@@ -11,6 +11,7 @@ import pytest
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.proxy import FaultProxy
 from tests.support.readback import read_topic
+from tests.support.topics import create_topics
 
 pytestmark = pytest.mark.interop
 
@@ -23,13 +24,6 @@ def _key(i: int) -> bytes:
 
 def _value(i: int) -> bytes:
     return f"{i:08d}".encode()
-
-
-def _create(bootstrap: str, topic: str, partitions: int = 3) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(15)
 
 
 def _check_exactly_once_in_key_order(bootstrap: str, topic: str, n: int) -> None:
@@ -86,21 +80,21 @@ async def _aiokafka_produce(bootstrap: str, topic: str, n: int) -> None:
 
 def test_idempotent_confluent_kafka_stores_every_record_once(broker, unique):
     topic = f"idem-ck-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic)
     _confluent_produce(broker.bootstrap, topic, N)
     _check_exactly_once_in_key_order(broker.bootstrap, topic, N)
 
 
 def test_idempotent_kafka_python_stores_every_record_once(broker, unique):
     topic = f"idem-kp-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic)
     _kafka_python_produce(broker.bootstrap, topic, N)
     _check_exactly_once_in_key_order(broker.bootstrap, topic, N)
 
 
 def test_idempotent_aiokafka_with_init_producer_id_v0_stores_every_record_once(broker, unique):
     topic = f"idem-ak-{unique}"
-    _create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic)
     asyncio.run(_aiokafka_produce(broker.bootstrap, topic, N))
     _check_exactly_once_in_key_order(broker.bootstrap, topic, N)
 
@@ -124,7 +118,7 @@ def test_connection_cut_after_produce_response_leaves_each_record_once_in_key_or
     broker, proxy = proxied_broker
     bootstrap = f"127.0.0.1:{proxy.port}"
     topic = f"cut-{client}-{unique}"
-    _create(bootstrap, topic)
+    create_topics(bootstrap, topic)
     if client == "confluent_kafka":
         _confluent_produce(bootstrap, topic, N, **{"retry.backoff.ms": 20})
     else:

@@ -11,12 +11,12 @@ import pytest
 
 from tests.support.broker import BrokerProcess
 from tests.support.readback import wait_until_stable
+from tests.support.topics import create_topics
 
 pytest.importorskip("aiokafka")
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 from aiokafka.errors import InvalidProducerEpoch, ProducerFenced  # noqa: E402
 from aiokafka.structs import OffsetAndMetadata  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 pytestmark = pytest.mark.interop
 
@@ -29,14 +29,6 @@ FENCED = (ProducerFenced, InvalidProducerEpoch)
 def broker():
     with BrokerProcess({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}) as proc:
         yield proc
-
-
-def create(bootstrap: str, *topics: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(t, num_partitions=PARTITIONS, replication_factor=1)
-                                   for t in topics])
-    for f in futures.values():
-        f.result(15)
 
 
 async def txn_producer(bootstrap: str, tid: str, **extra) -> AIOKafkaProducer:
@@ -74,7 +66,7 @@ def values(msgs) -> list[bytes]:
 
 async def test_commit_is_seen_by_read_committed_and_abort_only_by_read_uncommitted(broker, unique):
     topic = f"aio-ca-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     p = await txn_producer(broker.bootstrap, f"aio-ca-{unique}")
     committed = [f"commit-{i}".encode() for i in range(N)]
     aborted = [f"abort-{i}".encode() for i in range(N)]
@@ -99,7 +91,7 @@ async def test_commit_is_seen_by_read_committed_and_abort_only_by_read_uncommitt
 
 async def test_consume_transform_produce_commits_offsets_only_with_the_transaction(broker, unique):
     src, dst, group = f"aio-src-{unique}", f"aio-dst-{unique}", f"aio-ctp-{unique}"
-    create(broker.bootstrap, src, dst)
+    create_topics(broker.bootstrap, src, dst, partitions=PARTITIONS)
     plain = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
     await plain.start()
     for i in range(N):
@@ -142,7 +134,7 @@ async def test_consume_transform_produce_commits_offsets_only_with_the_transacti
 
 async def test_second_instance_fences_the_first(broker, unique):
     topic, tid = f"aio-f-{unique}", f"aio-f-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     first = await txn_producer(broker.bootstrap, tid)
     second = None
     try:
@@ -162,7 +154,7 @@ async def test_second_instance_fences_the_first(broker, unique):
 
 async def test_transaction_left_open_past_its_timeout_is_aborted_by_the_broker(broker, unique):
     topic, tid = f"aio-t-{unique}", f"aio-t-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     p = await txn_producer(broker.bootstrap, tid, transaction_timeout_ms=1000)
     try:
         await p.begin_transaction()

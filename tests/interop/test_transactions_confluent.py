@@ -11,12 +11,12 @@ import pytest
 
 from tests.support.broker import BrokerProcess
 from tests.support.readback import wait_until_stable
+from tests.support.topics import create_topics
 
 pytest.importorskip("confluent_kafka")
 from confluent_kafka import (  # noqa: E402
     OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
 pytestmark = pytest.mark.interop
 
@@ -29,14 +29,6 @@ FENCED = {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRO
 def broker():
     with BrokerProcess({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}) as proc:
         yield proc
-
-
-def create(bootstrap: str, *topics: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.create_topics([NewTopic(t, num_partitions=PARTITIONS, replication_factor=1)
-                                   for t in topics])
-    for f in futures.values():
-        f.result(15)
 
 
 def txn_producer(bootstrap: str, tid: str, **extra) -> Producer:
@@ -75,7 +67,7 @@ def values(msgs) -> list[bytes]:
 
 def test_commit_is_seen_by_read_committed_and_abort_only_by_read_uncommitted(broker, unique):
     topic = f"ck-ca-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     p = txn_producer(broker.bootstrap, f"ck-ca-{unique}")
     committed = [f"commit-{i}".encode() for i in range(N)]
     aborted = [f"abort-{i}".encode() for i in range(N)]
@@ -98,7 +90,7 @@ def test_commit_is_seen_by_read_committed_and_abort_only_by_read_uncommitted(bro
 
 def test_consume_transform_produce_commits_offsets_only_with_the_transaction(broker, unique):
     src, dst, group = f"ck-src-{unique}", f"ck-dst-{unique}", f"ck-ctp-{unique}"
-    create(broker.bootstrap, src, dst)
+    create_topics(broker.bootstrap, src, dst, partitions=PARTITIONS)
     plain = Producer({"bootstrap.servers": broker.bootstrap})
     for i in range(N):
         plain.produce(src, key=str(i).encode(), value=f"in-{i}".encode())
@@ -138,7 +130,7 @@ def test_consume_transform_produce_commits_offsets_only_with_the_transaction(bro
 
 def test_second_instance_fences_the_first(broker, unique):
     topic, tid = f"ck-f-{unique}", f"ck-f-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     first = txn_producer(broker.bootstrap, tid)
     first.begin_transaction()
     first.produce(topic, value=b"zombie")
@@ -155,7 +147,7 @@ def test_second_instance_fences_the_first(broker, unique):
 
 def test_transaction_left_open_past_its_timeout_is_aborted_by_the_broker(broker, unique):
     topic, tid = f"ck-t-{unique}", f"ck-t-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     p = txn_producer(broker.bootstrap, tid, **{"transaction.timeout.ms": 1000})
     p.begin_transaction()
     p.produce(topic, value=b"too-slow")

@@ -10,11 +10,11 @@ import pytest
 
 from tests.support.broker import BrokerProcess
 from tests.support.readback import wait_until_stable
+from tests.support.topics import create_topics
 
 pytest.importorskip("kafka")
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka import errors as Errors  # noqa: E402
-from kafka.admin import NewTopic  # noqa: E402
 from kafka.structs import OffsetAndMetadata  # noqa: E402
 
 pytestmark = pytest.mark.interop
@@ -28,12 +28,6 @@ FENCED = (Errors.ProducerFencedError, Errors.InvalidProducerEpochError)
 def broker():
     with BrokerProcess({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}) as proc:
         yield proc
-
-
-def create(bootstrap: str, *topics: str) -> None:
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in topics])
-    admin.close()
 
 
 def txn_producer(bootstrap: str, tid: str, **extra) -> KafkaProducer:
@@ -70,7 +64,7 @@ def values(msgs) -> list[bytes]:
 
 def test_commit_is_seen_by_read_committed_and_abort_only_by_read_uncommitted(broker, unique):
     topic = f"kp-ca-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     p = txn_producer(broker.bootstrap, f"kp-ca-{unique}")
     committed = [f"commit-{i}".encode() for i in range(N)]
     aborted = [f"abort-{i}".encode() for i in range(N)]
@@ -94,7 +88,7 @@ def test_commit_is_seen_by_read_committed_and_abort_only_by_read_uncommitted(bro
 
 def test_consume_transform_produce_commits_offsets_only_with_the_transaction(broker, unique):
     src, dst, group = f"kp-src-{unique}", f"kp-dst-{unique}", f"kp-ctp-{unique}"
-    create(broker.bootstrap, src, dst)
+    create_topics(broker.bootstrap, src, dst, partitions=PARTITIONS)
     plain = KafkaProducer(bootstrap_servers=broker.bootstrap)
     for i in range(N):
         plain.send(src, key=str(i).encode(), value=f"in-{i}".encode())
@@ -134,7 +128,7 @@ def test_consume_transform_produce_commits_offsets_only_with_the_transaction(bro
 
 def test_second_instance_fences_the_first(broker, unique):
     topic, tid = f"kp-f-{unique}", f"kp-f-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     first = txn_producer(broker.bootstrap, tid)
     first.begin_transaction()
     first.send(topic, value=b"zombie").get(15)
@@ -151,7 +145,7 @@ def test_second_instance_fences_the_first(broker, unique):
 
 def test_transaction_left_open_past_its_timeout_is_aborted_by_the_broker(broker, unique):
     topic, tid = f"kp-t-{unique}", f"kp-t-{unique}"
-    create(broker.bootstrap, topic)
+    create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
     p = txn_producer(broker.bootstrap, tid, transaction_timeout_ms=1000)
     p.begin_transaction()
     p.send(topic, value=b"too-slow").get(15)

@@ -28,16 +28,16 @@ import threading
 import time
 from pathlib import Path
 
-from broker import config as cfg
-from broker.dispatcher import Dispatcher
-from broker.handlers import HANDLERS
-from broker.security.credentials import CredentialStore
-from broker.state import BrokerState, Session
-from client.tools.configs import connect
-from protocol import records
-from protocol.framing import FrameDecoder
-from protocol.header import encode_request
-from protocol.messages import APIS
+from kipper.broker import config as cfg
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.handlers import HANDLERS
+from kipper.broker.security.credentials import CredentialStore
+from kipper.broker.state import BrokerState, Session
+from kipper.client.connect import connect
+from kipper.protocol import records
+from kipper.protocol.framing import FrameDecoder
+from kipper.protocol.header import encode_request
+from kipper.protocol.messages import APIS
 from tests.support.broker import BrokerProcess, free_port
 
 PRODUCE = APIS[0]

@@ -30,7 +30,7 @@ def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
 
 
 def run_ours(bootstrap, topic, n, size, extra=None):
-    from client import Producer
+    from kipper.client import Producer
 
     payload = os.urandom(size)
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,

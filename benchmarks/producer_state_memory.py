@@ -19,11 +19,11 @@ import gc
 import time
 import tracemalloc
 
-from broker.log.append import append_records
-from broker.producer_state import LATEST, WINDOW5, ProducerStateManager
-from broker.producer_state.manager import APPEND, PendingBatch, Validation
-from protocol import batch as b
-from protocol import records
+from kipper.broker.log.append import append_records
+from kipper.broker.producer_state import LATEST, WINDOW5, ProducerStateManager
+from kipper.broker.producer_state.manager import APPEND, PendingBatch, Validation
+from kipper.protocol import batch as b
+from kipper.protocol import records
 
 BATCHES_PER_PRODUCER = 5
 
@@ -48,8 +48,8 @@ def bytes_per_entry(mode: str, n_ids: int) -> tuple[float, int]:
 
 def append_rate(idempotent: bool, n_batches: int = 20000, per_batch: int = 100,
                 producers: int = 100) -> float:
-    from broker.config import load
-    from broker.state import BrokerState
+    from kipper.broker.config import load
+    from kipper.broker.state import BrokerState
 
     state = BrokerState(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
     _, _, topic = state.topics.create("bench", 1)

@@ -29,8 +29,8 @@ TOPIC = "share-bench"
 
 
 def _fill(bootstrap: str, n: int, size: int) -> None:
-    from client.blocking import connect_any
-    from protocol import records
+    from kipper.client.blocking import connect_any
+    from kipper.protocol import records
 
     payload = b"x" * size
     with connect_any(bootstrap) as conn:
@@ -48,7 +48,7 @@ def _fill(bootstrap: str, n: int, size: int) -> None:
 
 
 def _consume_ours(bootstrap, group, total, counter, start, done):
-    from client import ShareConsumer
+    from kipper.client import ShareConsumer
 
     c = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group,
                        "max.poll.records": 1000})
@@ -107,7 +107,7 @@ def throughput(bootstrap: str, client: str, consumers: int, total: int) -> float
 def _check_all_accepted(bootstrap: str, group: str) -> None:
     """The consumers have closed, so anything not accepted was released: a new
     member of the group must find nothing."""
-    from client import ShareConsumer
+    from kipper.client import ShareConsumer
 
     with ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group}) as c:
         c.subscribe([TOPIC])
@@ -116,12 +116,12 @@ def _check_all_accepted(bootstrap: str, group: str) -> None:
 
 
 def recovery_time(in_flight: int = 10_000, deltas: int = 1_000, repeat: int = 5) -> tuple[float, int]:
-    from broker.log.topics import TopicManager
-    from broker.share.recovery import PartitionLogView
-    from broker.share.settings import ShareSettings
-    from broker.share.states import ACCEPT, RELEASE
-    from broker.share.store import ShareStore
-    from protocol import records
+    from kipper.broker.log.topics import TopicManager
+    from kipper.broker.share.recovery import PartitionLogView
+    from kipper.broker.share.settings import ShareSettings
+    from kipper.broker.share.states import ACCEPT, RELEASE
+    from kipper.broker.share.store import ShareStore
+    from kipper.protocol import records
 
     topics = TopicManager(num_partitions=1, auto_create=False)
     _, _, topic = topics.create("recovery", 1)

@@ -1,4 +1,4 @@
-"""``python -m broker``: the same as ``kipper broker``."""
+"""``python -m kipper.broker``: the same as ``kipper broker``."""
 
 from kipper.cli import main
 

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
+from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
     SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice, float_in, int_in,
     mechanisms, parse_listeners, protocol_map, string,
 )
+from kipper.protocol import properties
+
 
 @dataclass(frozen=True)
 class Key:
@@ -213,28 +215,10 @@ def defaults_text(key: str) -> str:
 
 
 def read_properties(path: str | Path) -> dict[str, str]:
-    """Java-style .properties: key=value or key: value, # and ! comments,
-    backslash line continuations."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
-    props: dict[str, str] = {}
-    pending = ""
-    # the extra empty line ends a continuation left open on the last line
-    for lineno, raw in enumerate([*text.splitlines(), ""], 1):
-        line = pending + raw.strip()
-        pending = ""
-        if not line or line[0] in "#!":
-            continue
-        if line.endswith("\\"):
-            pending = line[:-1]
-            continue
-        sep = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
-        if sep < 0:
-            raise ConfigError(f"{path}:{lineno}: expected key=value, got '{line}'")
-        props[line[:sep].strip()] = line[sep + 1:].strip()
-    return props
+        return properties.read_properties(path)
+    except properties.PropertiesError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def parse_overrides(items: list[str]) -> dict[str, str]:

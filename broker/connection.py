@@ -15,9 +15,9 @@ from collections import deque
 
 import structlog
 
-from broker.dispatcher import NO_RESPONSE, CloseConnection, Dispatcher
-from broker.state import Session
-from protocol.framing import FrameDecoder, FrameTooLarge, InvalidFrame
+from kipper.broker.dispatcher import NO_RESPONSE, CloseConnection, Dispatcher
+from kipper.broker.state import Session
+from kipper.protocol.framing import FrameDecoder, FrameTooLarge, InvalidFrame
 
 log = structlog.get_logger(__name__)
 

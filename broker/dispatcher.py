@@ -16,11 +16,11 @@ from typing import Any, Callable
 
 import structlog
 
-from broker.state import RequestContext
-from protocol.errors import ErrorCode
-from protocol.header import REQUEST_HEADERS, encode_response
-from protocol.messages import APIS
-from protocol.messages.api_versions import API_VERSIONS
+from kipper.broker.state import RequestContext
+from kipper.protocol.errors import ErrorCode
+from kipper.protocol.header import REQUEST_HEADERS, encode_response
+from kipper.protocol.messages import APIS
+from kipper.protocol.messages.api_versions import API_VERSIONS
 
 log = structlog.get_logger(__name__)
 

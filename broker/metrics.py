@@ -9,7 +9,7 @@ that is included in every snapshot. Nothing here does I/O.
 
 from __future__ import annotations
 
-from protocol.histogram import BUCKET_BOUNDS, LatencyHistogram  # noqa: F401  (re-exported)
+from kipper.protocol.histogram import BUCKET_BOUNDS, LatencyHistogram  # noqa: F401  (re-exported)
 
 
 class _PartitionCounts:

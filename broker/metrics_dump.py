@@ -74,7 +74,7 @@ def share_partitions_provider(share) -> Callable[[], dict]:
     whose share engine registers only aggregate counts ("share_groups"). Counts
     are of the records in each window at the snapshot; lock_expiries is the
     engine's cumulative counter."""
-    from broker.share.states import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
+    from kipper.broker.share.states import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
 
     names = {AVAILABLE: "available", ACQUIRED: "acquired", ACKNOWLEDGED: "acknowledged",
              ARCHIVED: "archived"}

@@ -14,16 +14,16 @@ from typing import Callable
 
 import structlog
 
-from broker.config import BrokerConfig
-from broker.connection import KafkaConnection
-from broker.dispatcher import Dispatcher
-from broker.handlers import HANDLERS
-from broker.log.retention import apply_retention
-from broker.security import tls
-from broker.security.service import PRE_AUTH_APIS, SASL_PROTOCOLS
-from broker.metrics_dump import from_config as metrics_dumper
-from broker.state import BrokerState, Session
-from protocol.messages import compile_all
+from kipper.broker.config import BrokerConfig
+from kipper.broker.connection import KafkaConnection
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.handlers import HANDLERS
+from kipper.broker.log.retention import apply_retention
+from kipper.broker.security import tls
+from kipper.broker.security.service import PRE_AUTH_APIS, SASL_PROTOCOLS
+from kipper.broker.metrics_dump import from_config as metrics_dumper
+from kipper.broker.state import BrokerState, Session
+from kipper.protocol.messages import compile_all
 
 log = structlog.get_logger(__name__)
 

@@ -12,20 +12,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from broker.config import BrokerConfig, Listener
-from broker.groups.classic import ClassicGroupCoordinator, GroupSettings
-from broker.groups.configs import GroupConfigs
-from broker.groups.consumer import attach as attach_consumer_groups
-from broker.groups.offsets import OffsetStore
-from broker.log.topics import TopicManager
-from broker.metrics import Metrics
-from broker.notify import AppendNotifier
-from broker.producer_state import ProducerIdManager
-from broker.producer_state.registry import ProducerStates
-from broker.quota.service import ProducerIdQuotas
-from broker.security.service import Security
-from broker.share.service import ShareGroups
-from broker.txn.service import Transactions
+from kipper.broker.config import BrokerConfig, Listener
+from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
+from kipper.broker.groups.configs import GroupConfigs
+from kipper.broker.groups.consumer import attach as attach_consumer_groups
+from kipper.broker.groups.offsets import OffsetStore
+from kipper.broker.log.topics import TopicManager
+from kipper.broker.metrics import Metrics
+from kipper.broker.notify import AppendNotifier
+from kipper.broker.producer_state import ProducerIdManager
+from kipper.broker.producer_state.registry import ProducerStates
+from kipper.broker.quota.service import ProducerIdQuotas
+from kipper.broker.security.service import Security
+from kipper.broker.share.service import ShareGroups
+from kipper.broker.txn.service import Transactions
 
 
 def now_ms() -> int:

@@ -16,7 +16,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 
-from client.batch import Callback, ProducerBatch, RecordFuture
+from kipper.client.batch import Callback, ProducerBatch, RecordFuture
 
 TopicPartition = tuple[str, int]
 

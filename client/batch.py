@@ -13,9 +13,9 @@ import threading
 import time
 from typing import Callable, NamedTuple
 
-from client.logs import get_logger
+from kipper.client.logs import get_logger
 
-from protocol import records as rec
+from kipper.protocol import records as rec
 
 log = get_logger(__name__)
 

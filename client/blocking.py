@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import socket
 
-from protocol.errors import KafkaError
-from protocol.framing import FrameDecoder
-from protocol.header import decode_response, encode_request
-from protocol.messages import APIS
-from protocol.messages.api_versions import API_VERSIONS
+from kipper.protocol.errors import KafkaError
+from kipper.protocol.framing import FrameDecoder
+from kipper.protocol.header import decode_response, encode_request
+from kipper.protocol.messages import APIS
+from kipper.protocol.messages.api_versions import API_VERSIONS
 
 
 class UnsupportedByBroker(Exception):

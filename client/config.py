@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from protocol import compression
+from kipper.protocol import compression
 
 
 class ConfigError(ValueError):

@@ -10,11 +10,11 @@ from __future__ import annotations
 import errno
 import socket
 
-from client.inflight import InFlight, InFlightRequests
-from protocol.framing import FrameDecoder
-from protocol.header import decode_response, encode_request
-from protocol.messages import APIS
-from protocol.messages.api_versions import API_VERSIONS
+from kipper.client.inflight import InFlight, InFlightRequests
+from kipper.protocol.framing import FrameDecoder
+from kipper.protocol.header import decode_response, encode_request
+from kipper.protocol.messages import APIS
+from kipper.protocol.messages.api_versions import API_VERSIONS
 
 CONNECTING, HANDSHAKE, READY, CLOSED = "connecting", "handshake", "ready", "closed"
 

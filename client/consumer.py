@@ -7,9 +7,9 @@ Control batches are skipped, as every Kafka consumer does.
 
 from __future__ import annotations
 
-from client.blocking import connect_any
-from protocol import records
-from protocol.errors import KafkaError
+from kipper.client.blocking import connect_any
+from kipper.protocol import records
+from kipper.protocol.errors import KafkaError
 
 EARLIEST, LATEST = -2, -1
 

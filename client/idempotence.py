@@ -20,7 +20,7 @@ Sans-I/O: plain state, no sockets, no clock.
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode, is_retriable
+from kipper.protocol.errors import ErrorCode, is_retriable
 
 UNINITIALIZED, INITIALIZING, READY, BUMPING, FATAL = (
     "uninitialized", "initializing", "ready", "bumping", "fatal")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 
 @dataclass

@@ -13,12 +13,12 @@ from __future__ import annotations
 import threading
 import time
 
-from client.accumulator import Accumulator, PendingRecord
-from client.batch import RECORD_OVERHEAD, Callback, RecordFuture, RecordMetadata
-from client.config import ProducerConfig
-from client.partitioner import Partitioner
-from client.sender import Sender
-from protocol.errors import ErrorCode, KafkaError
+from kipper.client.accumulator import Accumulator, PendingRecord
+from kipper.client.batch import RECORD_OVERHEAD, Callback, RecordFuture, RecordMetadata
+from kipper.client.config import ProducerConfig
+from kipper.client.partitioner import Partitioner
+from kipper.client.sender import Sender
+from kipper.protocol.errors import ErrorCode, KafkaError
 
 __all__ = ["Producer", "RecordMetadata", "BufferExhausted"]
 

@@ -15,18 +15,18 @@ import socket
 import time
 from collections import defaultdict
 
-from client.logs import get_logger
+from kipper.client.logs import get_logger
 
-from client import idempotence as idem
-from client.accumulator import Accumulator
-from client.batch import ProducerBatch
-from client.config import ProducerConfig
-from client.connection import Connection
-from client.metadata import ClusterMetadata
-from protocol.errors import ErrorCode, KafkaError
-from protocol.messages.init_producer_id import INIT_PRODUCER_ID
-from protocol.messages.metadata import METADATA
-from protocol.messages.produce import PRODUCE
+from kipper.client import idempotence as idem
+from kipper.client.accumulator import Accumulator
+from kipper.client.batch import ProducerBatch
+from kipper.client.config import ProducerConfig
+from kipper.client.connection import Connection
+from kipper.client.metadata import ClusterMetadata
+from kipper.protocol.errors import ErrorCode, KafkaError
+from kipper.protocol.messages.init_producer_id import INIT_PRODUCER_ID
+from kipper.protocol.messages.metadata import METADATA
+from kipper.protocol.messages.produce import PRODUCE
 
 log = get_logger(__name__)
 
@@ -297,7 +297,7 @@ class Sender:
     # --- parked records --------------------------------------------------------------------
 
     def _partition_parked(self, now: float) -> None:
-        from client.producer import place_parked  # the partitioning rules live with send()
+        from kipper.client.producer import place_parked  # the partitioning rules live with send()
 
         for topic in self.acc.waiting_topics():
             self.meta.wanted.add(topic)

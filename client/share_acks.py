@@ -13,7 +13,7 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import NamedTuple
 
-from protocol import records
+from kipper.protocol import records
 
 
 class AcknowledgeType(IntEnum):

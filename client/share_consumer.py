@@ -27,13 +27,13 @@ from typing import Callable
 
 import structlog
 
-from client.blocking import BlockingConnection, connect_any
-from client.share_acks import (
+from kipper.client.blocking import BlockingConnection, connect_any
+from kipper.client.share_acks import (
     AcknowledgeType, AckTracker, IllegalStateError, ShareRecord, TopicPartition, decode_partition,
 )
-from protocol.errors import ErrorCode, KafkaError
-from protocol.header import decode_response, encode_request
-from protocol.messages import APIS
+from kipper.protocol.errors import ErrorCode, KafkaError
+from kipper.protocol.header import decode_response, encode_request
+from kipper.protocol.messages import APIS
 
 log = structlog.get_logger(__name__)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io as _io
 import struct as _struct
 
-from protocol.schema import F, Schema, build_struct
+from kipper.protocol.schema import F, Schema, build_struct
 
 _REQUEST_FIELDS = (
     F("request_api_key", "int16"),

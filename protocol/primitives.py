@@ -129,7 +129,7 @@ def install_helpers(code) -> None:
     if getattr(code, "_kafka_helpers", False):
         return
     code._kafka_helpers = True
-    code.append("from protocol.primitives import HELPERS as _k_helpers\n"
+    code.append("from kipper.protocol.primitives import HELPERS as _k_helpers\n"
                 "globals().update(_k_helpers)\n")
 
 

@@ -11,9 +11,9 @@ import struct
 import time
 from typing import NamedTuple
 
-from protocol import batch as b
-from protocol import compression
-from protocol.primitives import decode_varint, encode_varint
+from kipper.protocol import batch as b
+from kipper.protocol import compression
+from kipper.protocol.primitives import decode_varint, encode_varint
 
 # Zig-zag varints of small values are precomputed: most record fields are small.
 VARINT_CACHE = [encode_varint(i) for i in range(-1, 8192)]

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field as dc_field
 
 from construct import Container
 
-from protocol import primitives as p
-from protocol.structs import KStruct, NullableStructC
+from kipper.protocol import primitives as p
+from kipper.protocol.structs import KStruct, NullableStructC
 
 _UNSET = object()
 INF = 1 << 15

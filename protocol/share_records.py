@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import struct
 
-from protocol import records
-from protocol.schema import F, Schema, build_struct
+from kipper.protocol import records
+from kipper.protocol.schema import F, Schema, build_struct
 
 VERSION = 0
 

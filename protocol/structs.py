@@ -13,7 +13,7 @@ import uuid as _uuid
 
 from construct import StreamError
 
-from protocol.primitives import (
+from kipper.protocol.primitives import (
     HELPERS, ZERO_UUID, Primitive, install_helpers, read_exact, read_uvarint, write_uvarint,
 )
 

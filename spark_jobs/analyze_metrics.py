@@ -21,7 +21,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # spark-submit spark_jobs/analyze_metrics.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spark_jobs.common import JobError, main_wrapper, spark_session
+from kipper.spark_jobs.common import JobError, main_wrapper, spark_session
 
 PLOT_POINTS = 600  # time buckets per plot at most
 PERCENTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999))
@@ -197,8 +197,8 @@ def bucketed(df, value_cols: list[str], how: str, t0: int, step_ms: int, keys: t
 def analyze(spark, inputs: list[str], output: Path) -> dict:
     from pyspark.sql import functions as F
 
-    from spark_jobs import report
-    from spark_jobs.schema import DUMP_LINE
+    from kipper.spark_jobs import report
+    from kipper.spark_jobs.schema import DUMP_LINE
 
     tables = output / "tables"
     started = time.monotonic()

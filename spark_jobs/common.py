@@ -40,7 +40,7 @@ def main_wrapper(name: str, main) -> None:
         print(f"{name}: error: {exc}", file=sys.stderr, flush=True)
         code = 1
     except Exception as exc:  # a Spark job failure arrives as a Py4J error with a Java trace
-        from protocol.errors import KafkaError
+        from kipper.protocol.errors import KafkaError
 
         if isinstance(exc, KafkaError):
             print(f"{name}: error: {exc}", file=sys.stderr, flush=True)

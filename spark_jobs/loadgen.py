@@ -22,9 +22,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # spark-submit spark_jobs/loadgen.py: make the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from protocol.histogram import LatencyHistogram
-from spark_jobs.common import JobError, is_local, main_wrapper, ship_project, spark_session
-from spark_jobs.workload import Workload, load
+from kipper.protocol.histogram import LatencyHistogram
+from kipper.spark_jobs.common import JobError, is_local, main_wrapper, ship_project, spark_session
+from kipper.spark_jobs.workload import Workload, load
 
 PROGRESS_S = 5.0
 
@@ -45,7 +45,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 # --- before Spark ------------------------------------------------------------------------------
 
 def check_producer_config(w: Workload) -> None:
-    from client.config import ConfigError, ProducerConfig
+    from kipper.client.config import ConfigError, ProducerConfig
 
     try:
         ProducerConfig.from_dict({"bootstrap.servers": "127.0.0.1:9092", **w.producer_config})
@@ -54,7 +54,7 @@ def check_producer_config(w: Workload) -> None:
 
 
 def connect(bootstrap: str):
-    from client.blocking import connect_any
+    from kipper.client.blocking import connect_any
 
     try:
         return connect_any(bootstrap, client_id="kipper-loadgen", timeout=5.0)
@@ -65,7 +65,7 @@ def connect(bootstrap: str):
 
 
 def create_topics(conn, names: list[str], partitions: int, *, share: bool = False) -> None:
-    from protocol.errors import ErrorCode
+    from kipper.protocol.errors import ErrorCode
 
     # share consumers read everything the run wrote, whenever they joined
     configs = [{"name": "share.auto.offset.reset", "value": "earliest"}] if share else []
@@ -95,7 +95,7 @@ def offset_span(conn, names: list[str], partitions: int) -> int:
 def stored_records(conn, names: list[str], partitions: int) -> int:
     """Data records in the topics: every batch header is read back and control
     batches (share-group state, transaction markers) are left out."""
-    from protocol.batch import HEADER_SIZE, read_header
+    from kipper.protocol.batch import HEADER_SIZE, read_header
 
     end, start = _offsets(conn, names, partitions, -1), _offsets(conn, names, partitions, -2)
     total = 0
@@ -255,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
     with conn:
         create_topics(conn, topics, w.partitions_per_topic, share=w.share_consumers_per_topic > 0)
 
-    from spark_jobs.tasks import run_task
+    from kipper.spark_jobs.tasks import run_task
 
     spark = spark_session(f"kipper-loadgen-{w.name}", args.master)
     try:

@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 
-from protocol.histogram import LatencyHistogram
+from kipper.protocol.histogram import LatencyHistogram
 
 FLUSH_TIMEOUT_S = 30.0
 BURST_MAX = 2000           # records sent before the pacing clock is read again
@@ -85,7 +85,7 @@ class _Closer(threading.Thread):
 
 
 def _share_consumer(spec: dict, topic: str, stop: threading.Event, ready: threading.Event, out: dict):
-    from client.share_consumer import ShareConsumer
+    from kipper.client.share_consumer import ShareConsumer
 
     counts: dict[str, int] = {}
     consumed = 0
@@ -122,7 +122,7 @@ def _share_consumer(spec: dict, topic: str, stop: threading.Event, ready: thread
 
 def run_task(spec: dict) -> dict:
     """Produce ``spec``'s share of the load; returns counts, errors and the latency histogram."""
-    from client.producer import Producer
+    from kipper.client.producer import Producer
 
     started_wall = time.time()
     config = {"bootstrap.servers": spec["bootstrap"], "client.id": f"loadgen-{spec['task']}",

@@ -17,7 +17,7 @@ from typing import Callable
 
 import structlog
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

@@ -4,34 +4,34 @@ exactly these keys."""
 
 from __future__ import annotations
 
-from broker.handlers.alter_configs import handle_incremental_alter_configs
-from broker.handlers.api_versions import handle_api_versions
-from broker.handlers.client_quotas import handle_alter_client_quotas, handle_describe_client_quotas
-from broker.handlers.consumer_group import (
+from kipper.broker.handlers.alter_configs import handle_incremental_alter_configs
+from kipper.broker.handlers.api_versions import handle_api_versions
+from kipper.broker.handlers.client_quotas import handle_alter_client_quotas, handle_describe_client_quotas
+from kipper.broker.handlers.consumer_group import (
     handle_consumer_group_describe, handle_consumer_group_heartbeat,
 )
-from broker.handlers.delete_records import handle_delete_records
-from broker.handlers.describe_configs import handle_describe_configs
-from broker.handlers.fetch import handle_fetch
-from broker.handlers.find_coordinator import handle_find_coordinator
-from broker.handlers.groups import (
+from kipper.broker.handlers.delete_records import handle_delete_records
+from kipper.broker.handlers.describe_configs import handle_describe_configs
+from kipper.broker.handlers.fetch import handle_fetch
+from kipper.broker.handlers.find_coordinator import handle_find_coordinator
+from kipper.broker.handlers.groups import (
     handle_describe_groups, handle_heartbeat, handle_join_group, handle_leave_group,
     handle_list_groups, handle_sync_group,
 )
-from broker.handlers.list_offsets import handle_list_offsets
-from broker.handlers.metadata import handle_metadata
-from broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
-from broker.handlers.produce import handle_produce
-from broker.handlers.producer_ids import handle_init_producer_id
-from broker.handlers.sasl import handle_sasl_authenticate, handle_sasl_handshake
-from broker.handlers.scram_credentials import (
+from kipper.broker.handlers.list_offsets import handle_list_offsets
+from kipper.broker.handlers.metadata import handle_metadata
+from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
+from kipper.broker.handlers.produce import handle_produce
+from kipper.broker.handlers.producer_ids import handle_init_producer_id
+from kipper.broker.handlers.sasl import handle_sasl_authenticate, handle_sasl_handshake
+from kipper.broker.handlers.scram_credentials import (
     handle_alter_user_scram_credentials, handle_describe_user_scram_credentials,
 )
-from broker.handlers.share_acknowledge import handle_share_acknowledge
-from broker.handlers.share_fetch import handle_share_fetch
-from broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
-from broker.handlers.topics import handle_create_topics, handle_delete_topics
-from broker.handlers.txn import (
+from kipper.broker.handlers.share_acknowledge import handle_share_acknowledge
+from kipper.broker.handlers.share_fetch import handle_share_fetch
+from kipper.broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
+from kipper.broker.handlers.topics import handle_create_topics, handle_delete_topics
+from kipper.broker.handlers.txn import (
     handle_add_offsets_to_txn, handle_add_partitions_to_txn, handle_end_txn,
     handle_txn_offset_commit, handle_write_txn_markers,
 )

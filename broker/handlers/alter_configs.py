@@ -7,9 +7,9 @@ they come from the properties file and --override at start.
 
 from __future__ import annotations
 
-from broker.log.topics import validate_topic_configs
-from broker.groups.configs import GROUP_TYPES
-from protocol.errors import ErrorCode
+from kipper.broker.log.topics import validate_topic_configs
+from kipper.broker.groups.configs import GROUP_TYPES
+from kipper.protocol.errors import ErrorCode
 
 TOPIC, BROKER = 2, 4
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import structlog
 
-from broker.quota.client_quotas import (
+from kipper.broker.quota.client_quotas import (
     MATCH_DEFAULT, MATCH_EXACT, MATCH_SPECIFIED, USER, Op, check_entity, check_op,
 )
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

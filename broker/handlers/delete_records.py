@@ -5,7 +5,7 @@ Producer state is not touched: KIP-360 keeps it after its batches are gone.
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 
 def handle_delete_records(req, ctx):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from broker.config import KEYS
-from broker.handlers.topics import topic_config_row
-from broker.log.topics import TOPIC_CONFIGS
-from broker.groups.configs import GROUP_TYPES
-from protocol.errors import ErrorCode
+from kipper.broker.config import KEYS
+from kipper.broker.handlers.topics import topic_config_row
+from kipper.broker.log.topics import TOPIC_CONFIGS
+from kipper.broker.groups.configs import GROUP_TYPES
+from kipper.protocol.errors import ErrorCode
 
 TOPIC, BROKER = 2, 4
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8

@@ -8,8 +8,8 @@ transactions that overlap it (broker/txn/partition.py).
 
 from __future__ import annotations
 
-from protocol.batch import read_header
-from protocol.errors import ErrorCode
+from kipper.protocol.batch import read_header
+from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 

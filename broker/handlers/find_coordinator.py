@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 

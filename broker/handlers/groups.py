@@ -3,7 +3,7 @@ DescribeGroups and ListGroups, over the ClassicGroupCoordinator engine."""
 
 from __future__ import annotations
 
-from broker.handlers.util import Deferred
+from kipper.broker.handlers.util import Deferred
 
 
 def _host(ctx) -> str:

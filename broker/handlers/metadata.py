@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 
 def describe_topic(topic, node_id: int) -> dict:

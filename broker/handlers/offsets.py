@@ -6,7 +6,7 @@ an open transaction has staged an offset for (TxnOffsetCommit, KIP-447).
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 

@@ -6,10 +6,10 @@ not fail the others. acks=0 gets no response at all, as in Kafka.
 
 from __future__ import annotations
 
-from broker.dispatcher import NO_RESPONSE
-from broker.log.append import append_records, result
-from broker.log.validate import Rejected, validate_records
-from protocol.errors import ErrorCode
+from kipper.broker.dispatcher import NO_RESPONSE
+from kipper.broker.log.append import append_records, result
+from kipper.broker.log.validate import Rejected, validate_records
+from kipper.protocol.errors import ErrorCode
 
 
 def handle_produce(req, ctx):

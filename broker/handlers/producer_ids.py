@@ -12,7 +12,7 @@ last five batches, so producers must keep Kafka's limit of five requests.
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 
 def handle_init_producer_id(req, ctx):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import structlog
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

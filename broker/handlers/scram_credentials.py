@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import structlog
 
-from broker.security.credentials import valid_username
-from broker.security.scram import (
-    HASHES, MAX_ITERATIONS, MECHANISM_CODES, MECHANISM_NAMES, MIN_ITERATIONS, ScramCredential,
-)
-from protocol.errors import ErrorCode
+from kipper.broker.security.credentials import valid_username
+from kipper.broker.security.scram import ScramCredential
+from kipper.protocol.errors import ErrorCode
+from kipper.protocol.sasl import HASHES, MAX_ITERATIONS, MECHANISM_CODES, MECHANISM_NAMES, MIN_ITERATIONS
 
 log = structlog.get_logger(__name__)
 

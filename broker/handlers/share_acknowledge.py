@@ -7,9 +7,9 @@ member still holds in it.
 
 from __future__ import annotations
 
-from broker.handlers.share_fetch import apply_acknowledgements, no_leader, top_level_error
-from broker.share.sessions import FINAL_EPOCH
-from protocol.errors import ErrorCode
+from kipper.broker.handlers.share_fetch import apply_acknowledgements, no_leader, top_level_error
+from kipper.broker.share.sessions import FINAL_EPOCH
+from kipper.protocol.errors import ErrorCode
 
 
 def handle_share_acknowledge(req, ctx):

@@ -9,8 +9,8 @@ appends and by records becoming available again. Epoch -1 closes the session.
 
 from __future__ import annotations
 
-from broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
-from protocol.errors import ErrorCode
+from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
+from kipper.protocol.errors import ErrorCode
 
 INT32_MAX = 2**31 - 1
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from broker.log.topics import TOPIC_CONFIGS, effective_config
-from protocol.errors import ErrorCode
+from kipper.broker.log.topics import TOPIC_CONFIGS, effective_config
+from kipper.protocol.errors import ErrorCode
 
 DYNAMIC_TOPIC_CONFIG, DEFAULT_CONFIG = 1, 5
 

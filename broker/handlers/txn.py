@@ -9,8 +9,8 @@ before KIP-588 get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED.
 
 from __future__ import annotations
 
-from broker.handlers.offsets import MAX_METADATA
-from protocol.errors import ErrorCode
+from kipper.broker.handlers.offsets import MAX_METADATA
+from kipper.protocol.errors import ErrorCode
 
 PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that knows error 90
 

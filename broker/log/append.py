@@ -12,8 +12,8 @@ transaction in the partition's index (broker/txn).
 
 from __future__ import annotations
 
-from broker.producer_state import DUPLICATE, REJECT
-from protocol.errors import ErrorCode
+from kipper.broker.producer_state import DUPLICATE, REJECT
+from kipper.protocol.errors import ErrorCode
 
 
 def result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from protocol import batch as b
-from protocol import records
+from kipper.protocol import batch as b
+from kipper.protocol import records
 
 
 class PartitionLog:

@@ -10,8 +10,8 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from broker.log.partition_log import PartitionLog
-from protocol.errors import ErrorCode
+from kipper.broker.log.partition_log import PartitionLog
+from kipper.protocol.errors import ErrorCode
 
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_NAME_LENGTH = 249

@@ -7,9 +7,9 @@ message for the partition response.
 
 from __future__ import annotations
 
-from protocol import batch as b
-from protocol import compression
-from protocol.errors import ErrorCode
+from kipper.protocol import batch as b
+from kipper.protocol import compression
+from kipper.protocol.errors import ErrorCode
 
 
 class Rejected(Exception):

@@ -1,8 +1,8 @@
 """Idempotent-producer state (seed 000, KIP-360): per-partition managers,
 their compact table, and producer id allocation."""
 
-from broker.producer_state.ids import ProducerIdManager
-from broker.producer_state.manager import (
+from kipper.broker.producer_state.ids import ProducerIdManager
+from kipper.broker.producer_state.manager import (
     APPEND, DUPLICATE, LATEST, REJECT, WINDOW5, Counters, ProducerStateManager, Validation,
 )
 

@@ -13,7 +13,7 @@ two periods is forgotten, with no per-entry timestamp to store.
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 EPOCH_EXHAUSTED = 32767 - 1  # Kafka moves to a new id once epoch >= Short.MAX - 1
 

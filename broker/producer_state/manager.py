@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from broker.producer_state.table import ProducerTable
-from protocol.batch import BatchHeader
-from protocol.errors import ErrorCode
+from kipper.broker.producer_state.table import ProducerTable
+from kipper.protocol.batch import BatchHeader
+from kipper.protocol.errors import ErrorCode
 
 INT32_MAX = 0x7FFFFFFF
 SEQ_MOD = 1 << 31

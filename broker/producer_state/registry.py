@@ -3,7 +3,7 @@ observability snapshot (entries, estimated bytes, duplicates, fencings)."""
 
 from __future__ import annotations
 
-from broker.producer_state.manager import Counters, ProducerStateManager
+from kipper.broker.producer_state.manager import Counters, ProducerStateManager
 
 
 class ProducerStates:

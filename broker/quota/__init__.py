@@ -7,6 +7,6 @@ and kept in config.dir, and ``service`` the glue the broker shell and the
 Produce handler call.
 """
 
-from broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
+from kipper.broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
 
 __all__ = ["ProducerIdQuotaManager", "QuotaSettings"]

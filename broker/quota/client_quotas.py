@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import structlog
 
-from broker.quota.manager import QUOTA_KEY
-from broker.security.config_store import StoreFile
-from protocol.errors import ErrorCode
+from kipper.broker.quota.manager import QUOTA_KEY
+from kipper.broker.security.config_store import StoreFile
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

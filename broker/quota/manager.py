@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.quota.bloom import TimedBloomFilter
-from broker.quota.rate import SampledStat, TokenBucket
+from kipper.broker.quota.bloom import TimedBloomFilter
+from kipper.broker.quota.rate import SampledStat, TokenBucket
 
 QUOTA_KEY = "producer_ids_rate"
 

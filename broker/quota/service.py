@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import structlog
 
-from broker.quota.client_quotas import ClientQuotaStore, rates
-from broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
+from kipper.broker.quota.client_quotas import ClientQuotaStore, rates
+from kipper.broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
 
 log = structlog.get_logger(__name__)
 

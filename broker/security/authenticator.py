@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.security import sasl_plain
-from broker.security.credentials import CredentialStore
-from broker.security.scram import ScramError, ScramServer
-from protocol.errors import ErrorCode
+from kipper.broker.security import sasl_plain
+from kipper.broker.security.credentials import CredentialStore
+from kipper.broker.security.scram import ScramServer
+from kipper.protocol.sasl import ScramError
+from kipper.protocol.errors import ErrorCode
 
 HANDSHAKE, AUTHENTICATE, COMPLETE, FAILED = "HANDSHAKE", "AUTHENTICATE", "COMPLETE", "FAILED"
 

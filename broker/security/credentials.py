@@ -14,8 +14,9 @@ from typing import Callable
 
 import structlog
 
-from broker.security.config_store import StoreFile
-from broker.security.scram import DEFAULT_ITERATIONS, MECHANISM_CODES, ScramCredential
+from kipper.broker.security.config_store import StoreFile
+from kipper.broker.security.scram import ScramCredential
+from kipper.protocol.sasl import DEFAULT_ITERATIONS, MECHANISM_CODES
 
 log = structlog.get_logger(__name__)
 

@@ -8,26 +8,7 @@ not tell the two apart.
 
 from __future__ import annotations
 
-from broker.security.scram import ScramError
-
-MAX_FIELD = 255  # RFC 4616 limits each field to 255 octets
-
-
-def parse(message: bytes) -> tuple[str, str, str]:
-    parts = message.split(b"\x00")
-    if len(parts) != 3:
-        raise ScramError("PLAIN message must have three NUL-separated fields")
-    if any(len(p) > MAX_FIELD for p in parts):
-        raise ScramError("PLAIN field longer than 255 bytes")
-    try:
-        authzid, authcid, password = (p.decode("utf-8") for p in parts)
-    except UnicodeDecodeError:
-        raise ScramError("PLAIN message is not UTF-8") from None
-    if not authcid or not password:
-        raise ScramError("PLAIN username or password is empty")
-    if authzid and authzid != authcid:
-        raise ScramError("authorization id differs from the username")
-    return authzid, authcid, password
+from kipper.protocol.sasl import ScramError, parse_plain
 
 
 class PlainServer:
@@ -39,13 +20,9 @@ class PlainServer:
         self.complete = False
 
     def authenticate(self, message: bytes) -> bytes:
-        _, username, password = parse(message)
+        _, username, password = parse_plain(message)
         self.username = username
         if not self.verify(username, password):
             raise ScramError("invalid credentials")
         self.complete = True
         return b""
-
-
-def client_message(username: str, password: str) -> bytes:
-    return b"\x00" + username.encode("utf-8") + b"\x00" + password.encode("utf-8")

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import structlog
 
-from broker.security.authenticator import SaslAuthenticator
-from broker.security.credentials import CredentialStore
-from broker.security.tls import principal_from_cert
+from kipper.broker.security.authenticator import SaslAuthenticator
+from kipper.broker.security.credentials import CredentialStore
+from kipper.broker.security.tls import principal_from_cert
 
 log = structlog.get_logger(__name__)
 

@@ -18,8 +18,8 @@ from typing import Callable
 
 import structlog
 
-from broker.share.settings import ShareSettings
-from protocol.errors import ErrorCode
+from kipper.broker.share.settings import ShareSettings
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

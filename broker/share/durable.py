@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from broker.share.partition import SharePartition, merge_entries
-from protocol import records
+from kipper.broker.share.partition import SharePartition, merge_entries
+from kipper.protocol import records
 
 UINT16 = 0xFFFF
 

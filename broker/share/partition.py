@@ -14,11 +14,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Iterable, Iterator, Protocol
 
-from broker.share.states import (
+from kipper.broker.share.states import (
     ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, GAP, REJECT, RELEASE, RENEW, TERMINAL,
     check_move,
 )
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 NO_DEADLINE = 1 << 62
 INT32_MAX = 2**31 - 1

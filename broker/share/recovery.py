@@ -9,9 +9,9 @@ chain, never the whole log.
 
 from __future__ import annotations
 
-from protocol import batch as b
-from protocol import records
-from protocol import share_records as sr
+from kipper.protocol import batch as b
+from kipper.protocol import records
+from kipper.protocol import share_records as sr
 
 
 class RecoveryError(Exception):

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import structlog
 
-from broker.share.coordinator import ShareGroupCoordinator
-from broker.share.recovery import PartitionLogView
-from broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
-from broker.share.settings import ShareSettings
-from broker.share.store import ShareStore
-from protocol import batch as b
-from protocol import records
-from protocol.errors import ErrorCode
+from kipper.broker.share.coordinator import ShareGroupCoordinator
+from kipper.broker.share.recovery import PartitionLogView
+from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
+from kipper.broker.share.settings import ShareSettings
+from kipper.broker.share.store import ShareStore
+from kipper.protocol import batch as b
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 INITIAL_EPOCH, FINAL_EPOCH = 0, -1
 INT32_MAX = 2**31 - 1

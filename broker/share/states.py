@@ -12,7 +12,7 @@ transient and never written).
 
 from __future__ import annotations
 
-from protocol.share_records import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
+from kipper.protocol.share_records import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
 
 STATE_NAMES = {AVAILABLE: "AVAILABLE", ACQUIRED: "ACQUIRED", ACKNOWLEDGED: "ACKNOWLEDGED",
                ARCHIVED: "ARCHIVED"}

@@ -16,14 +16,14 @@ from typing import Callable
 
 import structlog
 
-from broker.log.topics import Topic
-from broker.share.durable import Durable, Pending
-from broker.share.partition import SharePartition
-from broker.share.recovery import PartitionLogView, RecoveryError, read_chain, rebuild
-from broker.share.settings import ShareSettings
-from broker.share.states import AVAILABLE
-from protocol import records
-from protocol import share_records as sr
+from kipper.broker.log.topics import Topic
+from kipper.broker.share.durable import Durable, Pending
+from kipper.broker.share.partition import SharePartition
+from kipper.broker.share.recovery import PartitionLogView, RecoveryError, read_chain, rebuild
+from kipper.broker.share.settings import ShareSettings
+from kipper.broker.share.states import AVAILABLE
+from kipper.protocol import records
+from kipper.protocol import share_records as sr
 
 log = structlog.get_logger(__name__)
 

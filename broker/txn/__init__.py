@@ -8,11 +8,11 @@
 - ``service``: the above wired to the broker's partitions, producer state and groups.
 """
 
-from broker.txn.coordinator import (
+from kipper.broker.txn.coordinator import (
     Completion, InitResult, TransactionCoordinator, TransactionMetadata, TxnSettings,
 )
-from broker.txn.partition import AbortedTxn, TxnPartition, TxnPartitions
-from broker.txn.states import TRANSITIONS, IllegalTransition, TxnState, transition
+from kipper.broker.txn.partition import AbortedTxn, TxnPartition, TxnPartitions
+from kipper.broker.txn.states import TRANSITIONS, IllegalTransition, TxnState, transition
 
 __all__ = ["TRANSITIONS", "AbortedTxn", "Completion", "IllegalTransition", "InitResult",
            "TransactionCoordinator", "TransactionMetadata", "TxnPartition", "TxnPartitions",

@@ -24,8 +24,8 @@ from typing import Callable, NamedTuple
 
 import structlog
 
-from broker.txn.states import COMPLETING, SETTLED, TxnState, transition
-from protocol.errors import ErrorCode
+from kipper.broker.txn.states import COMPLETING, SETTLED, TxnState, transition
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

@@ -10,8 +10,8 @@ transaction, recording it as aborted for read_committed fetches.
 
 from __future__ import annotations
 
-from protocol import records
-from protocol.errors import ErrorCode
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
 
 
 def write_marker(state, txn_partitions, plog, producer_id: int, producer_epoch: int,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import structlog
 
-from broker.txn.coordinator import Completion, InitResult, TransactionCoordinator, TxnSettings
-from broker.txn.markers import write_marker
-from broker.txn.partition import TxnPartitions
-from protocol.batch import read_header
-from protocol.errors import ErrorCode
+from kipper.broker.txn.coordinator import Completion, InitResult, TransactionCoordinator, TxnSettings
+from kipper.broker.txn.markers import write_marker
+from kipper.broker.txn.partition import TxnPartitions
+from kipper.protocol.batch import read_header
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

@@ -1,6 +1,6 @@
 """AddOffsetsToTxn (API key 25)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 ADD_OFFSETS_TO_TXN = Api(
     key=25, name='AddOffsetsToTxn', valid='0-4', flexible='3+', supported='0-4',

@@ -3,7 +3,7 @@
 kipper serves v0-3, the client versions; v4+ (batched, verifyOnly) is broker-to-broker.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 ADD_PARTITIONS_TO_TXN = Api(
     key=24, name='AddPartitionsToTxn', valid='0-5', flexible='3+', supported='0-3',

@@ -1,6 +1,6 @@
 """AlterClientQuotas (API key 49)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 ALTER_CLIENT_QUOTAS = Api(
     key=49, name='AlterClientQuotas', valid='0-1', flexible='1+',

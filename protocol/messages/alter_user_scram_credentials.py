@@ -5,7 +5,7 @@ Written by hand from upstream AlterUserScramCredentials{Request,Response}.json
 client sends the salted password, never the password itself.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 ALTER_USER_SCRAM_CREDENTIALS = Api(
     key=51, name='AlterUserScramCredentials', valid='0', flexible='0+',

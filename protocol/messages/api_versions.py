@@ -1,6 +1,6 @@
 """ApiVersions (API key 18)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 API_VERSIONS = Api(
     key=18, name='ApiVersions', valid='0-5', flexible='3+', supported='0-4',

@@ -4,7 +4,7 @@ Written by hand after Kafka's ConsumerGroupDescribeRequest/Response schemas
 (version 0), which are not among the shared schema files.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 _ASSIGNMENT = (
     F('topic_partitions', '[]', fields=(

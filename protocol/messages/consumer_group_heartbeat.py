@@ -1,6 +1,6 @@
 """ConsumerGroupHeartbeat (API key 68)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 CONSUMER_GROUP_HEARTBEAT = Api(
     key=68, name='ConsumerGroupHeartbeat', valid='0-1', flexible='0+', supported='0-1',

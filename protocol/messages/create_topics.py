@@ -1,6 +1,6 @@
 """CreateTopics (API key 19)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 CREATE_TOPICS = Api(
     key=19, name='CreateTopics', valid='2-7', flexible='5+',

@@ -1,6 +1,6 @@
 """DeleteRecords (API key 21)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 DELETE_RECORDS = Api(
     key=21, name='DeleteRecords', valid='0-2', flexible='2+',

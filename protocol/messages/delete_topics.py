@@ -1,6 +1,6 @@
 """DeleteTopics (API key 20)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 DELETE_TOPICS = Api(
     key=20, name='DeleteTopics', valid='1-6', flexible='4+',

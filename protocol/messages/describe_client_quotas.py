@@ -1,6 +1,6 @@
 """DescribeClientQuotas (API key 48)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 DESCRIBE_CLIENT_QUOTAS = Api(
     key=48, name='DescribeClientQuotas', valid='0-1', flexible='1+',

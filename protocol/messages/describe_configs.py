@@ -1,6 +1,6 @@
 """DescribeConfigs (API key 32)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 DESCRIBE_CONFIGS = Api(
     key=32, name='DescribeConfigs', valid='1-4', flexible='4+',

@@ -4,7 +4,7 @@ Written by hand after Kafka's DescribeGroupsRequest/Response schemas, which
 are not among the shared schema files.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 DESCRIBE_GROUPS = Api(
     key=15, name='DescribeGroups', valid='0-6', flexible='5+', supported='0-5',

@@ -4,7 +4,7 @@ Written by hand from upstream DescribeUserScramCredentials{Request,Response}.jso
 (not among the shared schema files), in the generated modules' style.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 DESCRIBE_USER_SCRAM_CREDENTIALS = Api(
     key=50, name='DescribeUserScramCredentials', valid='0', flexible='0+',

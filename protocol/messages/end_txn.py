@@ -4,7 +4,7 @@ kipper serves v0-4: v5 belongs to transaction version 2 (KIP-890 part 2), which 
 broker does not advertise.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 END_TXN = Api(
     key=26, name='EndTxn', valid='0-5', flexible='3+', supported='0-4',

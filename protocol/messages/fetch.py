@@ -1,6 +1,6 @@
 """Fetch (API key 1)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 FETCH = Api(
     key=1, name='Fetch', valid='4-18', flexible='12+', supported='4-17',

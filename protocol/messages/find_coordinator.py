@@ -1,6 +1,6 @@
 """FindCoordinator (API key 10)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 FIND_COORDINATOR = Api(
     key=10, name='FindCoordinator', valid='0-6', flexible='3+',

@@ -1,6 +1,6 @@
 """Heartbeat (API key 12)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 HEARTBEAT = Api(
     key=12, name='Heartbeat', valid='0-4', flexible='4+',

@@ -5,7 +5,7 @@ Written by hand after Kafka's IncrementalAlterConfigsRequest/Response
 schemas, which are not among the shared schema files.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 INCREMENTAL_ALTER_CONFIGS = Api(
     key=44, name='IncrementalAlterConfigs', valid='0-1', flexible='1+',

@@ -6,7 +6,7 @@ producer can learn its duplicate window. Clients that do not know the tag
 skip it, as KIP-482 requires.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 # kipper extension tags start far above Kafka's own (which count up from 0)
 KIPPER_MAX_IN_FLIGHT_SEQUENCES_TAG = 10000

@@ -1,6 +1,6 @@
 """JoinGroup (API key 11)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 JOIN_GROUP = Api(
     key=11, name='JoinGroup', valid='0-9', flexible='6+',

@@ -1,6 +1,6 @@
 """LeaveGroup (API key 13)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 LEAVE_GROUP = Api(
     key=13, name='LeaveGroup', valid='0-5', flexible='4+',

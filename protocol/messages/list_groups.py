@@ -4,7 +4,7 @@ Written by hand after Kafka's ListGroupsRequest/Response schemas, which are
 not among the shared schema files.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 LIST_GROUPS = Api(
     key=16, name='ListGroups', valid='0-5', flexible='3+',

@@ -1,6 +1,6 @@
 """ListOffsets (API key 2)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 LIST_OFFSETS = Api(
     key=2, name='ListOffsets', valid='1-11', flexible='6+', supported='1-10',

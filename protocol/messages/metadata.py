@@ -1,6 +1,6 @@
 """Metadata (API key 3)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 METADATA = Api(
     key=3, name='Metadata', valid='0-13', flexible='9+', supported='0-12',

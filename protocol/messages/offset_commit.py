@@ -1,6 +1,6 @@
 """OffsetCommit (API key 8)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 OFFSET_COMMIT = Api(
     key=8, name='OffsetCommit', valid='2-10', flexible='8+', supported='2-9',

@@ -1,6 +1,6 @@
 """OffsetFetch (API key 9)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 OFFSET_FETCH = Api(
     key=9, name='OffsetFetch', valid='1-10', flexible='6+', supported='1-9',

@@ -1,6 +1,6 @@
 """Produce (API key 0)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 PRODUCE = Api(
     key=0, name='Produce', valid='3-13', flexible='9+', supported='3-12',

@@ -1,6 +1,6 @@
 """SaslAuthenticate (API key 36)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 SASL_AUTHENTICATE = Api(
     key=36, name='SaslAuthenticate', valid='0-2', flexible='2+',

@@ -1,6 +1,6 @@
 """SaslHandshake (API key 17)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 SASL_HANDSHAKE = Api(
     key=17, name='SaslHandshake', valid='0-1', flexible='none',

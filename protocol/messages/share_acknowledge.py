@@ -1,6 +1,6 @@
 """ShareAcknowledge (API key 79)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 SHARE_ACKNOWLEDGE = Api(
     key=79, name='ShareAcknowledge', valid='1-2', flexible='0+',

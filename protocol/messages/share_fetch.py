@@ -1,6 +1,6 @@
 """ShareFetch (API key 78)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 SHARE_FETCH = Api(
     key=78, name='ShareFetch', valid='1-2', flexible='0+',

@@ -1,6 +1,6 @@
 """ShareGroupDescribe (API key 77)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 SHARE_GROUP_DESCRIBE = Api(
     key=77, name='ShareGroupDescribe', valid='1', flexible='0+',

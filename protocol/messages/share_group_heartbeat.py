@@ -1,6 +1,6 @@
 """ShareGroupHeartbeat (API key 76)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 SHARE_GROUP_HEARTBEAT = Api(
     key=76, name='ShareGroupHeartbeat', valid='1', flexible='0+',

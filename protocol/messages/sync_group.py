@@ -1,6 +1,6 @@
 """SyncGroup (API key 14)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 SYNC_GROUP = Api(
     key=14, name='SyncGroup', valid='0-5', flexible='4+',

@@ -4,7 +4,7 @@ kipper serves v0-4: v5 implies transaction version 2 (KIP-890 part 2, not advert
 and v6 uses topic ids.
 """
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 TXN_OFFSET_COMMIT = Api(
     key=28, name='TxnOffsetCommit', valid='0-6', flexible='3+', supported='0-4',

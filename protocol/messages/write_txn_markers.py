@@ -1,6 +1,6 @@
 """WriteTxnMarkers (API key 27)."""
 
-from protocol.schema import Api, F
+from kipper.protocol.schema import Api, F
 
 WRITE_TXN_MARKERS = Api(
     key=27, name='WriteTxnMarkers', valid='1-2', flexible='1+',

@@ -1,6 +1,6 @@
 """Request frames captured from real clients decode to what the client meant.
 
-The .hex files next to this module were written by tools/capture_golden.py
+The .hex files next to this module were written by scripts/capture_golden.py
 (one frame per client, API and version, without the size prefix). Each must
 decode with protocol.header / protocol.messages, carry the client's id and
 the names the capture used, and re-encode to exactly the captured bytes.
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from protocol import compression
-from protocol import records as rec
-from protocol.header import REQUEST_HEADERS
-from protocol.messages import APIS
-from protocol.primitives import ZERO_UUID
+from kipper.protocol import compression
+from kipper.protocol import records as rec
+from kipper.protocol.header import REQUEST_HEADERS
+from kipper.protocol.messages import APIS
+from kipper.protocol.primitives import ZERO_UUID
 
 HERE = Path(__file__).resolve().parent
 CLIENTS = ("confluent-kafka", "aiokafka", "kafka-python")
@@ -33,7 +33,7 @@ RECORDS_PER_CODEC = 3
 
 
 class Names:
-    """The names tools/capture_golden.py used for one client."""
+    """The names scripts/capture_golden.py used for one client."""
 
     def __init__(self, client: str):
         self.client = client

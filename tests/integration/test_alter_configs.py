@@ -43,8 +43,8 @@ def test_invalid_topic_config_value_is_refused(admin, unique):
 
 
 def test_group_share_auto_offset_reset_earliest_makes_a_share_group_read_old_records(broker, admin, unique):
-    from client import Producer
-    from client.share_consumer import ShareConsumer
+    from kipper.client import Producer
+    from kipper.client.share_consumer import ShareConsumer
 
     topic, group = f"iac-share-{unique}", f"iac-g-{unique}"
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(15)

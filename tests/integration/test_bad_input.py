@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from client.blocking import BlockingConnection
-from protocol.errors import ErrorCode
-from protocol.header import decode_response, encode_request
-from protocol.messages import APIS
-from protocol.messages.api_versions import API_VERSIONS
-from protocol.records import build_batch, decode_all
+from kipper.client.blocking import BlockingConnection
+from kipper.protocol.errors import ErrorCode
+from kipper.protocol.header import decode_response, encode_request
+from kipper.protocol.messages import APIS
+from kipper.protocol.messages.api_versions import API_VERSIONS
+from kipper.protocol.records import build_batch, decode_all
 from tests.support.broker import BrokerProcess
 
 REQUEST_LIMIT = 16384  # socket.request.max.bytes of the broker under test

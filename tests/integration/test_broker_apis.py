@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from client.blocking import BlockingConnection
-from protocol import records
+from kipper.client.blocking import BlockingConnection
+from kipper.protocol import records
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The command line: ``kipper broker`` config handling and signals, the
-``python -m broker`` alias, and ``kipper topics`` end to end against a real
+``python -m kipper.broker`` alias, and ``kipper topics`` end to end against a real
 broker, including the errors a user sees (one line, no traceback)."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from client.blocking import BlockingConnection
-from protocol.errors import ErrorCode
-from protocol.header import encode_request
-from protocol.messages import APIS
+from kipper.client.blocking import BlockingConnection
+from kipper.protocol.errors import ErrorCode
+from kipper.protocol.header import encode_request
+from kipper.protocol.messages import APIS
 from tests.support.broker import ROOT, BrokerProcess, free_port
 
 METADATA, FETCH = 3, 1
@@ -131,12 +131,12 @@ def test_override_wins_over_config_file(tmp_path, unique):
 
 
 class AliasBroker(BrokerProcess):
-    """Started as ``python -m broker`` instead of ``python -m kipper broker``."""
+    """Started as ``python -m kipper.broker`` instead of ``python -m kipper broker``."""
 
     def command(self) -> list[str]:
         cmd = super().command()
         assert cmd[1:4] == ["-m", "kipper", "broker"]
-        return [cmd[0], "-m", "broker", *cmd[4:]]
+        return [cmd[0], "-m", "kipper.broker", *cmd[4:]]
 
 
 def test_python_m_broker_runs_the_broker_with_the_same_options(unique):
@@ -146,7 +146,7 @@ def test_python_m_broker_runs_the_broker_with_the_same_options(unique):
 
 
 def test_python_m_broker_reports_config_errors_like_kipper_broker():
-    result = subprocess.run([sys.executable, "-m", "broker", "--override", "nosuch.key=1"],
+    result = subprocess.run([sys.executable, "-m", "kipper.broker", "--override", "nosuch.key=1"],
                             cwd=ROOT, capture_output=True, text=True, timeout=20)
     assert_one_line_error(result, mentions="nosuch.key")
 

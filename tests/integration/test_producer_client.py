@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from client import BufferExhausted, Producer
-from client.config import ConfigError
+from kipper.client import BufferExhausted, Producer
+from kipper.client.config import ConfigError
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.proxy import FaultProxy
 from tests.support.readback import read_topic
@@ -191,9 +191,9 @@ def test_produce_and_read_back_against_tansu(unique):
 def test_a_fenced_producer_fails_its_records_and_refuses_further_sends(broker, unique):
     """INVALID_PRODUCER_EPOCH is fatal (KIP-360): once another instance owns a
     newer epoch of the producer id, pending records fail and send() raises."""
-    from client.blocking import BlockingConnection
-    from protocol import records
-    from protocol.errors import ErrorCode, KafkaError
+    from kipper.client.blocking import BlockingConnection
+    from kipper.protocol import records
+    from kipper.protocol.errors import ErrorCode, KafkaError
 
     topic = f"fence-{unique}"
     create_topics(broker.bootstrap, topic, partitions=1)

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from client.blocking import BlockingConnection
-from protocol import records
-from protocol.errors import ErrorCode
+from kipper.client.blocking import BlockingConnection
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
 from tests.support.broker import BrokerProcess
 
 

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from client.tools.configs import connect
-from protocol import records
-from protocol.errors import ErrorCode
+from kipper.client.connect import connect
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
 from tests.support.broker import ROOT, BrokerProcess
 from tests.support.certs import start_secure_broker
 from tests.support.readback import read_topic
@@ -119,7 +119,7 @@ def test_rogue_user_is_held_to_its_quota_while_a_good_user_delivers_everything(s
 
 def read_topic_batches(secure, topic):
     """Batch headers of a topic, to see which producer ids were admitted."""
-    from client.blocking import BlockingConnection
+    from kipper.client.blocking import BlockingConnection
 
     with BlockingConnection("127.0.0.1", secure.ports["PLAINTEXT"]) as conn:
         resp = conn.request(1, {
@@ -181,8 +181,8 @@ def test_requests_pipelined_behind_a_throttled_one_wait_for_the_mute(secure, uni
         assert conn.request(49, {"entries": [{"entity": [{"entity_type": "user", "entity_name": "good"}], "ops": [
             {"key": "producer_ids_rate", "value": 0.5, "remove": False}]}], "validate_only": False}
         ).entries[0].error_code == 0
-    from protocol.header import encode_request
-    from protocol.messages import APIS
+    from kipper.protocol.header import encode_request
+    from kipper.protocol.messages import APIS
 
     with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT", user="good")) as conn:
         assert _produce(conn, topic, 20_000, 0) == (0, 0)  # the one token
@@ -197,7 +197,7 @@ def test_requests_pipelined_behind_a_throttled_one_wait_for_the_mute(secure, uni
         first_at = time.monotonic() - started
         second = conn._read_frame()
         second_at = time.monotonic() - started
-    from protocol.header import decode_response
+    from kipper.protocol.header import decode_response
     cid, body = decode_response(APIS[0], 9, first)
     assert cid == 900 and body.throttle_time_ms >= 1000
     assert decode_response(APIS[3], 9, second)[0] == 901

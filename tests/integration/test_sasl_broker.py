@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from client.blocking import BlockingConnection
-from client.tools.configs import connect
-from protocol import records
-from protocol.errors import ErrorCode, KafkaError
+from kipper.client.blocking import BlockingConnection
+from kipper.client.connect import connect
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode, KafkaError
 from tests.support.broker import ROOT
 from tests.support.certs import start_secure_broker
 

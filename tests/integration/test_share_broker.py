@@ -12,11 +12,11 @@ import uuid
 
 import pytest
 
-from client.blocking import connect_any
-from client.share_acks import AcknowledgeType
-from client.share_consumer import ShareConsumer
-from protocol import records
-from protocol.errors import ErrorCode
+from kipper.client.blocking import connect_any
+from kipper.client.share_acks import AcknowledgeType
+from kipper.client.share_consumer import ShareConsumer
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
 from tests.support.broker import ROOT, BrokerProcess, free_port
 
 HB, DESCRIBE, FETCH, ACK = 76, 77, 78, 79

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from client.producer import Producer
-from client.tools.stats import latest_lines, merge, percentile
+from kipper.client.producer import Producer
+from kipper.cli.stats import latest_lines, merge, percentile
 from tests.support.broker import ROOT, BrokerProcess
 
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from client.tools.configs import connect
+from kipper.client.connect import connect
 from tests.support.certs import USERS, start_secure_broker
 from tests.support.readback import read_topic
 
@@ -107,8 +107,8 @@ def test_rogue_confluent_producers_are_throttled_and_a_good_producer_is_not(secu
 
 
 def _batches(secure, topic):
-    from protocol import records
-    from client.blocking import BlockingConnection
+    from kipper.protocol import records
+    from kipper.client.blocking import BlockingConnection
 
     with BlockingConnection("127.0.0.1", secure.ports["PLAINTEXT"]) as conn:
         resp = conn.request(1, {

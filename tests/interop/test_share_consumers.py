@@ -14,10 +14,10 @@ import uuid
 
 import pytest
 
-from client.blocking import connect_any
-from client.share_acks import AcknowledgeType
-from client.share_consumer import ShareConsumer
-from protocol import records
+from kipper.client.blocking import connect_any
+from kipper.client.share_acks import AcknowledgeType
+from kipper.client.share_consumer import ShareConsumer
+from kipper.protocol import records
 from tests.support.broker import BrokerProcess
 
 ck = pytest.importorskip("confluent_kafka")

@@ -17,9 +17,9 @@ from __future__ import annotations
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
-from broker.log.topics import TopicManager
-from protocol.errors import ErrorCode
+from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
+from kipper.broker.log.topics import TopicManager
+from kipper.protocol.errors import ErrorCode
 from tests.unit.test_consumer_group_coordinator import request
 
 SESSION, REBALANCE = 10_000, 60_000

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from broker.producer_state import APPEND, DUPLICATE, LATEST, WINDOW5, ProducerStateManager
-from protocol.batch import BatchHeader
-from protocol.errors import ErrorCode
+from kipper.broker.producer_state import APPEND, DUPLICATE, LATEST, WINDOW5, ProducerStateManager
+from kipper.protocol.batch import BatchHeader
+from kipper.protocol.errors import ErrorCode
 
 MAX = 0x7FFFFFFF
 PID = 77

@@ -17,9 +17,9 @@ from construct import Container
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol.messages import APIS
-from protocol.primitives import ZERO_UUID
-from protocol.schema import INF, Field
+from kipper.protocol.messages import APIS
+from kipper.protocol.primitives import ZERO_UUID
+from kipper.protocol.schema import INF, Field
 
 _INTS = {
     "int8": (-(1 << 7), (1 << 7) - 1),

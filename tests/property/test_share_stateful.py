@@ -12,12 +12,12 @@ from __future__ import annotations
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from broker.log.topics import TopicManager
-from broker.share.recovery import PartitionLogView
-from broker.share.settings import ShareSettings
-from broker.share.states import ACCEPT, ACQUIRED, GAP, REJECT, RELEASE
-from broker.share.store import ShareStore
-from protocol import records
+from kipper.broker.log.topics import TopicManager
+from kipper.broker.share.recovery import PartitionLogView
+from kipper.broker.share.settings import ShareSettings
+from kipper.broker.share.states import ACCEPT, ACQUIRED, GAP, REJECT, RELEASE
+from kipper.broker.share.store import ShareStore
+from kipper.protocol import records
 
 LOCK = 1000
 MEMBERS = ("m1", "m2", "m3")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spark_jobs.schema import DUMP_LINE, field_names
+from kipper.spark_jobs.schema import DUMP_LINE, field_names
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "METRICS.md"
 
@@ -17,9 +17,9 @@ def test_every_schema_field_is_documented():
 
 def test_a_line_written_by_the_broker_fits_the_schema(tmp_path):
     """Every key of a real snapshot is a schema field (nothing the reader would drop silently)."""
-    from broker.metrics import Metrics
-    from broker.metrics_dump import MetricsDumper
-    from broker.producer_state.registry import ProducerStates
+    from kipper.broker.metrics import Metrics
+    from kipper.broker.metrics_dump import MetricsDumper
+    from kipper.broker.producer_state.registry import ProducerStates
 
     m = Metrics()
     m.providers["producer_state"] = ProducerStates("latest", 10, 1000).snapshot

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from protocol.histogram import LatencyHistogram
-from spark_jobs.common import JobError, spark_error_line
-from spark_jobs.loadgen import merge, plan
-from spark_jobs.workload import load, parse
+from kipper.protocol.histogram import LatencyHistogram
+from kipper.spark_jobs.common import JobError, spark_error_line
+from kipper.spark_jobs.loadgen import merge, plan
+from kipper.spark_jobs.workload import load, parse
 
 BASE = {"topics": 2, "partitionsPerTopic": 3, "messageSize": 100, "producersPerTopic": 3,
         "producerRate": 9000, "testDurationMinutes": 0.5}
@@ -112,7 +112,7 @@ def test_a_spark_failure_is_reduced_to_the_python_error_of_the_task():
 
 
 def test_the_analysis_input_must_be_a_directory_holding_dump_lines(tmp_path):
-    from spark_jobs.analyze_metrics import find_inputs
+    from kipper.spark_jobs.analyze_metrics import find_inputs
 
     with pytest.raises(JobError, match="is not a directory"):
         find_inputs(str(tmp_path / "missing"))

@@ -69,7 +69,7 @@ class BrokerProcess:
         raise RuntimeError(f"broker did not start within {timeout}s:\n{self.log_text()}")
 
     def ready(self) -> bool:
-        from client.blocking import BlockingConnection
+        from kipper.client.blocking import BlockingConnection
 
         try:
             with BlockingConnection("127.0.0.1", self.port, timeout=1.0) as conn:

@@ -86,7 +86,7 @@ class SecureBroker:
 
     def settings(self, protocol: str, mechanism: str = "SCRAM-SHA-256", user: str = "alice",
                  password: str | None = None) -> dict[str, str]:
-        """Command-config style settings for client.tools.configs.connect."""
+        """Command-config style settings for kipper.client.connect.connect."""
         out = {"security.protocol": protocol, "ssl.truststore.location": str(self.pki.ca)}
         if protocol.startswith("SASL_"):
             out.update({"sasl.mechanism": mechanism, "sasl.username": user,
@@ -98,7 +98,7 @@ class SecureBroker:
 
 
 def start_secure_broker(directory: Path, overrides: dict[str, str] | None = None) -> SecureBroker:
-    from broker.security.credentials import CredentialStore
+    from kipper.broker.security.credentials import CredentialStore
     from tests.support.broker import BrokerProcess, free_port
 
     pki = make_pki(directory / "pki")

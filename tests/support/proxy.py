@@ -17,7 +17,7 @@ import asyncio
 import struct
 import threading
 
-from protocol.framing import FrameDecoder
+from kipper.protocol.framing import FrameDecoder
 
 PRODUCE = 0
 

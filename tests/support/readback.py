@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from client.blocking import BlockingConnection, parse_bootstrap
-from protocol import records
+from kipper.client.blocking import BlockingConnection, parse_bootstrap
+from kipper.protocol import records
 
 
 def read_topic(bootstrap: str, topic: str) -> dict[int, list[records.Record]]:

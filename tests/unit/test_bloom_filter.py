@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from broker.quota.bloom import TimedBloomFilter
+from kipper.broker.quota.bloom import TimedBloomFilter
 
 W = 10_000  # window, ms
 

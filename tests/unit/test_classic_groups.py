@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from construct import Container
 
-from broker.groups.classic import (
+from kipper.broker.groups.classic import (
     COMPLETING_REBALANCE, EMPTY, PREPARING_REBALANCE, STABLE, ClassicGroupCoordinator, GroupSettings,
 )
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 G = "g"
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from client import idempotence as idem
-from client.accumulator import Accumulator, PendingRecord
-from client.batch import RecordFuture
-from client.config import ConfigError, ProducerConfig
-from client.inflight import InFlight, InFlightRequests
-from client.partitioner import Partitioner, murmur2
-from protocol import batch as b
-from protocol import records
-from protocol.errors import ErrorCode
+from kipper.client import idempotence as idem
+from kipper.client.accumulator import Accumulator, PendingRecord
+from kipper.client.batch import RecordFuture
+from kipper.client.config import ConfigError, ProducerConfig
+from kipper.client.inflight import InFlight, InFlightRequests
+from kipper.client.partitioner import Partitioner, murmur2
+from kipper.protocol import batch as b
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
 
 TP = ("t", 0)
 

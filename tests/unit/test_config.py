@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config import (
+from kipper.broker.config import (
     KEYS, BrokerConfig, ConfigError, Listener, load, parse_listeners, parse_overrides,
     read_properties,
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config import ConfigError, load
-from broker.groups.consumer import ConsumerGroupSettings
+from kipper.broker.config import ConfigError, load
+from kipper.broker.groups.consumer import ConsumerGroupSettings
 
 
 def test_defaults_are_kafkas():

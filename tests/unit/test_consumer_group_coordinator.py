@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from construct import Container
 
-from broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
-from broker.log.topics import TopicManager
-from protocol.errors import ErrorCode
+from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
+from kipper.broker.log.topics import TopicManager
+from kipper.protocol.errors import ErrorCode
 
 SESSION, INTERVAL, REBALANCE = 10_000, 1_000, 30_000
 

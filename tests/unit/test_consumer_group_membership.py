@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import uuid
 
-from broker.groups.consumer.assignors import range_assignor, uniform
-from protocol.errors import ErrorCode
+from kipper.broker.groups.consumer.assignors import range_assignor, uniform
+from kipper.protocol.errors import ErrorCode
 from tests.unit.test_consumer_group_coordinator import SESSION, Client, make, request, settle
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from construct import Container
 
-from broker.config import load
-from broker.handlers.groups import handle_describe_groups, handle_list_groups
-from broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
-from broker.state import BrokerState, RequestContext, Session
-from protocol.errors import ErrorCode
+from kipper.broker.config import load
+from kipper.broker.handlers.groups import handle_describe_groups, handle_list_groups
+from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
+from kipper.broker.state import BrokerState, RequestContext, Session
+from kipper.protocol.errors import ErrorCode
 from tests.unit.test_consumer_group_coordinator import request
 
 

@@ -63,7 +63,7 @@ def test_the_broker_listens_where_it_advertises_and_publishes_that_port(compose)
     adv = re.fullmatch(r"PLAINTEXT://([\w-]+):(\d+)", ov["advertised.listeners"])
     assert listen and adv and adv.group(1) == "broker" and adv.group(2) == listen.group(1)
     assert int(listen.group(1)) in published(broker)
-    from broker.config import load
+    from kipper.broker.config import load
     load(overrides=ov)  # the overrides are valid broker settings
     assert ov["metrics.dump.dir"] == "/metrics"
     assert any(str(v).startswith("metrics:/metrics") for v in broker["volumes"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from broker.config import KEYS
-from tools.gen_config_reference import END, START, render
+from kipper.broker.config import KEYS
+from scripts.gen_config_reference import END, START, render
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -15,7 +15,7 @@ def test_readme_configuration_reference_matches_broker_config():
     table = text.split(START, 1)[1].split(END, 1)[0]
     assert table.strip() == render().strip(), (
         "README's configuration reference is stale: run "
-        "`python tools/gen_config_reference.py --write-readme`")
+        "`python scripts/gen_config_reference.py --write-readme`")
 
 
 def test_every_broker_key_is_documented_in_readme():

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameTooLarge, InvalidFrame
+from kipper.protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameTooLarge, InvalidFrame
 
 
 def frame(payload: bytes) -> bytes:

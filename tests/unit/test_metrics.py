@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from broker.metrics import LatencyHistogram, Metrics
+from kipper.broker.metrics import LatencyHistogram, Metrics
 
 
 def test_histogram_percentiles_are_within_one_bucket_of_the_truth():

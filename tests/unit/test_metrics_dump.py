@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-import broker.metrics_dump as md
-from broker.metrics import Metrics
-from broker.metrics_dump import MetricsDumper, normalize_quotas, normalize_share
+import kipper.broker.metrics_dump as md
+from kipper.broker.metrics import Metrics
+from kipper.broker.metrics_dump import MetricsDumper, normalize_quotas, normalize_share
 
 
 def lines_in(directory) -> list[dict]:
@@ -144,9 +144,9 @@ def test_malformed_provider_sections_become_empty_rows(value):
 
 
 def test_the_derived_share_provider_counts_states_and_delivery_counts():
-    from broker.config import load
-    from broker.share.states import REJECT
-    from broker.state import BrokerState
+    from kipper.broker.config import load
+    from kipper.broker.share.states import REJECT
+    from kipper.broker.state import BrokerState
     from tests.unit.test_share_partition import LOCK, data, engine
 
     state = BrokerState(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))

@@ -16,9 +16,9 @@ from construct import ConstructError, StreamError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import primitives as p
-from protocol import structs as ks
-from protocol.schema import Schema
+from kipper.protocol import primitives as p
+from kipper.protocol import structs as ks
+from kipper.protocol.schema import Schema
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from broker.producer_state import ProducerIdManager
-from broker.producer_state.ids import EPOCH_EXHAUSTED
-from protocol.errors import ErrorCode
+from kipper.broker.producer_state import ProducerIdManager
+from kipper.broker.producer_state.ids import EPOCH_EXHAUSTED
+from kipper.protocol.errors import ErrorCode
 
 
 def test_new_ids_are_unique_and_start_at_epoch_zero():

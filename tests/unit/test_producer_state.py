@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from broker.producer_state import APPEND, DUPLICATE, LATEST, REJECT, WINDOW5, ProducerStateManager
-from protocol.batch import BatchHeader
-from protocol.errors import ErrorCode
+from kipper.broker.producer_state import APPEND, DUPLICATE, LATEST, REJECT, WINDOW5, ProducerStateManager
+from kipper.protocol.batch import BatchHeader
+from kipper.protocol.errors import ErrorCode
 
 MAX = 0x7FFFFFFF
 PID = 1000

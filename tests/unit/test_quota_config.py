@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config import ConfigError, load
-from broker.quota.manager import QuotaSettings
+from kipper.broker.config import ConfigError, load
+from kipper.broker.quota.manager import QuotaSettings
 
 
 def test_defaults_are_kip_936s():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
-from broker.quota.rate import SampledStat, TokenBucket
+from kipper.broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
+from kipper.broker.quota.rate import SampledStat, TokenBucket
 
 S = QuotaSettings(samples=2, window_s=10, expected_items=1000, false_positive_rate=0.001)
 W = S.window_ms

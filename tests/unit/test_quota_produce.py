@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from broker import config as cfg
-from broker.dispatcher import Dispatcher
-from broker.handlers import HANDLERS
-from broker.quota.client_quotas import ClientQuotaStore, Op, check_entity, check_op
-from broker.state import BrokerState, Session
-from protocol import records
-from protocol.errors import ErrorCode
-from protocol.header import decode_response, encode_request
-from protocol.messages import APIS
+from kipper.broker import config as cfg
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.handlers import HANDLERS
+from kipper.broker.quota.client_quotas import ClientQuotaStore, Op, check_entity, check_op
+from kipper.broker.state import BrokerState, Session
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
+from kipper.protocol.header import decode_response, encode_request
+from kipper.protocol.messages import APIS
 
 PRODUCE, ALTER, DESCRIBE = APIS[0], APIS[49], APIS[48]
 

@@ -1,6 +1,6 @@
 """RecordBatch v2: encode/decode per codec, CRC-32C coverage, splitting, bad input.
 
-Batches written by real clients (captured by tools/capture_golden.py into
+Batches written by real clients (captured by scripts/capture_golden.py into
 tests/golden/batches/) must decode too.
 """
 
@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol import batch as b
-from protocol import compression
-from protocol import records as r
+from kipper.protocol import batch as b
+from kipper.protocol import compression
+from kipper.protocol import records as r
 
 CODECS = [compression.NONE, compression.GZIP, compression.SNAPPY, compression.LZ4, compression.ZSTD]
 CODEC_IDS = [compression.NAMES[c] for c in CODECS]
@@ -391,7 +391,7 @@ def test_batch_written_by_a_real_client_decodes(path):
     assert batches, "no batch in the captured records"
     assert {x.header.compression for x in batches} == {compression.BY_NAME[codec_name]}
     recs = [rec for x in batches for rec in x.records]
-    # tools/capture_golden.py produces three records: key-<i> / "<client>-<codec>-<i>:golden golden ..."
+    # scripts/capture_golden.py produces three records: key-<i> / "<client>-<codec>-<i>:golden golden ..."
     assert [rec.key for rec in recs] == [b"key-0", b"key-1", b"key-2"]
     assert [rec.value for rec in recs] == [
         f"{client}-{codec_name}-{i}:".encode() + b"golden " * 30 for i in range(3)]

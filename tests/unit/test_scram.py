@@ -8,15 +8,14 @@ import json
 
 import pytest
 
-from broker.security import sasl_plain
-from broker.security.authenticator import (
+from kipper.protocol import sasl
+from kipper.broker.security.authenticator import (
     AUTHENTICATE, COMPLETE, FAILED, HANDSHAKE, SaslAuthenticator, failure_message,
 )
-from broker.security.credentials import CredentialStore
-from broker.security.scram import (
-    ScramClient, ScramCredential, ScramError, ScramServer, escape_username, unescape_username,
-)
-from protocol.errors import ErrorCode
+from kipper.broker.security.credentials import CredentialStore
+from kipper.broker.security.scram import ScramCredential, ScramServer
+from kipper.protocol.sasl import ScramClient, ScramError, escape_username, unescape_username
+from kipper.protocol.errors import ErrorCode
 
 MECHS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -165,12 +164,12 @@ def test_usernames_with_comma_and_equals_are_escaped_both_ways():
 # --- PLAIN --------------------------------------------------------------------------------
 
 def test_plain_message_parses_and_refuses_a_foreign_authzid():
-    assert sasl_plain.parse(b"\x00alice\x00pw") == ("", "alice", "pw")
-    assert sasl_plain.parse(b"alice\x00alice\x00pw")[1] == "alice"
+    assert sasl.parse_plain(b"\x00alice\x00pw") == ("", "alice", "pw")
+    assert sasl.parse_plain(b"alice\x00alice\x00pw")[1] == "alice"
     with pytest.raises(ScramError):
-        sasl_plain.parse(b"admin\x00alice\x00pw")
+        sasl.parse_plain(b"admin\x00alice\x00pw")
     with pytest.raises(ScramError):
-        sasl_plain.parse(b"\x00alice")
+        sasl.parse_plain(b"\x00alice")
 
 
 def test_plain_is_checked_against_the_salted_credential(tmp_path):
@@ -238,7 +237,7 @@ def test_scram_login_walks_handshake_authenticate_complete(tmp_path, mechanism):
 def test_plain_login_completes_in_one_step(tmp_path):
     auth = _authenticator(tmp_path)
     auth.handshake("PLAIN")
-    step = auth.authenticate(sasl_plain.client_message("alice", "pw"))
+    step = auth.authenticate(sasl.plain_client_message("alice", "pw"))
     assert step.error == ErrorCode.NONE and step.principal == "User:alice"
 
 
@@ -249,7 +248,7 @@ def test_wrong_password_and_unknown_user_get_the_same_answer(tmp_path):
             auth = _authenticator(tmp_path)
             auth.handshake(mechanism)
             if mechanism == "PLAIN":
-                step = auth.authenticate(sasl_plain.client_message(user, password))
+                step = auth.authenticate(sasl.plain_client_message(user, password))
             else:
                 client = ScramClient(mechanism, user, password)
                 step = auth.authenticate(client.final(auth.authenticate(client.first()).token))
@@ -275,14 +274,14 @@ def test_second_handshake_and_unknown_mechanism_are_refused(tmp_path):
 def test_a_failed_exchange_cannot_be_continued(tmp_path):
     auth = _authenticator(tmp_path)
     auth.handshake("PLAIN")
-    auth.authenticate(sasl_plain.client_message("alice", "wrong"))
-    assert auth.authenticate(sasl_plain.client_message("alice", "pw")).error == ErrorCode.ILLEGAL_SASL_STATE
+    auth.authenticate(sasl.plain_client_message("alice", "wrong"))
+    assert auth.authenticate(sasl.plain_client_message("alice", "pw")).error == ErrorCode.ILLEGAL_SASL_STATE
 
 
 # --- TLS client certificates ---------------------------------------------------------------
 
 def test_client_certificate_subject_becomes_an_rfc2253_principal():
-    from broker.security.tls import principal_from_cert
+    from kipper.broker.security.tls import principal_from_cert
 
     cert = {"subject": ((("countryName", "US"),), (("organizationName", "Acme, Inc"),),
                         (("commonName", "client-1"),))}

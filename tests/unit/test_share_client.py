@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from construct import Container
 
-from client.share_acks import (
+from kipper.client.share_acks import (
     AcknowledgeType, AckTracker, IllegalStateError, TopicPartition, ack_batches, decode_partition,
 )
-from protocol import records
+from kipper.protocol import records
 
 TP = TopicPartition("t", 0)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from construct import Container
 
-from broker.log.topics import TopicManager
-from broker.share.coordinator import ShareGroupCoordinator
-from broker.share.sessions import ShareSessionCache
-from broker.share.settings import ShareSettings
-from protocol.errors import ErrorCode
+from kipper.broker.log.topics import TopicManager
+from kipper.broker.share.coordinator import ShareGroupCoordinator
+from kipper.broker.share.sessions import ShareSessionCache
+from kipper.broker.share.settings import ShareSettings
+from kipper.protocol.errors import ErrorCode
 
 SESSION = 10_000
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from broker.share.partition import SharePartition, merge_entries
-from broker.share.states import (
+from kipper.broker.share.partition import SharePartition, merge_entries
+from kipper.broker.share.states import (
     ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, GAP, REJECT, RELEASE, RENEW, TRANSITIONS,
     IllegalTransition, check_move,
 )
-from protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode
 
 LOCK = 1000
 

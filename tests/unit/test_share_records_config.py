@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config import KEYS, ConfigError, load
-from broker.share.settings import ShareSettings
-from protocol import records
-from protocol import share_records as sr
+from kipper.broker.config import KEYS, ConfigError, load
+from kipper.broker.share.settings import ShareSettings
+from kipper.protocol import records
+from kipper.protocol import share_records as sr
 
 
 def test_delta_value_round_trips_with_the_seed_field_names():

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import pytest
 
-from broker.log.topics import TopicManager
-from broker.share.recovery import PartitionLogView, read_share_record
-from broker.share.settings import ShareSettings
-from broker.share.states import ACCEPT, RELEASE
-from broker.share.store import ShareStore
-from protocol import records
-from protocol import share_records as sr
+from kipper.broker.log.topics import TopicManager
+from kipper.broker.share.recovery import PartitionLogView, read_share_record
+from kipper.broker.share.settings import ShareSettings
+from kipper.broker.share.states import ACCEPT, RELEASE
+from kipper.broker.share.store import ShareStore
+from kipper.protocol import records
+from kipper.protocol import share_records as sr
 
 LOCK = 30_000
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from construct import Container
 
-from broker.config import load
-from broker.log.retention import apply_retention
-from broker.log.topics import TopicManager
-from broker.share.recovery import PartitionLogView
-from broker.share.settings import ShareSettings
-from broker.share.states import ACCEPT, RELEASE
-from broker.share.store import ShareStore
-from broker.state import BrokerState
-from protocol import records
-from protocol import share_records as sr
+from kipper.broker.config import load
+from kipper.broker.log.retention import apply_retention
+from kipper.broker.log.topics import TopicManager
+from kipper.broker.share.recovery import PartitionLogView
+from kipper.broker.share.settings import ShareSettings
+from kipper.broker.share.states import ACCEPT, RELEASE
+from kipper.broker.share.store import ShareStore
+from kipper.broker.state import BrokerState
+from kipper.protocol import records
+from kipper.protocol import share_records as sr
 
 LOCK = 1000
 
@@ -205,7 +205,7 @@ def test_retention_never_removes_the_latest_checkpoint_or_the_deltas_after_it():
 
 
 def test_delete_records_stops_at_the_eso_of_all_groups():
-    from broker.handlers.delete_records import handle_delete_records
+    from kipper.broker.handlers.delete_records import handle_delete_records
 
     state = _state(**{"retention.ms": "-1"})
     _, _, topic = state.topics.create("d", 1)

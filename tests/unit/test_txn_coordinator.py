@@ -7,11 +7,11 @@ import itertools
 
 import pytest
 
-from broker.txn import (
+from kipper.broker.txn import (
     TRANSITIONS, IllegalTransition, TransactionCoordinator, TxnSettings, TxnState, transition,
 )
-from broker.txn.coordinator import EPOCH_EXHAUSTED
-from protocol.errors import ErrorCode
+from kipper.broker.txn.coordinator import EPOCH_EXHAUSTED
+from kipper.protocol.errors import ErrorCode
 
 S = TxnState
 E = ErrorCode

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from broker.groups.offsets import OffsetStore
-from broker.producer_state import APPEND, LATEST, REJECT, WINDOW5, ProducerStateManager
-from broker.txn import AbortedTxn, TxnPartition
-from protocol import batch as b
-from protocol import records
-from protocol.errors import ErrorCode
+from kipper.broker.groups.offsets import OffsetStore
+from kipper.broker.producer_state import APPEND, LATEST, REJECT, WINDOW5, ProducerStateManager
+from kipper.broker.txn import AbortedTxn, TxnPartition
+from kipper.protocol import batch as b
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
 
 # --- last stable offset ---------------------------------------------------------------------------
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from broker.config import load
-from broker.log.append import append_records
-from broker.state import BrokerState
-from protocol import batch as b
-from protocol import records
-from protocol.errors import ErrorCode
+from kipper.broker.config import load
+from kipper.broker.log.append import append_records
+from kipper.broker.state import BrokerState
+from kipper.protocol import batch as b
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
 
 E = ErrorCode
 TID = "app"

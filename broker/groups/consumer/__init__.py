@@ -9,8 +9,8 @@ a group id belongs to one kind of group at a time.
 
 from __future__ import annotations
 
-from broker.groups.consumer.coordinator import ConsumerGroupCoordinator
-from broker.groups.consumer.settings import ConsumerGroupSettings
+from kipper.broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from kipper.broker.groups.consumer.settings import ConsumerGroupSettings
 
 
 def attach(state) -> ConsumerGroupCoordinator:

@@ -20,14 +20,14 @@ from typing import Callable
 
 import structlog
 
-from broker.groups.consumer.assignors import ASSIGNORS, Assignment
-from broker.groups.consumer.model import (
+from kipper.broker.groups.consumer.assignors import ASSIGNORS, Assignment
+from kipper.broker.groups.consumer.model import (
     DEAD, JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerMember,
 )
-from broker.groups.consumer.reconcile import MemberAssignment, UNREVOKED_PARTITIONS, reconcile
-from broker.groups.consumer.settings import ConsumerGroupSettings
-from broker.groups.consumer.subscription import regex_problem, subscribed_ids, subscription_metadata
-from protocol.errors import ErrorCode
+from kipper.broker.groups.consumer.reconcile import MemberAssignment, UNREVOKED_PARTITIONS, reconcile
+from kipper.broker.groups.consumer.settings import ConsumerGroupSettings
+from kipper.broker.groups.consumer.subscription import regex_problem, subscribed_ids, subscription_metadata
+from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 

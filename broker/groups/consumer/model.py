@@ -14,8 +14,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from broker.groups.consumer.assignors import Assignment
-from broker.groups.consumer.reconcile import MemberAssignment
+from kipper.broker.groups.consumer.assignors import Assignment
+from kipper.broker.groups.consumer.reconcile import MemberAssignment
 
 EMPTY, ASSIGNING, RECONCILING, STABLE, DEAD = "Empty", "Assigning", "Reconciling", "Stable", "Dead"
 JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2  # KIP-848 member epochs

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
-from broker.groups.consumer.assignors import Assignment
+from kipper.broker.groups.consumer.assignors import Assignment
 
 STABLE = "STABLE"
 UNREVOKED_PARTITIONS = "UNREVOKED_PARTITIONS"

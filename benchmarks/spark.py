@@ -1,4 +1,4 @@
-"""Figures for docs/PERFORMANCE.md (issue #7): ``python -m spark_jobs.benchmark``.
+"""Figures for docs/PERFORMANCE.md (issue #7): ``python -m benchmarks.spark``.
 
     loadgen    records/s of loadgen.py with local[1] and local[2] against one broker
     overhead   Spark's cost per task: empty tasks, Python workers warm
@@ -40,7 +40,7 @@ def submit(*args: str) -> tuple[subprocess.CompletedProcess, float]:
 def synthetic_lines(path: Path, n: int, seed: int = 7) -> int:
     """Lines shaped like a busy broker's: 8 APIs with ~10 buckets, 12 partitions,
     producer state, 2 quota users, 3 share-partitions. Returns bytes written."""
-    from protocol.histogram import BUCKET_BOUNDS as BOUNDS
+    from kipper.protocol.histogram import BUCKET_BOUNDS as BOUNDS
 
     rnd = random.Random(seed)
     apis = ["Produce", "Fetch", "Metadata", "ApiVersions", "InitProducerId", "ListOffsets", "ShareFetch",

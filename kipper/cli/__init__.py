@@ -10,8 +10,8 @@ import argparse
 import os
 import sys
 
-from client.config import ConfigError
-from protocol.errors import KafkaError
+from kipper.client.config import ConfigError
+from kipper.protocol.errors import KafkaError
 
 
 def _broker_parser(sub) -> None:
@@ -24,9 +24,9 @@ def _broker_parser(sub) -> None:
 
 
 def _run_broker(args) -> int:
-    from broker import config as cfg
-    from broker import logs
-    from broker.server import run
+    from kipper.broker import config as cfg
+    from kipper.broker import logs
+    from kipper.broker.server import run
 
     try:
         config = cfg.load(args.config, cfg.parse_overrides(args.override), os.environ)
@@ -43,10 +43,10 @@ def _run_broker(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from client.tools import console, perf, topics
-    from client.tools import groups, share_consume
-    from client.tools import configs, users
-    from client.tools import stats
+    from kipper.cli import console, perf, topics
+    from kipper.cli import groups, share_consume
+    from kipper.cli import configs, users
+    from kipper.cli import stats
 
     parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -10,9 +10,9 @@ import argparse
 import sys
 import time
 
-from client.consumer import EARLIEST, LATEST, Consumer
-from client.producer import Producer
-from client.tools.perf import parse_props
+from kipper.client.consumer import EARLIEST, LATEST, Consumer
+from kipper.client.producer import Producer
+from kipper.cli.perf import parse_props
 
 
 def add_parsers(sub) -> None:

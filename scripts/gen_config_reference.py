@@ -1,7 +1,7 @@
 """Print the broker configuration reference (markdown) from broker.config.KEYS.
 
-    python tools/gen_config_reference.py                  # print it
-    python tools/gen_config_reference.py --write-readme   # refresh README.md
+    python scripts/gen_config_reference.py                  # print it
+    python scripts/gen_config_reference.py --write-readme   # refresh README.md
 
 README.md carries this table between the markers
 <!-- config-reference:start --> and <!-- config-reference:end -->;
@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from broker.config import KEYS, defaults_text  # noqa: E402
+from kipper.broker.config import KEYS, defaults_text  # noqa: E402
 
 SECTIONS = {"server": "Server", "log": "Logs and topics", "producer": "Idempotent producers",
             "group": "Consumer groups", "share": "Share groups", "quota": "Quotas",

@@ -14,8 +14,8 @@ import getpass
 import sys
 from pathlib import Path
 
-from broker.security.credentials import CredentialStore, valid_username
-from broker.security.scram import MAX_ITERATIONS, MECHANISM_CODES, MIN_ITERATIONS
+from kipper.broker.security.credentials import CredentialStore, valid_username
+from kipper.protocol.sasl import MAX_ITERATIONS, MECHANISM_CODES, MIN_ITERATIONS
 
 
 def add_parser(sub) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from client.blocking import connect_any
-from protocol.errors import ErrorCode, KafkaError
+from kipper.client.blocking import connect_any
+from kipper.protocol.errors import ErrorCode, KafkaError
 
 
 def add_parser(sub) -> None:

@@ -11,8 +11,8 @@ import os
 import sys
 import time
 
-from client.config import ConfigError
-from client.producer import Producer
+from kipper.client.config import ConfigError
+from kipper.client.producer import Producer
 
 REPORT_INTERVAL = 5.0
 

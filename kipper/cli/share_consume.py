@@ -8,8 +8,8 @@ import argparse
 import sys
 import time
 
-from client.share_acks import AcknowledgeType
-from client.share_consumer import ShareConsumer
+from kipper.client.share_acks import AcknowledgeType
+from kipper.client.share_consumer import ShareConsumer
 
 ACKS = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE,
         "reject": AcknowledgeType.REJECT}

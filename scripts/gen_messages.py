@@ -1,6 +1,6 @@
 """Draft a protocol/messages module from Kafka's JSON message schemas.
 
-Usage: python tools/gen_messages.py SCHEMA_DIR ApiName [module_name]
+Usage: python scripts/gen_messages.py SCHEMA_DIR ApiName [module_name]
 
 Prints a module that declares the request and response of one API with
 protocol.schema.F, field names in snake_case. The output is a starting point:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import struct
 
-from client.blocking import UnsupportedByBroker, connect_any
-from protocol.errors import ErrorCode
+from kipper.client.blocking import UnsupportedByBroker, connect_any
+from kipper.protocol.errors import ErrorCode
 
 LIST_GROUPS, DESCRIBE_GROUPS, SHARE_GROUP_DESCRIBE = 16, 15, 77
 

@@ -1,6 +1,6 @@
 """Capture request frames from real Kafka clients as golden test data.
 
-Usage: .venv/bin/python tools/capture_golden.py [--client NAME ...] [--out tests/golden]
+Usage: .venv/bin/python scripts/capture_golden.py [--client NAME ...] [--out tests/golden]
 
 Starts the kipper broker behind a small recording TCP proxy and advertises the
 proxy's address (advertised.listeners), so every connection a client opens,
@@ -30,11 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from protocol import batch as b  # noqa: E402
-from protocol import compression  # noqa: E402
-from protocol.framing import FrameDecoder  # noqa: E402
-from protocol.header import REQUEST_HEADERS, peek_api  # noqa: E402
-from protocol.messages import APIS  # noqa: E402
+from kipper.protocol import batch as b  # noqa: E402
+from kipper.protocol import compression  # noqa: E402
+from kipper.protocol.framing import FrameDecoder  # noqa: E402
+from kipper.protocol.header import REQUEST_HEADERS, peek_api  # noqa: E402
+from kipper.protocol.messages import APIS  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
 
 CLIENTS = ("confluent-kafka", "aiokafka", "kafka-python")

@@ -1,1 +1,0 @@
-"""Command-line tools built on the client library (``kipper <tool>``)."""

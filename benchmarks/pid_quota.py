@@ -9,8 +9,9 @@ with and without the quota, and what the quota costs everyone else. One run.
    growth, producer-state entries and bytes, bloom-filter bytes (from the
    broker's final log line), and the bound burst + rate x elapsed.
 2. Produce path, in process (dispatcher + handler + log, no network): a good
-   producer's records/s with the quota manager's hook installed and the user
-   under a quota, versus no hook at all. Alternating runs, best of each.
+   producer's records/s with the user under a quota (every request goes
+   through the admitted-id check), versus no quota configured (the default:
+   the check returns at once). Alternating runs, best of each.
 3. Latency: the good user's p99 Produce latency (acks=all, 10-record batches,
    one request at a time) alone and while the rogue churns, quota on.
 """
@@ -29,10 +30,9 @@ import time
 from pathlib import Path
 
 from kipper.broker import config as cfg
-from kipper.broker.dispatcher import Dispatcher
-from kipper.broker.handlers import HANDLERS
+from kipper.broker.composition import build_broker
+from kipper.broker.context import Session
 from kipper.broker.security.credentials import CredentialStore
-from kipper.broker.state import BrokerState, Session
 from kipper.client.connect import connect
 from kipper.protocol import records
 from kipper.protocol.framing import FrameDecoder
@@ -152,13 +152,11 @@ def memory_run(rate, n_ids) -> dict:
 # --- the produce path in process ---------------------------------------------------------------
 
 def _produce_path(quota_on: bool, n_requests: int, producers: int = 8, per_batch: int = 100):
-    state = BrokerState(cfg.load(overrides={"log.level": "WARNING"}))
+    state = build_broker(cfg.load(overrides={"log.level": "WARNING"}))
     state.topics.create("bench", 1)
     if quota_on:
-        state.quotas.manager.set_quotas({}, 1000.0)  # every user under a quota: the hook runs
-    else:
-        state.extensions.pop("produce_admission", None)  # no quota manager on the path at all
-    dispatcher = Dispatcher(dict(HANDLERS), state)
+        state.quotas.manager.set_quotas({}, 1000.0)  # every user under a quota
+    dispatcher = state.dispatcher
     session = Session("SASL_PLAINTEXT", "bench", "SASL_PLAINTEXT", principal="User:good")
     payload = [(None, b"x" * 100)] * per_batch
     seqs = [0] * producers

@@ -5,7 +5,7 @@ and the append-path cost of the idempotence check. One run, side by side.
 
 Memory is measured with tracemalloc around filling one partition's manager
 with N producer ids, each having written 5 batches (so window5 holds a full
-window). The append path is measured in-process (a real BrokerState's append
+window). The append path is measured in-process (a real broker Partition's append
 path, no network or request parsing) with 100-record batches, idempotent vs
 not, and end to
 end: confluent-kafka producing to a kipper broker with enable.idempotence
@@ -19,7 +19,6 @@ import gc
 import time
 import tracemalloc
 
-from kipper.broker.log.append import append_records
 from kipper.broker.producer_state import LATEST, WINDOW5, ProducerStateManager
 from kipper.broker.producer_state.manager import APPEND, PendingBatch, Validation
 from kipper.protocol import batch as b
@@ -48,12 +47,12 @@ def bytes_per_entry(mode: str, n_ids: int) -> tuple[float, int]:
 
 def append_rate(idempotent: bool, n_batches: int = 20000, per_batch: int = 100,
                 producers: int = 100) -> float:
+    from kipper.broker.composition import build_broker
     from kipper.broker.config import load
-    from kipper.broker.state import BrokerState
 
-    state = BrokerState(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
+    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
     _, _, topic = state.topics.create("bench", 1)
-    plog = topic.partitions[0]
+    partition = topic.partitions[0]
     payload = [(None, b"x" * 100)] * per_batch
     seqs = [0] * producers
     prepared = []
@@ -68,8 +67,8 @@ def append_rate(idempotent: bool, n_batches: int = 20000, per_batch: int = 100,
         prepared.append((data, b.split_batches(data)))
     start = time.perf_counter()
     for data, spans in prepared:
-        r = append_records(state, plog, data, spans, 0)
-        assert r["error_code"] == 0
+        r = partition.append(data, spans, 0)
+        assert r.error == 0
     elapsed = time.perf_counter() - start
     return n_batches * per_batch / elapsed
 

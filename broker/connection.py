@@ -5,7 +5,9 @@ connection are pipelined. Each request takes a slot in a FIFO; a slot is
 filled immediately (most handlers) or when its coroutine finishes (long-poll
 Fetch, JoinGroup). Responses leave in request order, and everything ready at
 the end of a read burst goes out in one write. Reading pauses while too many
-slots are pending or the transport's write buffer is full.
+slots are pending or the transport's write buffer is full. A handler's
+``Reply`` may ask the connection to mute itself for a quota throttle or to
+close after a failed login; both happen once the burst's answers are written.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from collections import deque
 
 import structlog
 
-from kipper.broker.dispatcher import NO_RESPONSE, CloseConnection, Dispatcher
-from kipper.broker.state import Session
+from kipper.broker.context import Session
+from kipper.broker.dispatcher import NO_RESPONSE, CloseConnection, Dispatcher, Reply
 from kipper.protocol.framing import FrameDecoder, FrameTooLarge, InvalidFrame
 
 log = structlog.get_logger(__name__)
@@ -59,6 +61,9 @@ class KafkaConnection(asyncio.Protocol):
         self._muted = False
         self._mute_handle: asyncio.TimerHandle | None = None
         self._held: list[bytes] = []  # decoded frames waiting for a mute to end
+        # asked for by the replies of this burst, done after its answers are written
+        self._mute_after_ms = 0
+        self._close_after = False
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
@@ -67,14 +72,14 @@ class KafkaConnection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.session = self.session_factory(transport, f"{peer[0]}:{peer[1]}" if peer else "?")
         self.registry.add(self)
-        self.dispatcher.state.metrics.connection_opened()
+        self.dispatcher.metrics.connection_opened()
         if not self.session.authenticated and self.pre_auth_max_frame:
             self.decoder.max_size = min(self.max_frame, self.pre_auth_max_frame)
 
     def connection_lost(self, exc) -> None:
         self.closing = True
         self.registry.discard(self)
-        self.dispatcher.state.metrics.connection_closed()
+        self.dispatcher.metrics.connection_closed()
         for task in list(self.tasks):
             task.cancel()
         if self._mute_handle is not None:
@@ -105,7 +110,7 @@ class KafkaConnection(asyncio.Protocol):
             self.handle_frame(frame)
             if self.closing:
                 return
-            if self.session.mute_ms and i + 1 < len(frames):
+            if self._mute_after_ms and i + 1 < len(frames):
                 # a throttled connection reads nothing more until its mute ends (Kafka mutes
                 # the channel); frames already decoded wait here
                 self._held.extend(frames[i + 1:])
@@ -117,27 +122,27 @@ class KafkaConnection(asyncio.Protocol):
         self._after_burst()
 
     def _after_burst(self) -> None:
-        session = self.session
-        if session.mute_ms or session.close_after_response or (
-                self.decoder.max_size != self.max_frame and session.authenticated):
-            self._apply_session_signals()
+        if self.closing:
+            return
+        if self._mute_after_ms or self._close_after or (
+                self.decoder.max_size != self.max_frame and self.session.authenticated):
+            self._apply_signals()
 
-    def _apply_session_signals(self) -> None:
-        """Act on what handlers asked of the connection (issue #6), after the
+    def _apply_signals(self) -> None:
+        """Act on what the replies asked of the connection (issue #6), after the
         answers of this read burst were written."""
-        session = self.session
-        if session.close_after_response:
+        if self._close_after:
             # Kafka's connection.failed.authentication.delay.ms: the client reads
             # the answer before the close, and cannot retry in a tight loop
             self.closing = True
             self.transport.pause_reading()
             asyncio.get_running_loop().call_later(FAILED_AUTHENTICATION_DELAY_S, self.transport.close)
             return
-        if session.authenticated:
+        if self.session.authenticated:
             self.decoder.max_size = self.max_frame
-        if session.mute_ms:
-            self.mute_for(session.mute_ms)
-            session.mute_ms = 0
+        if self._mute_after_ms:
+            self.mute_for(self._mute_after_ms)
+            self._mute_after_ms = 0
 
     def mute_for(self, ms: int) -> None:
         """Stop reading for ``ms`` (a quota's throttle time), as Kafka mutes a
@@ -159,7 +164,7 @@ class KafkaConnection(asyncio.Protocol):
             if self.closing:
                 return
             self.handle_frame(frame)
-            if self.session.mute_ms and i + 1 < len(held):
+            if self._mute_after_ms and i + 1 < len(held):
                 self._held = held[i + 1:]
                 break
         self.flush()
@@ -178,6 +183,9 @@ class KafkaConnection(asyncio.Protocol):
             log.exception("handler_failed", peer=self.session.peer)
             self.abort("handler_failed", "internal error while handling a request")
             return
+        if type(result) is Reply:
+            self._note(result)
+            result = result.body
         if result is NO_RESPONSE:
             return
         if encode is None:
@@ -205,7 +213,11 @@ class KafkaConnection(asyncio.Protocol):
                 log.error("handler_failed", peer=self.session.peer, exc_info=exc)
                 self.abort("handler_failed", "internal error while handling a request")
             return
-        slot.frame = encode(task.result())
+        value = task.result()
+        if type(value) is Reply:
+            self._note(value)
+            value = value.body
+        slot.frame = encode(value)
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._scheduled_flush)
@@ -213,6 +225,13 @@ class KafkaConnection(asyncio.Protocol):
     def _scheduled_flush(self) -> None:
         self._flush_scheduled = False
         self.flush()
+        self._after_burst()
+
+    def _note(self, reply: Reply) -> None:
+        if reply.mute_ms > self._mute_after_ms:
+            self._mute_after_ms = reply.mute_ms
+        if reply.close:
+            self._close_after = True
 
     # --- output --------------------------------------------------------------------------
 
@@ -246,7 +265,7 @@ class KafkaConnection(asyncio.Protocol):
         if self.closing:
             return
         log.warning(event, peer=self.session.peer if self.session else "?", reason=reason)
-        self.dispatcher.state.metrics.observe_rejected(event)
+        self.dispatcher.metrics.observe_rejected(event)
         self.closing = True
         # answers already produced for earlier requests still go out
         self.flush_before_close()

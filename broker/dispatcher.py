@@ -2,9 +2,11 @@
 
 Parses the header, finds the API and its handler, parses the body, calls the
 handler and encodes what it returns. A handler returns a response body, a
-coroutine producing one (long-polls, rebalances), or ``NO_RESPONSE`` (Produce
-with acks=0). A frame that cannot be parsed, an unknown API or an unsupported
-version raises ``CloseConnection``; nothing else leaves this module.
+``Reply`` (a body plus what the connection must do after sending it: mute
+for a quota throttle, close after a failed login), a coroutine producing
+either (long-polls, rebalances), or ``NO_RESPONSE`` (Produce with acks=0).
+A frame that cannot be parsed, an unknown API or an unsupported version
+raises ``CloseConnection``; nothing else leaves this module.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any, Callable
 
 import structlog
 
-from kipper.broker.state import RequestContext
+from kipper.broker.context import RequestContext
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import REQUEST_HEADERS, encode_response
 from kipper.protocol.messages import APIS
@@ -29,31 +31,32 @@ NO_RESPONSE = object()
 Handler = Callable[[Any, RequestContext], Any]
 
 
+class Reply:
+    """A response body and what the connection does once it is sent."""
+
+    __slots__ = ("body", "mute_ms", "close")
+
+    def __init__(self, body, *, mute_ms: int = 0, close: bool = False):
+        self.body = body
+        self.mute_ms = mute_ms  # a quota throttle: read nothing more for this long (Kafka mutes)
+        self.close = close  # close after the answer (a failed SASL login)
+
+
 class CloseConnection(Exception):
     """The request cannot be answered; the connection must be closed."""
 
 
 class Dispatcher:
-    def __init__(self, handlers: dict[int, Handler], state, *, pre_auth_apis=frozenset()):
-        self.handlers = handlers
-        self.state = state
+    def __init__(self, broker, *, pre_auth_apis=frozenset()):
+        self.broker = broker
+        self.handlers: dict[int, Handler] = broker.handlers
+        self.metrics = broker.metrics
         self.pre_auth_apis = pre_auth_apis
 
-    def advertised_apis(self) -> list[dict]:
-        out = []
-        for key in sorted(self.handlers):
-            api = APIS[key]
-            if not api.advertise:
-                continue
-            # KAFKA-18659: librdkafka needs Produce to start at 0 in the answer,
-            # though versions below 3 are refused like Kafka 4 refuses them.
-            min_version = 0 if key == 0 else api.min_version
-            out.append({"api_key": key, "min_version": min_version, "max_version": api.max_version})
-        return out
-
     def dispatch(self, frame: bytes, session) -> tuple[Any, Callable[[Any], bytes] | None]:
-        """Returns (result, encoder). ``result`` is bytes (a ready frame),
-        NO_RESPONSE, or a coroutine whose value goes through ``encoder``."""
+        """Returns (result, encoder). ``result`` is bytes (a ready frame), a Reply
+        whose ``body`` is a ready frame or NO_RESPONSE, NO_RESPONSE, or a coroutine
+        whose value (a body or a Reply) goes through ``encoder``."""
         started = time.perf_counter()
         if len(frame) < 8:
             raise CloseConnection(f"request of {len(frame)} bytes is too short for a header")
@@ -76,13 +79,13 @@ class Dispatcher:
             body = api.request_schema(version).parse_stream(stream)
         except Exception as exc:  # construct/struct/unicode errors: all mean "malformed"
             raise CloseConnection(f"malformed {api.name} v{version} request: {exc}") from None
-        ctx = RequestContext(self.state, session, api_key, version, header.correlation_id,
+        ctx = RequestContext(self.broker, session, api_key, version, header.correlation_id,
                              header.client_id)
         result = handler(body, ctx)
-        metrics = self.state.metrics
-        if result is NO_RESPONSE:
+        metrics = self.metrics
+        if result is NO_RESPONSE or (type(result) is Reply and result.body is NO_RESPONSE):
             metrics.observe_request(api.name, int((time.perf_counter() - started) * 1e6))
-            return NO_RESPONSE, None
+            return result, None
 
         def encode(value, _api=api, _version=version, _cid=header.correlation_id) -> bytes:
             out = encode_response(_api, _version, _cid, value)
@@ -91,11 +94,14 @@ class Dispatcher:
 
         if hasattr(result, "__await__"):
             return result, encode
+        if type(result) is Reply:
+            result.body = encode(result.body)
+            return result, None
         return encode(result), None
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         body = {"error_code": int(ErrorCode.UNSUPPORTED_VERSION),
-                "api_keys": [a for a in self.advertised_apis() if a["api_key"] == API_VERSIONS.key]
+                "api_keys": [a for a in self.broker.advertised_apis() if a["api_key"] == API_VERSIONS.key]
                 or [{"api_key": 18, "min_version": API_VERSIONS.min_version,
                      "max_version": API_VERSIONS.max_version}]}
         return encode_response(API_VERSIONS, 0, correlation_id, body)

@@ -3,11 +3,13 @@
 Counts per interval (requests and latency per API, bytes and records in and
 out per partition) are reset by ``take_interval``; cumulative totals never
 are. Engines that keep their own counters (producer state, quotas, share
-groups) register a *provider*: a named callable returning a JSON-ready dict
-that is included in every snapshot. Nothing here does I/O.
+groups) are *providers*: named callables returning a JSON-ready dict that is
+included in every snapshot, given by the composition root. Nothing here does I/O.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from kipper.protocol.histogram import BUCKET_BOUNDS, LatencyHistogram  # noqa: F401  (re-exported)
 
@@ -20,14 +22,14 @@ class _PartitionCounts:
 
 
 class Metrics:
-    def __init__(self):
+    def __init__(self, providers: dict[str, Callable[[], dict]] | None = None):
         self._apis: dict[str, LatencyHistogram] = {}
         self._errors: dict[str, int] = {}
         self._partitions: dict[tuple[str, int], _PartitionCounts] = {}
         self.totals = {"requests": 0, "bytes_in": 0, "records_in": 0, "bytes_out": 0,
                        "records_out": 0, "connections_accepted": 0, "connections_closed": 0}
         self.connections_open = 0
-        self.providers: dict[str, callable] = {}
+        self.providers: dict[str, Callable[[], dict]] = dict(providers or {})
 
     # --- counting (hot paths: keep them to a few attribute updates) -------------------
 

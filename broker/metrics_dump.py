@@ -234,12 +234,10 @@ class MetricsDumper:
             self.writer.join(timeout)
 
 
-def from_config(metrics, config, share=None) -> MetricsDumper | None:
+def from_config(metrics, config) -> MetricsDumper | None:
     directory = config["metrics.dump.dir"]
     if not directory:
         return None
-    if share is not None and "share" not in metrics.providers:
-        metrics.providers["share"] = share_partitions_provider(share)
     return MetricsDumper(metrics, config["node.id"], directory,
                          max_bytes=config["metrics.dump.max.bytes"],
                          max_files=config["metrics.dump.max.files"])

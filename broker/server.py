@@ -1,9 +1,10 @@
 """The broker process: listeners, periodic engine ticks, graceful shutdown.
 
-This is the asyncio shell around the engines. It binds each listener, hands
-connections to ``KafkaConnection``, drives time-based work (group session
-expiry, retention) by calling the engines' ``tick``/``expire`` methods, and
-on SIGTERM/SIGINT stops accepting, closes connections and logs final counters.
+This is the asyncio shell around the engines, which ``build_broker`` makes
+(broker/composition.py). It binds each listener, hands connections to
+``KafkaConnection``, drives time-based work (group session expiry, retention)
+by calling the engines' ``tick``/``expire`` methods, and on SIGTERM/SIGINT
+stops accepting, closes connections and logs final counters.
 """
 
 from __future__ import annotations
@@ -14,15 +15,13 @@ from typing import Callable
 
 import structlog
 
+from kipper.broker.composition import build_broker, now_ms
 from kipper.broker.config import BrokerConfig
 from kipper.broker.connection import KafkaConnection
-from kipper.broker.dispatcher import Dispatcher
-from kipper.broker.handlers import HANDLERS
-from kipper.broker.log.retention import apply_retention
-from kipper.broker.security import tls
-from kipper.broker.security.service import PRE_AUTH_APIS, SASL_PROTOCOLS
+from kipper.broker.context import Session
 from kipper.broker.metrics_dump import from_config as metrics_dumper
-from kipper.broker.state import BrokerState, Session
+from kipper.broker.security import tls
+from kipper.broker.security.service import SASL_PROTOCOLS
 from kipper.protocol.messages import compile_all
 
 log = structlog.get_logger(__name__)
@@ -57,43 +56,36 @@ class Periodic:
 
 
 class BrokerServer:
-    def __init__(self, config: BrokerConfig):
+    def __init__(self, config: BrokerConfig, clock=now_ms):
         self.config = config
-        self.state = BrokerState(config)
-        self.dispatcher = Dispatcher(dict(HANDLERS), self.state, pre_auth_apis=PRE_AUTH_APIS)
-        self.state.extensions["dispatcher"] = self.dispatcher
-        self.state.share.install(self.dispatcher)
+        self.broker = broker = build_broker(config, clock)
+        self.dispatcher = broker.dispatcher
         self.connections: set[KafkaConnection] = set()
         self.servers: list[asyncio.base_events.Server] = []
-        state = self.state
+        now = broker.clock
         self.periodic: list[Periodic] = [
-            Periodic("groups", GROUP_TICK_S, lambda: state.groups.tick(state.clock())),
-            Periodic("consumer-groups", GROUP_TICK_S, lambda: state.consumer_groups.tick(state.clock())),
+            Periodic("groups", GROUP_TICK_S, lambda: broker.groups.tick(now())),
             Periodic("retention", config["log.retention.check.interval.ms"] / 1000,
-                     lambda: apply_retention(state, state.clock())),
+                     lambda: broker.apply_retention(now())),
             Periodic("producer-state-expiry", config["producer.id.expiration.check.interval.ms"] / 1000,
-                     lambda: state.producer_states.expire(state.clock())),
+                     lambda: broker.producer_states.expire(now())),
             Periodic("producer-id-rotation", config["producer.id.expiration.ms"] / 1000,
-                     state.producer_ids.rotate),
-            Periodic("offsets-expiry", 60.0, lambda: state.offsets.expire(
-                state.clock(), {g for g, grp in state.groups.groups.items() if grp.members}
-                | state.consumer_groups.active_groups())),
-            Periodic("share-groups", SHARE_TICK_S, lambda: state.share.tick(state.clock())),
-            Periodic("producer-id-quota-cleanup", state.quotas.cleanup_interval_ms / 1000,
-                     lambda: state.quotas.tick(state.clock())),
+                     broker.producer_ids.rotate),
+            Periodic("offsets-expiry", 60.0, lambda: broker.expire_offsets(now())),
+            Periodic("share-groups", SHARE_TICK_S, lambda: broker.share.tick(now())),
+            Periodic("producer-id-quota-cleanup", broker.quotas.cleanup_interval_ms / 1000,
+                     lambda: broker.quotas.tick(now())),
             Periodic("transactions",
                      config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000,
-                     lambda: state.txn.tick(state.clock())),
+                     lambda: broker.txn.tick(now())),
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
-                     lambda: (state.security.reload(), state.quotas.reload())),
+                     lambda: (broker.security.reload(), broker.quotas.reload())),
         ]
-        state.extensions.setdefault("topic_deleted", []).append(
-            lambda topic: state.producer_states.drop_topic(topic.name))
         self.bound: list[tuple] = []
         self._stopped = asyncio.Event()
         self.shutdown_hooks: list[Callable[[], None]] = []
         # metrics dumps (issue #7): the loop snapshots, a writer thread does the file I/O
-        self.metrics_dumper = metrics_dumper(state.metrics, config, state.share)
+        self.metrics_dumper = metrics_dumper(broker.metrics, config)
         if self.metrics_dumper is not None:
             self.metrics_dumper.start()
             self.periodic.append(Periodic("metrics-dump", config["metrics.dump.interval.ms"] / 1000,
@@ -105,7 +97,7 @@ class BrokerServer:
 
         def make(transport, peer: str) -> Session:
             session = Session(listener=listener.name, peer=peer, security_protocol=protocol)
-            self.state.security.prepare_session(session, transport)
+            self.broker.security.prepare_session(session, transport)
             return session
         return make
 
@@ -129,12 +121,12 @@ class BrokerServer:
             port = server.sockets[0].getsockname()[1]
             self.servers.append(server)
             self.bound.append((listener, port))
-        self.state.set_bound(self.bound)
+        self.broker.set_bound(self.bound)
         for task in self.periodic:
             task.start()
-        log.info("broker_started", node_id=self.state.node_id,
+        log.info("broker_started", node_id=self.broker.node_id,
                  listeners=[f"{listener.name}://{listener.host}:{port}" for listener, port in self.bound],
-                 advertised={k: f"{h}:{p}" for k, (h, p) in self.state.advertised.items()},
+                 advertised={k: f"{h}:{p}" for k, (h, p) in self.broker.advertised.items()},
                  loop=type(loop).__module__.split(".")[0])
 
     def request_stop(self) -> None:
@@ -160,12 +152,13 @@ class BrokerServer:
                 hook()
             except Exception:
                 log.exception("shutdown_hook_failed")
-        snap = self.state.producer_states.snapshot()
+        broker = self.broker
+        snap = broker.producer_states.snapshot()
         snap.pop("partitions")
-        quota = self.state.quotas.manager.snapshot(self.state.clock())
-        log.info("broker_stopped", topics=len(self.state.topics.all()), producer_state=snap,
+        quota = broker.quotas.manager.snapshot(broker.clock())
+        log.info("broker_stopped", topics=len(broker.topics.all()), producer_state=snap,
                  producer_id_quota={k: quota[k] for k in ("users_tracked", "bloom_bytes")},
-                 producer_ids_allocated=self.state.producer_ids.allocated)
+                 producer_ids_allocated=broker.producer_ids.allocated)
 
 
 async def serve(config: BrokerConfig) -> None:

@@ -38,6 +38,12 @@ SHARE_GROUPS = _struct(groups=L, members=L, share_sessions=L, share_partitions_l
                        in_flight_records=L, available_records=L, checkpoints_written=L,
                        deltas_written=L, recoveries=L)
 
+TRANSACTIONS = _struct(transactional_ids=L, states=MapType(S, L), commits=L, aborts=L, timed_out=L,
+                       fenced=L, expired=L, open_in_partitions=L, aborted_index_entries=L)
+
+SECURITY = _struct(authentications=_struct(authenticated=L, failed=L), scram_users=L,
+                   mechanisms=ArrayType(S))
+
 DUMP_LINE = StructType([
     StructField("schema", I, True),
     StructField("ts_ms", L, True),
@@ -50,9 +56,13 @@ DUMP_LINE = StructType([
     StructField("totals", _struct(requests=L, bytes_in=L, records_in=L, bytes_out=L, records_out=L,
                                   connections_accepted=L, connections_closed=L), True),
     StructField("producer_state", PRODUCER_STATE, True),
-    StructField("quotas", _struct(users=ArrayType(QUOTA_USER)), True),
+    StructField("quotas", _struct(users=ArrayType(QUOTA_USER), users_tracked=L, bloom_bytes=L,
+                                  disposed_filters=L, cleaned_users=L, default_quota=D,
+                                  quotas=MapType(S, MapType(S, D))), True),
     StructField("share", _struct(partitions=ArrayType(SHARE_PARTITION)), True),
     StructField("share_groups", SHARE_GROUPS, True),
+    StructField("transactions", TRANSACTIONS, True),
+    StructField("security", SECURITY, True),
     StructField("dump", _struct(dropped=L), True),
     StructField("_corrupt_record", S, True),
 ])

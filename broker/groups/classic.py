@@ -101,8 +101,6 @@ class ClassicGroupCoordinator:
         self.settings = settings or GroupSettings()
         self.groups: dict[str, Group] = {}
         self.rebalances = 0
-        # a group id owned by another kind of group (a share group) is refused
-        self.foreign_group: Callable[[str], bool] = lambda group_id: False
 
     def group(self, group_id: str) -> Group | None:
         return self.groups.get(group_id)
@@ -116,12 +114,13 @@ class ClassicGroupCoordinator:
     # --- JoinGroup ---------------------------------------------------------------
 
     def join(self, req, *, version: int, client_id: str, client_host: str, now: int,
-             reply: Reply) -> None:
+             reply: Reply, held_elsewhere: bool = False) -> None:
+        """``held_elsewhere``: another kind of group holds the id (the GroupCoordinator knows)."""
         s = self.settings
         group_id = req.group_id
         if not group_id:
             return reply(_error(ErrorCode.INVALID_GROUP_ID, member_id=req.member_id))
-        if self.foreign_group(group_id):
+        if held_elsewhere:
             return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
         session = req.session_timeout_ms
         if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:

@@ -35,8 +35,8 @@ def _apply(current: dict, ops) -> tuple[dict, str | None]:
     return new, None
 
 
-def _alter_topic(state, res, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    topic = state.topics.get(res.resource_name)
+def _alter_topic(broker, res, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    topic = broker.topics.get(res.resource_name)
     if topic is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{res.resource_name}' does not exist."
     new, problem = _apply(topic.configs, res.configs)
@@ -49,8 +49,8 @@ def _alter_topic(state, res, validate_only: bool) -> tuple[ErrorCode, str | None
     return ErrorCode.NONE, None
 
 
-def _alter_group(state, res, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    store = state.group_configs
+def _alter_group(broker, res, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    store = broker.group_configs
     for op in res.configs:
         if op.config_operation not in (SET, DELETE):
             return ErrorCode.INVALID_CONFIG, f"{op.name}: only SET and DELETE apply to group configs"
@@ -70,9 +70,9 @@ def handle_incremental_alter_configs(req, ctx):
     out = []
     for res in req.resources:
         if res.resource_type == TOPIC:
-            code, message = _alter_topic(ctx.state, res, req.validate_only)
+            code, message = _alter_topic(ctx.broker, res, req.validate_only)
         elif res.resource_type in GROUP_TYPES:
-            code, message = _alter_group(ctx.state, res, req.validate_only)
+            code, message = _alter_group(ctx.broker, res, req.validate_only)
         elif res.resource_type == BROKER:
             code, message = (ErrorCode.INVALID_CONFIG,
                              "broker configs are static: set them in the properties file or with --override")

@@ -21,8 +21,8 @@ def _entity(user) -> list[dict]:
 
 
 def handle_alter_client_quotas(req, ctx):
-    state = ctx.state
-    allowed = state.security.may_manage(ctx.session.principal)
+    broker = ctx.broker
+    allowed = broker.security.may_manage(ctx.session.principal)
     results, changes = [], []
     for entry in req.entries:
         entity = [dict(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity]
@@ -39,15 +39,15 @@ def handle_alter_client_quotas(req, ctx):
             changes.append((user, ops))
         results.append({"error_code": int(code), "error_message": message, "entity": entity})
     if changes and not req.validate_only:
-        state.quotas.store.apply(changes)
+        broker.quotas.store.apply(changes)
         log.info("client_quotas_altered", principal=ctx.session.principal,
                  entities=[u if u is not None else "<default>" for u, _ in changes])
     return {"throttle_time_ms": 0, "entries": results}
 
 
 def handle_describe_client_quotas(req, ctx):
-    state = ctx.state
-    if not state.security.may_manage(ctx.session.principal):
+    broker = ctx.broker
+    if not broker.security.may_manage(ctx.session.principal):
         return _describe_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
     components = []
     for c in req.components:
@@ -60,7 +60,7 @@ def handle_describe_client_quotas(req, ctx):
             return _describe_error(ErrorCode.INVALID_REQUEST, "match is given exactly for match type 0")
         components.append({"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match})
     entries = [{"entity": _entity(user), "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
-               for user, values in state.quotas.store.describe(components, req.strict)]
+               for user, values in broker.quotas.store.describe(components, req.strict)]
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "entries": entries}
 
 

@@ -8,11 +8,11 @@ def _host(ctx) -> str:
 
 
 def handle_consumer_group_heartbeat(req, ctx):
-    return ctx.state.consumer_groups.heartbeat(req, version=ctx.api_version,
-                                               client_id=ctx.client_id or "",
-                                               client_host=_host(ctx), now=ctx.now)
+    return ctx.broker.groups.consumer_heartbeat(req, version=ctx.api_version,
+                                                client_id=ctx.client_id or "",
+                                                client_host=_host(ctx), now=ctx.now)
 
 
 def handle_consumer_group_describe(req, ctx):
-    coordinator = ctx.state.consumer_groups
-    return {"throttle_time_ms": 0, "groups": [coordinator.describe(g) for g in req.group_ids]}
+    groups = ctx.broker.groups
+    return {"throttle_time_ms": 0, "groups": [groups.consumer_describe(g) for g in req.group_ids]}

@@ -9,12 +9,12 @@ from kipper.protocol.errors import ErrorCode
 
 
 def handle_delete_records(req, ctx):
-    state = ctx.state
+    broker = ctx.broker
     out = []
     for t in req.topics:
         parts = []
         for p in t.partitions:
-            plog = state.topics.partition(t.name, p.partition_index)
+            plog = broker.topics.partition(t.name, p.partition_index)
             if plog is None:
                 parts.append({"partition_index": p.partition_index, "low_watermark": -1,
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})
@@ -24,10 +24,7 @@ def handle_delete_records(req, ctx):
                 parts.append({"partition_index": p.partition_index, "low_watermark": -1,
                               "error_code": int(ErrorCode.OFFSET_OUT_OF_RANGE)})
                 continue
-            floor = state.log_start_floor(t.name, p.partition_index)
-            if floor is not None:
-                target = min(target, floor)
-            low = plog.delete_records_before(target)
+            low = plog.delete_records_before(target)  # never past a share group's hold
             parts.append({"partition_index": p.partition_index, "low_watermark": low, "error_code": 0})
         out.append({"name": t.name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": out}

@@ -13,7 +13,7 @@ STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8
 
 
 def _broker_rows(ctx) -> list[dict]:
-    config = ctx.state.config
+    config = ctx.broker.config
     rows = []
     for name in sorted(KEYS):
         value = config[name]
@@ -39,28 +39,28 @@ def _filter(rows: list[dict], keys) -> list[dict]:
 
 
 def handle_describe_configs(req, ctx):
-    state = ctx.state
+    broker = ctx.broker
     results = []
     for res in req.resources:
         row = {"resource_type": res.resource_type, "resource_name": res.resource_name,
                "error_code": 0, "error_message": None, "configs": []}
         if res.resource_type == TOPIC:
-            topic = state.topics.get(res.resource_name)
+            topic = broker.topics.get(res.resource_name)
             if topic is None:
                 row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                            error_message=f"Topic '{res.resource_name}' does not exist.")
             else:
-                rows = [topic_config_row(topic, k, state.config) for k in sorted(TOPIC_CONFIGS)]
+                rows = [topic_config_row(topic, k, broker.config) for k in sorted(TOPIC_CONFIGS)]
                 row["configs"] = _filter(rows, res.configuration_keys)
         elif res.resource_type in GROUP_TYPES:
             rows = [{"name": k, "value": v, "read_only": False, "is_sensitive": False,
                      "config_source": DYNAMIC_GROUP_CONFIG if explicit else DEFAULT_CONFIG}
-                    for k, (v, explicit) in state.group_configs.describe(res.resource_name).items()]
+                    for k, (v, explicit) in broker.group_configs.describe(res.resource_name).items()]
             row["configs"] = _filter(rows, res.configuration_keys)
         elif res.resource_type == BROKER:
-            if res.resource_name not in ("", str(state.node_id)):
+            if res.resource_name not in ("", str(broker.node_id)):
                 row.update(error_code=int(ErrorCode.INVALID_REQUEST),
-                           error_message=f"Broker {res.resource_name} is not this broker ({state.node_id}).")
+                           error_message=f"Broker {res.resource_name} is not this broker ({broker.node_id}).")
             else:
                 row["configs"] = _filter(_broker_rows(ctx), res.configuration_keys)
         else:

@@ -15,12 +15,11 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
 def _read(req, ctx) -> tuple[dict, int, list]:
-    topics = ctx.state.topics
+    topics = ctx.broker.topics
     remaining = req.get("max_bytes", 0x7FFFFFFF)
     if remaining <= 0:
         remaining = 0x7FFFFFFF
     committed = req.get("isolation_level", READ_UNCOMMITTED) == READ_COMMITTED
-    txn = ctx.state.txn
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
@@ -40,7 +39,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             plog = topic.partitions[index]
             offset = p.fetch_offset
             hw = plog.high_watermark
-            lso = txn.last_stable_offset(plog)
+            lso = plog.last_stable_offset
             entry = {"partition_index": index, "error_code": 0, "high_watermark": hw,
                      "last_stable_offset": lso, "log_start_offset": plog.log_start_offset,
                      "aborted_transactions": [] if committed else None,
@@ -50,13 +49,12 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             else:
                 limit = min(p.partition_max_bytes, remaining)
                 # read_committed: nothing at or past the last stable offset
-                chunks, size = plog.read(offset, limit, always_one=first,
-                                         end_offset=lso if committed else None)
+                chunks, size = plog.read(offset, limit, always_one=first, read_committed=committed)
                 if chunks:
                     first = False
                     entry["records"] = chunks
                     if committed:
-                        entry["aborted_transactions"] = txn.aborted_transactions(plog, offset, chunks)
+                        entry["aborted_transactions"] = plog.aborted_transactions(offset, chunks)
                     remaining -= size
                     total += size
                     reads.append((plog.topic, index, size, chunks))
@@ -69,7 +67,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
 
 
 def _count_out(ctx, reads) -> None:
-    metrics = ctx.state.metrics
+    metrics = ctx.broker.metrics
     for topic, partition, size, chunks in reads:
         metrics.record_out(topic, partition, size, sum(read_header(c).records_count for c in chunks))
 
@@ -83,10 +81,10 @@ def handle_fetch(req, ctx):
 
 
 async def _long_poll(req, ctx, watched):
-    loop_time = ctx.state.clock
+    loop_time = ctx.broker.clock
     deadline = loop_time() + req.max_wait_ms
     while True:
-        await ctx.state.appends.wait(watched, (deadline - loop_time()) / 1000)
+        await ctx.broker.appends.wait(watched, (deadline - loop_time()) / 1000)
         body, size, watched, reads = _read(req, ctx)
         if size >= req.min_bytes or loop_time() >= deadline or not watched:
             _count_out(ctx, reads)

@@ -8,14 +8,14 @@ GROUP, TRANSACTION, SHARE = 0, 1, 2
 
 
 def _coordinator(key: str, key_type: int, ctx) -> dict:
-    host, port = ctx.state.advertised_address(ctx.session.listener)
+    host, port = ctx.broker.advertised_address(ctx.session.listener)
     if key_type not in (GROUP, TRANSACTION, SHARE):
         return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": f"unknown key type {key_type}", "node_id": -1, "host": "", "port": -1}
     if not key:
         return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": "empty coordinator key", "node_id": -1, "host": "", "port": -1}
-    return {"key": key, "error_code": 0, "error_message": None, "node_id": ctx.state.node_id,
+    return {"key": key, "error_code": 0, "error_message": None, "node_id": ctx.broker.node_id,
             "host": host, "port": port}
 
 

@@ -30,7 +30,7 @@ def _lookup(plog, timestamp: int, end: int) -> dict:
 
 
 def handle_list_offsets(req, ctx):
-    topics = ctx.state.topics
+    topics = ctx.broker.topics
     committed = req.get("isolation_level", 0) == READ_COMMITTED
     out = []
     for t in req.topics:
@@ -42,7 +42,7 @@ def handle_list_offsets(req, ctx):
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})
                 continue
             row = {"partition_index": p.partition_index, "error_code": 0, "leader_epoch": 0}
-            end = ctx.state.txn.last_stable_offset(plog) if committed else plog.high_watermark
+            end = plog.last_stable_offset if committed else plog.high_watermark
             row.update(_lookup(plog, p.timestamp, end))
             parts.append(row)
         out.append({"name": t.name, "partitions": parts})

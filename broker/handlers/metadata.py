@@ -16,10 +16,10 @@ def describe_topic(topic, node_id: int) -> dict:
 
 
 def handle_metadata(req, ctx):
-    state = ctx.state
-    node_id = state.node_id
-    host, port = state.advertised_address(ctx.session.listener)
-    topics = state.topics
+    broker = ctx.broker
+    node_id = broker.node_id
+    host, port = broker.advertised_address(ctx.session.listener)
+    topics = broker.topics
     wanted = req.topics
     if wanted is None or (ctx.api_version == 0 and not wanted):
         out = [describe_topic(t, node_id) for t in topics.all()]
@@ -48,7 +48,7 @@ def handle_metadata(req, ctx):
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],
-        "cluster_id": state.cluster_id,
+        "cluster_id": broker.cluster_id,
         "controller_id": node_id,
         "topics": out,
     }

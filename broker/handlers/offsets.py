@@ -11,22 +11,15 @@ from kipper.protocol.errors import ErrorCode
 MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 
-def _validate_commit(state, req, version: int) -> ErrorCode:
-    member_id = req.get("member_id", "")
-    epoch = req.get("generation_id_or_member_epoch", -1)
-    consumer = state.consumer_groups
-    if consumer.owns(req.group_id):  # KIP-848: member epochs, not generations
-        return consumer.validate_commit(req.group_id, member_id, epoch, api_version=version)
-    return state.groups.validate_commit(req.group_id, member_id, epoch, req.get("group_instance_id"))
-
-
 def handle_offset_commit(req, ctx):
-    state = ctx.state
-    error = _validate_commit(state, req, ctx.api_version)
+    broker = ctx.broker
+    error = broker.groups.validate_commit(req.group_id, req.get("member_id", ""),
+                                          req.get("generation_id_or_member_epoch", -1),
+                                          req.get("group_instance_id"), ctx.api_version)
     now = ctx.now
     out = []
     for t in req.topics:
-        topic = state.topics.get(t.name)
+        topic = broker.topics.get(t.name)
         parts = []
         for p in t.partitions:
             code = error
@@ -36,18 +29,17 @@ def handle_offset_commit(req, ctx):
                 elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
                     code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
-                    state.offsets.commit(req.group_id, t.name, p.partition_index, p.committed_offset,
-                                         p.get("committed_leader_epoch", -1), p.committed_metadata, now)
+                    broker.offsets.commit(req.group_id, t.name, p.partition_index, p.committed_offset,
+                                          p.get("committed_leader_epoch", -1), p.committed_metadata, now)
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         out.append({"name": t.name, "partitions": parts})
-    if (error == ErrorCode.NONE and req.group_id not in state.groups.groups
-            and not state.consumer_groups.owns(req.group_id)):
-        state.groups.get_or_create(req.group_id)  # a simple group, visible to ListGroups
+    if error == ErrorCode.NONE:
+        broker.groups.ensure_simple_group(req.group_id)
     return {"throttle_time_ms": 0, "topics": out}
 
 
-def _fetch_group(state, group_id: str, topics, require_stable: bool = False) -> list[dict]:
-    stored = state.offsets.group_offsets(group_id)
+def _fetch_group(broker, group_id: str, topics, require_stable: bool = False) -> list[dict]:
+    stored = broker.offsets.group_offsets(group_id)
     if topics is None:
         by_topic: dict[str, list[int]] = {}
         for (topic, partition) in sorted(stored):
@@ -60,7 +52,7 @@ def _fetch_group(state, group_id: str, topics, require_stable: bool = False) -> 
         rows = []
         for index in partitions:
             c = stored.get((name, index))
-            if require_stable and state.offsets.has_pending(group_id, name, index):
+            if require_stable and broker.offsets.has_pending(group_id, name, index):
                 rows.append({"partition_index": index, "committed_offset": -1,
                              "committed_leader_epoch": -1, "metadata": "",
                              "error_code": int(ErrorCode.UNSTABLE_OFFSET_COMMIT)})
@@ -76,24 +68,22 @@ def _fetch_group(state, group_id: str, topics, require_stable: bool = False) -> 
     return out
 
 
-def _check_members(state, groups, response: dict) -> dict:
+def _check_members(broker, groups, response: dict) -> dict:
     """OffsetFetch v9+ by a consumer-group member (KIP-848): an unknown member or a
     stale member epoch fails its group, as Kafka's validateOffsetFetch does."""
-    consumer = state.consumer_groups
     for g, out in zip(groups, response["groups"]):
-        if consumer.owns(g.group_id):
-            code = consumer.validate_fetch(g.group_id, g.get("member_id"), g.get("member_epoch", -1))
-            if code != ErrorCode.NONE:
-                out["error_code"], out["topics"] = int(code), []
+        code = broker.groups.validate_fetch(g.group_id, g.get("member_id"), g.get("member_epoch", -1))
+        if code != ErrorCode.NONE:
+            out["error_code"], out["topics"] = int(code), []
     return response
 
 
 def handle_offset_fetch(req, ctx):
-    state = ctx.state
+    broker = ctx.broker
     stable = req.get("require_stable", False)
     if ctx.api_version >= 8:
-        return _check_members(state, req.groups, {"throttle_time_ms": 0, "groups": [
-            {"group_id": g.group_id, "topics": _fetch_group(state, g.group_id, g.topics, stable),
+        return _check_members(broker, req.groups, {"throttle_time_ms": 0, "groups": [
+            {"group_id": g.group_id, "topics": _fetch_group(broker, g.group_id, g.topics, stable),
              "error_code": 0} for g in req.groups]})
     return {"throttle_time_ms": 0, "error_code": 0,
-            "topics": _fetch_group(state, req.group_id, req.topics, stable)}
+            "topics": _fetch_group(broker, req.group_id, req.topics, stable)}

@@ -1,24 +1,35 @@
 """Produce: validate each partition's batches, append, answer per partition.
 
 Each partition's result is computed on its own, so one bad partition does
-not fail the others. acks=0 gets no response at all, as in Kafka.
+not fail the others. Before the append come the producer-id quota (seed 002)
+and, for transactional batches, the coordinator's check that the partition is
+in the producer's transaction (KIP-890 part 1); the append itself is the
+Partition's one write path. acks=0 gets no response at all, as in Kafka; a
+throttled producer's connection is muted after the answer.
 """
 
 from __future__ import annotations
 
-from kipper.broker.dispatcher import NO_RESPONSE
-from kipper.broker.log.append import append_records, result
+from kipper.broker.dispatcher import NO_RESPONSE, Reply
 from kipper.broker.log.validate import Rejected, validate_records
 from kipper.protocol.errors import ErrorCode
 
 
+def result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
+           log_start_offset: int = -1, message: str | None = None) -> dict:
+    return {"index": index, "error_code": int(code), "base_offset": base_offset,
+            "log_append_time_ms": -1, "log_start_offset": log_start_offset,
+            "error_message": message}
+
+
 def handle_produce(req, ctx):
-    state = ctx.state
+    broker = ctx.broker
     acks = req.acks
     now = ctx.now
-    max_bytes = state.config["message.max.bytes"]
-    topics = state.topics
-    admission = state.extensions.get("produce_admission")  # producer-id quota (seed 002)
+    max_bytes = broker.config["message.max.bytes"]
+    topics = broker.topics
+    quotas = broker.quotas
+    metrics = broker.metrics
     throttle_ms = 0
     responses = []
     for tdata in req.topic_data:
@@ -35,26 +46,33 @@ def handle_produce(req, ctx):
                 code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 parts.append(result(index, code))
                 continue
-            plog = topic.partitions[index]
+            partition = topic.partitions[index]
+            records = pdata.records
             try:
-                spans = validate_records(pdata.records, limit)
+                spans = validate_records(records, limit)
             except Rejected as exc:
                 parts.append(result(index, exc.code, message=exc.message))
                 continue
-            if admission is not None:
-                wait = admission(ctx.session, plog.topic, index, spans, now)
-                if wait:
-                    throttle_ms = max(throttle_ms, wait)
-                    parts.append(result(index, ErrorCode.THROTTLING_QUOTA_EXCEEDED,
-                                        log_start_offset=plog.log_start_offset,
-                                        message="producer id quota exceeded"))
+            wait = quotas.admit(ctx.session, topic.name, index, spans, now)
+            if wait:
+                throttle_ms = max(throttle_ms, wait)
+                parts.append(result(index, ErrorCode.THROTTLING_QUOTA_EXCEEDED,
+                                    log_start_offset=partition.log_start_offset,
+                                    message="producer id quota exceeded"))
+                continue
+            if any(h.is_transactional for _, _, h in spans):
+                code, message = broker.txn.check_append(topic.name, index, [h for _, _, h in spans])
+                if code != ErrorCode.NONE:
+                    parts.append(result(index, code, log_start_offset=partition.log_start_offset,
+                                        message=message))
                     continue
-            parts.append(append_records(state, plog, pdata.records, spans, now))
-            state.appends.notify(plog.topic, index)
+            appended = partition.append(records, spans, now)
+            if appended.appended:
+                metrics.record_in(topic.name, index, len(records),
+                                  sum(h.records_count for _, _, h in spans))
+            parts.append(result(index, appended.error, appended.base_offset,
+                                partition.log_start_offset, appended.message))
         responses.append({"name": name, "topic_id": tdata.get("topic_id"),
                           "partition_responses": parts})
-    if throttle_ms:
-        ctx.session.mute_ms = max(ctx.session.mute_ms, throttle_ms)
-    if acks == 0:
-        return NO_RESPONSE
-    return {"responses": responses, "throttle_time_ms": throttle_ms}
+    body = NO_RESPONSE if acks == 0 else {"responses": responses, "throttle_time_ms": throttle_ms}
+    return Reply(body, mute_ms=throttle_ms) if throttle_ms else body

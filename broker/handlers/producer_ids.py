@@ -16,17 +16,17 @@ from kipper.protocol.errors import ErrorCode
 
 
 def handle_init_producer_id(req, ctx):
-    state = ctx.state
-    window = (state.config["max.in.flight.sequence.number.per.connection"]
-              if state.config["producer.state.mode"] == "latest" else -1)
+    broker = ctx.broker
+    window = (broker.config["max.in.flight.sequence.number.per.connection"]
+              if broker.config["producer.state.mode"] == "latest" else -1)
     if req.transactional_id is not None:
-        error, pid, epoch, _ = state.txn.init_producer_id(
+        error, pid, epoch, _ = broker.txn.init_producer_id(
             req.transactional_id, req.transaction_timeout_ms, req.get("producer_id", -1),
             req.get("producer_epoch", -1), ctx.now)
         if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
             error = ErrorCode.INVALID_PRODUCER_EPOCH  # v4 brought PRODUCER_FENCED (KIP-588)
     else:
-        error, pid, epoch = state.producer_ids.init(req.get("producer_id", -1),
+        error, pid, epoch = broker.producer_ids.init(req.get("producer_id", -1),
                                                     req.get("producer_epoch", -1))
     return {"throttle_time_ms": 0, "error_code": int(error), "producer_id": pid,
             "producer_epoch": epoch,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import structlog
 
+from kipper.broker.dispatcher import Reply
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -19,7 +20,7 @@ log = structlog.get_logger(__name__)
 
 def handle_sasl_handshake(req, ctx):
     session = ctx.session
-    security = ctx.state.security
+    security = ctx.broker.security
     auth = session.extras.get("sasl")
     if auth is None:  # not a SASL listener
         return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": list(security.mechanisms)}
@@ -28,17 +29,16 @@ def handle_sasl_handshake(req, ctx):
         log.warning("authentication_failed", peer=session.peer, listener=session.listener,
                     mechanism=req.mechanism, reason="unsupported_mechanism")
         security.counters["failed"] += 1
-        session.close_after_response = True
+        return Reply({"error_code": int(code), "mechanisms": list(auth.mechanisms)}, close=True)
     return {"error_code": int(code), "mechanisms": list(auth.mechanisms)}
 
 
 def handle_sasl_authenticate(req, ctx):
     session = ctx.session
-    security = ctx.state.security
+    security = ctx.broker.security
     auth = session.extras.get("sasl")
     if auth is None:
-        session.close_after_response = True
-        return _answer(ErrorCode.ILLEGAL_SASL_STATE, "not a SASL listener", b"")
+        return Reply(_answer(ErrorCode.ILLEGAL_SASL_STATE, "not a SASL listener", b""), close=True)
     step = auth.authenticate(req.auth_bytes or b"")
     if step.principal is not None:
         session.principal = step.principal
@@ -50,7 +50,7 @@ def handle_sasl_authenticate(req, ctx):
         security.counters["failed"] += 1
         log.warning("authentication_failed", peer=session.peer, listener=session.listener,
                     mechanism=auth.mechanism, user=auth.username, reason=step.reason)
-        session.close_after_response = step.close
+        return Reply(_answer(step.error, step.message, step.token), close=step.close)
     return _answer(step.error, step.message, step.token)
 
 

@@ -21,7 +21,7 @@ log = structlog.get_logger(__name__)
 
 
 def handle_describe_user_scram_credentials(req, ctx):
-    security = ctx.state.security
+    security = ctx.broker.security
     if not security.may_manage(ctx.session.principal):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                 "error_message": "not a super user", "results": []}
@@ -60,7 +60,7 @@ def _check(name: str, mechanism: int, iterations: int | None, item, users) -> tu
 
 
 def handle_alter_user_scram_credentials(req, ctx):
-    security = ctx.state.security
+    security = ctx.broker.security
     allowed = security.may_manage(ctx.session.principal)
     errors: dict[str, tuple[ErrorCode, str]] = {}
     order: list[str] = []

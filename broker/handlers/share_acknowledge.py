@@ -13,7 +13,7 @@ from kipper.protocol.errors import ErrorCode
 
 
 def handle_share_acknowledge(req, ctx):
-    share = ctx.state.share
+    share = ctx.broker.share
     now = ctx.now
     code, message, session = share.open_session(req.group_id, req.member_id,
                                                 req.share_session_epoch, now, fetch=False)

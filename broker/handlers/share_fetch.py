@@ -26,8 +26,8 @@ def no_leader() -> dict:
 
 def apply_acknowledgements(req, ctx, session, *, add_to_session: bool, allow_renew: bool) -> dict:
     """Apply every acknowledgement batch of the request; error per (topic id, partition)."""
-    share = ctx.state.share
-    topics = ctx.state.topics
+    share = ctx.broker.share
+    topics = ctx.broker.topics
     now = ctx.now
     results = {}
     for t in req.topics:
@@ -57,7 +57,7 @@ class _Fetch:
     def __init__(self, req, ctx, session, ack_results: dict):
         self.req = req
         self.ctx = ctx
-        self.share = ctx.state.share
+        self.share = ctx.broker.share
         self.session = session
         self.entries: dict = {}
         self.acquired = 0
@@ -75,7 +75,7 @@ class _Fetch:
 
     def targets(self) -> list:
         """(key, topic, partition) of the session's partitions, rotated."""
-        topics = self.ctx.state.topics
+        topics = self.ctx.broker.topics
         keys = list(self.session.partitions)
         if keys:
             k = self.session.cursor % len(keys)
@@ -128,7 +128,7 @@ class _Fetch:
             self.acquired += count
             size = sum(len(d) for d in batches)
             bytes_left -= size
-            self.ctx.state.metrics.record_out(topic.name, partition, size, count)
+            self.ctx.broker.metrics.record_out(topic.name, partition, size, count)
         self.session.cursor += 1
 
     def body(self) -> dict:
@@ -142,7 +142,7 @@ class _Fetch:
 
 
 def handle_share_fetch(req, ctx):
-    share = ctx.state.share
+    share = ctx.broker.share
     now = ctx.now
     epoch = req.share_session_epoch
     lock_ms = share.settings.record_lock_duration_ms
@@ -173,13 +173,13 @@ def handle_share_fetch(req, ctx):
 
 async def _long_poll(fetch: _Fetch):
     ctx = fetch.ctx
-    clock = ctx.state.clock
+    clock = ctx.broker.clock
     deadline = clock() + fetch.req.max_wait_ms
     while True:
         keys = fetch.watch_keys()
         remaining = deadline - clock()
         if remaining > 0 and keys:
-            await ctx.state.appends.wait(keys, remaining / 1000)
+            await ctx.broker.appends.wait(keys, remaining / 1000)
         if not fetch.share.session_alive(fetch.session):
             return fetch.body()
         now = clock()

@@ -8,10 +8,10 @@ def _host(ctx) -> str:
 
 
 def handle_share_group_heartbeat(req, ctx):
-    return ctx.state.share.heartbeat(req, client_id=ctx.client_id or "", client_host=_host(ctx),
-                                     now=ctx.now)
+    return ctx.broker.groups.share_heartbeat(req, client_id=ctx.client_id or "",
+                                             client_host=_host(ctx), now=ctx.now)
 
 
 def handle_share_group_describe(req, ctx):
-    coordinator = ctx.state.share.coordinator
+    coordinator = ctx.broker.share.coordinator
     return {"throttle_time_ms": 0, "groups": [coordinator.describe(g) for g in req.group_ids]}

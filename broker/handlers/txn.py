@@ -21,21 +21,21 @@ def _for_version(error: ErrorCode, ctx) -> int:
     return int(error)
 
 
-def _known(state, topic: str, partition: int) -> bool:
-    return state.topics.partition(topic, partition) is not None
+def _known(broker, topic: str, partition: int) -> bool:
+    return broker.topics.partition(topic, partition) is not None
 
 
 def handle_add_partitions_to_txn(req, ctx):
-    state = ctx.state
+    broker = ctx.broker
     topics = [(t.name, list(t.partitions)) for t in req.v3_and_below_topics]
-    unknown = {(name, p) for name, parts in topics for p in parts if not _known(state, name, p)}
+    unknown = {(name, p) for name, parts in topics for p in parts if not _known(broker, name, p)}
     if unknown:
         # Kafka adds nothing when a partition is unknown; the rest were not attempted
         def code(name, p):
             return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
                     else ErrorCode.OPERATION_NOT_ATTEMPTED)
     else:
-        error = state.txn.coordinator.add_partitions(
+        error = broker.txn.coordinator.add_partitions(
             req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
             req.v3_and_below_producer_epoch,
             [(name, p) for name, parts in topics for p in parts], ctx.now)
@@ -50,52 +50,36 @@ def handle_add_partitions_to_txn(req, ctx):
 
 
 def handle_add_offsets_to_txn(req, ctx):
-    error = ctx.state.txn.coordinator.add_offsets(req.transactional_id, req.producer_id,
+    error = ctx.broker.txn.coordinator.add_offsets(req.transactional_id, req.producer_id,
                                                   req.producer_epoch, req.group_id, ctx.now)
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
 
 
 def handle_end_txn(req, ctx):
-    error = ctx.state.txn.end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
+    error = ctx.broker.txn.end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
                                   req.committed, ctx.now)
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
 
 
-def _group_error(state, group_id: str, member_id: str, generation_id: int) -> ErrorCode:
-    """Kafka's checks for a transactional offset commit: the member and generation
-    are enforced only when the client sends them (older clients do not)."""
-    if state.consumer_groups.owns(group_id):  # KIP-848 group: member epochs
-        return state.consumer_groups.validate_commit(group_id, member_id, generation_id,
-                                                     api_version=-1, transactional=True)
-    group = state.groups.groups.get(group_id)
-    if group is None:
-        return ErrorCode.NONE
-    if member_id and member_id not in group.members:
-        return ErrorCode.UNKNOWN_MEMBER_ID
-    if generation_id >= 0 and generation_id != group.generation_id:
-        return ErrorCode.ILLEGAL_GENERATION
-    return ErrorCode.NONE
-
-
 def handle_txn_offset_commit(req, ctx):
-    state = ctx.state
-    error = state.txn.coordinator.verify_offset_commit(req.transactional_id, req.producer_id,
+    broker = ctx.broker
+    error = broker.txn.coordinator.verify_offset_commit(req.transactional_id, req.producer_id,
                                                        req.producer_epoch, req.group_id)
     if error == ErrorCode.NONE:
-        error = _group_error(state, req.group_id, req.get("member_id", ""),
-                             req.get("generation_id_or_member_epoch", -1))
+        error = broker.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
+                                                  req.get("generation_id_or_member_epoch", -1))
     out = []
     for t in req.topics:
         parts = []
         for p in t.partitions:
             code = error
             if code == ErrorCode.NONE:
-                if not _known(state, t.name, p.partition_index):
+                if not _known(broker, t.name, p.partition_index):
                     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
                     code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
-                    state.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
+                    broker.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
                                         p.committed_offset, p.get("committed_leader_epoch", -1),
                                         p.committed_metadata, ctx.now)
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
@@ -104,7 +88,7 @@ def handle_txn_offset_commit(req, ctx):
 
 
 def handle_write_txn_markers(req, ctx):
-    txn = ctx.state.txn
+    txn = ctx.broker.txn
     out = []
     for m in req.markers:
         topics = []

@@ -1,7 +1,9 @@
 """The topic registry: names, topic ids, partitions and per-topic configs.
 
 Sans-I/O and synchronous; the handlers for Metadata, CreateTopics,
-DeleteTopics and Produce all go through here. Errors are Kafka error codes.
+DeleteTopics and Produce all go through here. Partitions are made by the
+``new_partition`` factory the composition root passes in, so the registry does
+not know how a partition stores its data. Errors are Kafka error codes.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from kipper.broker.log.partition_log import PartitionLog
+from typing import Callable
+
+from kipper.broker.log.memory import MemoryLog
+from kipper.broker.log.partition import Partition, ProducerStateSettings
 from kipper.protocol.errors import ErrorCode
 
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -91,14 +96,28 @@ def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
 class Topic:
     name: str
     topic_id: uuid.UUID
-    partitions: list[PartitionLog]
+    partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)
     internal: bool = False
 
 
+NewPartition = Callable[[str, int], Partition]
+
+
+def in_memory_partitions(settings: ProducerStateSettings | None = None, notify=None) -> NewPartition:
+    """A factory of in-memory partitions (the broker's default storage)."""
+    settings = settings or ProducerStateSettings()
+
+    def new_partition(topic: str, index: int) -> Partition:
+        return Partition(topic, index, MemoryLog(), settings, notify)
+    return new_partition
+
+
 class TopicManager:
-    def __init__(self, *, num_partitions: int, auto_create: bool):
+    def __init__(self, *, num_partitions: int, auto_create: bool,
+                 new_partition: NewPartition | None = None):
         self.num_partitions = num_partitions
+        self.new_partition = new_partition or in_memory_partitions()
         self.auto_create = auto_create
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
@@ -115,35 +134,41 @@ class TopicManager:
     def all(self) -> list[Topic]:
         return list(self._topics.values())
 
-    def partition(self, name: str, index: int) -> PartitionLog | None:
+    def partition(self, name: str, index: int) -> Partition | None:
         topic = self._topics.get(name)
         if topic is None or not 0 <= index < len(topic.partitions):
             return None
         return topic.partitions[index]
 
-    def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
-               configs: dict[str, str] | None = None, *, validate_only: bool = False
-               ) -> tuple[ErrorCode, str | None, Topic | None]:
+    def check_new(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+                  configs: dict[str, str | None] | None = None) -> tuple[ErrorCode, str | None, int]:
+        """May this topic be created? (error, message, partition count with the default applied)."""
         problem = validate_topic_name(name)
         if problem:
-            return ErrorCode.INVALID_TOPIC_EXCEPTION, problem, None
+            return ErrorCode.INVALID_TOPIC_EXCEPTION, problem, 0
         if name in self._topics:
-            return ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", None
+            return ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", 0
         if num_partitions == -1:
             num_partitions = self.num_partitions
         if num_partitions <= 0 or num_partitions > 100000:
-            return ErrorCode.INVALID_PARTITIONS, "Number of partitions must be between 1 and 100000.", None
+            return ErrorCode.INVALID_PARTITIONS, "Number of partitions must be between 1 and 100000.", 0
         if replication_factor not in (-1, 1):
             return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Replication factor {replication_factor} is larger than the 1 available broker.", None)
-        configs = dict(configs or {})
-        problem = validate_topic_configs(configs)
+                    f"Replication factor {replication_factor} is larger than the 1 available broker.", 0)
+        problem = validate_topic_configs(dict(configs or {}))
         if problem:
-            return ErrorCode.INVALID_CONFIG, problem, None
-        topic = Topic(name, uuid.uuid4(), [PartitionLog(name, i) for i in range(num_partitions)], configs)
-        if not validate_only:
-            self._topics[name] = topic
-            self._by_id[topic.topic_id] = topic
+            return ErrorCode.INVALID_CONFIG, problem, 0
+        return ErrorCode.NONE, None, num_partitions
+
+    def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
+               configs: dict[str, str] | None = None) -> tuple[ErrorCode, str | None, Topic | None]:
+        code, message, num_partitions = self.check_new(name, num_partitions, replication_factor, configs)
+        if code != ErrorCode.NONE:
+            return code, message, None
+        topic = Topic(name, uuid.uuid4(), [self.new_partition(name, i) for i in range(num_partitions)],
+                      dict(configs or {}))
+        self._topics[name] = topic
+        self._by_id[topic.topic_id] = topic
         return ErrorCode.NONE, None, topic
 
     def get_or_create(self, name: str) -> tuple[ErrorCode, Topic | None]:
@@ -158,7 +183,13 @@ class TopicManager:
             return code, None
         return ErrorCode.NONE, topic or self._topics.get(name)
 
+    def partitions(self):
+        """Every partition of every topic."""
+        for topic in self._topics.values():
+            yield from topic.partitions
+
     def delete(self, name: str) -> ErrorCode:
+        """Remove a topic; its Partitions go with everything they own."""
         topic = self._topics.pop(name, None)
         if topic is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -1,45 +1,46 @@
-"""All partitions' producer-state managers, their shared counters and the
-observability snapshot (entries, estimated bytes, duplicates, fencings)."""
+"""The broker-wide view of producer state: expiry over every partition, the
+shared counters and the observability snapshot (entries, estimated bytes,
+duplicates, fencings). Each Partition owns its own ProducerStateManager; this
+object only walks them."""
 
 from __future__ import annotations
 
-from kipper.broker.producer_state.manager import Counters, ProducerStateManager
+from kipper.broker.log.partition import ProducerStateSettings
+from kipper.broker.producer_state.manager import ProducerStateManager
 
 
 class ProducerStates:
-    def __init__(self, mode: str, max_in_flight_sequences: int, expiration_ms: int):
-        self.mode = mode
-        self.window = max_in_flight_sequences
-        self.expiration_ms = expiration_ms
-        self.counters = Counters()
-        self._managers: dict[tuple[str, int], ProducerStateManager] = {}
+    def __init__(self, settings: ProducerStateSettings, topics):
+        self.settings = settings
+        self.topics = topics
 
-    def for_partition(self, topic: str, partition: int) -> ProducerStateManager:
-        key = (topic, partition)
-        psm = self._managers.get(key)
-        if psm is None:
-            psm = self._managers[key] = ProducerStateManager(self.mode, self.window, self.counters)
-        return psm
+    @property
+    def mode(self) -> str:
+        return self.settings.mode
+
+    @property
+    def counters(self):
+        return self.settings.counters
 
     def get(self, topic: str, partition: int) -> ProducerStateManager | None:
-        return self._managers.get((topic, partition))
+        p = self.topics.partition(topic, partition)
+        return p.producer_state_if_any if p is not None else None
 
-    def drop_topic(self, topic: str) -> None:
-        for key in [k for k in self._managers if k[0] == topic]:
-            del self._managers[key]
+    def _managers(self):
+        for p in self.topics.partitions():
+            psm = p.producer_state_if_any
+            if psm is not None:
+                yield (p.topic, p.partition), psm
 
     def expire(self, now: int) -> int:
-        removed = sum(m.expire(now, self.expiration_ms) for m in self._managers.values())
-        for key in [k for k, m in self._managers.items() if not len(m)]:
-            del self._managers[key]
-        return removed
+        return sum(p.expire_producers(now) for p in self.topics.partitions())
 
     def snapshot(self) -> dict:
         per_partition = {f"{t}-{p}": {"entries": len(m), "bytes": m.nbytes()}
-                         for (t, p), m in sorted(self._managers.items())}
-        c = self.counters
+                         for (t, p), m in sorted(self._managers())}
+        c = self.settings.counters
         return {
-            "mode": self.mode,
+            "mode": self.settings.mode,
             "entries": sum(v["entries"] for v in per_partition.values()),
             "bytes": sum(v["bytes"] for v in per_partition.values()),
             "partitions": per_partition,

@@ -1,10 +1,9 @@
 """The quota engine wired into one broker: state, Produce hook, periodic work.
 
-``ProducerIdQuotas.attach(state)`` builds the manager and the client-quota
-store (from config.dir), registers the ``quotas`` metrics provider and the
-``produce_admission`` hook the Produce handler calls per partition. The shell
-calls ``tick(now)`` (dispose, cleanup) and ``reload()`` (quotas.json edited
-by someone else).
+``ProducerIdQuotas(config, producer_states)`` builds the manager and the
+client-quota store (from config.dir). The Produce handler calls ``admit``
+per partition; the shell calls ``tick(now)`` (dispose, cleanup) and
+``reload()`` (quotas.json edited by someone else).
 
 The hook keeps known producer ids off the bloom filters: a connection
 remembers the ids it was admitted with (``Session.admitted_producer_ids``),
@@ -30,18 +29,11 @@ def user_of(principal: str) -> str:
 
 
 class ProducerIdQuotas:
-    def __init__(self, state):
-        self.state = state
-        self.manager = ProducerIdQuotaManager(QuotaSettings.from_config(state.config))
-        self.store = ClientQuotaStore(state.config["config.dir"] or None, on_change=self._apply)
-        self.cleanup_interval_ms = state.config["producer.id.quota.cache.cleanup.scheduler.interval.ms"]
-
-    @classmethod
-    def attach(cls, state) -> "ProducerIdQuotas":
-        self = cls(state)
-        state.extensions["produce_admission"] = self.admit
-        state.metrics.providers["quotas"] = lambda: self.manager.snapshot(state.clock())
-        return self
+    def __init__(self, config, producer_states):
+        self.producer_states = producer_states
+        self.manager = ProducerIdQuotaManager(QuotaSettings.from_config(config))
+        self.store = ClientQuotaStore(config["config.dir"] or None, on_change=self._apply)
+        self.cleanup_interval_ms = config["producer.id.quota.cache.cleanup.scheduler.interval.ms"]
 
     def _apply(self, quotas) -> None:
         per_user, default = rates(quotas)
@@ -66,7 +58,7 @@ class ProducerIdQuotas:
         user = user_of(session.principal)
         if manager.quota_for(user) is None:
             return 0
-        psm = self.state.producer_states.get(topic, partition)
+        psm = self.producer_states.get(topic, partition)
         if psm is None or psm.table.find(pid) < 0:
             wait = manager.check(user, pid, now)
             if wait:

@@ -1,7 +1,6 @@
 """Authentication wired into one broker: credential store, new sessions, counters.
 
-``Security.attach(state)`` loads the credential store from config.dir and
-registers the ``security`` metrics provider. The shell calls
+``Security(config)`` loads the credential store from config.dir. The shell calls
 ``prepare_session`` for every new connection: on SASL listeners the session
 starts unauthenticated with its own SaslAuthenticator; on SSL listeners a
 verified client certificate names the principal; otherwise it is
@@ -30,12 +29,6 @@ class Security:
         self.mechanisms = config["sasl.enabled.mechanisms"]
         self.super_users = frozenset(s.strip() for s in config["super.users"].split(";") if s.strip())
         self.counters = {"authenticated": 0, "failed": 0}
-
-    @classmethod
-    def attach(cls, state) -> "Security":
-        self = cls(state.config)
-        state.metrics.providers["security"] = self.snapshot
-        return self
 
     def prepare_session(self, session, transport) -> None:
         if session.security_protocol in SASL_PROTOCOLS:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable
 
 import structlog
 
@@ -64,11 +63,9 @@ def _error(code: ErrorCode, message: str | None = None, member_id: str | None = 
 
 
 class ShareGroupCoordinator:
-    def __init__(self, settings: ShareSettings, topics, *,
-                 other_group_exists: Callable[[str], bool] = lambda group_id: False):
+    def __init__(self, settings: ShareSettings, topics):
         self.settings = settings
         self.topics = topics
-        self.other_group_exists = other_group_exists
         self.groups: dict[str, ShareGroup] = {}
 
     def is_member(self, group_id: str, member_id: str) -> bool:
@@ -88,7 +85,10 @@ class ShareGroupCoordinator:
 
     # --- ShareGroupHeartbeat --------------------------------------------------------------
 
-    def heartbeat(self, req, *, client_id: str, client_host: str, now: int) -> tuple[dict, list]:
+    def heartbeat(self, req, *, client_id: str, client_host: str, now: int,
+                  held_elsewhere: bool = False) -> tuple[dict, list]:
+        """``held_elsewhere``: a consumer group, or a classic group with members, holds
+        the id (the GroupCoordinator knows)."""
         s = self.settings
         group_id = req.group_id
         member_id = req.member_id
@@ -96,7 +96,7 @@ class ShareGroupCoordinator:
         events: list = []
         if not group_id:
             return _error(ErrorCode.INVALID_GROUP_ID, "group id is empty", member_id), events
-        if self.other_group_exists(group_id):
+        if held_elsewhere:
             return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.",
                           member_id), events
         group = self.groups.get(group_id)

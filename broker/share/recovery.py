@@ -3,8 +3,8 @@
 Recovery starts at the chain head kept in the ``Durable`` index entry, follows
 each SHARE_DELTA's BackOffset back to the SHARE_CHECKPOINT with the same
 checkpoint epoch, then applies checkpoint and deltas oldest first. Each step is
-a bisect into the in-memory log, so recovery reads only the records of the
-chain, never the whole log.
+a lookup by offset in the partition's log, so recovery reads only the records
+of the chain, never the whole log.
 """
 
 from __future__ import annotations
@@ -19,48 +19,44 @@ class RecoveryError(Exception):
 
 
 class PartitionLogView:
-    """The engine's ``LogView`` over a broker PartitionLog: batch headers only."""
+    """The engine's ``LogView`` over a broker Partition: batch headers only."""
 
-    __slots__ = ("plog",)
+    __slots__ = ("partition",)
 
-    def __init__(self, plog):
-        self.plog = plog
+    def __init__(self, partition):
+        self.partition = partition
 
     @property
     def log_start_offset(self) -> int:
-        return self.plog.log_start_offset
+        return self.partition.log_start_offset
 
     @property
     def log_end_offset(self) -> int:
-        return self.plog.log_end_offset
+        return self.partition.log_end_offset
 
     def data_spans(self, start: int, end: int | None = None):
-        plog = self.plog
-        n = len(plog)
-        if n == 0 or start >= plog.log_end_offset:
+        p = self.partition
+        if start >= p.log_end_offset:
             return
-        i = plog.batch_index_at(start)
         read_header = b.read_header
-        while i < n:
-            base, data = plog.batch_at(i)
+        for base, data in p.batches_from(start):
             if end is not None and base >= end:
                 return
             h = read_header(data)
             last = base + h.last_offset_delta
             if last >= start and not h.attributes & b.CONTROL:
                 yield base, last, len(data)
-            i += 1
 
 
-def read_share_record(plog, offset: int):
+def read_share_record(partition, offset: int):
     """(control type, value) of the share record stored at ``offset``."""
-    if offset < plog.log_start_offset or offset >= plog.log_end_offset:
+    if offset < partition.log_start_offset or offset >= partition.log_end_offset:
         raise RecoveryError(f"share record at {offset} is outside the log "
-                            f"[{plog.log_start_offset}, {plog.log_end_offset})")
-    base, data = plog.batch_at(plog.batch_index_at(offset))
-    if base != offset:
+                            f"[{partition.log_start_offset}, {partition.log_end_offset})")
+    found = partition.batch_at_offset(offset)
+    if found is None or found[0] != offset:
         raise RecoveryError(f"no batch starts at share record offset {offset}")
-    found = sr.decode_batch(data)
+    found = sr.decode_batch(found[1])
     if found is None:
         raise RecoveryError(f"batch at {offset} is not a share control record")
     return found

@@ -1,10 +1,9 @@
 """The broker's share groups: coordinator, share sessions and share-partition store together.
 
-This is what the share handlers and the shell's timer talk to. It wires the
-engines to each other (a member that leaves releases its records and loses its
-share session; an assignment loads or creates the share-partitions) and to the
-broker (the log-start floor, ListGroups and topic-deletion hooks). Synchronous;
-no asyncio here.
+This is what the share handlers and the shell's timer talk to. It ties the
+engines to each other: a member that leaves releases its records and loses its
+share session; an assignment loads or creates the share-partitions.
+Synchronous; no asyncio here.
 """
 
 from __future__ import annotations
@@ -26,31 +25,12 @@ SHARE_API_KEYS = (76, 77, 78, 79)  # ShareGroupHeartbeat, ShareGroupDescribe, Sh
 
 
 class ShareGroups:
-    def __init__(self, settings: ShareSettings, topics, *, notify=None, classic_groups=None,
-                 group_config=None):
+    def __init__(self, settings: ShareSettings, topics, *, notify=None, group_config=None):
         self.settings = settings
         self.topics = topics
-        classic = classic_groups if classic_groups is not None else {}
         self.store = ShareStore(settings, topics, on_available=notify, group_config=group_config)
-        self.coordinator = ShareGroupCoordinator(
-            settings, topics,
-            other_group_exists=lambda g: g in classic and bool(classic[g].members))
+        self.coordinator = ShareGroupCoordinator(settings, topics)
         self.sessions = ShareSessionCache()
-
-    @classmethod
-    def attach(cls, state) -> "ShareGroups":
-        """Build from a BrokerState and register the broker hooks."""
-        share = cls(ShareSettings.from_config(state.config), state.topics,
-                    notify=state.appends.notify, classic_groups=state.groups.groups,
-                    group_config=state.group_configs.get)
-        ext = state.extensions
-        ext.setdefault("log_start_floor", []).append(share.store.floor)
-        ext.setdefault("list_groups", []).append(share.coordinator.list_groups)
-        ext.setdefault("topic_deleted", []).append(lambda topic: share.store.topic_deleted(topic.name))
-        metrics = getattr(state, "metrics", None)
-        if metrics is not None:
-            metrics.providers["share_groups"] = share.snapshot
-        return share
 
     def snapshot(self) -> dict:
         """Counts for the metrics dump: the engines count, the shell exports."""
@@ -67,17 +47,12 @@ class ShareGroups:
             "recoveries": self.store.recoveries,
         }
 
-    def install(self, dispatcher) -> None:
-        """group.share.enable=false: the share APIs are neither served nor advertised."""
-        if not self.settings.enable:
-            for key in SHARE_API_KEYS:
-                dispatcher.handlers.pop(key, None)
-
     # --- membership -----------------------------------------------------------------------
 
-    def heartbeat(self, req, *, client_id: str, client_host: str, now: int) -> dict:
-        body, events = self.coordinator.heartbeat(req, client_id=client_id,
-                                                  client_host=client_host, now=now)
+    def heartbeat(self, req, *, client_id: str, client_host: str, now: int,
+                  held_elsewhere: bool = False) -> dict:
+        body, events = self.coordinator.heartbeat(req, client_id=client_id, client_host=client_host,
+                                                  now=now, held_elsewhere=held_elsewhere)
         self._handle(events, now)
         return body
 
@@ -148,6 +123,9 @@ class ShareGroups:
     def is_member(self, group_id: str, member_id: str) -> bool:
         return self.coordinator.is_member(group_id, member_id)
 
+    def topic_deleted(self, topic: str) -> None:
+        self.store.topic_deleted(topic)
+
     # --- records --------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic, partition: int, now: int):
@@ -184,27 +162,24 @@ class ShareGroups:
         sp = self.store.get(group_id, topic, partition, now)
         if sp is None:
             return [], []
-        plog = topic.partitions[partition]
-        ranges = sp.acquire(member_id, now, PartitionLogView(plog), max_records=max_records,
+        p = topic.partitions[partition]
+        ranges = sp.acquire(member_id, now, PartitionLogView(p), max_records=max_records,
                             max_bytes=max_bytes)
-        return ranges, batches_for(plog, ranges) if ranges else []
+        return ranges, batches_for(p, ranges) if ranges else []
 
 
-def batches_for(plog, ranges) -> list[bytes]:
+def batches_for(partition, ranges) -> list[bytes]:
     """The stored data batches that hold the acquired ``ranges`` (control batches left out)."""
     out = []
-    last_index = -1
-    n = len(plog)
+    taken_end = 0  # offsets below this are in batches already looked at
     for first, last, _ in ranges:
-        i = max(plog.batch_index_at(first), last_index + 1)
-        while i < n:
-            base, data = plog.batch_at(i)
+        for base, data in partition.batches_from(max(first, taken_end)):
             if base > last:
                 break
-            if not b.read_header(data).attributes & b.CONTROL:
+            h = b.read_header(data)
+            taken_end = base + h.last_offset_delta + 1
+            if not h.attributes & b.CONTROL:
                 out.append(data)
-            last_index = i
-            i += 1
     return out
 
 

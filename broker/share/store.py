@@ -4,10 +4,12 @@
 share-partition that ever existed, its ``Durable`` index entry (SCO and chain
 head), which is what lets recovery skip the log scan. Changes are persisted as
 one SHARE_DELTA per operation, or a SHARE_CHECKPOINT once
-``checkpoint_max_deltas`` deltas have piled up. The log start is held at the
-earliest SCO of a topic-partition (the ESO, via ``floor``); a share-partition
-whose log moved on checkpoints again every ``checkpoint_interval_ms`` so the
-hold stays short. Synchronous: the shell calls ``tick(now)``.
+``checkpoint_max_deltas`` deltas have piled up, appended through the
+partition's one write path. The log start is held at the earliest SCO of a
+topic-partition (the ESO: ``Partition.start_hold``, kept up to date here); a
+share-partition whose log moved on checkpoints again every
+``checkpoint_interval_ms`` so the hold stays short. Synchronous: the shell
+calls ``tick(now)``.
 """
 
 from __future__ import annotations
@@ -132,9 +134,11 @@ class ShareStore:
             data = sr.checkpoint_batch(pending.value, timestamp=now)
         else:
             data = sr.delta_batch(pending.value, timestamp=now)
-        offset = plog.append_batch(data, now)
+        offset = plog.append_batch(data, now).base_offset
         durable.commit(pending, offset, now)
         self.writes[pending.kind] += 1
+        if pending.kind == records.SHARE_CHECKPOINT:
+            plog.start_hold = self.floor(sp.topic, sp.partition)
         return offset
 
     def checkpoint(self, sp: SharePartition, now: int) -> int:
@@ -184,7 +188,7 @@ class ShareStore:
                     self.get(group_id, topic_obj, partition, now)
                     self.unload(key, now)
 
-    # --- hooks -----------------------------------------------------------------------------
+    # --- the partitions' view -----------------------------------------------------------------
 
     def floor(self, topic: str, partition: int) -> int | None:
         """The ESO: the earliest SCO of the topic-partition's share-partitions."""

@@ -4,16 +4,16 @@
 - ``coordinator``: the TransactionCoordinator engine (transactional id -> producer id,
   epoch, state, partitions, groups, timeout), driven with time as an argument.
 - ``partition``: per-partition last stable offset and aborted-transaction index.
-- ``markers``: COMMIT/ABORT control batches written into a partition.
+- ``markers``: the COMMIT/ABORT control batches the coordinator writes into partitions.
 - ``service``: the above wired to the broker's partitions, producer state and groups.
 """
 
 from kipper.broker.txn.coordinator import (
     Completion, InitResult, TransactionCoordinator, TransactionMetadata, TxnSettings,
 )
-from kipper.broker.txn.partition import AbortedTxn, TxnPartition, TxnPartitions
+from kipper.broker.txn.partition import AbortedTxn, TxnPartition
 from kipper.broker.txn.states import TRANSITIONS, IllegalTransition, TxnState, transition
 
 __all__ = ["TRANSITIONS", "AbortedTxn", "Completion", "IllegalTransition", "InitResult",
-           "TransactionCoordinator", "TransactionMetadata", "TxnPartition", "TxnPartitions",
+           "TransactionCoordinator", "TransactionMetadata", "TxnPartition",
            "TxnSettings", "TxnState", "transition"]

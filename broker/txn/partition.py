@@ -67,30 +67,3 @@ class TxnPartition:
 
     def __bool__(self) -> bool:
         return bool(self.ongoing or self.aborted)
-
-
-class TxnPartitions:
-    """Every partition's transaction index, created on first use."""
-
-    def __init__(self) -> None:
-        self._parts: dict[tuple[str, int], TxnPartition] = {}
-
-    def for_partition(self, topic: str, partition: int) -> TxnPartition:
-        key = (topic, partition)
-        tp = self._parts.get(key)
-        if tp is None:
-            tp = self._parts[key] = TxnPartition()
-        return tp
-
-    def get(self, topic: str, partition: int) -> TxnPartition | None:
-        return self._parts.get((topic, partition))
-
-    def drop_topic(self, topic: str) -> None:
-        for key in [k for k in self._parts if k[0] == topic]:
-            del self._parts[key]
-
-    def open_transactions(self) -> int:
-        return sum(len(tp.ongoing) for tp in self._parts.values())
-
-    def aborted_entries(self) -> int:
-        return sum(len(tp.aborted) for tp in self._parts.values())

@@ -1,4 +1,4 @@
-"""KIP-848 consumer groups inside the broker state, without sockets: one group id is
+"""KIP-848 consumer groups inside a whole broker (build_broker), without sockets: one group id is
 one kind of group, and OffsetCommit/OffsetFetch/ListGroups/DescribeGroups treat
 consumer groups the way Kafka does."""
 
@@ -9,15 +9,16 @@ from construct import Container
 from kipper.broker.config import load
 from kipper.broker.handlers.groups import handle_describe_groups, handle_list_groups
 from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
-from kipper.broker.state import BrokerState, RequestContext, Session
+from kipper.broker.composition import build_broker
+from kipper.broker.context import RequestContext, Session
 from kipper.protocol.errors import ErrorCode
 from tests.unit.test_consumer_group_coordinator import request
 
 
 def broker():
-    state = BrokerState(load(overrides={"group.consumer.session.timeout.ms": "10000",
-                                        "group.consumer.min.session.timeout.ms": "1000"}))
-    state.clock = lambda: 0
+    state = build_broker(load(overrides={"group.consumer.session.timeout.ms": "10000",
+                                         "group.consumer.min.session.timeout.ms": "1000"}),
+                         clock=lambda: 0)
     state.topics.create("t", 2)
     return state
 
@@ -27,7 +28,7 @@ def ctx(state, api_key: int, version: int) -> RequestContext:
 
 
 def join_consumer(state, group="g", member="m1"):
-    return state.consumer_groups.heartbeat(request(group=group, member=member), version=1,
+    return state.groups.consumer_heartbeat(request(group=group, member=member), version=1,
                                            client_id="cid", client_host="/127.0.0.1", now=0)
 
 
@@ -66,7 +67,7 @@ def test_offset_commit_into_a_consumer_group_checks_the_member_epoch():
     assert commit(state, "g", "nobody", epoch, offset=9) == ErrorCode.UNKNOWN_MEMBER_ID
     assert commit(state, "g", "m1", epoch, version=8, offset=9) == ErrorCode.UNSUPPORTED_VERSION
     assert state.offsets.get("g", "t", 0).offset == 5
-    assert "g" not in state.groups.groups, "no classic (simple) group is made up for it"
+    assert "g" not in state.groups.classic.groups, "no classic (simple) group is made up for it"
 
 
 def test_offset_fetch_by_a_stale_member_fails_the_group_and_an_admin_fetch_does_not():
@@ -94,18 +95,18 @@ def test_a_classic_group_with_members_keeps_its_id_from_consumer_groups_and_back
 def test_a_consumer_group_takes_over_the_id_of_an_empty_simple_group_and_its_offsets():
     state = broker()
     assert commit(state, "g", "", -1, version=7) == ErrorCode.NONE  # a simple group
-    assert "g" in state.groups.groups
+    assert "g" in state.groups.classic.groups
     assert join_consumer(state)["error_code"] == 0
-    assert "g" not in state.groups.groups and state.offsets.get("g", "t", 0).offset == 5
+    assert "g" not in state.groups.classic.groups and state.offsets.get("g", "t", 0).offset == 5
 
 
 def test_an_empty_consumer_group_gives_its_id_to_a_classic_member():
     state = broker()
-    state.consumer_groups.heartbeat(request(), version=1, client_id="c", client_host="/h", now=0)
-    state.consumer_groups.heartbeat(request(epoch=-1, topics=None, rebalance_timeout=-1), version=1,
+    state.groups.consumer_heartbeat(request(), version=1, client_id="c", client_host="/h", now=0)
+    state.groups.consumer_heartbeat(request(epoch=-1, topics=None, rebalance_timeout=-1), version=1,
                                     client_id="c", client_host="/h", now=0)
     assert join_classic(state, "g")["error_code"] == 0
-    assert not state.consumer_groups.owns("g")
+    assert not state.groups.consumer.owns("g")
 
 
 def test_a_share_group_cannot_take_a_consumer_group_id_nor_the_reverse():
@@ -113,11 +114,20 @@ def test_a_share_group_cannot_take_a_consumer_group_id_nor_the_reverse():
     join_consumer(state, group="k")
     share_req = Container(group_id="k", member_id="s1", member_epoch=0, rack_id=None,
                           subscribed_topic_names=["t"])
-    assert state.share.heartbeat(share_req, client_id="c", client_host="/h", now=0)["error_code"] \
+    assert state.groups.share_heartbeat(share_req, client_id="c", client_host="/h", now=0)["error_code"] \
         == ErrorCode.GROUP_ID_NOT_FOUND
     share_req.group_id = "s"
-    assert state.share.heartbeat(share_req, client_id="c", client_host="/h", now=0)["error_code"] == 0
+    assert state.groups.share_heartbeat(share_req, client_id="c", client_host="/h", now=0)["error_code"] == 0
     assert join_consumer(state, group="s")["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_a_classic_member_cannot_take_a_share_group_id():
+    state = broker()
+    share_req = Container(group_id="s", member_id="s1", member_epoch=0, rack_id=None,
+                          subscribed_topic_names=["t"])
+    assert state.groups.share_heartbeat(share_req, client_id="c", client_host="/h", now=0)["error_code"] == 0
+    assert join_classic(state, "s")["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert "s" not in state.groups.classic.groups
 
 
 def test_list_groups_shows_consumer_groups_and_describe_groups_calls_them_dead():

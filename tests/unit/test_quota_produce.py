@@ -1,5 +1,5 @@
-"""The producer-id quota on the Produce path, through the real dispatcher and
-BrokerState (no sockets): throttled ids get THROTTLING_QUOTA_EXCEEDED and a
+"""The producer-id quota on the Produce path, through the real dispatcher of a
+whole broker (build_broker, no sockets): throttled ids get THROTTLING_QUOTA_EXCEEDED and a
 throttle time, admitted ones are never throttled, and the client-quota store
 keeps values in config.dir."""
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from kipper.broker import config as cfg
-from kipper.broker.dispatcher import Dispatcher
-from kipper.broker.handlers import HANDLERS
+from kipper.broker.composition import build_broker
+from kipper.broker.context import Session
+from kipper.broker.dispatcher import Reply
 from kipper.broker.quota.client_quotas import ClientQuotaStore, Op, check_entity, check_op
-from kipper.broker.state import BrokerState, Session
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import decode_response, encode_request
@@ -21,22 +21,25 @@ PRODUCE, ALTER, DESCRIBE = APIS[0], APIS[49], APIS[48]
 
 
 class Broker:
-    """A BrokerState and dispatcher driven with real request frames and a settable clock."""
+    """A whole broker and its dispatcher driven with real request frames and a settable clock."""
 
     def __init__(self, tmp_path, **overrides):
         values = {"producer.id.quota.window.num": "2", "producer.id.quota.window.size.seconds": "10",
                   "config.dir": str(tmp_path / "cfg"), **overrides}
-        self.state = BrokerState(cfg.load(overrides=values))
         self.now = 0
-        self.state.clock = lambda: self.now
-        self.dispatcher = Dispatcher(dict(HANDLERS), self.state)
+        self.state = build_broker(cfg.load(overrides=values), clock=lambda: self.now)
+        self.dispatcher = self.state.dispatcher
         self.state.topics.create("t", 1)
         self.cid = 0
+        self.mute_ms = 0  # what the last reply asked of the connection
 
     def call(self, api, version, body, session):
         self.cid += 1
         frame = encode_request(api, version, self.cid, "test", body)[4:]
         result, _ = self.dispatcher.dispatch(frame, session)
+        self.mute_ms = result.mute_ms if type(result) is Reply else 0
+        if type(result) is Reply:
+            result = result.body
         return decode_response(api, version, result[4:])[1]
 
     def produce(self, session, pid: int, seq: int = 0):
@@ -64,7 +67,7 @@ def test_new_ids_beyond_the_quota_are_throttled_and_not_admitted(tmp_path):
     codes = [b.produce(rogue, pid) for pid in range(1, 23)]
     assert codes[:20] == [(0, 0)] * 20
     assert codes[20] == (ErrorCode.THROTTLING_QUOTA_EXCEEDED, 1000)
-    assert rogue.mute_ms == 1000
+    assert b.mute_ms == 1000
     psm = b.state.producer_states.get("t", 0)
     assert len(psm) == 20 and psm.table.find(21) < 0
 

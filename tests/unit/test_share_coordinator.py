@@ -120,8 +120,9 @@ def test_share_group_limit_counts_groups_with_members():
 
 def test_a_classic_group_id_is_not_a_share_group():
     topics = TopicManager(num_partitions=1, auto_create=False)
-    c = ShareGroupCoordinator(ShareSettings(), topics, other_group_exists=lambda g: g == "classic")
-    assert call(c, hb(group="classic"))[0]["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
+    c = ShareGroupCoordinator(ShareSettings(), topics)
+    body, _ = c.heartbeat(hb(group="classic"), client_id="c", client_host="/h", now=0, held_elsewhere=True)
+    assert body["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND
 
 
 def test_describe_lists_members_with_their_assignment():

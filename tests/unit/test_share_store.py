@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from construct import Container
 
+from bisect import bisect_right
+
+from kipper.broker.composition import build_broker
 from kipper.broker.config import load
-from kipper.broker.log.retention import apply_retention
 from kipper.broker.log.topics import TopicManager
 from kipper.broker.share.recovery import PartitionLogView
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.share.states import ACCEPT, RELEASE
 from kipper.broker.share.store import ShareStore
-from kipper.broker.state import BrokerState
 from kipper.protocol import records
 from kipper.protocol import share_records as sr
 
@@ -83,20 +84,23 @@ def test_unloaded_share_partition_is_recovered_from_its_chain_only():
     live = sp.durable_view(view)
     store.unload(("g", "t", 0), 0, checkpoint=False)
 
-    touched = []
+    touched = []  # base offsets of the batches read
 
     class Watched:
-        """The log, counting the batches read; a full scan would fail."""
+        """The partition, counting the batches read; a full scan would fail."""
 
         def __getattr__(self, name):
             return getattr(plog, name)
 
-        def __len__(self):
-            return len(plog)
+        def batch_at_offset(self, offset):
+            found = plog.batch_at_offset(offset)
+            touched.append(found[0])
+            return found
 
-        def batch_at(self, i):
-            touched.append(i)
-            return plog.batch_at(i)
+        def batches_from(self, offset):
+            for base, data in plog.batches_from(offset):
+                touched.append(base)
+                yield base, data
 
         def batches(self):
             raise AssertionError("recovery scanned the whole log")
@@ -110,7 +114,9 @@ def test_unloaded_share_partition_is_recovered_from_its_chain_only():
     assert again.durable_view(view) == live
     # the chain (34 deltas + 1 checkpoint) and the data batches of the window, nothing else
     assert len(touched) <= 35 + 15 + 2
-    assert min(touched) >= plog.batch_index_at(again.spso) - 1
+    bases = [base for base, _ in plog.batches()]
+    holding_spso = bisect_right(bases, again.spso) - 1
+    assert min(touched) >= bases[max(holding_spso - 1, 0)]  # from the batch before the SPSO's
 
 
 def test_unload_with_checkpoint_makes_recovery_read_one_record():
@@ -180,7 +186,7 @@ def test_topic_deletion_forgets_its_share_partitions():
 def _state(**overrides):
     base = {"group.share.auto.offset.reset": "earliest", "retention.ms": "1"}
     base.update(overrides)
-    return BrokerState(load(overrides=base))
+    return build_broker(load(overrides=base))
 
 
 def test_retention_never_removes_the_latest_checkpoint_or_the_deltas_after_it():
@@ -196,8 +202,8 @@ def test_retention_never_removes_the_latest_checkpoint_or_the_deltas_after_it():
     for _ in range(5):
         plog.append_batch(records.build_batch([(None, b"later")] * 10), 0)
     sco = share.store.floor("r", 0)
-    assert state.log_start_floor("r", 0) == sco == 50
-    apply_retention(state, 10_000)
+    assert plog.start_hold == sco == 50
+    state.apply_retention(10_000)
     assert plog.log_start_offset == sco
     durable = share.store.index[("r", 0)]["g"]
     # the data below the SCO is gone; 50 and 51 are the checkpoint and a delta
@@ -216,7 +222,7 @@ def test_delete_records_stops_at_the_eso_of_all_groups():
     state.share.store.get("late", topic, 0, 0)  # checkpoint at 21
     req = Container(topics=[Container(name="d", partitions=[Container(partition_index=0, offset=-1)])],
                     timeout_ms=1000)
-    ctx = Container(state=state)
+    ctx = Container(broker=state)
     resp = handle_delete_records(req, ctx)
     assert resp["topics"][0]["partitions"][0]["low_watermark"] == 10
 
@@ -226,15 +232,14 @@ def test_share_groups_appear_in_list_groups_and_disabled_share_groups_are_not_se
     req = Container(group_id="sg", member_id="m", member_epoch=0, rack_id=None,
                     subscribed_topic_names=["x"])
     state.share.heartbeat(req, client_id="c", client_host="/h", now=0)
-    rows = [row for hook in state.extensions["list_groups"] for row in hook()]
+    rows = state.groups.list_groups(set(), set())
     assert {"group_id": "sg", "protocol_type": "share", "group_state": "Stable",
             "group_type": "share"} in rows
 
-    class Dispatcher:
-        handlers = {76: 1, 77: 1, 78: 1, 79: 1, 0: 1}
+    share_apis = {76, 77, 78, 79}
+    assert share_apis <= set(state.handlers)
     disabled = _state(**{"group.share.enable": "false"})
-    disabled.share.install(Dispatcher)
-    assert Dispatcher.handlers == {0: 1}
+    assert set(disabled.handlers) == set(state.handlers) - share_apis
 
 
 def test_a_fetch_right_after_delete_records_sees_the_new_log_start():

@@ -1,32 +1,38 @@
-"""Transactions wired into a BrokerState, without sockets: the append path, markers
-in the log and in producer state, LSO and aborted transactions, timeouts by tick."""
+"""Transactions in a whole broker (build_broker), without sockets: the Produce path,
+markers in the log and in producer state, LSO and aborted transactions, timeouts by tick."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from kipper.broker.composition import Broker, build_broker
 from kipper.broker.config import load
-from kipper.broker.log.append import append_records
-from kipper.broker.state import BrokerState
-from kipper.protocol import batch as b
+from kipper.broker.context import Session
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
+from kipper.protocol.header import decode_response, encode_request
+from kipper.protocol.messages.produce import PRODUCE
 
 E = ErrorCode
 TID = "app"
 
 
-def make_state(**overrides) -> BrokerState:
-    state = BrokerState(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", **overrides}))
+def make_state(**overrides) -> Broker:
+    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", **overrides}),
+                         clock=lambda: 0)
     state.topics.create("t", 2)
     return state
 
 
 def append(state, pid, epoch, seq, n=2, partition=0, transactional=True):
+    """A Produce of one batch through the broker's dispatcher; the partition's answer."""
     data = records.build_batch([(None, b"v%d" % i) for i in range(n)], producer_id=pid,
                                producer_epoch=epoch, base_sequence=seq, transactional=transactional)
-    plog = state.topics.partition("t", partition)
-    return append_records(state, plog, data, b.split_batches(data), 0)
+    body = {"transactional_id": TID if transactional else None, "acks": -1, "timeout_ms": 1000,
+            "topic_data": [{"name": "t", "partition_data": [{"index": partition, "records": data}]}]}
+    frame = encode_request(PRODUCE, 9, 1, "test", body)[4:]
+    answer, _ = state.dispatcher.dispatch(frame, Session("PLAINTEXT", "peer"))
+    return decode_response(PRODUCE, 9, answer[4:])[1].responses[0].partition_responses[0]
 
 
 def begin(state, now=0, partitions=(0,), timeout=60_000):
@@ -61,12 +67,12 @@ def test_abort_writes_markers_everywhere_and_indexes_the_aborted_data():
     pid, epoch = begin(state, partitions=(0, 1))
     assert append(state, pid, epoch, 0)["base_offset"] == 2
     plog = state.topics.partition("t", 0)
-    assert state.txn.last_stable_offset(plog) == 2 and plog.high_watermark == 4
+    assert plog.last_stable_offset == 2 and plog.high_watermark == 4
     assert state.txn.end_txn(TID, pid, epoch, False, 5) == E.NONE
-    assert state.txn.last_stable_offset(plog) == plog.high_watermark == 5
+    assert plog.last_stable_offset == plog.high_watermark == 5
     chunks, _ = plog.read(0, 1 << 20)
-    assert state.txn.aborted_transactions(plog, 0, chunks) == [{"producer_id": pid, "first_offset": 2}]
-    assert state.txn.aborted_transactions(plog, 0, chunks[:1]) == []  # reads ending before it
+    assert plog.aborted_transactions(0, chunks) == [{"producer_id": pid, "first_offset": 2}]
+    assert plog.aborted_transactions(0, chunks[:1]) == []  # reads ending before it
     # partition 1 got a marker although no data reached it
     [marker] = stored(state, 1)
     assert marker.header.is_control and records.control_type(marker.records[0].key) == records.ABORT
@@ -80,7 +86,7 @@ def test_commit_applies_staged_offsets_and_creates_the_group():
     assert state.txn.coordinator.add_offsets(TID, pid, epoch, "g", 0) == E.NONE
     state.offsets.stage("g", pid, "t", 0, 7, -1, None, 0)
     assert state.txn.end_txn(TID, pid, epoch, True, 1) == E.NONE
-    assert state.offsets.get("g", "t", 0).offset == 7 and "g" in state.groups.groups
+    assert state.offsets.get("g", "t", 0).offset == 7 and "g" in state.groups.classic.groups
 
 
 def test_timeout_abort_by_tick_fences_the_old_epoch_in_the_partition():
@@ -113,9 +119,7 @@ def test_deleted_topic_forgets_its_transaction_index():
     state = make_state()
     pid, epoch = begin(state)
     append(state, pid, epoch, 0)
-    assert state.txn.partitions.get("t", 0) is not None
-    for hook in state.extensions["topic_deleted"]:
-        hook(state.topics.get("t"))
-    assert state.txn.partitions.get("t", 0) is None
-    state.topics.delete("t")
+    assert state.topics.partition("t", 0).txn_index_if_any is not None
+    state.delete_topic(state.topics.get("t"))
+    assert state.topics.partition("t", 0) is None  # with the partition goes its index
     assert state.txn.end_txn(TID, pid, epoch, True, 1) == E.NONE  # markers skip the lost topic

@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import uuid
 from dataclasses import replace
-from typing import Callable
 
 import structlog
 
@@ -75,16 +74,10 @@ def _wire(assignment: Assignment) -> dict:
 
 
 class ConsumerGroupCoordinator:
-    def __init__(self, settings: ConsumerGroupSettings, topics, *,
-                 foreign_group: Callable[[str], bool] = lambda group_id: False,
-                 on_create: Callable[[str], None] = lambda group_id: None):
+    def __init__(self, settings: ConsumerGroupSettings, topics):
         self.settings = settings
         self.topics = topics
         self.groups: dict[str, ConsumerGroup] = {}
-        # a group id held by a classic group with members or by a share group is refused
-        self.foreign_group = foreign_group
-        # called just before a group is created (the broker drops an empty classic group there)
-        self.on_create = on_create
         self.rebalances = 0  # target assignments computed
 
     def owns(self, group_id: str) -> bool:
@@ -107,12 +100,15 @@ class ConsumerGroupCoordinator:
 
     # --- ConsumerGroupHeartbeat ---------------------------------------------------------
 
-    def heartbeat(self, req, *, version: int, client_id: str, client_host: str, now: int) -> dict:
+    def heartbeat(self, req, *, version: int, client_id: str, client_host: str, now: int,
+                  held_elsewhere: bool = False) -> dict:
+        """``held_elsewhere``: a classic group with members or a share group holds the id,
+        so no consumer group may be created under it (the GroupCoordinator knows)."""
         try:
             self._validate(req, version)
             if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
                 return self._leave(req, now)
-            return self._heartbeat(req, client_id, client_host, now)
+            return self._heartbeat(req, client_id, client_host, now, held_elsewhere)
         except HeartbeatError as exc:
             return _response(exc.code, exc.message)
 
@@ -157,17 +153,16 @@ class ConsumerGroupCoordinator:
             if problem:
                 raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION, problem)
 
-    def _group_for(self, group_id: str, join: bool) -> ConsumerGroup:
+    def _group_for(self, group_id: str, join: bool, held_elsewhere: bool) -> ConsumerGroup:
         group = self.groups.get(group_id)
         if group is not None:
             return group
-        if self.foreign_group(group_id):
+        if held_elsewhere:
             raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if not join:
             # Kafka answers GROUP_ID_NOT_FOUND, which librdkafka treats as fatal. Groups
             # live in memory here, so after a broker restart a member is told to rejoin.
             raise HeartbeatError(ErrorCode.UNKNOWN_MEMBER_ID, f"Consumer group {group_id} not found.")
-        self.on_create(group_id)
         group = self.groups[group_id] = ConsumerGroup(group_id)
         return group
 
@@ -233,11 +228,12 @@ class ConsumerGroupCoordinator:
                  member_id=member_id, replaced=static.member_id)
         return member, False
 
-    def _heartbeat(self, req, client_id: str, client_host: str, now: int) -> dict:
+    def _heartbeat(self, req, client_id: str, client_host: str, now: int,
+                   held_elsewhere: bool) -> dict:
         s = self.settings
         epoch = req.member_epoch
         owned = _owned(req.topic_partitions)
-        group = self._group_for(req.group_id, join=epoch == JOIN_EPOCH)
+        group = self._group_for(req.group_id, join=epoch == JOIN_EPOCH, held_elsewhere=held_elsewhere)
         member, new = self._member_for(group, req, owned)
 
         # 1. the member's own data; a new member or a new subscription bumps the group epoch
@@ -414,11 +410,11 @@ class ConsumerGroupCoordinator:
                         "partitions": sorted(parts)})
         return {"topic_partitions": out}
 
-    def describe(self, group_id: str) -> dict:
+    def describe(self, group_id: str, held_elsewhere: bool = False) -> dict:
         group = self.groups.get(group_id)
         if group is None:
             code = ErrorCode.INVALID_GROUP_ID if not group_id else ErrorCode.GROUP_ID_NOT_FOUND
-            message = (f"Group {group_id} is not a consumer group." if self.foreign_group(group_id)
+            message = (f"Group {group_id} is not a consumer group." if held_elsewhere
                        else f"Group {group_id} not found.")
             return {"error_code": int(code), "error_message": message, "group_id": group_id,
                     "group_state": DEAD, "group_epoch": -1, "assignment_epoch": -1,

@@ -1,11 +1,11 @@
-"""One in-memory partition log: record batches stored as the producer sent them.
+"""The in-memory LogStorage: record batches stored as the producer sent them.
 
 The append path only reads the 61-byte header, checks the CRC-32C and rewrites
 the base offset; records are never decoded here. Batches live in a list with
 parallel arrays of base offsets and max timestamps, so a fetch position or a
 timestamp lookup is a bisect. The log tracks the log start offset (moved by
-DeleteRecords and retention), the high watermark and the log end offset; with a
-single replica the high watermark is the log end offset.
+DeleteRecords and retention) and the log end offset. The default storage: for
+development and CI, nothing touches the disk.
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ from kipper.protocol import batch as b
 from kipper.protocol import records
 
 
-class PartitionLog:
-    __slots__ = ("topic", "partition", "_batches", "_bases", "_max_ts", "_sizes",
+class MemoryLog:
+    __slots__ = ("_batches", "_bases", "_max_ts", "_sizes",
                  "log_start_offset", "log_end_offset", "size_bytes", "_append_times",
                  "_max_ts_seen", "_max_ts_offset")
 
-    def __init__(self, topic: str, partition: int):
-        self.topic = topic
-        self.partition = partition
+    def __init__(self):
         self._batches: list[bytes] = []
         self._bases: list[int] = []
         self._max_ts: list[int] = []  # running max of batch max_timestamps
@@ -34,10 +32,6 @@ class PartitionLog:
         self.size_bytes = 0
         self._max_ts_seen = -1
         self._max_ts_offset = -1
-
-    @property
-    def high_watermark(self) -> int:
-        return self.log_end_offset
 
     def __len__(self) -> int:
         return len(self._batches)
@@ -64,11 +58,6 @@ class PartitionLog:
             self.size_bytes += len(data)
             self.log_end_offset = base + header.last_offset_delta + 1
         return first, self.log_end_offset - 1
-
-    def append_batch(self, data: bytes, now_ms: int) -> int:
-        """Append one batch built by the broker itself (control records)."""
-        spans = b.split_batches(data)
-        return self.append(data, spans, now_ms)[0]
 
     def delete_records_before(self, offset: int) -> int:
         """Advance the log start offset to ``offset`` (DeleteRecords); drop whole
@@ -164,12 +153,19 @@ class PartitionLog:
             return None
         return self._max_ts_offset, self._max_ts_seen
 
-    def batches(self):
-        """Every stored batch, oldest first (tools and share-state recovery)."""
-        return list(zip(self._bases, self._batches))
+    def batches_from(self, offset: int):
+        """(base offset, batch) from the batch holding ``offset`` on, oldest first."""
+        if offset >= self.log_end_offset or not self._batches:
+            return
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        bases, batches = self._bases, self._batches
+        while i < len(batches):
+            yield bases[i], batches[i]
+            i += 1
 
-    def batch_index_at(self, offset: int) -> int:
-        return max(bisect_right(self._bases, offset) - 1, 0)
-
-    def batch_at(self, i: int) -> tuple[int, bytes]:
+    def batch_at_offset(self, offset: int) -> tuple[int, bytes] | None:
+        """The (base offset, batch) holding ``offset``, if it is stored."""
+        if offset < self.log_start_offset or offset >= self.log_end_offset or not self._batches:
+            return None
+        i = max(bisect_right(self._bases, offset) - 1, 0)
         return self._bases[i], self._batches[i]

@@ -1,0 +1,155 @@
+"""The group coordinator: classic, consumer (KIP-848) and share groups behind one front.
+
+A group id names one group of one kind, as in Kafka's GroupMetadataManager.
+This object holds the three engines and is the one place the rules between
+them live:
+
+- a classic JoinGroup may take the id of an empty consumer group (which is
+  deleted, as Kafka converts it), never that of a share group or of a consumer
+  group with members;
+- a consumer group may take the id of an empty classic group (which is deleted;
+  its committed offsets stay), never that of a share group or of a classic group
+  with members;
+- a share group may not take the id of a consumer group or of a classic group
+  with members;
+- committed offsets without a group make a "simple" classic group, unless a
+  consumer group owns the id.
+
+Handlers call these methods; the engines stay unaware of one another.
+"""
+
+from __future__ import annotations
+
+from kipper.broker.groups.classic import ClassicGroupCoordinator
+from kipper.broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from kipper.broker.groups.offsets import OffsetStore
+from kipper.protocol.errors import ErrorCode
+
+CLASSIC, CONSUMER, SHARE = "classic", "consumer", "share"
+
+
+class GroupCoordinator:
+    def __init__(self, classic: ClassicGroupCoordinator, consumer: ConsumerGroupCoordinator,
+                 share, offsets: OffsetStore):
+        self.classic = classic
+        self.consumer = consumer
+        self.share = share  # broker.share.service.ShareGroups
+        self.offsets = offsets
+
+    # --- who holds a group id ---------------------------------------------------------------
+
+    def _classic_in_use(self, group_id: str) -> bool:
+        group = self.classic.groups.get(group_id)
+        return group is not None and bool(group.members or group.pending_members)
+
+    def _held_against_classic(self, group_id: str) -> bool:
+        if group_id in self.share.coordinator.groups:
+            return True
+        return not self.consumer.release_for_classic(group_id)
+
+    def _held_against_consumer(self, group_id: str) -> bool:
+        return self._classic_in_use(group_id) or group_id in self.share.coordinator.groups
+
+    def _held_against_share(self, group_id: str) -> bool:
+        group = self.classic.groups.get(group_id)
+        return (group is not None and bool(group.members)) or self.consumer.owns(group_id)
+
+    def kind_of(self, group_id: str) -> str | None:
+        if self.consumer.owns(group_id):
+            return CONSUMER
+        if group_id in self.share.coordinator.groups:
+            return SHARE
+        if group_id in self.classic.groups:
+            return CLASSIC
+        return None
+
+    # --- classic groups ----------------------------------------------------------------------
+
+    def join(self, req, *, version: int, client_id: str, client_host: str, now: int, reply) -> None:
+        held = bool(req.group_id) and self._held_against_classic(req.group_id)
+        self.classic.join(req, version=version, client_id=client_id, client_host=client_host,
+                          now=now, reply=reply, held_elsewhere=held)
+
+    def ensure_simple_group(self, group_id: str) -> None:
+        """Offsets committed without a group make a simple group, visible to ListGroups."""
+        if group_id not in self.classic.groups and not self.consumer.owns(group_id):
+            self.classic.get_or_create(group_id)
+
+    # --- consumer groups (KIP-848) -------------------------------------------------------------
+
+    def consumer_heartbeat(self, req, *, version: int, client_id: str, client_host: str,
+                           now: int) -> dict:
+        group_id = req.group_id
+        held = (bool(group_id) and not self.consumer.owns(group_id)
+                and self._held_against_consumer(group_id))
+        body = self.consumer.heartbeat(req, version=version, client_id=client_id,
+                                       client_host=client_host, now=now, held_elsewhere=held)
+        if self.consumer.owns(group_id) and group_id in self.classic.groups:
+            # Kafka deletes an empty classic group (a simple group, say) when a consumer
+            # group takes its id; the committed offsets stay
+            del self.classic.groups[group_id]
+        return body
+
+    def consumer_describe(self, group_id: str) -> dict:
+        held = not self.consumer.owns(group_id) and self._held_against_consumer(group_id)
+        return self.consumer.describe(group_id, held_elsewhere=held)
+
+    # --- share groups ---------------------------------------------------------------------------
+
+    def share_heartbeat(self, req, *, client_id: str, client_host: str, now: int) -> dict:
+        held = bool(req.group_id) and self._held_against_share(req.group_id)
+        return self.share.heartbeat(req, client_id=client_id, client_host=client_host, now=now,
+                                    held_elsewhere=held)
+
+    # --- offsets --------------------------------------------------------------------------------
+
+    def validate_commit(self, group_id: str, member_id: str, epoch: int, instance_id: str | None,
+                        api_version: int) -> ErrorCode:
+        """OffsetCommit: member epochs for a consumer group, generations for a classic one."""
+        if self.consumer.owns(group_id):
+            return self.consumer.validate_commit(group_id, member_id, epoch, api_version=api_version)
+        return self.classic.validate_commit(group_id, member_id, epoch, instance_id)
+
+    def validate_txn_commit(self, group_id: str, member_id: str, generation_id: int) -> ErrorCode:
+        """TxnOffsetCommit: the member and generation are enforced only when the client
+        sends them (older clients do not)."""
+        if self.consumer.owns(group_id):
+            return self.consumer.validate_commit(group_id, member_id, generation_id,
+                                                 api_version=-1, transactional=True)
+        group = self.classic.groups.get(group_id)
+        if group is None:
+            return ErrorCode.NONE
+        if member_id and member_id not in group.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id >= 0 and generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        return ErrorCode.NONE
+
+    def validate_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+        """OffsetFetch v9+ by a consumer-group member (KIP-848)."""
+        if self.consumer.owns(group_id):
+            return self.consumer.validate_fetch(group_id, member_id, member_epoch)
+        return ErrorCode.NONE
+
+    # --- every kind -----------------------------------------------------------------------------
+
+    def list_groups(self, states: set[str], types: set[str]) -> list[dict]:
+        out = []
+        if not types or CLASSIC in types:
+            for group in self.classic.groups.values():
+                if not states or group.state in states:
+                    out.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
+                                "group_state": group.state, "group_type": CLASSIC})
+        for rows in (self.consumer.list_groups(), self.share.coordinator.list_groups()):
+            out.extend(g for g in rows if (not states or g["group_state"] in states)
+                       and (not types or g["group_type"] in types))
+        return out
+
+    def active_groups(self) -> set[str]:
+        """Groups with members: their committed offsets do not expire."""
+        classic = {g for g, group in self.classic.groups.items() if group.members}
+        return classic | self.consumer.active_groups()
+
+    def tick(self, now: int) -> None:
+        self.classic.tick(now)
+        self.consumer.tick(now)

@@ -1,0 +1,251 @@
+"""One topic-partition as its leader holds it: Kafka's Partition and UnifiedLog in one.
+
+A Partition owns the log storage, the idempotent-producer state (seed 000,
+KIP-360), the transaction index (last stable offset, aborted transactions)
+and the append notification that wakes Fetch long-polls. Everything written
+into the partition goes through ``append``:
+
+- Produce batches (origin ``CLIENT``): idempotent ones are validated by the
+  producer state first (validate, append, then commit: Kafka's
+  ProducerAppendInfo); a rejected or duplicate batch appends nothing, and a
+  transactional batch opens its producer's transaction in the index;
+- broker-written control batches (origin ``COORDINATOR``): a COMMIT/ABORT
+  marker is checked against the producer's epoch, then closes the producer's
+  transaction (recording an abort for read_committed); share-group
+  SHARE_CHECKPOINT/SHARE_DELTA records are stored as they are.
+
+The coordinator-side check of a transactional Produce (KIP-890 part 1) and
+the producer-id quota come before ``append``; they are not the log's business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+from kipper.broker.log.storage import LogStorage
+from kipper.broker.producer_state.manager import DUPLICATE, REJECT, Counters, ProducerStateManager
+from kipper.broker.txn.partition import TxnPartition
+from kipper.protocol import batch as b
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
+
+CLIENT, COORDINATOR = "client", "coordinator"  # Kafka's AppendOrigin
+
+
+class AppendResult(NamedTuple):
+    error: ErrorCode
+    base_offset: int = -1
+    message: str | None = None
+    appended: bool = False  # False: refused, or an exact retry answered from producer state
+
+
+_REFUSED_NO_RECORDS = AppendResult(ErrorCode.INVALID_RECORD, message="no record batches")
+
+
+@dataclass
+class ProducerStateSettings:
+    """What every partition's producer state shares: the mode, the duplicate window,
+    the expiry and one set of counters."""
+
+    mode: str = "latest"
+    window: int = 10_000_000
+    expiration_ms: int = 86_400_000
+    counters: Counters = field(default_factory=Counters)
+
+    def new_manager(self) -> ProducerStateManager:
+        return ProducerStateManager(self.mode, self.window, self.counters)
+
+
+class Partition:
+    __slots__ = ("topic", "partition", "log", "start_hold", "_producers", "_txn", "_settings",
+                 "_notify")
+
+    def __init__(self, topic: str, partition: int, log: LogStorage,
+                 producer_settings: ProducerStateSettings,
+                 notify: Callable[[str, int], None] | None = None):
+        self.topic = topic
+        self.partition = partition
+        self.log = log
+        # the lowest offset the log start may move to: share groups keep the data
+        # after their earliest checkpoint (seed 004's ESO); set by the share store
+        self.start_hold: int | None = None
+        self._settings = producer_settings
+        self._producers: ProducerStateManager | None = None  # made on the first idempotent batch
+        self._txn: TxnPartition | None = None  # made on the first transactional batch
+        self._notify = notify or _nobody_waits
+
+    # --- offsets ------------------------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.log_end_offset  # one replica: every appended offset is committed
+
+    @property
+    def last_stable_offset(self) -> int:
+        hw = self.log.log_end_offset
+        if self._txn is None:
+            return hw
+        return self._txn.last_stable_offset(hw, self.log.log_start_offset)
+
+    # --- what the partition owns --------------------------------------------------------
+
+    @property
+    def producer_state(self) -> ProducerStateManager:
+        if self._producers is None:
+            self._producers = self._settings.new_manager()
+        return self._producers
+
+    @property
+    def producer_state_if_any(self) -> ProducerStateManager | None:
+        return self._producers
+
+    @property
+    def txn_index(self) -> TxnPartition:
+        if self._txn is None:
+            self._txn = TxnPartition()
+        return self._txn
+
+    @property
+    def txn_index_if_any(self) -> TxnPartition | None:
+        return self._txn
+
+    def expire_producers(self, now: int) -> int:
+        """Drop producer state idle for producer.id.expiration.ms (KIP-360 keeps it
+        after its batches are deleted, but not forever)."""
+        psm = self._producers
+        if psm is None:
+            return 0
+        removed = psm.expire(now, self._settings.expiration_ms)
+        if not len(psm):
+            self._producers = None
+        return removed
+
+    # --- the one write path ---------------------------------------------------------------
+
+    def append(self, buf, spans, now: int, origin: str = CLIENT) -> AppendResult:
+        """Append the validated batches ``spans`` [(start, end, header)] of ``buf``."""
+        if not spans:
+            return _REFUSED_NO_RECORDS
+        headers = [h for _, _, h in spans]
+        if origin == COORDINATOR and any(h.is_control and h.is_transactional for h in headers):
+            return self._append_markers(buf, spans, headers, now)
+        if all(h.producer_id < 0 for h in headers):
+            base, _ = self.log.append(buf, spans, now)
+            self._notify(self.topic, self.partition)
+            return AppendResult(ErrorCode.NONE, base, None, True)
+        psm = self.producer_state
+        validation = psm.validate(headers)
+        psm.record(validation)
+        if validation.outcome == REJECT:
+            return AppendResult(validation.error, -1, validation.message)
+        if validation.outcome == DUPLICATE:
+            return AppendResult(ErrorCode.NONE, validation.duplicate_base_offset)
+        base, _ = self.log.append(buf, spans, now)
+        last_offsets = []
+        offset = base
+        for h in headers:
+            last = offset + h.last_offset_delta
+            if h.producer_id >= 0:
+                last_offsets.append(last)
+                if h.is_transactional:  # its transaction starts at its first batch
+                    self.txn_index.begin(h.producer_id, offset)
+            offset = last + 1
+        psm.commit(validation, last_offsets, now)
+        self._notify(self.topic, self.partition)
+        return AppendResult(ErrorCode.NONE, base, None, True)
+
+    def append_batch(self, data: bytes, now: int, origin: str = COORDINATOR) -> AppendResult:
+        """Append batches built by the broker itself (markers, share records)."""
+        return self.append(data, b.split_batches(data), now, origin)
+
+    def _append_markers(self, buf, spans, headers, now: int) -> AppendResult:
+        """COMMIT/ABORT markers (KIP-98): no epoch older than the partition's; once
+        appended, the producer takes the marker's epoch and its transaction ends."""
+        psm = self.producer_state
+        for h in headers:
+            if h.is_control and h.is_transactional:
+                error = psm.check_marker(h.producer_id, h.producer_epoch)
+                if error != ErrorCode.NONE:
+                    return AppendResult(error)
+        base, _ = self.log.append(buf, spans, now)
+        offset = base
+        txn = self.txn_index
+        for start, end, h in spans:
+            if h.is_control and h.is_transactional:
+                committed = _marker_type(buf, start, end) == records.COMMIT
+                psm.apply_marker(h.producer_id, h.producer_epoch, now)
+                txn.end(h.producer_id, offset, committed)
+            offset += h.last_offset_delta + 1
+        txn.trim(self.log.log_start_offset)
+        self._notify(self.topic, self.partition)
+        return AppendResult(ErrorCode.NONE, base, None, True)
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
+             read_committed: bool = False) -> tuple[list, int]:
+        """Batches from ``offset``; read_committed stops at the last stable offset."""
+        return self.log.read(offset, max_bytes, always_one=always_one,
+                             end_offset=self.last_stable_offset if read_committed else None)
+
+    def aborted_transactions(self, fetch_offset: int, chunks) -> list[dict]:
+        """Fetch's AbortedTransactions for the batches ``chunks`` read from ``fetch_offset``."""
+        txn = self._txn
+        if txn is None or not txn.aborted or not chunks:
+            return []
+        last = b.read_header(chunks[-1])
+        upper = last.base_offset + last.last_offset_delta + 1
+        return [{"producer_id": a.producer_id, "first_offset": a.first_offset}
+                for a in txn.aborted_between(fetch_offset, upper)]
+
+    def batches_from(self, offset: int):
+        return self.log.batches_from(offset)
+
+    def batches(self) -> list[tuple[int, bytes]]:
+        """Every stored (base offset, batch), oldest first (tools and tests)."""
+        return list(self.log.batches_from(self.log.log_start_offset))
+
+    def batch_at_offset(self, offset: int):
+        return self.log.batch_at_offset(offset)
+
+    def offset_for_timestamp(self, timestamp: int):
+        return self.log.offset_for_timestamp(timestamp)
+
+    def max_timestamp(self):
+        return self.log.max_timestamp()
+
+    # --- moving the log start ------------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start, never past a share group's hold.
+        Producer state stays (KIP-360)."""
+        if self.start_hold is not None:
+            offset = min(offset, self.start_hold)
+        low = self.log.delete_records_before(offset)
+        if self._txn is not None:
+            self._txn.trim(low)
+        return low
+
+    def apply_retention(self, now: int, retention_ms: int, retention_bytes: int) -> int:
+        dropped = self.log.apply_retention(now, retention_ms, retention_bytes, self.start_hold)
+        if dropped and self._txn is not None:
+            self._txn.trim(self.log.log_start_offset)
+        return dropped
+
+
+def _nobody_waits(topic: str, partition: int) -> None:
+    pass
+
+
+def _marker_type(buf, start: int, end: int) -> int:
+    batch = records.decode_batch(buf, start, end, verify_crc=False)
+    return records.control_type(batch.records[0].key)

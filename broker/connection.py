@@ -110,6 +110,8 @@ class KafkaConnection(asyncio.Protocol):
             self.handle_frame(frame)
             if self.closing:
                 return
+            if self._close_after:
+                break  # a failed login: nothing after it is handled (Kafka mutes, then closes)
             if self._mute_after_ms and i + 1 < len(frames):
                 # a throttled connection reads nothing more until its mute ends (Kafka mutes
                 # the channel); frames already decoded wait here
@@ -164,6 +166,8 @@ class KafkaConnection(asyncio.Protocol):
             if self.closing:
                 return
             self.handle_frame(frame)
+            if self._close_after:
+                break
             if self._mute_after_ms and i + 1 < len(held):
                 self._held = held[i + 1:]
                 break

@@ -8,7 +8,6 @@ transactions that overlap it (broker/txn/partition.py).
 
 from __future__ import annotations
 
-from kipper.protocol.batch import read_header
 from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
@@ -49,15 +48,15 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             else:
                 limit = min(p.partition_max_bytes, remaining)
                 # read_committed: nothing at or past the last stable offset
-                chunks, size = plog.read(offset, limit, always_one=first, read_committed=committed)
-                if chunks:
+                got = plog.read(offset, limit, always_one=first, read_committed=committed)
+                if got.chunks:
                     first = False
-                    entry["records"] = chunks
+                    entry["records"] = got.chunks
                     if committed:
-                        entry["aborted_transactions"] = plog.aborted_transactions(offset, chunks)
-                    remaining -= size
-                    total += size
-                    reads.append((plog.topic, index, size, chunks))
+                        entry["aborted_transactions"] = plog.aborted_transactions(offset, got.last_offset + 1)
+                    remaining -= got.size
+                    total += got.size
+                    reads.append((plog.topic, index, got.size, got.records))
                 watched.append((plog.topic, index))
             parts.append(entry)
         responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
@@ -68,8 +67,8 @@ def _read(req, ctx) -> tuple[dict, int, list]:
 
 def _count_out(ctx, reads) -> None:
     metrics = ctx.broker.metrics
-    for topic, partition, size, chunks in reads:
-        metrics.record_out(topic, partition, size, sum(read_header(c).records_count for c in chunks))
+    for topic, partition, size, count in reads:
+        metrics.record_out(topic, partition, size, count)
 
 
 def handle_fetch(req, ctx):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from kipper.broker.log.storage import ReadResult
 from kipper.protocol import batch as b
 from kipper.protocol import records
 
@@ -108,7 +109,7 @@ class MemoryLog:
     # --- reads ----------------------------------------------------------------
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None) -> tuple[list[bytes], int]:
+             end_offset: int | None = None) -> ReadResult:
         """Batches from the one holding ``offset``, up to ``max_bytes``.
 
         The first batch is returned even if larger than ``max_bytes`` when
@@ -118,10 +119,10 @@ class MemoryLog:
         """
         end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
         if offset >= end or not self._batches:
-            return [], 0
+            return ReadResult([], 0, 0, -1)
         i = max(bisect_right(self._bases, offset) - 1, 0)
         out = []
-        total = 0
+        total = records_ = 0
         n = len(self._batches)
         bases = self._bases
         while i < n and bases[i] < end:
@@ -131,7 +132,12 @@ class MemoryLog:
             out.append(self._batches[i])
             total += size
             i += 1
-        return out, total
+        if not out:
+            return ReadResult(out, 0, 0, -1)
+        for data in out:
+            h = b.read_header(data)
+            records_ += h.records_count
+        return ReadResult(out, total, records_, h.base_offset + h.last_offset_delta)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record with timestamp >= ``timestamp``."""
@@ -163,9 +169,44 @@ class MemoryLog:
             yield bases[i], batches[i]
             i += 1
 
+    def headers_from(self, offset: int):
+        """(base offset, batch header, size) from the batch holding ``offset`` on."""
+        read_header = b.read_header
+        for base, data in self.batches_from(offset):
+            yield base, read_header(data), len(data)
+
     def batch_at_offset(self, offset: int) -> tuple[int, bytes] | None:
         """The (base offset, batch) holding ``offset``, if it is stored."""
         if offset < self.log_start_offset or offset >= self.log_end_offset or not self._batches:
             return None
         i = max(bisect_right(self._bases, offset) - 1, 0)
         return self._bases[i], self._batches[i]
+
+    # --- nothing to keep beside the batches, nothing to flush ------------------------------
+
+    def maybe_roll(self, nbytes: int, now_ms: int) -> None:
+        return None
+
+    def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
+        pass
+
+    def aborted_transactions(self) -> list:
+        return []
+
+    def drop_aborted_from(self, offset: int) -> None:
+        pass
+
+    def write_producer_snapshot(self, offset: int, entries) -> None:
+        pass
+
+    def latest_producer_snapshot(self) -> None:
+        return None
+
+    def flush_if_due(self, now_ms: int) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+    def delete(self) -> None:
+        self._drop_head(len(self._batches))

@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from kipper.broker.log.storage import LogStorage
+from kipper.broker.log.storage import ReadResult
+from kipper.broker.producer_state import snapshot as producer_snapshot
 from kipper.broker.producer_state.manager import DUPLICATE, REJECT, Counters, ProducerStateManager
-from kipper.broker.txn.partition import TxnPartition
+from kipper.broker.txn.partition import AbortedTxn, TxnPartition
 from kipper.protocol import batch as b
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
@@ -135,6 +137,9 @@ class Partition:
         """Append the validated batches ``spans`` [(start, end, header)] of ``buf``."""
         if not spans:
             return _REFUSED_NO_RECORDS
+        rolled = self.log.maybe_roll(spans[-1][1] - spans[0][0], now)
+        if rolled is not None:  # Kafka snapshots producer state as a segment rolls
+            self.snapshot_producers(rolled)
         headers = [h for _, _, h in spans]
         if origin == COORDINATOR and any(h.is_control and h.is_transactional for h in headers):
             return self._append_markers(buf, spans, headers, now)
@@ -183,7 +188,10 @@ class Partition:
             if h.is_control and h.is_transactional:
                 committed = _marker_type(buf, start, end) == records.COMMIT
                 psm.apply_marker(h.producer_id, h.producer_epoch, now)
-                txn.end(h.producer_id, offset, committed)
+                aborted = txn.end(h.producer_id, offset, committed)
+                if aborted is not None:
+                    self.log.record_aborted(aborted.producer_id, aborted.first_offset, offset,
+                                            self.last_stable_offset)
             offset += h.last_offset_delta + 1
         txn.trim(self.log.log_start_offset)
         self._notify(self.topic, self.partition)
@@ -192,23 +200,24 @@ class Partition:
     # --- reads ------------------------------------------------------------------------------
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             read_committed: bool = False) -> tuple[list, int]:
+             read_committed: bool = False) -> ReadResult:
         """Batches from ``offset``; read_committed stops at the last stable offset."""
         return self.log.read(offset, max_bytes, always_one=always_one,
                              end_offset=self.last_stable_offset if read_committed else None)
 
-    def aborted_transactions(self, fetch_offset: int, chunks) -> list[dict]:
-        """Fetch's AbortedTransactions for the batches ``chunks`` read from ``fetch_offset``."""
+    def aborted_transactions(self, fetch_offset: int, upper: int) -> list[dict]:
+        """Fetch's AbortedTransactions for a read of [fetch_offset, upper)."""
         txn = self._txn
-        if txn is None or not txn.aborted or not chunks:
+        if txn is None or not txn.aborted or upper <= fetch_offset:
             return []
-        last = b.read_header(chunks[-1])
-        upper = last.base_offset + last.last_offset_delta + 1
         return [{"producer_id": a.producer_id, "first_offset": a.first_offset}
                 for a in txn.aborted_between(fetch_offset, upper)]
 
     def batches_from(self, offset: int):
         return self.log.batches_from(offset)
+
+    def headers_from(self, offset: int):
+        return self.log.headers_from(offset)
 
     def batches(self) -> list[tuple[int, bytes]]:
         """Every stored (base offset, batch), oldest first (tools and tests)."""
@@ -240,6 +249,61 @@ class Partition:
         if dropped and self._txn is not None:
             self._txn.trim(self.log.log_start_offset)
         return dropped
+
+
+    # --- durability -------------------------------------------------------------------------
+
+    def snapshot_producers(self, offset: int) -> None:
+        """Write the producer state as of ``offset`` (the log end) where the storage keeps it."""
+        psm = self._producers
+        ongoing = self._txn.ongoing if self._txn is not None else {}
+        entries = producer_snapshot.snapshot_entries(psm, ongoing) if psm is not None else []
+        self.log.write_producer_snapshot(offset, entries)
+
+    def recover(self) -> int:
+        """Rebuild producer state and the transaction index after the storage opened:
+        the newest producer snapshot, the aborted transactions the storage kept, then
+        every batch after the snapshot. The number of batches replayed."""
+        found = self.log.latest_producer_snapshot()
+        start = self.log.log_start_offset
+        ongoing: dict[int, int] = {}
+        if found is not None:
+            start, entries = found
+            if entries:
+                ongoing = producer_snapshot.restore(self.producer_state, entries)
+        self.log.drop_aborted_from(start)
+        aborted = [AbortedTxn(pid, first, last) for pid, first, last, _ in self.log.aborted_transactions()]
+        if aborted or ongoing:
+            self.txn_index.restore(aborted, ongoing)
+        replayed = 0
+        for base, h, _ in self.log.headers_from(start):
+            if base < start or h.producer_id < 0:
+                continue
+            replayed += 1
+            if h.is_control:
+                if h.is_transactional:
+                    self._replay_marker(base, h)
+                continue
+            producer_snapshot.replay_batch(self.producer_state, h, base)
+            if h.is_transactional:
+                self.txn_index.begin(h.producer_id, base)
+        return replayed
+
+    def _replay_marker(self, base: int, h) -> None:
+        found = self.log.batch_at_offset(base)
+        committed = found is not None and _marker_type(found[1], 0, len(found[1])) == records.COMMIT
+        self.producer_state.apply_marker(h.producer_id, h.producer_epoch, h.max_timestamp)
+        aborted = self.txn_index.end(h.producer_id, base, committed)
+        if aborted is not None:
+            self.log.record_aborted(aborted.producer_id, aborted.first_offset, base, self.last_stable_offset)
+
+    def close(self) -> None:
+        """A clean stop: the producer state as of the log end, then the storage."""
+        self.snapshot_producers(self.log.log_end_offset)
+        self.log.close()
+
+    def delete(self) -> None:
+        self.log.delete()
 
 
 def _nobody_waits(topic: str, partition: int) -> None:

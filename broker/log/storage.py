@@ -3,13 +3,22 @@
 A storage holds record batches back to back with their base offsets already
 assigned, tracks the log start and end offsets, and reads by offset. It knows
 nothing of producers, transactions or groups: that is the Partition's job
-(broker/log/partition.py). ``MemoryLog`` is the in-memory implementation;
-a durable one only has to provide the same methods.
+(broker/log/partition.py). ``MemoryLog`` is the in-memory implementation,
+``FileLog`` (broker/storage/file_log.py) the durable one.
 """
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol
+from typing import Iterator, NamedTuple, Protocol
+
+
+class ReadResult(NamedTuple):
+    """What a read found: whole batches back to back (a chunk may hold many)."""
+
+    chunks: list
+    size: int
+    records: int
+    last_offset: int  # the last offset of the last batch read; -1 when nothing was read
 
 
 class LogStorage(Protocol):
@@ -21,13 +30,20 @@ class LogStorage(Protocol):
         """Store the batches ``spans`` [(start, end, header)] of ``buf`` at the log end,
         rewriting each base offset; (first base offset, last offset) appended."""
 
+    def maybe_roll(self, nbytes: int, now_ms: int) -> int | None:
+        """Start a new segment before an append of ``nbytes`` if the current one is full
+        or old; the new segment's base offset, or None (also when there are no segments)."""
+
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None) -> tuple[list, int]:
+             end_offset: int | None = None) -> ReadResult:
         """Batches from the one holding ``offset``, up to ``max_bytes`` (the first one
         always, when ``always_one``: KIP-74), stopping before ``end_offset``."""
 
     def batches_from(self, offset: int) -> Iterator[tuple[int, bytes]]:
         """(base offset, batch) from the batch holding ``offset`` on, oldest first."""
+
+    def headers_from(self, offset: int) -> Iterator[tuple[int, object, int]]:
+        """(base offset, batch header, size) from the batch holding ``offset`` on."""
 
     def batch_at_offset(self, offset: int) -> tuple[int, bytes] | None:
         """The (base offset, batch) holding ``offset``, if it is stored."""
@@ -45,3 +61,29 @@ class LogStorage(Protocol):
 
     def max_timestamp(self) -> tuple[int, int] | None:
         """(offset, timestamp) of the record with the largest timestamp (KIP-734)."""
+
+    # what a durable storage keeps beside the batches (a memory log keeps nothing)
+
+    def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
+        """An aborted transaction ended by the marker at ``last`` (Kafka's .txnindex)."""
+
+    def aborted_transactions(self) -> list[tuple[int, int, int, int]]:
+        """(producer id, first, last, last stable offset) of each aborted transaction kept."""
+
+    def drop_aborted_from(self, offset: int) -> None:
+        """Forget aborted transactions whose marker is at or after ``offset``."""
+
+    def write_producer_snapshot(self, offset: int, entries) -> None:
+        """Producer state as of ``offset`` (Kafka's <offset>.snapshot)."""
+
+    def latest_producer_snapshot(self):
+        """(offset, entries) of the newest snapshot, or None."""
+
+    def flush_if_due(self, now_ms: int) -> bool:
+        """fsync if flush.ms has passed since the last flush."""
+
+    def close(self) -> None:
+        """A clean stop: flush and write what the next start will trust."""
+
+    def delete(self) -> None:
+        """The partition is gone: remove everything stored."""

@@ -194,4 +194,6 @@ class TopicManager:
         if topic is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         self._by_id.pop(topic.topic_id, None)
+        for partition in topic.partitions:
+            partition.delete()
         return ErrorCode.NONE

@@ -38,14 +38,12 @@ class PartitionLogView:
         p = self.partition
         if start >= p.log_end_offset:
             return
-        read_header = b.read_header
-        for base, data in p.batches_from(start):
+        for base, h, size in p.headers_from(start):
             if end is not None and base >= end:
                 return
-            h = read_header(data)
             last = base + h.last_offset_delta
             if last >= start and not h.attributes & b.CONTROL:
-                yield base, last, len(data)
+                yield base, last, size
 
 
 def read_share_record(partition, offset: int):

@@ -33,13 +33,25 @@ class TxnPartition:
         """A transactional batch of ``producer_id`` was appended at ``offset``."""
         self.ongoing.setdefault(producer_id, offset)
 
-    def end(self, producer_id: int, marker_offset: int, committed: bool) -> None:
+    def end(self, producer_id: int, marker_offset: int, committed: bool) -> AbortedTxn | None:
+        """The producer's transaction ended at ``marker_offset``; the aborted entry, if any."""
         first = self.ongoing.pop(producer_id, None)
         if committed or first is None:
-            return
-        self.aborted.append(AbortedTxn(producer_id, first, marker_offset))
-        self._lasts.append(marker_offset)
-        self._max_span = max(self._max_span, marker_offset - first)
+            return None
+        aborted = AbortedTxn(producer_id, first, marker_offset)
+        self._add_aborted(aborted)
+        return aborted
+
+    def _add_aborted(self, aborted: AbortedTxn) -> None:
+        self.aborted.append(aborted)
+        self._lasts.append(aborted.last_offset)
+        self._max_span = max(self._max_span, aborted.last_offset - aborted.first_offset)
+
+    def restore(self, aborted, ongoing: dict[int, int]) -> None:
+        """Load aborted transactions (in marker order) and open ones (pid -> first offset)."""
+        for a in sorted(aborted, key=lambda a: a.last_offset):
+            self._add_aborted(a)
+        self.ongoing.update(ongoing)
 
     def last_stable_offset(self, high_watermark: int, log_start: int) -> int:
         if not self.ongoing:

@@ -70,9 +70,10 @@ def test_abort_writes_markers_everywhere_and_indexes_the_aborted_data():
     assert plog.last_stable_offset == 2 and plog.high_watermark == 4
     assert state.txn.end_txn(TID, pid, epoch, False, 5) == E.NONE
     assert plog.last_stable_offset == plog.high_watermark == 5
-    chunks, _ = plog.read(0, 1 << 20)
-    assert plog.aborted_transactions(0, chunks) == [{"producer_id": pid, "first_offset": 2}]
-    assert plog.aborted_transactions(0, chunks[:1]) == []  # reads ending before it
+    read = plog.read(0, 1 << 20)
+    assert plog.aborted_transactions(0, read.last_offset + 1) == [{"producer_id": pid, "first_offset": 2}]
+    first_batch = plog.read(0, 1, always_one=True)
+    assert plog.aborted_transactions(0, first_batch.last_offset + 1) == []  # reads ending before it
     # partition 1 got a marker although no data reached it
     [marker] = stored(state, 1)
     assert marker.header.is_control and records.control_type(marker.records[0].key) == records.ABORT

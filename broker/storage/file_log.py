@@ -1,0 +1,370 @@
+"""The durable LogStorage: one partition's directory of segments.
+
+Appends go to the active (last) segment with one ``writev``; the file holds
+the batches as they are stored in memory, so a killed process loses nothing
+that was acknowledged (the page cache has it). A segment rolls at
+``segment.bytes`` or ``segment.ms``; rolling fsyncs it and writes its index
+files. Reads find the segment by base offset, the position through the sparse
+index, and ``pread`` the batches: the broker's memory does not grow with what
+it stores. Retention and DeleteRecords delete whole segments below the log
+start offset. The flush policy (``flush.messages``, ``flush.ms``) only decides
+how often ``fsync`` runs, that is what survives a power cut.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from bisect import bisect_right
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from kipper.broker.log.storage import ReadResult
+from kipper.broker.storage.segment import LogSegment, file_name
+from kipper.protocol import batch as b
+from kipper.protocol import records
+from kipper.protocol.coordinator_records import CorruptSnapshot, decode_snapshot, encode_snapshot
+
+log = structlog.get_logger(__name__)
+
+_SEGMENT = re.compile(r"^(\d{20})\.log$")
+_SNAPSHOT = re.compile(r"^(\d{20})\.snapshot$")
+SNAPSHOTS_KEPT = 2
+NO_LIMIT = (1 << 63) - 1
+
+
+@dataclass
+class LogConfig:
+    """The topic-level settings a log acts on (Kafka's names in comments)."""
+
+    segment_bytes: int = 1 << 30  # segment.bytes / log.segment.bytes
+    segment_ms: int = 7 * 24 * 3600 * 1000  # segment.ms / log.roll.ms
+    index_interval_bytes: int = 4096  # index.interval.bytes / log.index.interval.bytes
+    flush_messages: int = NO_LIMIT  # flush.messages / log.flush.interval.messages
+    flush_ms: int = NO_LIMIT  # flush.ms / log.flush.interval.ms
+
+
+class FileLog:
+    def __init__(self, directory: Path, config: LogConfig):
+        self.directory = directory
+        self.config = config
+        self.segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self.log_start_offset = 0
+        self.unflushed_messages = 0
+        self.last_flush_ms = 0
+        self.recovery_point = 0  # offsets below it are known to be on disk (fsynced)
+        self.on_log_start_moved = None  # set by the LogManager: persist the new start
+
+    # --- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, directory: Path, config: LogConfig, now_ms: int) -> "FileLog":
+        directory.mkdir(parents=True, exist_ok=True)
+        log_ = cls(directory, config)
+        log_._add_segment(LogSegment(directory, 0, index_interval=config.index_interval_bytes,
+                                     create=True))
+        log_.last_flush_ms = now_ms
+        return log_
+
+    @classmethod
+    def open(cls, directory: Path, config: LogConfig, *, log_start_offset: int, recovery_point: int,
+             clean: bool, now_ms: int) -> "FileLog":
+        """Load the segments; after an unclean stop, recover every segment from the one
+        holding the recovery point on (validate, cut a torn tail, rebuild indexes)."""
+        log_ = cls(directory, config)
+        bases = sorted(int(m.group(1)) for f in os.listdir(directory) if (m := _SEGMENT.match(f)))
+        for name in os.listdir(directory):  # leftovers of an interrupted write
+            if name.endswith((".tmp", ".cleaned", ".swap")):
+                (directory / name).unlink(missing_ok=True)
+        if not bases:
+            bases = [log_start_offset]
+        for base in bases:
+            log_._add_segment(LogSegment(directory, base, index_interval=config.index_interval_bytes,
+                                         create=True))
+        first_unsafe = 0 if not clean else len(bases)
+        if not clean:
+            first_unsafe = max(bisect_right(bases, recovery_point) - 1, 0)
+        for i, seg in enumerate(log_.segments):
+            if i < first_unsafe and seg.load_indexes():
+                seg.load_txnindex()
+                continue
+            cut, reason = seg.recover()
+            if i < first_unsafe or clean:
+                log.warning("segment_index_rebuilt", directory=str(directory), base_offset=seg.base_offset)
+            seg.load_txnindex()
+            if cut:
+                log.warning("log_truncated", directory=str(directory), base_offset=seg.base_offset,
+                            bytes_removed=cut, reason=reason, next_offset=seg.next_offset)
+                for later in log_.segments[i + 1:]:  # nothing after a torn batch can be trusted
+                    log.warning("segment_removed_after_truncation", directory=str(directory),
+                                base_offset=later.base_offset)
+                    later.delete()
+                del log_.segments[i + 1:], log_._bases[i + 1:]
+                break
+        log_.log_start_offset = max(log_start_offset, log_.segments[0].base_offset)
+        log_.log_start_offset = min(log_.log_start_offset, log_.log_end_offset)
+        log_.recovery_point = log_.log_end_offset if clean else min(recovery_point, log_.log_end_offset)
+        log_.last_flush_ms = now_ms
+        return log_
+
+    def _add_segment(self, seg: LogSegment) -> None:
+        self.segments.append(seg)
+        self._bases.append(seg.base_offset)
+
+    # --- offsets ---------------------------------------------------------------------------
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.segments[-1].next_offset
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    @property
+    def active(self) -> LogSegment:
+        return self.segments[-1]
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.headers_from(self.log_start_offset))
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def maybe_roll(self, nbytes: int, now_ms: int) -> int | None:
+        """Roll before an append of ``nbytes`` if the active segment is full or old;
+        the new segment's base offset, or None."""
+        seg = self.active
+        if not seg.size:
+            return None
+        cfg = self.config
+        if seg.size + nbytes > cfg.segment_bytes or (
+                seg.first_append_ms >= 0 and now_ms - seg.first_append_ms >= cfg.segment_ms):
+            return self.roll(now_ms)
+        return None
+
+    def roll(self, now_ms: int) -> int:
+        old = self.active
+        old.flush()
+        old.write_indexes()
+        self.recovery_point = max(self.recovery_point, old.next_offset)
+        base = old.next_offset
+        self._add_segment(LogSegment(self.directory, base, index_interval=self.config.index_interval_bytes,
+                                     create=True))
+        log.debug("segment_rolled", directory=str(self.directory), base_offset=base)
+        return base
+
+    def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
+        first = offset = self.log_end_offset
+        batches, headers, bases = [], [], []
+        for start, end, header in spans:
+            batches.append(b.with_base_offset(buf, start, end, offset))
+            headers.append(header)
+            bases.append(offset)
+            offset += header.last_offset_delta + 1
+        self.active.append(batches, headers, bases, now_ms)
+        self.unflushed_messages += sum(h.records_count for h in headers)
+        if self.unflushed_messages >= self.config.flush_messages:
+            self.flush(now_ms)
+        return first, offset - 1
+
+    def flush(self, now_ms: int) -> None:
+        for seg in self.segments:
+            seg.flush()
+        self.recovery_point = self.log_end_offset
+        self.unflushed_messages = 0
+        self.last_flush_ms = now_ms
+
+    def flush_if_due(self, now_ms: int) -> bool:
+        if self.unflushed_messages and now_ms - self.last_flush_ms >= self.config.flush_ms:
+            self.flush(now_ms)
+            return True
+        return False
+
+    def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
+        self._segment_for(last).record_aborted(producer_id, first, last, lso)
+
+    def aborted_transactions(self) -> list[tuple[int, int, int, int]]:
+        return [a for seg in self.segments for a in seg.aborted]
+
+    def drop_aborted_from(self, offset: int) -> None:
+        for seg in self.segments:
+            seg.drop_aborted_from(offset)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def _segment_index(self, offset: int) -> int:
+        return max(bisect_right(self._bases, offset) - 1, 0)
+
+    def _segment_for(self, offset: int) -> LogSegment:
+        return self.segments[self._segment_index(offset)]
+
+    def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
+             end_offset: int | None = None) -> ReadResult:
+        end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
+        chunks, total, count, last = [], 0, 0, -1
+        if offset >= end:
+            return ReadResult(chunks, 0, 0, -1)
+        done = False
+        for seg in self.segments[self._segment_index(offset):]:
+            found = seg.find(offset)
+            if found is None:
+                continue
+            start = stop = found[0]
+            for pos, h in seg.walk(start):
+                size = h.batch_length + b.LOG_OVERHEAD
+                if h.base_offset >= end or (total + size > max_bytes and (total or not always_one)):
+                    done = True
+                    break
+                total += size
+                count += h.records_count
+                last = h.base_offset + h.last_offset_delta
+                stop = pos + size
+            if stop > start:
+                chunks.append(seg.pread(stop - start, start))  # one read of many batches
+            if done or last + 1 >= end:
+                break
+            offset = max(offset, last + 1)
+        return ReadResult(chunks, total, count, last)
+
+    def headers_from(self, offset: int):
+        """(base offset, header, size) of each batch from the one holding ``offset``."""
+        if offset >= self.log_end_offset:
+            return
+        for seg in self.segments[self._segment_index(offset):]:
+            found = seg.find(offset)
+            if found is None:
+                continue
+            for pos, h in seg.walk(found[0]):
+                yield h.base_offset, h, h.batch_length + b.LOG_OVERHEAD
+
+    def batches_from(self, offset: int):
+        """(base offset, batch) from the batch holding ``offset`` on, oldest first."""
+        for seg in self.segments[self._segment_index(offset):]:
+            found = seg.find(offset)
+            if found is None:
+                continue
+            for pos, h in seg.walk(found[0]):
+                yield h.base_offset, seg.pread(h.batch_length + b.LOG_OVERHEAD, pos)
+
+    def batch_at_offset(self, offset: int) -> tuple[int, bytes] | None:
+        if offset < self.log_start_offset or offset >= self.log_end_offset:
+            return None
+        seg = self._segment_for(offset)
+        found = seg.find(offset)
+        if found is None:
+            return None
+        pos, h = found
+        if h.base_offset > offset:
+            return None
+        return h.base_offset, seg.pread(h.batch_length + b.LOG_OVERHEAD, pos)
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        for seg in self.segments:
+            if seg.max_timestamp < timestamp:
+                continue
+            for pos, h in seg.walk(seg.timestamp_position(timestamp)):
+                if h.max_timestamp < timestamp or h.is_control:
+                    continue
+                batch = records.decode_batch(seg.pread(h.batch_length + b.LOG_OVERHEAD, pos),
+                                             verify_crc=False)
+                for rec in batch.records:
+                    if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
+                        return rec.offset, rec.timestamp
+        return None
+
+    def max_timestamp(self) -> tuple[int, int] | None:
+        best = max(self.segments, key=lambda s: s.max_timestamp)
+        if best.max_timestamp < 0 or best.max_timestamp_offset < self.log_start_offset:
+            return None
+        return best.max_timestamp_offset, best.max_timestamp
+
+    # --- moving the log start -----------------------------------------------------------------
+
+    def delete_records_before(self, offset: int) -> int:
+        offset = min(max(offset, self.log_start_offset), self.log_end_offset)
+        if offset != self.log_start_offset:
+            self.log_start_offset = offset
+            self._delete_segments_below(offset)
+            if self.on_log_start_moved is not None:
+                self.on_log_start_moved(self)
+        return self.log_start_offset
+
+    def _delete_segments_below(self, offset: int) -> int:
+        """Delete segments that end at or before ``offset`` (never the active one)."""
+        n = 0
+        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+            seg = self.segments.pop(0)
+            self._bases.pop(0)
+            seg.delete()
+            n += 1
+        return n
+
+    def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int,
+                        floor: int | None = None) -> int:
+        """Delete whole segments past time or size retention: never the active one,
+        never one holding data at or after ``floor``."""
+        n = 0
+        size = self.size_bytes
+        while len(self.segments) - n > 1:
+            seg, nxt = self.segments[n], self.segments[n + 1]
+            if floor is not None and nxt.base_offset > floor:
+                break
+            too_old = retention_ms >= 0 and now_ms - max(seg.last_append_ms, 0) > retention_ms
+            too_big = retention_bytes >= 0 and size - seg.size >= retention_bytes
+            if not (too_old or too_big):
+                break
+            size -= seg.size
+            n += 1
+        if n:
+            new_start = self.segments[n].base_offset
+            self.log_start_offset = max(self.log_start_offset, new_start)
+            self._delete_segments_below(new_start)
+            if self.on_log_start_moved is not None:
+                self.on_log_start_moved(self)
+        return n
+
+    # --- producer snapshots -------------------------------------------------------------------
+
+    def write_producer_snapshot(self, offset: int, entries) -> None:
+        from kipper.broker.storage.files import write_atomically
+
+        write_atomically(self.directory / file_name(offset, ".snapshot"), encode_snapshot(entries),
+                         sync=False)
+        snapshots = self._snapshot_offsets()
+        for old in snapshots[:-SNAPSHOTS_KEPT]:
+            (self.directory / file_name(old, ".snapshot")).unlink(missing_ok=True)
+
+    def _snapshot_offsets(self) -> list[int]:
+        return sorted(int(m.group(1)) for f in os.listdir(self.directory) if (m := _SNAPSHOT.match(f)))
+
+    def latest_producer_snapshot(self):
+        """(offset, entries) of the newest readable snapshot at or below the log end."""
+        for offset in reversed(self._snapshot_offsets()):
+            if offset > self.log_end_offset:
+                continue
+            try:
+                return offset, decode_snapshot((self.directory / file_name(offset, ".snapshot")).read_bytes())
+            except (OSError, CorruptSnapshot) as exc:
+                log.warning("producer_snapshot_unreadable", directory=str(self.directory),
+                            offset=offset, error=str(exc))
+        return None
+
+    # --- end of life ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """A clean stop: everything fsynced and indexed, so the next start trusts it."""
+        for seg in self.segments:
+            seg.flush()
+        self.active.write_indexes()
+        self.recovery_point = self.log_end_offset
+        for seg in self.segments:
+            seg.close()
+
+    def delete(self) -> None:
+        for seg in self.segments:
+            seg.close()
+        shutil.rmtree(self.directory, ignore_errors=True)

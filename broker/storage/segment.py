@@ -1,0 +1,336 @@
+"""One log segment: ``<base>.log`` with its sparse ``.index``, ``.timeindex`` and ``.txnindex``.
+
+The ``.log`` file holds record batches back to back, exactly as a Kafka broker
+stores them. Its indexes are Kafka's formats:
+
+- ``.index``: (int32 offset relative to the base, int32 file position), one entry per
+  ``index.interval.bytes`` of data, keyed by the last offset of the batch at that position;
+- ``.timeindex``: (int64 timestamp, int32 relative offset) whenever the largest
+  timestamp so far grows at an index point;
+- ``.txnindex``: aborted transactions whose ABORT marker is in this segment
+  (int16 version, producer id, first offset, last offset, last stable offset).
+
+The indexes live in memory while the segment is open and are written to their
+files when the segment rolls or the broker stops cleanly; after a crash they are
+rebuilt by ``recover``, which also validates every batch (length, magic,
+CRC-32C) and cuts the file at the first one that is not whole. Reads use
+``pread``: nothing of the data stays in the broker's memory.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from bisect import bisect_right
+from pathlib import Path
+
+import crc32c
+
+from kipper.protocol import batch as b
+
+_INDEX_ENTRY = struct.Struct(">ii")
+_TIME_ENTRY = struct.Struct(">qi")
+_TXN_ENTRY = struct.Struct(">hqqqq")
+_LENGTH = struct.Struct(">qi")  # base offset, batch length
+_SCAN_BLOCK = 1 << 20
+
+
+def file_name(base_offset: int, suffix: str) -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+class LogSegment:
+    __slots__ = ("directory", "base_offset", "fd", "size", "next_offset", "index_interval",
+                 "_idx_offsets", "_idx_positions", "_time_ts", "_time_offsets", "_since_index",
+                 "max_timestamp", "max_timestamp_offset", "first_append_ms", "last_append_ms",
+                 "aborted", "unflushed")
+
+    def __init__(self, directory: Path, base_offset: int, *, index_interval: int = 4096,
+                 create: bool = False):
+        self.directory = directory
+        self.base_offset = base_offset
+        self.index_interval = index_interval
+        flags = os.O_RDWR | os.O_APPEND | (os.O_CREAT if create else 0)
+        self.fd = os.open(self.path(".log"), flags, 0o644)
+        self.size = os.fstat(self.fd).st_size
+        self.next_offset = base_offset
+        self._idx_offsets = array("q")  # last offset of the batch at each indexed position
+        self._idx_positions = array("q")
+        self._time_ts = array("q")
+        self._time_offsets = array("q")
+        self._since_index = 0
+        self.max_timestamp = -1
+        self.max_timestamp_offset = -1
+        self.first_append_ms = -1
+        self.last_append_ms = -1
+        self.aborted: list[tuple[int, int, int, int]] = []  # (pid, first, last, lso)
+        self.unflushed = False
+
+    def path(self, suffix: str) -> Path:
+        return self.directory / file_name(self.base_offset, suffix)
+
+    # --- writes --------------------------------------------------------------------------
+
+    def append(self, batches: list, headers: list, base_offsets: list[int], now_ms: int) -> None:
+        """Write whole batches (base offsets already set) at the end of the file."""
+        position = self.size
+        total = _write_all(self.fd, batches)
+        for data, h, base in zip(batches, headers, base_offsets):
+            last = base + h.last_offset_delta
+            if self._since_index >= self.index_interval or not self._idx_positions:
+                self._add_index_entry(last, position, h.max_timestamp)
+            self._since_index += len(data)
+            if h.max_timestamp > self.max_timestamp:
+                self.max_timestamp, self.max_timestamp_offset = h.max_timestamp, last
+            position += len(data)
+            self.next_offset = last + 1
+        self.size += total
+        if self.first_append_ms < 0:
+            self.first_append_ms = now_ms
+        self.last_append_ms = now_ms
+        self.unflushed = True
+
+    def _add_index_entry(self, last_offset: int, position: int, max_ts: int) -> None:
+        self._idx_offsets.append(last_offset)
+        self._idx_positions.append(position)
+        self._since_index = 0
+        if max_ts > (self._time_ts[-1] if self._time_ts else -1) and max_ts > self.max_timestamp:
+            self._time_ts.append(max_ts)
+            self._time_offsets.append(last_offset)
+
+    def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
+        self.aborted.append((producer_id, first, last, lso))
+        with open(self.path(".txnindex"), "ab") as f:
+            f.write(_TXN_ENTRY.pack(0, producer_id, first, last, lso))
+
+    def drop_aborted_from(self, offset: int) -> None:
+        """Forget aborted transactions whose marker is at or after ``offset`` (replayed again)."""
+        kept = [a for a in self.aborted if a[2] < offset]
+        if len(kept) != len(self.aborted):
+            self.aborted = kept
+            self._write_txnindex()
+
+    def _write_txnindex(self) -> None:
+        data = b"".join(_TXN_ENTRY.pack(0, *a) for a in self.aborted)
+        with open(self.path(".txnindex"), "wb") as f:
+            f.write(data)
+
+    def flush(self) -> None:
+        if self.unflushed:
+            os.fsync(self.fd)
+            self.unflushed = False
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def pread(self, length: int, position: int) -> bytes:
+        return os.pread(self.fd, length, position)
+
+    def position_for(self, offset: int) -> int:
+        """A file position at or before the batch holding ``offset`` (index lookup)."""
+        i = bisect_right(self._idx_offsets, offset) - 1
+        return self._idx_positions[i] if i >= 0 else 0
+
+    def walk(self, position: int, end: int | None = None):
+        """(position, header) of each whole batch from ``position``, reading blocks."""
+        end = self.size if end is None else end
+        fd = self.fd
+        block = b""
+        block_pos = position
+        pos = position
+        while pos + b.HEADER_SIZE <= end:
+            rel = pos - block_pos
+            if rel < 0 or rel + b.HEADER_SIZE > len(block):
+                block = os.pread(fd, min(max(b.HEADER_SIZE, 65536), end - pos), pos)
+                block_pos, rel = pos, 0
+                if len(block) < b.HEADER_SIZE:
+                    return
+            h = b.read_header(block, rel)
+            size = h.batch_length + b.LOG_OVERHEAD
+            if size < b.HEADER_SIZE or pos + size > end:
+                return
+            yield pos, h
+            pos += size
+
+    def find(self, offset: int):
+        """(position, header) of the batch holding ``offset`` or the first one after it."""
+        for pos, h in self.walk(self.position_for(offset)):
+            if h.base_offset + h.last_offset_delta >= offset:
+                return pos, h
+        return None
+
+    def timestamp_position(self, timestamp: int) -> int:
+        """A position before every batch that may hold a record at or after ``timestamp``."""
+        i = bisect_right(self._time_ts, timestamp - 1) - 1
+        return self.position_for(self._time_offsets[i]) if i >= 0 else 0
+
+    # --- recovery ----------------------------------------------------------------------------
+
+    def recover(self) -> tuple[int, str | None]:
+        """Validate every batch (length, magic, offsets going up, CRC-32C), rebuild the
+        indexes, and cut the file at the first batch that is not whole. (bytes cut, why)."""
+        self._idx_offsets, self._idx_positions = array("q"), array("q")
+        self._time_ts, self._time_offsets = array("q"), array("q")
+        self._since_index = 0
+        self.max_timestamp = self.max_timestamp_offset = -1
+        expected = self.next_offset = self.base_offset
+        fd = self.fd
+        size = os.fstat(fd).st_size
+        pos, reason = 0, None
+        buf, buf_pos = b"", 0
+        while pos < size:
+            rel = pos - buf_pos
+            if rel + b.HEADER_SIZE > len(buf):
+                buf, buf_pos, rel = os.pread(fd, min(_SCAN_BLOCK, size - pos), pos), pos, 0
+                if len(buf) < b.HEADER_SIZE:
+                    reason = "a batch header is cut short"
+                    break
+            base, length = _LENGTH.unpack_from(buf, rel)
+            total = b.LOG_OVERHEAD + length
+            if length < b.HEADER_SIZE - b.LOG_OVERHEAD:
+                reason = f"a batch length ({length}) is invalid"
+                break
+            if pos + total > size:
+                reason = "a batch is cut short"
+                break
+            if buf[rel + b.MAGIC_OFFSET] != 2:
+                reason = f"a batch has magic {buf[rel + b.MAGIC_OFFSET]}"
+                break
+            h = b.read_header(buf, rel)
+            if base < expected:
+                reason = f"offset {base} goes back (expected {expected} or more)"
+                break
+            if rel + total > len(buf) and total <= _SCAN_BLOCK:
+                buf, buf_pos, rel = os.pread(fd, min(max(total, _SCAN_BLOCK), size - pos), pos), pos, 0
+            if rel + total <= len(buf):
+                ok = crc32c.crc32c(memoryview(buf)[rel + b.CRC_START:rel + total]) == h.crc
+            else:
+                ok = _crc_streamed(fd, pos, total, h.crc)
+            if not ok:
+                reason = f"the batch at offset {base} fails its CRC-32C"
+                break
+            last = base + h.last_offset_delta
+            if self._since_index >= self.index_interval or not self._idx_positions:
+                self._add_index_entry(last, pos, h.max_timestamp)
+            self._since_index += total
+            if h.max_timestamp > self.max_timestamp:
+                self.max_timestamp, self.max_timestamp_offset = h.max_timestamp, last
+            expected = self.next_offset = last + 1
+            pos += total
+        cut = size - pos
+        if cut:
+            os.ftruncate(fd, pos)
+        self.size = pos
+        return cut, reason
+
+    # --- index files -----------------------------------------------------------------------
+
+    def write_indexes(self) -> None:
+        """Write both index files, ending the time index with the exact largest timestamp
+        (as Kafka does when a segment becomes inactive)."""
+        if self.max_timestamp > (self._time_ts[-1] if self._time_ts else -1):
+            self._time_ts.append(self.max_timestamp)
+            self._time_offsets.append(self.max_timestamp_offset)
+        base = self.base_offset
+        index = b"".join(_INDEX_ENTRY.pack(o - base, p)
+                         for o, p in zip(self._idx_offsets, self._idx_positions))
+        times = b"".join(_TIME_ENTRY.pack(t, o - base) for t, o in zip(self._time_ts, self._time_offsets))
+        for suffix, data in ((".index", index), (".timeindex", times)):
+            with open(self.path(suffix), "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+
+    def load_indexes(self) -> bool:
+        """Read the index files written at the last roll or clean stop; False if any is
+        missing or does not fit the log (the caller then rebuilds with ``recover``)."""
+        try:
+            index = self.path(".index").read_bytes()
+            times = self.path(".timeindex").read_bytes()
+        except OSError:
+            return False
+        if len(index) % _INDEX_ENTRY.size or len(times) % _TIME_ENTRY.size:
+            return False
+        base = self.base_offset
+        offsets, positions = array("q"), array("q")
+        for rel, pos in _INDEX_ENTRY.iter_unpack(index):
+            if pos >= self.size or (positions and pos <= positions[-1]):
+                return False
+            offsets.append(base + rel)
+            positions.append(pos)
+        ts, toffs = array("q"), array("q")
+        for t, rel in _TIME_ENTRY.iter_unpack(times):
+            ts.append(t)
+            toffs.append(base + rel)
+        self._idx_offsets, self._idx_positions = offsets, positions
+        self._time_ts, self._time_offsets = ts, toffs
+        last = None
+        for pos, h in self.walk(positions[-1] if positions else 0):
+            last = (pos, h)
+            if h.max_timestamp > self.max_timestamp:
+                self.max_timestamp = h.max_timestamp
+                self.max_timestamp_offset = h.base_offset + h.last_offset_delta
+        if last is not None:
+            pos, h = last
+            if pos + h.batch_length + b.LOG_OVERHEAD != self.size:
+                return False
+            self.next_offset = h.base_offset + h.last_offset_delta + 1
+            self._since_index = self.size - (positions[-1] if positions else 0)
+        if ts and ts[-1] > self.max_timestamp:
+            self.max_timestamp, self.max_timestamp_offset = ts[-1], toffs[-1]
+        return True
+
+    def load_txnindex(self) -> None:
+        try:
+            data = self.path(".txnindex").read_bytes()
+        except OSError:
+            return
+        whole = len(data) - len(data) % _TXN_ENTRY.size
+        self.aborted = [(pid, first, last, lso)
+                        for _, pid, first, last, lso in _TXN_ENTRY.iter_unpack(data[:whole])]
+
+    # --- end of life -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def delete(self) -> None:
+        self.close()
+        for suffix in (".log", ".index", ".timeindex", ".txnindex"):
+            try:
+                self.path(suffix).unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _write_all(fd: int, chunks: list) -> int:
+    total = sum(len(c) for c in chunks)
+    written = os.writev(fd, chunks)
+    while written < total:  # a short write: finish it chunk by chunk
+        done = 0
+        rest = []
+        for c in chunks:
+            if done + len(c) <= written:
+                done += len(c)
+                continue
+            rest.append(memoryview(c)[max(0, written - done):])
+            done += len(c)
+        chunks = rest
+        written += os.writev(fd, chunks)
+    return total
+
+
+def _crc_streamed(fd: int, pos: int, total: int, expected: int) -> bool:
+    """The CRC-32C of a batch too large to read at once."""
+    crc = 0
+    at = pos + b.CRC_START
+    end = pos + total
+    while at < end:
+        chunk = os.pread(fd, min(_SCAN_BLOCK, end - at), at)
+        if not chunk:
+            return False
+        crc = crc32c.crc32c(chunk, crc)
+        at += len(chunk)
+    return crc == expected

@@ -59,6 +59,38 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Default size retention per partition (-1: unlimited).", "log"),
     Key("log.retention.check.interval.ms", int_in(1, _INT64), 300000,
         "How often retention is applied.", "log"),
+    # --- durable storage (docs/STORAGE.md); Kafka's names and defaults
+    Key("log.dirs", string, "",
+        "Comma-separated directories for the logs, internal topics and metadata. Empty (and "
+        "log.dir empty): everything in memory, as for development and CI.", "storage"),
+    Key("log.dir", string, "", "A single log directory; log.dirs wins when both are set.", "storage"),
+    Key("log.segment.bytes", int_in(14, _INT32), 1073741824,
+        "A segment rolls when the next batch would take it past this size (topic: segment.bytes).",
+        "storage"),
+    Key("log.roll.ms", int_in(-1, _INT64), -1,
+        "A segment rolls this long after its first batch (topic: segment.ms). -1: log.roll.hours.",
+        "storage"),
+    Key("log.roll.hours", int_in(1, _INT32), 168, "log.roll.ms in hours, when that is not set.",
+        "storage"),
+    Key("log.index.interval.bytes", int_in(0, _INT32), 4096,
+        "Bytes of batches between two entries of the sparse offset index (topic: "
+        "index.interval.bytes).", "storage"),
+    Key("log.flush.interval.messages", int_in(1, _INT64), 2**63 - 1,
+        "fsync a partition after this many records (topic: flush.messages). Kafka's default: "
+        "rely on the page cache.", "storage"),
+    Key("log.flush.interval.ms", int_in(-1, _INT64), -1,
+        "fsync a partition this long after its last flush (topic: flush.ms). -1: never on a "
+        "timer.", "storage"),
+    Key("log.flush.offset.checkpoint.interval.ms", int_in(0, _INT32), 60000,
+        "How often the recovery points (what was fsynced) are written.", "storage"),
+    Key("offsets.topic.num.partitions", int_in(1, 1000), 50,
+        "Partitions of __consumer_offsets (committed offsets and group metadata).", "storage"),
+    Key("offsets.topic.segment.bytes", int_in(14, _INT32), 104857600,
+        "segment.bytes of __consumer_offsets.", "storage"),
+    Key("transaction.state.log.num.partitions", int_in(1, 1000), 50,
+        "Partitions of __transaction_state (transaction coordinator state).", "storage"),
+    Key("transaction.state.log.segment.bytes", int_in(14, _INT32), 104857600,
+        "segment.bytes of __transaction_state.", "storage"),
     # --- idempotent producers (seed 000, KIP-360)
     Key("producer.state.mode", choice("latest", "window5"), "latest",
         "latest: keep only the latest batch per producer id (seed 000); window5: Kafka's last five.",

@@ -28,7 +28,8 @@ log = structlog.get_logger(__name__)
 
 GROUP_TICK_S = 0.1
 SHARE_TICK_S = 0.05  # acquisition-lock expiry, share-group sessions, checkpoints
-CONFIG_STORE_RELOAD_S = 1.0  # users.json / quotas.json edited by `kipper users` or another tool
+CONFIG_STORE_RELOAD_S = 1.0
+LOG_FLUSH_CHECK_S = 1.0  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)  # users.json / quotas.json edited by `kipper users` or another tool
 
 
 class Periodic:
@@ -81,6 +82,12 @@ class BrokerServer:
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
                      lambda: (broker.security.reload(), broker.quotas.reload())),
         ]
+        if broker.storage is not None:
+            self.periodic += [
+                Periodic("log-flush", LOG_FLUSH_CHECK_S, lambda: broker.flush_logs(now())),
+                Periodic("log-checkpoints", max(config["log.flush.offset.checkpoint.interval.ms"], 1000) / 1000,
+                         broker.checkpoint_logs),
+            ]
         self.bound: list[tuple] = []
         self._stopped = asyncio.Event()
         self.shutdown_hooks: list[Callable[[], None]] = []
@@ -152,6 +159,10 @@ class BrokerServer:
                 hook()
             except Exception:
                 log.exception("shutdown_hook_failed")
+        try:
+            self.broker.close()
+        except Exception:
+            log.exception("storage_close_failed")
         broker = self.broker
         snap = broker.producer_states.snapshot()
         snap.pop("partitions")

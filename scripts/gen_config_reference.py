@@ -18,8 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from kipper.broker.config import KEYS, defaults_text  # noqa: E402
 
 SECTIONS = {"server": "Server", "log": "Logs and topics", "producer": "Idempotent producers",
-            "group": "Consumer groups", "share": "Share groups", "quota": "Quotas",
-            "security": "Security", "metrics": "Metrics"}
+            "storage": "Durable storage", "group": "Consumer groups", "share": "Share groups",
+            "quota": "Quotas",
+            "security": "Security", "metrics": "Metrics", "transactions": "Transactions"}
 
 
 def _range(key) -> str:

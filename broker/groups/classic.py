@@ -97,8 +97,11 @@ def _error(code: ErrorCode, **extra) -> dict:
 
 
 class ClassicGroupCoordinator:
-    def __init__(self, settings: GroupSettings | None = None):
+    def __init__(self, settings: GroupSettings | None = None, journal=None):
+        """``journal`` (broker/groups/journal.py) records a group's metadata when a
+        rebalance completes or the group empties, so a restart restores it."""
         self.settings = settings or GroupSettings()
+        self.journal = journal
         self.groups: dict[str, Group] = {}
         self.rebalances = 0
 
@@ -264,6 +267,7 @@ class ClassicGroupCoordinator:
             group.protocol_name = None
             group.leader_id = None
             group.transition(EMPTY)
+            self._store(group, now)
             return
         group.generation_id += 1
         group.protocol_name = self._select_protocol(group)
@@ -329,6 +333,7 @@ class ClassicGroupCoordinator:
             for m in group.members.values():
                 m.assignment = given.get(m.member_id, b"")
             group.transition(STABLE)
+            self._store(group, now)
             for m in group.members.values():
                 if m.sync_reply is not None:
                     r, m.sync_reply = m.sync_reply, None
@@ -400,6 +405,30 @@ class ClassicGroupCoordinator:
         if group.state == PREPARING_REBALANCE and not group.members:
             # nobody left to wait for
             self._complete_join(group, now)
+
+    # --- durability --------------------------------------------------------------------
+
+    def _store(self, group: Group, now: int) -> None:
+        if self.journal is not None:
+            self.journal.group_stored(group, now)
+
+    def restore_group(self, group_id: str, value, now: int) -> Group:
+        """A group as its last GroupMetadataValue left it; members get a whole session
+        from ``now`` to heartbeat again."""
+        group = self.get_or_create(group_id)
+        group.generation_id = value.generation
+        group.protocol_type = value.protocol_type or None
+        group.protocol_name = value.protocol
+        group.leader_id = value.leader
+        for m in value.members:
+            group.members[m.member_id] = Member(
+                m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout,
+                m.rebalance_timeout if m.rebalance_timeout > 0 else m.session_timeout,
+                value.protocol_type, [(value.protocol or "", m.subscription or b"")], now,
+                assignment=m.assignment or b"")
+        if group.members:
+            group.state = STABLE
+        return group
 
     # --- time ------------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ DescribeConfigs and by the share-group store.
 
 from __future__ import annotations
 
+from kipper.broker.storage.metadata import MetadataStore
+
 GROUP_TYPES = (3, 32)  # a GROUP resource: librdkafka's ResourceType 3, Kafka's ConfigResource.Type 32
 
 GROUP_CONFIGS = {
@@ -15,8 +17,11 @@ GROUP_CONFIGS = {
 
 
 class GroupConfigs:
-    def __init__(self):
-        self._by_group: dict[str, dict[str, str]] = {}
+    def __init__(self, metadata: MetadataStore | None = None):
+        """``metadata`` persists every change (with log.dirs) and holds the stored ones."""
+        self.metadata = metadata or MetadataStore()
+        self._by_group: dict[str, dict[str, str]] = {
+            g: dict(c) for g, c in self.metadata.group_configs.items()}
 
     def get(self, group_id: str, key: str) -> str | None:
         return self._by_group.get(group_id, {}).get(key)
@@ -37,6 +42,9 @@ class GroupConfigs:
 
     def set(self, group_id: str, key: str, value: str) -> None:
         self._by_group.setdefault(group_id, {})[key] = value
+        self.metadata.put_group_configs(group_id, self._by_group[group_id])
 
     def delete(self, group_id: str, key: str) -> None:
-        self._by_group.get(group_id, {}).pop(key, None)
+        mine = self._by_group.get(group_id, {})
+        if mine.pop(key, None) is not None:
+            self.metadata.put_group_configs(group_id, mine)

@@ -44,8 +44,7 @@ def _alter_topic(broker, res, validate_only: bool) -> tuple[ErrorCode, str | Non
     if problem:
         return ErrorCode.INVALID_CONFIG, problem
     if not validate_only:
-        topic.configs.clear()
-        topic.configs.update(new)
+        broker.topics.update_configs(topic, new)
     return ErrorCode.NONE, None
 
 

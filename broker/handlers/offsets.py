@@ -16,8 +16,8 @@ def handle_offset_commit(req, ctx):
     error = broker.groups.validate_commit(req.group_id, req.get("member_id", ""),
                                           req.get("generation_id_or_member_epoch", -1),
                                           req.get("group_instance_id"), ctx.api_version)
-    now = ctx.now
     out = []
+    commits = []
     for t in req.topics:
         topic = broker.topics.get(t.name)
         parts = []
@@ -29,11 +29,12 @@ def handle_offset_commit(req, ctx):
                 elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
                     code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
-                    broker.offsets.commit(req.group_id, t.name, p.partition_index, p.committed_offset,
-                                          p.get("committed_leader_epoch", -1), p.committed_metadata, now)
+                    commits.append((t.name, p.partition_index, p.committed_offset,
+                                    p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         out.append({"name": t.name, "partitions": parts})
-    if error == ErrorCode.NONE:
+    if commits:  # journaled, then applied; a commit that failed makes no group
+        broker.offsets.commit_all(req.group_id, commits, ctx.now)
         broker.groups.ensure_simple_group(req.group_id)
     return {"throttle_time_ms": 0, "topics": out}
 

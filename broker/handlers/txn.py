@@ -80,8 +80,9 @@ def handle_txn_offset_commit(req, ctx):
                     code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
                     broker.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
-                                        p.committed_offset, p.get("committed_leader_epoch", -1),
-                                        p.committed_metadata, ctx.now)
+                                         p.committed_offset, p.get("committed_leader_epoch", -1),
+                                         p.committed_metadata, ctx.now,
+                                         producer_epoch=req.producer_epoch)
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         out.append({"name": t.name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": out}

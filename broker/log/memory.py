@@ -202,6 +202,12 @@ class MemoryLog:
     def latest_producer_snapshot(self) -> None:
         return None
 
+    def write_share_index(self, data: bytes) -> None:
+        pass
+
+    def read_share_index(self) -> None:
+        return None
+
     def flush_if_due(self, now_ms: int) -> bool:
         return False
 

@@ -141,8 +141,10 @@ class Partition:
         if rolled is not None:  # Kafka snapshots producer state as a segment rolls
             self.snapshot_producers(rolled)
         headers = [h for _, _, h in spans]
-        if origin == COORDINATOR and any(h.is_control and h.is_transactional for h in headers):
-            return self._append_markers(buf, spans, headers, now)
+        if origin == COORDINATOR:
+            if any(h.is_control and h.is_transactional for h in headers):
+                return self._append_markers(buf, spans, headers, now)
+            return self._append_coordinator_data(buf, spans, headers, now)
         if all(h.producer_id < 0 for h in headers):
             base, _ = self.log.append(buf, spans, now)
             self._notify(self.topic, self.partition)
@@ -171,6 +173,19 @@ class Partition:
     def append_batch(self, data: bytes, now: int, origin: str = COORDINATOR) -> AppendResult:
         """Append batches built by the broker itself (markers, share records)."""
         return self.append(data, b.split_batches(data), now, origin)
+
+    def _append_coordinator_data(self, buf, spans, headers, now: int) -> AppendResult:
+        """Records a coordinator writes (share-group state, offsets, transaction state).
+        They carry no sequence numbers; a transactional batch (a TxnOffsetCommit) opens
+        its producer's transaction, which a marker ends."""
+        base, _ = self.log.append(buf, spans, now)
+        offset = base
+        for h in headers:
+            if h.is_transactional and h.producer_id >= 0:
+                self.txn_index.begin(h.producer_id, offset)
+            offset += h.last_offset_delta + 1
+        self._notify(self.topic, self.partition)
+        return AppendResult(ErrorCode.NONE, base, None, True)
 
     def _append_markers(self, buf, spans, headers, now: int) -> AppendResult:
         """COMMIT/ABORT markers (KIP-98): no epoch older than the partition's; once
@@ -284,7 +299,8 @@ class Partition:
                 if h.is_transactional:
                     self._replay_marker(base, h)
                 continue
-            producer_snapshot.replay_batch(self.producer_state, h, base)
+            if h.base_sequence >= 0:  # a producer's batch (a coordinator's has no sequence)
+                producer_snapshot.replay_batch(self.producer_state, h, base)
             if h.is_transactional:
                 self.txn_index.begin(h.producer_id, base)
         return replayed

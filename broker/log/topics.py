@@ -12,10 +12,11 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from typing import Callable
+from typing import Callable, Protocol
 
 from kipper.broker.log.memory import MemoryLog
 from kipper.broker.log.partition import Partition, ProducerStateSettings
+from kipper.broker.storage.metadata import MetadataStore
 from kipper.protocol.errors import ErrorCode
 
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
@@ -49,12 +50,17 @@ TOPIC_CONFIGS = {
     "max.message.bytes": TopicConfig(None, _long(0)),
     "message.timestamp.type": TopicConfig("CreateTime", _one_of("CreateTime", "LogAppendTime")),
     "min.insync.replicas": TopicConfig("1", _long(1)),
-    "segment.bytes": TopicConfig("1073741824", _long(14)),
+    "segment.bytes": TopicConfig(None, _long(14)),
     "segment.ms": TopicConfig("604800000", _long(1)),
+    "index.interval.bytes": TopicConfig(None, _long(0)),
+    "flush.messages": TopicConfig(None, _long(1)),
+    "flush.ms": TopicConfig("9223372036854775807", _long(0)),
     "unclean.leader.election.enable": TopicConfig("false", _one_of("true", "false")),
     "share.auto.offset.reset": TopicConfig("latest", _one_of("latest", "earliest")),
 }
-_BROKER_KEY = {"max.message.bytes": "message.max.bytes"}
+_BROKER_KEY = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes",
+               "index.interval.bytes": "log.index.interval.bytes",
+               "flush.messages": "log.flush.interval.messages"}
 
 
 def effective_config(topic, key: str, broker_config) -> tuple[str, bool]:
@@ -101,23 +107,36 @@ class Topic:
     internal: bool = False
 
 
-NewPartition = Callable[[str, int], Partition]
+class PartitionFactory(Protocol):
+    """Makes the partitions of a topic: in memory, or in log.dirs (broker/storage/)."""
+
+    def new(self, topic: Topic, index: int) -> Partition: ...
+
+    def reconfigure(self, topic: Topic) -> None:
+        """The topic's configs changed: tell its partitions' storage."""
 
 
-def in_memory_partitions(settings: ProducerStateSettings | None = None, notify=None) -> NewPartition:
-    """A factory of in-memory partitions (the broker's default storage)."""
-    settings = settings or ProducerStateSettings()
+class InMemoryPartitions:
+    """The broker's default storage: partitions that keep everything in memory."""
 
-    def new_partition(topic: str, index: int) -> Partition:
-        return Partition(topic, index, MemoryLog(), settings, notify)
-    return new_partition
+    def __init__(self, settings: ProducerStateSettings | None = None,
+                 notify: Callable[[str, int], None] | None = None):
+        self.settings = settings or ProducerStateSettings()
+        self.notify = notify
+
+    def new(self, topic: Topic, index: int) -> Partition:
+        return Partition(topic.name, index, MemoryLog(), self.settings, self.notify)
+
+    def reconfigure(self, topic: Topic) -> None:
+        pass
 
 
 class TopicManager:
     def __init__(self, *, num_partitions: int, auto_create: bool,
-                 new_partition: NewPartition | None = None):
+                 partitions: PartitionFactory | None = None, metadata: MetadataStore | None = None):
         self.num_partitions = num_partitions
-        self.new_partition = new_partition or in_memory_partitions()
+        self.factory = partitions or InMemoryPartitions()
+        self.metadata = metadata or MetadataStore()
         self.auto_create = auto_create
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
@@ -165,11 +184,39 @@ class TopicManager:
         code, message, num_partitions = self.check_new(name, num_partitions, replication_factor, configs)
         if code != ErrorCode.NONE:
             return code, message, None
-        topic = Topic(name, uuid.uuid4(), [self.new_partition(name, i) for i in range(num_partitions)],
-                      dict(configs or {}))
+        return ErrorCode.NONE, None, self._add(name, uuid.uuid4(), num_partitions, dict(configs or {}))
+
+    def _add(self, name: str, topic_id: uuid.UUID, num_partitions: int, configs: dict[str, str],
+             internal: bool = False, *, persist: bool = True) -> Topic:
+        topic = Topic(name, topic_id, [], configs, internal)
+        if persist:  # the metadata first: a crash then leaves no partition without a topic
+            topic.partitions = [None] * num_partitions
+            self.metadata.put_topic(topic)
+        topic.partitions = [self.factory.new(topic, i) for i in range(num_partitions)]
         self._topics[name] = topic
         self._by_id[topic.topic_id] = topic
-        return ErrorCode.NONE, None, topic
+        return topic
+
+    def restore(self) -> list[Topic]:
+        """The topics the metadata store holds, with their partitions (durable storage)."""
+        for name, t in self.metadata.topics.items():
+            self._add(name, uuid.UUID(t["id"]), int(t["partitions"]), dict(t.get("configs", {})),
+                      bool(t.get("internal")), persist=False)
+        return self.all()
+
+    def internal(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
+        """An internal topic (__consumer_offsets, __transaction_state), made on first use."""
+        topic = self._topics.get(name)
+        if topic is None:
+            topic = self._add(name, uuid.uuid4(), num_partitions, dict(configs), internal=True)
+        return topic
+
+    def update_configs(self, topic: Topic, configs: dict[str, str]) -> None:
+        """Replace a topic's configs (already validated); persisted, and given to its storage."""
+        topic.configs.clear()
+        topic.configs.update(configs)
+        self.metadata.put_topic(topic)
+        self.factory.reconfigure(topic)
 
     def get_or_create(self, name: str) -> tuple[ErrorCode, Topic | None]:
         """For Metadata and Produce: the topic, auto-created when allowed."""
@@ -194,6 +241,7 @@ class TopicManager:
         if topic is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         self._by_id.pop(topic.topic_id, None)
+        self.metadata.remove_topic(name)
         for partition in topic.partitions:
             partition.delete()
         return ErrorCode.NONE

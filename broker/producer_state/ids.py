@@ -13,14 +13,20 @@ two periods is forgotten, with no per-entry timestamp to store.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from kipper.protocol.errors import ErrorCode
 
 EPOCH_EXHAUSTED = 32767 - 1  # Kafka moves to a new id once epoch >= Short.MAX - 1
 
 
 class ProducerIdManager:
-    def __init__(self, first_id: int = 1000):
+    def __init__(self, first_id: int = 1000, reserve: Callable[[int], int] | None = None):
+        """``reserve(first_unused) -> block end``: persist a block of ids before any of
+        them is handed out (with log.dirs, so no id is ever given twice)."""
         self._next = first_id
+        self._reserve = reserve
+        self._block_end = first_id if reserve is not None else 1 << 62
         self._current: dict[int, int] = {}
         self._previous: dict[int, int] = {}
         self._last_epoch: dict[int, int] = {}  # id -> epoch before its latest bump
@@ -28,9 +34,15 @@ class ProducerIdManager:
         self.allocated = 0
         self.bumps = 0
 
-    def _new(self) -> tuple[int, int]:
+    def _take(self) -> int:
         pid = self._next
+        if pid >= self._block_end:
+            self._block_end = self._reserve(pid)
         self._next += 1
+        return pid
+
+    def _new(self) -> tuple[int, int]:
+        pid = self._take()
         self._current[pid] = 0
         self.allocated += 1
         return pid, 0
@@ -74,8 +86,7 @@ class ProducerIdManager:
     def allocate(self) -> int:
         """A fresh id from the same counter, for the transaction coordinator, which
         keeps transactional ids' epochs itself."""
-        pid = self._next
-        self._next += 1
+        pid = self._take()
         self.allocated += 1
         return pid
 

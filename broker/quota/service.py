@@ -29,10 +29,10 @@ def user_of(principal: str) -> str:
 
 
 class ProducerIdQuotas:
-    def __init__(self, config, producer_states):
+    def __init__(self, config, producer_states, config_dir: str | None = None):
         self.producer_states = producer_states
         self.manager = ProducerIdQuotaManager(QuotaSettings.from_config(config))
-        self.store = ClientQuotaStore(config["config.dir"] or None, on_change=self._apply)
+        self.store = ClientQuotaStore(config_dir or config["config.dir"] or None, on_change=self._apply)
         self.cleanup_interval_ms = config["producer.id.quota.cache.cleanup.scheduler.interval.ms"]
 
     def _apply(self, quotas) -> None:

@@ -23,9 +23,10 @@ PRE_AUTH_APIS = frozenset({17, 18, 36})  # SaslHandshake, ApiVersions, SaslAuthe
 
 
 class Security:
-    def __init__(self, config):
+    def __init__(self, config, config_dir: str | None = None):
+        """``config_dir``: where users.json lives (config.dir, or the first log dir)."""
         self.config = config
-        self.credentials = CredentialStore(config["config.dir"] or None)
+        self.credentials = CredentialStore(config_dir or config["config.dir"] or None)
         self.mechanisms = config["sasl.enabled.mechanisms"]
         self.super_users = frozenset(s.strip() for s in config["super.users"].split(";") if s.strip())
         self.counters = {"authenticated": 0, "failed": 0}

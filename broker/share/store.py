@@ -19,6 +19,7 @@ from typing import Callable
 import structlog
 
 from kipper.broker.log.topics import Topic
+from kipper.broker.share import index_file
 from kipper.broker.share.durable import Durable, Pending
 from kipper.broker.share.partition import SharePartition
 from kipper.broker.share.recovery import PartitionLogView, RecoveryError, read_chain, rebuild
@@ -44,6 +45,7 @@ class ShareStore:
         self.index: dict[tuple[str, int], dict[str, Durable]] = {}
         self.writes = {records.SHARE_CHECKPOINT: 0, records.SHARE_DELTA: 0}
         self.recoveries = 0
+        self._indexed: set[tuple[str, int]] = set()  # partitions whose snapshot file exists
 
     # --- loading -----------------------------------------------------------------------
 
@@ -130,6 +132,9 @@ class ShareStore:
 
     def _write(self, sp: SharePartition, durable: Durable, pending: Pending, now: int) -> int:
         plog = self._plog(sp)
+        key = (sp.topic, sp.partition)
+        if key not in self._indexed:  # the file exists before the partition's first share record
+            self._save_index(key, plog)
         if pending.kind == records.SHARE_CHECKPOINT:
             data = sr.checkpoint_batch(pending.value, timestamp=now)
         else:
@@ -139,7 +144,46 @@ class ShareStore:
         self.writes[pending.kind] += 1
         if pending.kind == records.SHARE_CHECKPOINT:
             plog.start_hold = self.floor(sp.topic, sp.partition)
+            self._save_index(key, plog)
         return offset
+
+    # --- the share snapshot file (with log.dirs) ----------------------------------------------
+
+    def _save_index(self, key, plog) -> None:
+        self._indexed.add(key)
+        plog.log.write_share_index(index_file.encode(self.index.get(key, {}), plog.log_end_offset))
+
+    def load(self) -> int:
+        """At start: every share-partition's index entry from its partition's snapshot
+        file, following the records written after it. How many share-partitions."""
+        count = 0
+        for topic in self.topics.all():
+            for plog in topic.partitions:
+                data = plog.log.read_share_index()
+                if data is None:
+                    continue
+                key = (topic.name, plog.partition)
+                try:
+                    entries, scanned_to = index_file.decode(data)
+                except (ValueError, KeyError, TypeError) as exc:
+                    log.warning("share_snapshot_unreadable", topic=topic.name,
+                                partition=plog.partition, error=str(exc))
+                    entries, scanned_to = {}, plog.log_start_offset
+                found = index_file.rescan(plog, entries, max(scanned_to, plog.log_start_offset))
+                self.index[key] = entries
+                self._indexed.add(key)
+                plog.start_hold = self.floor(topic.name, plog.partition)
+                if found:
+                    self._save_index(key, plog)
+                count += len(entries)
+        return count
+
+    def close(self) -> None:
+        """A clean stop: every snapshot file up to date."""
+        for (topic, partition) in list(self._indexed):
+            plog = self.topics.partition(topic, partition)
+            if plog is not None:
+                self._save_index((topic, partition), plog)
 
     def checkpoint(self, sp: SharePartition, now: int) -> int:
         durable = self._durable(sp)
@@ -203,6 +247,7 @@ class ShareStore:
             del self.loaded[key]
         for key in [k for k in self.index if k[0] == topic]:
             del self.index[key]
+        self._indexed = {k for k in self._indexed if k[0] != topic}
 
 
 def _data_after(plog, offset: int) -> bool:

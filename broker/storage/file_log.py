@@ -33,6 +33,7 @@ log = structlog.get_logger(__name__)
 _SEGMENT = re.compile(r"^(\d{20})\.log$")
 _SNAPSHOT = re.compile(r"^(\d{20})\.snapshot$")
 SNAPSHOTS_KEPT = 2
+SHARE_INDEX = "share-state.json"
 NO_LIMIT = (1 << 63) - 1
 
 
@@ -48,23 +49,25 @@ class LogConfig:
 
 
 class FileLog:
-    def __init__(self, directory: Path, config: LogConfig):
+    def __init__(self, directory: Path, config: LogConfig, owner=None):
+        """``owner`` (the LogManager) is told when the log start moves and when the log
+        is deleted, so that its checkpoint files stay true."""
         self.directory = directory
         self.config = config
+        self.owner = owner
         self.segments: list[LogSegment] = []
         self._bases: list[int] = []
         self.log_start_offset = 0
         self.unflushed_messages = 0
         self.last_flush_ms = 0
         self.recovery_point = 0  # offsets below it are known to be on disk (fsynced)
-        self.on_log_start_moved = None  # set by the LogManager: persist the new start
 
     # --- opening -----------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, directory: Path, config: LogConfig, now_ms: int) -> "FileLog":
+    def create(cls, directory: Path, config: LogConfig, now_ms: int, owner=None) -> "FileLog":
         directory.mkdir(parents=True, exist_ok=True)
-        log_ = cls(directory, config)
+        log_ = cls(directory, config, owner)
         log_._add_segment(LogSegment(directory, 0, index_interval=config.index_interval_bytes,
                                      create=True))
         log_.last_flush_ms = now_ms
@@ -72,10 +75,10 @@ class FileLog:
 
     @classmethod
     def open(cls, directory: Path, config: LogConfig, *, log_start_offset: int, recovery_point: int,
-             clean: bool, now_ms: int) -> "FileLog":
+             clean: bool, now_ms: int, owner=None) -> "FileLog":
         """Load the segments; after an unclean stop, recover every segment from the one
         holding the recovery point on (validate, cut a torn tail, rebuild indexes)."""
-        log_ = cls(directory, config)
+        log_ = cls(directory, config, owner)
         bases = sorted(int(m.group(1)) for f in os.listdir(directory) if (m := _SEGMENT.match(f)))
         for name in os.listdir(directory):  # leftovers of an interrupted write
             if name.endswith((".tmp", ".cleaned", ".swap")):
@@ -289,8 +292,8 @@ class FileLog:
         if offset != self.log_start_offset:
             self.log_start_offset = offset
             self._delete_segments_below(offset)
-            if self.on_log_start_moved is not None:
-                self.on_log_start_moved(self)
+            if self.owner is not None:
+                self.owner.log_start_moved(self)
         return self.log_start_offset
 
     def _delete_segments_below(self, offset: int) -> int:
@@ -323,8 +326,8 @@ class FileLog:
             new_start = self.segments[n].base_offset
             self.log_start_offset = max(self.log_start_offset, new_start)
             self._delete_segments_below(new_start)
-            if self.on_log_start_moved is not None:
-                self.on_log_start_moved(self)
+            if self.owner is not None:
+                self.owner.log_start_moved(self)
         return n
 
     # --- producer snapshots -------------------------------------------------------------------
@@ -353,6 +356,19 @@ class FileLog:
                             offset=offset, error=str(exc))
         return None
 
+    # --- the share snapshot file ----------------------------------------------------------------
+
+    def write_share_index(self, data: bytes) -> None:
+        from kipper.broker.storage.files import write_atomically
+
+        write_atomically(self.directory / SHARE_INDEX, data, sync=False)
+
+    def read_share_index(self) -> bytes | None:
+        try:
+            return (self.directory / SHARE_INDEX).read_bytes()
+        except OSError:
+            return None
+
     # --- end of life ---------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -367,4 +383,7 @@ class FileLog:
     def delete(self) -> None:
         for seg in self.segments:
             seg.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if self.owner is not None:
+            self.owner.log_deleted(self)
+        else:
+            shutil.rmtree(self.directory, ignore_errors=True)

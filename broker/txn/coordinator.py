@@ -100,10 +100,18 @@ class TxnCounters:
     expired: int = 0
 
 
+class _NoJournal:
+    def stored(self, meta, now): pass
+    def removed(self, transactional_id, now): pass
+
+
 class TransactionCoordinator:
-    def __init__(self, settings: TxnSettings, allocate_id: Callable[[], int]):
+    def __init__(self, settings: TxnSettings, allocate_id: Callable[[], int], journal=None):
+        """``journal`` (broker/txn/journal.py) records every change of a transactional
+        id's metadata in __transaction_state, so a restart can restore it."""
         self.settings = settings
         self._allocate = allocate_id  # shared with idempotent producers' ids
+        self.journal = journal or _NoJournal()
         self.transactions: dict[str, TransactionMetadata] = {}
         self._by_producer_id: dict[int, TransactionMetadata] = {}
         self.counters = TxnCounters()
@@ -136,6 +144,7 @@ class TransactionCoordinator:
             meta = TransactionMetadata(transactional_id, pid, 0, timeout_ms, last_update=now)
             self.transactions[transactional_id] = meta
             self._by_producer_id[pid] = meta
+            self.journal.stored(meta, now)
             log.info("transactional_id_initialized", transactional_id=transactional_id,
                      producer_id=pid, producer_epoch=0)
             return InitResult(ErrorCode.NONE, pid, 0)
@@ -173,6 +182,7 @@ class TransactionCoordinator:
         transition(meta, S.EMPTY, now)
         meta.partitions.clear()
         meta.groups.clear()
+        self.journal.stored(meta, now)
         log.info("producer_epoch_bumped", transactional_id=meta.transactional_id,
                  producer_id=meta.producer_id, producer_epoch=meta.producer_epoch)
         return InitResult(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
@@ -187,6 +197,7 @@ class TransactionCoordinator:
 
     def _prepare(self, meta: TransactionMetadata, committed: bool, now: int) -> Completion:
         transition(meta, S.PREPARE_COMMIT if committed else S.PREPARE_ABORT, now)
+        self.journal.stored(meta, now)  # before any marker: a restart finishes the job
         return Completion(meta.transactional_id, meta.producer_id, meta.producer_epoch, committed,
                           tuple(sorted(meta.partitions)), tuple(sorted(meta.groups)))
 
@@ -217,6 +228,7 @@ class TransactionCoordinator:
             return error
         self._open(meta, now)
         meta.partitions.update(partitions)
+        self.journal.stored(meta, now)
         return ErrorCode.NONE
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
@@ -226,6 +238,7 @@ class TransactionCoordinator:
             return error
         self._open(meta, now)
         meta.groups.add(group_id)
+        self.journal.stored(meta, now)
         return ErrorCode.NONE
 
     def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int,
@@ -252,6 +265,7 @@ class TransactionCoordinator:
         transition(meta, S.COMPLETE_COMMIT if completion.committed else S.COMPLETE_ABORT, now)
         meta.partitions.clear()
         meta.groups.clear()
+        self.journal.stored(meta, now)
         if completion.committed:
             self.counters.commits += 1
         else:
@@ -300,9 +314,21 @@ class TransactionCoordinator:
                 transition(meta, S.DEAD, now)
                 del self.transactions[tid]
                 self._by_producer_id.pop(meta.producer_id, None)
+                self.journal.removed(tid, now)
                 self.counters.expired += 1
                 log.info("transactional_id_expired", transactional_id=tid)
         return out
+
+    def restore(self, meta: TransactionMetadata) -> Completion | None:
+        """A transactional id as __transaction_state last recorded it (at start); the
+        completion to carry out again if it was between Prepare* and Complete*."""
+        self.transactions[meta.transactional_id] = meta
+        self._by_producer_id[meta.producer_id] = meta
+        if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+            return Completion(meta.transactional_id, meta.producer_id, meta.producer_epoch,
+                              meta.state == S.PREPARE_COMMIT, tuple(sorted(meta.partitions)),
+                              tuple(sorted(meta.groups)))
+        return None
 
     def snapshot(self) -> dict:
         by_state = {state.value: 0 for state in TxnState if state != S.DEAD}  # fixed keys

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import structlog
 
-from kipper.broker.txn.coordinator import Completion, InitResult, TransactionCoordinator, TxnSettings
+from kipper.broker.txn.coordinator import (
+    Completion, InitResult, TransactionCoordinator, TransactionMetadata, TxnSettings,
+)
+from kipper.broker.txn.journal import STATE_OF
 from kipper.broker.txn.markers import marker_batch
 from kipper.protocol.errors import ErrorCode
 
@@ -21,12 +24,41 @@ log = structlog.get_logger(__name__)
 
 
 class Transactions:
-    def __init__(self, settings: TxnSettings, *, topics, producer_ids, offsets, groups):
+    def __init__(self, settings: TxnSettings, *, topics, producer_ids, offsets, groups,
+                 journal=None):
         self.settings = settings
         self.topics = topics
         self.offsets = offsets
         self.groups = groups
-        self.coordinator = TransactionCoordinator(settings, producer_ids.allocate)
+        self.journal = journal
+        self.coordinator = TransactionCoordinator(settings, producer_ids.allocate, journal)
+
+    def recover(self, now: int) -> int:
+        """Restore every transactional id from __transaction_state and finish the
+        transactions a stop left between Prepare* and Complete*. Open ones time out as
+        usual. How many ids were restored."""
+        if self.journal is None:
+            return 0
+        pending = []
+        restored = self.journal.replay()
+        for tid, value in restored.items():
+            meta = TransactionMetadata(
+                tid, value.producer_id, value.producer_epoch, value.transaction_timeout_ms,
+                last_producer_id=value.previous_producer_id,
+                last_producer_epoch=value.last_producer_epoch, state=STATE_OF[value.transaction_status],
+                partitions={(t.topic, p) for t in value.transaction_partitions or () for p in t.partition_ids},
+                txn_start=value.transaction_start_timestamp_ms,
+                last_update=value.transaction_last_update_timestamp_ms)
+            # the groups of a transaction are those holding offsets its producer staged
+            meta.groups = set(self.offsets.groups_with_pending(meta.producer_id))
+            completion = self.coordinator.restore(meta)
+            if completion is not None:
+                pending.append(completion)
+        for completion in pending:
+            self.complete(completion, now)
+        if restored:
+            log.info("transactions_recovered", transactional_ids=len(restored), completed=len(pending))
+        return len(restored)
 
     # --- coordinator requests ------------------------------------------------------------------
 
@@ -63,7 +95,9 @@ class Transactions:
                 log.warning("txn_marker_refused", topic=topic, partition=partition,
                             producer_id=pid, producer_epoch=epoch, error=error.name)
         for group_id in completion.groups:
-            applied = self.offsets.complete_transaction(group_id, pid, committed, now)
+            applied = self.offsets.complete_transaction(
+                group_id, pid, committed, now, producer_epoch=epoch,
+                coordinator_epoch=self.settings.coordinator_epoch)
             if committed and applied:
                 self.groups.ensure_simple_group(group_id)  # as OffsetCommit makes one
         self.coordinator.complete(completion, now)

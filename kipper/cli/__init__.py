@@ -27,6 +27,7 @@ def _run_broker(args) -> int:
     from kipper.broker import config as cfg
     from kipper.broker import logs
     from kipper.broker.server import run
+    from kipper.broker.storage.files import StorageError
 
     try:
         config = cfg.load(args.config, cfg.parse_overrides(args.override), os.environ)
@@ -36,6 +37,9 @@ def _run_broker(args) -> int:
     logs.configure(config["log.level"], config["log.format"])
     try:
         run(config)
+    except StorageError as exc:
+        print(f"kipper broker: cannot start: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"kipper broker: cannot start: {exc.strerror or exc}", file=sys.stderr)
         return 1

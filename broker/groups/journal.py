@@ -1,0 +1,160 @@
+"""Committed offsets and classic-group metadata kept in ``__consumer_offsets``, as Kafka keeps them.
+
+A group's records go to partition ``abs(groupId.hashCode()) % offsets.topic.num.partitions``
+(Java's String hash, so the layout matches Kafka's). Each change is appended
+through the partition's one write path before it is answered:
+
+- OffsetCommit: an OffsetCommitKey/Value record per partition; expiry, topic
+  deletion and OffsetDelete write tombstones (a key with a null value);
+- TxnOffsetCommit: the same records in a transactional batch of the producer,
+  which the COMMIT or ABORT marker written at the end of the transaction settles;
+- a classic group that completes a rebalance, or empties, writes its
+  GroupMetadataValue; a deleted group a tombstone.
+
+``replay`` rebuilds the OffsetStore and the classic groups from these records
+at start, so committed offsets survive a restart and a crash. The topic is
+compacted (``cleanup.policy=compact``), so it keeps the latest record per key.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from kipper.broker.log.partition import COORDINATOR
+from kipper.protocol import coordinator_records as cr
+from kipper.protocol import records
+from kipper.protocol.coordinator_records import UnknownRecord
+
+log = structlog.get_logger(__name__)
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def partition_for(key: str, partitions: int) -> int:
+    h = java_string_hash(key)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions  # Kafka's Utils.abs
+
+
+class GroupJournal:
+    def __init__(self, topics, *, num_partitions: int, segment_bytes: int):
+        self.topics = topics
+        self.num_partitions = num_partitions
+        self.configs = {"cleanup.policy": "compact", "segment.bytes": str(segment_bytes)}
+
+    def _partition(self, group_id: str):
+        topic = self.topics.internal(OFFSETS_TOPIC, self.num_partitions, self.configs)
+        return topic.partitions[partition_for(group_id, len(topic.partitions))]
+
+    def _append(self, group_id: str, kvs: list, now: int, *, producer_id: int = -1,
+                producer_epoch: int = -1, transactional: bool = False) -> None:
+        batch = records.build_batch([(k, v, now) for k, v in kvs], producer_id=producer_id,
+                                    producer_epoch=producer_epoch, transactional=transactional)
+        self._partition(group_id).append_batch(batch, now, COORDINATOR)
+
+    # --- offsets --------------------------------------------------------------------------------
+
+    def offsets_committed(self, group_id: str, items, now: int) -> None:
+        """``items``: (topic, partition, CommittedOffset)."""
+        if items:
+            self._append(group_id, _offset_records(group_id, items), now)
+
+    def offsets_staged(self, group_id: str, producer_id: int, producer_epoch: int, items,
+                       now: int) -> None:
+        if items:
+            self._append(group_id, _offset_records(group_id, items), now, producer_id=producer_id,
+                         producer_epoch=producer_epoch, transactional=True)
+
+    def transaction_ended(self, group_id: str, producer_id: int, producer_epoch: int,
+                          committed: bool, coordinator_epoch: int, now: int) -> None:
+        batch = records.build_control_batch(
+            records.COMMIT if committed else records.ABORT, records.end_txn_marker(coordinator_epoch),
+            producer_id=producer_id, producer_epoch=producer_epoch, transactional=True, timestamp=now)
+        self._partition(group_id).append_batch(batch, now, COORDINATOR)
+
+    def offsets_deleted(self, group_id: str, keys, now: int) -> None:
+        """Tombstones for (topic, partition) keys."""
+        if keys:
+            self._append(group_id, [(cr.offset_commit_key(group_id, t, p), None) for t, p in keys], now)
+
+    # --- classic groups -------------------------------------------------------------------------
+
+    def group_stored(self, group, now: int) -> None:
+        value = {"protocol_type": group.protocol_type or "", "generation": group.generation_id,
+                 "protocol": group.protocol_name, "leader": group.leader_id,
+                 "current_state_timestamp": now,
+                 "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                              "client_id": m.client_id, "client_host": m.client_host,
+                              "rebalance_timeout": m.rebalance_timeout_ms,
+                              "session_timeout": m.session_timeout_ms,
+                              "subscription": m.metadata_for(group.protocol_name or ""),
+                              "assignment": m.assignment} for m in group.members.values()]}
+        self._append(group.group_id, [(cr.group_metadata_key(group.group_id),
+                                       cr.group_metadata_value(value))], now)
+
+    def group_deleted(self, group_id: str, now: int) -> None:
+        self._append(group_id, [(cr.group_metadata_key(group_id), None)], now)
+
+    # --- start ------------------------------------------------------------------------------------
+
+    def replay(self, offsets, classic, now: int) -> dict:
+        """Rebuild committed offsets and classic groups from the topic, oldest first."""
+        topic = self.topics.get(OFFSETS_TOPIC)
+        counts = {"offsets": 0, "groups": 0, "records": 0}
+        if topic is None:
+            return counts
+        groups: dict[str, object] = {}
+        for partition in topic.partitions:
+            pending: dict[int, list] = {}  # producer id -> staged (group, topic, partition, value)
+            for _, data in partition.batches_from(partition.log_start_offset):
+                batch = records.decode_batch(data, verify_crc=False)
+                h = batch.header
+                if h.is_control:
+                    if h.is_transactional:
+                        staged = pending.pop(h.producer_id, [])
+                        if records.control_type(batch.records[0].key) == records.COMMIT:
+                            for group, t, p, value in staged:
+                                offsets.restore(group, t, p, value)
+                    continue
+                for rec in batch.records:
+                    counts["records"] += 1
+                    try:
+                        kind, key = cr.decode_group_key(rec.key)
+                    except (UnknownRecord, ValueError) as exc:
+                        log.warning("consumer_offsets_record_skipped", error=str(exc))
+                        continue
+                    if kind == cr.GROUP_METADATA_KEY_VERSION:
+                        groups[key.group] = (None if rec.value is None
+                                             else cr.decode_group_value(kind, rec.value))
+                        continue
+                    value = None if rec.value is None else cr.decode_group_value(kind, rec.value)
+                    if h.is_transactional:
+                        pending.setdefault(h.producer_id, []).append((key.group, key.topic,
+                                                                      key.partition, value))
+                    else:
+                        offsets.restore(key.group, key.topic, key.partition, value)
+            for producer_id, staged in pending.items():  # still open: the coordinator ends them
+                for group, t, p, value in staged:
+                    if value is not None:
+                        offsets.stage(group, producer_id, t, p, value.offset, value.leader_epoch,
+                                      value.metadata or None, value.commit_timestamp, journal=False)
+        for group_id, value in groups.items():
+            if value is not None:
+                classic.restore_group(group_id, value, now)
+                counts["groups"] += 1
+        counts["offsets"] = offsets.count()
+        return counts
+
+
+def _offset_records(group_id: str, items) -> list:
+    return [(cr.offset_commit_key(group_id, t, p),
+             cr.offset_commit_value(c.offset, c.leader_epoch, c.metadata, c.commit_timestamp))
+            for t, p, c in items]

@@ -1,0 +1,195 @@
+"""FileLog and its segments on a real directory, with a manual clock: appends, reads,
+the sparse indexes, rolling, retention, DeleteRecords, and reopening after a clean stop."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kipper.broker.storage.file_log import FileLog, LogConfig
+from kipper.broker.storage.segment import LogSegment
+from kipper.protocol import batch as b
+from kipper.protocol import records
+
+
+def batch(n: int = 1, size: int = 10, ts: int = 1000, **kw) -> bytes:
+    return records.build_batch([(None, b"x" * size, ts)] * n, **kw)
+
+
+def append(log: FileLog, data: bytes, now: int = 0) -> int:
+    rolled = log.maybe_roll(len(data), now)
+    del rolled
+    return log.append(data, b.split_batches(data), now)[0]
+
+
+def new_log(tmp_path, **config) -> FileLog:
+    return FileLog.create(tmp_path / "t-0", LogConfig(**config), 0)
+
+
+def offsets(log: FileLog, start: int = 0) -> list[int]:
+    out = []
+    for chunk in log.read(start, 1 << 30).chunks:
+        for got in records.decode_all(chunk):
+            out += [r.offset for r in got.records]
+    return out
+
+
+def test_appended_batches_read_back_from_the_file_with_their_offsets(tmp_path):
+    log = new_log(tmp_path)
+    assert append(log, batch(3)) == 0
+    assert append(log, batch(2)) == 3
+    assert log.log_end_offset == 5
+    assert offsets(log) == [0, 1, 2, 3, 4]
+    assert offsets(log, 3) == [3, 4]
+    got = log.read(1, 1 << 20)
+    assert (got.records, got.last_offset) == (5, 4)  # from the batch holding offset 1
+    assert os.path.getsize(tmp_path / "t-0" / "00000000000000000000.log") == log.size_bytes
+
+
+def test_a_read_stops_at_max_bytes_but_always_returns_one_batch(tmp_path):
+    log = new_log(tmp_path)
+    for _ in range(5):
+        append(log, batch(1, size=100))
+    one = len(batch(1, size=100))
+    assert log.read(0, one * 2).size == one * 2
+    assert log.read(0, 1).size == one  # KIP-74
+    assert log.read(0, 1, always_one=False).chunks == []
+    assert log.read(0, 1 << 20, end_offset=3).last_offset == 2
+
+
+def test_the_sparse_index_finds_positions_without_scanning_from_the_start(tmp_path):
+    log = new_log(tmp_path, index_interval_bytes=256)
+    for _ in range(100):
+        append(log, batch(1, size=100))
+    seg = log.active
+    assert len(seg._idx_offsets) > 10
+    for target in (0, 17, 50, 99):
+        pos = seg.position_for(target)
+        pos_found, h = seg.find(target)
+        assert pos <= pos_found and h.base_offset == target
+
+
+def test_segments_roll_at_segment_bytes_and_the_old_one_gets_its_index_files(tmp_path):
+    size = len(batch(1, size=100))
+    log = new_log(tmp_path, segment_bytes=size * 3)
+    for _ in range(7):
+        append(log, batch(1, size=100))
+    assert [s.base_offset for s in log.segments] == [0, 3, 6]
+    names = sorted(os.listdir(tmp_path / "t-0"))
+    assert "00000000000000000000.index" in names and "00000000000000000003.timeindex" in names
+    assert offsets(log) == list(range(7))
+    assert offsets(log, 4) == [4, 5, 6]
+
+
+def test_segments_roll_at_segment_ms(tmp_path):
+    log = new_log(tmp_path, segment_ms=1000)
+    append(log, batch(), now=0)
+    append(log, batch(), now=999)
+    append(log, batch(), now=1000)
+    assert [s.base_offset for s in log.segments] == [0, 2]
+
+
+def test_retention_deletes_whole_old_segments_never_the_active_one(tmp_path):
+    size = len(batch(1, size=100))
+    log = new_log(tmp_path, segment_bytes=size * 2)
+    for i in range(6):
+        append(log, batch(1, size=100), now=i * 1000)
+    assert [s.base_offset for s in log.segments] == [0, 2, 4]
+    assert log.apply_retention(3500, retention_ms=2000, retention_bytes=-1) == 1  # 0-1 written at 1000
+    assert log.log_start_offset == 2 and not (tmp_path / "t-0" / "00000000000000000000.log").exists()
+    assert log.apply_retention(10**9, retention_ms=1, retention_bytes=-1) == 1
+    assert [s.base_offset for s in log.segments] == [4]  # the active one stays
+
+
+def test_size_retention_and_the_hold_of_a_share_group(tmp_path):
+    size = len(batch(1, size=100))
+    log = new_log(tmp_path, segment_bytes=size * 2)
+    for _ in range(8):
+        append(log, batch(1, size=100))
+    assert log.apply_retention(0, -1, size * 4, floor=4) == 2  # would drop 3, held at 4
+    assert log.log_start_offset == 4
+    assert log.apply_retention(0, -1, size * 2) == 1
+    assert log.log_start_offset == 6
+
+
+def test_delete_records_moves_the_start_and_drops_segments_below_it(tmp_path):
+    size = len(batch(1, size=100))
+    log = new_log(tmp_path, segment_bytes=size * 2)
+    for _ in range(6):
+        append(log, batch(1, size=100))
+    assert log.delete_records_before(3) == 3
+    assert [s.base_offset for s in log.segments] == [2, 4]
+    assert offsets(log, 3)[0] == 3
+    assert log.batch_at_offset(1) is None
+
+
+def test_timestamp_lookups_use_the_time_index(tmp_path):
+    log = new_log(tmp_path, index_interval_bytes=1, segment_bytes=300)
+    for i in range(20):
+        append(log, batch(1, ts=1000 + i * 10))
+    assert log.offset_for_timestamp(1000) == (0, 1000)
+    assert log.offset_for_timestamp(1055) == (6, 1060)
+    assert log.offset_for_timestamp(5000) is None
+    assert log.max_timestamp() == (19, 1190)
+
+
+def test_a_clean_reopen_trusts_the_index_files(tmp_path):
+    size = len(batch(1, size=100))
+    log = new_log(tmp_path, segment_bytes=size * 3, index_interval_bytes=1)
+    for i in range(8):
+        append(log, batch(1, size=100, ts=2000 + i))
+    log.close()
+    again = FileLog.open(tmp_path / "t-0", LogConfig(segment_bytes=size * 3), log_start_offset=0,
+                         recovery_point=0, clean=True, now_ms=0)
+    assert again.log_end_offset == 8 and offsets(again) == list(range(8))
+    assert again.max_timestamp() == (7, 2007)
+    assert append(again, batch(1, size=100)) == 8
+
+
+def test_index_entries_are_kafkas_formats(tmp_path):
+    log = new_log(tmp_path, index_interval_bytes=1)
+    for i in range(3):
+        append(log, batch(2, ts=100 + i))
+    log.close()
+    index = (tmp_path / "t-0" / "00000000000000000000.index").read_bytes()
+    # (relative last offset of the batch, its position), 8 bytes an entry
+    entries = [tuple(int.from_bytes(index[i + k:i + k + 4], "big") for k in (0, 4))
+               for i in range(0, len(index), 8)]
+    size = len(batch(2))
+    assert entries == [(1, 0), (3, size), (5, 2 * size)]
+    timeindex = (tmp_path / "t-0" / "00000000000000000000.timeindex").read_bytes()
+    assert len(timeindex) % 12 == 0 and int.from_bytes(timeindex[-12:-4], "big") == 102
+
+
+def test_aborted_transactions_are_kept_in_the_txnindex(tmp_path):
+    log = new_log(tmp_path)
+    append(log, batch())
+    log.record_aborted(7, 0, 0, 0)
+    log.close()
+    seg = LogSegment(tmp_path / "t-0", 0)
+    seg.load_txnindex()
+    assert seg.aborted == [(7, 0, 0, 0)]
+
+
+def test_producer_snapshots_keep_the_two_newest(tmp_path):
+    from kipper.protocol.coordinator_records import SnapshotEntry
+
+    log = new_log(tmp_path)
+    entry = SnapshotEntry(5, 0, 9, 3, 0, 1000, -1, -1)
+    for offset in (0, 10, 20):
+        log.write_producer_snapshot(offset, [entry])
+    names = sorted(n for n in os.listdir(tmp_path / "t-0") if n.endswith(".snapshot"))
+    assert names == ["00000000000000000010.snapshot", "00000000000000000020.snapshot"]
+    log.segments[-1].next_offset = 20
+    assert log.latest_producer_snapshot() == (20, [entry])
+
+
+@pytest.mark.parametrize("config", [{}, {"segment_bytes": 500}])
+def test_batches_and_headers_iterate_across_segments(tmp_path, config):
+    log = new_log(tmp_path, **config)
+    for _ in range(10):
+        append(log, batch(2))
+    assert [base for base, _ in log.batches_from(5)] == [4, 6, 8, 10, 12, 14, 16, 18]
+    assert [base for base, _, _ in log.headers_from(0)][:3] == [0, 2, 4]
+    assert log.batch_at_offset(7)[0] == 6

@@ -90,6 +90,20 @@ class BrokerProcess:
                 self.proc.wait()
         return self.proc.returncode
 
+    def kill(self) -> int | None:
+        """SIGKILL: nothing is flushed, closed or checkpointed (a crash)."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        return self.proc.returncode
+
+    def restart(self, timeout: float = 30.0) -> "BrokerProcess":
+        """Start again on the same port with the same settings (and log.dirs)."""
+        self.stop()
+        return self.start(timeout)
+
     def log_text(self) -> str:
         self._log.flush()
         return Path(self._log.name).read_text(errors="replace")

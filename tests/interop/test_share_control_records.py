@@ -10,7 +10,10 @@ import uuid
 
 import pytest
 
+from kipper.client.admin import NewTopic, create_topics
 from kipper.client.blocking import connect_any
+from kipper.client.consumer_requests import fetch
+from kipper.client.producer_requests import produce
 from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
 from kipper.protocol import records
@@ -25,9 +28,7 @@ def _produce(bootstrap, topic, start, n):
     with connect_any(bootstrap) as conn:
         for i in range(start, start + n, 10):
             data = records.build_batch([(None, f"v{j}".encode()) for j in range(i, i + 10)])
-            resp = conn.request(0, {"transactional_id": None, "acks": 1, "timeout_ms": 10000,
-                                    "topic_data": [{"name": topic, "partition_data": [
-                                        {"index": 0, "records": data}]}]}, max_version=9)
+            resp = produce(conn, {(topic, 0): data}, acks=1, timeout_ms=10000)
             assert resp.responses[0].partition_responses[0].error_code == 0
 
 
@@ -36,10 +37,7 @@ def shared_topic(broker):
     """A topic whose log interleaves data with a share group's control records."""
     topic = f"share-ctl-{uuid.uuid4().hex[:8]}"
     with connect_any(broker.bootstrap) as conn:
-        conn.request(19, {"topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1,
-                                      "assignments": [], "configs": [
-                                          {"name": "share.auto.offset.reset", "value": "earliest"}]}],
-                          "timeout_ms": 10000})
+        create_topics(conn, [NewTopic(topic, 1, 1, {"share.auto.offset.reset": "earliest"})], timeout_ms=10000)
     _produce(broker.bootstrap, topic, 0, N // 2)
     with ShareConsumer({"bootstrap.servers": broker.bootstrap, "group.id": f"sg-{topic}",
                         "share.acknowledgement.mode": "explicit", "max.poll.records": 7}) as c:
@@ -62,13 +60,7 @@ def shared_topic(broker):
 
 def _control_types(bootstrap, topic):
     with connect_any(bootstrap) as conn:
-        resp = conn.request(1, {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 24,
-            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-            "topics": [{"topic": topic, "partitions": [{
-                "partition": 0, "fetch_offset": 0, "log_start_offset": -1,
-                "partition_max_bytes": 1 << 24}]}], "forgotten_topics_data": [], "rack_id": ""},
-            max_version=12)
+        resp = fetch(conn, {(topic, 0): 0}, max_bytes=1 << 24)
     batches = records.decode_all(resp.responses[0].partitions[0].records)
     return [records.control_type(b.records[0].key) for b in batches if b.header.is_control]
 

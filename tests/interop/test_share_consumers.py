@@ -20,9 +20,10 @@ from kipper.client.producer_requests import produce
 from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
 from kipper.protocol import records
+from tests.support import requires
 from tests.support.broker import BrokerProcess
 
-ck = pytest.importorskip("confluent_kafka")
+ck = requires.module("confluent_kafka", "interop")
 
 pytestmark = pytest.mark.interop
 

@@ -17,6 +17,7 @@ from kipper.client.producer_requests import produce
 from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
 from kipper.protocol import records
+from tests.support import requires
 from tests.support.readback import read_topic
 
 pytestmark = pytest.mark.interop
@@ -75,7 +76,7 @@ def test_our_readback_sees_only_the_data(broker, shared_topic):
 
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
 def test_confluent_kafka_consumer_skips_share_control_batches(broker, shared_topic, isolation):
-    ck = pytest.importorskip("confluent_kafka")
+    ck = requires.module("confluent_kafka", "interop")
     c = ck.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"plain-{uuid.uuid4().hex[:6]}",
                      "enable.auto.commit": False, "isolation.level": isolation})
     c.assign([ck.TopicPartition(shared_topic, 0, 0)])
@@ -93,7 +94,7 @@ def test_confluent_kafka_consumer_skips_share_control_batches(broker, shared_top
 
 
 def test_kafka_python_consumer_skips_share_control_batches(broker, shared_topic):
-    kafka = pytest.importorskip("kafka")
+    kafka = requires.module("kafka", "interop")
     c = kafka.KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
     tp = kafka.TopicPartition(shared_topic, 0)
     c.assign([tp])
@@ -109,7 +110,7 @@ def test_kafka_python_consumer_skips_share_control_batches(broker, shared_topic)
 
 
 def test_aiokafka_consumer_skips_share_control_batches(broker, shared_topic):
-    aiokafka = pytest.importorskip("aiokafka")
+    aiokafka = requires.module("aiokafka", "interop")
 
     async def read():
         c = aiokafka.AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)

@@ -33,7 +33,9 @@ from kipper.broker import config as cfg
 from kipper.broker.composition import build_broker
 from kipper.broker.context import Session
 from kipper.broker.security.credentials import CredentialStore
+from kipper.client.admin import ClientQuotaAlteration, NewTopic, alter_client_quotas, create_topics
 from kipper.client.connect import connect
+from kipper.client.producer_requests import init_producer_id, produce
 from kipper.protocol import records
 from kipper.protocol.framing import FrameDecoder
 from kipper.protocol.header import encode_request
@@ -73,11 +75,9 @@ class Broker:
         self.bootstrap = f"127.0.0.1:{self.sasl_port}"
         with connect(self.bootstrap, _settings("admin")) as conn:
             for topic in ("rogue", "good"):
-                conn.request(19, {"topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1,
-                                              "assignments": [], "configs": []}], "timeout_ms": 5000})
+                create_topics(conn, [NewTopic(topic, 1, 1)], timeout_ms=5000)
             if rate is not None:
-                conn.request(49, {"entries": [{"entity": [{"entity_type": "user", "entity_name": None}], "ops": [
-                    {"key": "producer_ids_rate", "value": float(rate), "remove": False}]}], "validate_only": False})
+                alter_client_quotas(conn, [ClientQuotaAlteration({"user": None}, {"producer_ids_rate": rate})])
 
     def rss_kib(self) -> int:
         for line in Path(f"/proc/{self.proc.proc.pid}/status").read_text().splitlines():
@@ -191,12 +191,12 @@ def produce_path_rates(rounds: int = 15, n_requests: int = 4000, per_batch: int 
 def good_latencies(bootstrap: str, n: int) -> list[float]:
     out = []
     with connect(bootstrap, _settings("good")) as conn:
-        pid = conn.request(22, {"transactional_id": None, "transaction_timeout_ms": -1, "producer_id": -1,
-                                "producer_epoch": -1}, max_version=4).producer_id
+        pid = init_producer_id(conn).producer_id
         payload = [(None, b"g" * 100)] * 10
         for seq in range(0, n * 10, 10):
             t = time.perf_counter()
-            resp = conn.request(0, _produce_body("good", pid, seq, payload), max_version=9)
+            batch = records.build_batch(payload, producer_id=pid, producer_epoch=0, base_sequence=seq)
+            resp = produce(conn, {("good", 0): batch}, timeout_ms=5000)
             out.append(time.perf_counter() - t)
             assert resp.responses[0].partition_responses[0].error_code == 0
             assert resp.throttle_time_ms == 0

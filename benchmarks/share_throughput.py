@@ -29,21 +29,18 @@ TOPIC = "share-bench"
 
 
 def _fill(bootstrap: str, n: int, size: int) -> None:
+    from kipper.client.admin import NewTopic, create_topics
     from kipper.client.blocking import connect_any
+    from kipper.client.producer_requests import produce
     from kipper.protocol import records
 
     payload = b"x" * size
     with connect_any(bootstrap) as conn:
-        body = conn.request(19, {"topics": [{
-            "name": TOPIC, "num_partitions": 1, "replication_factor": 1, "assignments": [],
-            "configs": [{"name": "share.auto.offset.reset", "value": "earliest"}]}],
-            "timeout_ms": 30000})
+        body = create_topics(conn, [NewTopic(TOPIC, 1, 1, {"share.auto.offset.reset": "earliest"})])
         assert body.topics[0].error_code in (0, 36), body
         batch = records.build_batch([(None, payload)] * 500)
         for _ in range(n // 500):
-            resp = conn.request(0, {"transactional_id": None, "acks": 1, "timeout_ms": 30000,
-                                    "topic_data": [{"name": TOPIC, "partition_data": [
-                                        {"index": 0, "records": batch}]}]}, max_version=9)
+            resp = produce(conn, {(TOPIC, 0): batch}, acks=1)
             assert resp.responses[0].partition_responses[0].error_code == 0
 
 

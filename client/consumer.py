@@ -7,11 +7,13 @@ Control batches are skipped, as every Kafka consumer does.
 
 from __future__ import annotations
 
+from kipper.client.admin import metadata
 from kipper.client.blocking import connect_any
+from kipper.client.consumer_requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, fetch, list_offsets
 from kipper.protocol import records
 from kipper.protocol.errors import KafkaError
 
-EARLIEST, LATEST = -2, -1
+EARLIEST, LATEST = EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 
 
 class Consumer:
@@ -19,9 +21,7 @@ class Consumer:
                  start: int = EARLIEST, client_id: str = "kipper-consumer"):
         self.topic = topic
         self.conn = connect_any(bootstrap, client_id=client_id)
-        meta = self.conn.request(3, {"topics": [{"name": topic, "topic_id": None}],
-                                     "allow_auto_topic_creation": False}, max_version=12)
-        t = meta.topics[0]
+        t = metadata(self.conn, [topic]).topics[0]
         if t.error_code:
             raise KafkaError(t.error_code, f"topic {topic}")
         available = sorted(p.partition_index for p in t.partitions)
@@ -32,23 +32,15 @@ class Consumer:
         self.positions = {p: self._list_offset(p, start) for p in self.partitions}
 
     def _list_offset(self, partition: int, timestamp: int) -> int:
-        body = self.conn.request(2, {"replica_id": -1, "isolation_level": 0, "topics": [
-            {"name": self.topic, "partitions": [{"partition_index": partition, "timestamp": timestamp}]}]},
-            max_version=7)
-        p = body.topics[0].partitions[0]
+        p = list_offsets(self.conn, {(self.topic, partition): timestamp}).topics[0].partitions[0]
         if p.error_code:
             raise KafkaError(p.error_code, f"ListOffsets {self.topic}-{partition}")
         return p.offset
 
     def poll(self, timeout_ms: int = 500, max_bytes: int = 1 << 20) -> list[tuple[int, records.Record]]:
         """Records from every assigned partition: (partition, record) pairs."""
-        body = self.conn.request(1, {
-            "replica_id": -1, "max_wait_ms": timeout_ms, "min_bytes": 1, "max_bytes": max_bytes,
-            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-            "topics": [{"topic": self.topic, "partitions": [
-                {"partition": p, "fetch_offset": off, "log_start_offset": -1,
-                 "partition_max_bytes": max_bytes} for p, off in self.positions.items()]}],
-            "forgotten_topics_data": [], "rack_id": ""}, max_version=12)
+        body = fetch(self.conn, {(self.topic, p): off for p, off in self.positions.items()},
+                     max_wait_ms=timeout_ms, min_bytes=1, max_bytes=max_bytes, partition_max_bytes=max_bytes)
         out = []
         for t in body.responses:
             for p in t.partitions:

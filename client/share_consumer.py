@@ -27,7 +27,9 @@ from typing import Callable
 
 import structlog
 
+from kipper.client.admin import metadata
 from kipper.client.blocking import BlockingConnection, connect_any
+from kipper.client.consumer_requests import find_coordinator, share_group_heartbeat
 from kipper.client.share_acks import (
     AcknowledgeType, AckTracker, IllegalStateError, ShareRecord, TopicPartition, decode_partition,
 )
@@ -37,8 +39,7 @@ from kipper.protocol.messages import APIS
 
 log = structlog.get_logger(__name__)
 
-FIND_COORDINATOR, METADATA = 10, 3
-SHARE_GROUP_HEARTBEAT, SHARE_FETCH, SHARE_ACKNOWLEDGE = 76, 78, 79
+SHARE_FETCH, SHARE_ACKNOWLEDGE = 78, 79
 _SESSION_RESET = (ErrorCode.SHARE_SESSION_NOT_FOUND, ErrorCode.INVALID_SHARE_SESSION_EPOCH)
 
 DEFAULTS = {
@@ -417,12 +418,7 @@ class ShareConsumer:
     # --- membership (heartbeat thread) ----------------------------------------------------
 
     def _find_coordinator(self, timeout: float) -> BlockingConnection:
-        resp = self._bootstrap.request(FIND_COORDINATOR, {
-            "key": self.group_id, "key_type": 0, "coordinator_keys": [self.group_id]},
-            max_version=4)
-        coord = resp.coordinators[0] if "coordinators" in resp else resp
-        if coord.error_code:
-            raise KafkaError(coord.error_code, "FindCoordinator failed")
+        coord = find_coordinator(self._bootstrap, self.group_id)
         conn = BlockingConnection(coord.host, coord.port, client_id=self.config["client.id"],
                                   timeout=timeout)
         conn.negotiate()
@@ -437,9 +433,7 @@ class ShareConsumer:
                 self._wake.wait(self._heartbeat_ms / 1000)
                 self._wake.clear()
             if self._member_epoch > 0:
-                conn.request(SHARE_GROUP_HEARTBEAT, {
-                    "group_id": self.group_id, "member_id": self.member_id, "member_epoch": -1,
-                    "rack_id": None, "subscribed_topic_names": None})
+                share_group_heartbeat(conn, self.group_id, self.member_id, -1)
         except (OSError, ConnectionError) as exc:
             log.warning("share_heartbeat_stopped", error=str(exc))
         finally:
@@ -449,9 +443,8 @@ class ShareConsumer:
         with self._lock:
             topics = None if self._subscription_sent and self._member_epoch > 0 else list(self._subscription)
             self._subscription_sent = True
-        resp = conn.request(SHARE_GROUP_HEARTBEAT, {
-            "group_id": self.group_id, "member_id": self.member_id,
-            "member_epoch": self._member_epoch, "rack_id": None, "subscribed_topic_names": topics})
+        resp = share_group_heartbeat(conn, self.group_id, self.member_id, self._member_epoch,
+                                     subscribed_topic_names=topics)
         if resp.error_code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_MEMBER_EPOCH):
             self._member_epoch = 0
             with self._lock:
@@ -471,10 +464,7 @@ class ShareConsumer:
 
     def _set_assignment(self, conn: BlockingConnection, assignment) -> None:
         ids = {tp.topic_id for tp in assignment.topic_partitions}
-        meta = conn.request(METADATA, {
-            "topics": [{"name": None, "topic_id": t} for t in ids] or [],
-            "allow_auto_topic_creation": False, "include_topic_authorized_operations": False},
-            max_version=12)
+        meta = metadata(conn, topic_ids=ids)
         brokers = {b.node_id: (b.host, b.port) for b in meta.brokers}
         leaders = {}
         for t in meta.topics:

@@ -65,13 +65,12 @@ def connect(bootstrap: str):
 
 
 def create_topics(conn, names: list[str], partitions: int, *, share: bool = False) -> None:
+    from kipper.client import admin
     from kipper.protocol.errors import ErrorCode
 
     # share consumers read everything the run wrote, whenever they joined
-    configs = [{"name": "share.auto.offset.reset", "value": "earliest"}] if share else []
-    body = conn.request(19, {"topics": [{"name": n, "num_partitions": partitions, "replication_factor": -1,
-                                         "assignments": [], "configs": configs} for n in names],
-                             "timeout_ms": 30000})
+    configs = {"share.auto.offset.reset": "earliest"} if share else {}
+    body = admin.create_topics(conn, [admin.NewTopic(n, partitions, -1, configs) for n in names])
     for t in body.topics:
         if t.error_code and t.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
             raise JobError(f"cannot create topic {t.name}: {ErrorCode(t.error_code).name} "
@@ -79,9 +78,9 @@ def create_topics(conn, names: list[str], partitions: int, *, share: bool = Fals
 
 
 def _offsets(conn, names: list[str], partitions: int, ts: int) -> dict:
-    body = conn.request(2, {"replica_id": -1, "isolation_level": 0, "topics": [
-        {"name": n, "partitions": [{"partition_index": p, "timestamp": ts} for p in range(partitions)]}
-        for n in names]}, max_version=7)
+    from kipper.client.consumer_requests import list_offsets
+
+    body = list_offsets(conn, {(n, p): ts for n in names for p in range(partitions)})
     return {(t.name, p.partition_index): p.offset for t in body.topics for p in t.partitions
             if not p.error_code}
 
@@ -95,6 +94,7 @@ def offset_span(conn, names: list[str], partitions: int) -> int:
 def stored_records(conn, names: list[str], partitions: int) -> int:
     """Data records in the topics: every batch header is read back and control
     batches (share-group state, transaction markers) are left out."""
+    from kipper.client.consumer_requests import fetch
     from kipper.protocol.batch import HEADER_SIZE, read_header
 
     end, start = _offsets(conn, names, partitions, -1), _offsets(conn, names, partitions, -2)
@@ -102,13 +102,7 @@ def stored_records(conn, names: list[str], partitions: int) -> int:
     for (topic, partition), hw in sorted(end.items()):
         offset = start.get((topic, partition), 0)
         while offset < hw:
-            resp = conn.request(1, {
-                "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 26,
-                "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-                "topics": [{"topic": topic, "partitions": [{
-                    "partition": partition, "fetch_offset": offset, "log_start_offset": -1,
-                    "partition_max_bytes": 1 << 24}]}],
-                "forgotten_topics_data": [], "rack_id": ""}, max_version=12)
+            resp = fetch(conn, {(topic, partition): offset})
             p = resp.responses[0].partitions[0]
             if p.error_code:
                 raise JobError(f"cannot read back {topic}-{partition}: error {p.error_code}")

@@ -18,14 +18,15 @@ ssl.endpoint.identification.algorithm (see kipper.client.connect).
 from __future__ import annotations
 
 import argparse
-import secrets
 
+from kipper.client import admin
+from kipper.client.admin import (
+    ClientQuotaAlteration, ClientQuotaFilterComponent, ScramCredentialDeletion, ScramCredentialUpsertion,
+)
 from kipper.client.connect import client_settings, connect
 from kipper.protocol.errors import ErrorCode, KafkaError
-from kipper.protocol.sasl import HASHES, MECHANISM_CODES, MECHANISM_NAMES, salted_password
+from kipper.protocol.sasl import MECHANISM_CODES, MECHANISM_NAMES
 
-DESCRIBE_CLIENT_QUOTAS, ALTER_CLIENT_QUOTAS = 48, 49
-DESCRIBE_SCRAM, ALTER_SCRAM = 50, 51
 QUOTA_KEYS = ("producer_ids_rate",)
 
 
@@ -103,12 +104,10 @@ def _alter(conn, user, args) -> int:
         raise ValueError(f"unknown config(s) to delete: {', '.join(unknown)}")
     if not (quotas or scram or deletes):
         raise ValueError("--alter needs --add-config or --delete-config")
-    ops = [{"key": k, "value": v, "remove": False} for k, v in quotas.items()] + \
-          [{"key": k, "value": 0.0, "remove": True} for k in deletes if k in QUOTA_KEYS]
+    ops = [*quotas.items(), *((k, None) for k in deletes if k in QUOTA_KEYS)]
     who = f"user-principal '{user}'" if user is not None else "the default user-principal"
     if ops:
-        body = conn.request(ALTER_CLIENT_QUOTAS, {"entries": [{
-            "entity": [{"entity_type": "user", "entity_name": user}], "ops": ops}], "validate_only": False})
+        body = admin.alter_client_quotas(conn, [ClientQuotaAlteration({"user": user}, ops)])
         entry = body.entries[0]
         if entry.error_code:
             raise KafkaError(entry.error_code, entry.error_message or "")
@@ -116,15 +115,11 @@ def _alter(conn, user, args) -> int:
     if scram or scram_deletes:
         if user is None:
             raise ValueError("SCRAM credentials need --entity-name")
-        upserts = []
-        for mech, fields in scram.items():
-            iterations = int(fields.get("iterations", 4096))
-            salt = secrets.token_bytes(32)
-            upserts.append({"name": user, "mechanism": MECHANISM_CODES[mech], "iterations": iterations,
-                            "salt": salt, "salted_password": salted_password(
-                                HASHES[mech], fields["password"], salt, iterations)})
-        body = conn.request(ALTER_SCRAM, {"deletions": [
-            {"name": user, "mechanism": MECHANISM_CODES[m]} for m in scram_deletes], "upsertions": upserts})
+        upserts = [ScramCredentialUpsertion.from_password(user, mech, fields["password"],
+                                                          int(fields.get("iterations", 4096)))
+                   for mech, fields in scram.items()]
+        body = admin.alter_user_scram_credentials(conn, upsertions=upserts, deletions=[
+            ScramCredentialDeletion(user, MECHANISM_CODES[m]) for m in scram_deletes])
         for r in body.results:
             if r.error_code:
                 raise KafkaError(r.error_code, r.error_message or "")
@@ -134,15 +129,13 @@ def _alter(conn, user, args) -> int:
 
 def _describe(conn, args) -> int:
     if args.entity_default:
-        components, scram_users = [{"entity_type": "user", "match_type": 1, "match": None}], []
+        components, scram_users = [ClientQuotaFilterComponent.of_default_entity("user")], []
     elif args.entity_name:
-        components = [{"entity_type": "user", "match_type": 0, "match": args.entity_name}]
-        scram_users = [{"name": args.entity_name}]
+        components = [ClientQuotaFilterComponent.of_entity("user", args.entity_name)]
+        scram_users = [args.entity_name]
     else:
         components, scram_users = [], None
-    body = conn.request(DESCRIBE_CLIENT_QUOTAS, {"components": components, "strict": False})
-    if body.error_code:
-        raise KafkaError(body.error_code, body.error_message or "")
+    body = admin.describe_client_quotas(conn, components)
     for entry in body.entries or []:
         name = entry.entity[0].entity_name
         who = f"user-principal '{name}'" if name is not None else "the default user-principal"
@@ -150,9 +143,7 @@ def _describe(conn, args) -> int:
         print(f"Quota configs for {who} are {values}")
     if scram_users == []:
         return 0
-    body = conn.request(DESCRIBE_SCRAM, {"users": scram_users})
-    if body.error_code:
-        raise KafkaError(body.error_code, body.error_message or "")
+    body = admin.describe_user_scram_credentials(conn, scram_users)
     for r in body.results:
         if r.error_code == ErrorCode.RESOURCE_NOT_FOUND:
             continue

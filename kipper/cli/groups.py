@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 import struct
 
+from kipper.client import admin
 from kipper.client.blocking import UnsupportedByBroker, connect_any
 from kipper.protocol.errors import ErrorCode
-
-LIST_GROUPS, DESCRIBE_GROUPS, SHARE_GROUP_DESCRIBE = 16, 15, 77
 
 
 def add_parser(sub) -> None:
@@ -31,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(conn) -> int:
-    body = conn.request(LIST_GROUPS, {"states_filter": [], "types_filter": []})
+    body = admin.list_groups(conn)
     if body.error_code:
         print(f"Error: {ErrorCode(body.error_code).name}")
         return 1
@@ -46,8 +45,7 @@ def _describe(conn, groups: list[str]) -> int:
     status = 0
     share = {}
     try:
-        body = conn.request(SHARE_GROUP_DESCRIBE, {"group_ids": groups,
-                                                   "include_authorized_operations": False})
+        body = admin.share_group_describe(conn, groups)
         share = {g.group_id: g for g in body.groups}
     except UnsupportedByBroker:
         pass
@@ -75,8 +73,7 @@ def _print_share(g) -> None:
 
 
 def _print_classic(conn, group_id: str) -> bool:
-    body = conn.request(DESCRIBE_GROUPS, {"groups": [group_id],
-                                          "include_authorized_operations": False})
+    body = admin.describe_groups(conn, [group_id])
     g = body.groups[0]
     if g.error_code or (g.group_state == "Dead" and not g.members):
         return False

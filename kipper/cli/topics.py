@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from kipper.client import admin
+from kipper.client.admin import ConfigResource, ConfigResourceType, ConfigSource, NewTopic
 from kipper.client.blocking import connect_any
 from kipper.protocol.errors import ErrorCode, KafkaError
 
@@ -21,13 +23,13 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _configs(items: list[str]) -> list[dict]:
-    out = []
+def _configs(items: list[str]) -> dict[str, str]:
+    out = {}
     for item in items:
         if "=" not in item:
             raise SystemExit(f"error: --config '{item}' is not KEY=VALUE")
         k, v = item.split("=", 1)
-        out.append({"name": k, "value": v})
+        out[k] = v
     return out
 
 
@@ -40,10 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _create(conn, args) -> int:
-    body = conn.request(19, {"topics": [{
-        "name": args.topic, "num_partitions": args.partitions,
-        "replication_factor": args.replication_factor, "assignments": [],
-        "configs": _configs(args.config)}], "timeout_ms": 30000})
+    body = admin.create_topics(conn, [NewTopic(args.topic, args.partitions, args.replication_factor,
+                                               _configs(args.config))])
     result = body.topics[0]
     if result.error_code == ErrorCode.TOPIC_ALREADY_EXISTS and args.if_not_exists:
         print(f"Topic {args.topic} already exists.")
@@ -54,30 +54,23 @@ def _create(conn, args) -> int:
     return 0
 
 
-def _metadata(conn, topics):
-    return conn.request(3, {"topics": topics, "allow_auto_topic_creation": False},
-                        max_version=12)
-
-
 def _list(conn, args) -> int:
-    for topic in sorted(t.name for t in _metadata(conn, None).topics):
+    for topic in sorted(t.name for t in admin.metadata(conn).topics):
         print(topic)
     return 0
 
 
 def _describe(conn, args) -> int:
-    wanted = None if not args.topic else [{"name": args.topic, "topic_id": None}]
-    meta = _metadata(conn, wanted)
+    meta = admin.metadata(conn, [args.topic] if args.topic else None)
     status = 0
     for t in sorted(meta.topics, key=lambda t: t.name or ""):
         if t.error_code:
             print(f"Topic: {t.name}\tError: {ErrorCode(t.error_code).name}")
             status = 1
             continue
-        configs = conn.request(32, {"resources": [{"resource_type": 2, "resource_name": t.name,
-                                                   "configuration_keys": None}]})
+        configs = admin.describe_configs(conn, [ConfigResource(ConfigResourceType.TOPIC, t.name)])
         overrides = ",".join(f"{c.name}={c.value}" for c in configs.results[0].configs
-                             if c.config_source == 1)
+                             if c.config_source == ConfigSource.DYNAMIC_TOPIC_CONFIG)
         print(f"Topic: {t.name}\tTopicId: {t.topic_id}\tPartitionCount: {len(t.partitions)}\t"
               f"ReplicationFactor: 1\tConfigs: {overrides}")
         for p in sorted(t.partitions, key=lambda p: p.partition_index):
@@ -87,13 +80,7 @@ def _describe(conn, args) -> int:
 
 
 def _delete(conn, args) -> int:
-    version = conn.pick_version(20)
-    body = {"timeout_ms": 30000}
-    if version >= 6:
-        body["topics"] = [{"name": args.topic, "topic_id": None}]
-    else:
-        body["topic_names"] = [args.topic]
-    result = conn.request(20, body, version=version).responses[0]
+    result = admin.delete_topics(conn, [args.topic]).responses[0]
     if result.error_code:
         raise KafkaError(result.error_code, result.get("error_message") or "")
     print(f"Deleted topic {args.topic}.")

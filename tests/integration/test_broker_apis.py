@@ -7,6 +7,9 @@ import time
 
 import pytest
 
+from kipper.client import consumer_requests as cr
+from kipper.client import producer_requests as pr
+from kipper.client.admin import NewTopic, create_topics
 from kipper.client.blocking import BlockingConnection
 from kipper.protocol import records
 
@@ -20,31 +23,21 @@ def conn(broker):
 
 
 def create(conn, topic: str, partitions: int = 1) -> None:
-    assert conn.request(19, {"topics": [{"name": topic, "num_partitions": partitions, "replication_factor": 1,
-                                         "assignments": [], "configs": []}], "timeout_ms": 5000}).topics[0].error_code == 0
+    assert create_topics(conn, [NewTopic(topic, partitions, 1)], timeout_ms=5000).topics[0].error_code == 0
 
 
 def produce(conn, topic, batch, acks=-1, partition=0):
-    body = {"transactional_id": None, "acks": acks, "timeout_ms": 5000,
-            "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": batch}]}]}
-    if acks == 0:
-        conn.send_no_response(0, 9, body)
-        return None
-    return conn.request(0, body, max_version=9).responses[0].partition_responses[0]
+    resp = pr.produce(conn, {(topic, partition): batch}, acks=acks, timeout_ms=5000)
+    return None if resp is None else resp.responses[0].partition_responses[0]
 
 
 def fetch(conn, topic, offset, max_bytes=1 << 20, partition_max=1 << 20, max_wait=0, min_bytes=0, version=12):
-    return conn.request(1, {
-        "replica_id": -1, "max_wait_ms": max_wait, "min_bytes": min_bytes, "max_bytes": max_bytes,
-        "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-        "topics": [{"topic": topic, "partitions": [{"partition": 0, "fetch_offset": offset,
-                                                     "log_start_offset": -1, "partition_max_bytes": partition_max}]}],
-        "forgotten_topics_data": [], "rack_id": ""}, version=version).responses[0].partitions[0]
+    return cr.fetch(conn, {(topic, 0): offset}, max_wait_ms=max_wait, min_bytes=min_bytes, max_bytes=max_bytes,
+                    partition_max_bytes=partition_max, version=version).responses[0].partitions[0]
 
 
 def list_offset(conn, topic, ts):
-    p = conn.request(2, {"replica_id": -1, "isolation_level": 0, "topics": [
-        {"name": topic, "partitions": [{"partition_index": 0, "timestamp": ts}]}]}, max_version=7).topics[0].partitions[0]
+    p = cr.list_offsets(conn, {(topic, 0): ts}).topics[0].partitions[0]
     return p.offset, p.timestamp
 
 

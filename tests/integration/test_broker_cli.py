@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from kipper.client.admin import metadata
 from kipper.client.blocking import BlockingConnection
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import encode_request
 from kipper.protocol.messages import APIS
 from tests.support.broker import ROOT, BrokerProcess, free_port
 
-METADATA, FETCH = 3, 1
+FETCH = 1
 _CONSOLE_SCRIPT = Path(sys.executable).with_name("kipper")
 KIPPER = [str(_CONSOLE_SCRIPT)] if _CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "kipper"]
 
@@ -39,8 +40,7 @@ def assert_one_line_error(result: subprocess.CompletedProcess, *, mentions: str)
 def auto_created_partitions(port: int, topic: str) -> int:
     with BlockingConnection("127.0.0.1", port, timeout=10) as conn:
         for _ in range(20):
-            meta = conn.request(METADATA, {"topics": [{"name": topic, "topic_id": None}],
-                                           "allow_auto_topic_creation": True}, max_version=12)
+            meta = metadata(conn, [topic], allow_auto_topic_creation=True)
             if meta.topics[0].error_code == 0:
                 return len(meta.topics[0].partitions)
             assert meta.topics[0].error_code == ErrorCode.LEADER_NOT_AVAILABLE, meta
@@ -168,7 +168,7 @@ def test_signal_stops_broker_gracefully_with_clients_connected(signum, unique):
             "max_wait_ms": 60000, "min_bytes": 1, "topics": [{"topic": topic, "partitions": [
                 {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1024}]}]}))
         # sent after the fetch, so the broker has almost surely read the fetch once this returns
-        idle.request(METADATA, {"topics": None}, max_version=12)
+        metadata(idle)
 
         proc.proc.send_signal(signum)
         returncode = proc.proc.wait(15)
@@ -178,7 +178,7 @@ def test_signal_stops_broker_gracefully_with_clients_connected(signum, unique):
         with polling, idle:
             assert polling.recv(1024) == b""  # closed without an answer
             with pytest.raises(ConnectionError):
-                idle.request(METADATA, {"topics": None}, max_version=12)
+                metadata(idle)
     finally:
         proc.stop()
 

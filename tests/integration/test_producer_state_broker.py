@@ -7,7 +7,11 @@ import time
 
 import pytest
 
+from kipper.client import admin as builders
 from kipper.client.blocking import BlockingConnection
+from kipper.client.consumer_requests import list_offsets
+from kipper.client.producer_requests import init_producer_id
+from kipper.client.producer_requests import produce as produce_request
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
 from tests.support.broker import BrokerProcess
@@ -22,20 +26,16 @@ def conn(broker):
 
 
 def create(conn, topic: str, partitions: int = 1, configs: dict | None = None) -> None:
-    body = conn.request(19, {"topics": [{"name": topic, "num_partitions": partitions, "replication_factor": 1,
-                                         "assignments": [], "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}],
-                             "timeout_ms": 5000})
+    body = builders.create_topics(conn, [builders.NewTopic(topic, partitions, 1, configs or {})], timeout_ms=5000)
     assert body.topics[0].error_code == 0, body.topics[0]
 
 
 def init_pid(conn, pid: int = -1, epoch: int = -1, version: int = 4):
-    return conn.request(22, {"transactional_id": None, "transaction_timeout_ms": -1,
-                             "producer_id": pid, "producer_epoch": epoch}, version=version)
+    return init_producer_id(conn, producer_id=pid, producer_epoch=epoch, version=version)
 
 
 def produce(conn, topic: str, batch: bytes, partition: int = 0):
-    body = conn.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
-        {"name": topic, "partition_data": [{"index": partition, "records": batch}]}]}, max_version=9)
+    body = produce_request(conn, {(topic, partition): batch}, timeout_ms=5000)
     return body.responses[0].partition_responses[0]
 
 
@@ -45,15 +45,11 @@ def idem_batch(pid: int, epoch: int, seq: int, n: int = 5, tag: str = "v") -> by
 
 
 def delete_records(conn, topic: str, offset: int, partition: int = 0):
-    body = conn.request(21, {"topics": [{"name": topic, "partitions": [
-        {"partition_index": partition, "offset": offset}]}], "timeout_ms": 5000})
-    return body.topics[0].partitions[0]
+    return builders.delete_records(conn, {(topic, partition): offset}, timeout_ms=5000).topics[0].partitions[0]
 
 
 def list_offset(conn, topic: str, timestamp: int, partition: int = 0) -> int:
-    body = conn.request(2, {"replica_id": -1, "isolation_level": 0, "topics": [
-        {"name": topic, "partitions": [{"partition_index": partition, "timestamp": timestamp}]}]}, max_version=7)
-    return body.topics[0].partitions[0].offset
+    return list_offsets(conn, {(topic, partition): timestamp}).topics[0].partitions[0].offset
 
 
 def test_init_producer_id_bumps_the_epoch_and_fences_the_old_one(conn, unique):
@@ -77,13 +73,13 @@ def test_init_producer_id_with_one_of_id_and_epoch_unset_is_invalid_request(conn
 
 
 def test_init_producer_id_v0_as_aiokafka_sends_it(conn):
-    body = conn.request(22, {"transactional_id": None, "transaction_timeout_ms": 60000}, version=0)
+    body = init_producer_id(conn, transaction_timeout_ms=60000, version=0)
     assert body.error_code == 0 and body.producer_id >= 0 and body.producer_epoch == 0
 
 
 def test_transactional_id_gets_its_id_from_the_transaction_coordinator(conn):
     # tests/integration/test_txn_broker.py covers transactions themselves
-    body = conn.request(22, {"transactional_id": "tx-1", "transaction_timeout_ms": 60000}, version=3)
+    body = init_producer_id(conn, "tx-1", transaction_timeout_ms=60000, version=3)
     assert body.error_code == 0 and body.producer_id >= 0 and body.producer_epoch == 0
 
 

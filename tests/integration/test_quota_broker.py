@@ -11,6 +11,9 @@ import time
 
 import pytest
 
+from kipper.client import admin as builders
+from kipper.client import consumer_requests, producer_requests
+from kipper.client.admin import ClientQuotaAlteration
 from kipper.client.connect import connect
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
@@ -50,20 +53,17 @@ def _admin_config(secure):
 
 
 def _create_topic(conn, name):
-    conn.request(19, {"topics": [{"name": name, "num_partitions": 1, "replication_factor": 1,
-                                  "assignments": [], "configs": []}], "timeout_ms": 5000})
+    builders.create_topics(conn, [builders.NewTopic(name, 1, 1)], timeout_ms=5000)
 
 
 def _produce(conn, topic, pid, seq, value=b"v"):
     batch = records.build_batch([(None, value)], producer_id=pid, producer_epoch=0, base_sequence=seq)
-    resp = conn.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
-        {"name": topic, "partition_data": [{"index": 0, "records": batch}]}]}, max_version=9)
+    resp = producer_requests.produce(conn, {(topic, 0): batch}, timeout_ms=5000)
     return resp.responses[0].partition_responses[0].error_code, resp.throttle_time_ms
 
 
 def _init_producer_id(conn):
-    resp = conn.request(22, {"transactional_id": None, "transaction_timeout_ms": -1,
-                             "producer_id": -1, "producer_epoch": -1}, max_version=4)
+    resp = producer_requests.init_producer_id(conn)
     assert resp.error_code == 0
     return resp.producer_id
 
@@ -122,11 +122,7 @@ def read_topic_batches(secure, topic):
     from kipper.client.blocking import BlockingConnection
 
     with BlockingConnection("127.0.0.1", secure.ports["PLAINTEXT"]) as conn:
-        resp = conn.request(1, {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 26, "isolation_level": 0,
-            "session_id": 0, "session_epoch": -1, "topics": [{"topic": topic, "partitions": [{
-                "partition": 0, "fetch_offset": 0, "log_start_offset": -1, "partition_max_bytes": 1 << 24}]}],
-            "forgotten_topics_data": [], "rack_id": ""}, max_version=12)
+        resp = consumer_requests.fetch(conn, {(topic, 0): 0})
         return [b.header for b in records.decode_all(resp.responses[0].partitions[0].records or b"")]
 
 
@@ -134,16 +130,15 @@ def test_a_throttled_connection_is_muted_for_the_throttle_time(secure, unique):
     topic = f"mute-{unique}"
     with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT", user="admin")) as conn:
         _create_topic(conn, topic)
-        assert conn.request(49, {"entries": [{"entity": [{"entity_type": "user", "entity_name": "alice"}], "ops": [
-            {"key": "producer_ids_rate", "value": 0.5, "remove": False}]}], "validate_only": False}
-        ).entries[0].error_code == 0
+        assert builders.alter_client_quotas(conn, [ClientQuotaAlteration(
+            {"user": "alice"}, {"producer_ids_rate": 0.5})]).entries[0].error_code == 0
     with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT", user="alice")) as conn:
         # burst 0.5 x 2 x 1 = 1 token: the first new id is admitted, the second throttled for ~2 s
         assert _produce(conn, topic, 10_000, 0) == (0, 0)
         code, throttle_ms = _produce(conn, topic, 10_001, 0)
         assert code == ErrorCode.THROTTLING_QUOTA_EXCEEDED and throttle_ms >= 1000
         started = time.monotonic()
-        conn.request(3, {"topics": None, "allow_auto_topic_creation": False}, max_version=9)
+        builders.metadata(conn)
         assert time.monotonic() - started >= 0.8 * throttle_ms / 1000
 
 
@@ -178,9 +173,8 @@ def test_requests_pipelined_behind_a_throttled_one_wait_for_the_mute(secure, uni
     topic = f"held-{unique}"
     with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT", user="admin")) as conn:
         _create_topic(conn, topic)
-        assert conn.request(49, {"entries": [{"entity": [{"entity_type": "user", "entity_name": "good"}], "ops": [
-            {"key": "producer_ids_rate", "value": 0.5, "remove": False}]}], "validate_only": False}
-        ).entries[0].error_code == 0
+        assert builders.alter_client_quotas(conn, [ClientQuotaAlteration(
+            {"user": "good"}, {"producer_ids_rate": 0.5})]).entries[0].error_code == 0
     from kipper.protocol.header import encode_request
     from kipper.protocol.messages import APIS
 

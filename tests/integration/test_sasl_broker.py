@@ -12,8 +12,11 @@ import time
 
 import pytest
 
+from kipper.client import admin
+from kipper.client.admin import NewTopic, ScramCredentialDeletion, ScramCredentialUpsertion
 from kipper.client.blocking import BlockingConnection
 from kipper.client.connect import connect
+from kipper.client.producer_requests import produce
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode, KafkaError
 from tests.support.broker import ROOT
@@ -30,7 +33,7 @@ def secure(tmp_path_factory):
 
 
 def _metadata(conn):
-    return conn.request(3, {"topics": None, "allow_auto_topic_creation": False}, max_version=9)
+    return admin.metadata(conn)
 
 
 @pytest.mark.parametrize("protocol", ["SASL_PLAINTEXT", "SASL_SSL"])
@@ -86,8 +89,7 @@ def test_unauthenticated_produce_on_a_sasl_listener_closes_the_connection(secure
     batch = records.build_batch([(None, b"sneaky")])
     with _raw(secure) as conn:
         with pytest.raises(ConnectionError):
-            conn.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
-                {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}, max_version=9)
+            produce(conn, {("t", 0): batch}, timeout_ms=1000)
 
 
 def test_unauthenticated_metadata_closes_the_connection(secure):
@@ -104,11 +106,9 @@ def test_frame_over_512_kib_before_authentication_is_refused(secure):
 
 def test_frame_over_512_kib_is_fine_after_authentication(secure, unique):
     with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT")) as conn:
-        conn.request(19, {"topics": [{"name": f"big-{unique}", "num_partitions": 1, "replication_factor": 1,
-                                      "assignments": [], "configs": []}], "timeout_ms": 5000})
+        admin.create_topics(conn, [NewTopic(f"big-{unique}", 1, 1)], timeout_ms=5000)
         batch = records.build_batch([(None, b"x" * (600 * 1024))])
-        resp = conn.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
-            {"name": f"big-{unique}", "partition_data": [{"index": 0, "records": batch}]}]}, max_version=9)
+        resp = produce(conn, {(f"big-{unique}", 0): batch}, timeout_ms=1000)
         assert resp.responses[0].partition_responses[0].error_code == 0
 
 
@@ -178,15 +178,15 @@ def test_scram_credentials_through_the_admin_api(secure):
 
 def test_alter_scram_credentials_errors(secure):
     with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT", user="admin")) as conn:
-        resp = conn.request(51, {"deletions": [{"name": "ghost", "mechanism": 1}], "upsertions": [
-            {"name": "low", "mechanism": 1, "iterations": 1000, "salt": b"s", "salted_password": b"p"},
-            {"name": "mech", "mechanism": 9, "iterations": 4096, "salt": b"s", "salted_password": b"p"},
-            {"name": "twice", "mechanism": 1, "iterations": 4096, "salt": b"s", "salted_password": b"p"},
-            {"name": "twice", "mechanism": 1, "iterations": 4096, "salt": b"s", "salted_password": b"p"}]})
+        resp = admin.alter_user_scram_credentials(conn, deletions=[ScramCredentialDeletion("ghost", 1)], upsertions=[
+            ScramCredentialUpsertion("low", 1, 1000, b"s", b"p"),
+            ScramCredentialUpsertion("mech", 9, 4096, b"s", b"p"),
+            ScramCredentialUpsertion("twice", 1, 4096, b"s", b"p"),
+            ScramCredentialUpsertion("twice", 1, 4096, b"s", b"p")])
         codes = {r.user: r.error_code for r in resp.results}
         assert codes == {"ghost": ErrorCode.RESOURCE_NOT_FOUND, "low": ErrorCode.UNACCEPTABLE_CREDENTIAL,
                          "mech": ErrorCode.UNSUPPORTED_SASL_MECHANISM, "twice": ErrorCode.DUPLICATE_RESOURCE}
-        described = conn.request(50, {"users": [{"name": "ghost"}, {"name": "alice"}]})
+        described = admin.describe_user_scram_credentials(conn, ["ghost", "alice"])
         codes = {r.user: r.error_code for r in described.results}
         assert codes == {"ghost": ErrorCode.RESOURCE_NOT_FOUND, "alice": 0}
 
@@ -196,5 +196,5 @@ def test_only_super_users_manage_credentials_and_quotas(secure):
                       "--entity-name", "rogue", user="rogue")
     assert denied.returncode == 1 and "CLUSTER_AUTHORIZATION_FAILED" in denied.stderr
     with connect(secure.bootstrap("SASL_PLAINTEXT"), secure.settings("SASL_PLAINTEXT", user="rogue")) as conn:
-        resp = conn.request(51, {"deletions": [{"name": "admin", "mechanism": 1}], "upsertions": []})
+        resp = admin.alter_user_scram_credentials(conn, deletions=[ScramCredentialDeletion("admin", 1)])
         assert resp.results[0].error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED

@@ -12,7 +12,10 @@ import uuid
 
 import pytest
 
+from kipper.client import admin
 from kipper.client.blocking import connect_any
+from kipper.client.consumer_requests import share_group_heartbeat
+from kipper.client.producer_requests import produce as produce_request
 from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
 from kipper.protocol import records
@@ -46,9 +49,8 @@ class Raw:
         self.session_epoch = 0
 
     def heartbeat(self, topics=None, epoch=None):
-        resp = self.conn.request(HB, {"group_id": self.group, "member_id": self.member,
-                                      "member_epoch": self.epoch if epoch is None else epoch,
-                                      "rack_id": None, "subscribed_topic_names": topics})
+        resp = share_group_heartbeat(self.conn, self.group, self.member,
+                                     self.epoch if epoch is None else epoch, subscribed_topic_names=topics)
         if resp.error_code == 0:
             self.epoch = resp.member_epoch
         return resp
@@ -96,12 +98,10 @@ def values(resp):
             for b in records.decode_all(p.records or b"") for r in b.records]
 
 
-def make_topic(bootstrap, n=0, configs=()):
+def make_topic(bootstrap, n=0, configs=None):
     name = f"st-{uuid.uuid4().hex[:8]}"
     with connect_any(bootstrap) as conn:
-        resp = conn.request(19, {"topics": [{"name": name, "num_partitions": 1, "replication_factor": 1,
-                                             "assignments": [], "configs": list(configs)}],
-                                 "timeout_ms": 10000})
+        resp = admin.create_topics(conn, [admin.NewTopic(name, 1, 1, configs or {})], timeout_ms=10000)
         assert resp.topics[0].error_code == 0
         topic_id = resp.topics[0].topic_id
     if n:
@@ -111,10 +111,8 @@ def make_topic(bootstrap, n=0, configs=()):
 
 def produce(bootstrap, topic, vals):
     with connect_any(bootstrap) as conn:
-        resp = conn.request(0, {"transactional_id": None, "acks": 1, "timeout_ms": 10000,
-                                "topic_data": [{"name": topic, "partition_data": [
-                                    {"index": 0, "records": records.build_batch([(None, v) for v in vals])}]}]},
-                            max_version=9)
+        resp = produce_request(conn, {(topic, 0): records.build_batch([(None, v) for v in vals])},
+                               acks=1, timeout_ms=10000)
         assert resp.responses[0].partition_responses[0].error_code == 0
 
 
@@ -241,8 +239,7 @@ def test_group_size_limit_and_describe(sbroker):
     extra = Raw(sbroker.bootstrap, group).heartbeat([topic])
     assert extra.error_code == ErrorCode.GROUP_MAX_SIZE_REACHED
     with connect_any(sbroker.bootstrap) as conn:
-        d = conn.request(DESCRIBE, {"group_ids": [group, "no-such-group"],
-                                    "include_authorized_operations": False})
+        d = admin.share_group_describe(conn, [group, "no-such-group"])
     assert d.groups[0].group_state == "Stable" and len(d.groups[0].members) == 10
     assert d.groups[0].members[0].assignment.topic_partitions[0].topic_name == topic
     assert d.groups[1].error_code == ErrorCode.GROUP_ID_NOT_FOUND
@@ -254,8 +251,7 @@ def test_group_size_limit_and_describe(sbroker):
 
 def test_latest_by_default_and_earliest_from_the_topic_config(sbroker):
     before, _ = make_topic(sbroker.bootstrap, 3)
-    early, _ = make_topic(sbroker.bootstrap, 3, configs=[{"name": "share.auto.offset.reset",
-                                                          "value": "earliest"}])
+    early, _ = make_topic(sbroker.bootstrap, 3, configs={"share.auto.offset.reset": "earliest"})
     group = f"reset-{uuid.uuid4().hex[:6]}"
     with ShareConsumer({"bootstrap.servers": sbroker.bootstrap, "group.id": group}) as c:
         c.subscribe([before, early])
@@ -271,8 +267,7 @@ def test_latest_by_default_and_earliest_from_the_topic_config(sbroker):
 
 
 def test_state_unloaded_for_inactivity_is_recovered_from_the_log(sbroker):
-    topic, _ = make_topic(sbroker.bootstrap, 6, configs=[{"name": "share.auto.offset.reset",
-                                                          "value": "earliest"}])
+    topic, _ = make_topic(sbroker.bootstrap, 6, configs={"share.auto.offset.reset": "earliest"})
     group = f"rec-{uuid.uuid4().hex[:6]}"
     config = {"bootstrap.servers": sbroker.bootstrap, "group.id": group,
               "share.acknowledgement.mode": "explicit"}
@@ -300,8 +295,7 @@ def test_delete_records_never_passes_the_latest_share_checkpoint(sbroker):
     m = joined(sbroker.bootstrap, f"dr-{uuid.uuid4().hex[:6]}", topic)  # checkpoint lands at 10
     produce(sbroker.bootstrap, topic, [b"more"] * 5)
     with connect_any(sbroker.bootstrap) as conn:
-        resp = conn.request(21, {"topics": [{"name": topic, "partitions": [
-            {"partition_index": 0, "offset": -1}]}], "timeout_ms": 5000})
+        resp = admin.delete_records(conn, {(topic, 0): -1}, timeout_ms=5000)
     assert resp.topics[0].partitions[0].low_watermark == 10
     m.close()
 
@@ -314,8 +308,7 @@ def kipper(*args, timeout=30):
 
 
 def test_share_consume_tool_prints_records_with_their_delivery_count(sbroker):
-    topic, _ = make_topic(sbroker.bootstrap, 3, configs=[{"name": "share.auto.offset.reset",
-                                                          "value": "earliest"}])
+    topic, _ = make_topic(sbroker.bootstrap, 3, configs={"share.auto.offset.reset": "earliest"})
     group = f"tool-{uuid.uuid4().hex[:6]}"
     released = kipper("share-consume", "--bootstrap-server", sbroker.bootstrap, "--group", group,
                       "--topic", topic, "--ack", "release", "--max-messages", "3",
@@ -363,8 +356,7 @@ def test_out_of_range_share_config_is_a_clear_startup_error(override, mentions):
 
 
 def test_share_fetch_v2_renews_locks_and_fetches(sbroker):
-    topic, tid = make_topic(sbroker.bootstrap, 3, configs=[{"name": "share.auto.offset.reset",
-                                                            "value": "earliest"}])
+    topic, tid = make_topic(sbroker.bootstrap, 3, configs={"share.auto.offset.reset": "earliest"})
     m = joined(sbroker.bootstrap, f"v2-{uuid.uuid4().hex[:6]}", topic)
     assert acquired(m.fetch(tid, version=2, max_records=2)) == [(0, 1, 1)]
     renew = m.fetch(tid, version=2, acks=[(0, 1, 4)], renew=True)

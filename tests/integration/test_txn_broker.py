@@ -1,4 +1,5 @@
-"""Transactions on a running broker, driven with raw requests: KIP-890 produce
+"""Transactions on a running broker, driven request by request (the transaction
+APIs as raw bodies, the rest through the client's builders): KIP-890 produce
 verification, LSO and aborted transactions in Fetch, ListOffsets read_committed,
 TxnOffsetCommit staging, fencing through markers, timeouts, version mapping."""
 
@@ -8,13 +9,15 @@ import time
 
 import pytest
 
+from kipper.client import consumer_requests, producer_requests
+from kipper.client.admin import NewTopic, create_topics
 from kipper.client.blocking import BlockingConnection
+from kipper.client.consumer_requests import LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
 from tests.support.broker import BrokerProcess
 
 E = ErrorCode
-READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +36,13 @@ def conn(txn_broker):
 
 
 def create(conn, topic: str, partitions: int = 1) -> None:
-    body = conn.request(19, {"topics": [{"name": topic, "num_partitions": partitions,
-                                         "replication_factor": 1, "assignments": [], "configs": []}],
-                             "timeout_ms": 5000})
+    body = create_topics(conn, [NewTopic(topic, partitions, 1)], timeout_ms=5000)
     assert body.topics[0].error_code == 0
 
 
 def init(conn, tid: str, timeout: int = 60000, pid: int = -1, epoch: int = -1, version: int = 4):
-    return conn.request(22, {"transactional_id": tid, "transaction_timeout_ms": timeout,
-                             "producer_id": pid, "producer_epoch": epoch}, version=version)
+    return producer_requests.init_producer_id(conn, tid, transaction_timeout_ms=timeout, producer_id=pid,
+                                              producer_epoch=epoch, version=version)
 
 
 def init_ok(conn, tid: str, **kw) -> tuple[int, int]:
@@ -71,27 +72,19 @@ def end_txn(conn, tid, pid, epoch, commit: bool, version: int = 3) -> int:
 def produce(conn, topic, pid, epoch, seq, values, partition=0, transactional=True, tid="x"):
     batch = records.build_batch([(None, v) for v in values], producer_id=pid, producer_epoch=epoch,
                                 base_sequence=seq, transactional=transactional)
-    body = conn.request(0, {"transactional_id": tid if transactional else None, "acks": -1,
-                            "timeout_ms": 5000, "topic_data": [{"name": topic, "partition_data": [
-                                {"index": partition, "records": batch}]}]}, max_version=9)
+    body = producer_requests.produce(conn, {(topic, partition): batch}, timeout_ms=5000,
+                                     transactional_id=tid if transactional else None)
     return body.responses[0].partition_responses[0]
 
 
 def fetch(conn, topic, isolation, offset=0, partition=0):
-    body = conn.request(1, {
-        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 20,
-        "isolation_level": isolation, "session_id": 0, "session_epoch": -1,
-        "topics": [{"topic": topic, "partitions": [{"partition": partition, "fetch_offset": offset,
-                                                    "log_start_offset": -1,
-                                                    "partition_max_bytes": 1 << 20}]}],
-        "forgotten_topics_data": [], "rack_id": ""}, max_version=12)
+    body = consumer_requests.fetch(conn, {(topic, partition): offset}, max_bytes=1 << 20,
+                                   partition_max_bytes=1 << 20, isolation_level=isolation)
     return body.responses[0].partitions[0]
 
 
 def latest(conn, topic, isolation, partition=0) -> int:
-    body = conn.request(2, {"replica_id": -1, "isolation_level": isolation, "topics": [
-        {"name": topic, "partitions": [{"partition_index": partition, "timestamp": -1}]}]},
-        max_version=7)
+    body = consumer_requests.list_offsets(conn, {(topic, partition): LATEST_TIMESTAMP}, isolation_level=isolation)
     return body.topics[0].partitions[0].offset
 
 
@@ -175,15 +168,13 @@ def test_aborted_transaction_is_listed_for_read_committed_only(conn, unique):
 # --- offsets in a transaction ---------------------------------------------------------------------
 
 def offset_fetch(conn, group, topic, require_stable: bool):
-    body = conn.request(9, {"group_id": group, "topics": [{"name": topic, "partition_indexes": [0]}],
-                            "require_stable": require_stable}, version=7)
+    body = consumer_requests.offset_fetch(conn, group, {topic: [0]}, require_stable=require_stable, version=7)
     p = body.topics[0].partitions[0]
     return p.error_code, p.committed_offset
 
 
 def offset_fetch_v8(conn, group, topic, require_stable: bool):
-    body = conn.request(9, {"groups": [{"group_id": group, "topics": [
-        {"name": topic, "partition_indexes": [0]}]}], "require_stable": require_stable}, version=8)
+    body = consumer_requests.offset_fetch(conn, group, {topic: [0]}, require_stable=require_stable, version=8)
     p = body.groups[0].topics[0].partitions[0]
     return p.error_code, p.committed_offset
 

@@ -7,8 +7,9 @@ import time
 import pytest
 
 from tests.interop.checks import N_RECORDS, PARTITIONS, check_exactly_once, key_of
+from tests.support import requires
 
-pytest.importorskip("aiokafka")
+requires.module("aiokafka", "interop")
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
 

@@ -7,8 +7,9 @@ import time
 import pytest
 
 from tests.interop.checks import N_RECORDS, PARTITIONS, check_exactly_once, key_of
+from tests.support import requires
 
-ck = pytest.importorskip("confluent_kafka")
+ck = requires.module("confluent_kafka", "interop")
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 

@@ -7,8 +7,9 @@ import time
 import pytest
 
 from tests.interop.checks import N_RECORDS, PARTITIONS, check_exactly_once, key_of
+from tests.support import requires
 
-pytest.importorskip("kafka")
+requires.module("kafka", "interop")
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka.admin import NewTopic  # noqa: E402
 

@@ -10,11 +10,13 @@ import time
 
 import pytest
 
+from kipper.client.admin import ClientQuotaAlteration, NewTopic, alter_client_quotas, create_topics
 from kipper.client.connect import connect
+from tests.support import requires
 from tests.support.certs import USERS, start_secure_broker
 from tests.support.readback import read_topic
 
-ck = pytest.importorskip("confluent_kafka")
+ck = requires.module("confluent_kafka", "interop")
 from confluent_kafka import Producer  # noqa: E402
 
 pytestmark = pytest.mark.interop
@@ -43,10 +45,8 @@ def test_rogue_confluent_producers_are_throttled_and_a_good_producer_is_not(secu
     rogue_topic, good_topic = f"rogue-{unique}", f"good-{unique}"
     with connect(secure.bootstrap("PLAINTEXT")) as conn:
         for topic in (rogue_topic, good_topic):
-            conn.request(19, {"topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1,
-                                          "assignments": [], "configs": []}], "timeout_ms": 5000})
-        entry = conn.request(49, {"entries": [{"entity": [{"entity_type": "user", "entity_name": None}], "ops": [
-            {"key": "producer_ids_rate", "value": float(RATE), "remove": False}]}], "validate_only": False})
+            create_topics(conn, [NewTopic(topic, 1, 1)], timeout_ms=5000)
+        entry = alter_client_quotas(conn, [ClientQuotaAlteration({"user": None}, {"producer_ids_rate": RATE})])
         assert entry.entries[0].error_code == 0
 
     good_errors, good_sent, stop = [], [], threading.Event()
@@ -109,11 +109,8 @@ def test_rogue_confluent_producers_are_throttled_and_a_good_producer_is_not(secu
 def _batches(secure, topic):
     from kipper.protocol import records
     from kipper.client.blocking import BlockingConnection
+    from kipper.client.consumer_requests import fetch
 
     with BlockingConnection("127.0.0.1", secure.ports["PLAINTEXT"]) as conn:
-        resp = conn.request(1, {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 26, "isolation_level": 0,
-            "session_id": 0, "session_epoch": -1, "topics": [{"topic": topic, "partitions": [{
-                "partition": 0, "fetch_offset": 0, "log_start_offset": -1, "partition_max_bytes": 1 << 24}]}],
-            "forgotten_topics_data": [], "rack_id": ""}, max_version=12)
+        resp = fetch(conn, {(topic, 0): 0})
         return [b.header for b in records.decode_all(resp.responses[0].partitions[0].records or b"")]

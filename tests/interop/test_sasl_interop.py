@@ -8,11 +8,12 @@ import time
 
 import pytest
 
+from tests.support import requires
 from tests.support.certs import USERS, start_secure_broker
 from tests.support.readback import read_topic
 
-ck = pytest.importorskip("confluent_kafka")
-pytest.importorskip("kafka")
+ck = requires.module("confluent_kafka", "interop")
+requires.module("kafka", "interop")
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from kafka import KafkaConsumer, KafkaProducer  # noqa: E402
 from kafka.errors import KafkaError as KafkaPythonError  # noqa: E402

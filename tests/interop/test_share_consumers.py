@@ -14,13 +14,16 @@ import uuid
 
 import pytest
 
+from kipper.client.admin import NewTopic, create_topics, share_group_describe
 from kipper.client.blocking import connect_any
+from kipper.client.producer_requests import produce
 from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
 from kipper.protocol import records
+from tests.support import requires
 from tests.support.broker import BrokerProcess
 
-ck = pytest.importorskip("confluent_kafka")
+ck = requires.module("confluent_kafka", "interop")
 
 pytestmark = pytest.mark.interop
 
@@ -114,9 +117,7 @@ def make(request, share_broker):
 def _topic(bootstrap, n_records=0, batch=100):
     name = f"share-{uuid.uuid4().hex[:8]}"
     with connect_any(bootstrap) as conn:
-        resp = conn.request(19, {"topics": [{"name": name, "num_partitions": 1,
-                                             "replication_factor": 1, "assignments": [],
-                                             "configs": []}], "timeout_ms": 10000})
+        resp = create_topics(conn, [NewTopic(name, 1, 1)], timeout_ms=10000)
         assert resp.topics[0].error_code == 0
     _produce(bootstrap, name, n_records, batch)
     return name
@@ -127,15 +128,13 @@ def _produce(bootstrap, topic, n, batch=100, start=0):
         for first in range(start, start + n, batch):
             count = min(batch, start + n - first)
             data = records.build_batch([(None, f"v{i}".encode()) for i in range(first, first + count)])
-            resp = conn.request(0, {"transactional_id": None, "acks": 1, "timeout_ms": 10000,
-                                    "topic_data": [{"name": topic, "partition_data": [
-                                        {"index": 0, "records": data}]}]}, max_version=9)
+            resp = produce(conn, {(topic, 0): data}, acks=1, timeout_ms=10000)
             assert resp.responses[0].partition_responses[0].error_code == 0
 
 
 def _members(bootstrap, group):
     with connect_any(bootstrap) as conn:
-        body = conn.request(77, {"group_ids": [group], "include_authorized_operations": False})
+        body = share_group_describe(conn, [group])
     return len(body.groups[0].members)
 
 

@@ -10,10 +10,14 @@ import uuid
 
 import pytest
 
+from kipper.client.admin import NewTopic, create_topics
 from kipper.client.blocking import connect_any
+from kipper.client.consumer_requests import fetch
+from kipper.client.producer_requests import produce
 from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
 from kipper.protocol import records
+from tests.support import requires
 from tests.support.readback import read_topic
 
 pytestmark = pytest.mark.interop
@@ -25,9 +29,7 @@ def _produce(bootstrap, topic, start, n):
     with connect_any(bootstrap) as conn:
         for i in range(start, start + n, 10):
             data = records.build_batch([(None, f"v{j}".encode()) for j in range(i, i + 10)])
-            resp = conn.request(0, {"transactional_id": None, "acks": 1, "timeout_ms": 10000,
-                                    "topic_data": [{"name": topic, "partition_data": [
-                                        {"index": 0, "records": data}]}]}, max_version=9)
+            resp = produce(conn, {(topic, 0): data}, acks=1, timeout_ms=10000)
             assert resp.responses[0].partition_responses[0].error_code == 0
 
 
@@ -36,10 +38,7 @@ def shared_topic(broker):
     """A topic whose log interleaves data with a share group's control records."""
     topic = f"share-ctl-{uuid.uuid4().hex[:8]}"
     with connect_any(broker.bootstrap) as conn:
-        conn.request(19, {"topics": [{"name": topic, "num_partitions": 1, "replication_factor": 1,
-                                      "assignments": [], "configs": [
-                                          {"name": "share.auto.offset.reset", "value": "earliest"}]}],
-                          "timeout_ms": 10000})
+        create_topics(conn, [NewTopic(topic, 1, 1, {"share.auto.offset.reset": "earliest"})], timeout_ms=10000)
     _produce(broker.bootstrap, topic, 0, N // 2)
     with ShareConsumer({"bootstrap.servers": broker.bootstrap, "group.id": f"sg-{topic}",
                         "share.acknowledgement.mode": "explicit", "max.poll.records": 7}) as c:
@@ -62,13 +61,7 @@ def shared_topic(broker):
 
 def _control_types(bootstrap, topic):
     with connect_any(bootstrap) as conn:
-        resp = conn.request(1, {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 24,
-            "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-            "topics": [{"topic": topic, "partitions": [{
-                "partition": 0, "fetch_offset": 0, "log_start_offset": -1,
-                "partition_max_bytes": 1 << 24}]}], "forgotten_topics_data": [], "rack_id": ""},
-            max_version=12)
+        resp = fetch(conn, {(topic, 0): 0}, max_bytes=1 << 24)
     batches = records.decode_all(resp.responses[0].partitions[0].records)
     return [records.control_type(b.records[0].key) for b in batches if b.header.is_control]
 
@@ -83,7 +76,7 @@ def test_our_readback_sees_only_the_data(broker, shared_topic):
 
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
 def test_confluent_kafka_consumer_skips_share_control_batches(broker, shared_topic, isolation):
-    ck = pytest.importorskip("confluent_kafka")
+    ck = requires.module("confluent_kafka", "interop")
     c = ck.Consumer({"bootstrap.servers": broker.bootstrap, "group.id": f"plain-{uuid.uuid4().hex[:6]}",
                      "enable.auto.commit": False, "isolation.level": isolation})
     c.assign([ck.TopicPartition(shared_topic, 0, 0)])
@@ -101,7 +94,7 @@ def test_confluent_kafka_consumer_skips_share_control_batches(broker, shared_top
 
 
 def test_kafka_python_consumer_skips_share_control_batches(broker, shared_topic):
-    kafka = pytest.importorskip("kafka")
+    kafka = requires.module("kafka", "interop")
     c = kafka.KafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)
     tp = kafka.TopicPartition(shared_topic, 0)
     c.assign([tp])
@@ -117,7 +110,7 @@ def test_kafka_python_consumer_skips_share_control_batches(broker, shared_topic)
 
 
 def test_aiokafka_consumer_skips_share_control_batches(broker, shared_topic):
-    aiokafka = pytest.importorskip("aiokafka")
+    aiokafka = requires.module("aiokafka", "interop")
 
     async def read():
         c = aiokafka.AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, enable_auto_commit=False)

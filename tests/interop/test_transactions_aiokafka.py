@@ -9,11 +9,12 @@ import time
 
 import pytest
 
+from tests.support import requires
 from tests.support.broker import BrokerProcess
 from tests.support.readback import wait_until_stable
 from tests.support.topics import create_topics
 
-pytest.importorskip("aiokafka")
+requires.module("aiokafka", "interop")
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition  # noqa: E402
 from aiokafka.errors import InvalidProducerEpoch, ProducerFenced  # noqa: E402
 from aiokafka.structs import OffsetAndMetadata  # noqa: E402

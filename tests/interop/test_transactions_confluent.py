@@ -9,11 +9,12 @@ import uuid
 
 import pytest
 
+from tests.support import requires
 from tests.support.broker import BrokerProcess
 from tests.support.readback import wait_until_stable
 from tests.support.topics import create_topics
 
-pytest.importorskip("confluent_kafka")
+requires.module("confluent_kafka", "interop")
 from confluent_kafka import (  # noqa: E402
     OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition,
 )

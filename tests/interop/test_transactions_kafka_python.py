@@ -8,11 +8,12 @@ import time
 
 import pytest
 
+from tests.support import requires
 from tests.support.broker import BrokerProcess
 from tests.support.readback import wait_until_stable
 from tests.support.topics import create_topics
 
-pytest.importorskip("kafka")
+requires.module("kafka", "interop")
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # noqa: E402
 from kafka import errors as Errors  # noqa: E402
 from kafka.structs import OffsetAndMetadata  # noqa: E402

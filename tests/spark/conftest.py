@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import requires
 from tests.support.broker import ROOT, BrokerProcess
 from tests.support.readback import read_topic
 
-pytest.importorskip("pyspark")
-if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-    pytest.skip("Spark needs Java (make test installs it)", allow_module_level=True)
+requires.module("pyspark", "spark")
+requires.java()
 
 BIN = Path(sys.executable).parent
 

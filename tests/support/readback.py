@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import time
 
+from kipper.client.admin import metadata
 from kipper.client.blocking import BlockingConnection, parse_bootstrap
+from kipper.client.consumer_requests import LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED, fetch, list_offsets
 from kipper.protocol import records
 
 
@@ -13,20 +15,13 @@ def read_topic(bootstrap: str, topic: str) -> dict[int, list[records.Record]]:
     host, port = parse_bootstrap(bootstrap)[0]
     out: dict[int, list[records.Record]] = {}
     with BlockingConnection(host, port) as conn:
-        meta = conn.request(3, {"topics": [{"name": topic}], "allow_auto_topic_creation": False},
-                            max_version=9)
+        meta = metadata(conn, [topic])
         partitions = sorted(p.partition_index for p in meta.topics[0].partitions)
         for partition in partitions:
             offset = 0
             got: list[records.Record] = []
             while True:
-                resp = conn.request(1, {
-                    "replica_id": -1, "max_wait_ms": 0, "min_bytes": 0, "max_bytes": 1 << 26,
-                    "isolation_level": 0, "session_id": 0, "session_epoch": -1,
-                    "topics": [{"topic": topic, "partitions": [{
-                        "partition": partition, "fetch_offset": offset, "log_start_offset": -1,
-                        "partition_max_bytes": 1 << 24}]}],
-                    "forgotten_topics_data": [], "rack_id": ""}, max_version=12)
+                resp = fetch(conn, {(topic, partition): offset})
                 p = resp.responses[0].partitions[0]
                 assert p.error_code == 0, f"fetch error {p.error_code}"
                 batches = records.decode_all(p.records or b"")
@@ -48,10 +43,9 @@ def wait_until_stable(bootstrap: str, topic: str, partitions: int, timeout: floa
     with BlockingConnection(host, int(port)) as conn:
         deadline = time.time() + timeout
         while time.time() < deadline:
-            ends = [[p.offset for p in conn.request(2, {
-                "replica_id": -1, "isolation_level": level, "topics": [{"name": topic, "partitions": [
-                    {"partition_index": p, "timestamp": -1} for p in range(partitions)]}]},
-                max_version=7).topics[0].partitions] for level in (0, 1)]
+            ends = [[p.offset for p in list_offsets(
+                conn, {(topic, p): LATEST_TIMESTAMP for p in range(partitions)}, isolation_level=level,
+            ).topics[0].partitions] for level in (READ_UNCOMMITTED, READ_COMMITTED)]
             if ends[0] == ends[1]:
                 return
             time.sleep(0.05)

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-yaml = pytest.importorskip("yaml")
+from tests.support import requires
+
+yaml = requires.module("yaml", "spark")
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -181,7 +181,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         expiration_ms=config["producer.id.expiration.ms"])
     dirs = log_dirs(config)
     cluster_id, storage, metadata = config["cluster.id"], None, MetadataStore()
-    partitions = InMemoryPartitions(producer_settings, appends.notify)
+    partitions = InMemoryPartitions(producer_settings, appends.notify, config)
     if dirs:
         storage = LogManager(dirs, node_id=config["node.id"], cluster_id=cluster_id,
                              cluster_id_given="cluster.id" in config.explicit)

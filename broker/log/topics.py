@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from typing import Callable, Protocol
 
+from kipper.broker.log.config import LogConfig, log_config
 from kipper.broker.log.memory import MemoryLog
 from kipper.broker.log.partition import Partition, ProducerStateSettings
 from kipper.broker.storage.metadata import MetadataStore
@@ -120,15 +121,23 @@ class InMemoryPartitions:
     """The broker's default storage: partitions that keep everything in memory."""
 
     def __init__(self, settings: ProducerStateSettings | None = None,
-                 notify: Callable[[str, int], None] | None = None):
+                 notify: Callable[[str, int], None] | None = None, broker_config=None):
         self.settings = settings or ProducerStateSettings()
         self.notify = notify
+        self.broker_config = broker_config  # None: Kafka's defaults (engine tests)
+
+    def _config(self, topic: Topic) -> LogConfig:
+        if self.broker_config is None:
+            return LogConfig()
+        return log_config(topic.configs, self.broker_config)
 
     def new(self, topic: Topic, index: int) -> Partition:
-        return Partition(topic.name, index, MemoryLog(), self.settings, self.notify)
+        return Partition(topic.name, index, MemoryLog(self._config(topic)), self.settings, self.notify)
 
     def reconfigure(self, topic: Topic) -> None:
-        pass
+        config = self._config(topic)
+        for partition in topic.partitions:
+            partition.log.config = config
 
 
 class TopicManager:

@@ -66,6 +66,11 @@ class LogSegment:
         self.last_append_ms = -1
         self.aborted: list[tuple[int, int, int, int]] = []  # (pid, first, last, lso)
         self.unflushed = False
+        if self.size:  # a segment from an earlier run: its times as the files tell them
+            self.last_append_ms = int(os.fstat(self.fd).st_mtime * 1000)
+            first = os.pread(self.fd, b.HEADER_SIZE, 0)
+            if len(first) == b.HEADER_SIZE:
+                self.first_append_ms = b.read_header(first).max_timestamp
 
     def path(self, suffix: str) -> Path:
         return self.directory / file_name(self.base_offset, suffix)
@@ -98,6 +103,40 @@ class LogSegment:
         if max_ts > (self._time_ts[-1] if self._time_ts else -1) and max_ts > self.max_timestamp:
             self._time_ts.append(max_ts)
             self._time_offsets.append(last_offset)
+
+    def replace_with(self, batches: list[bytes]) -> None:
+        """The log cleaner's output takes this segment's place: written beside it, fsynced,
+        renamed over it (atomic), then indexed from the batches themselves."""
+        tmp = self.path(".log.cleaned")
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            if batches:
+                _write_all(fd, batches)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.replace(tmp, self.path(".log"))
+        os.close(self.fd)
+        self.fd = fd
+        self.size = sum(len(d) for d in batches)
+        self._idx_offsets, self._idx_positions = array("q"), array("q")
+        self._time_ts, self._time_offsets = array("q"), array("q")
+        self._since_index = 0
+        self.max_timestamp = self.max_timestamp_offset = -1
+        position = 0
+        for data in batches:
+            h = b.read_header(data)
+            last = h.base_offset + h.last_offset_delta
+            if self._since_index >= self.index_interval or not self._idx_positions:
+                self._add_index_entry(last, position, h.max_timestamp)
+            self._since_index += len(data)
+            if h.max_timestamp > self.max_timestamp:
+                self.max_timestamp, self.max_timestamp_offset = h.max_timestamp, last
+            position += len(data)
+        self.unflushed = False
+        self.write_indexes()
 
     def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
         self.aborted.append((producer_id, first, last, lso))

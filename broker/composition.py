@@ -18,6 +18,7 @@ from typing import Callable
 
 import structlog
 
+from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig, Listener
 from kipper.broker.dispatcher import Dispatcher
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
@@ -64,11 +65,12 @@ class Broker:
                  offsets: OffsetStore, group_configs: GroupConfigs, groups: GroupCoordinator,
                  share: ShareGroups, txn: Transactions, security: Security,
                  quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
-                 handlers: dict, cluster_id: str, storage: LogManager | None):
+                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner):
         self.config = config
         self.node_id: int = config["node.id"]
         self.cluster_id = cluster_id
         self.storage = storage  # None: everything in memory
+        self.cleaner = cleaner
         self.clock = clock
         self.topics = topics
         self.producer_states = producer_states
@@ -127,6 +129,8 @@ class Broker:
         """Time and size retention over every partition (the shell's timer)."""
         dropped = 0
         for topic in self.topics.all():
+            if topic.partitions and not topic.partitions[0].log.config.delete:
+                continue  # cleanup.policy=compact alone: the cleaner's, not retention's
             retention_ms = int(topic.configs.get("retention.ms", self.config["retention.ms"]))
             retention_bytes = int(topic.configs.get("retention.bytes", self.config["retention.bytes"]))
             if retention_ms < 0 and retention_bytes < 0:
@@ -220,6 +224,8 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         share_partitions = share.store.load()
         log.info("coordinators_recovered", transactional_ids=transactions,
                  share_partitions=share_partitions, **replayed)
+    cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
+                         threads=config["log.cleaner.threads"])
     security = Security(config, config_dir)
     quotas = ProducerIdQuotas(config, producer_states, config_dir)
     metrics = Metrics(providers={
@@ -229,6 +235,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         "security": security.snapshot,
         "quotas": lambda: quotas.manager.snapshot(clock()),
         "transactions": txn.snapshot,
+        "cleaner": cleaner.snapshot,
     })
     handlers = dict(HANDLERS)
     if not share_settings.enable:  # group.share.enable=false: neither served nor advertised
@@ -238,4 +245,4 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
                   producer_ids=producer_ids, offsets=offsets, group_configs=group_configs,
                   groups=groups, share=share, txn=txn, security=security, quotas=quotas,
                   appends=appends, metrics=metrics, handlers=handlers, cluster_id=cluster_id,
-                  storage=storage)
+                  storage=storage, cleaner=cleaner)

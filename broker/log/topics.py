@@ -33,6 +33,13 @@ def _long(lo: int):
     return check
 
 
+def _ratio(v: str):
+    try:
+        return None if 0.0 <= float(v) <= 1.0 else "must be between 0 and 1"
+    except ValueError:
+        return "must be a number"
+
+
 def _one_of(*choices: str):
     return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
 
@@ -56,12 +63,20 @@ TOPIC_CONFIGS = {
     "index.interval.bytes": TopicConfig(None, _long(0)),
     "flush.messages": TopicConfig(None, _long(1)),
     "flush.ms": TopicConfig("9223372036854775807", _long(0)),
+    "delete.retention.ms": TopicConfig(None, _long(0)),
+    "min.cleanable.dirty.ratio": TopicConfig(None, _ratio),
+    "min.compaction.lag.ms": TopicConfig(None, _long(0)),
+    "max.compaction.lag.ms": TopicConfig(None, _long(1)),
     "unclean.leader.election.enable": TopicConfig("false", _one_of("true", "false")),
     "share.auto.offset.reset": TopicConfig("latest", _one_of("latest", "earliest")),
 }
 _BROKER_KEY = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes",
                "index.interval.bytes": "log.index.interval.bytes",
-               "flush.messages": "log.flush.interval.messages"}
+               "flush.messages": "log.flush.interval.messages",
+               "delete.retention.ms": "log.cleaner.delete.retention.ms",
+               "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+               "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+               "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms"}
 
 
 def effective_config(topic, key: str, broker_config) -> tuple[str, bool]:

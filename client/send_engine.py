@@ -23,6 +23,7 @@ from kipper.client.config import ProducerConfig
 from kipper.client.logs import get_logger
 from kipper.client.metadata import ClusterMetadata
 from kipper.client.partitioner import Partitioner
+from kipper.client.send_requests import ControlRequest, ProduceRequest
 from kipper.protocol.errors import ErrorCode, KafkaError
 from kipper.protocol.messages.init_producer_id import INIT_PRODUCER_ID
 from kipper.protocol.messages.metadata import METADATA
@@ -37,55 +38,6 @@ _LEADER_ERRORS = frozenset({ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.UNKNOWN_
 _COORDINATOR_ERRORS = frozenset({ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
                                  ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 _NO_PRODUCER_ID_DELAY = 0.05  # how soon to look again while the producer id is being obtained
-
-
-class ProduceRequest:
-    """The batches drained for one broker; ``body()`` seals them (outside the lock)."""
-
-    api = PRODUCE
-    min_version, max_version = 3, 12
-    __slots__ = ("node_id", "batches", "sent_at", "acks", "timeout_ms", "compression_type")
-
-    def __init__(self, node_id: int, batches: list[ProducerBatch], now: float, config: ProducerConfig):
-        self.node_id = node_id
-        self.batches = batches
-        self.sent_at = now
-        self.acks = config.acks
-        self.timeout_ms = config.request_timeout_ms
-        self.compression_type = config.compression_type
-
-    @property
-    def expects_response(self) -> bool:
-        return self.acks != 0
-
-    def body(self, version: int | None = None) -> dict:
-        topics: dict[str, list] = defaultdict(list)
-        for b in self.batches:
-            topics[b.topic].append({"index": b.partition, "records": b.seal(self.compression_type)})
-        return {"transactional_id": None, "acks": self.acks, "timeout_ms": self.timeout_ms,
-                "topic_data": [{"name": t, "partition_data": p} for t, p in topics.items()]}
-
-
-class ControlRequest:
-    """Metadata or InitProducerId, for whichever broker is ready; ``since``
-    holds fields that only exist from some version on."""
-
-    __slots__ = ("api", "min_version", "max_version", "fields", "since", "node_id", "sent_at")
-
-    def __init__(self, api, min_version: int, max_version: int, fields: dict,
-                 since: tuple[int, dict] | None = None):
-        self.api = api
-        self.min_version = min_version
-        self.max_version = max_version
-        self.fields = fields
-        self.since = since
-        self.node_id = -1
-        self.sent_at = 0.0
-
-    def body(self, version: int) -> dict:
-        if self.since is not None and version >= self.since[0]:
-            return {**self.fields, **self.since[1]}
-        return self.fields
 
 
 class SendEngine:

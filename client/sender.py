@@ -19,7 +19,8 @@ import time
 from kipper.client.config import ProducerConfig
 from kipper.client.connection import Connection
 from kipper.client.logs import get_logger
-from kipper.client.send_engine import ProduceRequest, SendEngine
+from kipper.client.send_engine import SendEngine
+from kipper.client.send_requests import ProduceRequest
 from kipper.protocol.errors import ErrorCode, KafkaError
 
 log = get_logger(__name__)

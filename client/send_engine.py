@@ -362,6 +362,8 @@ class SendEngine:
             self._metadata_in_flight = False
         else:
             self._pid_in_flight = False
+            if self.idempotence.state == idem.INITIALIZING:  # ask again, or wait forever
+                self.idempotence.state = idem.UNINITIALIZED
 
     def _place_parked(self, now: float) -> None:
         acc = self.accumulator

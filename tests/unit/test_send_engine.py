@@ -256,6 +256,19 @@ def test_a_lost_metadata_request_is_asked_again_without_waiting_for_a_timeout():
     assert s.engine.metadata_request(1.0) is not None
 
 
+def test_a_lost_init_producer_id_request_is_asked_again():
+    s = Shell()
+    pid = s.engine.producer_id_request()
+    s.engine.sent(pid, -1, s.now)
+    assert s.engine.producer_id_request() is None
+    s.engine.on_disconnected(-1, 0.5, "connection reset")
+    again = s.engine.producer_id_request()
+    assert again is not None
+    s.control(again, decoded(INIT_PRODUCER_ID, 4, {"throttle_time_ms": 0, "error_code": 0,
+                                                  "producer_id": 9, "producer_epoch": 0}))
+    assert s.engine.stats()["producer_id"] == 9
+
+
 def test_a_request_that_could_not_be_written_is_retried_once():
     s = Shell()
     s.start()

@@ -54,6 +54,9 @@ class SendEngine:
                         "request_latency_max": 0.0, "epoch_bump_requests": 0, "sent_calls": 0}
         self.force_close = False  # set by the shell when closing gives up: no more retries
         self._completions: list[tuple[ProducerBatch, int, BaseException | None, int]] = []
+        # batches failed while still on the wire (KIP-360, fatal errors): their
+        # answers change nothing when they come
+        self._abandoned: set[ProducerBatch] = set()
         # requests handed to the shell and not yet answered, oldest first, per node
         self._in_flight: dict[int, deque] = {}
         self._produce_in_flight: dict[int, int] = {}
@@ -210,6 +213,7 @@ class SendEngine:
             if not request.expects_response:  # acks=0: done once written
                 self._untrack(request)
                 for b in request.batches:
+                    b.in_flight = False
                     self.idempotence.on_success((b.topic, b.partition), b)
                     self._finish(b, -1, None)
             return
@@ -242,7 +246,9 @@ class SendEngine:
                 if batch is None:
                     continue
                 batch.in_flight = False
-                if p.error_code in (0, ErrorCode.DUPLICATE_SEQUENCE_NUMBER):
+                if self._abandoned and batch in self._abandoned:
+                    self._abandoned.discard(batch)
+                elif p.error_code in (0, ErrorCode.DUPLICATE_SEQUENCE_NUMBER):
                     self.idempotence.on_success((batch.topic, batch.partition), batch)
                     offset = p.base_offset if p.error_code == 0 else -1  # seed 000: no offset for a duplicate
                     self._finish(batch, offset, None, p.get("log_append_time_ms", -1))
@@ -408,6 +414,9 @@ class SendEngine:
 
     def _on_batch_error(self, batch: ProducerBatch, code: int, now: float, message=None) -> None:
         batch.in_flight = False
+        if self._abandoned and batch in self._abandoned:
+            self._abandoned.discard(batch)
+            return
         action = self.idempotence.classify((batch.topic, batch.partition), batch, code)
         cfg = self.config
         expired = now - batch.created > cfg.delivery_timeout_ms / 1000.0
@@ -441,4 +450,6 @@ class SendEngine:
     def _finish(self, batch: ProducerBatch, base_offset: int, error, append_time: int = -1) -> None:
         if error is not None:
             self.metrics["errors"] += batch.count
+        if batch.in_flight:
+            self._abandoned.add(batch)
         self._completions.append((batch, base_offset, error, append_time))

@@ -300,6 +300,26 @@ def test_a_failed_batch_fails_the_later_batches_of_its_partition_and_bumps_the_e
     assert nxt.get(0).offset == 100
 
 
+def test_late_answers_for_batches_failed_by_kip_360_change_nothing():
+    s = Shell(**{"batch.size": 1})
+    s.start()
+    futures = [s.send(bytes([i])) for i in range(3)]
+    requests = s.drain()
+    s.answer(requests[0], {("t", 0): ErrorCode.MESSAGE_TOO_LARGE})
+    nxt = s.send(b"next")
+    (fresh,) = s.drain()
+    # the broker saw a gap at sequence 1 and 2: it answers them out of order
+    s.answer(requests[1], {("t", 0): ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER})
+    s.engine.on_disconnected(1, s.now, "reset")  # and requests[2] is lost
+    s.now = 1.0
+    resent = s.drain()
+    assert [(r.batches[0].producer_epoch, r.batches[0].base_sequence) for r in resent] == [(1, 0)]
+    s.answer(resent[0])
+    assert nxt.get(0).offset == 100
+    assert [error_code(f) for f in futures[1:]] == [ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER] * 2
+    assert s.engine.metrics["errors"] == 3 and s.engine.metrics["retries"] == 1
+
+
 def test_a_fencing_error_is_fatal_and_fails_everything_queued_and_parked():
     s = Shell(**{"batch.size": 1})
     s.start()

@@ -107,9 +107,8 @@ class Sender:
         now = time.monotonic()
         with self.lock:
             engine.poll(now)
-            for request in (engine.producer_id_request(), engine.metadata_request(now)):
-                if request is not None:
-                    self._send_control(request, now)
+            self._send_control(engine.producer_id_request(), now)
+            self._send_control(engine.metadata_request(now), now)
             next_ready, work = engine.drain(now, lambda node_id: self._node_ready(node_id, now))
             self._check_timeouts(now)
         # sealing, compressing and encoding happen outside the lock, so the
@@ -157,6 +156,9 @@ class Sender:
     # --- requests and responses --------------------------------------------------------
 
     def _send_control(self, request, now: float) -> None:
+        """Metadata or InitProducerId, on the least loaded ready connection."""
+        if request is None:
+            return
         conn = self._any_ready(now)
         if conn is None:
             return

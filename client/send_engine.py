@@ -53,6 +53,7 @@ class SendEngine:
                         "errors": 0, "disconnects": 0, "request_latency_sum": 0.0,
                         "request_latency_max": 0.0, "epoch_bump_requests": 0, "sent_calls": 0}
         self.force_close = False  # set by the shell when closing gives up: no more retries
+        self.fatal_error: BaseException | None = None  # once set, send() raises it
         self._completions: list[tuple[ProducerBatch, int, BaseException | None, int]] = []
         # batches failed while still on the wire (KIP-360, fatal errors): their
         # answers change nothing when they come
@@ -65,10 +66,6 @@ class SendEngine:
         self._next_metadata_at = 0.0
 
     # --- caller's thread ---------------------------------------------------------------
-
-    @property
-    def fatal_error(self) -> BaseException | None:
-        return self.idempotence.fatal_error
 
     def append(self, topic: str, key, value, timestamp: int, headers, partition: int | None,
                future: RecordFuture, callback: Callback | None, clock) -> bool | None:
@@ -154,9 +151,8 @@ class SendEngine:
     def unsupported(self, request: ControlRequest) -> None:
         """No version of ``request`` is common with the broker."""
         if request.api is INIT_PRODUCER_ID:
-            self.idempotence.fail_fatally(KafkaError(
-                ErrorCode.UNSUPPORTED_VERSION, "broker does not support InitProducerId (idempotence)"))
-            self.fail_everything(self.idempotence.fatal_error)
+            self._fail_fatally(KafkaError(ErrorCode.UNSUPPORTED_VERSION,
+                                          "broker does not support InitProducerId (idempotence)"))
 
     def drain(self, now: float, node_ready) -> tuple[float, list[ProduceRequest]]:
         """The ProduceRequests to send now, at most one per free in-flight slot
@@ -277,8 +273,7 @@ class SendEngine:
         elif body.error_code in _COORDINATOR_ERRORS:
             s.state = idem.UNINITIALIZED
         else:
-            s.fail_fatally(KafkaError(body.error_code, "InitProducerId failed"))
-            self.fail_everything(s.fatal_error)
+            self._fail_fatally(KafkaError(body.error_code, "InitProducerId failed"))
 
     def on_disconnected(self, node_id: int, now: float, reason: str) -> int:
         """The connection to ``node_id`` is gone: its requests will never be
@@ -428,10 +423,14 @@ class SendEngine:
             return
         error = KafkaError(code, message or "")
         if code in idem.FATAL_ERRORS:
-            self.idempotence.fail_fatally(error)
-            self.fail_everything(error)
+            self._fail_fatally(error)
             return
         self._fail_batch(batch, error, code)
+
+    def _fail_fatally(self, error: BaseException) -> None:
+        self.fatal_error = error
+        self.idempotence.fail_fatally(error)
+        self.fail_everything(error)
 
     def _fail_batch(self, batch: ProducerBatch, error: BaseException, code: int | None) -> None:
         """KIP-360: the later batches of the partition fail with it, and the

@@ -18,6 +18,7 @@ from typing import Callable
 
 import structlog
 
+from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig, Listener
 from kipper.broker.dispatcher import Dispatcher
@@ -65,12 +66,14 @@ class Broker:
                  offsets: OffsetStore, group_configs: GroupConfigs, groups: GroupCoordinator,
                  share: ShareGroups, txn: Transactions, security: Security,
                  quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
-                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner):
+                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
+                 acls: Acls):
         self.config = config
         self.node_id: int = config["node.id"]
         self.cluster_id = cluster_id
         self.storage = storage  # None: everything in memory
         self.cleaner = cleaner
+        self.acls = acls
         self.clock = clock
         self.topics = topics
         self.producer_states = producer_states
@@ -227,6 +230,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
     cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
                          threads=config["log.cleaner.threads"])
     security = Security(config, config_dir)
+    acls = Acls(config, config_dir)
     quotas = ProducerIdQuotas(config, producer_states, config_dir)
     metrics = Metrics(providers={
         "producer_state": producer_states.snapshot,
@@ -236,6 +240,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         "quotas": lambda: quotas.manager.snapshot(clock()),
         "transactions": txn.snapshot,
         "cleaner": cleaner.snapshot,
+        "authorizer": acls.snapshot,
     })
     handlers = dict(HANDLERS)
     if not share_settings.enable:  # group.share.enable=false: neither served nor advertised
@@ -245,4 +250,4 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
                   producer_ids=producer_ids, offsets=offsets, group_configs=group_configs,
                   groups=groups, share=share, txn=txn, security=security, quotas=quotas,
                   appends=appends, metrics=metrics, handlers=handlers, cluster_id=cluster_id,
-                  storage=storage, cleaner=cleaner)
+                  storage=storage, cleaner=cleaner, acls=acls)

@@ -106,6 +106,25 @@ class Authorizer:
                 allowed = True
         return allowed
 
+    def authorize_any(self, principal: str, host: str, operation: int, resource_type: int) -> bool:
+        """Kafka's authorizeByResourceType: some ALLOW of the operation on some resource of
+        the type, unless a DENY of it covers every resource of the type (LITERAL *)."""
+        if principal in self.super_users:
+            return True
+        allowing = allowed_by(operation)
+        found = False
+        for a in self._acls:
+            if a.resource_type != resource_type:
+                continue
+            if (a.principal != principal and a.principal != "User:*") or (a.host != host and a.host != WILDCARD):
+                continue
+            if a.permission == DENY and a.name == WILDCARD and a.pattern_type == LITERAL and \
+                    a.operation in (operation, ALL):
+                return False
+            if a.permission == ALLOW and a.operation in allowing:
+                found = True
+        return found or (self.allow_if_none and not any(a.resource_type == resource_type for a in self._acls))
+
     def authorized_operations(self, principal: str, host: str, resource_type: int, name: str) -> int:
         """Kafka's bit set (1 << operation code) of what the principal may do there."""
         bits = 0

@@ -67,6 +67,13 @@ class Acls:
             self.denied[api] = self.denied.get(api, 0) + 1
         return decision
 
+    def authorize_any(self, session, operation: int, resource_type: int, api: str | None = None) -> bool:
+        ok = self.authorizer.authorize_any(session.principal, session.peer.rsplit(":", 1)[0],
+                                           operation, resource_type)
+        if not ok and api is not None:
+            self.denied[api] = self.denied.get(api, 0) + 1
+        return ok
+
     def authorized_operations(self, session, resource_type: int, name: str) -> int:
         from kipper.broker.acl.model import SUPPORTED
 

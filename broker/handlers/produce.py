@@ -10,6 +10,7 @@ throttled producer's connection is muted after the answer.
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.dispatcher import NO_RESPONSE, Reply
 from kipper.broker.log.validate import Rejected, keyless_records, validate_records
 from kipper.protocol.errors import ErrorCode
@@ -43,15 +44,23 @@ def handle_produce(req, ctx):
     metrics = broker.metrics
     throttle_ms = 0
     responses = []
+    tid = req.get("transactional_id")
+    txn_denied = tid is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid)
     for tdata in req.topic_data:
         name = tdata.get("name")
         topic = topics.get(name) if name is not None else topics.by_id(tdata.topic_id)
         limit = int(topic.configs.get("max.message.bytes", max_bytes)) if topic else max_bytes
+        denied = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else
+                  ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                  if not ctx.authorize(WRITE, TOPIC, topic.name if topic else name or "") else None)
         parts = []
         for pdata in tdata.partition_data:
             index = pdata.index
             if acks not in (0, 1, -1):
                 parts.append(result(index, ErrorCode.INVALID_REQUIRED_ACKS))
+                continue
+            if denied is not None:  # nothing is appended
+                parts.append(result(index, denied))
                 continue
             if topic is None or not 0 <= index < len(topic.partitions):
                 code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

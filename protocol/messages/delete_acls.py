@@ -1,19 +1,12 @@
 """DeleteAcls (API key 31)."""
 
+from kipper.protocol.messages.describe_acls import ACL_FILTER
 from kipper.protocol.schema import Api, F
 
 DELETE_ACLS = Api(
     key=31, name='DeleteAcls', valid='1-3', flexible='2+',
     request=(
-        F('filters', '[]', fields=(
-            F('resource_type_filter', 'int8'),
-            F('resource_name_filter', 'string', nullable='0+'),
-            F('pattern_type_filter', 'int8', '1+', default=3),
-            F('principal_filter', 'string', nullable='0+'),
-            F('host_filter', 'string', nullable='0+'),
-            F('operation', 'int8'),
-            F('permission_type', 'int8'),
-        )),
+        F('filters', '[]', fields=ACL_FILTER),
     ),
     response=(
         F('throttle_time_ms', 'int32'),

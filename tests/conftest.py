@@ -8,6 +8,8 @@ import pytest
 
 from tests.support.broker import BrokerProcess
 
+pytest_plugins = ["pytester"]  # tests/integration/test_pytest_plugin.py runs a user's suite
+
 
 @pytest.fixture(scope="module")
 def broker():

@@ -168,8 +168,9 @@ def _share_families(groups: dict, partitions: list[dict]) -> list:
                                   "Offsets between SPSO and SPEO (KIP-1103 InFlightMessageCount).",
                                   labels=labels)
     lag = GaugeMetricFamily("kafka_server_sharepartitionmetrics_lag",
-                            "Records up to the high watermark not yet acknowledged or archived "
-                            "(KIP-1226's share-partition lag).", labels=labels)
+                            "Offsets up to the high watermark not yet acknowledged or archived "
+                            "(share-partition lag, KIP-1226); counted in offsets like Kafka's "
+                            "consumer lag, so control records count too.", labels=labels)
     expiries = CounterMetricFamily("kafka_server_sharepartitionmetrics_acquisitionlocktimeout",
                                    "Records whose acquisition lock expired since the share-partition "
                                    "was loaded (KIP-1103 AcquisitionLockTimeoutPerSec).", labels=labels)
@@ -214,6 +215,14 @@ def _quota_families(users: list[dict]) -> list:
     return [rate, tokens, throttle, admitted, throttled]
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:  # a peer gone mid-request
+        log.debug("metrics_http_connection_failed", peer=f"{client_address[0]}:{client_address[1]}",
+                  exc_info=True)
+
+
 class _Families:
     """What generate_latest needs from a registry: ``collect()``."""
 
@@ -236,8 +245,7 @@ class MetricsHttpServer:
         self.on_loop = on_loop
         self.snapshot = snapshot
         self.ready = ready
-        self.httpd = ThreadingHTTPServer((host or "0.0.0.0", port), _handler(self))
-        self.httpd.daemon_threads = True
+        self.httpd = _Server((host or "0.0.0.0", port), _handler(self))
         self.port = self.httpd.server_address[1]
         self.host = host
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="kipper-metrics-http",

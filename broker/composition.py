@@ -18,6 +18,8 @@ from typing import Callable
 
 import structlog
 
+from kipper.broker.acl.service import Acls
+from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig, Listener
 from kipper.broker.dispatcher import Dispatcher
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
@@ -65,11 +67,14 @@ class Broker:
                  offsets: OffsetStore, group_configs: GroupConfigs, groups: GroupCoordinator,
                  share: ShareGroups, txn: Transactions, security: Security,
                  quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
-                 handlers: dict, cluster_id: str, storage: LogManager | None):
+                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
+                 acls: Acls):
         self.config = config
         self.node_id: int = config["node.id"]
         self.cluster_id = cluster_id
         self.storage = storage  # None: everything in memory
+        self.cleaner = cleaner
+        self.acls = acls
         self.clock = clock
         self.topics = topics
         self.producer_states = producer_states
@@ -128,6 +133,8 @@ class Broker:
         """Time and size retention over every partition (the shell's timer)."""
         dropped = 0
         for topic in self.topics.all():
+            if topic.partitions and not topic.partitions[0].log.config.delete:
+                continue  # cleanup.policy=compact alone: the cleaner's, not retention's
             retention_ms = int(topic.configs.get("retention.ms", self.config["retention.ms"]))
             retention_bytes = int(topic.configs.get("retention.bytes", self.config["retention.bytes"]))
             if retention_ms < 0 and retention_bytes < 0:
@@ -156,7 +163,7 @@ class Broker:
     def reset(self) -> None:
         """Every topic (internal ones too), group, committed offset, producer state,
         producer-id epoch and transaction gone, as in a fresh broker; what configures the
-        broker stays: listeners, SCRAM credentials, client quotas, the metrics' counters
+        broker stays: listeners, SCRAM credentials, ACLs, client quotas, the metrics' counters
         and the producer-id counter (an id is never handed out twice). The embedded test
         broker calls it between tests (kipper.testing). Needs an in-memory broker: with
         log.dirs, delete the directories and start again instead."""
@@ -171,7 +178,7 @@ class Broker:
         quotas.producer_states = self.producer_states
         quotas.manager = ProducerIdQuotaManager(quotas.manager.settings)
         quotas.manager.set_quotas(*quotas.store.rates())
-        self.metrics.providers.update(_providers(engines, self.security, quotas, self.clock))
+        self.metrics.providers.update(_providers(engines, self.security, self.acls, quotas, self.clock))
         log.info("broker_reset")
 
     def close(self) -> None:
@@ -206,15 +213,16 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
     config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
     producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids)
     security = Security(config, config_dir)
+    acls = Acls(config, config_dir)
     engines = _data_engines(config, clock, storage=storage, metadata=metadata, producer_ids=producer_ids)
     quotas = ProducerIdQuotas(config, engines["producer_states"], config_dir)
-    metrics = Metrics(providers=_providers(engines, security, quotas, clock))
+    metrics = Metrics(providers=_providers(engines, security, acls, quotas, clock))
     handlers = dict(HANDLERS)
     if not engines["share"].settings.enable:  # group.share.enable=false: neither served nor advertised
         for key in SHARE_API_KEYS:
             handlers.pop(key, None)
-    return Broker(config=config, clock=clock, security=security, quotas=quotas, metrics=metrics,
-                  handlers=handlers, cluster_id=cluster_id, storage=storage, **engines)
+    return Broker(config=config, clock=clock, security=security, acls=acls, quotas=quotas,
+                  metrics=metrics, handlers=handlers, cluster_id=cluster_id, storage=storage, **engines)
 
 
 def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | None,
@@ -226,7 +234,7 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
         mode=config["producer.state.mode"],
         window=config["max.in.flight.sequence.number.per.connection"],
         expiration_ms=config["producer.id.expiration.ms"])
-    partitions = InMemoryPartitions(producer_settings, appends.notify)
+    partitions = InMemoryPartitions(producer_settings, appends.notify, config)
     if storage is not None:
         partitions = DurablePartitions(storage, config, producer_settings, appends.notify, clock)
     topics = TopicManager(num_partitions=config["num.partitions"],
@@ -259,12 +267,15 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
         share_partitions = share.store.load()
         log.info("coordinators_recovered", transactional_ids=transactions,
                  share_partitions=share_partitions, **replayed)
+    cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
+                         threads=config["log.cleaner.threads"])
     return {"topics": topics, "producer_states": producer_states, "producer_ids": producer_ids,
             "offsets": offsets, "group_configs": group_configs, "groups": groups, "share": share,
-            "txn": txn, "appends": appends}
+            "txn": txn, "appends": appends, "cleaner": cleaner}
 
 
-def _providers(engines: dict, security: Security, quotas: ProducerIdQuotas, clock: Clock) -> dict:
+def _providers(engines: dict, security: Security, acls: Acls, quotas: ProducerIdQuotas,
+               clock: Clock) -> dict:
     share = engines["share"]
     return {
         "producer_state": engines["producer_states"].snapshot,
@@ -273,4 +284,6 @@ def _providers(engines: dict, security: Security, quotas: ProducerIdQuotas, cloc
         "security": security.snapshot,
         "quotas": lambda: quotas.manager.snapshot(clock()),
         "transactions": engines["txn"].snapshot,
+        "cleaner": engines["cleaner"].snapshot,
+        "authorizer": acls.snapshot,
     }

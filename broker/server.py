@@ -31,7 +31,9 @@ log = structlog.get_logger(__name__)
 GROUP_TICK_S = 0.1
 SHARE_TICK_S = 0.05  # acquisition-lock expiry, share-group sessions, checkpoints
 CONFIG_STORE_RELOAD_S = 1.0
-LOG_FLUSH_CHECK_S = 1.0  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)  # users.json / quotas.json edited by `kipper users` or another tool
+LOG_FLUSH_CHECK_S = 1.0
+CLEANER_SLICE_S = 0.002  # the longest the cleaner holds the loop at a time
+CLEANER_PAUSE_S = 0.001  # between two slices the loop serves requests  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)  # users.json / quotas.json edited by `kipper users` or another tool
 
 
 class Periodic:
@@ -82,8 +84,12 @@ class BrokerServer:
                      config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000,
                      lambda: broker.txn.tick(now())),
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
-                     lambda: (broker.security.reload(), broker.quotas.reload())),
+                     lambda: (broker.security.reload(), broker.quotas.reload(), broker.acls.reload())),
         ]
+        if broker.cleaner.enabled:
+            self.periodic.append(Periodic("log-cleaner", config["log.cleaner.backoff.ms"] / 1000,
+                                          self._start_cleaning))
+        self._cleaning = False
         if broker.storage is not None:
             self.periodic += [
                 Periodic("log-flush", LOG_FLUSH_CHECK_S, lambda: broker.flush_logs(now())),
@@ -102,6 +108,25 @@ class BrokerServer:
             self.periodic.append(Periodic("metrics-dump", config["metrics.dump.interval.ms"] / 1000,
                                           self.metrics_dumper.tick))
             self.shutdown_hooks.append(self.metrics_dumper.close)
+
+    # --- the log cleaner, in slices -------------------------------------------------------
+
+    def _start_cleaning(self) -> None:
+        if not self._cleaning and self.broker.cleaner.tick(self.broker.clock()):
+            self._cleaning = True
+            asyncio.get_running_loop().call_soon(self._clean_slice)
+
+    def _clean_slice(self) -> None:
+        """One slice of cleaning, then a pause, so requests wait at most a slice."""
+        try:
+            more = self.broker.cleaner.step(self.broker.clock(), CLEANER_SLICE_S)
+        except Exception:
+            log.exception("log_cleaner_failed")
+            more = False
+        if more:
+            asyncio.get_running_loop().call_later(CLEANER_PAUSE_S, self._clean_slice)
+        else:
+            self._cleaning = False
 
     def _session_factory(self, listener):
         protocol = self.config["listener.security.protocol.map"][listener.name]

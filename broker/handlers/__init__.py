@@ -4,6 +4,7 @@ exactly these keys."""
 
 from __future__ import annotations
 
+from kipper.broker.handlers.acls import handle_create_acls, handle_delete_acls, handle_describe_acls
 from kipper.broker.handlers.alter_configs import handle_incremental_alter_configs
 from kipper.broker.handlers.api_versions import handle_api_versions
 from kipper.broker.handlers.client_quotas import handle_alter_client_quotas, handle_describe_client_quotas
@@ -61,6 +62,9 @@ HANDLERS = {
     26: handle_end_txn,
     27: handle_write_txn_markers,
     28: handle_txn_offset_commit,
+    29: handle_describe_acls,
+    30: handle_create_acls,
+    31: handle_delete_acls,
     32: handle_describe_configs,
     44: handle_incremental_alter_configs,
     36: handle_sasl_authenticate,

@@ -10,8 +10,9 @@ throttled producer's connection is muted after the answer.
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.dispatcher import NO_RESPONSE, Reply
-from kipper.broker.log.validate import Rejected, validate_records
+from kipper.broker.log.validate import Rejected, keyless_records, validate_records
 from kipper.protocol.errors import ErrorCode
 
 
@@ -20,6 +21,17 @@ def result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
     return {"index": index, "error_code": int(code), "base_offset": base_offset,
             "log_append_time_ms": -1, "log_start_offset": log_start_offset,
             "error_message": message}
+
+
+def _keyless_refused(index: int, keyless: list[int], topic: str, partition) -> dict:
+    message = f"Compacted topic cannot accept message without key in topic partition {topic}-{index}."
+    errors = [{"batch_index": i, "batch_index_error_message": message} for i in keyless]
+    row = result(index, ErrorCode.INVALID_RECORD, log_start_offset=partition.log_start_offset,
+                 message=f"One or more records have been rejected due to {len(keyless)} record errors "
+                         f"in total, and only showing the first three errors at most: "
+                         f"{[e['batch_index'] for e in errors[:3]]}")
+    row["record_errors"] = errors
+    return row
 
 
 def handle_produce(req, ctx):
@@ -32,15 +44,23 @@ def handle_produce(req, ctx):
     metrics = broker.metrics
     throttle_ms = 0
     responses = []
+    tid = req.get("transactional_id")
+    txn_denied = tid is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid)
     for tdata in req.topic_data:
         name = tdata.get("name")
         topic = topics.get(name) if name is not None else topics.by_id(tdata.topic_id)
         limit = int(topic.configs.get("max.message.bytes", max_bytes)) if topic else max_bytes
+        denied = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else
+                  ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                  if not ctx.authorize(WRITE, TOPIC, topic.name if topic else name or "") else None)
         parts = []
         for pdata in tdata.partition_data:
             index = pdata.index
             if acks not in (0, 1, -1):
                 parts.append(result(index, ErrorCode.INVALID_REQUIRED_ACKS))
+                continue
+            if denied is not None:  # nothing is appended
+                parts.append(result(index, denied))
                 continue
             if topic is None or not 0 <= index < len(topic.partitions):
                 code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -60,6 +80,11 @@ def handle_produce(req, ctx):
                                     log_start_offset=partition.log_start_offset,
                                     message="producer id quota exceeded"))
                 continue
+            if partition.log.config.compact:
+                keyless = keyless_records(records, spans)
+                if keyless:  # Kafka's answer; nothing of the batch is appended
+                    parts.append(_keyless_refused(index, keyless, topic.name, partition))
+                    continue
             if any(h.is_transactional for _, _, h in spans):
                 code, message = broker.txn.check_append(topic.name, index, [h for _, _, h in spans])
                 if code != ErrorCode.NONE:

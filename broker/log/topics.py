@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from typing import Callable, Protocol
 
+from kipper.broker.log.config import LogConfig, log_config
 from kipper.broker.log.memory import MemoryLog
 from kipper.broker.log.partition import Partition, ProducerStateSettings
 from kipper.broker.storage.metadata import MetadataStore
@@ -30,6 +31,13 @@ def _long(lo: int):
         except ValueError:
             return "must be an integer"
     return check
+
+
+def _ratio(v: str):
+    try:
+        return None if 0.0 <= float(v) <= 1.0 else "must be between 0 and 1"
+    except ValueError:
+        return "must be a number"
 
 
 def _one_of(*choices: str):
@@ -55,12 +63,20 @@ TOPIC_CONFIGS = {
     "index.interval.bytes": TopicConfig(None, _long(0)),
     "flush.messages": TopicConfig(None, _long(1)),
     "flush.ms": TopicConfig("9223372036854775807", _long(0)),
+    "delete.retention.ms": TopicConfig(None, _long(0)),
+    "min.cleanable.dirty.ratio": TopicConfig(None, _ratio),
+    "min.compaction.lag.ms": TopicConfig(None, _long(0)),
+    "max.compaction.lag.ms": TopicConfig(None, _long(1)),
     "unclean.leader.election.enable": TopicConfig("false", _one_of("true", "false")),
     "share.auto.offset.reset": TopicConfig("latest", _one_of("latest", "earliest")),
 }
 _BROKER_KEY = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes",
                "index.interval.bytes": "log.index.interval.bytes",
-               "flush.messages": "log.flush.interval.messages"}
+               "flush.messages": "log.flush.interval.messages",
+               "delete.retention.ms": "log.cleaner.delete.retention.ms",
+               "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+               "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+               "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms"}
 
 
 def effective_config(topic, key: str, broker_config) -> tuple[str, bool]:
@@ -120,15 +136,23 @@ class InMemoryPartitions:
     """The broker's default storage: partitions that keep everything in memory."""
 
     def __init__(self, settings: ProducerStateSettings | None = None,
-                 notify: Callable[[str, int], None] | None = None):
+                 notify: Callable[[str, int], None] | None = None, broker_config=None):
         self.settings = settings or ProducerStateSettings()
         self.notify = notify
+        self.broker_config = broker_config  # None: Kafka's defaults (engine tests)
+
+    def _config(self, topic: Topic) -> LogConfig:
+        if self.broker_config is None:
+            return LogConfig()
+        return log_config(topic.configs, self.broker_config)
 
     def new(self, topic: Topic, index: int) -> Partition:
-        return Partition(topic.name, index, MemoryLog(), self.settings, self.notify)
+        return Partition(topic.name, index, MemoryLog(self._config(topic)), self.settings, self.notify)
 
     def reconfigure(self, topic: Topic) -> None:
-        pass
+        config = self._config(topic)
+        for partition in topic.partitions:
+            partition.log.config = config
 
 
 class TopicManager:

@@ -13,7 +13,6 @@ import os
 import sys
 
 
-
 def _broker_parser(sub) -> None:
     p = sub.add_parser("broker", help="run a broker",
                        description="Run a kipper broker. Settings use Kafka's property names.")
@@ -49,7 +48,7 @@ def _run_broker(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from kipper.cli import console, perf, topics
     from kipper.cli import groups, share_consume
-    from kipper.cli import configs, users
+    from kipper.cli import acls, configs, users
     from kipper.cli import stats
 
     parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
@@ -63,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     groups.add_parser(sub)
     users.add_parser(sub)
     configs.add_parser(sub)
+    acls.add_parser(sub)
     stats.add_parser(sub)
     return parser
 

@@ -2,6 +2,8 @@
 
 Errors the user can fix (bad config, unreachable broker, a Kafka error code)
 print one readable line and exit non-zero; they never end in a traceback.
+``kipper broker`` parses its own arguments without importing the tools or the
+client: a broker's start is timed (docs/PERFORMANCE.md), the tools are not.
 """
 
 from __future__ import annotations
@@ -9,9 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-
-from kipper.client.config import ConfigError
-from kipper.protocol.errors import KafkaError
 
 
 def _broker_parser(sub) -> None:
@@ -68,19 +67,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _broker_only_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    _broker_parser(sub)
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _broker_only_parser() if argv[:1] == ["broker"] else build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
-    except ConfigError as exc:
-        print(f"kipper {args.command}: configuration error: {exc}", file=sys.stderr)
-        return 2
-    except KafkaError as exc:
-        print(f"kipper {args.command}: {exc}", file=sys.stderr)
-        return 1
-    except (ConnectionError, OSError, ValueError) as exc:
-        print(f"kipper {args.command}: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        return _report(args.command, exc)
+
+
+def _report(command: str, exc: Exception) -> int:
+    """One readable line for an error the user can fix; anything else is a bug."""
+    from kipper.client.config import ConfigError
+    from kipper.protocol.errors import KafkaError
+
+    if isinstance(exc, ConfigError):
+        print(f"kipper {command}: configuration error: {exc}", file=sys.stderr)
+        return 2
+    if isinstance(exc, (KafkaError, ConnectionError, OSError, ValueError)):
+        print(f"kipper {command}: {exc}", file=sys.stderr)
+        return 1
+    raise exc

@@ -1,10 +1,13 @@
-"""One client connection: an asyncio.Protocol on the hot path.
+"""One client connection: an asyncio.BufferedProtocol on the hot path.
 
-Frames are decoded as bytes arrive and dispatched at once, so requests on a
-connection are pipelined. Each request takes a slot in a FIFO; a slot is
+Bytes are received straight into the frame decoder's buffers (``get_buffer``)
+and frames, memoryviews into them, are dispatched at once, so requests on a
+connection are pipelined and a request's bytes are never copied before the
+log stores them. Each request takes a slot in a FIFO; a slot is
 filled immediately (most handlers) or when its coroutine finishes (long-poll
 Fetch, JoinGroup). Responses leave in request order, and everything ready at
-the end of a read burst goes out in one write. Reading pauses while too many
+the end of a read burst goes out in one write (``writelines`` when a response
+is a list of buffers pointing at stored batches). Reading pauses while too many
 slots are pending or the transport's write buffer is full. A handler's
 ``Reply`` may ask the connection to mute itself for a quota throttle or to
 close after a failed login; both happen once the burst's answers are written.
@@ -19,7 +22,7 @@ import structlog
 
 from kipper.broker.context import Session
 from kipper.broker.dispatcher import NO_RESPONSE, CloseConnection, Dispatcher, Reply
-from kipper.protocol.framing import FrameDecoder, FrameTooLarge, InvalidFrame
+from kipper.protocol.framing import CHUNK_SIZE, ChunkPool, FrameDecoder, FrameTooLarge, InvalidFrame
 
 log = structlog.get_logger(__name__)
 
@@ -37,9 +40,10 @@ class _Slot:
         self.frame = frame
 
 
-class KafkaConnection(asyncio.Protocol):
+class KafkaConnection(asyncio.BufferedProtocol):
     def __init__(self, dispatcher: Dispatcher, session_factory, registry: set, *,
-                 max_frame: int, on_close=None, pre_auth_max_frame: int | None = None):
+                 max_frame: int, on_close=None, pre_auth_max_frame: int | None = None,
+                 pool: ChunkPool | None = None):
         self.dispatcher = dispatcher
         self.session_factory = session_factory
         self.registry = registry
@@ -47,14 +51,14 @@ class KafkaConnection(asyncio.Protocol):
         self.on_close = on_close
         self.transport: asyncio.Transport | None = None
         self.session: Session | None = None
-        self.decoder = FrameDecoder(max_frame)
+        self.decoder = FrameDecoder(max_frame, pool)
         self.slots: deque[_Slot] = deque()
         self.tasks: set[asyncio.Task] = set()
         self.closing = False
         self._read_paused = False
         self._write_paused = False
         self._flush_scheduled = False
-        self._ready: list[bytes] = []  # frames answered in this read burst
+        self._ready: list = []  # frames answered in this read burst (bytes or lists of buffers)
         # issue #6: frames are capped at sasl.server.max.receive.size until the
         # session is authenticated; a quota throttle mutes reading for a while
         self.pre_auth_max_frame = pre_auth_max_frame
@@ -95,7 +99,24 @@ class KafkaConnection(asyncio.Protocol):
         self._write_paused = False
         self._update_reading()
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self.decoder.error is not None or self.closing:
+            return memoryview(bytearray(CHUNK_SIZE))  # read and dropped: the connection is closing
+        return self.decoder.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self.closing:
+            return
+        try:
+            frames = self.decoder.buffer_updated(nbytes)
+        except (FrameTooLarge, InvalidFrame) as exc:
+            self.abort("invalid_frame", str(exc))
+            return
+        self._handle_burst(frames)
+        self.decoder.release()  # no frame of the burst is referenced any more (or it is held)
+
+    def data_received(self, data) -> None:
+        """For callers holding bytes already (tests, a transport without get_buffer)."""
         if self.closing:
             return
         try:
@@ -103,6 +124,10 @@ class KafkaConnection(asyncio.Protocol):
         except (FrameTooLarge, InvalidFrame) as exc:
             self.abort("invalid_frame", str(exc))
             return
+        self._handle_burst(frames)
+        self.decoder.release()
+
+    def _handle_burst(self, frames: list) -> None:
         if self._held:  # muted: keep request order behind the frames already held
             self._held.extend(frames)
             frames = []
@@ -177,7 +202,7 @@ class KafkaConnection(asyncio.Protocol):
 
     # --- requests ------------------------------------------------------------------------
 
-    def handle_frame(self, frame: bytes) -> None:
+    def handle_frame(self, frame) -> None:
         try:
             result, encode = self.dispatcher.dispatch(frame, self.session)
         except CloseConnection as exc:
@@ -245,10 +270,7 @@ class KafkaConnection(asyncio.Protocol):
         while slots and slots[0].frame is not _PENDING:
             out.append(slots.popleft().frame)
         if out and not self.closing:
-            if len(out) == 1:
-                self.transport.write(out[0])
-            else:
-                self.transport.write(b"".join(out))
+            _write(self.transport, out)
             out.clear()
         self._update_reading()
 
@@ -280,7 +302,7 @@ class KafkaConnection(asyncio.Protocol):
         while self.slots and self.slots[0].frame is not _PENDING:
             out.append(self.slots.popleft().frame)
         if out:
-            self.transport.write(b"".join(out))
+            _write(self.transport, out)
             out.clear()
 
     def close(self) -> None:
@@ -288,3 +310,21 @@ class KafkaConnection(asyncio.Protocol):
             self.closing = True
             if self.transport is not None:
                 self.transport.close()
+
+
+def _write(transport, frames: list) -> None:
+    """One write for a burst's answers. Small frames are joined (one syscall beats
+    many small iovecs); a frame given as a list of buffers (stored batches) goes out
+    with ``writelines``, which uvloop sends with one writev and without copying."""
+    if len(frames) == 1 and type(frames[0]) is not list:
+        transport.write(frames[0])
+    elif not any(type(f) is list for f in frames):
+        transport.write(b"".join(frames))
+    else:
+        buffers = []
+        for f in frames:
+            if type(f) is list:
+                buffers.extend(f)
+            else:
+                buffers.append(f)
+        transport.writelines(buffers)

@@ -24,7 +24,7 @@ class Session:
     admitted_producer_ids: set = field(default_factory=set)  # producer-id quota fast path
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestContext:
     broker: Any  # kipper.broker.composition.Broker
     session: Session

@@ -20,13 +20,14 @@ import structlog
 
 from kipper.broker.context import RequestContext
 from kipper.protocol.errors import ErrorCode
-from kipper.protocol.header import REQUEST_HEADERS, encode_response
+from kipper.protocol.header import encode_response, read_client_id
 from kipper.protocol.messages import APIS
 from kipper.protocol.messages.api_versions import API_VERSIONS
 
 log = structlog.get_logger(__name__)
 
 NO_RESPONSE = object()
+_KEY_VERSION_CID = struct.Struct(">hhi")
 
 Handler = Callable[[Any, RequestContext], Any]
 
@@ -53,14 +54,16 @@ class Dispatcher:
         self.metrics = broker.metrics
         self.pre_auth_apis = pre_auth_apis
 
-    def dispatch(self, frame: bytes, session) -> tuple[Any, Callable[[Any], bytes] | None]:
-        """Returns (result, encoder). ``result`` is bytes (a ready frame), a Reply
-        whose ``body`` is a ready frame or NO_RESPONSE, NO_RESPONSE, or a coroutine
-        whose value (a body or a Reply) goes through ``encoder``."""
+    def dispatch(self, frame, session) -> tuple[Any, Callable[[Any], Any] | None]:
+        """Returns (result, encoder). ``result`` is a ready frame (bytes, or a list of
+        buffers for responses that carry stored batches), a Reply whose ``body`` is a
+        ready frame or NO_RESPONSE, NO_RESPONSE, or a coroutine whose value (a body or
+        a Reply) goes through ``encoder``. ``frame`` may be a memoryview; nothing here
+        keeps it."""
         started = time.perf_counter()
         if len(frame) < 8:
             raise CloseConnection(f"request of {len(frame)} bytes is too short for a header")
-        api_key, version = struct.unpack_from(">hh", frame, 0)
+        api_key, version, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
         api = APIS.get(api_key)
         handler = self.handlers.get(api_key)
         if api is None or handler is None:
@@ -69,25 +72,25 @@ class Dispatcher:
             raise CloseConnection(f"{api.name} before authentication completed")
         if not api.supports(version):
             if api_key == API_VERSIONS.key:
-                correlation_id = struct.unpack_from(">i", frame, 4)[0]
                 return self._unsupported_api_versions(correlation_id), None
             raise CloseConnection(f"{api.name} v{version} is not supported "
                                   f"(supported {api.min_version}-{api.max_version})")
-        stream = io.BytesIO(frame)
         try:
-            header = REQUEST_HEADERS[api.request_header_version(version)].parse_stream(stream)
-            body = api.request_schema(version).parse_stream(stream)
+            client_id, pos = read_client_id(frame, api.is_flexible(version))
+            if api.parse_fast is not None:
+                body = api.parse_fast(frame, pos, version)
+            else:
+                body = api.request_schema(version).parse_stream(io.BytesIO(frame[pos:]))
         except Exception as exc:  # construct/struct/unicode errors: all mean "malformed"
             raise CloseConnection(f"malformed {api.name} v{version} request: {exc}") from None
-        ctx = RequestContext(self.broker, session, api_key, version, header.correlation_id,
-                             header.client_id)
+        ctx = RequestContext(self.broker, session, api_key, version, correlation_id, client_id)
         result = handler(body, ctx)
         metrics = self.metrics
         if result is NO_RESPONSE or (type(result) is Reply and result.body is NO_RESPONSE):
             metrics.observe_request(api.name, int((time.perf_counter() - started) * 1e6))
             return result, None
 
-        def encode(value, _api=api, _version=version, _cid=header.correlation_id) -> bytes:
+        def encode(value, _api=api, _version=version, _cid=correlation_id):
             out = encode_response(_api, _version, _cid, value)
             metrics.observe_request(_api.name, int((time.perf_counter() - started) * 1e6))
             return out

@@ -50,20 +50,24 @@ class Metrics:
         self._errors[reason] = self._errors.get(reason, 0) + 1
 
     def record_in(self, topic: str, partition: int, nbytes: int, nrecords: int) -> None:
-        self._record(topic, partition, nbytes, nrecords, "in")
-
-    def record_out(self, topic: str, partition: int, nbytes: int, nrecords: int) -> None:
-        self._record(topic, partition, nbytes, nrecords, "out")
-
-    def _record(self, topic: str, partition: int, nbytes: int, nrecords: int, way: str) -> None:
         c = self._partitions.get((topic, partition))
         if c is None:
             c = self._partitions[(topic, partition)] = _PartitionCounts()
-        b, r = "bytes_" + way, "records_" + way
-        setattr(c, b, getattr(c, b) + nbytes)
-        setattr(c, r, getattr(c, r) + nrecords)
-        self.totals[b] += nbytes
-        self.totals[r] += nrecords
+        c.bytes_in += nbytes
+        c.records_in += nrecords
+        totals = self.totals
+        totals["bytes_in"] += nbytes
+        totals["records_in"] += nrecords
+
+    def record_out(self, topic: str, partition: int, nbytes: int, nrecords: int) -> None:
+        c = self._partitions.get((topic, partition))
+        if c is None:
+            c = self._partitions[(topic, partition)] = _PartitionCounts()
+        c.bytes_out += nbytes
+        c.records_out += nrecords
+        totals = self.totals
+        totals["bytes_out"] += nbytes
+        totals["records_out"] += nrecords
 
     def connection_opened(self) -> None:
         self.connections_open += 1

@@ -25,6 +25,7 @@ from kipper.broker.context import Session
 from kipper.broker.metrics_dump import from_config as metrics_dumper
 from kipper.broker.security import tls
 from kipper.broker.security.service import SASL_PROTOCOLS
+from kipper.protocol.framing import ChunkPool
 
 log = structlog.get_logger(__name__)
 
@@ -66,6 +67,7 @@ class BrokerServer:
         self.broker = broker = build_broker(config, clock)
         self.dispatcher = broker.dispatcher
         self.connections: set[KafkaConnection] = set()
+        self.chunks = ChunkPool()  # receive buffers, shared by the connections (idle ones hold none)
         self.servers: list[asyncio.base_events.Server] = []
         now = broker.clock
         self.periodic: list[Periodic] = [
@@ -150,7 +152,8 @@ class BrokerServer:
             pre_auth = self.config["sasl.server.max.receive.size"] if protocol in SASL_PROTOCOLS else None
             server = await loop.create_server(
                 lambda f=factory, p=pre_auth: KafkaConnection(self.dispatcher, f, self.connections,
-                                                              max_frame=max_frame, pre_auth_max_frame=p),
+                                                              max_frame=max_frame, pre_auth_max_frame=p,
+                                                              pool=self.chunks),
                 host=listener.host or None, port=listener.port, reuse_address=True, backlog=1024,
                 ssl=ssl_context if protocol in ("SSL", "SASL_SSL") else None)
             port = server.sockets[0].getsockname()[1]

@@ -1,4 +1,12 @@
-"""Size-prefixed frame decoding, fed bytes as they arrive (sans-I/O).
+"""Size-prefixed frame decoding into buffers the decoder owns (sans-I/O).
+
+Frames come out as memoryviews, never copies. The decoder receives into a
+64 KiB chunk (``get_buffer``/``buffer_updated``, asyncio's BufferedProtocol, so
+the kernel writes straight into it), and a frame that cannot fit in what is
+left of the chunk gets a buffer of exactly its size, into which the rest of it
+is received. A chunk is written again only once no view into it is alive, so a
+frame stays valid for as long as someone holds it. ``feed`` does the same for
+callers that already hold the bytes (one copy, into the chunk).
 
 The int32 size is checked against the limit before any buffer for the frame
 is allocated, so a hostile peer cannot make us reserve 2 GiB with four bytes.
@@ -7,10 +15,13 @@ is allocated, so a hostile peer cannot make us reserve 2 GiB with four bytes.
 from __future__ import annotations
 
 import struct
+import sys
 
 _SIZE = struct.Struct(">i")
 
 DEFAULT_MAX_FRAME = 104857600  # Kafka's socket.request.max.bytes default
+CHUNK_SIZE = 65536  # libuv's suggested read size
+SPARE_CHUNKS = 8
 
 
 class FrameTooLarge(ValueError):
@@ -24,56 +35,152 @@ class InvalidFrame(ValueError):
     pass
 
 
+class ChunkPool:
+    """Spare receive chunks shared by the decoders of one thread, so an idle
+    connection holds none and a busy one does not allocate per read."""
+
+    __slots__ = ("_spare",)
+
+    def __init__(self):
+        self._spare: list[bytearray] = []
+
+    def take(self) -> bytearray:
+        return self._spare.pop() if self._spare else bytearray(CHUNK_SIZE)
+
+    def give(self, chunk: bytearray) -> None:
+        if len(self._spare) < SPARE_CHUNKS:
+            self._spare.append(chunk)
+
+
 class FrameDecoder:
-    """Accumulates bytes and yields complete frames (without the size prefix)."""
+    """Yields complete frames (without the size prefix) as memoryviews."""
 
-    __slots__ = ("_buf", "_need", "max_size", "error")
+    __slots__ = ("max_size", "error", "_pool", "_chunk", "_start", "_end", "_big", "_big_filled")
 
-    def __init__(self, max_size: int = DEFAULT_MAX_FRAME):
-        self._buf = bytearray()
-        self._need = -1  # size of the frame being read, -1 while reading the prefix
+    def __init__(self, max_size: int = DEFAULT_MAX_FRAME, pool: ChunkPool | None = None):
         self.max_size = max_size
         self.error: ValueError | None = None  # a bad prefix seen after good frames
+        self._pool = pool or ChunkPool()
+        self._chunk: bytearray | None = None  # taken from the pool while bytes are pending
+        self._start = 0  # the first byte of the chunk not yet handed out
+        self._end = 0  # one past the last byte received into the chunk
+        self._big: bytearray | None = None  # a frame too large for the chunk, being received
+        self._big_filled = 0
 
-    def feed(self, data) -> list[bytes]:
-        """Add ``data``; return every frame it completes (possibly none).
+    # --- receiving -------------------------------------------------------------------------
+
+    def get_buffer(self, sizehint: int = -1) -> memoryview:
+        """Where the next bytes should be received (writable, never empty)."""
+        if self.error is not None:
+            raise self.error
+        if self._big is not None:
+            return memoryview(self._big)[self._big_filled:]
+        chunk = self._chunk
+        if chunk is None:
+            chunk = self._chunk = self._pool.take()
+            self._start = self._end = 0
+        elif self._end == len(chunk):
+            self._fresh_chunk()
+            chunk = self._chunk
+        return memoryview(chunk)[self._end:]
+
+    def buffer_updated(self, nbytes: int) -> list[memoryview]:
+        """``nbytes`` were received into the last ``get_buffer``; the frames they complete.
 
         A bad size prefix raises. If complete frames came before it in the
-        same data, they are returned first and the error is kept in
+        same bytes, they are returned first and the error is kept in
         ``error`` (and raised by the next call), so earlier requests can
         still be answered before the connection is closed.
         """
+        if self._big is not None:
+            self._big_filled += nbytes
+            if self._big_filled < len(self._big):
+                return []
+            frame = memoryview(self._big)
+            self._big = None
+            return [frame]
+        self._end += nbytes
+        return self._scan()
+
+    def feed(self, data) -> list[memoryview]:
+        """Add bytes the caller already holds; every frame they complete."""
         if self.error is not None:
             raise self.error
-        buf = self._buf
-        buf += data
-        frames = []
-        pos = 0
-        n = len(buf)
-        while True:
-            if self._need < 0:
-                if n - pos < 4:
-                    break
-                size = _SIZE.unpack_from(buf, pos)[0]
-                if size < 0 or size > self.max_size:
-                    error = (InvalidFrame(f"negative frame size {size}") if size < 0
-                             else FrameTooLarge(size, self.max_size))
-                    if not frames:
-                        raise error
-                    self.error = error
-                    break
-                self._need = size
-                pos += 4
-            if n - pos < self._need:
-                break
-            end = pos + self._need
-            frames.append(bytes(buf[pos:end]))
-            pos = end
-            self._need = -1
-        if pos:
-            del buf[:pos]
+        src = memoryview(data)
+        if src.format != "B" or src.ndim != 1:
+            src = src.cast("B")
+        frames: list[memoryview] = []
+        pos, n = 0, len(src)
+        while pos < n and self.error is None:
+            room = self.get_buffer()
+            take = min(len(room), n - pos)
+            room[:take] = src[pos:pos + take]
+            del room
+            pos += take
+            frames += self.buffer_updated(take)
         return frames
+
+    def release(self) -> None:
+        """Give the chunk back to the pool if it holds nothing pending and no frame
+        handed out from it is still referenced (call after handling a burst)."""
+        if self._chunk is not None and self._start == self._end and self._big is None \
+                and self._chunk_unshared():
+            self._pool.give(self._chunk)
+            self._chunk = None
 
     @property
     def buffered(self) -> int:
-        return len(self._buf)
+        """Bytes received and not yet handed out as frames."""
+        return (self._end - self._start) + (self._big_filled if self._big is not None else 0)
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _scan(self) -> list[memoryview]:
+        chunk = self._chunk
+        pos, end = self._start, self._end
+        frames: list[memoryview] = []
+        view = None
+        while end - pos >= 4:
+            size = _SIZE.unpack_from(chunk, pos)[0]
+            if size < 0 or size > self.max_size:
+                error = (InvalidFrame(f"negative frame size {size}") if size < 0
+                         else FrameTooLarge(size, self.max_size))
+                if not frames:
+                    self._start = pos
+                    raise error
+                self.error = error
+                break
+            stop = pos + 4 + size
+            if stop > end:
+                if stop > len(chunk):  # it cannot fit: receive the rest into its own buffer
+                    self._receive_big(pos + 4, size)
+                    pos = self._end
+                break
+            if view is None:
+                view = memoryview(chunk)
+            frames.append(view[pos + 4:stop])
+            pos = stop
+        self._start = pos
+        return frames
+
+    def _receive_big(self, at: int, size: int) -> None:
+        big = bytearray(size)
+        have = self._end - at
+        big[:have] = memoryview(self._chunk)[at:self._end]
+        self._big, self._big_filled = big, have
+
+    def _chunk_unshared(self) -> bool:
+        """No frame handed out from the chunk is alive: the decoder's reference and
+        getrefcount's argument are the only ones (every view reaches the chunk through
+        the one managed buffer of the view it was sliced from)."""
+        return sys.getrefcount(self._chunk) == 2
+
+    def _fresh_chunk(self) -> None:
+        """The chunk is full: continue in an empty one, carrying over a partial size prefix
+        (a partial frame that fits never reaches the end; one that does not is received
+        into its own buffer)."""
+        tail = bytes(self._chunk[self._start:self._end])  # at most 3 bytes of a size prefix
+        if not self._chunk_unshared():
+            self._chunk = self._pool.take()
+        self._chunk[:len(tail)] = tail
+        self._start, self._end = 0, len(tail)

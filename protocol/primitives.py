@@ -207,7 +207,8 @@ class Sized(Primitive):
     ``compact`` selects the KIP-482 form (unsigned varint N+1, 0 = null) over the
     classic one (int16 length for strings, int32 for bytes; -1 = null). Bytes
     may be built from a list of chunks, which lets Fetch hand over stored
-    batches without joining them first.
+    batches without joining them: into a GatherStream (protocol/header.py)
+    they are not even copied.
     """
 
     def __init__(self, *, text: bool, compact: bool, nullable: bool):
@@ -245,8 +246,12 @@ class Sized(Primitive):
             stream.write(raw)
         elif isinstance(obj, (list, tuple)):
             self._write_len(stream, sum(len(c) for c in obj))
-            for chunk in obj:
-                stream.write(chunk)
+            splice = getattr(stream, "splice", None)
+            if splice is not None:  # a GatherStream: the chunks are sent from where they are
+                splice(obj)
+            else:
+                for chunk in obj:
+                    stream.write(chunk)
         else:
             self._write_len(stream, len(obj))
             stream.write(obj)
@@ -288,6 +293,17 @@ CompactNullableBytes = Sized(text=False, compact=True, nullable=True)
 
 # --- arrays ----------------------------------------------------------------------
 
+class Encoded(bytes):
+    """An array already encoded for the version being built (count and items): written
+    as it is. Lets a handler cache what does not change between requests, such as the
+    partitions of a 1,000-partition topic in a Metadata answer."""
+
+    __slots__ = ()
+
+
+HELPERS["_k_Encoded"] = Encoded
+
+
 class KArray(Primitive):
     """Kafka array: int32 count (classic) or unsigned varint count+1 (compact)."""
 
@@ -315,6 +331,9 @@ class KArray(Primitive):
     def _build(self, obj, stream, context, path):
         if obj is None:
             stream.write(b"\x00" if self.compact else b"\xff\xff\xff\xff")
+            return obj
+        if type(obj) is Encoded:
+            stream.write(obj)
             return obj
         if self.compact:
             write_uvarint(stream, len(obj) + 1)
@@ -352,6 +371,9 @@ def {fname}(io, this):
 def {fname}(items, io, this):
     if items is None:
         {null}
+        return items
+    if items.__class__ is _k_Encoded:
+        io.write(items)
         return items
     {head}
     for obj in items:

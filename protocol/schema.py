@@ -142,6 +142,10 @@ def _construct_for(f: Field, version: int, flexible: bool, nullable: bool):
     return NullableStructC(struct) if nullable else struct
 
 
+def _has_records(fields) -> bool:
+    return any(f.type == "records" or _has_records(f.fields) for f in fields)
+
+
 class Schema:
     """One message at one version: compiled parse/build of a KStruct."""
 
@@ -185,6 +189,10 @@ class Api:
     response: tuple
     supported: str | None = None
     advertise: bool = True
+    # hand-written hot paths (protocol/produce_codec.py): parse_fast(buf, pos, version) and
+    # encode_fast(version, correlation_id, body) -> frame, or None to use the schema
+    parse_fast: object = dc_field(default=None, repr=False)
+    encode_fast: object = dc_field(default=None, repr=False)
     _cache: dict = dc_field(default_factory=dict, repr=False)
     _lock: threading.Lock = dc_field(default_factory=threading.Lock, repr=False)
 
@@ -193,6 +201,8 @@ class Api:
         self.flexible_range = Versions.parse(self.flexible)
         rng = Versions.parse(self.supported or self.valid)
         self.min_version, self.max_version = rng.lo, rng.hi
+        # responses that carry stored batches are sent as a list of buffers (no join)
+        self.carries_records = _has_records(self.response)
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -227,6 +237,21 @@ class Api:
 
     def response_schema(self, version: int) -> Schema:
         return self._schema("response", version)
+
+    def field_schema(self, which: str, version: int, path: tuple[str, ...]) -> Schema:
+        """A nested field of the request or response alone (an array, a struct), compiled
+        for ``version``: ``field_schema("response", 12, ("topics", "partitions"))``
+        encodes a topic's partitions the way Metadata v12 carries them."""
+        key = (which, version, path)
+        schema = self._cache.get(key)
+        if schema is None:
+            con = self._schema(which, version).struct
+            for name in path:
+                con = dict((n, c) for n, c, _ in con.fields)[name]
+                if isinstance(con, p.KArray) and name != path[-1]:
+                    con = con.subcon
+            schema = self._cache[key] = Schema(con)
+        return schema
 
     def compile_supported(self) -> None:
         for v in range(self.min_version, self.max_version + 1):

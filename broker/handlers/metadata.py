@@ -1,18 +1,44 @@
-"""Metadata: brokers (this one), and topics with their single-replica partitions."""
+"""Metadata: brokers (this one), and topics with their single-replica partitions.
+
+A topic's partitions are the bulk of the answer (a 1,000-partition topic is 1,000
+structs) and change only with the partition count, so they are encoded once per
+(version, node) and kept on the Topic (``Topic.derived``); each request assembles the
+per-topic fields around them, so what a principal may see is decided per request.
+"""
 
 from __future__ import annotations
 
 from kipper.protocol.errors import ErrorCode
+from kipper.protocol.messages.metadata import METADATA
+from kipper.protocol.primitives import Encoded
+
+_PARTITIONS = ("topics", "partitions")
 
 
-def describe_topic(topic, node_id: int) -> dict:
+def describe_topic(topic, node_id: int, version: int) -> dict:
     return {
         "error_code": 0, "name": topic.name, "topic_id": topic.topic_id,
-        "is_internal": topic.internal,
-        "partitions": [{"error_code": 0, "partition_index": p.partition, "leader_id": node_id,
-                        "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
-                        "offline_replicas": []} for p in topic.partitions],
+        "is_internal": topic.internal, "partitions": encoded_partitions(topic, node_id, version),
     }
+
+
+def partition_rows(topic, node_id: int) -> list[dict]:
+    return [{"error_code": 0, "partition_index": p.partition, "leader_id": node_id,
+             "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
+             "offline_replicas": []} for p in topic.partitions]
+
+
+def encoded_partitions(topic, node_id: int, version: int) -> Encoded:
+    """The topic's partitions array for ``version``, encoded again only when the
+    partition count changed (CreatePartitions); a deleted or recreated topic is
+    another Topic with its own cache."""
+    key = ("metadata.partitions", version, node_id)
+    count = len(topic.partitions)
+    cached = topic.derived.get(key)
+    if cached is None or cached[0] != count:
+        data = METADATA.field_schema("response", version, _PARTITIONS).build(partition_rows(topic, node_id))
+        cached = topic.derived[key] = (count, Encoded(data))
+    return cached[1]
 
 
 def handle_metadata(req, ctx):
@@ -21,8 +47,9 @@ def handle_metadata(req, ctx):
     host, port = broker.advertised_address(ctx.session.listener)
     topics = broker.topics
     wanted = req.topics
-    if wanted is None or (ctx.api_version == 0 and not wanted):
-        out = [describe_topic(t, node_id) for t in topics.all()]
+    version = ctx.api_version
+    if wanted is None or (version == 0 and not wanted):
+        out = [describe_topic(t, node_id, version) for t in topics.all()]
     else:
         auto = req.get("allow_auto_topic_creation", True)
         out = []
@@ -34,7 +61,7 @@ def handle_metadata(req, ctx):
                     out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
                                 "topic_id": item.topic_id})
                 else:
-                    out.append(describe_topic(topic, node_id))
+                    out.append(describe_topic(topic, node_id, version))
                 continue
             topic = topics.get(name)
             if topic is None and auto:
@@ -44,7 +71,7 @@ def handle_metadata(req, ctx):
             if topic is None:
                 out.append({"error_code": int(error), "name": name})
             else:
-                out.append(describe_topic(topic, node_id))
+                out.append(describe_topic(topic, node_id, version))
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],

@@ -13,6 +13,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.dispatcher import NO_RESPONSE, Reply
 from kipper.broker.log.validate import Rejected, keyless_records, validate_records
+from kipper.protocol.batch import TRANSACTIONAL
 from kipper.protocol.errors import ErrorCode
 
 
@@ -44,7 +45,7 @@ def handle_produce(req, ctx):
     metrics = broker.metrics
     throttle_ms = 0
     responses = []
-    tid = req.get("transactional_id")
+    tid = req.transactional_id
     txn_denied = tid is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid)
     for tdata in req.topic_data:
         name = tdata.get("name")
@@ -85,7 +86,7 @@ def handle_produce(req, ctx):
                 if keyless:  # Kafka's answer; nothing of the batch is appended
                     parts.append(_keyless_refused(index, keyless, topic.name, partition))
                     continue
-            if any(h.is_transactional for _, _, h in spans):
+            if _any_transactional(spans):
                 code, message = broker.txn.check_append(topic.name, index, [h for _, _, h in spans])
                 if code != ErrorCode.NONE:
                     parts.append(result(index, code, log_start_offset=partition.log_start_offset,
@@ -93,11 +94,23 @@ def handle_produce(req, ctx):
                     continue
             appended = partition.append(records, spans, now)
             if appended.appended:
-                metrics.record_in(topic.name, index, len(records),
-                                  sum(h.records_count for _, _, h in spans))
+                metrics.record_in(topic.name, index, len(records), _records_count(spans))
             parts.append(result(index, appended.error, appended.base_offset,
                                 partition.log_start_offset, appended.message))
         responses.append({"name": name, "topic_id": tdata.get("topic_id"),
                           "partition_responses": parts})
     body = NO_RESPONSE if acks == 0 else {"responses": responses, "throttle_time_ms": throttle_ms}
     return Reply(body, mute_ms=throttle_ms) if throttle_ms else body
+
+
+def _any_transactional(spans) -> bool:
+    for _, _, h in spans:
+        if h.attributes & TRANSACTIONAL:
+            return True
+    return False
+
+
+def _records_count(spans) -> int:
+    if len(spans) == 1:
+        return spans[0][2].records_count
+    return sum(h.records_count for _, _, h in spans)

@@ -63,3 +63,23 @@ def log_config(topic_configs: dict[str, str], broker) -> LogConfig:
                                   _get(broker, "log.cleaner.min.compaction.lag.ms", 0)),
         max_compaction_lag_ms=get("max.compaction.lag.ms",
                                   _get(broker, "log.cleaner.max.compaction.lag.ms", NO_LIMIT)))
+
+
+class LogConfigs:
+    """``log_config`` for the partitions a factory makes: a topic's partitions are made
+    one after another and share one LogConfig, so it is resolved once per topic (and
+    again if the topic's configs changed), not once per partition."""
+
+    __slots__ = ("broker", "_last")
+
+    def __init__(self, broker):
+        self.broker = broker
+        self._last: tuple | None = None  # (topic, its configs then, LogConfig)
+
+    def of(self, topic) -> LogConfig:
+        last = self._last
+        if last is not None and last[0] is topic and last[1] == topic.configs:
+            return last[2]
+        config = log_config(topic.configs, self.broker)
+        self._last = (topic, dict(topic.configs), config)
+        return config

@@ -11,6 +11,7 @@ development and CI, nothing touches the disk.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 
 from kipper.broker.log.config import LogConfig
@@ -20,18 +21,18 @@ from kipper.protocol import records
 
 
 class MemoryLog:
-    __slots__ = ("config", "_batches", "_bases", "_lasts", "_max_ts", "_sizes", "_append_times",
+    __slots__ = ("config", "_batches", "_bases", "_lasts", "_max_ts", "_append_times",
                  "_seg_starts", "_seg_first_ms", "_seg_bytes", "_seg_max_ts", "log_start_offset",
                  "log_end_offset", "size_bytes", "_max_ts_seen", "_max_ts_offset", "cleaner_checkpoint")
 
     def __init__(self, config: LogConfig | None = None):
         self.config = config or LogConfig()
         self._batches: list[bytes] = []
-        self._bases: list[int] = []
-        self._lasts: list[int] = []
-        self._max_ts: list[int] = []  # running max of batch max_timestamps
-        self._sizes: list[int] = []
-        self._append_times: list[int] = []
+        # parallel columns as arrays: 8 bytes a batch each, not a list slot and an int object
+        self._bases = array("q")
+        self._lasts = array("q")
+        self._max_ts = array("q")  # running max of batch max_timestamps
+        self._append_times = array("q")
         self._seg_starts: list[int] = [0]  # index of each segment's first batch
         self._seg_first_ms: list[int] = [-1]
         self._seg_bytes: list[int] = [0]  # size of each segment
@@ -66,28 +67,31 @@ class MemoryLog:
 
         Returns (base offset of the first batch, last offset appended).
         """
-        first = self.log_end_offset
+        first = base = self.log_end_offset
         if self._seg_first_ms[-1] < 0:
             self._seg_first_ms[-1] = now_ms
+        view = memoryview(buf)
+        added = 0
         for start, end, header in spans:
-            base = self.log_end_offset
-            data = b.with_base_offset(buf, start, end, base)
+            data = b.with_base_offset(view, start, end, base)  # the one copy of the producer's bytes
             last = base + header.last_offset_delta
             self._batches.append(data)
             self._bases.append(base)
             self._lasts.append(last)
-            if header.max_timestamp > self._max_ts_seen:
-                self._max_ts_seen = header.max_timestamp
+            max_ts = header.max_timestamp
+            if max_ts > self._max_ts_seen:
+                self._max_ts_seen = max_ts
                 self._max_ts_offset = last
-            if header.max_timestamp > self._seg_max_ts[-1]:
-                self._seg_max_ts[-1] = header.max_timestamp
+            if max_ts > self._seg_max_ts[-1]:
+                self._seg_max_ts[-1] = max_ts
             self._max_ts.append(self._max_ts_seen)
-            self._sizes.append(len(data))
             self._append_times.append(now_ms)
-            self.size_bytes += len(data)
-            self._seg_bytes[-1] += len(data)
-            self.log_end_offset = last + 1
-        return first, self.log_end_offset - 1
+            added += end - start
+            base = last + 1
+        self.size_bytes += added
+        self._seg_bytes[-1] += added
+        self.log_end_offset = base
+        return first, base - 1
 
     def delete_records_before(self, offset: int) -> int:
         """Advance the log start offset to ``offset`` (DeleteRecords); drop whole
@@ -102,14 +106,14 @@ class MemoryLog:
         return self.log_start_offset
 
     def _drop_head(self, n: int) -> None:
-        self.size_bytes -= sum(self._sizes[:n])
+        self.size_bytes -= sum(map(len, self._batches[:n]))
         starts = self._seg_starts + [len(self._batches)]
         for k in range(len(self._seg_starts)):  # what each segment loses
             lo, hi = starts[k], starts[k + 1]
             gone = max(0, min(hi, n) - lo)
             if gone:
-                self._seg_bytes[k] -= sum(self._sizes[lo:lo + gone])
-        del (self._batches[:n], self._bases[:n], self._lasts[:n], self._max_ts[:n], self._sizes[:n],
+                self._seg_bytes[k] -= sum(map(len, self._batches[lo:lo + gone]))
+        del (self._batches[:n], self._bases[:n], self._lasts[:n], self._max_ts[:n],
              self._append_times[:n])
         starts = [max(s - n, 0) for s in self._seg_starts]
         keep = [i for i in range(len(starts)) if i == len(starts) - 1 or starts[i + 1] > 0]
@@ -142,7 +146,7 @@ class MemoryLog:
             too_big = retention_bytes >= 0 and size > retention_bytes
             if not (too_old or too_big):
                 break
-            size -= self._sizes[n]
+            size -= len(self._batches[n])
             n += 1
         if n:
             new_start = self._bases[n]
@@ -175,12 +179,12 @@ class MemoryLog:
         out = []
         total = records_ = 0
         n = len(self._batches)
-        bases = self._bases
+        bases, batches = self._bases, self._batches
         while i < n and bases[i] < end:
-            size = self._sizes[i]
+            size = len(batches[i])
             if total + size > max_bytes and (out or not always_one):
                 break
-            out.append(self._batches[i])
+            out.append(batches[i])
             total += size
             i += 1
         if not out:
@@ -280,11 +284,10 @@ class MemoryLog:
         self._seg_max_ts[k] = max((h.max_timestamp for h in headers), default=-1)
         times = self._append_times[lo:hi]
         self._batches[lo:hi] = batches
-        self._bases[lo:hi] = [h.base_offset for h in headers]
-        self._lasts[lo:hi] = [h.base_offset + h.last_offset_delta for h in headers]
-        self._sizes[lo:hi] = [len(d) for d in batches]
-        self._append_times[lo:hi] = [times[-1]] * len(batches)
-        self._max_ts[lo:hi] = [0] * len(batches)
+        self._bases[lo:hi] = array("q", [h.base_offset for h in headers])
+        self._lasts[lo:hi] = array("q", [h.base_offset + h.last_offset_delta for h in headers])
+        self._append_times[lo:hi] = array("q", [times[-1]]) * len(batches)
+        self._max_ts[lo:hi] = array("q", [0]) * len(batches)
         for j in range(k + 1, len(self._seg_starts)):
             self._seg_starts[j] -= removed
         if not batches:  # everything in it was cleaned away: the segment goes

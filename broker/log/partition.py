@@ -137,18 +137,23 @@ class Partition:
         """Append the validated batches ``spans`` [(start, end, header)] of ``buf``."""
         if not spans:
             return _REFUSED_NO_RECORDS
-        rolled = self.log.maybe_roll(spans[-1][1] - spans[0][0], now)
+        log = self.log
+        rolled = log.maybe_roll(spans[-1][1] - spans[0][0], now)
         if rolled is not None:  # Kafka snapshots producer state as a segment rolls
             self.snapshot_producers(rolled)
-        headers = [h for _, _, h in spans]
         if origin == COORDINATOR:
+            headers = [h for _, _, h in spans]
             if any(h.is_control and h.is_transactional for h in headers):
                 return self._append_markers(buf, spans, headers, now)
             return self._append_coordinator_data(buf, spans, headers, now)
-        if all(h.producer_id < 0 for h in headers):
-            base, _ = self.log.append(buf, spans, now)
+        for _, _, h in spans:
+            if h.producer_id >= 0:
+                break
+        else:  # no idempotent batch: nothing to check
+            base, _ = log.append(buf, spans, now)
             self._notify(self.topic, self.partition)
             return AppendResult(ErrorCode.NONE, base, None, True)
+        headers = [h for _, _, h in spans]
         psm = self.producer_state
         validation = psm.validate(headers)
         psm.record(validation)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from typing import Callable, Protocol
 
-from kipper.broker.log.config import LogConfig, log_config
+from kipper.broker.log.config import LogConfig, LogConfigs
 from kipper.broker.log.memory import MemoryLog
 from kipper.broker.log.partition import Partition, ProducerStateSettings
 from kipper.broker.storage.metadata import MetadataStore
@@ -121,6 +121,9 @@ class Topic:
     partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)
     internal: bool = False
+    # what handlers derive from the topic and keep while it lives (the encoded partitions
+    # of a Metadata answer); each entry records what it depends on (the partition count)
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 class PartitionFactory(Protocol):
@@ -140,11 +143,12 @@ class InMemoryPartitions:
         self.settings = settings or ProducerStateSettings()
         self.notify = notify
         self.broker_config = broker_config  # None: Kafka's defaults (engine tests)
+        self._configs = LogConfigs(broker_config)
 
     def _config(self, topic: Topic) -> LogConfig:
         if self.broker_config is None:
             return LogConfig()
-        return log_config(topic.configs, self.broker_config)
+        return self._configs.of(topic)
 
     def new(self, topic: Topic, index: int) -> Partition:
         return Partition(topic.name, index, MemoryLog(self._config(topic)), self.settings, self.notify)

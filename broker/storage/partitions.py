@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from kipper.broker.log.partition import Partition, ProducerStateSettings
-from kipper.broker.log.config import log_config
+from kipper.broker.log.config import LogConfigs, log_config
 from kipper.broker.storage.log_manager import LogManager
 
 
@@ -23,10 +23,10 @@ class DurablePartitions:
         self.settings = settings
         self.notify = notify
         self.clock = clock
+        self._configs = LogConfigs(broker_config)
 
     def new(self, topic, index: int) -> Partition:
-        log_ = self.logs.open_log(topic.name, index, topic.topic_id,
-                                  log_config(topic.configs, self.broker_config), self.clock())
+        log_ = self.logs.open_log(topic.name, index, topic.topic_id, self._configs.of(topic), self.clock())
         return Partition(topic.name, index, log_, self.settings, self.notify)
 
     def reconfigure(self, topic) -> None:

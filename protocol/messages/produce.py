@@ -1,5 +1,6 @@
 """Produce (API key 0)."""
 
+from kipper.protocol import produce_codec
 from kipper.protocol.schema import Api, F
 
 PRODUCE = Api(
@@ -47,3 +48,8 @@ PRODUCE = Api(
         )),
     ),
 )
+
+# Every record goes through here: fixed-field parsing and packing (issue 15), checked against
+# the declaration above by tests/property/test_produce_codec.py.
+PRODUCE.parse_fast = produce_codec.parse_request
+PRODUCE.encode_fast = produce_codec.encode_response

@@ -35,8 +35,13 @@ def free_port() -> int:
 class BrokerProcess:
     def __init__(self, overrides: dict[str, str] | None = None, *, config_file: str | None = None,
                  port: int | None = None, advertise: tuple[str, int] | None = None,
-                 listeners: str | None = None, extra_args: list[str] | None = None):
+                 listeners: str | None = None, extra_args: list[str] | None = None,
+                 root: Path | None = None):
+        """``root``: another kipper checkout with its own ``.venv`` to run instead of this
+        one (benchmarks compare a build with an earlier one)."""
         self.port = port or free_port()
+        self.root = Path(root) if root is not None else ROOT
+        self.python = str(self.root / ".venv" / "bin" / "python") if root is not None else sys.executable
         self.overrides = dict(overrides or {})
         if listeners is None:
             self.overrides.setdefault("listeners", f"PLAINTEXT://127.0.0.1:{self.port}")
@@ -54,7 +59,7 @@ class BrokerProcess:
         return f"127.0.0.1:{self.port}"
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "kipper", "broker"]
+        cmd = [self.python, "-m", "kipper", "broker"]
         if self.config_file:
             cmd += ["--config", self.config_file]
         for k, v in self.overrides.items():
@@ -63,7 +68,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(self.command(), cwd=ROOT, stdout=self._log, stderr=self._log,
+        self.proc = subprocess.Popen(self.command(), cwd=self.root, stdout=self._log, stderr=self._log,
                                      env=env)
         deadline = time.time() + timeout
         while time.time() < deadline:

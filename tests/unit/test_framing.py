@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kipper.protocol.framing import DEFAULT_MAX_FRAME, FrameDecoder, FrameTooLarge, InvalidFrame
+from kipper.protocol.framing import (
+    CHUNK_SIZE, DEFAULT_MAX_FRAME, ChunkPool, FrameDecoder, FrameTooLarge, InvalidFrame,
+)
 
 
 def frame(payload: bytes) -> bytes:
@@ -34,7 +36,7 @@ def test_partial_frame_waits_for_the_rest():
     d = FrameDecoder()
     data = frame(b"abcdef")
     assert d.feed(data[:7]) == []
-    assert d.buffered == 3  # the prefix has been consumed; three payload bytes are held
+    assert d.buffered == 7  # the prefix and three payload bytes are held until the frame is whole
     assert d.feed(data[7:]) == [b"abcdef"]
     assert d.buffered == 0
 
@@ -140,3 +142,79 @@ def test_negative_size_is_not_a_frame_too_large():
     with pytest.raises(InvalidFrame) as exc:
         FrameDecoder(max_size=10).feed(b"\xff\xff\xff\xff")
     assert not isinstance(exc.value, FrameTooLarge)
+
+
+# --- frames are views into buffers the decoder owns (one copy per byte, issue 15) ---------
+
+
+def receive(d: FrameDecoder, data: bytes) -> list[memoryview]:
+    """What a BufferedProtocol does: the bytes land in the decoder's own buffers."""
+    frames = []
+    pos = 0
+    while pos < len(data):
+        room = d.get_buffer()
+        n = min(len(room), len(data) - pos)
+        room[:n] = data[pos:pos + n]
+        del room
+        pos += n
+        frames += d.buffer_updated(n)
+    return frames
+
+
+def test_frames_of_one_read_are_views_into_the_same_receive_buffer():
+    d = FrameDecoder()
+    a, b = receive(d, frame(b"first") + frame(b"second"))
+    assert isinstance(a, memoryview) and isinstance(b, memoryview)
+    assert a.obj is b.obj  # no frame was copied out of the chunk
+    assert bytes(a) == b"first" and bytes(b) == b"second"
+
+
+def test_a_frame_larger_than_the_chunk_is_received_straight_into_a_buffer_of_its_size():
+    payload = bytes(range(256)) * 1000  # 256,000 bytes: more than a 64 KiB chunk
+    data = frame(payload)
+    d = FrameDecoder()
+    room = d.get_buffer()
+    room[:100] = data[:100]
+    del room
+    assert d.buffer_updated(100) == []
+    target = d.get_buffer()  # the rest goes where the frame will live
+    rest = data[100:]
+    assert len(target) == len(rest)
+    target[:] = rest
+    owner = target.obj
+    del target
+    (got,) = d.buffer_updated(len(rest))
+    assert got.obj is owner and len(owner) == len(payload)
+    assert got == payload
+
+
+def test_a_frame_someone_still_holds_is_never_overwritten_by_later_reads():
+    d = FrameDecoder()
+    kept = receive(d, frame(b"keep me"))[0]
+    d.release()  # the frame is alive: the chunk is not given back
+    filler = frame(b"x" * 1000)
+    for _ in range(3 * CHUNK_SIZE // len(filler)):  # wraps past the chunk several times
+        receive(d, filler)
+        d.release()
+    assert kept == b"keep me"
+
+
+def test_a_chunk_no_frame_refers_to_goes_back_to_the_pool_and_is_used_again():
+    pool = ChunkPool()
+    d = FrameDecoder(pool=pool)
+    (f,) = receive(d, frame(b"done"))
+    first = id(f.obj)  # an id: holding the chunk itself would keep it in use
+    del f
+    d.release()
+    assert d.buffered == 0
+    other = FrameDecoder(pool=pool)  # another connection of the same broker
+    (g,) = receive(other, frame(b"next"))
+    assert id(g.obj) == first
+
+
+def test_release_keeps_the_chunk_while_part_of_a_frame_is_pending():
+    pool = ChunkPool()
+    d = FrameDecoder(pool=pool)
+    assert receive(d, frame(b"abcdef")[:6]) == []
+    d.release()
+    assert receive(d, frame(b"abcdef")[6:]) == [b"abcdef"]

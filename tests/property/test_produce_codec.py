@@ -1,0 +1,109 @@
+"""protocol/produce_codec.py, the hand-written Produce fast paths, against PRODUCE's
+declaration: for every version, a request the schema builds parses to the same
+fields (records as memoryviews into the frame, not copies), and a response packs
+to exactly the bytes the schema builds."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kipper.protocol import produce_codec
+from kipper.protocol.header import encode_request, read_client_id
+from kipper.protocol.messages.produce import PRODUCE
+
+VERSIONS = range(3, 14)
+names = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FF), min_size=1, max_size=20)
+
+
+def request_bodies(version: int):
+    partition = st.fixed_dictionaries({"index": st.integers(-(1 << 31), (1 << 31) - 1),
+                                       "records": st.one_of(st.none(), st.binary(max_size=300))})
+    topic = st.fixed_dictionaries({
+        "name": names, "topic_id": st.uuids(),
+        "partition_data": st.lists(partition, max_size=4)})
+    return st.fixed_dictionaries({
+        "transactional_id": st.one_of(st.none(), names),
+        "acks": st.sampled_from([-1, 0, 1, 2]),
+        "timeout_ms": st.integers(-(1 << 31), (1 << 31) - 1),
+        "topic_data": st.lists(topic, max_size=3)})
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_fast_request_parse_agrees_with_the_schema(version, data):
+    body = data.draw(request_bodies(version))
+    frame = memoryview(encode_request(PRODUCE, version, 7, "c", body))[4:]
+    _, pos = read_client_id(frame, PRODUCE.is_flexible(version))
+    expected = PRODUCE.request_schema(version).parse(bytes(frame[pos:]))
+    got = produce_codec.parse_request(frame, pos, version)
+    assert got.transactional_id == expected.transactional_id
+    assert (got.acks, got.timeout_ms) == (expected.acks, expected.timeout_ms)
+    assert len(got.topic_data) == len(expected.topic_data)
+    for g, e in zip(got.topic_data, expected.topic_data):
+        assert g.get("name") == e.get("name")
+        assert g.get("topic_id") == e.get("topic_id")
+        assert [(p.index, p.records) for p in g.partition_data] == \
+            [(p.index, p.records) for p in e.partition_data]
+        for p in g.partition_data:
+            if p.records is not None:  # a view into the frame: nothing was copied
+                assert isinstance(p.records, memoryview) and p.records.obj is frame.obj
+
+
+def test_fast_request_parse_refuses_a_truncated_frame():
+    body = {"transactional_id": None, "acks": 1, "timeout_ms": 5, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": b"x" * 50}]}]}
+    frame = encode_request(PRODUCE, 9, 1, "c", body)[4:]
+    _, pos = read_client_id(frame, True)
+    with pytest.raises(ValueError):
+        produce_codec.parse_request(frame[:-10], pos, 9)
+
+
+def response_bodies(version: int):
+    error = st.fixed_dictionaries({"batch_index": st.integers(0, 1000),
+                                   "batch_index_error_message": st.one_of(st.none(), names)})
+    row = st.fixed_dictionaries({
+        "index": st.integers(0, 5000), "error_code": st.integers(-1, 120),
+        "base_offset": st.integers(-1, 1 << 62), "log_append_time_ms": st.integers(-1, 1 << 41),
+        "log_start_offset": st.integers(-1, 1 << 62),
+        "error_message": st.one_of(st.none(), names)},
+        optional={"record_errors": st.lists(error, max_size=3)})
+    topic = st.fixed_dictionaries({"name": names, "topic_id": st.uuids(),
+                                   "partition_responses": st.lists(row, max_size=4)})
+    return st.fixed_dictionaries({"responses": st.lists(topic, max_size=3),
+                                  "throttle_time_ms": st.integers(0, 1 << 20)})
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_fast_response_encoding_is_byte_for_byte_the_schemas(version, data):
+    body = data.draw(response_bodies(version))
+    fast = produce_codec.encode_response(version, 42, body)
+    header = b"\x00" if PRODUCE.is_flexible(version) else b""
+    schema = PRODUCE.response_schema(version).build(body)
+    assert bytes(fast[4:]) == (42).to_bytes(4, "big") + header + schema
+    assert int.from_bytes(fast[:4], "big") == len(fast) - 4
+
+
+def test_a_response_with_fields_the_fast_path_does_not_write_goes_to_the_schema():
+    body = {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": 6, "base_offset": -1,
+         "current_leader": {"leader_id": 1, "leader_epoch": 3}}]}], "throttle_time_ms": 0}
+    assert produce_codec.encode_response(10, 1, body) is None
+    assert produce_codec.encode_response(10, 1, {**body, "node_endpoints": [
+        {"node_id": 1, "host": "h", "port": 1, "rack": None}]}) is None
+
+
+def test_topic_ids_are_read_from_v13():
+    tid = uuid.uuid4()
+    body = {"transactional_id": None, "acks": 1, "timeout_ms": 5, "topic_data": [
+        {"topic_id": tid, "partition_data": [{"index": 3, "records": None}]}]}
+    frame = encode_request(PRODUCE, 13, 1, "c", body)[4:]
+    _, pos = read_client_id(frame, True)
+    got = produce_codec.parse_request(frame, pos, 13)
+    assert got.topic_data[0].topic_id == tid and got.topic_data[0].get("name") is None

@@ -21,24 +21,20 @@ import os
 import tempfile
 import time
 
+from benchmarks.machine import process_cpu_seconds
 from tests.support.broker import BrokerProcess
 from tests.support.tansu import TansuProcess, tansu_binary
 
 TOPIC = "ingest"
 
 
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
-
-
-def _produce(bootstrap: str, n: int, size: int, callbacks: bool, start_evt, done_q) -> None:
+def _produce(bootstrap: str, n: int, size: int, callbacks: bool, start_evt, done_q,
+             idempotent: bool = False) -> None:
     from confluent_kafka import Producer
 
     payload = os.urandom(size)
-    p = Producer({"bootstrap.servers": bootstrap, "acks": "1"})
+    p = Producer({"bootstrap.servers": bootstrap, "acks": "all" if idempotent else "1",
+                  "enable.idempotence": idempotent})
     p.produce(TOPIC, payload)
     p.flush(30)
     start_evt.wait()
@@ -65,31 +61,32 @@ def _high_watermarks(bootstrap: str, partitions: int) -> int:
     return total
 
 
-def _create_topic(bootstrap: str, partitions: int) -> None:
+def create_topic(bootstrap: str, partitions: int, topic: str = TOPIC) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(TOPIC, num_partitions=partitions, replication_factor=1)])[TOPIC].result(15)
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(15)
 
 
 def run_against(name: str, broker, n: int, size: int, producers: int, partitions: int,
-                callbacks: bool = False) -> dict:
-    _create_topic(broker.bootstrap, partitions)
+                callbacks: bool = False, idempotent: bool = False) -> dict:
+    create_topic(broker.bootstrap, partitions)
     ctx = mp.get_context("spawn")
     start_evt = ctx.Event()
     done_q = ctx.Queue()
     share = n // producers
-    procs = [ctx.Process(target=_produce, args=(broker.bootstrap, share, size, callbacks, start_evt, done_q))
+    procs = [ctx.Process(target=_produce, args=(broker.bootstrap, share, size, callbacks, start_evt, done_q,
+                                                idempotent))
              for _ in range(producers)]
     for p in procs:
         p.start()
     time.sleep(2.0)  # let every producer connect and warm up
-    cpu0 = _cpu_seconds(broker.proc.pid)
+    cpu0 = process_cpu_seconds(broker.proc.pid)
     t0 = time.perf_counter()
     start_evt.set()
     failed = sum(done_q.get(timeout=1800) for _ in procs)
     elapsed = time.perf_counter() - t0
-    cpu = _cpu_seconds(broker.proc.pid) - cpu0
+    cpu = process_cpu_seconds(broker.proc.pid) - cpu0
     for p in procs:
         p.join(30)
     total = share * producers

@@ -18,15 +18,9 @@ import multiprocessing as mp
 import os
 import time
 
+from benchmarks.broker_ingest import create_topic
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.proxy import FaultProxy
-
-
-def _create_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(15)
 
 
 def run_ours(bootstrap, topic, n, size, extra=None):
@@ -156,7 +150,7 @@ def measure(name, fn, n, size, *, partitions=1, delay_ms=0.0, extra=None):
     with BrokerProcess({"log.level": "WARNING"}, port=port, advertise=advertise) as broker:
         bootstrap = f"127.0.0.1:{proxy.port if proxy else port}"
         topic = "bench-" + "".join(c if c.isalnum() else "-" for c in name)
-        _create_topic(bootstrap, topic, partitions)
+        create_topic(bootstrap, partitions, topic)
         result = in_process(fn, bootstrap, topic, n, size, extra)
     if proxy:
         proxy.stop()

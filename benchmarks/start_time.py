@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.machine import rss_kib
 from tests.support.broker import free_port
 from tests.support.tansu import tansu_binary
 
@@ -49,17 +50,10 @@ print(json.dumps({"import": t1 - t0, "first_start": t2 - t1, "warm": warm}))
 """
 
 
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def time_to_accept(cmd: list[str], port: int, idle_s: float = 1.0) -> tuple[float, int]:
+def time_to_accept(cmd: list[str], port: int, idle_s: float = 1.0, cwd: Path = ROOT) -> tuple[float, int]:
     """Seconds from Popen to an accepted connection, and RSS (KiB) after ``idle_s`` idle."""
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
     try:
         while True:
             if proc.poll() is not None:
@@ -77,9 +71,9 @@ def time_to_accept(cmd: list[str], port: int, idle_s: float = 1.0) -> tuple[floa
         proc.wait(10)
 
 
-def kipper_cmd(port: int) -> list[str]:
-    script = Path(sys.executable).with_name("kipper")
-    head = [str(script)] if script.exists() else [sys.executable, "-m", "kipper"]
+def kipper_cmd(port: int, python: str = sys.executable) -> list[str]:
+    script = Path(python).with_name("kipper")
+    head = [str(script)] if script.exists() else [python, "-m", "kipper"]
     return head + ["broker", "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}"]
 
 

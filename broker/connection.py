@@ -108,23 +108,22 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self.closing:
             return
         try:
-            frames = self.decoder.buffer_updated(nbytes)
+            self._handle_burst(self.decoder.buffer_updated(nbytes))
         except (FrameTooLarge, InvalidFrame) as exc:
             self.abort("invalid_frame", str(exc))
             return
-        self._handle_burst(frames)
-        self.decoder.release()  # no frame of the burst is referenced any more (or it is held)
+        # the burst's frames are gone (unless held for a mute): an idle connection keeps no buffer
+        self.decoder.release()
 
     def data_received(self, data) -> None:
         """For callers holding bytes already (tests, a transport without get_buffer)."""
         if self.closing:
             return
         try:
-            frames = self.decoder.feed(data)
+            self._handle_burst(self.decoder.feed(data))
         except (FrameTooLarge, InvalidFrame) as exc:
             self.abort("invalid_frame", str(exc))
             return
-        self._handle_burst(frames)
         self.decoder.release()
 
     def _handle_burst(self, frames: list) -> None:

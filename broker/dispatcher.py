@@ -83,8 +83,12 @@ class Dispatcher:
                 body = api.request_schema(version).parse_stream(io.BytesIO(frame[pos:]))
         except Exception as exc:  # construct/struct/unicode errors: all mean "malformed"
             raise CloseConnection(f"malformed {api.name} v{version} request: {exc}") from None
-        ctx = RequestContext(self.broker, session, api_key, version, correlation_id, client_id)
-        result = handler(body, ctx)
+        result = handler(body, RequestContext(self.broker, session, api_key, version, correlation_id,
+                                              client_id))
+        if type(result) is dict:  # answered at once, the common case: encode it now
+            out = encode_response(api, version, correlation_id, result)
+            self.metrics.observe_request(api.name, int((time.perf_counter() - started) * 1e6))
+            return out, None
         metrics = self.metrics
         if result is NO_RESPONSE or (type(result) is Reply and result.body is NO_RESPONSE):
             metrics.observe_request(api.name, int((time.perf_counter() - started) * 1e6))

@@ -51,11 +51,15 @@ class ChunkPool:
         if len(self._spare) < SPARE_CHUNKS:
             self._spare.append(chunk)
 
+    @property
+    def spare(self) -> int:
+        return len(self._spare)
+
 
 class FrameDecoder:
     """Yields complete frames (without the size prefix) as memoryviews."""
 
-    __slots__ = ("max_size", "error", "_pool", "_chunk", "_start", "_end", "_big", "_big_filled")
+    __slots__ = ("max_size", "error", "_pool", "_chunk", "_start", "_end", "_big", "_big_filled", "_lent")
 
     def __init__(self, max_size: int = DEFAULT_MAX_FRAME, pool: ChunkPool | None = None):
         self.max_size = max_size
@@ -66,6 +70,7 @@ class FrameDecoder:
         self._end = 0  # one past the last byte received into the chunk
         self._big: bytearray | None = None  # a frame too large for the chunk, being received
         self._big_filled = 0
+        self._lent: memoryview | None = None  # the region last given to get_buffer's caller
 
     # --- receiving -------------------------------------------------------------------------
 
@@ -74,15 +79,16 @@ class FrameDecoder:
         if self.error is not None:
             raise self.error
         if self._big is not None:
-            return memoryview(self._big)[self._big_filled:]
-        chunk = self._chunk
-        if chunk is None:
-            chunk = self._chunk = self._pool.take()
-            self._start = self._end = 0
-        elif self._end == len(chunk):
-            self._fresh_chunk()
-            chunk = self._chunk
-        return memoryview(chunk)[self._end:]
+            lent = memoryview(self._big)[self._big_filled:]
+        else:
+            if self._chunk is None:
+                self._chunk = self._pool.take()
+                self._start = self._end = 0
+            elif self._end == len(self._chunk):
+                self._fresh_chunk()
+            lent = memoryview(self._chunk)[self._end:]
+        self._lent = lent
+        return lent
 
     def buffer_updated(self, nbytes: int) -> list[memoryview]:
         """``nbytes`` were received into the last ``get_buffer``; the frames they complete.
@@ -126,7 +132,7 @@ class FrameDecoder:
         if self._chunk is not None and self._start == self._end and self._big is None \
                 and self._chunk_unshared():
             self._pool.give(self._chunk)
-            self._chunk = None
+            self._chunk = self._lent = None
 
     @property
     def buffered(self) -> int:
@@ -170,10 +176,12 @@ class FrameDecoder:
         self._big, self._big_filled = big, have
 
     def _chunk_unshared(self) -> bool:
-        """No frame handed out from the chunk is alive: the decoder's reference and
-        getrefcount's argument are the only ones (every view reaches the chunk through
-        the one managed buffer of the view it was sliced from)."""
-        return sys.getrefcount(self._chunk) == 2
+        """No frame handed out from the chunk is alive. Every view reaches the chunk through
+        the one managed buffer of the memoryview it was sliced from, so the chunk's references
+        are: the decoder's, getrefcount's argument, the region last lent to ``get_buffer``'s
+        caller (held in ``_lent``, since a transport may still hold it), and the frames'."""
+        lent = self._lent is not None and self._lent.obj is self._chunk
+        return sys.getrefcount(self._chunk) == 2 + lent
 
     def _fresh_chunk(self) -> None:
         """The chunk is full: continue in an empty one, carrying over a partial size prefix

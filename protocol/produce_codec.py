@@ -12,6 +12,7 @@ declaration on every version (tests/property/test_produce_codec.py).
 
 from __future__ import annotations
 
+import functools
 import struct
 import uuid
 
@@ -75,8 +76,6 @@ class Truncated(ValueError):
 
 def _skip_tags(buf, pos: int) -> int:
     """Tagged fields: Produce requests define none, so every one is skipped."""
-    if buf[pos] == 0:
-        return pos + 1
     count, pos = decode_uvarint(buf, pos)
     for _ in range(count):
         _, pos = decode_uvarint(buf, pos)
@@ -85,15 +84,10 @@ def _skip_tags(buf, pos: int) -> int:
     return pos
 
 
-def _length(buf, pos: int, flexible: bool, classic: struct.Struct) -> tuple[int, int]:
-    """A length (or count): compact (unsigned varint N+1, 0 = null) or classic (-1 = null)."""
-    if flexible:
-        n = buf[pos]
-        if n < 0x80:
-            return n - 1, pos + 1
-        n, pos = decode_uvarint(buf, pos)
-        return n - 1, pos
-    return classic.unpack_from(buf, pos)[0], pos + classic.size
+def _compact(buf, pos: int) -> tuple[int, int]:
+    """A compact length (unsigned varint N+1, 0 = null) of more than one byte."""
+    n, pos = decode_uvarint(buf, pos)
+    return n - 1, pos
 
 
 def _text(buf, pos: int, n: int) -> tuple[str, int]:
@@ -103,35 +97,61 @@ def _text(buf, pos: int, n: int) -> tuple[str, int]:
     return str(buf[pos:end], "utf-8"), end
 
 
+def _count_of(n: int) -> int:
+    if n < -1:
+        raise Truncated(f"negative array length {n}")
+    return n if n > 0 else 0  # null where the schema says non-nullable reads as empty, as the codec does
+
+
 def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
-    """A Produce request body from ``buf[pos:]``; ``records`` are memoryviews into ``buf``."""
+    """A Produce request body from ``buf[pos:]``; ``records`` are memoryviews into ``buf``.
+
+    Straight-line on purpose: each length is read where it is (one byte in a flexible
+    version unless it is 128 or more), so a one-record request costs a few dozen operations.
+    """
     if type(buf) is not memoryview:
         buf = memoryview(buf)
     flexible = version >= _FLEXIBLE
     size = len(buf)
-    n, pos = _length(buf, pos, flexible, _I16)
+    if flexible:
+        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
+    else:
+        n, pos = _I16.unpack_from(buf, pos)[0], pos + 2
     transactional_id = None
     if n != -1:
         transactional_id, pos = _text(buf, pos, n)
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(buf, pos)
     pos += 6
+    if flexible:
+        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
+    else:
+        n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
     topics = []
-    count, pos = _length(buf, pos, flexible, _I32)
-    for _ in range(_count_of(count)):
+    for _ in range(_count_of(n)):
         if version >= _TOPIC_ID:
             if pos + 16 > size:
                 raise Truncated("topic id past the end of the frame")
             name, topic_id = None, uuid.UUID(bytes=bytes(buf[pos:pos + 16]))
             pos += 16
         else:
-            n, pos = _length(buf, pos, flexible, _I16)
+            if flexible:
+                n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
+            else:
+                n, pos = _I16.unpack_from(buf, pos)[0], pos + 2
             name, pos = _text(buf, pos, n)
             topic_id = None
+        if flexible:
+            n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
+        else:
+            n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
         parts = []
-        pcount, pos = _length(buf, pos, flexible, _I32)
-        for _ in range(_count_of(pcount)):
+        for _ in range(_count_of(n)):
             index = _I32.unpack_from(buf, pos)[0]
-            n, pos = _length(buf, pos + 4, flexible, _I32)
+            pos += 4
+            if flexible:  # records: compact bytes, usually more than 127 of them
+                n, pos = _compact(buf, pos) if buf[pos] >= 0x80 else (buf[pos] - 1, pos + 1)
+            else:
+                n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
             if n == -1:
                 records = None
             else:
@@ -140,26 +160,24 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
                     raise Truncated(f"records of {n} bytes at {pos} in a frame of {size}")
                 records, pos = buf[pos:end], end
             if flexible:
-                pos = _skip_tags(buf, pos)
+                pos = pos + 1 if buf[pos] == 0 else _skip_tags(buf, pos)
             parts.append(PartitionProduceData(index, records))
         if flexible:
-            pos = _skip_tags(buf, pos)
+            pos = pos + 1 if buf[pos] == 0 else _skip_tags(buf, pos)
         topics.append(TopicProduceData(name, topic_id, parts))
-    if flexible:
-        _skip_tags(buf, pos)
+    # the request's own tagged fields end it; nothing after them is read
     return ProduceRequestData(transactional_id, acks, timeout_ms, topics)
-
-
-def _count_of(n: int) -> int:
-    if n < -1:
-        raise Truncated(f"negative array length {n}")
-    return max(n, 0)  # null where the schema says non-nullable reads as empty, as the codec does
 
 
 # --- the response ----------------------------------------------------------------------------
 
 _ROW_KEYS = frozenset(("index", "error_code", "base_offset", "log_append_time_ms", "log_start_offset",
                        "error_message", "record_errors"))
+
+
+# what ends a partition's row when it carries no error (v8+): no record errors, a null
+# message, and in flexible versions the row's empty tagged fields
+_ROW_TAIL_OK = {False: _I32.pack(0) + _I16.pack(-1), True: b"\x01\x00\x00"}
 
 
 def encode_response(version: int, correlation_id: int, body) -> bytearray | None:
@@ -169,17 +187,16 @@ def encode_response(version: int, correlation_id: int, body) -> bytearray | None
     if "node_endpoints" in body:
         return None
     flexible = version >= _FLEXIBLE
+    with_errors = version >= 8
     row = _ROW_V5 if version >= 5 else _ROW_V3
-    out = bytearray(8)  # size and correlation id, filled in at the end
-    if flexible:
-        out.append(0)  # response header v1: no tagged fields
+    out = bytearray(9 if flexible else 8)  # size, correlation id and the header's tags, set at the end
     responses = body["responses"]
     _count(out, len(responses), flexible)
     for topic in responses:
         if version >= _TOPIC_ID:
             out += (topic.get("topic_id") or uuid.UUID(int=0)).bytes
         else:
-            _string(out, topic["name"], flexible)
+            out += _name_field(topic["name"] or "", flexible)
         parts = topic["partition_responses"]
         _count(out, len(parts), flexible)
         for p in parts:
@@ -191,15 +208,20 @@ def encode_response(version: int, correlation_id: int, body) -> bytearray | None
             else:
                 out += row.pack(p["index"], p["error_code"], p["base_offset"],
                                 p.get("log_append_time_ms", -1))
-            if version >= 8:
-                errors = p.get("record_errors") or ()
+            if with_errors:
+                errors = p.get("record_errors")
+                message = p.get("error_message")
+                if not errors and message is None:
+                    out += _ROW_TAIL_OK[flexible]
+                    continue
+                errors = errors or ()
                 _count(out, len(errors), flexible)
                 for e in errors:
                     out += _I32.pack(e["batch_index"])
                     _string(out, e.get("batch_index_error_message"), flexible)
                     if flexible:
                         out.append(0)
-                _string(out, p.get("error_message"), flexible)
+                _string(out, message, flexible)
             if flexible:
                 out.append(0)
         if flexible:
@@ -209,6 +231,14 @@ def encode_response(version: int, correlation_id: int, body) -> bytearray | None
         out.append(0)
     _SIZE_CID.pack_into(out, 0, len(out) - 4, correlation_id)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_field(name: str, flexible: bool) -> bytes:
+    """A topic name as the response carries it (the same few names, over and over)."""
+    out = bytearray()
+    _string(out, name, flexible)
+    return bytes(out)
 
 
 def _count(out: bytearray, n: int, flexible: bool) -> None:

@@ -199,6 +199,7 @@ class Api:
     def __post_init__(self):
         self.valid_range = Versions.parse(self.valid)
         self.flexible_range = Versions.parse(self.flexible)
+        self._flexible_lo, self._flexible_hi = self.flexible_range.lo, self.flexible_range.hi
         rng = Versions.parse(self.supported or self.valid)
         self.min_version, self.max_version = rng.lo, rng.hi
         # responses that carry stored batches are sent as a list of buffers (no join)
@@ -208,7 +209,7 @@ class Api:
         return self.min_version <= version <= self.max_version
 
     def is_flexible(self, version: int) -> bool:
-        return version in self.flexible_range
+        return self._flexible_lo <= version <= self._flexible_hi
 
     def request_header_version(self, version: int) -> int:
         return 2 if self.is_flexible(version) else 1

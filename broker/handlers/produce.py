@@ -47,8 +47,8 @@ def handle_produce(req, ctx):
     responses = []
     tid = req.transactional_id
     txn_denied = tid is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid)
-    for tdata in req.topic_data:
-        name = tdata.get("name")
+    for tdata in req.topic_data:  # parsed by protocol/produce_codec.py: name and topic_id are both set
+        name = tdata.name
         topic = topics.get(name) if name is not None else topics.by_id(tdata.topic_id)
         limit = int(topic.configs.get("max.message.bytes", max_bytes)) if topic else max_bytes
         denied = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else
@@ -95,10 +95,10 @@ def handle_produce(req, ctx):
             appended = partition.append(records, spans, now)
             if appended.appended:
                 metrics.record_in(topic.name, index, len(records), _records_count(spans))
-            parts.append(result(index, appended.error, appended.base_offset,
-                                partition.log_start_offset, appended.message))
-        responses.append({"name": name, "topic_id": tdata.get("topic_id"),
-                          "partition_responses": parts})
+            parts.append({"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
+                          "log_append_time_ms": -1, "log_start_offset": partition.log_start_offset,
+                          "error_message": appended.message})
+        responses.append({"name": name, "topic_id": tdata.topic_id, "partition_responses": parts})
     body = NO_RESPONSE if acks == 0 else {"responses": responses, "throttle_time_ms": throttle_ms}
     return Reply(body, mute_ms=throttle_ms) if throttle_ms else body
 

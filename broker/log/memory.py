@@ -33,10 +33,11 @@ class MemoryLog:
         self._lasts = array("q")
         self._max_ts = array("q")  # running max of batch max_timestamps
         self._append_times = array("q")
-        self._seg_starts: list[int] = [0]  # index of each segment's first batch
-        self._seg_first_ms: list[int] = [-1]
-        self._seg_bytes: list[int] = [0]  # size of each segment
-        self._seg_max_ts: list[int] = [-1]  # largest timestamp in each segment
+        # per segment, as arrays too: a 1,000-partition topic makes few objects for the collector
+        self._seg_starts = array("q", (0,))  # index of each segment's first batch
+        self._seg_first_ms = array("q", (-1,))
+        self._seg_bytes = array("q", (0,))  # size of each segment
+        self._seg_max_ts = array("q", (-1,))  # largest timestamp in each segment
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
@@ -107,7 +108,7 @@ class MemoryLog:
 
     def _drop_head(self, n: int) -> None:
         self.size_bytes -= sum(map(len, self._batches[:n]))
-        starts = self._seg_starts + [len(self._batches)]
+        starts = [*self._seg_starts, len(self._batches)]
         for k in range(len(self._seg_starts)):  # what each segment loses
             lo, hi = starts[k], starts[k + 1]
             gone = max(0, min(hi, n) - lo)
@@ -117,10 +118,10 @@ class MemoryLog:
              self._append_times[:n])
         starts = [max(s - n, 0) for s in self._seg_starts]
         keep = [i for i in range(len(starts)) if i == len(starts) - 1 or starts[i + 1] > 0]
-        self._seg_starts = [starts[i] for i in keep]
-        self._seg_first_ms = [self._seg_first_ms[i] for i in keep]
-        self._seg_bytes = [self._seg_bytes[i] for i in keep]
-        self._seg_max_ts = [self._seg_max_ts[i] for i in keep]
+        self._seg_starts = array("q", [starts[i] for i in keep])
+        self._seg_first_ms = array("q", [self._seg_first_ms[i] for i in keep])
+        self._seg_bytes = array("q", [self._seg_bytes[i] for i in keep])
+        self._seg_max_ts = array("q", [self._seg_max_ts[i] for i in keep])
         self._seg_starts[0] = 0
         self._recompute_running_max(0, len(self._batches))
 
@@ -242,7 +243,7 @@ class MemoryLog:
 
     def segments_info(self) -> list[SegmentInfo]:
         out = []
-        starts = self._seg_starts + [len(self._batches)]
+        starts = [*self._seg_starts, len(self._batches)]
         last = len(self._seg_starts) - 1
         for k in range(len(self._seg_starts)):
             lo, hi = starts[k], starts[k + 1]

@@ -45,6 +45,12 @@ class AppendResult(NamedTuple):
 _REFUSED_NO_RECORDS = AppendResult(ErrorCode.INVALID_RECORD, message="no record batches")
 
 
+def _appended(base_offset: int) -> AppendResult:
+    """A successful append's result, made without the namedtuple's Python-level __new__
+    (every Produce makes one)."""
+    return AppendResult._make((ErrorCode.NONE, base_offset, None, True))
+
+
 @dataclass
 class ProducerStateSettings:
     """What every partition's producer state shares: the mode, the duplicate window,
@@ -152,7 +158,7 @@ class Partition:
         else:  # no idempotent batch: nothing to check
             base, _ = log.append(buf, spans, now)
             self._notify(self.topic, self.partition)
-            return AppendResult(ErrorCode.NONE, base, None, True)
+            return _appended(base)
         headers = [h for _, _, h in spans]
         psm = self.producer_state
         validation = psm.validate(headers)
@@ -173,7 +179,7 @@ class Partition:
             offset = last + 1
         psm.commit(validation, last_offsets, now)
         self._notify(self.topic, self.partition)
-        return AppendResult(ErrorCode.NONE, base, None, True)
+        return _appended(base)
 
     def append_batch(self, data: bytes, now: int, origin: str = COORDINATOR) -> AppendResult:
         """Append batches built by the broker itself (markers, share records)."""

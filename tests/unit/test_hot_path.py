@@ -19,6 +19,7 @@ from kipper.broker.context import Session
 from kipper.protocol import records
 from kipper.protocol.header import decode_response, encode_request, frame_bytes
 from kipper.protocol.messages import APIS
+from kipper.protocol.framing import ChunkPool
 from kipper.protocol.primitives import Encoded
 
 PRODUCE, FETCH, METADATA = APIS[0], APIS[1], APIS[3]
@@ -198,3 +199,19 @@ def test_metadata_with_cached_partitions_is_what_the_schema_builds(wired, versio
     (partition,) = body.topics[0].partitions
     assert partition.partition_index == 0 and partition.leader_id == state.node_id
     assert list(partition.replica_nodes) == [state.node_id]
+
+
+def test_an_idle_connection_gives_its_receive_buffer_back_to_the_pool():
+    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: 1_000)
+    state.topics.create("t", 1)
+    pool = ChunkPool()
+    conns = [KafkaConnection(state.dispatcher, lambda t, peer: Session("PLAINTEXT", peer), set(),
+                             max_frame=1 << 20, pool=pool) for _ in range(3)]
+    for i, conn in enumerate(conns):
+        conn.connection_made(Transport())
+        data = produce_frame(i, records.build_batch([(None, b"x")]))
+        room = conn.get_buffer(65536)  # uvloop holds this region until buffer_updated returns
+        room[:len(data)] = data
+        conn.buffer_updated(len(data))
+        del room
+    assert pool.spare == 1, "the connections took turns with one buffer and hold none now"

@@ -14,6 +14,7 @@ a topic, so that each lives in one place.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Callable
 
 import structlog
@@ -21,6 +22,7 @@ import structlog
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig, Listener
 from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.dynamic_configs import DynamicBrokerConfigs
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
 from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
@@ -28,6 +30,7 @@ from kipper.broker.groups.coordinator import GroupCoordinator
 from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.handlers import HANDLERS
+from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.log.partition import ProducerStateSettings
 from kipper.broker.log.topics import InMemoryPartitions, Topic, TopicManager
 from kipper.broker.metrics import Metrics
@@ -65,8 +68,11 @@ class Broker:
                  offsets: OffsetStore, group_configs: GroupConfigs, groups: GroupCoordinator,
                  share: ShareGroups, txn: Transactions, security: Security,
                  quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
-                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner):
-        self.config = config
+                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
+                 dynamic_configs: DynamicBrokerConfigs, topic_configs: TopicConfigView):
+        self.config = config  # the static config; dynamic_configs.view has the live values
+        self.dynamic_configs = dynamic_configs
+        self.topic_configs = topic_configs  # every topic's configs in effect
         self.node_id: int = config["node.id"]
         self.cluster_id = cluster_id
         self.storage = storage  # None: everything in memory
@@ -126,13 +132,14 @@ class Broker:
         self.share.topic_deleted(topic.name)
 
     def apply_retention(self, now: int) -> int:
-        """Time and size retention over every partition (the shell's timer)."""
+        """Time and size retention over every partition of a topic whose cleanup.policy
+        deletes (the shell's timer)."""
         dropped = 0
         for topic in self.topics.all():
-            if topic.partitions and not topic.partitions[0].log.config.delete:
-                continue  # cleanup.policy=compact alone: the cleaner's, not retention's
-            retention_ms = int(topic.configs.get("retention.ms", self.config["retention.ms"]))
-            retention_bytes = int(topic.configs.get("retention.bytes", self.config["retention.bytes"]))
+            limits = self.topic_configs.retention(topic)
+            if limits is None:
+                continue
+            retention_ms, retention_bytes = limits
             if retention_ms < 0 and retention_bytes < 0:
                 continue
             for partition in topic.partitions:
@@ -142,6 +149,19 @@ class Broker:
                     log.info("retention_applied", topic=topic.name, partition=partition.partition,
                              batches=n, log_start_offset=partition.log_start_offset)
         return dropped
+
+    def alter_broker_configs(self, layer: str, configs: dict[str, str]) -> None:
+        """Replace one layer of dynamic broker configs ("" or this node) and let the
+        engines that read them see the new values."""
+        self.dynamic_configs.replace(layer, configs)
+        live = self.dynamic_configs.view
+        self.producer_states.settings.expiration_ms = live["producer.id.expiration.ms"]
+        self.txn.settings = replace(self.txn.settings,
+                                    verify_partitions=live["transaction.partition.verification.enable"])
+        self.cleaner.threads = live["log.cleaner.threads"]
+        for topic in self.topics.all():
+            self.topics.factory.reconfigure(topic)
+        log.info("broker_configs_altered", layer=layer or "<default>", configs=sorted(configs))
 
     def expire_offsets(self, now: int) -> int:
         return self.offsets.expire(now, self.groups.active_groups())
@@ -185,13 +205,17 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         expiration_ms=config["producer.id.expiration.ms"])
     dirs = log_dirs(config)
     cluster_id, storage, metadata = config["cluster.id"], None, MetadataStore()
-    partitions = InMemoryPartitions(producer_settings, appends.notify, config)
     if dirs:
         storage = LogManager(dirs, node_id=config["node.id"], cluster_id=cluster_id,
                              cluster_id_given="cluster.id" in config.explicit)
         cluster_id = storage.start()
         metadata = MetadataStore(storage.first_dir).load()
-        partitions = DurablePartitions(storage, config, producer_settings, appends.notify, clock)
+    dynamic_configs = DynamicBrokerConfigs(config, metadata)
+    live = dynamic_configs.view  # what engines read: dynamic broker configs over static ones
+    producer_settings.expiration_ms = live["producer.id.expiration.ms"]
+    partitions = InMemoryPartitions(producer_settings, appends.notify, live)
+    if storage is not None:
+        partitions = DurablePartitions(storage, live, producer_settings, appends.notify, clock)
     topics = TopicManager(num_partitions=config["num.partitions"],
                           auto_create=config["auto.create.topics.enable"],
                           partitions=partitions, metadata=metadata)
@@ -203,7 +227,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
     group_journal = GroupJournal(topics, num_partitions=config["offsets.topic.num.partitions"],
                                  segment_bytes=config["offsets.topic.segment.bytes"])
     offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000, journal=group_journal)
-    group_configs = GroupConfigs(metadata)
+    group_configs = GroupConfigs(metadata, config)
     share_settings = ShareSettings.from_config(config)
     share = ShareGroups(share_settings, topics, notify=appends.notify, group_config=group_configs.get)
     classic = ClassicGroupCoordinator(GroupSettings(
@@ -211,11 +235,11 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         min_session_timeout_ms=config["group.min.session.timeout.ms"],
         max_session_timeout_ms=config["group.max.session.timeout.ms"],
         max_size=config["group.max.size"]), journal=group_journal)
-    consumer = ConsumerGroupCoordinator(ConsumerGroupSettings.from_config(config), topics)
+    consumer = ConsumerGroupCoordinator(ConsumerGroupSettings.from_config(config), topics, group_configs)
     groups = GroupCoordinator(classic, consumer, share, offsets)
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
-    txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
+    txn = Transactions(TxnSettings.from_config(live), topics=topics, producer_ids=producer_ids,
                        offsets=offsets, groups=groups, journal=txn_journal)
     if storage is not None:  # what the internal topics and share records say, in that order
         now = clock()
@@ -245,4 +269,5 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
                   producer_ids=producer_ids, offsets=offsets, group_configs=group_configs,
                   groups=groups, share=share, txn=txn, security=security, quotas=quotas,
                   appends=appends, metrics=metrics, handlers=handlers, cluster_id=cluster_id,
-                  storage=storage, cleaner=cleaner)
+                  storage=storage, cleaner=cleaner, dynamic_configs=dynamic_configs,
+                  topic_configs=TopicConfigView(dynamic_configs))

@@ -4,7 +4,7 @@ exactly these keys."""
 
 from __future__ import annotations
 
-from kipper.broker.handlers.alter_configs import handle_incremental_alter_configs
+from kipper.broker.handlers.alter_configs import handle_alter_configs, handle_incremental_alter_configs
 from kipper.broker.handlers.api_versions import handle_api_versions
 from kipper.broker.handlers.client_quotas import handle_alter_client_quotas, handle_describe_client_quotas
 from kipper.broker.handlers.consumer_group import (
@@ -30,7 +30,7 @@ from kipper.broker.handlers.scram_credentials import (
 from kipper.broker.handlers.share_acknowledge import handle_share_acknowledge
 from kipper.broker.handlers.share_fetch import handle_share_fetch
 from kipper.broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
-from kipper.broker.handlers.topics import handle_create_topics, handle_delete_topics
+from kipper.broker.handlers.topics import handle_create_partitions, handle_create_topics, handle_delete_topics
 from kipper.broker.handlers.txn import (
     handle_add_offsets_to_txn, handle_add_partitions_to_txn, handle_end_txn,
     handle_txn_offset_commit, handle_write_txn_markers,
@@ -62,8 +62,10 @@ HANDLERS = {
     27: handle_write_txn_markers,
     28: handle_txn_offset_commit,
     32: handle_describe_configs,
+    33: handle_alter_configs,
     44: handle_incremental_alter_configs,
     36: handle_sasl_authenticate,
+    37: handle_create_partitions,
     48: handle_describe_client_quotas,
     49: handle_alter_client_quotas,
     50: handle_describe_user_scram_credentials,

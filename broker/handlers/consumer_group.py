@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kipper.protocol.acl import GROUP_OPERATIONS, NOT_PROVIDED
+
 
 def _host(ctx) -> str:
     return "/" + ctx.session.peer.rsplit(":", 1)[0]
@@ -15,4 +17,6 @@ def handle_consumer_group_heartbeat(req, ctx):
 
 def handle_consumer_group_describe(req, ctx):
     groups = ctx.broker.groups
-    return {"throttle_time_ms": 0, "groups": [groups.consumer_describe(g) for g in req.group_ids]}
+    ops = GROUP_OPERATIONS if req.include_authorized_operations else NOT_PROVIDED
+    return {"throttle_time_ms": 0, "groups": [{**groups.consumer_describe(g), "authorized_operations": ops}
+                                              for g in req.group_ids]}

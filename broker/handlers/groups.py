@@ -1,9 +1,11 @@
-"""Classic group APIs: JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-DescribeGroups and ListGroups, over the ClassicGroupCoordinator engine."""
+"""Group APIs: JoinGroup, SyncGroup, Heartbeat, LeaveGroup and DescribeGroups
+over the ClassicGroupCoordinator engine; ListGroups, DeleteGroups and
+OffsetDelete over the GroupCoordinator, for every kind of group."""
 
 from __future__ import annotations
 
 from kipper.broker.handlers.util import Deferred
+from kipper.protocol.acl import GROUP_OPERATIONS, NOT_PROVIDED
 
 
 def _host(ctx) -> str:
@@ -39,10 +41,28 @@ def handle_leave_group(req, ctx):
 
 
 def handle_describe_groups(req, ctx):
-    return {"groups": [ctx.broker.groups.classic.describe(g) for g in req.groups]}
+    ops = GROUP_OPERATIONS if req.get("include_authorized_operations") else NOT_PROVIDED
+    return {"groups": [{**ctx.broker.groups.classic.describe(g), "authorized_operations": ops}
+                       for g in req.groups]}
 
 
 def handle_list_groups(req, ctx):
     states = set(req.get("states_filter") or ())
-    types = {t.lower() for t in (req.get("types_filter") or ())}
+    types = set(req.get("types_filter") or ())
     return {"error_code": 0, "groups": ctx.broker.groups.list_groups(states, types)}
+
+
+def handle_delete_groups(req, ctx):
+    results = []
+    for group_id in req.groups_names:
+        code, message = ctx.broker.groups.delete_group(group_id, ctx.now)
+        results.append({"group_id": group_id, "error_code": int(code), "error_message": message})
+    return {"throttle_time_ms": 0, "results": results}
+
+
+def handle_offset_delete(req, ctx):
+    wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in req.topics]
+    code, topics = ctx.broker.groups.delete_offsets(req.group_id, wanted, ctx.now)
+    return {"error_code": int(code), "throttle_time_ms": 0, "topics": [
+        {"name": name, "partitions": [{"partition_index": p, "error_code": int(c)} for p, c in parts]}
+        for name, parts in topics]}

@@ -1,14 +1,20 @@
-"""Metadata: brokers (this one), and topics with their single-replica partitions."""
+"""Metadata: brokers (this one), and topics with their single-replica partitions.
+
+v8+ asks for the operations the principal may perform on each topic and (v8-10)
+on the cluster: without an authorizer that is every operation Kafka supports on
+the resource type (KIP-430), never "not provided" once asked for.
+"""
 
 from __future__ import annotations
 
+from kipper.protocol.acl import CLUSTER_OPERATIONS, NOT_PROVIDED, TOPIC_OPERATIONS
 from kipper.protocol.errors import ErrorCode
 
 
-def describe_topic(topic, node_id: int) -> dict:
+def describe_topic(topic, node_id: int, ops: int = NOT_PROVIDED) -> dict:
     return {
         "error_code": 0, "name": topic.name, "topic_id": topic.topic_id,
-        "is_internal": topic.internal,
+        "is_internal": topic.internal, "topic_authorized_operations": ops,
         "partitions": [{"error_code": 0, "partition_index": p.partition, "leader_id": node_id,
                         "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
                         "offline_replicas": []} for p in topic.partitions],
@@ -21,8 +27,9 @@ def handle_metadata(req, ctx):
     host, port = broker.advertised_address(ctx.session.listener)
     topics = broker.topics
     wanted = req.topics
+    ops = TOPIC_OPERATIONS if req.get("include_topic_authorized_operations") else NOT_PROVIDED
     if wanted is None or (ctx.api_version == 0 and not wanted):
-        out = [describe_topic(t, node_id) for t in topics.all()]
+        out = [describe_topic(t, node_id, ops) for t in topics.all()]
     else:
         auto = req.get("allow_auto_topic_creation", True)
         out = []
@@ -34,7 +41,7 @@ def handle_metadata(req, ctx):
                     out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
                                 "topic_id": item.topic_id})
                 else:
-                    out.append(describe_topic(topic, node_id))
+                    out.append(describe_topic(topic, node_id, ops))
                 continue
             topic = topics.get(name)
             if topic is None and auto:
@@ -44,11 +51,13 @@ def handle_metadata(req, ctx):
             if topic is None:
                 out.append({"error_code": int(error), "name": name})
             else:
-                out.append(describe_topic(topic, node_id))
+                out.append(describe_topic(topic, node_id, ops))
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],
         "cluster_id": broker.cluster_id,
         "controller_id": node_id,
         "topics": out,
+        "cluster_authorized_operations": CLUSTER_OPERATIONS
+        if req.get("include_cluster_authorized_operations") else NOT_PROVIDED,
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kipper.protocol.acl import GROUP_OPERATIONS, NOT_PROVIDED
+
 
 def _host(ctx) -> str:
     return "/" + ctx.session.peer.rsplit(":", 1)[0]
@@ -14,4 +16,6 @@ def handle_share_group_heartbeat(req, ctx):
 
 def handle_share_group_describe(req, ctx):
     coordinator = ctx.broker.share.coordinator
-    return {"throttle_time_ms": 0, "groups": [coordinator.describe(g) for g in req.group_ids]}
+    ops = GROUP_OPERATIONS if req.include_authorized_operations else NOT_PROVIDED
+    return {"throttle_time_ms": 0, "groups": [{**coordinator.describe(g), "authorized_operations": ops}
+                                              for g in req.group_ids]}

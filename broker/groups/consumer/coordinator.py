@@ -25,7 +25,9 @@ from kipper.broker.groups.consumer.model import (
 )
 from kipper.broker.groups.consumer.reconcile import MemberAssignment, UNREVOKED_PARTITIONS, reconcile
 from kipper.broker.groups.consumer.settings import ConsumerGroupSettings
-from kipper.broker.groups.consumer.subscription import regex_problem, subscribed_ids, subscription_metadata
+from kipper.broker.groups.consumer.subscription import (
+    regex_problem, subscribed_ids, subscribed_topics, subscription_metadata,
+)
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -100,6 +102,20 @@ class ConsumerGroupCoordinator:
 
     def active_groups(self) -> set[str]:
         return {g for g, group in self.groups.items() if group.members}
+
+    def delete_group(self, group_id: str) -> None:
+        """DeleteGroups of an empty group (the GroupCoordinator checked it is)."""
+        self.groups.pop(group_id, None)
+        log.info("consumer_group_deleted", group_id=group_id, reason="DeleteGroups")
+
+    def subscribed_to(self, group_id: str, topic: str) -> bool:
+        """Does a member subscribe to ``topic``, by name or by its regex (OffsetDelete)?"""
+        group = self.groups.get(group_id)
+        if group is None:
+            return False
+        return any(topic in m.subscribed_names
+                   or topic in subscribed_topics((), m.subscribed_regex, self.topics)
+                   for m in group.members.values())
 
     # --- ConsumerGroupHeartbeat ---------------------------------------------------------
 

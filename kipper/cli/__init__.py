@@ -1,7 +1,9 @@
 """``kipper <subcommand>``: argument parsing and dispatch only.
 
-Errors the user can fix (bad config, unreachable broker, a Kafka error code)
-print one readable line and exit non-zero; they never end in a traceback.
+Errors the user can fix print one readable line on stderr, naming the topic or
+group they are about, and never end in a traceback. Exit codes are Kafka's
+tools': 0 done, 1 a runtime error (the broker said no or cannot be reached),
+2 a usage error (bad options, bad configuration), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -10,16 +12,27 @@ import argparse
 import os
 import sys
 
+from kipper.cli.common import HelpFormatter, ToolError, UsageError, add_command
 from kipper.client.config import ConfigError
 from kipper.protocol.errors import KafkaError
 
 
+def version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("kipper")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _broker_parser(sub) -> None:
-    p = sub.add_parser("broker", help="run a broker",
-                       description="Run a kipper broker. Settings use Kafka's property names.")
+    p = add_command(sub, "broker", "run a broker",
+                    "Run a kipper broker. Settings use Kafka's property names; logs go to stderr. "
+                    "Stop it with Ctrl-C or SIGTERM.")
     p.add_argument("--config", metavar="FILE.properties", help="broker properties file")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                   help="set a property, repeatable; wins over the file")
+                   help="set a property, repeatable; wins over the file and KIPPER_* variables")
     p.set_defaults(func=_run_broker)
 
 
@@ -52,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kipper.cli import configs, users
     from kipper.cli import stats
 
-    parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
+    parser = argparse.ArgumentParser(prog="kipper", formatter_class=HelpFormatter,
+                                     description="A Kafka-compatible broker and producer in Python.")
+    parser.add_argument("--version", action="version", version=f"kipper {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _broker_parser(sub)
@@ -75,6 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"kipper {args.command}: configuration error: {exc}", file=sys.stderr)
         return 2
+    except UsageError as exc:
+        print(f"kipper {args.command}: {exc} (see kipper {args.command} --help)", file=sys.stderr)
+        return 2
+    except ToolError as exc:
+        print(f"kipper {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KafkaError as exc:
         print(f"kipper {args.command}: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,67 @@
+"""What every ``kipper`` tool shares: help that shows each option's default,
+errors that name what they are about, and Kafka's tools' exit codes (a usage
+error 2, a runtime error 1; the message goes to stderr, never a traceback)."""
+
+from __future__ import annotations
+
+import argparse
+
+from kipper.client.blocking import connect_any
+
+
+class UsageError(Exception):
+    """The command line asks for something impossible: exit 2."""
+
+
+class ToolError(Exception):
+    """The broker said no, or could not be reached: exit 1. The message names the
+    topic, group or resource it is about."""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written; every option with a meaningful default shows it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if ("%(default)" in text or default in (None, False, [], argparse.SUPPRESS)
+                or not action.option_strings):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def add_command(sub, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=description or help[:1].upper() + help[1:] + ".",
+                          formatter_class=HelpFormatter)
+
+
+def add_bootstrap(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
+                   help="the broker(s) to connect to")
+
+
+def key_values(items, option: str) -> dict[str, str]:
+    """KEY=VALUE items (repeated options, or comma-separated in one)."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{option} '{item}' is not KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def connect(bootstrap: str, **kwargs):
+    """A connection to the first reachable bootstrap server; a ToolError naming the
+    servers when none answers (within ~0.4 s on a closed port)."""
+    try:
+        return connect_any(bootstrap, **kwargs)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    except ConnectionError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def check_reachable(bootstrap: str) -> None:
+    """Fail fast, with the real cause, before a producer would wait max.block.ms."""
+    connect(bootstrap, timeout=5.0).close()

@@ -195,3 +195,15 @@ def test_compact_only_topics_keep_their_data_from_retention():
     broker.state.apply_retention(broker.now)
     assert broker.state.topics.partition("kept", 0).log_start_offset == 0
     assert broker.state.topics.partition("gone", 0).log_start_offset == 2
+
+
+def test_docs_admin_names_every_topic_config_and_the_inert_ones_as_inert():
+    from pathlib import Path
+
+    from kipper.broker.log.topic_configs import INERT
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "ADMIN.md").read_text(encoding="utf-8")
+    inert_row = next(line for line in text.splitlines() if line.startswith("| accepted, no effect"))
+    for name in describable():
+        assert f"`{name}`" in text, name
+        assert (f"`{name}`" in inert_row) == (TOPIC_CONFIGS[name].effect == INERT), name

@@ -19,6 +19,7 @@ from typing import Callable
 
 import structlog
 
+from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig, Listener
 from kipper.broker.dispatcher import Dispatcher
@@ -69,7 +70,7 @@ class Broker:
                  share: ShareGroups, txn: Transactions, security: Security,
                  quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
                  handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
-                 dynamic_configs: DynamicBrokerConfigs, topic_configs: TopicConfigView):
+                 acls: Acls, dynamic_configs: DynamicBrokerConfigs, topic_configs: TopicConfigView):
         self.config = config  # the static config; dynamic_configs.view has the live values
         self.dynamic_configs = dynamic_configs
         self.topic_configs = topic_configs  # every topic's configs in effect
@@ -77,6 +78,7 @@ class Broker:
         self.cluster_id = cluster_id
         self.storage = storage  # None: everything in memory
         self.cleaner = cleaner
+        self.acls = acls
         self.clock = clock
         self.topics = topics
         self.producer_states = producer_states
@@ -251,6 +253,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
     cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
                          threads=config["log.cleaner.threads"])
     security = Security(config, config_dir)
+    acls = Acls(config, config_dir)
     quotas = ProducerIdQuotas(config, producer_states, config_dir)
     metrics = Metrics(providers={
         "producer_state": producer_states.snapshot,
@@ -260,6 +263,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         "quotas": lambda: quotas.manager.snapshot(clock()),
         "transactions": txn.snapshot,
         "cleaner": cleaner.snapshot,
+        "authorizer": acls.snapshot,
     })
     handlers = dict(HANDLERS)
     if not share_settings.enable:  # group.share.enable=false: neither served nor advertised
@@ -269,5 +273,5 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
                   producer_ids=producer_ids, offsets=offsets, group_configs=group_configs,
                   groups=groups, share=share, txn=txn, security=security, quotas=quotas,
                   appends=appends, metrics=metrics, handlers=handlers, cluster_id=cluster_id,
-                  storage=storage, cleaner=cleaner, dynamic_configs=dynamic_configs,
+                  storage=storage, cleaner=cleaner, acls=acls, dynamic_configs=dynamic_configs,
                   topic_configs=TopicConfigView(dynamic_configs))

@@ -17,6 +17,7 @@ from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener,
     BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
     cleanup_policy, float_in, int_in, mechanisms, parse_listeners, protocol_map, string,
 )
+from kipper.broker.acl.authorizer import CLASS_NAMES as AUTHORIZER_CLASS_NAMES
 from kipper.protocol import properties
 
 
@@ -237,6 +238,12 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("super.users", string, "",
         "Semicolon-separated principals (User:admin) allowed to alter and describe quotas and "
         "SCRAM credentials. Empty: every authenticated principal may (Kafka without an authorizer).",
+        "security"),
+    Key("authorizer.class.name", choice("", *AUTHORIZER_CLASS_NAMES), "",
+        "Turns authorization on: org.apache.kafka.metadata.authorizer.StandardAuthorizer (or "
+        "kipper's short name, standard). Empty: every request is allowed.", "security"),
+    Key("allow.everyone.if.no.acl.found", boolean, False,
+        "With an authorizer: allow a request on a resource no ACL names (Kafka's default: false).",
         "security"),
     Key("ssl.keystore.type", choice("PEM"), "PEM",
         "Format of ssl.keystore.location; only PEM (Python's ssl module).", "security"),

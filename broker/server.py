@@ -82,7 +82,7 @@ class BrokerServer:
                      config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000,
                      lambda: broker.txn.tick(now())),
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
-                     lambda: (broker.security.reload(), broker.quotas.reload())),
+                     lambda: (broker.security.reload(), broker.quotas.reload(), broker.acls.reload())),
         ]
         if broker.cleaner.enabled:
             self.periodic.append(Periodic("log-cleaner", config["log.cleaner.backoff.ms"] / 1000,

@@ -9,7 +9,7 @@ fields a newer broker adds are ignored; a line that is not JSON lands in
 from __future__ import annotations
 
 from pyspark.sql.types import (
-    ArrayType, DoubleType, IntegerType, LongType, MapType, StringType, StructField, StructType,
+    ArrayType, BooleanType, DoubleType, IntegerType, LongType, MapType, StringType, StructField, StructType,
 )
 
 
@@ -41,6 +41,11 @@ SHARE_GROUPS = _struct(groups=L, members=L, share_sessions=L, share_partitions_l
 TRANSACTIONS = _struct(transactional_ids=L, states=MapType(S, L), commits=L, aborts=L, timed_out=L,
                        fenced=L, expired=L, open_in_partitions=L, aborted_index_entries=L)
 
+CLEANER = _struct(runs=L, bytes_read=L, bytes_written=L, records_removed=L, running=L,
+                  partitions=ArrayType(_struct(topic=S, partition=I, dirty_ratio=D)))
+
+AUTHORIZER = _struct(enabled=BooleanType(), acls=L, denied=MapType(S, L))
+
 SECURITY = _struct(authentications=_struct(authenticated=L, failed=L), scram_users=L,
                    mechanisms=ArrayType(S))
 
@@ -63,6 +68,8 @@ DUMP_LINE = StructType([
     StructField("share_groups", SHARE_GROUPS, True),
     StructField("transactions", TRANSACTIONS, True),
     StructField("security", SECURITY, True),
+    StructField("cleaner", CLEANER, True),
+    StructField("authorizer", AUTHORIZER, True),
     StructField("dump", _struct(dropped=L), True),
     StructField("_corrupt_record", S, True),
 ])

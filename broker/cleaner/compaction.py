@@ -139,24 +139,30 @@ class CleaningPass:
                 yield
         observed: set[int] = set()  # producers with transactional batches since their marker
         for seg in self._segments(log.log_start_offset, plan.end):  # 2. rewrite
-            if not any(s.base_offset == seg.base_offset for s in log.segments_info()):
+            if not self._still_there(seg.base_offset):
                 continue  # retention or DeleteRecords removed it meanwhile
-            cleaned, changed = [], False
+            writer, changed = log.cleaned_writer(seg.base_offset), False
             for base, data in log.segment_batches(seg.base_offset):
                 self.bytes_read += len(data)
                 out = self._clean_batch(data, observed)
                 changed |= out is not data
                 if out is not None:
-                    cleaned.append(out)
+                    writer.add(out)
                     self.bytes_written += len(out)
                 yield
-            if changed:
+            if changed and self._still_there(seg.base_offset):
                 try:
-                    log.replace_segment(seg.base_offset, cleaned)
+                    writer.commit()
                 except (KeyError, ValueError):
-                    pass  # the segment changed under the pass (retention): cleaned next time
+                    writer.abort()  # the segment changed under the pass: cleaned next time
+            else:
+                writer.abort()
             yield
         log.cleaner_checkpoint = max(log.cleaner_checkpoint, plan.end)
+
+    def _still_there(self, base_offset: int) -> bool:
+        return any(s.base_offset == base_offset and not s.active
+                   for s in self.partition.log.segments_info())
 
     def _clean_batch(self, data: bytes, observed: set[int]):
         """The batch to keep (``data`` itself when nothing changes), or None."""

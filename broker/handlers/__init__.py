@@ -4,6 +4,7 @@ exactly these keys."""
 
 from __future__ import annotations
 
+from kipper.broker.handlers.acls import handle_create_acls, handle_delete_acls, handle_describe_acls
 from kipper.broker.handlers.alter_configs import handle_alter_configs, handle_incremental_alter_configs
 from kipper.broker.handlers.api_versions import handle_api_versions
 from kipper.broker.handlers.cluster import handle_describe_cluster, handle_describe_log_dirs
@@ -65,6 +66,9 @@ HANDLERS = {
     26: handle_end_txn,
     27: handle_write_txn_markers,
     28: handle_txn_offset_commit,
+    29: handle_describe_acls,
+    30: handle_create_acls,
+    31: handle_delete_acls,
     32: handle_describe_configs,
     33: handle_alter_configs,
     35: handle_describe_log_dirs,

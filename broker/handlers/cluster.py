@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 
-from kipper.protocol.acl import CLUSTER_OPERATIONS, NOT_PROVIDED
+from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE, NOT_PROVIDED
 from kipper.protocol.errors import ErrorCode
 
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
@@ -36,8 +36,15 @@ def handle_describe_cluster(req, ctx):
     return {**base, "controller_id": broker.node_id,
             "brokers": [{"broker_id": broker.node_id, "host": host, "port": port, "rack": None,
                          "is_fenced": False}],
-            "cluster_authorized_operations": CLUSTER_OPERATIONS
+            "cluster_authorized_operations": _cluster_operations(ctx)
             if req.include_cluster_authorized_operations else NOT_PROVIDED}
+
+
+def _cluster_operations(ctx) -> int:
+    """Kafka's AuthHelper: the operations, if the session may DESCRIBE the cluster; else 0."""
+    if not ctx.authorize(DESCRIBE, CLUSTER, CLUSTER_NAME):
+        return 0
+    return ctx.authorized_operations(CLUSTER, CLUSTER_NAME)
 
 
 def _wanted(broker, topics):
@@ -63,6 +70,9 @@ def _space(directory: str) -> tuple[int, int]:
 
 def handle_describe_log_dirs(req, ctx):
     broker = ctx.broker
+    if not ctx.authorize(DESCRIBE, CLUSTER, CLUSTER_NAME):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                "results": []}
     storage = broker.storage
     wanted = _wanted(broker, req.topics)
     if storage is None:

@@ -4,6 +4,8 @@ of precedence, type and documentation."""
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS, GROUP
+from kipper.broker.acl.model import TOPIC as ACL_TOPIC
 from kipper.broker.config import KEYS, defaults_text
 from kipper.broker.dynamic_configs import DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
@@ -83,6 +85,17 @@ def _filter(rows: list[dict], keys) -> list[dict]:
     return [r for r in rows if r["name"] in wanted]
 
 
+def _denied(ctx, res) -> ErrorCode | None:
+    """DESCRIBE_CONFIGS on the resource (Kafka's ConfigHelper, with an authorizer)."""
+    if res.resource_type == TOPIC and not ctx.authorize(DESCRIBE_CONFIGS, ACL_TOPIC, res.resource_name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if res.resource_type in GROUP_TYPES and not ctx.authorize(DESCRIBE_CONFIGS, GROUP, res.resource_name):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if res.resource_type == BROKER and not ctx.authorize(DESCRIBE_CONFIGS, CLUSTER, CLUSTER_NAME):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
+
+
 def handle_describe_configs(req, ctx):
     broker = ctx.broker
     synonyms = req.get("include_synonyms", False)
@@ -92,7 +105,10 @@ def handle_describe_configs(req, ctx):
         row = {"resource_type": res.resource_type, "resource_name": res.resource_name,
                "error_code": 0, "error_message": None, "configs": []}
         keys = res.configuration_keys
-        if res.resource_type == TOPIC:
+        denied = _denied(ctx, res)
+        if denied is not None:
+            row.update(error_code=int(denied))
+        elif res.resource_type == TOPIC:
             topic = broker.topics.get(res.resource_name)
             if topic is None:
                 row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),

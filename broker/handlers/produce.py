@@ -4,14 +4,16 @@ Each partition's result is computed on its own, so one bad partition does
 not fail the others. The topic's configs in effect (max.message.bytes, the
 timestamp rules, LogAppendTime, compression.type) are applied first
 (broker/log/append_policy.py). Before the append come the producer-id quota
-(seed 002), a compacted topic's refusal of keyless records and, for transactional batches, the coordinator's check that the partition is
-in the producer's transaction (KIP-890 part 1); the append itself is the
+(seed 002), a compacted topic's refusal of keyless records and, for
+transactional batches, the coordinator's check that the partition is in the
+producer's transaction (KIP-890 part 1); the append itself is the
 Partition's one write path. acks=0 gets no response at all, as in Kafka; a
 throttled producer's connection is muted after the answer.
 """
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.dispatcher import NO_RESPONSE, Reply
 from kipper.broker.log import append_policy
 from kipper.broker.log.validate import Rejected, keyless_records, validate_records
@@ -46,15 +48,23 @@ def handle_produce(req, ctx):
     metrics = broker.metrics
     throttle_ms = 0
     responses = []
+    tid = req.get("transactional_id")
+    txn_denied = tid is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid)
     for tdata in req.topic_data:
         name = tdata.get("name")
         topic = topics.get(name) if name is not None else topics.by_id(tdata.topic_id)
         policy = topic_configs.policy(topic) if topic is not None else None
+        denied = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else
+                  ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                  if not ctx.authorize(WRITE, TOPIC, topic.name if topic else name or "") else None)
         parts = []
         for pdata in tdata.partition_data:
             index = pdata.index
             if acks not in (0, 1, -1):
                 parts.append(result(index, ErrorCode.INVALID_REQUIRED_ACKS))
+                continue
+            if denied is not None:  # nothing is appended
+                parts.append(result(index, denied))
                 continue
             if topic is None or not 0 <= index < len(topic.partitions):
                 code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

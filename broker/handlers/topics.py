@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 
+from kipper.broker.acl.model import ALTER, TOPIC
 from kipper.broker.log.topic_configs import describable
 from kipper.broker.log.topics import Topic
 from kipper.protocol.errors import ErrorCode
@@ -155,6 +156,8 @@ def handle_create_partitions(req, ctx):
         try:
             if names.count(t.name) > 1:
                 raise Refused(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+            if not ctx.authorize(ALTER, TOPIC, t.name):
+                raise Refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
             topic = _check_growth(broker, t)
             if not req.validate_only:
                 broker.topics.add_partitions(topic, t.count)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from kipper.broker.acl.model import DESCRIBE, READ, TOPIC, TRANSACTIONAL_ID
 from kipper.broker.txn.states import TxnState
 from kipper.protocol.errors import ErrorCode
 
@@ -18,8 +19,14 @@ def handle_describe_producers(req, ctx):
     out = []
     for t in req.topics:
         parts = []
+        readable = ctx.authorize(READ, TOPIC, t.name)
         for index in t.partition_indexes:
             partition = broker.topics.partition(t.name, index)
+            if not readable:
+                parts.append({"partition_index": index,
+                              "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                              "error_message": None, "active_producers": []})
+                continue
             if partition is None:
                 parts.append({"partition_index": index,
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
@@ -53,8 +60,10 @@ def handle_describe_transactions(req, ctx):
     out = []
     for tid in req.transactional_ids:
         meta = coordinator.transactions.get(tid)
-        if meta is None:
-            out.append({"error_code": int(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND), "transactional_id": tid,
+        if meta is None or not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid):
+            code = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                    if not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid) else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
+            out.append({"error_code": int(code), "transactional_id": tid,
                         "transaction_state": "", "transaction_timeout_ms": 0,
                         "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1,
                         "topics": []})
@@ -81,6 +90,7 @@ def handle_list_transactions(req, ctx):
             return {**base, "error_code": int(ErrorCode.INVALID_REGULAR_EXPRESSION)}
     found = ctx.broker.txn.coordinator.list(states, set(req.producer_id_filters),
                                             req.get("duration_filter", -1), pattern or None, ctx.now)
-    return {**base, "transaction_states": [
+    return {**base, "transaction_states": [  # only the ids the session may describe
         {"transactional_id": m.transactional_id, "producer_id": m.producer_id,
-         "transaction_state": m.state.value} for m in found]}
+         "transaction_state": m.state.value} for m in found
+        if ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, m.transactional_id)]}

@@ -5,8 +5,9 @@ With a topic's defaults this is header-only: the batch size limit
 CreateTime timestamps (message.timestamp.after.max.ms, Kafka 4), both from
 the 61-byte header. Records are read only when message.timestamp.before.max.ms
 is set: it checks every record's timestamp (a compacted topic's keyless records
-are refused in the Produce handler, with Kafka's record errors). A batch is rewritten only when a config asks for it:
-LogAppendTime stamps the header and recomputes the CRC; a topic
+are refused in the Produce handler, with Kafka's record errors). A batch is
+rewritten only when a config asks for it: LogAppendTime stamps the header and
+recomputes the CRC; a topic
 compression.type other than producer recompresses the records section.
 """
 

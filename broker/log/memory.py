@@ -21,8 +21,8 @@ from kipper.protocol import records
 
 class MemoryLog:
     __slots__ = ("config", "_batches", "_bases", "_lasts", "_max_ts", "_sizes", "_append_times",
-                 "_seg_starts", "_seg_first_ms", "_active_bytes", "log_start_offset", "log_end_offset",
-                 "size_bytes", "_max_ts_seen", "_max_ts_offset", "cleaner_checkpoint")
+                 "_seg_starts", "_seg_first_ms", "_seg_bytes", "_seg_max_ts", "log_start_offset",
+                 "log_end_offset", "size_bytes", "_max_ts_seen", "_max_ts_offset", "cleaner_checkpoint")
 
     def __init__(self, config: LogConfig | None = None):
         self.config = config or LogConfig()
@@ -34,7 +34,8 @@ class MemoryLog:
         self._append_times: list[int] = []
         self._seg_starts: list[int] = [0]  # index of each segment's first batch
         self._seg_first_ms: list[int] = [-1]
-        self._active_bytes = 0  # size of the active (last) segment
+        self._seg_bytes: list[int] = [0]  # size of each segment
+        self._seg_max_ts: list[int] = [-1]  # largest timestamp in each segment
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
@@ -51,11 +52,12 @@ class MemoryLog:
         """Start a new segment if the active one is full or old (segment.bytes, segment.ms)."""
         if self._seg_starts[-1] >= len(self._batches):
             return None
-        if self._active_bytes + nbytes > self.config.segment_bytes or (
+        if self._seg_bytes[-1] + nbytes > self.config.segment_bytes or (
                 now_ms - self._seg_first_ms[-1] >= self.config.segment_ms):
             self._seg_starts.append(len(self._batches))
             self._seg_first_ms.append(-1)
-            self._active_bytes = 0
+            self._seg_bytes.append(0)
+            self._seg_max_ts.append(-1)
             return self.log_end_offset
         return None
 
@@ -77,11 +79,13 @@ class MemoryLog:
             if header.max_timestamp > self._max_ts_seen:
                 self._max_ts_seen = header.max_timestamp
                 self._max_ts_offset = last
+            if header.max_timestamp > self._seg_max_ts[-1]:
+                self._seg_max_ts[-1] = header.max_timestamp
             self._max_ts.append(self._max_ts_seen)
             self._sizes.append(len(data))
             self._append_times.append(now_ms)
             self.size_bytes += len(data)
-            self._active_bytes += len(data)
+            self._seg_bytes[-1] += len(data)
             self.log_end_offset = last + 1
         return first, self.log_end_offset - 1
 
@@ -99,20 +103,29 @@ class MemoryLog:
 
     def _drop_head(self, n: int) -> None:
         self.size_bytes -= sum(self._sizes[:n])
+        starts = self._seg_starts + [len(self._batches)]
+        for k in range(len(self._seg_starts)):  # what each segment loses
+            lo, hi = starts[k], starts[k + 1]
+            gone = max(0, min(hi, n) - lo)
+            if gone:
+                self._seg_bytes[k] -= sum(self._sizes[lo:lo + gone])
         del (self._batches[:n], self._bases[:n], self._lasts[:n], self._max_ts[:n], self._sizes[:n],
              self._append_times[:n])
         starts = [max(s - n, 0) for s in self._seg_starts]
         keep = [i for i in range(len(starts)) if i == len(starts) - 1 or starts[i + 1] > 0]
         self._seg_starts = [starts[i] for i in keep]
         self._seg_first_ms = [self._seg_first_ms[i] for i in keep]
+        self._seg_bytes = [self._seg_bytes[i] for i in keep]
+        self._seg_max_ts = [self._seg_max_ts[i] for i in keep]
         self._seg_starts[0] = 0
-        self._active_bytes = sum(self._sizes[self._seg_starts[-1]:])
-        self._recompute_running_max()
+        self._recompute_running_max(0, len(self._batches))
 
-    def _recompute_running_max(self) -> None:
-        running = -1
-        for i, data in enumerate(self._batches):
-            running = max(running, b.read_header(data).max_timestamp)
+    def _recompute_running_max(self, lo: int, hi: int) -> None:
+        """Running maxima of batches lo..hi-1; later entries may overstate theirs, which
+        only makes a timestamp lookup start a little earlier."""
+        running = self._max_ts[lo - 1] if lo > 0 else -1
+        for i in range(lo, hi):
+            running = max(running, b.read_header(self._batches[i]).max_timestamp)
             self._max_ts[i] = running
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int,
@@ -226,20 +239,22 @@ class MemoryLog:
     def segments_info(self) -> list[SegmentInfo]:
         out = []
         starts = self._seg_starts + [len(self._batches)]
+        last = len(self._seg_starts) - 1
         for k in range(len(self._seg_starts)):
             lo, hi = starts[k], starts[k + 1]
             if lo >= hi:
                 continue
-            out.append(SegmentInfo(self._bases[lo], self._lasts[hi - 1] + 1, sum(self._sizes[lo:hi]),
-                                   max(b.read_header(d).max_timestamp for d in self._batches[lo:hi]),
-                                   self._append_times[hi - 1], k == len(self._seg_starts) - 1))
+            nxt = self._bases[hi] if hi < len(self._bases) else self.log_end_offset
+            out.append(SegmentInfo(self._bases[lo], nxt, self._seg_bytes[k], self._seg_max_ts[k],
+                                   self._append_times[hi - 1], k == last))
         return out
 
     def segment_batches(self, base_offset: int):
-        """(base offset, batch) of the segment starting at ``base_offset``."""
+        """(base offset, batch) of the segment starting at ``base_offset`` (a snapshot)."""
         k = self._segment_of(base_offset)
+        lo = self._seg_starts[k]
         hi = self._seg_starts[k + 1] if k + 1 < len(self._seg_starts) else len(self._batches)
-        return list(zip(self._bases[self._seg_starts[k]:hi], self._batches[self._seg_starts[k]:hi]))
+        return zip(self._bases[lo:hi], self._batches[lo:hi])
 
     def _segment_of(self, base_offset: int) -> int:
         for k, start in enumerate(self._seg_starts):
@@ -247,14 +262,22 @@ class MemoryLog:
                 return k
         raise KeyError(f"no segment starts at {base_offset}")
 
+    def cleaned_writer(self, base_offset: int) -> "_MemoryCleaned":
+        return _MemoryCleaned(self, base_offset)
+
     def replace_segment(self, base_offset: int, batches: list[bytes]) -> None:
         """The cleaner's output for one (inactive) segment: same offsets, fewer records."""
         k = self._segment_of(base_offset)
         lo = self._seg_starts[k]
         hi = self._seg_starts[k + 1] if k + 1 < len(self._seg_starts) else len(self._batches)
+        if hi == len(self._batches):
+            raise ValueError("the active segment is never replaced")
         headers = [b.read_header(d) for d in batches]
         removed = hi - lo - len(batches)
-        self.size_bytes += sum(len(d) for d in batches) - sum(self._sizes[lo:hi])
+        new_bytes = sum(len(d) for d in batches)
+        self.size_bytes += new_bytes - self._seg_bytes[k]
+        self._seg_bytes[k] = new_bytes
+        self._seg_max_ts[k] = max((h.max_timestamp for h in headers), default=-1)
         times = self._append_times[lo:hi]
         self._batches[lo:hi] = batches
         self._bases[lo:hi] = [h.base_offset for h in headers]
@@ -265,9 +288,9 @@ class MemoryLog:
         for j in range(k + 1, len(self._seg_starts)):
             self._seg_starts[j] -= removed
         if not batches:  # everything in it was cleaned away: the segment goes
-            del self._seg_starts[k], self._seg_first_ms[k]
+            del self._seg_starts[k], self._seg_first_ms[k], self._seg_bytes[k], self._seg_max_ts[k]
             self._seg_starts[0] = 0
-        self._recompute_running_max()
+        self._recompute_running_max(lo, lo + len(batches))
 
     # --- nothing to keep beside the batches, nothing to flush ------------------------------
 
@@ -300,3 +323,21 @@ class MemoryLog:
 
     def delete(self) -> None:
         self._drop_head(len(self._batches))
+
+
+class _MemoryCleaned:
+    """Collects a segment's cleaned batches; ``commit`` swaps them in."""
+
+    def __init__(self, log: MemoryLog, base_offset: int):
+        self.log = log
+        self.base_offset = base_offset
+        self.batches: list[bytes] = []
+
+    def add(self, data: bytes) -> None:
+        self.batches.append(data)
+
+    def commit(self) -> None:
+        self.log.replace_segment(self.base_offset, self.batches)
+
+    def abort(self) -> None:
+        self.batches = []

@@ -81,10 +81,11 @@ class LogStorage(Protocol):
 
     def segments_info(self) -> list[SegmentInfo]: ...
 
-    def segment_batches(self, base_offset: int) -> list[tuple[int, bytes]]: ...
+    def segment_batches(self, base_offset: int) -> Iterator[tuple[int, bytes]]: ...
 
-    def replace_segment(self, base_offset: int, batches: list[bytes]) -> None:
-        """Swap an inactive segment's batches for cleaned ones (same offsets, fewer records)."""
+    def cleaned_writer(self, base_offset: int):
+        """A writer (add(batch), commit(), abort()) of a cleaned copy of an inactive segment:
+        the same offsets, fewer records; ``commit`` swaps it in."""
 
     def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
         """An aborted transaction ended by the marker at ``last`` (Kafka's .txnindex)."""

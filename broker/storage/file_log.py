@@ -330,16 +330,23 @@ class FileLog:
                                    seg.last_append_ms, i == last))
         return out
 
-    def segment_batches(self, base_offset: int) -> list[tuple[int, bytes]]:
+    def segment_batches(self, base_offset: int):
+        """(base offset, batch) of one segment, read as they are asked for."""
         seg = self.segments[self._bases.index(base_offset)]
-        return [(h.base_offset, seg.pread(h.batch_length + b.LOG_OVERHEAD, pos))
-                for pos, h in seg.walk(0)]
+        for pos, h in seg.walk(0):
+            yield h.base_offset, seg.pread(h.batch_length + b.LOG_OVERHEAD, pos)
 
-    def replace_segment(self, base_offset: int, batches: list[bytes]) -> None:
+    def cleaned_writer(self, base_offset: int):
         i = self._bases.index(base_offset)
         if i == len(self.segments) - 1:
             raise ValueError("the active segment is never replaced")
-        self.segments[i].replace_with(batches)
+        return self.segments[i].cleaned_writer()
+
+    def replace_segment(self, base_offset: int, batches: list[bytes]) -> None:
+        writer = self.cleaned_writer(base_offset)
+        for data in batches:
+            writer.add(data)
+        writer.commit()
 
     # --- producer snapshots -------------------------------------------------------------------
 

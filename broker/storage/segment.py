@@ -104,37 +104,17 @@ class LogSegment:
             self._time_ts.append(max_ts)
             self._time_offsets.append(last_offset)
 
-    def replace_with(self, batches: list[bytes]) -> None:
-        """The log cleaner's output takes this segment's place: written beside it, fsynced,
-        renamed over it (atomic), then indexed from the batches themselves."""
-        tmp = self.path(".log.cleaned")
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            if batches:
-                _write_all(fd, batches)
-            os.fsync(fd)
-        except BaseException:
-            os.close(fd)
-            tmp.unlink(missing_ok=True)
-            raise
-        os.replace(tmp, self.path(".log"))
+    def cleaned_writer(self) -> "CleanedSegment":
+        return CleanedSegment(self)
+
+    def swap_in(self, fd: int, size: int, index, times, max_ts: tuple[int, int]) -> None:
+        """A cleaned copy (``fd``, already renamed over this segment's file) replaces it."""
         os.close(self.fd)
-        self.fd = fd
-        self.size = sum(len(d) for d in batches)
-        self._idx_offsets, self._idx_positions = array("q"), array("q")
-        self._time_ts, self._time_offsets = array("q"), array("q")
+        self.fd, self.size = fd, size
+        self._idx_offsets, self._idx_positions = index
+        self._time_ts, self._time_offsets = times
+        self.max_timestamp, self.max_timestamp_offset = max_ts
         self._since_index = 0
-        self.max_timestamp = self.max_timestamp_offset = -1
-        position = 0
-        for data in batches:
-            h = b.read_header(data)
-            last = h.base_offset + h.last_offset_delta
-            if self._since_index >= self.index_interval or not self._idx_positions:
-                self._add_index_entry(last, position, h.max_timestamp)
-            self._since_index += len(data)
-            if h.max_timestamp > self.max_timestamp:
-                self.max_timestamp, self.max_timestamp_offset = h.max_timestamp, last
-            position += len(data)
         self.unflushed = False
         self.write_indexes()
 
@@ -373,3 +353,49 @@ def _crc_streamed(fd: int, pos: int, total: int, expected: int) -> bool:
         crc = crc32c.crc32c(chunk, crc)
         at += len(chunk)
     return crc == expected
+
+
+class CleanedSegment:
+    """The log cleaner's copy of an inactive segment, written a batch at a time beside
+    it (``<base>.log.cleaned``, fdatasynced as it grows so the final sync is short),
+    indexed as it goes, then renamed over the segment in ``commit`` (atomic)."""
+
+    SYNC_EVERY = 4 << 20
+
+    def __init__(self, segment: LogSegment):
+        self.segment = segment
+        self.path = segment.path(".log.cleaned")
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.size = self._unsynced = self._since_index = 0
+        self.index = (array("q"), array("q"))
+        self.times = (array("q"), array("q"))
+        self.max_ts = (-1, -1)
+
+    def add(self, data: bytes) -> None:
+        h = b.read_header(data)
+        last = h.base_offset + h.last_offset_delta
+        if self._since_index >= self.segment.index_interval or not self.index[1]:
+            self.index[0].append(last)
+            self.index[1].append(self.size)
+            self._since_index = 0
+            if h.max_timestamp > self.max_ts[0]:
+                self.times[0].append(h.max_timestamp)
+                self.times[1].append(last)
+        if h.max_timestamp > self.max_ts[0]:
+            self.max_ts = (h.max_timestamp, last)
+        _write_all(self.fd, [data])
+        self.size += len(data)
+        self._since_index += len(data)
+        self._unsynced += len(data)
+        if self._unsynced >= self.SYNC_EVERY:
+            os.fdatasync(self.fd)
+            self._unsynced = 0
+
+    def commit(self) -> None:
+        os.fsync(self.fd)
+        os.replace(self.path, self.segment.path(".log"))
+        self.segment.swap_in(self.fd, self.size, self.index, self.times, self.max_ts)
+
+    def abort(self) -> None:
+        os.close(self.fd)
+        self.path.unlink(missing_ok=True)

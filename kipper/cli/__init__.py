@@ -62,7 +62,7 @@ def _run_broker(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from kipper.cli import console, perf, topics
     from kipper.cli import groups, share_consume
-    from kipper.cli import configs, users
+    from kipper.cli import acls, configs, users
     from kipper.cli import stats
 
     parser = argparse.ArgumentParser(prog="kipper", formatter_class=HelpFormatter,
@@ -78,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     groups.add_parser(sub)
     users.add_parser(sub)
     configs.add_parser(sub)
+    acls.add_parser(sub)
     stats.add_parser(sub)
     return parser
 

@@ -65,3 +65,17 @@ def connect(bootstrap: str, **kwargs):
 def check_reachable(bootstrap: str) -> None:
     """Fail fast, with the real cause, before a producer would wait max.block.ms."""
     connect(bootstrap, timeout=5.0).close()
+
+
+def split_config(text: str) -> list[str]:
+    """Split on commas outside [...], as kafka-configs.sh does."""
+    out, depth, cur = [], 0, ""
+    for c in text:
+        if c == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += (c == "[") - (c == "]")
+        cur += c
+    out.append(cur)
+    return [s.strip() for s in out if s.strip()]

@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 
 from kipper.cli import resource_configs
-from kipper.cli.common import HelpFormatter, UsageError
+from kipper.cli.common import HelpFormatter, UsageError, split_config  # noqa: F401 (public here too)
 from kipper.client import admin
 from kipper.client.admin import (
     ClientQuotaAlteration, ClientQuotaFilterComponent, ScramCredentialDeletion, ScramCredentialUpsertion,
@@ -66,20 +66,6 @@ def add_parser(sub) -> None:
     p.add_argument("--delete-config", default="", metavar="K,...",
                    help="configs to remove; users: producer_ids_rate and/or SCRAM-SHA-256, SCRAM-SHA-512")
     p.set_defaults(func=run)
-
-
-def split_config(text: str) -> list[str]:
-    """Split on commas outside [...], as kafka-configs.sh does."""
-    out, depth, cur = [], 0, ""
-    for c in text:
-        if c == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-            continue
-        depth += (c == "[") - (c == "]")
-        cur += c
-    out.append(cur)
-    return [s.strip() for s in out if s.strip()]
 
 
 def parse_add_config(text: str) -> tuple[dict[str, float], dict[str, dict[str, str]]]:

@@ -4,7 +4,7 @@ synonyms) and IncrementalAlterConfigs (--add-config, --delete-config)."""
 
 from __future__ import annotations
 
-from kipper.cli.common import ToolError, UsageError
+from kipper.cli.common import ToolError, UsageError, split_config
 from kipper.client import admin
 from kipper.client.admin import AlterConfigOp, AlterConfigOpType, ConfigResource, ConfigResourceType, ConfigSource
 from kipper.protocol.errors import KafkaError
@@ -30,8 +30,6 @@ def _resource(args) -> tuple[ConfigResource, str]:
 
 
 def _pairs(text: str) -> dict[str, str]:
-    from kipper.cli.configs import split_config  # commas inside [...] stay, as Kafka's tool does
-
     out = {}
     for item in split_config(text):
         key, sep, value = item.partition("=")

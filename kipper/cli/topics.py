@@ -80,8 +80,9 @@ def _describe(conn, args, configs) -> int:
         configs = admin.describe_configs(conn, [ConfigResource(ConfigResourceType.TOPIC, t.name)])
         overrides = ",".join(f"{c.name}={c.value}" for c in configs.results[0].configs
                              if c.config_source == ConfigSource.DYNAMIC_TOPIC_CONFIG)
+        policy = next((c.value for c in configs.results[0].configs if c.name == "cleanup.policy"), "delete")
         print(f"Topic: {t.name}\tTopicId: {t.topic_id}\tPartitionCount: {len(t.partitions)}\t"
-              f"ReplicationFactor: 1\tConfigs: {overrides}")
+              f"ReplicationFactor: 1\tCleanupPolicy: {policy}\tConfigs: {overrides}")
         for p in sorted(t.partitions, key=lambda p: p.partition_index):
             print(f"\tTopic: {t.name}\tPartition: {p.partition_index}\tLeader: {p.leader_id}\t"
                   f"Replicas: {','.join(map(str, p.replica_nodes))}\tIsr: {','.join(map(str, p.isr_nodes))}")

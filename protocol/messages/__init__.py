@@ -14,11 +14,14 @@ from kipper.protocol.messages.alter_user_scram_credentials import ALTER_USER_SCR
 from kipper.protocol.messages.api_versions import API_VERSIONS
 from kipper.protocol.messages.consumer_group_describe import CONSUMER_GROUP_DESCRIBE
 from kipper.protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
+from kipper.protocol.messages.create_acls import CREATE_ACLS
 from kipper.protocol.messages.create_partitions import CREATE_PARTITIONS
 from kipper.protocol.messages.create_topics import CREATE_TOPICS
+from kipper.protocol.messages.delete_acls import DELETE_ACLS
 from kipper.protocol.messages.delete_groups import DELETE_GROUPS
 from kipper.protocol.messages.delete_records import DELETE_RECORDS
 from kipper.protocol.messages.delete_topics import DELETE_TOPICS
+from kipper.protocol.messages.describe_acls import DESCRIBE_ACLS
 from kipper.protocol.messages.describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
 from kipper.protocol.messages.describe_cluster import DESCRIBE_CLUSTER
 from kipper.protocol.messages.describe_configs import DESCRIBE_CONFIGS
@@ -66,6 +69,7 @@ APIS: dict[int, Api] = {
         ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, SHARE_GROUP_HEARTBEAT,
         SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
         DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS,
+        DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS,
         ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS, OFFSET_DELETE,
         DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
     )

@@ -6,7 +6,7 @@ operations and DescribeLogDirs, with Kafka's error codes and messages."""
 from __future__ import annotations
 
 from kipper.broker.handlers.cluster import IN_MEMORY_DIR
-from kipper.protocol.acl import CLUSTER_OPERATIONS, NOT_PROVIDED, TOPIC_OPERATIONS
+from kipper.broker.acl.model import NOT_PROVIDED
 from kipper.protocol.errors import ErrorCode as E
 from tests.support.inproc import InProcessBroker
 
@@ -14,6 +14,9 @@ CREATE_TOPICS, CREATE_PARTITIONS, METADATA = 19, 37, 3
 ALTER_CONFIGS, INCREMENTAL, DESCRIBE_CONFIGS = 33, 44, 32
 DESCRIBE_CLUSTER, DESCRIBE_LOG_DIRS = 60, 35
 TOPIC, BROKER, GROUP = 2, 4, 32
+# KIP-430 bit fields without an authorizer: every operation Kafka supports (AclEntry.supportedOperations)
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))  # READ..DESCRIBE, *_CONFIGS: 3576
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))  # CREATE, ALTER, ..., IDEMPOTENT_WRITE
 
 
 def create(b, name, partitions=-1, rf=-1, assignments=(), configs=None, validate_only=False):
@@ -216,7 +219,7 @@ def test_describe_cluster_lists_this_broker_and_its_operations_when_asked():
     r = b.call(DESCRIBE_CLUSTER, 2, body)
     assert (r.error_code, r.controller_id, r.cluster_id) == (0, 1, b.state.cluster_id)
     assert [(x.broker_id, x.host, x.port, x.is_fenced) for x in r.brokers] == [(1, "127.0.0.1", 9092, False)]
-    assert r.cluster_authorized_operations == CLUSTER_OPERATIONS == 0b1111110100000
+    assert r.cluster_authorized_operations == CLUSTER_OPERATIONS
     body["include_cluster_authorized_operations"] = False
     assert b.call(DESCRIBE_CLUSTER, 2, body).cluster_authorized_operations == NOT_PROVIDED
     body["endpoint_type"] = 2
@@ -229,8 +232,8 @@ def test_metadata_answers_every_supported_operation_when_asked():
     body = {"topics": [{"name": "t"}], "allow_auto_topic_creation": False,
             "include_cluster_authorized_operations": True, "include_topic_authorized_operations": True}
     meta = b.call(METADATA, 10, body)
-    assert meta.topics[0].topic_authorized_operations == TOPIC_OPERATIONS == 3576
-    assert meta.cluster_authorized_operations == CLUSTER_OPERATIONS == 8096
+    assert meta.topics[0].topic_authorized_operations == TOPIC_OPERATIONS
+    assert meta.cluster_authorized_operations == CLUSTER_OPERATIONS
     body.update(include_cluster_authorized_operations=False, include_topic_authorized_operations=False)
     meta = b.call(METADATA, 10, body)
     assert meta.topics[0].topic_authorized_operations == NOT_PROVIDED

@@ -99,12 +99,13 @@ def test_a_failed_commit_creates_no_group(broker, unique, protocol):
     assert group not in {g.group_id for g in listed.valid}
 
 
+@pytest.mark.parametrize("by", ["name", "pattern"])
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_new_partitions_reach_a_subscribed_consumer(broker, unique, protocol):
-    topic, group = f"grow-{protocol}-{unique}", f"grow-{protocol}-{unique}"
+def test_new_partitions_reach_a_subscribed_consumer(broker, unique, protocol, by):
+    topic, group = f"grow-{protocol}-{by}-{unique}", f"grow-{protocol}-{by}-{unique}"
     create(broker.bootstrap, topic, 1)
     c = consumer(broker.bootstrap, group, protocol, **{"topic.metadata.refresh.interval.ms": 500})
-    c.subscribe([topic])
+    c.subscribe([topic if by == "name" else f"^grow-{protocol}-{by}-{unique}.*"])
     wait_assignment(c, 1)
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     admin.create_partitions([NewPartitions(topic, 3)])[topic].result(15)

@@ -251,7 +251,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         log.info("coordinators_recovered", transactional_ids=transactions,
                  share_partitions=share_partitions, **replayed)
     cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
-                         threads=config["log.cleaner.threads"])
+                         threads=live["log.cleaner.threads"])
     security = Security(config, config_dir)
     acls = Acls(config, config_dir)
     quotas = ProducerIdQuotas(config, producer_states, config_dir)

@@ -39,6 +39,7 @@ from kipper.broker.metrics_dump import share_partitions_provider
 from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
+from kipper.broker.quota.manager import ProducerIdQuotaManager
 from kipper.broker.quota.service import ProducerIdQuotas
 from kipper.broker.security.service import PRE_AUTH_APIS, Security
 from kipper.broker.share.service import SHARE_API_KEYS, ShareGroups
@@ -140,7 +141,7 @@ class Broker:
         for topic in self.topics.all():
             limits = self.topic_configs.retention(topic)
             if limits is None:
-                continue
+                continue  # cleanup.policy=compact alone: the cleaner's, not retention's
             retention_ms, retention_bytes = limits
             if retention_ms < 0 and retention_bytes < 0:
                 continue
@@ -178,6 +179,27 @@ class Broker:
         if self.storage is not None:
             self.storage.checkpoint()
 
+    def reset(self) -> None:
+        """Every topic (internal ones too), group, committed offset, producer state,
+        producer-id epoch and transaction gone, as in a fresh broker; what configures the
+        broker stays: listeners, dynamic broker configs, SCRAM credentials, ACLs, client quotas,
+        the metrics' counters and the producer-id counter (an id is never handed out twice). The embedded test
+        broker calls it between tests (kipper.testing). Needs an in-memory broker: with
+        log.dirs, delete the directories and start again instead."""
+        if self.storage is not None:
+            raise RuntimeError("reset() needs an in-memory broker (log.dirs is set)")
+        producer_ids = ProducerIdManager(self.producer_ids.next_id)
+        engines = _data_engines(self.config, self.clock, storage=None, metadata=MetadataStore(),
+                                producer_ids=producer_ids, live=self.dynamic_configs.view)
+        for name, engine in engines.items():
+            setattr(self, name, engine)
+        quotas = self.quotas
+        quotas.producer_states = self.producer_states
+        quotas.manager = ProducerIdQuotaManager(quotas.manager.settings)
+        quotas.manager.set_quotas(*quotas.store.rates())
+        self.metrics.providers.update(_providers(engines, self.security, self.acls, quotas, self.clock))
+        log.info("broker_reset")
+
     def close(self) -> None:
         """A clean stop: with log.dirs, every partition's producer state, indexes and
         checkpoints are written and the directories marked clean; the next start trusts them."""
@@ -200,11 +222,6 @@ def log_dirs(config: BrokerConfig) -> list[str]:
 def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
     """The whole broker. With log.dirs it opens (and locks) the directories and recovers
     what they hold; a directory that cannot be used raises StorageError."""
-    appends = AppendNotifier()
-    producer_settings = ProducerStateSettings(
-        mode=config["producer.state.mode"],
-        window=config["max.in.flight.sequence.number.per.connection"],
-        expiration_ms=config["producer.id.expiration.ms"])
     dirs = log_dirs(config)
     cluster_id, storage, metadata = config["cluster.id"], None, MetadataStore()
     if dirs:
@@ -212,9 +229,34 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
                              cluster_id_given="cluster.id" in config.explicit)
         cluster_id = storage.start()
         metadata = MetadataStore(storage.first_dir).load()
+    config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
+    producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids)
+    security = Security(config, config_dir)
+    acls = Acls(config, config_dir)
     dynamic_configs = DynamicBrokerConfigs(config, metadata)
-    live = dynamic_configs.view  # what engines read: dynamic broker configs over static ones
-    producer_settings.expiration_ms = live["producer.id.expiration.ms"]
+    engines = _data_engines(config, clock, storage=storage, metadata=metadata, producer_ids=producer_ids,
+                            live=dynamic_configs.view)
+    quotas = ProducerIdQuotas(config, engines["producer_states"], config_dir)
+    metrics = Metrics(providers=_providers(engines, security, acls, quotas, clock))
+    handlers = dict(HANDLERS)
+    if not engines["share"].settings.enable:  # group.share.enable=false: neither served nor advertised
+        for key in SHARE_API_KEYS:
+            handlers.pop(key, None)
+    return Broker(config=config, clock=clock, security=security, acls=acls, quotas=quotas,
+                  metrics=metrics, handlers=handlers, cluster_id=cluster_id, storage=storage,
+                  dynamic_configs=dynamic_configs, topic_configs=TopicConfigView(dynamic_configs), **engines)
+
+
+def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | None,
+                  metadata: MetadataStore, producer_ids: ProducerIdManager, live) -> dict:
+    """The engines that hold topics, groups, producer state and transactions: what
+    ``build_broker`` wires up once and ``Broker.reset`` builds again. ``live`` is the
+    broker config with the dynamic broker configs over it, what these engines read."""
+    appends = AppendNotifier()
+    producer_settings = ProducerStateSettings(
+        mode=config["producer.state.mode"],
+        window=config["max.in.flight.sequence.number.per.connection"],
+        expiration_ms=live["producer.id.expiration.ms"])
     partitions = InMemoryPartitions(producer_settings, appends.notify, live)
     if storage is not None:
         partitions = DurablePartitions(storage, live, producer_settings, appends.notify, clock)
@@ -223,9 +265,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
                           partitions=partitions, metadata=metadata)
     if storage is not None:
         open_topics(topics, storage)
-    config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
     producer_states = ProducerStates(producer_settings, topics)
-    producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids)
     group_journal = GroupJournal(topics, num_partitions=config["offsets.topic.num.partitions"],
                                  segment_bytes=config["offsets.topic.segment.bytes"])
     offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000, journal=group_journal)
@@ -252,26 +292,21 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
                  share_partitions=share_partitions, **replayed)
     cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
                          threads=live["log.cleaner.threads"])
-    security = Security(config, config_dir)
-    acls = Acls(config, config_dir)
-    quotas = ProducerIdQuotas(config, producer_states, config_dir)
-    metrics = Metrics(providers={
-        "producer_state": producer_states.snapshot,
+    return {"topics": topics, "producer_states": producer_states, "producer_ids": producer_ids,
+            "offsets": offsets, "group_configs": group_configs, "groups": groups, "share": share,
+            "txn": txn, "appends": appends, "cleaner": cleaner}
+
+
+def _providers(engines: dict, security: Security, acls: Acls, quotas: ProducerIdQuotas,
+               clock: Clock) -> dict:
+    share = engines["share"]
+    return {
+        "producer_state": engines["producer_states"].snapshot,
         "share_groups": share.snapshot,
         "share": share_partitions_provider(share),
         "security": security.snapshot,
         "quotas": lambda: quotas.manager.snapshot(clock()),
-        "transactions": txn.snapshot,
-        "cleaner": cleaner.snapshot,
+        "transactions": engines["txn"].snapshot,
+        "cleaner": engines["cleaner"].snapshot,
         "authorizer": acls.snapshot,
-    })
-    handlers = dict(HANDLERS)
-    if not share_settings.enable:  # group.share.enable=false: neither served nor advertised
-        for key in SHARE_API_KEYS:
-            handlers.pop(key, None)
-    return Broker(config=config, clock=clock, topics=topics, producer_states=producer_states,
-                  producer_ids=producer_ids, offsets=offsets, group_configs=group_configs,
-                  groups=groups, share=share, txn=txn, security=security, quotas=quotas,
-                  appends=appends, metrics=metrics, handlers=handlers, cluster_id=cluster_id,
-                  storage=storage, cleaner=cleaner, acls=acls, dynamic_configs=dynamic_configs,
-                  topic_configs=TopicConfigView(dynamic_configs))
+    }

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
     BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
-    cleanup_policy, float_in, int_in, mechanisms, parse_listeners, protocol_map, string,
+    cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map, string,
 )
 from kipper.broker.acl.authorizer import CLASS_NAMES as AUTHORIZER_CLASS_NAMES
 from kipper.protocol import properties
@@ -225,6 +225,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "A dump file is rotated when the next line would take it past this size.", "metrics"),
     Key("metrics.dump.max.files", int_in(1, 100000), 10,
         "Dump files kept per broker; the oldest is deleted on rotation.", "metrics"),
+    Key("metrics.http.listener", http_listener, "",
+        "http://host:port serving /metrics (Prometheus text format), /healthz and /readyz "
+        "(docs/METRICS.md). Port 0 picks a free port. Empty: no HTTP listener.", "metrics"),
     # --- security (issue #6): SASL, TLS, the credential and quota store
     Key("config.dir", string, "",
         "Directory of the broker's config store: SCRAM credentials (users.json) and client "

@@ -120,6 +120,18 @@ def cleanup_policy(text: str) -> str:
 cleanup_policy.choices = ("delete", "compact", "compact,delete")
 
 
+def http_listener(value: str) -> tuple[str, int] | None:
+    """``http://host:port`` -> (host, port); empty -> None (no HTTP listener)."""
+    text = str(value).strip()
+    if not text:
+        return None
+    scheme, sep, rest = text.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if scheme.lower() != "http" or not sep or not colon or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"'{text}' is not http://host:port")
+    return host.strip("[]"), int(port)
+
+
 def protocol_map(text: str) -> dict[str, str]:
     out = {}
     for item in (s.strip() for s in str(text).split(",")):

@@ -4,7 +4,10 @@ This is the asyncio shell around the engines, which ``build_broker`` makes
 (broker/composition.py). It binds each listener, hands connections to
 ``KafkaConnection``, drives time-based work (group session expiry, retention)
 by calling the engines' ``tick``/``expire`` methods, and on SIGTERM/SIGINT
-stops accepting, closes connections and logs final counters.
+stops accepting, closes connections and logs final counters. Message schemas are
+compiled per (api, version) on first use, not at start (protocol/schema.py), so a
+broker accepts connections as soon as its listeners are bound; with
+``metrics.http.listener`` it also serves Prometheus metrics (broker/prometheus.py).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from kipper.broker.context import Session
 from kipper.broker.metrics_dump import from_config as metrics_dumper
 from kipper.broker.security import tls
 from kipper.broker.security.service import SASL_PROTOCOLS
-from kipper.protocol.messages import compile_all
 
 log = structlog.get_logger(__name__)
 
@@ -73,7 +75,7 @@ class BrokerServer:
             Periodic("producer-state-expiry", config["producer.id.expiration.check.interval.ms"] / 1000,
                      lambda: broker.producer_states.expire(now())),
             Periodic("producer-id-rotation", config["producer.id.expiration.ms"] / 1000,
-                     broker.producer_ids.rotate),
+                     lambda: broker.producer_ids.rotate()),  # Broker.reset replaces producer_ids
             Periodic("offsets-expiry", 60.0, lambda: broker.expire_offsets(now())),
             Periodic("share-groups", SHARE_TICK_S, lambda: broker.share.tick(now())),
             Periodic("producer-id-quota-cleanup", broker.quotas.cleanup_interval_ms / 1000,
@@ -97,6 +99,8 @@ class BrokerServer:
         self.bound: list[tuple] = []
         self._stopped = asyncio.Event()
         self.shutdown_hooks: list[Callable[[], None]] = []
+        self.ready = False  # listeners bound and not stopping: /readyz
+        self.metrics_http = None  # broker.prometheus.MetricsHttpServer, with metrics.http.listener
         # metrics dumps (issue #7): the loop snapshots, a writer thread does the file I/O
         self.metrics_dumper = metrics_dumper(broker.metrics, config)
         if self.metrics_dumper is not None:
@@ -134,7 +138,6 @@ class BrokerServer:
         return make
 
     async def start(self) -> None:
-        compile_all()
         loop = asyncio.get_running_loop()
         max_frame = self.config["socket.request.max.bytes"]
         pmap = self.config["listener.security.protocol.map"]
@@ -156,10 +159,23 @@ class BrokerServer:
         self.broker.set_bound(self.bound)
         for task in self.periodic:
             task.start()
+        if self.config["metrics.http.listener"] is not None:
+            self._start_metrics_http(loop)
+        self.ready = True
         log.info("broker_started", node_id=self.broker.node_id,
                  listeners=[f"{listener.name}://{listener.host}:{port}" for listener, port in self.bound],
                  advertised={k: f"{h}:{p}" for k, (h, p) in self.broker.advertised.items()},
-                 loop=type(loop).__module__.split(".")[0])
+                 loop=type(loop).__module__.split(".")[0],
+                 **({"metrics_http": self.metrics_http.url} if self.metrics_http is not None else {}))
+
+    def _start_metrics_http(self, loop) -> None:
+        from kipper.broker import prometheus  # prometheus-client is imported only when asked for
+
+        host, port = self.config["metrics.http.listener"]
+        self.metrics_http = prometheus.MetricsHttpServer(
+            host, port, on_loop=prometheus.on_loop(loop),
+            snapshot=lambda: prometheus.broker_snapshot(self.broker), ready=lambda: self.ready)
+        self.metrics_http.start()
 
     def request_stop(self) -> None:
         self._stopped.set()
@@ -168,6 +184,7 @@ class BrokerServer:
         await self._stopped.wait()
 
     async def stop(self) -> None:
+        self.ready = False
         for task in self.periodic:
             task.stop()
         for server in self.servers:
@@ -179,6 +196,8 @@ class BrokerServer:
                 await asyncio.wait_for(server.wait_closed(), 2)
             except asyncio.TimeoutError:
                 pass
+        if self.metrics_http is not None:  # its thread may wait on the loop: not from the loop
+            await loop_thread(self.metrics_http.close)
         for hook in self.shutdown_hooks:
             try:
                 hook()
@@ -195,6 +214,10 @@ class BrokerServer:
         log.info("broker_stopped", topics=len(broker.topics.all()), producer_state=snap,
                  producer_id_quota={k: quota[k] for k in ("users_tracked", "bloom_bytes")},
                  producer_ids_allocated=broker.producer_ids.allocated)
+
+
+async def loop_thread(fn: Callable[[], None]) -> None:
+    await asyncio.get_running_loop().run_in_executor(None, fn)
 
 
 async def serve(config: BrokerConfig) -> None:

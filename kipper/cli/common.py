@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 
+from kipper.cli.help import HelpFormatter, add_command  # noqa: F401  (public here too)
 from kipper.client.blocking import connect_any
 
 
@@ -16,23 +17,6 @@ class UsageError(Exception):
 class ToolError(Exception):
     """The broker said no, or could not be reached: exit 1. The message names the
     topic, group or resource it is about."""
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions as written; every option with a meaningful default shows it."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        default = action.default
-        if ("%(default)" in text or default in (None, False, [], argparse.SUPPRESS)
-                or not action.option_strings):
-            return text
-        return f"{text} (default: %(default)s)"
-
-
-def add_command(sub, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=help, description=description or help[:1].upper() + help[1:] + ".",
-                          formatter_class=HelpFormatter)
 
 
 def add_bootstrap(p: argparse.ArgumentParser) -> None:

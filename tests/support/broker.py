@@ -1,8 +1,13 @@
-"""Start the real broker (``python -m kipper broker``) as a subprocess.
+"""The brokers tests run against: ``kipper.testing``'s embedded broker, or the real
+``python -m kipper broker`` as a subprocess.
 
-The broker listens on a free loopback port; ``start`` returns once it
-answers an ApiVersions request. Its stderr is kept in a file so a test can
-read what was logged.
+``make_broker`` gives the embedded broker (a thread of the test process, started in
+milliseconds) with the ``bootstrap``/``port`` the tests use, or a ``BrokerProcess``
+when ``BROKER_UNDER_TEST=subprocess`` is set, to run the suite the old way for
+comparison. ``BrokerProcess`` stays for the tests where the process is the point: the
+command line, signals, crashes, logs, GIL-heavy clients. It listens on a free loopback
+port; ``start`` returns once it answers an ApiVersions request. Its stderr is kept in a
+file so a test can read what was logged.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from kipper.testing import EmbeddedBroker
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,3 +120,22 @@ class BrokerProcess:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class EmbeddedTestBroker(EmbeddedBroker):
+    """The embedded broker under the names BrokerProcess uses."""
+
+    @property
+    def bootstrap(self) -> str:
+        return self.bootstrap_servers
+
+
+def subprocess_brokers() -> bool:
+    return os.environ.get("BROKER_UNDER_TEST", "").strip().lower() == "subprocess"
+
+
+def make_broker(overrides: dict[str, str] | None = None) -> EmbeddedTestBroker | BrokerProcess:
+    """A broker to ``start()`` (or use in ``with``): embedded unless BROKER_UNDER_TEST=subprocess."""
+    if subprocess_brokers():
+        return BrokerProcess(overrides)
+    return EmbeddedTestBroker(overrides)

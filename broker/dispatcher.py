@@ -53,6 +53,10 @@ class Dispatcher:
         self.metrics = broker.metrics
         self.pre_auth_apis = pre_auth_apis
 
+    def connection_closed(self, session) -> None:
+        """What outlives requests but not the connection ends with it (share sessions)."""
+        self.broker.share.connection_closed(session, self.broker.clock())
+
     def dispatch(self, frame: bytes, session) -> tuple[Any, Callable[[Any], bytes] | None]:
         """Returns (result, encoder). ``result`` is bytes (a ready frame), a Reply
         whose ``body`` is a ready frame or NO_RESPONSE, NO_RESPONSE, or a coroutine

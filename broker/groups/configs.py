@@ -7,9 +7,8 @@ timeout within the broker's bounds and above the heartbeat interval). Kafka
 validates the whole resulting set, unset keys at their defaults, and so does
 ``check_all``. Applied today: consumer.session.timeout.ms and
 consumer.heartbeat.interval.ms (KIP-848 groups, broker/groups/consumer/) and
-share.auto.offset.reset (broker/share/store.py). The streams keys and the
-consumer assignment ones are accepted and inert; more share-group keys slot in
-as table rows and rules. Set with IncrementalAlterConfigs or AlterConfigs, read
+the share.* keys (broker/share/group_settings.py). The streams keys and the
+assignment-interval and offload ones are accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
 with DescribeConfigs and by the engines through ``get``.
 """
 
@@ -60,7 +59,32 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
     _g("consumer.assignor.offload.enable", "boolean", "false", None, INERT,
        "Compute assignments off the coordinator thread (kipper: always inline)."),
     _g("share.auto.offset.reset", "string", "latest", one_of("latest", "earliest"), APPLIED,
-       "Where this share group's new share-partitions start (KIP-932)."),
+       "Where this share group's new share-partitions start (KIP-932).",
+       "group.share.auto.offset.reset"),
+    _g("share.record.lock.duration.ms", "int", "30000", at_least(1000), APPLIED,
+       "Acquisition lock of the records this share group's members acquire.",
+       "group.share.record.lock.duration.ms"),
+    _g("share.delivery.count.limit", "int", "5", at_least(2), APPLIED,
+       "Delivery attempts of a record in this share group before it is archived (KIP-1240).",
+       "group.share.delivery.count.limit"),
+    _g("share.partition.max.record.locks", "int", "2000", at_least(100), APPLIED,
+       "In-flight records of each of this share group's share-partitions (KIP-1240).",
+       "group.share.record.lock.partition.limit"),
+    _g("share.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
+       "Session timeout of this share group's members.", "group.share.session.timeout.ms"),
+    _g("share.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,
+       "Heartbeat interval given to this share group's members.",
+       "group.share.heartbeat.interval.ms"),
+    _g("share.isolation.level", "string", "read_uncommitted",
+       one_of("read_committed", "read_uncommitted"), APPLIED,
+       "read_committed: the share group stops at the last stable offset and never delivers "
+       "records of aborted transactions."),
+    _g("share.renew.acknowledge.enable", "boolean", "true", None, APPLIED,
+       "Whether this share group's members may renew their locks (RENEW, KIP-1222)."),
+    _g("share.assignment.interval.ms", "int", "-1", at_least(-1), INERT,
+       "Minimum time between two share-group assignments (kipper assigns at once)."),
+    _g("share.assignor.offload.enable", "boolean", "false", None, INERT,
+       "Compute share assignments off the coordinator thread (kipper: always inline)."),
     _g("streams.session.timeout.ms", "int", "45000", at_least(1), INERT,
        "Streams groups (KIP-1071) are not served by kipper."),
     _g("streams.heartbeat.interval.ms", "int", "5000", at_least(1), INERT,
@@ -76,12 +100,13 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
 )}
 
 
-def _within(key: str, lo_key: str, hi_key: str):
+def _within(key: str, lo_key: str, hi_key: str, hi_name: str | None = None):
+    """``hi_name``: Kafka's name of a bound kipper keeps under the seed's name."""
     def rule(values: dict, broker) -> str | None:
         if values[key] < broker[lo_key]:
             return f"{key} must be greater than or equal to {lo_key}"
         if values[key] > broker[hi_key]:
-            return f"{key} must be less than or equal to {hi_key}"
+            return f"{key} must be less than or equal to {hi_name or hi_key}"
         return None
     return rule
 
@@ -97,7 +122,18 @@ RULES: list[Callable[[dict, object], str | None]] = [
             "group.consumer.max.heartbeat.interval.ms"),
     _within("consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
             "group.consumer.max.session.timeout.ms"),
+    _within("share.heartbeat.interval.ms", "group.share.min.heartbeat.interval.ms",
+            "group.share.max.heartbeat.interval.ms"),
+    _within("share.session.timeout.ms", "group.share.min.session.timeout.ms",
+            "group.share.max.session.timeout.ms"),
+    _within("share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms",
+            "group.share.record.lock.duration.max.ms", "group.share.max.record.lock.duration.ms"),
+    _within("share.delivery.count.limit", "group.share.min.delivery.count.limit",
+            "group.share.max.delivery.count.limit"),
+    _within("share.partition.max.record.locks", "group.share.min.partition.max.record.locks",
+            "group.share.max.partition.max.record.locks"),
     _above("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
+    _above("share.session.timeout.ms", "share.heartbeat.interval.ms"),
     _above("streams.session.timeout.ms", "streams.heartbeat.interval.ms"),
 ]
 

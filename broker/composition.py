@@ -278,7 +278,8 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
         max_session_timeout_ms=config["group.max.session.timeout.ms"],
         max_size=config["group.max.size"]), journal=group_journal)
     consumer = ConsumerGroupCoordinator(ConsumerGroupSettings.from_config(config), topics, group_configs)
-    groups = GroupCoordinator(classic, consumer, share, offsets)
+    groups = GroupCoordinator(classic, consumer, share, offsets,
+                              migration_policy=config["group.consumer.migration.policy"])
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
     txn = Transactions(TxnSettings.from_config(live), topics=topics, producer_ids=producer_ids,

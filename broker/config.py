@@ -174,6 +174,11 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("group.consumer.assignors", assignors, "uniform,range",
         "Server-side assignors, comma-separated (Kafka's class names are accepted too); the first "
         "is used when a member asks for none.", "group"),
+    Key("group.consumer.migration.policy",
+        choice("bidirectional", "upgrade", "downgrade", "disabled"), "bidirectional",
+        "Online conversion between classic and consumer groups: upgrade when a KIP-848 member "
+        "joins a classic group, downgrade when the last one leaves (Kafka's default: both).",
+        "group"),
     # --- share groups (seed 004, KIP-932); ranges from the KIP table where it gives them
     Key("group.share.enable", boolean, True,
         "Serve share groups (ShareGroupHeartbeat/Describe, ShareFetch, ShareAcknowledge). "

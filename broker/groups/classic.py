@@ -339,6 +339,12 @@ class ClassicGroupCoordinator:
             # nobody left to wait for
             self._complete_join(group, now)
 
+    def adopt(self, group: Group, now: int) -> None:
+        """A group converted from a consumer group (migration.py): its members rejoin."""
+        self.groups[group.group_id] = group
+        self._prepare_rebalance(group, now, "converted from a consumer group")
+        self._store(group, now)
+
     # --- durability --------------------------------------------------------------------
 
     def _store(self, group: Group, now: int) -> None:

@@ -32,8 +32,11 @@ def _list_typed(name: str, types) -> bool:
     return spec is not None and spec.type == "list"
 
 
-def apply_ops(current: dict, ops, types: dict) -> dict:
-    """The new set after incremental ops (Kafka's prepareIncrementalConfigs)."""
+def apply_ops(current: dict, ops, types: dict, effective=None) -> dict:
+    """The new set after incremental ops (Kafka's prepareIncrementalConfigs). APPEND
+    and SUBTRACT start from the value in effect, the default included
+    (``effective(name)``): APPEND compact to a topic on the default policy gives
+    delete,compact, and SUBTRACT delete from it leaves an empty list."""
     new = dict(current)
     for op in ops:
         if op.config_operation == SET:
@@ -45,7 +48,10 @@ def apply_ops(current: dict, ops, types: dict) -> dict:
                 verb = "append" if op.config_operation == APPEND else "subtract"
                 raise Refused(ErrorCode.INVALID_CONFIG,
                               f"Config value {verb} is not allowed for config key: {op.name}")
-            items = [v for v in (new.get(op.name) or "").split(",") if v]
+            now = new.get(op.name)
+            if now is None and effective is not None and op.name in types:
+                now = effective(op.name)
+            items = [v.strip() for v in (now or "").split(",") if v.strip()]
             values = [v.strip() for v in (op.value or "").split(",") if v.strip()]
             if op.config_operation == APPEND:
                 items += [v for v in values if v not in items]
@@ -87,7 +93,8 @@ def _topic(broker, name: str, build, validate_only: bool) -> None:
     topic = broker.topics.get(name)
     if topic is None:
         raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
-    new = build(topic.configs, TOPIC_CONFIGS)
+    view = broker.topic_configs
+    new = build(topic.configs, TOPIC_CONFIGS, lambda key: view.value(topic.configs, key))
     problem = validate_topic_configs(new)
     if problem:
         raise Refused(ErrorCode.INVALID_CONFIG, problem)
@@ -126,10 +133,10 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
     for i, res in enumerate(resources):
         code, message = ErrorCode.NONE, None
         if incremental:
-            def build(current, types, res=res):
-                return apply_ops(current, res.configs, types)
+            def build(current, types, effective=None, res=res):
+                return apply_ops(current, res.configs, types, effective)
         else:
-            def build(current, types, res=res):
+            def build(current, types, effective=None, res=res):
                 return {c.name: c.value for c in res.configs}
         try:
             if i in refused:

@@ -24,12 +24,12 @@ def handle_join_group(req, ctx):
 
 def handle_sync_group(req, ctx):
     d = Deferred()
-    ctx.broker.groups.classic.sync(req, now=ctx.now, reply=d.reply)
+    ctx.broker.groups.sync(req, now=ctx.now, reply=d.reply)
     return d.result()
 
 
 def handle_heartbeat(req, ctx):
-    return ctx.broker.groups.classic.heartbeat(req, now=ctx.now)
+    return ctx.broker.groups.heartbeat(req, now=ctx.now)
 
 
 def handle_leave_group(req, ctx):
@@ -37,7 +37,7 @@ def handle_leave_group(req, ctx):
         identities = [(m.member_id, m.group_instance_id) for m in req.members]
     else:
         identities = [(req.member_id, None)]
-    code, members = ctx.broker.groups.classic.leave(req.group_id, identities, now=ctx.now)
+    code, members = ctx.broker.groups.leave(req.group_id, identities, now=ctx.now)
     if ctx.api_version < 3 and members:
         return {"error_code": members[0]["error_code"]}
     return {"error_code": int(code), "members": members}

@@ -144,8 +144,9 @@ def test_alter_configs_replaces_the_whole_set():
 def test_incremental_append_applies_to_lists_only():
     b = InProcessBroker()
     create(b, "t")
+    # APPEND starts from the value in effect, the default included (Kafka)
     assert incremental(b, TOPIC, "t", [("cleanup.policy", 2, "compact")]).error_code == 0
-    assert b.state.topics.get("t").configs["cleanup.policy"] == "compact"
+    assert b.state.topics.get("t").configs["cleanup.policy"] == "delete,compact"
     r = incremental(b, TOPIC, "t", [("retention.ms", 2, "5")])
     assert (r.error_code, r.error_message) == (
         E.INVALID_CONFIG, "Config value append is not allowed for config key: retention.ms")
@@ -264,3 +265,17 @@ def test_describe_log_dirs_names_the_log_dirs_that_hold_each_partition(tmp_path)
     assert held[("t", 0)][1] > 100
     assert all(d.total_bytes > 0 and d.usable_bytes > 0 for d in r.results)
     b.state.close()
+
+
+def test_subtract_from_the_default_policy_leaves_an_empty_list_that_keeps_everything():
+    b = InProcessBroker()
+    create(b, "t")
+    assert incremental(b, TOPIC, "t", [("cleanup.policy", 3, "delete")]).error_code == 0
+    assert b.state.topics.get("t").configs["cleanup.policy"] == ""
+    row = {c.name: c for c in describe(b, TOPIC, "t").configs}["cleanup.policy"]
+    assert (row.value, row.config_source) == ("", 1)
+    policy = b.state.topic_configs.policy(b.state.topics.get("t"))
+    assert not policy.delete and not policy.compact  # Kafka 4.x: no retention, no compaction
+    assert b.state.topic_configs.retention(b.state.topics.get("t")) is None
+    assert incremental(b, TOPIC, "t", [("cleanup.policy", 2, "compact")]).error_code == 0
+    assert b.state.topics.get("t").configs["cleanup.policy"] == "compact"

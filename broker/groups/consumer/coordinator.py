@@ -279,14 +279,7 @@ class ConsumerGroupCoordinator:
                      members=len(group.members))
 
         # 2. a change of the subscribed topics (created, deleted, grown) also bumps it
-        metadata = subscription_metadata(group.members.values(), self.topics)
-        if metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
-            bump = True
-        if bump:
-            group.group_epoch += 1
-        if group.group_epoch > group.assignment_epoch:
-            self._compute_target(group)
+        self.refresh(group, bump)
 
         # 3. move the member toward its target
         before = member.assignment
@@ -294,7 +287,7 @@ class ConsumerGroupCoordinator:
                           target=group.target.get(member.member_id, {}),
                           subscribed=subscribed_ids(member, self.topics), owned=owned,
                           holder=group.holder, member_id=member.member_id)
-        self._set_assignment(group, member, after, now)
+        self.set_assignment(group, member, after, now)
         member.session_deadline = now + self._per_group(group.group_id, "consumer.session.timeout.ms",
                                                         s.session_timeout_ms)
 
@@ -307,11 +300,23 @@ class ConsumerGroupCoordinator:
                          heartbeat_interval_ms=interval,
                          assignment=_wire(after.assigned) if send else None)
 
+    def refresh(self, group: ConsumerGroup, bump: bool) -> None:
+        """Bump the group epoch for a member change (``bump``) or a change of the
+        subscribed topics, and compute a new target when the current one is stale."""
+        metadata = subscription_metadata(group.members.values(), self.topics)
+        if metadata != group.subscription_metadata:
+            group.subscription_metadata = metadata
+            bump = True
+        if bump:
+            group.group_epoch += 1
+        if group.group_epoch > group.assignment_epoch:
+            self._compute_target(group)
+
     def _per_group(self, group_id: str, key: str, default: int) -> int:
         configs = self.group_configs
         return default if configs is None else configs.get_int(group_id, key, default)
 
-    def _set_assignment(self, group: ConsumerGroup, member: ConsumerMember,
+    def set_assignment(self, group: ConsumerGroup, member: ConsumerMember,
                         after: MemberAssignment, now: int) -> None:
         before = member.assignment
         if after == before:
@@ -375,10 +380,10 @@ class ConsumerGroupCoordinator:
             log.info("consumer_static_member_left_temporarily", group_id=group_id, member_id=member_id,
                      instance_id=instance_id)
         else:
-            self._fence(group, member, "left the group")
+            self.fence(group, member, "left the group")
         return _response(ErrorCode.NONE, member_id=member_id, member_epoch=epoch)
 
-    def _fence(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
+    def fence(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
         group.remove(member)
         group.subscription_metadata = subscription_metadata(group.members.values(), self.topics)
         group.group_epoch += 1
@@ -390,9 +395,9 @@ class ConsumerGroupCoordinator:
         for group in self.groups.values():
             for member in list(group.members.values()):
                 if member.session_deadline <= now:
-                    self._fence(group, member, "session timed out")
+                    self.fence(group, member, "session timed out")
                 elif member.rebalance_deadline is not None and member.rebalance_deadline <= now:
-                    self._fence(group, member, "did not revoke its partitions within the rebalance timeout")
+                    self.fence(group, member, "did not revoke its partitions within the rebalance timeout")
 
     # --- offsets ----------------------------------------------------------------------------
 
@@ -408,6 +413,8 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if member.classic is not None:  # a classic member commits with its generation
+            return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         if not transactional and api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION  # KIP-848 members commit with v9+
         if member_epoch != member.member_epoch:

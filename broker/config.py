@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
-    SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice, float_in, int_in,
-    http_listener, mechanisms, parse_listeners, protocol_map, string,
+    BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
+    cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map, string,
 )
 from kipper.broker.acl.authorizer import CLASS_NAMES as AUTHORIZER_CLASS_NAMES
 from kipper.protocol import properties
@@ -60,6 +60,19 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Default size retention per partition (-1: unlimited).", "log"),
     Key("log.retention.check.interval.ms", int_in(1, _INT64), 300000,
         "How often retention is applied.", "log"),
+    # topic defaults kipper applies (topic configs of the same meaning, docs/ADMIN.md)
+    Key("log.cleanup.policy", cleanup_policy, "delete",
+        "Default cleanup.policy: delete, compact, both (comma-separated) or empty.", "log"),
+    Key("compression.type", choice(*BROKER_CODECS), "producer",
+        "Default compression.type: producer keeps the producer's codec, any other recompresses.", "log"),
+    Key("log.message.timestamp.type", choice("CreateTime", "LogAppendTime"), "CreateTime",
+        "Default message.timestamp.type.", "log"),
+    Key("log.message.timestamp.before.max.ms", int_in(0, _INT64), _INT64,
+        "Default message.timestamp.before.max.ms: how far behind the broker's clock a CreateTime "
+        "record may be.", "log"),
+    Key("log.message.timestamp.after.max.ms", int_in(0, _INT64), 3600000,
+        "Default message.timestamp.after.max.ms: how far ahead of the broker's clock a CreateTime "
+        "record may be (Kafka 4's default, one hour).", "log"),
     # --- durable storage (docs/STORAGE.md); Kafka's names and defaults
     Key("log.dirs", string, "",
         "Comma-separated directories for the logs, internal topics and metadata. Empty (and "

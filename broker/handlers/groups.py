@@ -15,7 +15,18 @@ def _host(ctx) -> str:
     return "/" + ctx.session.peer.rsplit(":", 1)[0]
 
 
+def _refused(req, ctx) -> dict | None:
+    """READ on the group, which Kafka asks of every member request; a refusal touches
+    no group (a refused join creates none)."""
+    if ctx.authorize(READ, GROUP, req.group_id):
+        return None
+    return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+            "generation_id": -1, "member_id": req.get("member_id", ""), "members": []}
+
+
 def handle_join_group(req, ctx):
+    if (refused := _refused(req, ctx)) is not None:
+        return refused
     d = Deferred()
     ctx.broker.groups.join(req, version=ctx.api_version, client_id=ctx.client_id or "",
                            client_host=_host(ctx), now=ctx.now, reply=d.reply)
@@ -23,16 +34,22 @@ def handle_join_group(req, ctx):
 
 
 def handle_sync_group(req, ctx):
+    if (refused := _refused(req, ctx)) is not None:
+        return refused
     d = Deferred()
     ctx.broker.groups.sync(req, now=ctx.now, reply=d.reply)
     return d.result()
 
 
 def handle_heartbeat(req, ctx):
+    if (refused := _refused(req, ctx)) is not None:
+        return refused
     return ctx.broker.groups.heartbeat(req, now=ctx.now)
 
 
 def handle_leave_group(req, ctx):
+    if (refused := _refused(req, ctx)) is not None:
+        return refused
     if ctx.api_version >= 3:
         identities = [(m.member_id, m.group_instance_id) for m in req.members]
     else:
@@ -47,6 +64,10 @@ def handle_describe_groups(req, ctx):
     with_ops = req.get("include_authorized_operations")
     return {"groups": [{**ctx.broker.groups.classic.describe(g), "authorized_operations":
                         ctx.authorized_operations(GROUP, g) if with_ops else NOT_PROVIDED}
+                       if ctx.authorize(DESCRIBE, GROUP, g) else
+                       {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": g,
+                        "group_state": "", "protocol_type": "", "protocol_data": "", "members": [],
+                        "authorized_operations": NOT_PROVIDED}
                        for g in req.groups]}
 
 

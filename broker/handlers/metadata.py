@@ -3,11 +3,17 @@
 v8+ asks for the operations the principal may perform on each topic and (v8-10)
 on the cluster (KIP-430): what the ACLs allow, and without an authorizer every
 operation Kafka supports on the resource type; never "not provided" once asked.
+
+With an authorizer (Kafka's rules): a topic the principal may not DESCRIBE is
+answered TOPIC_AUTHORIZATION_FAILED when named and left out of an all-topics
+request; a topic by id that it may not describe is UNKNOWN_TOPIC_ID, so names do
+not leak. Auto-creation also needs CREATE on the cluster or on the topic.
 """
 
 from __future__ import annotations
 
-from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, NOT_PROVIDED, TOPIC
+from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE, NOT_PROVIDED, TOPIC
+from kipper.broker.handlers.topics import may_create_topic
 from kipper.protocol.errors import ErrorCode
 
 
@@ -33,7 +39,8 @@ def handle_metadata(req, ctx):
         return ctx.authorized_operations(TOPIC, topic.name) if with_ops else NOT_PROVIDED
 
     if wanted is None or (ctx.api_version == 0 and not wanted):
-        out = [describe_topic(t, node_id, ops(t)) for t in topics.all()]
+        out = [describe_topic(t, node_id, ops(t)) for t in topics.all()
+               if ctx.authorize(DESCRIBE, TOPIC, t.name)]
     else:
         auto = req.get("allow_auto_topic_creation", True)
         out = []
@@ -41,14 +48,19 @@ def handle_metadata(req, ctx):
             name = item.get("name")
             if name is None:
                 topic = topics.by_id(item.topic_id)
-                if topic is None:
+                if topic is None or not ctx.authorize(DESCRIBE, TOPIC, topic.name):
                     out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
                                 "topic_id": item.topic_id})
                 else:
                     out.append(describe_topic(topic, node_id, ops(topic)))
                 continue
+            if not ctx.authorize(DESCRIBE, TOPIC, name):
+                out.append({"error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "name": name})
+                continue
             topic = topics.get(name)
-            if topic is None and auto:
+            if topic is None and auto and topics.auto_create and not may_create_topic(ctx, name):
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None and auto:
                 error, topic = topics.get_or_create(name)
             else:
                 error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 
-from kipper.broker.acl.model import ALTER, TOPIC
+from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, CREATE, DELETE, DESCRIBE, TOPIC
 from kipper.broker.log.topic_configs import describable
 from kipper.broker.log.topics import Topic
 from kipper.protocol.errors import ErrorCode
@@ -19,6 +19,12 @@ class Refused(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+def may_create_topic(ctx, name: str) -> bool:
+    """Kafka's rule for CreateTopics and Metadata's auto-creation: CREATE on the cluster,
+    or on the topic itself."""
+    return ctx.authorize(CREATE, CLUSTER, CLUSTER_NAME) or ctx.authorize(CREATE, TOPIC, name)
 
 
 def check_assignment(broker_ids, node_id: int, replication_factor: int | None) -> None:
@@ -73,6 +79,10 @@ def handle_create_topics(req, ctx):
             out.append({"name": t.name, "error_code": int(ErrorCode.INVALID_REQUEST),
                         "error_message": "Duplicate topic name."})
             continue
+        if not may_create_topic(ctx, t.name):
+            out.append({"name": t.name, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                        "error_message": "Authorization failed."})
+            continue
         configs = {c.name: c.value for c in t.configs}
         count = t.num_partitions
         if t.assignments:
@@ -110,6 +120,16 @@ def handle_delete_topics(req, ctx):
     out = []
     for name, topic_id in wanted:
         topic = broker.topics.get(name) if name else broker.topics.by_id(topic_id)
+        if topic is not None and not ctx.authorize(DELETE, TOPIC, topic.name):
+            # Kafka: a topic asked for by id keeps its name hidden unless it may be described
+            shown = name or (topic.name if ctx.authorize(DESCRIBE, TOPIC, topic.name) else None)
+            out.append({"name": shown, "topic_id": topic_id,
+                        "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
+            continue
+        if topic is None and name and not ctx.authorize(DESCRIBE, TOPIC, name):
+            out.append({"name": name, "topic_id": topic_id,
+                        "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
+            continue
         if topic is None:
             code = ErrorCode.UNKNOWN_TOPIC_ID if not name else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             out.append({"name": name, "topic_id": topic_id, "error_code": int(code)})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from kipper.cli.help import HelpFormatter, add_command  # noqa: F401  (public here too)
-from kipper.client.blocking import connect_any
+from kipper.client import connect as client_connect
 
 
 class UsageError(Exception):
@@ -19,9 +19,14 @@ class ToolError(Exception):
     topic, group or resource it is about."""
 
 
-def add_bootstrap(p: argparse.ArgumentParser) -> None:
+def add_bootstrap(p: argparse.ArgumentParser, *, command_config: bool = False) -> None:
+    """--bootstrap-server, and for the admin tools (which talk through ``connect``)
+    --command-config, as Kafka's admin scripts take it."""
     p.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
                    help="the broker(s) to connect to")
+    if command_config:
+        p.add_argument("--command-config", metavar="FILE",
+                       help="client settings for this tool (security.protocol, sasl.*, ssl.*), Kafka style")
 
 
 def key_values(items, option: str) -> dict[str, str]:
@@ -35,11 +40,16 @@ def key_values(items, option: str) -> dict[str, str]:
     return out
 
 
-def connect(bootstrap: str, **kwargs):
-    """A connection to the first reachable bootstrap server; a ToolError naming the
-    servers when none answers (within ~0.4 s on a closed port)."""
+def connect(bootstrap: str, command_config: str | None = None, *, timeout: float = 30.0):
+    """A connection to the first reachable bootstrap server, with the TLS and SASL the
+    command config asks for; a ToolError naming the servers when none answers (at once on
+    a closed port)."""
     try:
-        return connect_any(bootstrap, **kwargs)
+        settings = client_connect.client_settings(command_config)
+    except OSError as exc:
+        raise UsageError(f"--command-config: {exc.strerror}: {command_config}") from None
+    try:
+        return client_connect.connect(bootstrap, settings, timeout=timeout)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     except ConnectionError as exc:

@@ -29,12 +29,13 @@ from __future__ import annotations
 import argparse
 
 from kipper.cli import resource_configs
-from kipper.cli.common import HelpFormatter, UsageError, split_config  # noqa: F401 (public here too)
+from kipper.cli.common import (  # noqa: F401 (public here too)
+    HelpFormatter, UsageError, add_bootstrap, connect, split_config,
+)
 from kipper.client import admin
 from kipper.client.admin import (
     ClientQuotaAlteration, ClientQuotaFilterComponent, ScramCredentialDeletion, ScramCredentialUpsertion,
 )
-from kipper.client.connect import client_settings, connect
 from kipper.protocol.errors import ErrorCode, KafkaError
 from kipper.protocol.sasl import MECHANISM_CODES, MECHANISM_NAMES
 
@@ -46,9 +47,7 @@ QUOTA_KEYS = ("producer_ids_rate",)
 def add_parser(sub) -> None:
     p = sub.add_parser("configs", help="alter or describe configs of topics, brokers, groups and users",
                        description=__doc__, formatter_class=HelpFormatter)
-    p.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
-                   help="the broker(s) to connect to")
-    p.add_argument("--command-config", metavar="FILE", help="client settings (SASL, TLS) for this tool")
+    add_bootstrap(p, command_config=True)
     action = p.add_mutually_exclusive_group(required=True)
     action.add_argument("--alter", action="store_true", help="change configs")
     action.add_argument("--describe", action="store_true", help="show configs")
@@ -95,7 +94,7 @@ def parse_add_config(text: str) -> tuple[dict[str, float], dict[str, dict[str, s
 
 def run(args: argparse.Namespace) -> int:
     user = None if args.entity_default else args.entity_name
-    with connect(args.bootstrap_server, client_settings(args.command_config)) as conn:
+    with connect(args.bootstrap_server, args.command_config) as conn:
         if args.entity_type != "users":
             return (resource_configs.describe if args.describe else resource_configs.alter)(conn, args)
         if args.describe:

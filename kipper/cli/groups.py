@@ -29,7 +29,7 @@ def add_parser(sub) -> None:
                     "  kipper groups delete --bootstrap-server H:P --group g")
     p.add_argument("action", choices=("list", "describe", "delete", "reset-offsets", "delete-offsets"),
                    help="what to do")
-    add_bootstrap(p)
+    add_bootstrap(p, command_config=True)
     p.add_argument("--group", action="append", default=[],
                    help="group id (describe, delete: repeatable; reset-offsets, delete-offsets: one)")
     p.add_argument("--members", action="store_true", help="describe: list the members, not the offsets")
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                              "--to-datetime, --shift-by")
         if bool(args.topic) == args.all_topics:
             raise UsageError("groups reset-offsets needs --topic or --all-topics (not both)")
-    with connect(args.bootstrap_server) as conn:
+    with connect(args.bootstrap_server, args.command_config) as conn:
         if args.action == "list":
             return _list(conn, args)
         if args.action == "describe":

@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
                     "--config cleanup.policy=compact")
     p.add_argument("action", choices=("create", "list", "describe", "alter", "delete"),
                    help="what to do")
-    add_bootstrap(p)
+    add_bootstrap(p, command_config=True)
     p.add_argument("--topic", help="topic name (create, alter, delete; optional for describe)")
     p.add_argument("--partitions", type=int, default=None,
                    help="partition count (create: -1 or absent is the broker's num.partitions; "
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action in ("create", "delete", "alter") and not args.topic:
         raise UsageError(f"topics {args.action} needs --topic")
     configs = key_values(args.config, "--config")
-    with connect(args.bootstrap_server) as conn:
+    with connect(args.bootstrap_server, args.command_config) as conn:
         return {"create": _create, "list": _list, "describe": _describe, "alter": _alter,
                 "delete": _delete}[args.action](conn, args, configs)
 

@@ -35,8 +35,10 @@ def free_port() -> int:
 class BrokerProcess:
     def __init__(self, overrides: dict[str, str] | None = None, *, config_file: str | None = None,
                  port: int | None = None, advertise: tuple[str, int] | None = None,
-                 listeners: str | None = None, extra_args: list[str] | None = None):
+                 listeners: str | None = None, extra_args: list[str] | None = None,
+                 checkout: str | Path | None = None):
         self.port = port or free_port()
+        self.checkout = Path(checkout) if checkout else ROOT  # another checkout: a baseline to compare
         self.overrides = dict(overrides or {})
         if listeners is None:
             self.overrides.setdefault("listeners", f"PLAINTEXT://127.0.0.1:{self.port}")
@@ -63,7 +65,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(self.command(), cwd=ROOT, stdout=self._log, stderr=self._log,
+        self.proc = subprocess.Popen(self.command(), cwd=self.checkout, stdout=self._log, stderr=self._log,
                                      env=env)
         deadline = time.time() + timeout
         while time.time() < deadline:

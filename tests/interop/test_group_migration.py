@@ -10,10 +10,11 @@ import time
 
 import pytest
 
+from tests.support import requires
 from tests.support.broker import make_broker
 from tests.support.topics import create_topics
 
-ck = pytest.importorskip("confluent_kafka")
+ck = requires.module("confluent_kafka", "interop")
 
 pytestmark = pytest.mark.interop
 PARTITIONS = 4
@@ -100,7 +101,9 @@ def _produce(bootstrap, topic, start, n):
 def test_classic_group_upgraded_then_downgraded_member_by_member(broker, unique):
     topic = group = f"migrate-{unique}"
     create_topics(broker.bootstrap, topic, partitions=PARTITIONS)
-    admin = ck.admin.AdminClient({"bootstrap.servers": broker.bootstrap})
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     fleet = Fleet(broker.bootstrap, group, topic)
     produced = 0
     try:

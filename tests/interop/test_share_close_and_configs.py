@@ -136,7 +136,7 @@ def test_release_on_close_is_delivered_again_with_a_higher_count(broker):
 # --- group configs ------------------------------------------------------------------------------
 
 def test_a_one_second_lock_set_on_the_group_expires_while_the_default_holds(broker):
-    from confluent_kafka.admin import AdminClient, ConfigResource
+    from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource
 
     topic = _topic(broker.bootstrap)
     short, default = f"lock1s-{uuid.uuid4().hex[:6]}", f"lock30s-{uuid.uuid4().hex[:6]}"
@@ -145,9 +145,9 @@ def test_a_one_second_lock_set_on_the_group_expires_while_the_default_holds(brok
     described = admin.describe_configs([ConfigResource("GROUP", short)])
     rows = next(iter(described.values())).result(10)
     assert rows["share.record.lock.duration.ms"].value == "1000"
-    assert rows["share.record.lock.duration.ms"].source == ck.admin.ConfigSource.GROUP_CONFIG.value
+    assert rows["share.record.lock.duration.ms"].source == ConfigSource.GROUP_CONFIG.value
     assert rows["share.isolation.level"].value == "read_uncommitted"  # every share config is listed
-    assert rows["share.delivery.count.limit"].source == ck.admin.ConfigSource.DEFAULT_CONFIG.value
+    assert rows["share.delivery.count.limit"].source == ConfigSource.DEFAULT_CONFIG.value
     _produce(broker.bootstrap, topic, [b"x"])
     holders, takers = [], []
     try:

@@ -1,11 +1,12 @@
 """Share groups: accepted records/s on one partition, and share-partition recovery time.
 
     .venv/bin/python -m benchmarks.share_throughput [--records 200000] [--consumers 1 2 4]
+        [--ack implicit|explicit] [--no-recovery]
 
 Throughput: one kipper broker, a 1-partition topic pre-filled with --records
 records of --size bytes (500 per batch). For each consumer count, that many
-share consumers (each in its own process, implicit acknowledgement, so every
-record is accepted) drain the topic in a fresh share group; the figure is
+share consumers (each in its own process; implicit acknowledgement, or with
+--ack explicit each record acknowledged ACCEPT on its own, so every record is accepted) drain the topic in a fresh share group; the figure is
 records / (time from the start signal to the last acknowledgement answered).
 Ours (client.ShareConsumer) and confluent-kafka's ShareConsumer, same broker
 settings (group.share.record.lock.partition.limit as given).
@@ -44,15 +45,18 @@ def _fill(bootstrap: str, n: int, size: int) -> None:
             assert resp.responses[0].partition_responses[0].error_code == 0
 
 
-def _consume_ours(bootstrap, group, total, counter, start, done):
-    from kipper.client import ShareConsumer
+def _consume_ours(bootstrap, group, total, counter, start, done, explicit=False):
+    from kipper.client import AcknowledgeType, ShareConsumer
 
-    c = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group,
-                       "max.poll.records": 1000})
+    c = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, "max.poll.records": 1000,
+                       "share.acknowledgement.mode": "explicit" if explicit else "implicit"})
     c.subscribe([TOPIC])
     start.wait()
     while counter.value < total:
         recs = c.poll(0.2)
+        if explicit:
+            for r in recs:  # each record on its own; the next poll carries them
+                c.acknowledge(r, AcknowledgeType.ACCEPT)
         if recs:
             with counter.get_lock():
                 counter.value += len(recs)
@@ -61,31 +65,34 @@ def _consume_ours(bootstrap, group, total, counter, start, done):
     c.close()
 
 
-def _consume_confluent(bootstrap, group, total, counter, start, done):
-    from confluent_kafka import ShareConsumer
+def _consume_confluent(bootstrap, group, total, counter, start, done, explicit=False):
+    from confluent_kafka import AcknowledgeType, ShareConsumer
 
-    c = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, "max.poll.records": 1000})
+    c = ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group, "max.poll.records": 1000,
+                       "share.acknowledgement.mode": "explicit" if explicit else "implicit"})
     c.subscribe([TOPIC])
     start.wait()
     while counter.value < total:
-        msgs = c.poll(0.2)
-        n = sum(1 for m in msgs if m.error() is None)
-        if n:
+        msgs = [m for m in c.poll(0.2) if m.error() is None]
+        if explicit:
+            for m in msgs:
+                c.acknowledge(m, AcknowledgeType.ACCEPT)
+        if msgs:
             with counter.get_lock():
-                counter.value += n
+                counter.value += len(msgs)
     c.commit_sync()
     done.put(time.perf_counter())
     c.close()
 
 
-def throughput(bootstrap: str, client: str, consumers: int, total: int) -> float:
+def throughput(bootstrap: str, client: str, consumers: int, total: int, explicit: bool = False) -> float:
     target = _consume_ours if client == "ours" else _consume_confluent
     group = f"bench-{client}-{consumers}-{random.randrange(1 << 30)}"
     ctx = mp.get_context("spawn")
     counter = ctx.Value("q", 0)
     start = ctx.Event()
     done = ctx.Queue()
-    procs = [ctx.Process(target=target, args=(bootstrap, group, total, counter, start, done))
+    procs = [ctx.Process(target=target, args=(bootstrap, group, total, counter, start, done, explicit))
              for _ in range(consumers)]
     for p in procs:
         p.start()
@@ -158,21 +165,25 @@ def main() -> None:
                     help="group.share.record.lock.partition.limit (100-10000)")
     ap.add_argument("--clients", nargs="+", default=["ours", "confluent"])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--ack", choices=["implicit", "explicit"], default="implicit",
+                    help="explicit: every record acknowledged ACCEPT on its own")
+    ap.add_argument("--no-recovery", action="store_true", help="skip the recovery timing")
     args = ap.parse_args()
 
     import structlog
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(30))
-    rec, in_flight = recovery_time(repeat=args.repeat)
-    print(f"recovery: {in_flight} in-flight records, 1000 deltas since the checkpoint: "
-          f"{rec * 1000:.1f} ms (median of {args.repeat})")
+    if not args.no_recovery:
+        rec, in_flight = recovery_time(repeat=args.repeat)
+        print(f"recovery: {in_flight} in-flight records, 1000 deltas since the checkpoint: "
+              f"{rec * 1000:.1f} ms (median of {args.repeat})")
     overrides = {"group.share.record.lock.partition.limit": str(args.lock_limit),
                  "log.level": "WARNING"}
     for client in args.clients:
         for n in args.consumers:
             with BrokerProcess(overrides) as broker:
                 _fill(broker.bootstrap, args.records, args.size)
-                rate = throughput(broker.bootstrap, client, n, args.records)
-            print(f"{client:9s} {n} consumer(s): {rate:10,.0f} accepted records/s")
+                rate = throughput(broker.bootstrap, client, n, args.records, args.ack == "explicit")
+            print(f"{client:9s} {n} consumer(s), {args.ack}: {rate:10,.0f} accepted records/s")
 
 
 if __name__ == "__main__":

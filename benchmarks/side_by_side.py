@@ -73,7 +73,7 @@ class Candidates:
 
     def start(self, name: str, overrides: dict | None = None):
         if name == "kipper":
-            return BrokerProcess({"log.level": "WARNING", **(overrides or {})}, root=self.kipper_root)
+            return BrokerProcess({"log.level": "WARNING", **(overrides or {})}, checkout=self.kipper_root)
         return TansuProcess()
 
 

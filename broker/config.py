@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
-    SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice, float_in, int_in,
-    http_listener, mechanisms, parse_listeners, protocol_map, string,
+    BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
+    cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map, string,
 )
 from kipper.broker.acl.authorizer import CLASS_NAMES as AUTHORIZER_CLASS_NAMES
 from kipper.protocol import properties
@@ -60,6 +60,19 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Default size retention per partition (-1: unlimited).", "log"),
     Key("log.retention.check.interval.ms", int_in(1, _INT64), 300000,
         "How often retention is applied.", "log"),
+    # topic defaults kipper applies (topic configs of the same meaning, docs/ADMIN.md)
+    Key("log.cleanup.policy", cleanup_policy, "delete",
+        "Default cleanup.policy: delete, compact, both (comma-separated) or empty.", "log"),
+    Key("compression.type", choice(*BROKER_CODECS), "producer",
+        "Default compression.type: producer keeps the producer's codec, any other recompresses.", "log"),
+    Key("log.message.timestamp.type", choice("CreateTime", "LogAppendTime"), "CreateTime",
+        "Default message.timestamp.type.", "log"),
+    Key("log.message.timestamp.before.max.ms", int_in(0, _INT64), _INT64,
+        "Default message.timestamp.before.max.ms: how far behind the broker's clock a CreateTime "
+        "record may be.", "log"),
+    Key("log.message.timestamp.after.max.ms", int_in(0, _INT64), 3600000,
+        "Default message.timestamp.after.max.ms: how far ahead of the broker's clock a CreateTime "
+        "record may be (Kafka 4's default, one hour).", "log"),
     # --- durable storage (docs/STORAGE.md); Kafka's names and defaults
     Key("log.dirs", string, "",
         "Comma-separated directories for the logs, internal topics and metadata. Empty (and "
@@ -161,6 +174,11 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("group.consumer.assignors", assignors, "uniform,range",
         "Server-side assignors, comma-separated (Kafka's class names are accepted too); the first "
         "is used when a member asks for none.", "group"),
+    Key("group.consumer.migration.policy",
+        choice("bidirectional", "upgrade", "downgrade", "disabled"), "bidirectional",
+        "Online conversion between classic and consumer groups: upgrade when a KIP-848 member "
+        "joins a classic group, downgrade when the last one leaves (Kafka's default: both).",
+        "group"),
     # --- share groups (seed 004, KIP-932); ranges from the KIP table where it gives them
     Key("group.share.enable", boolean, True,
         "Serve share groups (ShareGroupHeartbeat/Describe, ShareFetch, ShareAcknowledge). "
@@ -173,6 +191,18 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Largest acquisition lock; group.share.record.lock.duration.ms may not exceed it.", "share"),
     Key("group.share.record.lock.partition.limit", int_in(100, 10000), 200,
         "In-flight records (SPEO - SPSO) per share-partition; acquisition stops there.", "share"),
+    # Kafka's bounds of the group configs share.* (KIP-1240; GroupConfig); the minimum
+    # lock duration keeps the seed's 1000 (Kafka: 15000) so the seed's range still holds
+    Key("group.share.min.record.lock.duration.ms", int_in(1000, 30000), 1000,
+        "Lowest share.record.lock.duration.ms a group may set (and the broker key's floor).", "share"),
+    Key("group.share.min.delivery.count.limit", int_in(2, 10), 2,
+        "Lowest share.delivery.count.limit a group may set.", "share"),
+    Key("group.share.max.delivery.count.limit", int_in(2, 10), 10,
+        "Highest share.delivery.count.limit a group may set.", "share"),
+    Key("group.share.min.partition.max.record.locks", int_in(100, 10000), 100,
+        "Lowest share.partition.max.record.locks a group may set.", "share"),
+    Key("group.share.max.partition.max.record.locks", int_in(100, 10000), 4000,
+        "Highest share.partition.max.record.locks a group may set.", "share"),
     Key("group.share.session.timeout.ms", int_in(1, _INT32), 45000,
         "A share-group member without a heartbeat for this long is removed.", "share"),
     Key("group.share.min.session.timeout.ms", int_in(1, _INT32), 45000,
@@ -314,6 +344,10 @@ class BrokerConfig(Mapping):
 
 ENV_PREFIX = "KIPPER_"
 
+# Kafka 4.x names of keys that seed 004 named differently; either name is accepted
+ALIASES = {"group.share.max.record.lock.duration.ms": "group.share.record.lock.duration.max.ms",
+           "group.share.partition.max.record.locks": "group.share.record.lock.partition.limit"}
+
 
 def env_name(key: str) -> str:
     """The environment variable for a key: KIPPER_ + upper case, dots and
@@ -322,7 +356,7 @@ def env_name(key: str) -> str:
 
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    by_env = {env_name(k): k for k in KEYS}
+    by_env = {env_name(k): k for k in (*KEYS, *ALIASES)}
     out = {}
     for name, value in environ.items():
         if not name.startswith(ENV_PREFIX):
@@ -341,6 +375,9 @@ def load(file: str | Path | None = None, overrides: Mapping[str, str] | None = N
         raw.update(read_properties(file))
     raw.update(from_environment(environ or {}))
     raw.update(overrides or {})
+    for alias, name in ALIASES.items():  # Kafka's name of a key the seed named first
+        if alias in raw:
+            raw[name] = raw.pop(alias)
     unknown = sorted(k for k in raw if k not in KEYS)
     if unknown:
         raise ConfigError(f"unknown configuration key(s): {', '.join(unknown)}")
@@ -387,6 +424,14 @@ def _check_share(values: dict[str, Any]) -> None:
         raise ConfigError("group.share.heartbeat.interval.ms must be below group.share.session.timeout.ms")
     if values["group.share.record.lock.duration.ms"] > values["group.share.record.lock.duration.max.ms"]:
         raise ConfigError("group.share.record.lock.duration.ms is above group.share.record.lock.duration.max.ms")
+    for lo, key, hi in (("group.share.min.record.lock.duration.ms", "group.share.record.lock.duration.ms",
+                         "group.share.record.lock.duration.max.ms"),
+                        ("group.share.min.delivery.count.limit", "group.share.delivery.count.limit",
+                         "group.share.max.delivery.count.limit")):
+        # (the in-flight limit keeps the seed's own range 100..10000; its group-level
+        # bounds apply to share.partition.max.record.locks only)
+        if not values[lo] <= values[key] <= values[hi]:
+            raise ConfigError(f"{key}: {values[key]} is outside [{lo}={values[lo]}, {hi}={values[hi]}]")
     resets = {}
     for item in (s.strip() for s in values["group.share.auto.offset.reset.groups"].split(",")):
         group, sep, reset = item.rpartition(":")

@@ -88,6 +88,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             task.cancel()
         if self._mute_handle is not None:
             self._mute_handle.cancel()
+        if self.session is not None:
+            self.dispatcher.connection_closed(self.session)
         if self.on_close is not None:
             self.on_close(self)
 

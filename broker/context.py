@@ -54,6 +54,12 @@ class RequestContext:
         return acls.authorize_any(self.session, operation, resource_type, _api_name(self.api_key))
 
 
+    def authorized_operations(self, resource_type: int, name: str) -> int:
+        """KIP-430's bit field of what this session may do on the resource: every
+        operation Kafka supports on the type when there is no authorizer."""
+        return self.broker.acls.authorized_operations(self.session, resource_type, name)
+
+
 def _api_name(api_key: int) -> str:
     from kipper.protocol.messages import APIS
 

@@ -54,6 +54,10 @@ class Dispatcher:
         self.metrics = broker.metrics
         self.pre_auth_apis = pre_auth_apis
 
+    def connection_closed(self, session) -> None:
+        """What outlives requests but not the connection ends with it (share sessions)."""
+        self.broker.share.connection_closed(session, self.broker.clock())
+
     def dispatch(self, frame, session) -> tuple[Any, Callable[[Any], Any] | None]:
         """Returns (result, encoder). ``result`` is a ready frame (bytes, or a list of
         buffers for responses that carry stored batches), a Reply whose ``body`` is a

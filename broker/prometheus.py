@@ -99,6 +99,8 @@ def families(snap: dict) -> list:
     out += _transaction_families(snap.get("transactions") or {})
     out += _share_families(snap.get("share_groups") or {}, snap["share"]["partitions"])
     out += _quota_families(snap["quotas"]["users"])
+    out += _cleaner_families(snap.get("cleaner") or {})
+    out += _authorizer_families(snap.get("authorizer") or {})
     auth = (snap.get("security") or {}).get("authentications") or {}
     out += [
         CounterMetricFamily("kafka_server_socket_server_metrics_successful_authentication",
@@ -213,6 +215,34 @@ def _quota_families(users: list[dict]) -> list:
             if row.get(key) is not None:
                 family.add_metric(user, row[key])
     return [rate, tokens, throttle, admitted, throttled]
+
+
+def _cleaner_families(cleaner: dict) -> list:
+    """The log cleaner's totals and each compacted partition's dirty ratio (Kafka:
+    LogCleanerManager max-dirty-percent is the largest of them)."""
+    out = [CounterMetricFamily(f"kafka_log_logcleaner_{key}", help_text, value=cleaner.get(key, 0))
+           for key, help_text in (("runs", "Cleaning passes completed."),
+                                  ("bytes_read", "Bytes the cleaning passes read."),
+                                  ("bytes_written", "Bytes the cleaning passes wrote back."),
+                                  ("records_removed", "Records the cleaning passes removed."))]
+    dirty = GaugeMetricFamily("kafka_log_logcleanermanager_dirty_ratio",
+                              "Share of a compacted partition's inactive segments not cleaned yet.",
+                              labels=["topic", "partition"])
+    for row in cleaner.get("partitions", ()):
+        dirty.add_metric([row["topic"], str(row["partition"])], row["dirty_ratio"])
+    return out + [dirty]
+
+
+def _authorizer_families(authorizer: dict) -> list:
+    """Kafka's authorizer-metrics (acls-total-count), with refusals counted per API."""
+    acls = GaugeMetricFamily("kafka_server_authorizer_metrics_acls_total_count", "ACLs held.",
+                             value=authorizer.get("acls", 0))
+    denied = CounterMetricFamily("kafka_server_authorizer_metrics_authorization_denied",
+                                 "Requests (or resources in them) refused by the authorizer, per API.",
+                                 labels=["request"])
+    for api, n in sorted((authorizer.get("denied") or {}).items()):
+        denied.add_metric([api], n)
+    return [acls, denied]
 
 
 class _Server(ThreadingHTTPServer):

@@ -50,7 +50,11 @@ DEFAULTS = {
     "fetch.min.bytes": 1,
     "fetch.max.bytes": 52428800,
     "request.timeout.ms": 30000,
+    # KIP-1206: batch_optimized lets the broker hand out whole batches past
+    # max.poll.records; record_limit cuts acquisition at it (ShareFetch v2)
+    "share.acquire.mode": "batch_optimized",
 }
+ACQUIRE_MODES = {"batch_optimized": 0, "record_limit": 1}
 
 __all__ = ["ShareConsumer", "ShareRecord", "AcknowledgeType", "TopicPartition", "IllegalStateError"]
 
@@ -121,6 +125,8 @@ class ShareConsumer:
         mode = self.config["share.acknowledgement.mode"]
         if mode not in ("implicit", "explicit"):
             raise ValueError("share.acknowledgement.mode must be implicit or explicit")
+        if self.config["share.acquire.mode"] not in ACQUIRE_MODES:
+            raise ValueError("share.acquire.mode must be batch_optimized or record_limit")
         self.group_id = self.config["group.id"]
         self.member_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
         self.on_completion = on_completion
@@ -307,6 +313,7 @@ class ShareConsumer:
                 "share_session_epoch": session.next_epoch(), "max_wait_ms": wait_ms,
                 "min_bytes": self.config["fetch.min.bytes"], "max_bytes": self.config["fetch.max.bytes"],
                 "max_records": max_records, "batch_size": max_records,
+                "share_acquire_mode": ACQUIRE_MODES[self.config["share.acquire.mode"]],
                 "topics": [{"topic_id": t, "partitions": ps} for t, ps in topics.items()],
                 "forgotten_topics_data": [{"topic_id": t, "partitions": ps} for t, ps in forgotten.items()]}
         session.partitions = (session.partitions | wanted) - forget

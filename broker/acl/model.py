@@ -45,6 +45,8 @@ IMPLIES: dict[int, frozenset[int]] = {
     ALL: frozenset(OPERATIONS.values()),
 }
 
+NOT_PROVIDED = -2147483648  # an authorized-operations field the client did not ask for (KIP-430)
+
 # the operations each resource type supports (Kafka's authorized-operations sets)
 SUPPORTED = {
     TOPIC: (READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, DESCRIBE_CONFIGS, ALTER_CONFIGS),

@@ -55,24 +55,37 @@ class Acls:
         a = self.authorizer
         if a is None:
             return True
-        cache = session.extras.get("acl")
-        if cache is None or cache[0] != a.version:
-            cache = session.extras["acl"] = (a.version, {})
+        decisions = self._decisions(session, a)
         key = (operation, resource_type, name)
-        decision = cache[1].get(key)
+        decision = decisions.get(key)
         if decision is None:
-            decision = cache[1][key] = a.authorize(session.principal, session.peer.rsplit(":", 1)[0],
-                                                   operation, resource_type, name)
+            decision = decisions[key] = a.authorize(session.principal, session.peer.rsplit(":", 1)[0],
+                                                    operation, resource_type, name)
         if not decision and api is not None:
             self.denied[api] = self.denied.get(api, 0) + 1
         return decision
 
     def authorize_any(self, session, operation: int, resource_type: int, api: str | None = None) -> bool:
-        ok = self.authorizer.authorize_any(session.principal, session.peer.rsplit(":", 1)[0],
-                                           operation, resource_type)
+        a = self.authorizer
+        if a is None:
+            return True
+        decisions = self._decisions(session, a)
+        key = (operation, resource_type, None)  # None: any resource of the type (no name is None)
+        ok = decisions.get(key)
+        if ok is None:
+            ok = decisions[key] = a.authorize_any(session.principal, session.peer.rsplit(":", 1)[0],
+                                                  operation, resource_type)
         if not ok and api is not None:
             self.denied[api] = self.denied.get(api, 0) + 1
         return ok
+
+    @staticmethod
+    def _decisions(session, authorizer) -> dict:
+        """The session's cached decisions, emptied whenever the ACLs change (their version)."""
+        cache = session.extras.get("acl")
+        if cache is None or cache[0] != authorizer.version:
+            cache = session.extras["acl"] = (authorizer.version, {})
+        return cache[1]
 
     def authorized_operations(self, session, resource_type: int, name: str) -> int:
         from kipper.broker.acl.model import SUPPORTED

@@ -5,11 +5,12 @@ This object holds the three engines and is the one place the rules between
 them live:
 
 - a classic JoinGroup may take the id of an empty consumer group (which is
-  deleted, as Kafka converts it), never that of a share group or of a consumer
-  group with members;
+  deleted, as Kafka converts it), never that of a share group; into a consumer
+  group with members it joins as a classic member (consumer/classic_members.py);
 - a consumer group may take the id of an empty classic group (which is deleted;
-  its committed offsets stay), never that of a share group or of a classic group
-  with members;
+  its committed offsets stay), never that of a share group; a classic group with
+  members is converted in place when ``group.consumer.migration.policy`` allows
+  it, and converted back when its last KIP-848 member leaves (migration.py);
 - a share group may not take the id of a consumer group or of a classic group
   with members;
 - committed offsets without a group make a "simple" classic group, unless a
@@ -20,21 +21,32 @@ Handlers call these methods; the engines stay unaware of one another.
 
 from __future__ import annotations
 
-from kipper.broker.groups.classic import ClassicGroupCoordinator
+import structlog
+
+from kipper.broker.groups.classic import DEAD, EMPTY, ClassicGroupCoordinator
+from kipper.broker.groups.consumer.classic_members import ClassicMembers
 from kipper.broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from kipper.broker.groups.migration import (
+    abandon_rebalance, may_downgrade, may_upgrade, only_classic_left, to_classic_group,
+    to_consumer_group,
+)
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.protocol.errors import ErrorCode
+
+log = structlog.get_logger(__name__)
 
 CLASSIC, CONSUMER, SHARE = "classic", "consumer", "share"
 
 
 class GroupCoordinator:
     def __init__(self, classic: ClassicGroupCoordinator, consumer: ConsumerGroupCoordinator,
-                 share, offsets: OffsetStore):
+                 share, offsets: OffsetStore, *, migration_policy: str = "bidirectional"):
         self.classic = classic
         self.consumer = consumer
         self.share = share  # broker.share.service.ShareGroups
         self.offsets = offsets
+        self.migration_policy = migration_policy  # group.consumer.migration.policy
+        self.mixed = ClassicMembers(consumer)  # classic members inside consumer groups
 
     # --- who holds a group id ---------------------------------------------------------------
 
@@ -66,9 +78,59 @@ class GroupCoordinator:
     # --- classic groups ----------------------------------------------------------------------
 
     def join(self, req, *, version: int, client_id: str, client_host: str, now: int, reply) -> None:
+        group = self.consumer.groups.get(req.group_id) if req.group_id else None
+        if group is not None and group.members:  # a classic member in a consumer group
+            return reply(self.mixed.join(group, req, version=version, client_id=client_id,
+                                         client_host=client_host, now=now))
         held = bool(req.group_id) and self._held_against_classic(req.group_id)
         self.classic.join(req, version=version, client_id=client_id, client_host=client_host,
                           now=now, reply=reply, held_elsewhere=held)
+
+    def sync(self, req, *, now: int, reply) -> None:
+        group = self.consumer.groups.get(req.group_id)
+        if group is not None:
+            return reply(self.mixed.sync(group, req, now))
+        self.classic.sync(req, now=now, reply=reply)
+
+    def heartbeat(self, req, *, now: int) -> dict:
+        group = self.consumer.groups.get(req.group_id)
+        if group is not None:
+            return self.mixed.heartbeat(group, req, now)
+        return self.classic.heartbeat(req, now=now)
+
+    def leave(self, group_id: str, identities, *, now: int):
+        group = self.consumer.groups.get(group_id)
+        if group is not None:
+            return ErrorCode.NONE, self.mixed.leave(group, identities, now)
+        return self.classic.leave(group_id, identities, now=now)
+
+    # --- online migration (group.consumer.migration.policy) ---------------------------------------
+
+    def _upgrade(self, group_id: str, now: int) -> None:
+        """A KIP-848 member joins a classic group with members: convert it if allowed."""
+        classic = self.classic.groups[group_id]
+        if not may_upgrade(self.migration_policy):
+            return
+        group = to_consumer_group(classic, self.consumer.topics, now, self.consumer.settings.max_size)
+        if group is None:
+            log.info("classic_group_not_upgraded", group_id=group_id,
+                     reason="a member cannot be converted")
+            return
+        abandon_rebalance(classic)
+        self.classic.delete_group(group_id, now)
+        self.consumer.groups[group_id] = group
+        log.info("classic_group_upgraded", group_id=group_id, members=len(group.members))
+
+    def _maybe_downgrade(self, group_id: str, now: int) -> None:
+        """The last KIP-848 member left: the classic members make a classic group again."""
+        group = self.consumer.groups.get(group_id)
+        if group is None or not only_classic_left(group) or not may_downgrade(self.migration_policy):
+            return
+        classic = to_classic_group(group, self.consumer.topics, now)
+        if not classic.protocol_name:
+            return  # no protocol all of them speak: they stay where they are
+        del self.consumer.groups[group_id]
+        self.classic.adopt(classic, now)
 
     def ensure_simple_group(self, group_id: str) -> None:
         """Offsets committed without a group make a simple group, visible to ListGroups."""
@@ -80,6 +142,8 @@ class GroupCoordinator:
     def consumer_heartbeat(self, req, *, version: int, client_id: str, client_host: str,
                            now: int) -> dict:
         group_id = req.group_id
+        if group_id and not self.consumer.owns(group_id) and self._classic_in_use(group_id):
+            self._upgrade(group_id, now)
         held = (bool(group_id) and not self.consumer.owns(group_id)
                 and self._held_against_consumer(group_id))
         body = self.consumer.heartbeat(req, version=version, client_id=client_id,
@@ -88,6 +152,7 @@ class GroupCoordinator:
             # Kafka deletes an empty classic group (a simple group, say) when a consumer
             # group takes its id; the committed offsets stay
             del self.classic.groups[group_id]
+        self._maybe_downgrade(group_id, now)
         return body
 
     def consumer_describe(self, group_id: str) -> dict:
@@ -131,19 +196,88 @@ class GroupCoordinator:
             return self.consumer.validate_fetch(group_id, member_id, member_epoch)
         return ErrorCode.NONE
 
+    # --- DeleteGroups and OffsetDelete (Kafka's validateDeleteGroup / validateOffsetDelete) --------
+
+    def _exists(self, group_id: str) -> bool:
+        """A group of any kind, or committed offsets (which make a simple group)."""
+        return self.kind_of(group_id) is not None or self.offsets.has_group(group_id)
+
+    def delete_group(self, group_id: str, now: int) -> tuple[ErrorCode, str | None]:
+        """Delete an empty group of any kind with its committed offsets (and, for a
+        share group, its share-partition state)."""
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID, "The group id must not be empty."
+        if not self._exists(group_id):
+            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+        kind = self.kind_of(group_id)
+        if kind == CLASSIC:
+            state = self.classic.groups[group_id].state
+            if state == DEAD:
+                return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is in dead state."
+            if state != EMPTY:
+                return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+        elif kind == CONSUMER and self.consumer.groups[group_id].members:
+            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+        elif kind == SHARE and self.share.coordinator.groups[group_id].members:
+            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+        self.offsets.delete_group(group_id, now)
+        if kind == CLASSIC:
+            self.classic.delete_group(group_id, now)
+        elif kind == CONSUMER:
+            self.consumer.delete_group(group_id)
+        elif kind == SHARE:
+            self.share.group_deleted(group_id)
+        return ErrorCode.NONE, None
+
+    def delete_offsets(self, group_id: str, topics, now: int) -> tuple[ErrorCode, list]:
+        """OffsetDelete: ``topics`` are (name, [partition]); (top-level error,
+        [(name, [(partition, error)])]). A topic the group consumes is refused with
+        GROUP_SUBSCRIBED_TO_TOPIC; offsets that are not there delete nothing."""
+        if not self._exists(group_id):
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        kind = self.kind_of(group_id)
+        if kind == SHARE:
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        if kind == CLASSIC:
+            group = self.classic.groups[group_id]
+            if group.state == DEAD:
+                return ErrorCode.GROUP_ID_NOT_FOUND, []
+            if group.state != EMPTY and group.protocol_type != "consumer":
+                return ErrorCode.NON_EMPTY_GROUP, []
+            known = self.classic.subscribed_topics(group_id)
+
+            def subscribed(topic):
+                return topic in known if known is not None else group.protocol_type == "consumer"
+        elif kind == CONSUMER:
+            def subscribed(topic):
+                return self.consumer.subscribed_to(group_id, topic)
+        else:
+            def subscribed(topic):
+                return False
+        out, gone = [], []
+        for name, partitions in topics:
+            code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed(name) else ErrorCode.NONE
+            if code == ErrorCode.NONE:
+                gone.extend((name, p) for p in partitions)
+            out.append((name, [(p, code) for p in partitions]))
+        self.offsets.delete(group_id, gone, now)
+        return ErrorCode.NONE, out
+
     # --- every kind -----------------------------------------------------------------------------
 
     def list_groups(self, states: set[str], types: set[str]) -> list[dict]:
-        out = []
-        if not types or CLASSIC in types:
-            for group in self.classic.groups.values():
-                if not states or group.state in states:
-                    out.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
-                                "group_state": group.state, "group_type": CLASSIC})
-        for rows in (self.consumer.list_groups(), self.share.coordinator.list_groups()):
-            out.extend(g for g in rows if (not states or g["group_state"] in states)
-                       and (not types or g["group_type"] in types))
-        return out
+        """ListGroups: both filters are case-insensitive, as in Kafka (v4 states, v5 types)."""
+        states = {s.strip().lower() for s in states}
+        types = {t.strip().lower() for t in types}
+
+        def wanted(row: dict) -> bool:
+            return ((not states or row["group_state"].lower() in states)
+                    and (not types or row["group_type"] in types))
+
+        rows = [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
+                 "group_state": g.state, "group_type": CLASSIC} for g in self.classic.groups.values()]
+        rows += self.consumer.list_groups() + self.share.coordinator.list_groups()
+        return [row for row in rows if wanted(row)]
 
     def active_groups(self) -> set[str]:
         """Groups with members: their committed offsets do not expire."""
@@ -153,3 +287,6 @@ class GroupCoordinator:
     def tick(self, now: int) -> None:
         self.classic.tick(now)
         self.consumer.tick(now)
+        self.mixed.tick(now)
+        for group_id in list(self.consumer.groups):
+            self._maybe_downgrade(group_id, now)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kipper.broker.acl.model import DESCRIBE, GROUP, READ
+from kipper.broker.acl.model import DESCRIBE, GROUP, NOT_PROVIDED, READ
 from kipper.protocol.errors import ErrorCode
 
 
@@ -23,7 +23,9 @@ def handle_consumer_group_heartbeat(req, ctx):
 def handle_consumer_group_describe(req, ctx):
     groups = ctx.broker.groups
     return {"throttle_time_ms": 0, "groups": [
-        groups.consumer_describe(g) if ctx.authorize(DESCRIBE, GROUP, g) else _denied(g)
+        {**groups.consumer_describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
+         if req.include_authorized_operations else NOT_PROVIDED}
+        if ctx.authorize(DESCRIBE, GROUP, g) else _denied(g)
         for g in req.group_ids]}
 
 

@@ -1,13 +1,24 @@
 """Metadata: brokers (this one), and topics with their single-replica partitions.
 
+v8+ asks for the operations the principal may perform on each topic and (v8-10)
+on the cluster (KIP-430): what the ACLs allow, and without an authorizer every
+operation Kafka supports on the resource type; never "not provided" once asked.
+
+With an authorizer (Kafka's rules): a topic the principal may not DESCRIBE is
+answered TOPIC_AUTHORIZATION_FAILED when named and left out of an all-topics
+request; a topic by id that it may not describe is UNKNOWN_TOPIC_ID, so names do
+not leak. Auto-creation also needs CREATE on the cluster or on the topic.
+
 A topic's partitions are the bulk of the answer (a 1,000-partition topic is 1,000
 structs) and change only with the partition count, so they are encoded once per
 (version, node) and kept on the Topic (``Topic.derived``); each request assembles the
-per-topic fields around them, so what a principal may see is decided per request.
+per-topic fields around them, so the checks above still run for every request.
 """
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE, NOT_PROVIDED, TOPIC
+from kipper.broker.handlers.topics import may_create_topic
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages.metadata import METADATA
 from kipper.protocol.primitives import Encoded
@@ -15,10 +26,11 @@ from kipper.protocol.primitives import Encoded
 _PARTITIONS = ("topics", "partitions")
 
 
-def describe_topic(topic, node_id: int, version: int) -> dict:
+def describe_topic(topic, node_id: int, version: int, ops: int = NOT_PROVIDED) -> dict:
     return {
         "error_code": 0, "name": topic.name, "topic_id": topic.topic_id,
-        "is_internal": topic.internal, "partitions": encoded_partitions(topic, node_id, version),
+        "is_internal": topic.internal, "topic_authorized_operations": ops,
+        "partitions": encoded_partitions(topic, node_id, version),
     }
 
 
@@ -47,9 +59,15 @@ def handle_metadata(req, ctx):
     host, port = broker.advertised_address(ctx.session.listener)
     topics = broker.topics
     wanted = req.topics
+    with_ops = bool(req.get("include_topic_authorized_operations"))
+
+    def ops(topic) -> int:
+        return ctx.authorized_operations(TOPIC, topic.name) if with_ops else NOT_PROVIDED
+
     version = ctx.api_version
     if wanted is None or (version == 0 and not wanted):
-        out = [describe_topic(t, node_id, version) for t in topics.all()]
+        out = [describe_topic(t, node_id, version, ops(t)) for t in topics.all()
+               if ctx.authorize(DESCRIBE, TOPIC, t.name)]
     else:
         auto = req.get("allow_auto_topic_creation", True)
         out = []
@@ -57,25 +75,32 @@ def handle_metadata(req, ctx):
             name = item.get("name")
             if name is None:
                 topic = topics.by_id(item.topic_id)
-                if topic is None:
+                if topic is None or not ctx.authorize(DESCRIBE, TOPIC, topic.name):
                     out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
                                 "topic_id": item.topic_id})
                 else:
-                    out.append(describe_topic(topic, node_id, version))
+                    out.append(describe_topic(topic, node_id, version, ops(topic)))
+                continue
+            if not ctx.authorize(DESCRIBE, TOPIC, name):
+                out.append({"error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "name": name})
                 continue
             topic = topics.get(name)
-            if topic is None and auto:
+            if topic is None and auto and topics.auto_create and not may_create_topic(ctx, name):
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None and auto:
                 error, topic = topics.get_or_create(name)
             else:
                 error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if topic is None:
                 out.append({"error_code": int(error), "name": name})
             else:
-                out.append(describe_topic(topic, node_id, version))
+                out.append(describe_topic(topic, node_id, version, ops(topic)))
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],
         "cluster_id": broker.cluster_id,
         "controller_id": node_id,
         "topics": out,
+        "cluster_authorized_operations": ctx.authorized_operations(CLUSTER, CLUSTER_NAME)
+        if req.get("include_cluster_authorized_operations") else NOT_PROVIDED,
     }

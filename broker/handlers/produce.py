@@ -1,9 +1,12 @@
 """Produce: validate each partition's batches, append, answer per partition.
 
 Each partition's result is computed on its own, so one bad partition does
-not fail the others. Before the append come the producer-id quota (seed 002)
-and, for transactional batches, the coordinator's check that the partition is
-in the producer's transaction (KIP-890 part 1); the append itself is the
+not fail the others. The topic's configs in effect (max.message.bytes, the
+timestamp rules, LogAppendTime, compression.type) are applied first
+(broker/log/append_policy.py). Before the append come the producer-id quota
+(seed 002), a compacted topic's refusal of keyless records and, for
+transactional batches, the coordinator's check that the partition is in the
+producer's transaction (KIP-890 part 1); the append itself is the
 Partition's one write path. acks=0 gets no response at all, as in Kafka; a
 throttled producer's connection is muted after the answer.
 """
@@ -12,15 +15,16 @@ from __future__ import annotations
 
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.dispatcher import NO_RESPONSE, Reply
+from kipper.broker.log import append_policy
 from kipper.broker.log.validate import Rejected, keyless_records, validate_records
 from kipper.protocol.batch import TRANSACTIONAL
 from kipper.protocol.errors import ErrorCode
 
 
 def result(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,
-           log_start_offset: int = -1, message: str | None = None) -> dict:
+           log_start_offset: int = -1, message: str | None = None, append_time: int = -1) -> dict:
     return {"index": index, "error_code": int(code), "base_offset": base_offset,
-            "log_append_time_ms": -1, "log_start_offset": log_start_offset,
+            "log_append_time_ms": append_time, "log_start_offset": log_start_offset,
             "error_message": message}
 
 
@@ -39,8 +43,8 @@ def handle_produce(req, ctx):
     broker = ctx.broker
     acks = req.acks
     now = ctx.now
-    max_bytes = broker.config["message.max.bytes"]
     topics = broker.topics
+    topic_configs = broker.topic_configs
     quotas = broker.quotas
     metrics = broker.metrics
     throttle_ms = 0
@@ -50,7 +54,7 @@ def handle_produce(req, ctx):
     for tdata in req.topic_data:  # parsed by protocol/produce_codec.py: name and topic_id are both set
         name = tdata.name
         topic = topics.get(name) if name is not None else topics.by_id(tdata.topic_id)
-        limit = int(topic.configs.get("max.message.bytes", max_bytes)) if topic else max_bytes
+        policy = topic_configs.policy(topic) if topic is not None else None
         denied = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else
                   ErrorCode.TOPIC_AUTHORIZATION_FAILED
                   if not ctx.authorize(WRITE, TOPIC, topic.name if topic else name or "") else None)
@@ -70,7 +74,9 @@ def handle_produce(req, ctx):
             partition = topic.partitions[index]
             records = pdata.records
             try:
-                spans = validate_records(records, limit)
+                spans = validate_records(records, policy.max_message_bytes)
+                append_policy.check(policy, records, spans, now)
+                records, spans = append_policy.rewrite(policy, records, spans, now)
             except Rejected as exc:
                 parts.append(result(index, exc.code, message=exc.message))
                 continue
@@ -96,8 +102,8 @@ def handle_produce(req, ctx):
             if appended.appended:
                 metrics.record_in(topic.name, index, len(records), _records_count(spans))
             parts.append({"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
-                          "log_append_time_ms": -1, "log_start_offset": partition.log_start_offset,
-                          "error_message": appended.message})
+                          "log_append_time_ms": now if policy.log_append_time and appended.appended else -1,
+                          "log_start_offset": partition.log_start_offset, "error_message": appended.message})
         responses.append({"name": name, "topic_id": tdata.topic_id, "partition_responses": parts})
     body = NO_RESPONSE if acks == 0 else {"responses": responses, "throttle_time_ms": throttle_ms}
     return Reply(body, mute_ms=throttle_ms) if throttle_ms else body

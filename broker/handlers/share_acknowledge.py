@@ -2,7 +2,8 @@
 
 The share session must exist (epoch 0 cannot open one here); epoch -1
 applies the acknowledgements, then closes the session and releases what the
-member still holds in it.
+member still holds. That works after the member's leave heartbeat too: records
+stay acquired until the share session ends.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from kipper.protocol.errors import ErrorCode
 def handle_share_acknowledge(req, ctx):
     share = ctx.broker.share
     now = ctx.now
+    lock_ms = share.groups.lock_duration_ms(req.group_id)
     if not ctx.authorize(READ, GROUP, req.group_id):
-        return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None,
-                               share.settings.record_lock_duration_ms)
+        return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, lock_ms)
     code, message, session = share.open_session(req.group_id, req.member_id,
-                                                req.share_session_epoch, now, fetch=False)
-    lock_ms = share.settings.record_lock_duration_ms
+                                                req.share_session_epoch, now, fetch=False,
+                                                connection=ctx.session)
     if code != ErrorCode.NONE:
         return top_level_error(code, message, lock_ms)
     results = apply_acknowledgements(req, ctx, session, add_to_session=False,

@@ -2,7 +2,8 @@
 
 Acknowledgements in the request are applied first, whatever else happens. With
 MaxRecords > 0 records are then acquired from the session's partitions (up to
-MaxRecords and MaxBytes, the first partition rotating between requests). If
+MaxRecords and MaxBytes, the first partition rotating between requests; whole
+batches past MaxRecords unless ShareAcquireMode is record-limit, KIP-1206). If
 fewer than MinBytes are ready the request waits up to MaxWaitMs, woken by
 appends and by records becoming available again. Epoch -1 closes the session.
 """
@@ -14,6 +15,7 @@ from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kipper.protocol.errors import ErrorCode
 
 INT32_MAX = 2**31 - 1
+BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1  # ShareAcquireMode (ShareFetch v2, KIP-1206)
 
 
 def top_level_error(code: ErrorCode, message: str | None, lock_ms: int) -> dict:
@@ -117,12 +119,15 @@ class _Fetch:
             return
         records_left = req.max_records
         bytes_left = req.max_bytes if req.max_bytes > 0 else INT32_MAX
+        # KIP-1206: 0 batch-optimized (v1 too), 1 record-limit
+        batch_optimized = req.get("share_acquire_mode", BATCH_OPTIMIZED) != RECORD_LIMIT
         for key, topic, partition in self.targets():
             if records_left <= 0 or bytes_left <= 0:
                 break
             ranges, batches = self.share.acquire(req.group_id, req.member_id, topic, partition,
                                                  now, max_records=records_left,
-                                                 max_bytes=bytes_left)
+                                                 max_bytes=bytes_left,
+                                                 batch_optimized=batch_optimized)
             if not ranges:
                 continue
             entry = self._entry(key)
@@ -142,7 +147,7 @@ class _Fetch:
         for (topic_id, _), entry in self.entries.items():
             by_topic.setdefault(topic_id, []).append(entry)
         return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-                "acquisition_lock_timeout_ms": self.share.settings.record_lock_duration_ms,
+                "acquisition_lock_timeout_ms": self.share.groups.lock_duration_ms(self.req.group_id),
                 "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()],
                 "node_endpoints": []}
 
@@ -151,14 +156,15 @@ def handle_share_fetch(req, ctx):
     share = ctx.broker.share
     now = ctx.now
     epoch = req.share_session_epoch
-    lock_ms = share.settings.record_lock_duration_ms
+    lock_ms = share.groups.lock_duration_ms(req.group_id)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, lock_ms)
     if epoch == INITIAL_EPOCH and any(p.acknowledgement_batches for t in req.topics
                                       for p in t.partitions):
         return top_level_error(ErrorCode.INVALID_REQUEST,
                                "acknowledgements need an established share session", lock_ms)
-    code, message, session = share.open_session(req.group_id, req.member_id, epoch, now, fetch=True)
+    code, message, session = share.open_session(req.group_id, req.member_id, epoch, now, fetch=True,
+                                                connection=ctx.session)
     if code != ErrorCode.NONE:
         return top_level_error(code, message, lock_ms)
     results = apply_acknowledgements(req, ctx, session, add_to_session=epoch != FINAL_EPOCH,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kipper.broker.acl.model import DESCRIBE, GROUP, READ
+from kipper.broker.acl.model import DESCRIBE, GROUP, NOT_PROVIDED, READ
 from kipper.protocol.errors import ErrorCode
 
 
@@ -22,7 +22,9 @@ def handle_share_group_heartbeat(req, ctx):
 def handle_share_group_describe(req, ctx):
     coordinator = ctx.broker.share.coordinator
     return {"throttle_time_ms": 0, "groups": [
-        coordinator.describe(g) if ctx.authorize(DESCRIBE, GROUP, g) else
+        {**coordinator.describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
+         if req.include_authorized_operations else NOT_PROVIDED}
+        if ctx.authorize(DESCRIBE, GROUP, g) else
         {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None, "group_id": g,
          "group_state": "", "group_epoch": -1, "assignment_epoch": -1, "assignor_name": "",
          "members": []}

@@ -44,11 +44,13 @@ def log_config(topic_configs: dict[str, str], broker) -> LogConfig:
         value = topic_configs.get(name)
         return kind(value) if value is not None else default
 
-    policy = {p.strip() for p in (topic_configs.get("cleanup.policy") or "delete").split(",")}
-    if topic_configs.get("cleanup.policy") == "":
-        policy = set()
+    text = topic_configs.get("cleanup.policy")
+    if text is None:
+        text = _get(broker, "log.cleanup.policy", "delete")
+    policy = {p.strip() for p in text.split(",") if p.strip()}
     return LogConfig(
-        segment_bytes=get("segment.bytes", broker["log.segment.bytes"]),
+        # internal.segment.bytes: Kafka's test-only way below segment.bytes' 1 MiB minimum
+        segment_bytes=get("internal.segment.bytes", get("segment.bytes", broker["log.segment.bytes"])),
         segment_ms=get("segment.ms", roll_ms),
         index_interval_bytes=get("index.interval.bytes", broker["log.index.interval.bytes"]),
         flush_messages=get("flush.messages", broker["log.flush.interval.messages"]),

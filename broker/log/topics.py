@@ -17,76 +17,12 @@ from typing import Callable, Protocol
 from kipper.broker.log.config import LogConfig, LogConfigs
 from kipper.broker.log.memory import MemoryLog
 from kipper.broker.log.partition import Partition, ProducerStateSettings
+from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs  # noqa: F401
 from kipper.broker.storage.metadata import MetadataStore
 from kipper.protocol.errors import ErrorCode
 
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_NAME_LENGTH = 249
-
-# Topic-level configs a client may set; value validators return an error text or None.
-def _long(lo: int):
-    def check(v: str):
-        try:
-            return None if int(v) >= lo else f"must be at least {lo}"
-        except ValueError:
-            return "must be an integer"
-    return check
-
-
-def _ratio(v: str):
-    try:
-        return None if 0.0 <= float(v) <= 1.0 else "must be between 0 and 1"
-    except ValueError:
-        return "must be a number"
-
-
-def _one_of(*choices: str):
-    return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
-
-
-@dataclass(frozen=True)
-class TopicConfig:
-    default: str | None  # None: the broker setting of the same name is the default
-    check: object
-
-
-TOPIC_CONFIGS = {
-    "retention.ms": TopicConfig(None, _long(-1)),
-    "retention.bytes": TopicConfig(None, _long(-1)),
-    "cleanup.policy": TopicConfig("delete", _one_of("delete", "compact", "compact,delete", "delete,compact")),
-    "compression.type": TopicConfig("producer", _one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
-    "max.message.bytes": TopicConfig(None, _long(0)),
-    "message.timestamp.type": TopicConfig("CreateTime", _one_of("CreateTime", "LogAppendTime")),
-    "min.insync.replicas": TopicConfig("1", _long(1)),
-    "segment.bytes": TopicConfig(None, _long(14)),
-    "segment.ms": TopicConfig("604800000", _long(1)),
-    "index.interval.bytes": TopicConfig(None, _long(0)),
-    "flush.messages": TopicConfig(None, _long(1)),
-    "flush.ms": TopicConfig("9223372036854775807", _long(0)),
-    "delete.retention.ms": TopicConfig(None, _long(0)),
-    "min.cleanable.dirty.ratio": TopicConfig(None, _ratio),
-    "min.compaction.lag.ms": TopicConfig(None, _long(0)),
-    "max.compaction.lag.ms": TopicConfig(None, _long(1)),
-    "unclean.leader.election.enable": TopicConfig("false", _one_of("true", "false")),
-    "share.auto.offset.reset": TopicConfig("latest", _one_of("latest", "earliest")),
-}
-_BROKER_KEY = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes",
-               "index.interval.bytes": "log.index.interval.bytes",
-               "flush.messages": "log.flush.interval.messages",
-               "delete.retention.ms": "log.cleaner.delete.retention.ms",
-               "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
-               "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
-               "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms"}
-
-
-def effective_config(topic, key: str, broker_config) -> tuple[str, bool]:
-    """(value, is_topic_override) of a topic config."""
-    if key in topic.configs:
-        return topic.configs[key], True
-    spec = TOPIC_CONFIGS[key]
-    if spec.default is not None:
-        return spec.default, False
-    return str(broker_config[_BROKER_KEY.get(key, key)]), False
 
 
 def validate_topic_name(name: str) -> str | None:
@@ -101,19 +37,6 @@ def validate_topic_name(name: str) -> str | None:
     return None
 
 
-def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
-    for key, value in configs.items():
-        spec = TOPIC_CONFIGS.get(key)
-        if spec is None:
-            return f"unknown topic config {key}"
-        if value is None:
-            return f"topic config {key} has no value"
-        problem = spec.check(value)
-        if problem:
-            return f"{key}={value}: {problem}"
-    return None
-
-
 @dataclass
 class Topic:
     name: str
@@ -121,6 +44,7 @@ class Topic:
     partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)
     internal: bool = False
+    config_epoch: int = 0  # moves when the configs change (cached views compare it)
     # what handlers derive from the topic and keep while it lives (the encoded partitions
     # of a Metadata answer); each entry records what it depends on (the partition count)
     derived: dict = field(default_factory=dict, repr=False, compare=False)
@@ -202,7 +126,7 @@ class TopicManager:
         if replication_factor not in (-1, 1):
             return (ErrorCode.INVALID_REPLICATION_FACTOR,
                     f"Replication factor {replication_factor} is larger than the 1 available broker.", 0)
-        problem = validate_topic_configs(dict(configs or {}))
+        problem = validate_topic_configs(dict(configs or {}), allow_null=True)
         if problem:
             return ErrorCode.INVALID_CONFIG, problem, 0
         return ErrorCode.NONE, None, num_partitions
@@ -212,7 +136,8 @@ class TopicManager:
         code, message, num_partitions = self.check_new(name, num_partitions, replication_factor, configs)
         if code != ErrorCode.NONE:
             return code, message, None
-        return ErrorCode.NONE, None, self._add(name, uuid.uuid4(), num_partitions, dict(configs or {}))
+        configs = {k: v for k, v in (configs or {}).items() if v is not None}
+        return ErrorCode.NONE, None, self._add(name, uuid.uuid4(), num_partitions, configs)
 
     def _add(self, name: str, topic_id: uuid.UUID, num_partitions: int, configs: dict[str, str],
              internal: bool = False, *, persist: bool = True) -> Topic:
@@ -243,8 +168,18 @@ class TopicManager:
         """Replace a topic's configs (already validated); persisted, and given to its storage."""
         topic.configs.clear()
         topic.configs.update(configs)
+        topic.config_epoch += 1
         self.metadata.put_topic(topic)
         self.factory.reconfigure(topic)
+
+    def add_partitions(self, topic: Topic, count: int) -> list[Partition]:
+        """Grow ``topic`` to ``count`` partitions (already validated); persisted first."""
+        old = len(topic.partitions)
+        topic.partitions.extend([None] * (count - old))
+        self.metadata.put_topic(topic)
+        added = [self.factory.new(topic, i) for i in range(old, count)]
+        topic.partitions[old:] = added
+        return added
 
     def get_or_create(self, name: str) -> tuple[ErrorCode, Topic | None]:
         """For Metadata and Produce: the topic, auto-created when allowed."""

@@ -243,5 +243,14 @@ class ProducerStateManager:
         return {"producer_id": pid, "producer_epoch": self.table.epochs[row],
                 "last_write": self.table.last_write(row), "batches": batches}
 
+    def active(self):
+        """(producer id, epoch, last sequence or -1, last write time) of every producer
+        the partition keeps state for (DescribeProducers)."""
+        table = self.table
+        for row in range(len(table)):
+            newest = table.newest(row)
+            yield (table.pids[row], table.epochs[row], newest[0] if newest is not None else -1,
+                   table.last_write(row))
+
     def nbytes(self) -> int:
         return self.table.nbytes()

@@ -5,8 +5,8 @@ leave with -1. The simple assignor gives every member every partition of the
 topics it subscribes to, so an assignment only changes when a subscription or
 a topic changes; each change bumps the group epoch and the member's epoch.
 ``tick(now)`` removes members whose session timed out. Methods return events
-("left", group, member) / ("assigned", group, topic, partition) for the
-caller, which releases records and loads share-partitions.
+("left" or "timed_out", group, member) / ("assigned", group, topic, partition)
+for the caller, which ends share sessions and loads share-partitions.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from kipper.broker.share.group_settings import GroupShareSettings
 from kipper.broker.share.settings import ShareSettings
 from kipper.protocol.errors import ErrorCode
 
@@ -25,6 +26,7 @@ log = structlog.get_logger(__name__)
 EMPTY, STABLE, DEAD = "Empty", "Stable", "Dead"
 JOIN_EPOCH, LEAVE_EPOCH = 0, -1
 ASSIGNOR = "simple"
+LEFT, TIMED_OUT = "left", "timed_out"  # why a member went: a leave heartbeat, or its session ran out
 
 
 @dataclass
@@ -63,9 +65,12 @@ def _error(code: ErrorCode, message: str | None = None, member_id: str | None = 
 
 
 class ShareGroupCoordinator:
-    def __init__(self, settings: ShareSettings, topics):
+    def __init__(self, settings: ShareSettings, topics, group_settings: GroupShareSettings | None = None):
+        """``group_settings`` gives each group's share.session.timeout.ms and
+        share.heartbeat.interval.ms (group configs over the broker keys)."""
         self.settings = settings
         self.topics = topics
+        self.per_group = group_settings or GroupShareSettings(settings)
         self.groups: dict[str, ShareGroup] = {}
 
     def is_member(self, group_id: str, member_id: str) -> bool:
@@ -104,7 +109,7 @@ class ShareGroupCoordinator:
         if epoch == LEAVE_EPOCH:
             if member is None:
                 return _error(ErrorCode.UNKNOWN_MEMBER_ID, None, member_id), events
-            self._remove(group, member, now, "left", events)
+            self._remove(group, member, now, LEFT, events)
             out = _error(ErrorCode.NONE, None, member_id)
             return out, events
         if epoch == JOIN_EPOCH:
@@ -137,7 +142,7 @@ class ShareGroupCoordinator:
                 return _error(ErrorCode.FENCED_MEMBER_EPOCH,
                               f"Member epoch {epoch} is not the current {member.member_epoch}.",
                               member_id), events
-        member.deadline = now + s.session_timeout_ms
+        member.deadline = now + self.per_group.session_timeout_ms(group_id)
         member.client_id = client_id
         member.client_host = client_host
         if req.get("rack_id") is not None:
@@ -158,7 +163,7 @@ class ShareGroupCoordinator:
         return {
             "throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "member_id": member.member_id, "member_epoch": member.member_epoch,
-            "heartbeat_interval_ms": s.heartbeat_interval_ms,
+            "heartbeat_interval_ms": self.per_group.heartbeat_interval_ms(group_id),
             "assignment": self._assignment_body(member) if send else None,
         }, events
 
@@ -173,7 +178,7 @@ class ShareGroupCoordinator:
         group.group_epoch += 1
         if not group.members:
             group.empty_since = now
-        events.append(("left", group.group_id, member.member_id))
+        events.append((reason, group.group_id, member.member_id))
         log.info("share_member_removed", group_id=group.group_id, member_id=member.member_id,
                  reason=reason, members=len(group.members))
 
@@ -181,8 +186,13 @@ class ShareGroupCoordinator:
         events: list = []
         for group in list(self.groups.values()):
             for member in [m for m in group.members.values() if m.deadline <= now]:
-                self._remove(group, member, now, "session_timeout", events)
+                self._remove(group, member, now, TIMED_OUT, events)
         return events
+
+    def delete_group(self, group_id: str) -> None:
+        """DeleteGroups of a group without members (the GroupCoordinator checked)."""
+        self.groups.pop(group_id, None)
+        log.info("share_group_deleted", group_id=group_id)
 
     # --- ShareGroupDescribe / ListGroups ---------------------------------------------------
 

@@ -152,9 +152,13 @@ class SharePartition:
     # --- acquisition -----------------------------------------------------------------------
 
     def acquire(self, member: str, now: int, log: LogView, *, max_records: int,
-                max_bytes: int = INT32_MAX) -> list[tuple[int, int, int]]:
+                max_bytes: int = INT32_MAX, batch_optimized: bool = False
+                ) -> list[tuple[int, int, int]]:
         """Lock up to ``max_records`` records for ``member``: released ones first,
-        then new ones from the SPEO. Returns (first, last, delivery_count) ranges."""
+        then new ones from the SPEO. Returns (first, last, delivery_count) ranges.
+        ``batch_optimized`` (KIP-1206's default ShareAcquireMode) takes whole batches
+        and whole released runs, past ``max_records`` and the in-flight limit when a
+        batch straddles them; otherwise acquisition is cut at the record."""
         if log.log_start_offset > self.spso:
             raise AssertionError("move_start must run before acquiring past the log start")
         deadline = now + self.lock_duration_ms
@@ -167,7 +171,7 @@ class SharePartition:
                 r = runs[i]
                 if r.state == AVAILABLE:
                     size = r.last - r.first + 1
-                    if size > budget:
+                    if size > budget and not batch_optimized:
                         self._split_at(r.first + budget)
                         size = budget
                     self._set(r, ACQUIRED)
@@ -187,7 +191,7 @@ class SharePartition:
                 room = min(budget, self.lock_partition_limit - (start - self.spso))
                 if room <= 0 or (used and used + size > max_bytes):
                     break
-                n = min(last - start + 1, room)
+                n = last - start + 1 if batch_optimized else min(last - start + 1, room)
                 run = Run(start, start + n - 1, ACQUIRED, 1, member, deadline)
                 prev = runs[-1] if runs else None
                 if prev is not None and prev.last + 1 == start and prev.same_as(run):
@@ -207,15 +211,19 @@ class SharePartition:
 
     # --- acknowledgement ---------------------------------------------------------------
 
-    def acknowledge(self, member: str, batches, now: int, *, allow_renew: bool = False
+    def acknowledge(self, member: str, batches, now: int, *, allow_renew: bool = False,
+                    renew_enabled: bool = True
                     ) -> tuple[list[ErrorCode], list[tuple[int, int, int, int]]]:
         """Apply acknowledgement batches (first, last, [types]). A batch that is
         malformed or names a record this member does not hold fails whole and
-        changes nothing; the others still apply."""
+        changes nothing; the others still apply. A RENEW in a group with
+        share.renew.acknowledge.enable=false is INVALID_RECORD_STATE (Kafka)."""
         errors = []
         changes: list[tuple[int, int, int, int]] = []
         for first, last, types in batches:
             error = self._check_ack(member, first, last, types, allow_renew)
+            if error == ErrorCode.NONE and not renew_enabled and RENEW in types:
+                error = ErrorCode.INVALID_RECORD_STATE
             errors.append(error)
             if error != ErrorCode.NONE:
                 continue

@@ -1,17 +1,21 @@
 """The broker's share groups: coordinator, share sessions and share-partition store together.
 
 This is what the share handlers and the shell's timer talk to. It ties the
-engines to each other: a member that leaves releases its records and loses its
-share session; an assignment loads or creates the share-partitions.
-Synchronous; no asyncio here.
+engines to each other: an assignment loads or creates the share-partitions, and
+the records a member acquired are released when its *share session* ends (a
+request with ShareSessionEpoch -1, its connection closing, the session idling
+out), not when the member leaves the group: librdkafka sends the leave heartbeat
+and the final ShareAcknowledge at once, on two connections, and the final
+acknowledgements must count whichever arrives first (Kafka 4.x does the same:
+SharePartitionManager releases on the session's end). A member evicted for
+silence loses its session and its records at once. Synchronous; no asyncio here.
 """
 
 from __future__ import annotations
 
 import structlog
 
-from kipper.broker.share.coordinator import ShareGroupCoordinator
-from kipper.broker.share.recovery import PartitionLogView
+from kipper.broker.share.coordinator import LEFT, TIMED_OUT, ShareGroupCoordinator
 from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.share.store import ShareStore
@@ -29,7 +33,8 @@ class ShareGroups:
         self.settings = settings
         self.topics = topics
         self.store = ShareStore(settings, topics, on_available=notify, group_config=group_config)
-        self.coordinator = ShareGroupCoordinator(settings, topics)
+        self.groups = self.store.groups  # per-group settings (group configs over broker keys)
+        self.coordinator = ShareGroupCoordinator(settings, topics, self.groups)
         self.sessions = ShareSessionCache()
 
     def snapshot(self) -> dict:
@@ -58,33 +63,42 @@ class ShareGroups:
 
     def _handle(self, events, now: int) -> None:
         for event in events:
-            if event[0] == "left":
-                self._member_gone(event[1], event[2], now)
+            if event[0] == LEFT:
+                self._member_left(event[1], event[2], now)
+            elif event[0] == TIMED_OUT:
+                self.close_session(event[1], event[2], now)
             elif event[0] == "assigned":
                 topic = self.topics.get(event[2])
                 if topic is not None:
                     self.store.get(event[1], topic, event[3], now)
 
-    def _member_gone(self, group_id: str, member_id: str, now: int) -> None:
-        # The share session stays: the member's final ShareAcknowledge (epoch -1)
-        # may arrive after its leave heartbeat. It is swept once idle.
-        self.release(group_id, member_id, now)
+    def _member_left(self, group_id: str, member_id: str, now: int) -> None:
+        # With a share session open, the member's final ShareAcknowledge or ShareFetch
+        # (epoch -1) may still be on its way: its records stay acquired until the
+        # session ends. Without one there is nothing in flight.
+        if (group_id, member_id) not in self.sessions.sessions:
+            self.release(group_id, member_id, now)
 
-    def release(self, group_id: str, member_id: str, now: int, keys=None) -> None:
-        """Make what ``member_id`` holds available again (persisted)."""
+    def release(self, group_id: str, member_id: str, now: int) -> None:
+        """Make what ``member_id`` holds in the group available again (persisted)."""
         for key in self.store.group_keys(group_id):
-            if keys is not None and (key[1], key[2]) not in keys:
-                continue
             sp = self.store.loaded[key]
             self.store.persist(sp, sp.release_member(member_id), now)
 
+    def connection_closed(self, connection, now: int) -> None:
+        """A client connection went: the share sessions it was using end (Kafka 4.1+,
+        KAFKA-19015), releasing what their members still hold."""
+        for key, session in list(self.sessions.sessions.items()):
+            if session.connection is connection:
+                self.close_session(*key, now)
+
     def tick(self, now: int) -> None:
         self._handle(self.coordinator.tick(now), now)
-        idle = now - self.settings.session_timeout_ms
         for session in list(self.sessions.sessions.values()):
+            idle = now - self.groups.session_timeout_ms(session.group_id)
             if session.last_used < idle and not self.coordinator.is_member(session.group_id,
                                                                             session.member_id):
-                self.sessions.close(session.group_id, session.member_id)
+                self.close_session(session.group_id, session.member_id, now)
         self.store.tick(now)
         unload_ms = self.settings.state_unload_ms
         for group in self.coordinator.groups.values():
@@ -94,8 +108,10 @@ class ShareGroups:
 
     # --- share sessions -------------------------------------------------------------------
 
-    def open_session(self, group_id: str, member_id: str, epoch: int, now: int, *, fetch: bool):
-        """(error, message, session) for a ShareFetch (``fetch``) or ShareAcknowledge."""
+    def open_session(self, group_id: str, member_id: str, epoch: int, now: int, *, fetch: bool,
+                     connection=None):
+        """(error, message, session) for a ShareFetch (``fetch``) or ShareAcknowledge
+        arriving on ``connection`` (the session ends if that connection closes)."""
         if not group_id or not member_id:
             return ErrorCode.INVALID_REQUEST, "GroupId and MemberId are required", None
         if epoch == INITIAL_EPOCH and fetch and not self.coordinator.is_member(group_id, member_id):
@@ -103,19 +119,15 @@ class ShareGroups:
         code, session = self.sessions.open(group_id, member_id, epoch, now, may_create=fetch)
         if code != ErrorCode.NONE:
             return code, None, None
+        if connection is not None:
+            session.connection = connection
         return ErrorCode.NONE, None, session
 
     def close_session(self, group_id: str, member_id: str, now: int) -> None:
-        """ShareSessionEpoch -1: the member's records in the session are released."""
-        session = self.sessions.close(group_id, member_id)
-        if session is None:
-            return
-        keys = set()
-        for topic_id, partition in session.partitions:
-            topic = self.topics.by_id(topic_id)
-            if topic is not None:
-                keys.add((topic.name, partition))
-        self.release(group_id, member_id, now, keys)
+        """The share session ends (epoch -1, its connection closed, idle, or the member
+        was evicted): what the member still holds is released."""
+        self.sessions.close(group_id, member_id)
+        self.release(group_id, member_id, now)
 
     def session_alive(self, session) -> bool:
         return self.sessions.sessions.get((session.group_id, session.member_id)) is session
@@ -125,6 +137,13 @@ class ShareGroups:
 
     def topic_deleted(self, topic: str) -> None:
         self.store.topic_deleted(topic)
+
+    def group_deleted(self, group_id: str) -> int:
+        """DeleteGroups: the group, its share sessions and its share-partition state."""
+        self.coordinator.delete_group(group_id)
+        for key in [k for k in self.sessions.sessions if k[0] == group_id]:
+            self.sessions.close(*key)
+        return self.store.group_deleted(group_id)
 
     # --- records --------------------------------------------------------------------------
 
@@ -136,7 +155,8 @@ class ShareGroups:
         sp = self.store.get(group_id, topic, partition, now)
         if sp is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-        errors, changes = sp.acknowledge(member_id, batches, now, allow_renew=allow_renew)
+        errors, changes = sp.acknowledge(member_id, batches, now, allow_renew=allow_renew,
+                                         renew_enabled=self.groups.renew_enabled(group_id))
         self.store.persist(sp, changes, now)
         return next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
 
@@ -150,21 +170,21 @@ class ShareGroups:
         if sp.in_flight >= sp.lock_partition_limit:
             return 0
         total = 0
-        for _, _, size in PartitionLogView(topic.partitions[partition]).data_spans(sp.speo):
+        for _, _, size in self.store.view(group_id, topic.partitions[partition]).data_spans(sp.speo):
             total += size
             if total >= cap:
                 break
         return total
 
     def acquire(self, group_id: str, member_id: str, topic, partition: int, now: int, *,
-                max_records: int, max_bytes: int):
+                max_records: int, max_bytes: int, batch_optimized: bool = True):
         """(acquired ranges, batches holding them) for one share-partition."""
         sp = self.store.get(group_id, topic, partition, now)
         if sp is None:
             return [], []
         p = topic.partitions[partition]
-        ranges = sp.acquire(member_id, now, PartitionLogView(p), max_records=max_records,
-                            max_bytes=max_bytes)
+        ranges = sp.acquire(member_id, now, self.store.view(group_id, p), max_records=max_records,
+                            max_bytes=max_bytes, batch_optimized=batch_optimized)
         return ranges, batches_for(p, ranges) if ranges else []
 
 

@@ -24,6 +24,7 @@ class ShareSession:
     partitions: dict = field(default_factory=dict)  # (topic_id, partition) -> None, in order
     last_used: int = 0
     cursor: int = 0  # rotates the partition fetched first, for fairness
+    connection: object = None  # the client connection it was last used on (KAFKA-19015)
 
     def add(self, key) -> None:
         self.partitions.setdefault(key, None)

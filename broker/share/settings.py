@@ -14,6 +14,16 @@ class ShareSettings:
     record_lock_partition_limit: int = 200
     session_timeout_ms: int = 45000
     heartbeat_interval_ms: int = 5000
+    # the bounds of the group configs (KIP-1240); kipper's lock minimum is the seed's 1000
+    min_record_lock_duration_ms: int = 1000
+    min_delivery_count_limit: int = 2
+    max_delivery_count_limit: int = 10
+    min_partition_max_record_locks: int = 100
+    max_partition_max_record_locks: int = 4000
+    min_session_timeout_ms: int = 45000
+    max_session_timeout_ms: int = 60000
+    min_heartbeat_interval_ms: int = 5000
+    max_heartbeat_interval_ms: int = 15000
     max_groups: int = 10
     max_size: int = 200
     auto_offset_reset: str = "latest"
@@ -33,6 +43,15 @@ class ShareSettings:
             record_lock_partition_limit=config["group.share.record.lock.partition.limit"],
             session_timeout_ms=config["group.share.session.timeout.ms"],
             heartbeat_interval_ms=config["group.share.heartbeat.interval.ms"],
+            min_record_lock_duration_ms=config["group.share.min.record.lock.duration.ms"],
+            min_delivery_count_limit=config["group.share.min.delivery.count.limit"],
+            max_delivery_count_limit=config["group.share.max.delivery.count.limit"],
+            min_partition_max_record_locks=config["group.share.min.partition.max.record.locks"],
+            max_partition_max_record_locks=config["group.share.max.partition.max.record.locks"],
+            min_session_timeout_ms=config["group.share.min.session.timeout.ms"],
+            max_session_timeout_ms=config["group.share.max.session.timeout.ms"],
+            min_heartbeat_interval_ms=config["group.share.min.heartbeat.interval.ms"],
+            max_heartbeat_interval_ms=config["group.share.max.heartbeat.interval.ms"],
             max_groups=config["group.share.max.groups"],
             max_size=config["group.share.max.size"],
             auto_offset_reset=config["group.share.auto.offset.reset"],

@@ -22,7 +22,10 @@ from kipper.broker.log.topics import Topic
 from kipper.broker.share import index_file
 from kipper.broker.share.durable import Durable, Pending
 from kipper.broker.share.partition import SharePartition
-from kipper.broker.share.recovery import PartitionLogView, RecoveryError, read_chain, rebuild
+from kipper.broker.share.group_settings import GroupShareSettings
+from kipper.broker.share.recovery import (
+    PartitionLogView, RecoveryError, log_view, read_chain, rebuild,
+)
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.share.states import AVAILABLE
 from kipper.protocol import records
@@ -38,7 +41,7 @@ class ShareStore:
                  on_available: Callable[[str, int], None] | None = None,
                  group_config: Callable[[str, str], str | None] | None = None):
         self.settings = settings
-        self.group_config = group_config or (lambda group_id, key: None)
+        self.groups = GroupShareSettings(settings, group_config)
         self.topics = topics
         self.on_available = on_available or (lambda topic, partition: None)
         self.loaded: dict[Key, SharePartition] = {}
@@ -50,18 +53,27 @@ class ShareStore:
     # --- loading -----------------------------------------------------------------------
 
     def start_offset(self, group_id: str, topic: Topic, plog) -> int:
-        s = self.settings
-        reset = (self.group_config(group_id, "share.auto.offset.reset")  # IncrementalAlterConfigs
-                 or s.auto_offset_reset_groups.get(group_id)  # broker key
-                 or topic.configs.get("share.auto.offset.reset") or s.auto_offset_reset)
-        return plog.log_start_offset if reset == "earliest" else plog.log_end_offset
+        reset = self.groups.auto_offset_reset(group_id, topic.configs)
+        if reset != "earliest":
+            return self.view(group_id, plog).log_end_offset
+        return plog.log_start_offset
+
+    def view(self, group_id: str, plog) -> PartitionLogView:
+        """The log as this group reads it (share.isolation.level)."""
+        return log_view(plog, self.groups.read_committed(group_id))
+
+    def _tune(self, sp: SharePartition) -> SharePartition:
+        """The group's configs in force now (they may change at any time)."""
+        g = self.groups
+        sp.delivery_count_limit = g.delivery_count_limit(sp.group_id)
+        sp.lock_duration_ms = g.lock_duration_ms(sp.group_id)
+        sp.lock_partition_limit = g.record_locks(sp.group_id)
+        return sp
 
     def _new_engine(self, group_id: str, topic: str, partition: int, start: int) -> SharePartition:
-        s = self.settings
-        return SharePartition(group_id, topic, partition, start_offset=start,
-                              delivery_count_limit=s.delivery_count_limit,
-                              lock_duration_ms=s.record_lock_duration_ms,
-                              lock_partition_limit=s.record_lock_partition_limit)
+        return self._tune(SharePartition(group_id, topic, partition, start_offset=start,
+                                         delivery_count_limit=0, lock_duration_ms=0,
+                                         lock_partition_limit=0))
 
     def get(self, group_id: str, topic: Topic, partition: int, now: int) -> SharePartition | None:
         """The share-partition, loaded from its control records or created
@@ -72,7 +84,7 @@ class ShareStore:
             plog = topic.partitions[partition]
             if plog.log_start_offset > sp.spso and sp.move_start(plog.log_start_offset):
                 self.checkpoint(sp, now)  # retention or DeleteRecords ran since the last tick
-            return sp
+            return self._tune(sp)
         if not 0 <= partition < len(topic.partitions):
             return None
         plog = topic.partitions[partition]
@@ -102,7 +114,7 @@ class ShareStore:
         """Rebuild from the latest checkpoint and the deltas after it."""
         checkpoint, deltas = read_chain(plog, group_id, durable.head_offset, durable.checkpoint_epoch)
         sp = self._new_engine(group_id, topic, plog.partition, checkpoint.start_offset)
-        rebuild(sp, checkpoint, deltas, PartitionLogView(plog))
+        rebuild(sp, checkpoint, deltas, self.view(group_id, plog))
         self.recoveries += 1
         log.info("share_partition_recovered", group_id=group_id, topic=topic,
                  partition=plog.partition, checkpoint_offset=durable.checkpoint_offset,
@@ -241,6 +253,23 @@ class ShareStore:
             return None
         scos = [d.checkpoint_offset for d in entries.values() if d.checkpoint_offset >= 0]
         return min(scos) if scos else None
+
+    def group_deleted(self, group_id: str) -> int:
+        """DeleteGroups: the group's share-partitions go from memory and from every
+        snapshot file, so neither a restart nor recovery brings them back; the log
+        start they held is released. How many share-partitions there were."""
+        for key in self.group_keys(group_id):
+            del self.loaded[key]
+        gone = 0
+        for (topic, partition), entries in self.index.items():
+            if entries.pop(group_id, None) is None:
+                continue
+            gone += 1
+            plog = self.topics.partition(topic, partition)
+            if plog is not None:
+                plog.start_hold = self.floor(topic, partition)
+                self._save_index((topic, partition), plog)
+        return gone
 
     def topic_deleted(self, topic: str) -> None:
         for key in [k for k in self.loaded if k[1] == topic]:

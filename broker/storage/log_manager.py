@@ -157,6 +157,11 @@ class LogManager:
         _write_partition_metadata(directory, topic_id)
         return self._register(key, d, log_)
 
+    def dir_of(self, topic: str, partition: int) -> Path | None:
+        """The log directory holding an open partition (DescribeLogDirs)."""
+        entry = self.logs.get((topic, partition))
+        return entry[0].path if entry is not None else None
+
     def _register(self, key, d: LogDirectory, log_: FileLog) -> FileLog:
         d.partitions += 1
         self.logs[key] = (d, log_)

@@ -16,10 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kipper.cli.common import add_bootstrap, connect
 from kipper.client.acl_requests import (
     OPERATIONS, AclBinding, bindings, create_acls, delete_acls, describe_acls,
 )
-from kipper.client.connect import client_settings, connect
 from kipper.protocol.errors import ErrorCode, KafkaError
 
 CLUSTER_NAME = "kafka-cluster"
@@ -30,8 +30,7 @@ def add_parser(sub) -> None:
                        description="Manage ACLs with kafka-acls.sh's flags. The broker needs "
                                    "authorizer.class.name set.",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--bootstrap-server", required=True, help="HOST:PORT[,HOST:PORT...]")
-    p.add_argument("--command-config", metavar="FILE", help="client settings (SASL, TLS) for this tool")
+    add_bootstrap(p, command_config=True)
     action = p.add_mutually_exclusive_group(required=True)
     action.add_argument("--add", action="store_true", help="add ACLs")
     action.add_argument("--remove", action="store_true", help="remove the ACLs these flags describe")
@@ -127,7 +126,7 @@ def _print(acls: list[AclBinding]) -> None:
 
 
 def run(args) -> int:
-    with connect(args.bootstrap_server, client_settings(args.command_config)) as conn:
+    with connect(args.bootstrap_server, args.command_config) as conn:
         if args.add:
             acls = _bindings(args)
             if args.resource_pattern_type in ("any", "match"):

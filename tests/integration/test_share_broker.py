@@ -56,11 +56,12 @@ class Raw:
         return resp
 
     def fetch(self, topic_id, *, acks=(), epoch=None, max_wait_ms=0, max_records=100,
-              version=1, min_bytes=1, renew=False):
+              version=1, min_bytes=1, renew=False, mode=0):
         epoch = self.session_epoch if epoch is None else epoch
         body = {"group_id": self.group, "member_id": self.member, "share_session_epoch": epoch,
                 "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": 1 << 20,
                 "max_records": max_records, "batch_size": max_records, "is_renew_ack": renew,
+                "share_acquire_mode": mode,
                 "topics": [{"topic_id": topic_id, "partitions": [{
                     "partition_index": 0, "acknowledgement_batches": [
                         {"first_offset": f, "last_offset": last, "acknowledge_types": [t]}
@@ -86,6 +87,16 @@ class Raw:
 
     def close(self):
         self.conn.close()
+
+
+RECORD_LIMIT = 1  # ShareAcquireMode (KIP-1206)
+
+
+def set_group_configs(conn, group, configs):
+    resource = admin.ConfigResource(admin.ConfigResourceType.GROUP, group)
+    ops = [admin.AlterConfigOp(k, v) for k, v in configs.items()]
+    resp = admin.incremental_alter_configs(conn, {resource: ops})
+    assert resp.responses[0].error_code == 0, resp
 
 
 def acquired(resp):
@@ -158,8 +169,9 @@ def test_share_session_errors(sbroker):
 def test_acknowledgements_in_fetch_and_on_their_own(sbroker):
     topic, tid = make_topic(sbroker.bootstrap, 10)
     m = joined(sbroker.bootstrap, "early-2", topic)
-    assert acquired(m.fetch(tid, max_records=4)) == [(0, 3, 1)]
-    resp = m.fetch(tid, acks=[(0, 1, 1), (2, 2, 2), (3, 3, 3)], max_records=2)
+    assert acquired(m.fetch(tid, max_records=4, version=2, mode=RECORD_LIMIT)) == [(0, 3, 1)]
+    resp = m.fetch(tid, acks=[(0, 1, 1), (2, 2, 2), (3, 3, 3)], max_records=2, version=2,
+                   mode=RECORD_LIMIT)
     part = resp.responses[0].partitions[0]
     assert part.acknowledge_error_code == 0
     assert acquired(resp) == [(2, 2, 2), (4, 4, 1)]  # the released record comes back first
@@ -200,7 +212,7 @@ def test_min_bytes_holds_the_answer_until_enough_is_ready(sbroker):
 
 # --- members -----------------------------------------------------------------------------------------
 
-def test_a_leaving_member_releases_its_records_at_once(sbroker):
+def test_records_of_a_leaving_member_go_when_its_share_session_ends(sbroker):
     topic, tid = make_topic(sbroker.bootstrap, 5)
     group = "early-3"
     a = joined(sbroker.bootstrap, group, topic)
@@ -208,9 +220,29 @@ def test_a_leaving_member_releases_its_records_at_once(sbroker):
     assert acquired(a.fetch(tid)) == [(0, 4, 1)]
     assert acquired(b.fetch(tid)) == []
     assert a.heartbeat(epoch=-1).member_epoch == -1
-    assert acquired(b.fetch(tid)) == [(0, 4, 2)]
+    assert acquired(b.fetch(tid)) == []  # the final acknowledgement may still come
+    final = a.ack(tid, [(0, 1, 1)], epoch=-1)  # after the leave: still counts
+    assert final.responses[0].partitions[0].error_code == 0
+    assert acquired(b.fetch(tid)) == [(2, 4, 2)]  # the rest went with the session
     for c in (a, b):
         c.close()
+
+
+def test_a_closed_connection_ends_the_share_session_and_releases(sbroker):
+    topic, tid = make_topic(sbroker.bootstrap, 5)
+    group = f"cc-{uuid.uuid4().hex[:6]}"
+    with connect_any(sbroker.bootstrap) as conn:
+        set_group_configs(conn, group, {"share.auto.offset.reset": "earliest"})
+    a = joined(sbroker.bootstrap, group, topic)
+    b = joined(sbroker.bootstrap, group, topic)
+    assert acquired(a.fetch(tid)) == [(0, 4, 1)]
+    a.close()  # no leave, no final request: the connection is all that ends
+    deadline = time.time() + 10
+    got = []
+    while not got and time.time() < deadline:
+        got = acquired(b.fetch(tid, max_wait_ms=200))
+    assert got == [(0, 4, 2)]
+    b.close()
 
 
 def test_session_timeout_evicts_a_member_and_releases_its_records(sbroker):
@@ -355,10 +387,22 @@ def test_out_of_range_share_config_is_a_clear_startup_error(override, mentions):
     assert "Traceback" not in result.stderr and mentions in result.stderr
 
 
+def test_default_acquire_mode_takes_whole_batches_and_record_limit_cuts_them(sbroker):
+    topic, tid = make_topic(sbroker.bootstrap, 10, configs={"share.auto.offset.reset": "earliest"})
+    whole = joined(sbroker.bootstrap, f"bo-{uuid.uuid4().hex[:6]}", topic)
+    assert acquired(whole.fetch(tid, max_records=4)) == [(0, 9, 1)]  # v1: batch-optimized
+    cut = joined(sbroker.bootstrap, f"rl-{uuid.uuid4().hex[:6]}", topic)
+    assert acquired(cut.fetch(tid, max_records=4, version=2, mode=RECORD_LIMIT)) == [(0, 3, 1)]
+    again = joined(sbroker.bootstrap, f"bo2-{uuid.uuid4().hex[:6]}", topic)
+    assert acquired(again.fetch(tid, max_records=4, version=2)) == [(0, 9, 1)]
+    for m in (whole, cut, again):
+        m.close()
+
+
 def test_share_fetch_v2_renews_locks_and_fetches(sbroker):
     topic, tid = make_topic(sbroker.bootstrap, 3, configs={"share.auto.offset.reset": "earliest"})
     m = joined(sbroker.bootstrap, f"v2-{uuid.uuid4().hex[:6]}", topic)
-    assert acquired(m.fetch(tid, version=2, max_records=2)) == [(0, 1, 1)]
+    assert acquired(m.fetch(tid, version=2, max_records=2, mode=RECORD_LIMIT)) == [(0, 1, 1)]
     renew = m.fetch(tid, version=2, acks=[(0, 1, 4)], renew=True)
     assert renew.responses[0].partitions[0].acknowledge_error_code == 0 and acquired(renew) == []
     rest = m.fetch(tid, version=2, acks=[(0, 1, 1)])

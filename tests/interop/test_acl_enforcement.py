@@ -104,13 +104,19 @@ def test_confluent_kafka_transactional_id_needs_write(secure, unique):
         p.init_transactions(10)
 
 
+def _groups(secure) -> set[str]:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": secure.bootstrap("PLAINTEXT")})
+    return {g.group_id for g in admin.list_consumer_groups(request_timeout=10).result(15).valid}
+
+
 def test_consumers_are_refused_then_allowed(secure, unique):
-    from confluent_kafka import Consumer, KafkaError
+    from confluent_kafka import Consumer, KafkaError, Producer
 
     topic, group = f"acl-c-{unique}", f"g-{unique}"
     create_topics(secure.bootstrap("PLAINTEXT"), topic, partitions=1)
-    grant(secure, ("TOPIC", topic, "User:alice", "WRITE"))
-    from confluent_kafka import Producer
+    grant(secure, ("TOPIC", topic, "User:alice", "WRITE"), ("TOPIC", topic, "User:alice", "READ"))
     p = Producer(_ck(secure))
     for i in range(3):
         p.produce(topic, b"%d" % i)
@@ -124,8 +130,9 @@ def test_consumers_are_refused_then_allowed(secure, unique):
         if m is not None and m.error():
             errors.append(m.error().code())
     c.close()
-    assert errors and errors[0] in (KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.TOPIC_AUTHORIZATION_FAILED)
-    grant(secure, ("TOPIC", topic, "User:alice", "READ"), ("GROUP", group, "User:alice", "READ"))
+    assert errors and errors[0] == KafkaError.GROUP_AUTHORIZATION_FAILED
+    assert group not in _groups(secure), "a refused join leaves no group behind"
+    grant(secure, ("GROUP", group, "User:alice", "READ"))
     c = Consumer({**_ck(secure), "group.id": group, "auto.offset.reset": "earliest"})
     c.subscribe([topic])
     got = []
@@ -136,6 +143,95 @@ def test_consumers_are_refused_then_allowed(secure, unique):
             got.append(m.value())
     c.close()
     assert got == [b"0", b"1", b"2"]
+    assert group in _groups(secure)
+
+
+def test_metadata_shows_only_what_may_be_described(secure, unique):
+    from confluent_kafka.admin import AdminClient
+
+    seen, hidden = f"acl-seen-{unique}", f"acl-hidden-{unique}"
+    create_topics(secure.bootstrap("PLAINTEXT"), seen, hidden, partitions=1)
+    grant(secure, ("TOPIC", seen, "User:bob", "DESCRIBE"))
+    admin = AdminClient(_ck(secure, "bob"))
+    topics = admin.list_topics(timeout=10).topics
+    assert seen in topics and hidden not in topics
+    named = admin.list_topics(topic=hidden, timeout=10).topics[hidden]
+    assert named.error is not None and named.error.code() == ck.KafkaError.TOPIC_AUTHORIZATION_FAILED
+
+
+def test_kafka_python_auto_create_needs_create(secure, unique):
+    from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient
+    from kafka.errors import KafkaTimeoutError, TopicAuthorizationFailedError
+
+    topic = f"acl-auto-{unique}"
+    grant(secure, ("TOPIC", topic, "User:bob", "WRITE"))
+    admin = KafkaAdminClient(**_kp(secure, "bob"))
+    try:  # the admin client asks without auto-creation: a missing topic it may describe
+        assert [t["error_code"] for t in admin.describe_topics([topic])] == [3]
+    finally:
+        admin.close()
+    p = KafkaProducer(**_kp(secure, "bob"), max_block_ms=3000)  # asks with auto-creation
+    try:
+        with pytest.raises((TopicAuthorizationFailedError, KafkaTimeoutError)):
+            p.send(topic, b"x").get(10)
+        assert topic not in AdminClientTopics(secure), "a refused auto-creation creates nothing"
+        grant(secure, ("TOPIC", topic, "User:bob", "CREATE"))
+        deadline = time.time() + 15
+        while True:
+            try:
+                p.send(topic, b"y").get(10)
+                break
+            except (TopicAuthorizationFailedError, KafkaTimeoutError):
+                assert time.time() < deadline, "the topic was never auto-created"
+    finally:
+        p.close()
+    assert topic in AdminClientTopics(secure) and _stored(secure, topic) == 1
+
+
+def AdminClientTopics(secure) -> set[str]:
+    from confluent_kafka.admin import AdminClient
+
+    return set(AdminClient({"bootstrap.servers": secure.bootstrap("PLAINTEXT")}).list_topics(timeout=10).topics)
+
+
+def test_create_and_delete_topics_need_create_and_delete(secure, unique):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic = f"acl-admin-{unique}"
+    admin = AdminClient(_ck(secure, "bob"))
+    fut = admin.create_topics([NewTopic(topic, 1, 1)], request_timeout=10)[topic]
+    with pytest.raises(ck.KafkaException) as refused:
+        fut.result(15)
+    assert refused.value.args[0].code() == ck.KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert topic not in AdminClientTopics(secure)
+    grant(secure, ("TOPIC", topic, "User:bob", "CREATE"))
+    admin.create_topics([NewTopic(topic, 1, 1)], request_timeout=10)[topic].result(15)
+    fut = admin.delete_topics([topic], request_timeout=10)[topic]
+    with pytest.raises(ck.KafkaException) as refused:
+        fut.result(15)
+    assert refused.value.args[0].code() == ck.KafkaError.TOPIC_AUTHORIZATION_FAILED
+    assert topic in AdminClientTopics(secure)
+    grant(secure, ("TOPIC", topic, "User:bob", "DELETE"))
+    admin.delete_topics([topic], request_timeout=10)[topic].result(15)
+    assert topic not in AdminClientTopics(secure)
+
+
+def test_offsets_need_describe(secure, unique):
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import GroupAuthorizationFailedError, TopicAuthorizationFailedError
+
+    topic, group = f"acl-off-{unique}", f"g-off-{unique}"
+    create_topics(secure.bootstrap("PLAINTEXT"), topic, partitions=1)
+    c = KafkaConsumer(**_kp(secure, "bob"), group_id=group, enable_auto_commit=False)
+    tp = TopicPartition(topic, 0)
+    try:
+        with pytest.raises(TopicAuthorizationFailedError):
+            c.end_offsets([tp])
+        with pytest.raises(GroupAuthorizationFailedError):
+            c.committed(tp)
+    finally:
+        c.close()
 
 
 def test_kafka_python_producer_and_consumer(secure, unique):

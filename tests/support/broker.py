@@ -36,12 +36,13 @@ class BrokerProcess:
     def __init__(self, overrides: dict[str, str] | None = None, *, config_file: str | None = None,
                  port: int | None = None, advertise: tuple[str, int] | None = None,
                  listeners: str | None = None, extra_args: list[str] | None = None,
-                 root: Path | None = None):
-        """``root``: another kipper checkout with its own ``.venv`` to run instead of this
-        one (benchmarks compare a build with an earlier one)."""
+                 checkout: str | Path | None = None):
+        """``checkout``: another kipper checkout to run instead of this one (a baseline to
+        compare), with its own ``.venv`` if it has one."""
         self.port = port or free_port()
-        self.root = Path(root) if root is not None else ROOT
-        self.python = str(self.root / ".venv" / "bin" / "python") if root is not None else sys.executable
+        self.checkout = Path(checkout) if checkout else ROOT
+        own = self.checkout / ".venv" / "bin" / "python"
+        self.python = str(own) if checkout and own.exists() else sys.executable
         self.overrides = dict(overrides or {})
         if listeners is None:
             self.overrides.setdefault("listeners", f"PLAINTEXT://127.0.0.1:{self.port}")
@@ -68,7 +69,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(self.command(), cwd=self.root, stdout=self._log, stderr=self._log,
+        self.proc = subprocess.Popen(self.command(), cwd=self.checkout, stdout=self._log, stderr=self._log,
                                      env=env)
         deadline = time.time() + timeout
         while time.time() < deadline:

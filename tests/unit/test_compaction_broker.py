@@ -15,7 +15,9 @@ from kipper.protocol.messages.produce import PRODUCE
 
 def broker(**overrides):
     values = {"listeners": "PLAINTEXT://127.0.0.1:0", "offsets.topic.num.partitions": "1",
-              "offsets.topic.segment.bytes": "400", **overrides}
+              "offsets.topic.segment.bytes": "400",
+              # records carry today's time, the clock says 1970: no future-timestamp limit
+              "log.message.timestamp.after.max.ms": str(2**63 - 1), **overrides}
     return build_broker(load(overrides=values), clock=lambda: 1_000_000)
 
 

@@ -187,6 +187,8 @@ INT_RANGES = [
     ("retention.ms", -1, _INT64),
     ("retention.bytes", -1, _INT64),
     ("log.retention.check.interval.ms", 1, _INT64),
+    ("log.message.timestamp.before.max.ms", 0, _INT64),
+    ("log.message.timestamp.after.max.ms", 0, _INT64),
     ("log.segment.bytes", 14, _INT32),
     ("log.roll.ms", -1, _INT64),
     ("log.roll.hours", 1, _INT32),

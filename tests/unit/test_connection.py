@@ -72,6 +72,10 @@ class Dispatcher:
         self.metrics = Metrics()
         self.plan: dict = {}
         self.seen: list[int] = []
+        self.closed_sessions: list = []
+
+    def connection_closed(self, session):
+        self.closed_sessions.append(session)
 
     def dispatch(self, data: bytes, session):
         n = struct.unpack_from(">i", data)[0]

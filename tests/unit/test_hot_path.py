@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 import tracemalloc
 
 import pytest
@@ -22,7 +23,7 @@ from kipper.protocol.messages import APIS
 from kipper.protocol.framing import ChunkPool
 from kipper.protocol.primitives import Encoded
 
-PRODUCE, FETCH, METADATA = APIS[0], APIS[1], APIS[3]
+PRODUCE, FETCH, METADATA, CREATE_PARTITIONS = APIS[0], APIS[1], APIS[3], APIS[37]
 
 
 class Transport(asyncio.Transport):
@@ -51,7 +52,7 @@ class Transport(asyncio.Transport):
 
 @pytest.fixture
 def wired():
-    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: 1_000)
+    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: int(time.time() * 1000))
     state.advertised["PLAINTEXT"] = ("127.0.0.1", 9092)
     state.topics.create("t", 1)
     conn = KafkaConnection(state.dispatcher, lambda t, peer: Session("PLAINTEXT", peer), set(),
@@ -157,7 +158,7 @@ def test_requests_leave_no_cyclic_garbage(wired):
     assert len(transport.frames) == 9 + 60
 
 
-def test_metadata_encodes_a_topics_partitions_once_and_again_when_their_count_changes(wired):
+def test_metadata_encodes_a_topics_partitions_once_and_again_after_create_partitions(wired):
     state, conn, transport = wired
     state.topics.create("big", 200)
     receive(conn, metadata_frame(1, topic="big"))
@@ -172,9 +173,14 @@ def test_metadata_encodes_a_topics_partitions_once_and_again_when_their_count_ch
              "replica_nodes": [state.node_id], "isr_nodes": [state.node_id], "offline_replicas": []}
             for i in range(200)]
     assert bytes(cached) == METADATA.field_schema("response", 12, ("topics", "partitions")).build(rows)
-    topic.partitions.append(state.topics.factory.new(topic, 200))  # what CreatePartitions does
     transport.frames.clear()
-    receive(conn, metadata_frame(3, topic="big"))
+    receive(conn, encode_request(CREATE_PARTITIONS, 3, 3, "c", {
+        "topics": [{"name": "big", "count": 201, "assignments": None}], "timeout_ms": 1000,
+        "validate_only": False}))
+    assert decode_response(CREATE_PARTITIONS, 3, frame_bytes(transport.frames[0])[4:])[1] \
+        .results[0].error_code == 0
+    transport.frames.clear()
+    receive(conn, metadata_frame(4, topic="big"))
     assert len(decode_response(METADATA, 12, frame_bytes(transport.frames[0])[4:])[1]
                .topics[0].partitions) == 201
 
@@ -202,7 +208,7 @@ def test_metadata_with_cached_partitions_is_what_the_schema_builds(wired, versio
 
 
 def test_an_idle_connection_gives_its_receive_buffer_back_to_the_pool():
-    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: 1_000)
+    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: int(time.time() * 1000))
     state.topics.create("t", 1)
     pool = ChunkPool()
     conns = [KafkaConnection(state.dispatcher, lambda t, peer: Session("PLAINTEXT", peer), set(),

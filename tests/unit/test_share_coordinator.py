@@ -96,7 +96,7 @@ def test_session_timeout_evicts_a_silent_member():
     call(c, hb(member="a"), now=0)
     call(c, hb(member="b"), now=5_000)
     assert c.tick(SESSION - 1) == []
-    assert c.tick(SESSION) == [("left", "g", "a")]
+    assert c.tick(SESSION) == [("timed_out", "g", "a")]
     assert c.is_member("g", "b")
 
 

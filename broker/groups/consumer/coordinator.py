@@ -25,7 +25,9 @@ from kipper.broker.groups.consumer.model import (
 )
 from kipper.broker.groups.consumer.reconcile import MemberAssignment, UNREVOKED_PARTITIONS, reconcile
 from kipper.broker.groups.consumer.settings import ConsumerGroupSettings
-from kipper.broker.groups.consumer.subscription import regex_problem, subscribed_ids, subscription_metadata
+from kipper.broker.groups.consumer.subscription import (
+    regex_problem, subscribed_ids, subscribed_topics, subscription_metadata,
+)
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -74,9 +76,12 @@ def _wire(assignment: Assignment) -> dict:
 
 
 class ConsumerGroupCoordinator:
-    def __init__(self, settings: ConsumerGroupSettings, topics):
+    def __init__(self, settings: ConsumerGroupSettings, topics, group_configs=None):
+        """``group_configs`` (broker/groups/configs.py) may override the session timeout
+        and heartbeat interval per group (consumer.session.timeout.ms, ...)."""
         self.settings = settings
         self.topics = topics
+        self.group_configs = group_configs
         self.groups: dict[str, ConsumerGroup] = {}
         self.rebalances = 0  # target assignments computed
 
@@ -97,6 +102,20 @@ class ConsumerGroupCoordinator:
 
     def active_groups(self) -> set[str]:
         return {g for g, group in self.groups.items() if group.members}
+
+    def delete_group(self, group_id: str) -> None:
+        """DeleteGroups of an empty group (the GroupCoordinator checked it is)."""
+        self.groups.pop(group_id, None)
+        log.info("consumer_group_deleted", group_id=group_id, reason="DeleteGroups")
+
+    def subscribed_to(self, group_id: str, topic: str) -> bool:
+        """Does a member subscribe to ``topic``, by name or by its regex (OffsetDelete)?"""
+        group = self.groups.get(group_id)
+        if group is None:
+            return False
+        return any(topic in m.subscribed_names
+                   or topic in subscribed_topics((), m.subscribed_regex, self.topics)
+                   for m in group.members.values())
 
     # --- ConsumerGroupHeartbeat ---------------------------------------------------------
 
@@ -260,6 +279,30 @@ class ConsumerGroupCoordinator:
                      members=len(group.members))
 
         # 2. a change of the subscribed topics (created, deleted, grown) also bumps it
+        self.refresh(group, bump)
+
+        # 3. move the member toward its target
+        before = member.assignment
+        after = reconcile(before, target_epoch=group.assignment_epoch,
+                          target=group.target.get(member.member_id, {}),
+                          subscribed=subscribed_ids(member, self.topics), owned=owned,
+                          holder=group.holder, member_id=member.member_id)
+        self.set_assignment(group, member, after, now)
+        member.session_deadline = now + self._per_group(group.group_id, "consumer.session.timeout.ms",
+                                                        s.session_timeout_ms)
+
+        full = epoch == JOIN_EPOCH or (req.rebalance_timeout_ms != -1 and owned is not None
+                                       and (names is not None or regex is not None))
+        send = full or after.assigned != before.assigned
+        interval = self._per_group(group.group_id, "consumer.heartbeat.interval.ms",
+                                   s.heartbeat_interval_ms)
+        return _response(ErrorCode.NONE, member_id=member.member_id, member_epoch=member.member_epoch,
+                         heartbeat_interval_ms=interval,
+                         assignment=_wire(after.assigned) if send else None)
+
+    def refresh(self, group: ConsumerGroup, bump: bool) -> None:
+        """Bump the group epoch for a member change (``bump``) or a change of the
+        subscribed topics, and compute a new target when the current one is stale."""
         metadata = subscription_metadata(group.members.values(), self.topics)
         if metadata != group.subscription_metadata:
             group.subscription_metadata = metadata
@@ -269,23 +312,11 @@ class ConsumerGroupCoordinator:
         if group.group_epoch > group.assignment_epoch:
             self._compute_target(group)
 
-        # 3. move the member toward its target
-        before = member.assignment
-        after = reconcile(before, target_epoch=group.assignment_epoch,
-                          target=group.target.get(member.member_id, {}),
-                          subscribed=subscribed_ids(member, self.topics), owned=owned,
-                          holder=group.holder, member_id=member.member_id)
-        self._set_assignment(group, member, after, now)
-        member.session_deadline = now + s.session_timeout_ms
+    def _per_group(self, group_id: str, key: str, default: int) -> int:
+        configs = self.group_configs
+        return default if configs is None else configs.get_int(group_id, key, default)
 
-        full = epoch == JOIN_EPOCH or (req.rebalance_timeout_ms != -1 and owned is not None
-                                       and (names is not None or regex is not None))
-        send = full or after.assigned != before.assigned
-        return _response(ErrorCode.NONE, member_id=member.member_id, member_epoch=member.member_epoch,
-                         heartbeat_interval_ms=s.heartbeat_interval_ms,
-                         assignment=_wire(after.assigned) if send else None)
-
-    def _set_assignment(self, group: ConsumerGroup, member: ConsumerMember,
+    def set_assignment(self, group: ConsumerGroup, member: ConsumerMember,
                         after: MemberAssignment, now: int) -> None:
         before = member.assignment
         if after == before:
@@ -349,10 +380,10 @@ class ConsumerGroupCoordinator:
             log.info("consumer_static_member_left_temporarily", group_id=group_id, member_id=member_id,
                      instance_id=instance_id)
         else:
-            self._fence(group, member, "left the group")
+            self.fence(group, member, "left the group")
         return _response(ErrorCode.NONE, member_id=member_id, member_epoch=epoch)
 
-    def _fence(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
+    def fence(self, group: ConsumerGroup, member: ConsumerMember, reason: str) -> None:
         group.remove(member)
         group.subscription_metadata = subscription_metadata(group.members.values(), self.topics)
         group.group_epoch += 1
@@ -364,9 +395,9 @@ class ConsumerGroupCoordinator:
         for group in self.groups.values():
             for member in list(group.members.values()):
                 if member.session_deadline <= now:
-                    self._fence(group, member, "session timed out")
+                    self.fence(group, member, "session timed out")
                 elif member.rebalance_deadline is not None and member.rebalance_deadline <= now:
-                    self._fence(group, member, "did not revoke its partitions within the rebalance timeout")
+                    self.fence(group, member, "did not revoke its partitions within the rebalance timeout")
 
     # --- offsets ----------------------------------------------------------------------------
 
@@ -382,6 +413,8 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if member.classic is not None:  # a classic member commits with its generation
+            return ErrorCode.NONE if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         if not transactional and api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION  # KIP-848 members commit with v9+
         if member_epoch != member.member_epoch:

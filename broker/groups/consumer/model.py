@@ -36,6 +36,7 @@ class ConsumerMember:
     previous_epoch: int = 0
     session_deadline: int = 0
     rebalance_deadline: int | None = None  # set while UNREVOKED_PARTITIONS
+    classic: object = None  # a classic-protocol member (JoinGroup/SyncGroup): its ClassicProtocol
 
     @property
     def member_epoch(self) -> int:

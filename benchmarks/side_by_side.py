@@ -269,7 +269,7 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=64, help="Produce requests in flight (requests pass)")
     ap.add_argument("--latency-seconds", type=float, default=15.0)
     ap.add_argument("--create-runs", type=int, default=5)
-    ap.add_argument("--metadata-runs", type=int, default=200)
+    ap.add_argument("--metadata-runs", type=int, default=1000)
     ap.add_argument("--idle-connections", type=int, default=200)
     ap.add_argument("--idle-seconds", type=float, default=10.0)
     ap.add_argument("--start-runs", type=int, default=7)

@@ -22,6 +22,10 @@ _SIZE = struct.Struct(">i")
 DEFAULT_MAX_FRAME = 104857600  # Kafka's socket.request.max.bytes default
 CHUNK_SIZE = 65536  # libuv's suggested read size
 SPARE_CHUNKS = 8
+# buffers of frames too large for a chunk (a producer's 1 MB Produce) are reused too: a
+# fresh one costs page faults and zeroing, which were a tenth of the broker's ingest CPU
+SPARE_BIG = 2
+BIG_KEPT_MAX = 4 << 20
 
 
 class FrameTooLarge(ValueError):
@@ -36,13 +40,15 @@ class InvalidFrame(ValueError):
 
 
 class ChunkPool:
-    """Spare receive chunks shared by the decoders of one thread, so an idle
-    connection holds none and a busy one does not allocate per read."""
+    """Spare receive buffers shared by the decoders of one thread, so an idle
+    connection holds none and a busy one does not allocate per read: 64 KiB
+    chunks, and a few larger buffers for frames that do not fit in one."""
 
-    __slots__ = ("_spare",)
+    __slots__ = ("_spare", "_big")
 
     def __init__(self):
         self._spare: list[bytearray] = []
+        self._big: list[bytearray] = []
 
     def take(self) -> bytearray:
         return self._spare.pop() if self._spare else bytearray(CHUNK_SIZE)
@@ -50,6 +56,17 @@ class ChunkPool:
     def give(self, chunk: bytearray) -> None:
         if len(self._spare) < SPARE_CHUNKS:
             self._spare.append(chunk)
+
+    def take_big(self, size: int) -> bytearray:
+        """A buffer of at least ``size`` bytes."""
+        for i, buf in enumerate(self._big):
+            if len(buf) >= size:
+                return self._big.pop(i)
+        return bytearray(size)
+
+    def give_big(self, buf: bytearray) -> None:
+        if len(buf) <= BIG_KEPT_MAX and len(self._big) < SPARE_BIG:
+            self._big.append(buf)
 
     @property
     def spare(self) -> int:
@@ -59,7 +76,8 @@ class ChunkPool:
 class FrameDecoder:
     """Yields complete frames (without the size prefix) as memoryviews."""
 
-    __slots__ = ("max_size", "error", "_pool", "_chunk", "_start", "_end", "_big", "_big_filled", "_lent")
+    __slots__ = ("max_size", "error", "_pool", "_chunk", "_start", "_end", "_big", "_big_size",
+                 "_big_filled", "_big_done", "_lent")
 
     def __init__(self, max_size: int = DEFAULT_MAX_FRAME, pool: ChunkPool | None = None):
         self.max_size = max_size
@@ -69,7 +87,9 @@ class FrameDecoder:
         self._start = 0  # the first byte of the chunk not yet handed out
         self._end = 0  # one past the last byte received into the chunk
         self._big: bytearray | None = None  # a frame too large for the chunk, being received
+        self._big_size = 0  # that frame's size (the buffer may be larger)
         self._big_filled = 0
+        self._big_done: bytearray | None = None  # the last one's buffer, back to the pool once free
         self._lent: memoryview | None = None  # the region last given to get_buffer's caller
 
     # --- receiving -------------------------------------------------------------------------
@@ -79,7 +99,7 @@ class FrameDecoder:
         if self.error is not None:
             raise self.error
         if self._big is not None:
-            lent = memoryview(self._big)[self._big_filled:]
+            lent = memoryview(self._big)[self._big_filled:self._big_size]
         else:
             if self._chunk is None:
                 self._chunk = self._pool.take()
@@ -100,10 +120,10 @@ class FrameDecoder:
         """
         if self._big is not None:
             self._big_filled += nbytes
-            if self._big_filled < len(self._big):
+            if self._big_filled < self._big_size:
                 return []
-            frame = memoryview(self._big)
-            self._big = None
+            frame = memoryview(self._big)[:self._big_size]
+            self._big_done, self._big = self._big, None
             return [frame]
         self._end += nbytes
         return self._scan()
@@ -127,10 +147,13 @@ class FrameDecoder:
         return frames
 
     def release(self) -> None:
-        """Give the chunk back to the pool if it holds nothing pending and no frame
-        handed out from it is still referenced (call after handling a burst)."""
+        """Give the buffers back to the pool if they hold nothing pending and no frame
+        handed out from them is still referenced (call after handling a burst)."""
+        if self._big_done is not None and self._unshared(self._big_done):
+            self._pool.give_big(self._big_done)
+            self._big_done = None
         if self._chunk is not None and self._start == self._end and self._big is None \
-                and self._chunk_unshared():
+                and self._unshared(self._chunk):
             self._pool.give(self._chunk)
             self._chunk = self._lent = None
 
@@ -170,25 +193,29 @@ class FrameDecoder:
         return frames
 
     def _receive_big(self, at: int, size: int) -> None:
-        big = bytearray(size)
+        if self._big_done is not None and len(self._big_done) >= size and self._unshared(self._big_done):
+            big, self._big_done = self._big_done, None  # this connection's last one is free
+        else:
+            big = self._pool.take_big(size)
         have = self._end - at
         big[:have] = memoryview(self._chunk)[at:self._end]
-        self._big, self._big_filled = big, have
+        self._big, self._big_size, self._big_filled = big, size, have
 
-    def _chunk_unshared(self) -> bool:
-        """No frame handed out from the chunk is alive. Every view reaches the chunk through
-        the one managed buffer of the memoryview it was sliced from, so the chunk's references
-        are: the decoder's, getrefcount's argument, the region last lent to ``get_buffer``'s
-        caller (held in ``_lent``, since a transport may still hold it), and the frames'."""
-        lent = self._lent is not None and self._lent.obj is self._chunk
-        return sys.getrefcount(self._chunk) == 2 + lent
+    def _unshared(self, buf: bytearray) -> bool:
+        """No frame handed out from ``buf`` (the chunk or a big buffer, which the decoder
+        holds) is alive. Every view reaches the buffer through the one managed buffer of
+        the memoryview it was sliced from, so its references are: the decoder's, this
+        argument, getrefcount's, the region last lent to ``get_buffer``'s caller (held in
+        ``_lent``, since a transport may still hold it), and the frames'."""
+        lent = self._lent is not None and self._lent.obj is buf
+        return sys.getrefcount(buf) == 3 + lent
 
     def _fresh_chunk(self) -> None:
         """The chunk is full: continue in an empty one, carrying over a partial size prefix
         (a partial frame that fits never reaches the end; one that does not is received
         into its own buffer)."""
         tail = bytes(self._chunk[self._start:self._end])  # at most 3 bytes of a size prefix
-        if not self._chunk_unshared():
+        if not self._unshared(self._chunk):
             self._chunk = self._pool.take()
         self._chunk[:len(tail)] = tail
         self._start, self._end = 0, len(tail)

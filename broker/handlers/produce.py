@@ -76,7 +76,8 @@ def handle_produce(req, ctx):
             try:
                 spans = validate_records(records, policy.max_message_bytes)
                 append_policy.check(policy, records, spans, now)
-                records, spans = append_policy.rewrite(policy, records, spans, now)
+                if policy.rewrites:
+                    records, spans = append_policy.rewrite(policy, records, spans, now)
             except Rejected as exc:
                 parts.append(result(index, exc.code, message=exc.message))
                 continue

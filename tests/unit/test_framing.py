@@ -218,3 +218,17 @@ def test_release_keeps_the_chunk_while_part_of_a_frame_is_pending():
     assert receive(d, frame(b"abcdef")[:6]) == []
     d.release()
     assert receive(d, frame(b"abcdef")[6:]) == [b"abcdef"]
+
+
+def test_the_buffer_of_a_large_frame_is_used_again_once_the_frame_is_dropped():
+    d = FrameDecoder()
+    big = frame(bytes(200_000))
+    (first,) = receive(d, big)
+    kept = first  # still held: the next large frame must get another buffer
+    (second,) = receive(d, big)
+    assert second.obj is not kept.obj
+    owner = id(second.obj)
+    del first, kept, second
+    d.release()
+    (third,) = receive(d, frame(b"y" * 150_000))  # smaller: fits in the freed buffer
+    assert id(third.obj) == owner and third == b"y" * 150_000

@@ -229,6 +229,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         "security": security.snapshot,
         "quotas": lambda: quotas.manager.snapshot(clock()),
         "transactions": txn.snapshot,
+        "producer_ids": lambda: {"allocated": producer_ids.allocated, "epoch_bumps": producer_ids.bumps},
     })
     handlers = dict(HANDLERS)
     if not share_settings.enable:  # group.share.enable=false: neither served nor advertised

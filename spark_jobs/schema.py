@@ -39,7 +39,9 @@ SHARE_GROUPS = _struct(groups=L, members=L, share_sessions=L, share_partitions_l
                        deltas_written=L, recoveries=L)
 
 TRANSACTIONS = _struct(transactional_ids=L, states=MapType(S, L), commits=L, aborts=L, timed_out=L,
-                       fenced=L, expired=L, open_in_partitions=L, aborted_index_entries=L)
+                       fenced=L, expired=L, epoch_bumps=L, open_in_partitions=L, aborted_index_entries=L)
+
+PRODUCER_IDS = _struct(allocated=L, epoch_bumps=L)
 
 SECURITY = _struct(authentications=_struct(authenticated=L, failed=L), scram_users=L,
                    mechanisms=ArrayType(S))
@@ -62,6 +64,7 @@ DUMP_LINE = StructType([
     StructField("share", _struct(partitions=ArrayType(SHARE_PARTITION)), True),
     StructField("share_groups", SHARE_GROUPS, True),
     StructField("transactions", TRANSACTIONS, True),
+    StructField("producer_ids", PRODUCER_IDS, True),
     StructField("security", SECURITY, True),
     StructField("dump", _struct(dropped=L), True),
     StructField("_corrupt_record", S, True),

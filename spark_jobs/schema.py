@@ -60,7 +60,7 @@ DUMP_LINE = StructType([
     StructField("producer_state", PRODUCER_STATE, True),
     StructField("quotas", _struct(users=ArrayType(QUOTA_USER), users_tracked=L, bloom_bytes=L,
                                   disposed_filters=L, cleaned_users=L, default_quota=D,
-                                  quotas=MapType(S, MapType(S, D))), True),
+                                  quotas=MapType(S, D)), True),
     StructField("share", _struct(partitions=ArrayType(SHARE_PARTITION)), True),
     StructField("share_groups", SHARE_GROUPS, True),
     StructField("transactions", TRANSACTIONS, True),

@@ -118,7 +118,7 @@ def summary_rows(a: dict) -> list[tuple[str, str, object, str]]:
                  (f"api {r['api']}", "max_us", int(r["max_us"]), "µs")]
     for b, r in sorted(a["producer_state"].items()):
         sec = f"producer_state broker {b}"
-        rows += [(sec, k, int(r[k] or 0), u) for k, u in (
+        rows += [(sec, k, int(r.get(k) or 0), u) for k, u in (
             ("entries_first", "entries"), ("entries_last", "entries"), ("entries_peak", "entries"),
             ("bytes_last", "bytes"), ("duplicates", "batches"), ("duplicate_sequence_errors", "answers"),
             ("out_of_order", "answers"), ("fencings", "answers"), ("expired", "entries"),
@@ -134,7 +134,7 @@ def summary_rows(a: dict) -> list[tuple[str, str, object, str]]:
                  (sec, "throttled", int(r["throttled"] or 0), "requests")]
     for b, r in sorted(a["transactions"].items()):
         sec = f"transactions broker {b}"
-        rows += [(sec, k, int(r[k] or 0), u) for k, u in (
+        rows += [(sec, k, int(r.get(k) or 0), u) for k, u in (
             ("commits", "transactions"), ("aborts", "transactions"), ("fenced", "transactions"),
             ("timed_out", "transactions"), ("epoch_bumps", "bumps"), ("idempotent_epoch_bumps", "bumps"),
             ("producer_state_fencings", "answers"), ("transactional_ids", "ids"))]

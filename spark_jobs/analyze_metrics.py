@@ -134,7 +134,7 @@ def analyze(spark, inputs: list[str], output: Path, tables: str | None = None, l
         raise JobError(f"--input {inputs[0]} holds no metrics dump lines (*.jsonl)")
     if counts["n"] == counts["corrupt"] or counts["t0"] is None:
         raise JobError(f"none of the {counts['n']} line(s) in the input is a metrics dump line")
-    lines = parsed.where("_corrupt_record is null and ts_ms is not null").drop("_corrupt_record").cache()
+    lines = parsed.where("_corrupt_record is null and ts_ms is not null").drop("_corrupt_record")
     t0, t1 = counts["t0"], counts["t1"]
     step_ms = max(1000, -(-(t1 - t0 + 1) // PLOT_POINTS))
 

@@ -28,8 +28,9 @@ def _times(df):
 def _time_axis(ax, ticks: int = 5) -> None:
     import matplotlib.dates as mdates
 
-    ax.xaxis.set_major_locator(mdates.AutoDateLocator(minticks=3, maxticks=ticks))
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M:%S"))
+    locator = mdates.AutoDateLocator(minticks=2, maxticks=ticks)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, show_offset=True))
     ax.set_xlabel("time (UTC)")
     ax.grid(alpha=0.3)
 
@@ -139,38 +140,50 @@ def quotas(df, out: Path) -> str | None:
 
 
 def transactions(df, out: Path) -> str | None:
-    """Seed 003: commits, aborts, fencings and epoch bumps, cumulative."""
-    cols = {"commits": "transactions committed", "aborts": "transactions aborted",
-            "fenced": "open transactions fenced", "epoch_bumps": "epoch bumps, transactional ids",
-            "idempotent_epoch_bumps": "epoch bumps, idempotent producers",
-            "producer_state_fencings": "batches refused as fenced (producer state)"}
-    if not _has(df, *cols):
+    """Seed 003: commits and aborts, and the fencings and epoch bumps, cumulative."""
+    labels = {"commits": "transactions committed", "aborts": "transactions aborted",
+              "fenced": "open transactions fenced", "epoch_bumps": "epoch bumps, transactional ids",
+              "idempotent_epoch_bumps": "epoch bumps, idempotent producers",
+              "producer_state_fencings": "batches refused as fenced (producer state)"}
+    ends = [c for c in ("commits", "aborts") if _has(df, c)]
+    bumps = [c for c in ("fenced", "epoch_bumps", "idempotent_epoch_bumps", "producer_state_fencings") if _has(df, c)]
+    if not ends and not bumps:
         return None
     plt = _plt()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(FIG_W, 3.4))
+    fig, axes = plt.subplots(1, 2 if ends and bumps else 1, figsize=(FIG_W if ends and bumps else FIG_W / 2, 3.4))
+    axes = list(axes) if ends and bumps else [axes]
     t = _times(df)
-    for col in ("commits", "aborts"):
-        ax.plot(t, df[col], label=cols[col])
-    ax.set_ylabel("transactions (cumulative)")
-    ax.set_title("Transactions")
-    for col in ("fenced", "epoch_bumps", "idempotent_epoch_bumps", "producer_state_fencings"):
-        if _has(df, col):
-            bx.step(t, df[col], where="post", label=cols[col])
-    bx.set_ylabel("count (cumulative)")
-    bx.set_title("Epoch bumps and fencing (KIP-360)")
-    for a in (ax, bx):
-        _time_axis(a)
-        a.legend(fontsize=7)
+    if ends:
+        ax = axes.pop(0)
+        for col in ends:
+            ax.plot(t, df[col], label=labels[col])
+        ax.set_ylabel("transactions (cumulative)")
+        ax.set_title("Transactions")
+        _time_axis(ax)
+        ax.legend(fontsize=7)
+    if bumps:
+        bx = axes.pop(0)
+        for col in bumps:
+            bx.step(t, df[col], where="post", label=labels[col])
+        bx.set_ylabel("count (cumulative)")
+        bx.set_title("Epoch bumps and fencing (KIP-360)")
+        _time_axis(bx)
+        bx.legend(fontsize=7)
     return _save(fig, out / "transactions.png")
 
 
 def share(df, delivery, out: Path) -> str | None:
     """Seed 004: the share-partitions' windows over time, and records by delivery count."""
-    if (df is None or df.empty) and (delivery is None or delivery.empty):
+    windows = df is not None and not df.empty
+    counts = delivery is not None and not delivery.empty
+    if not windows and not counts:
         return None
     plt = _plt()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(FIG_W, 3.4))
-    if df is not None and not df.empty:
+    fig, axes = plt.subplots(1, 2 if windows and counts else 1,
+                             figsize=(FIG_W if windows and counts else FIG_W / 2, 4.0))
+    axes = list(axes) if windows and counts else [axes]
+    if windows:
+        ax = axes.pop(0)
         t = _times(df)
         for col, label in (("in_flight", "in flight (SPSO to SPEO)"), ("acquired", "acquired (locked)"),
                            ("archived", "archived in the window")):
@@ -181,17 +194,19 @@ def share(df, delivery, out: Path) -> str | None:
         ax2.set_ylabel("lock expiries (records)")
         handles = ax.get_legend_handles_labels()
         more = ax2.get_legend_handles_labels()
-        ax.legend(handles[0] + more[0], handles[1] + more[1], fontsize=7, loc="upper right")
-    ax.set_title("Share-partitions, all groups")
-    _time_axis(ax)
-    if delivery is not None and not delivery.empty:
+        ax.legend(handles[0] + more[0], handles[1] + more[1], fontsize=7, ncol=2, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.25))  # below the axes: the lines fill the plot
+        ax.set_title("Share-partitions, all groups")
+        _time_axis(ax)
+    if counts:
+        bx = axes.pop(0)
         d = delivery.groupby("delivery_count")["records_peak"].sum().sort_index()
         bx.bar(d.index.astype(str), d.values, color=["tab:blue" if c == 1 else "tab:orange" for c in d.index],
                label="records in the windows at the peak")
         bx.set_yscale("log")
         bx.legend(fontsize=7)
-    bx.set_xlabel("delivery count (above 1: delivered again)")
-    bx.set_ylabel("records (log scale)")
-    bx.set_title("Records by delivery count")
-    bx.grid(alpha=0.3, axis="y")
+        bx.set_xlabel("delivery count (above 1: delivered again)")
+        bx.set_ylabel("records (log scale)")
+        bx.set_title("Records by delivery count")
+        bx.grid(alpha=0.3, axis="y")
     return _save(fig, out / "share.png")

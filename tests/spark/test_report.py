@@ -83,3 +83,44 @@ def test_formatting_of_counts_rates_and_times():
     assert report.number(2.0) == "2" and report.number(2.25, 2) == "2.25"
     assert report.utc(T0) == "2026-11-24 05:17:34 UTC" and report.iso_utc(T0) == "2026-11-24T05:17:34.622Z"
     assert report.duration(45.4) == "45" and report.duration(263) == "263 (4 min 23 s)"
+
+
+def series(n: int = 5, **cols) -> pd.DataFrame:
+    return pd.DataFrame({"t_ms": [T0 + 1000 * i for i in range(n)], **{k: [v] * n for k, v in cols.items()}})
+
+
+def test_every_plot_has_a_legend_and_labelled_axes(tmp_path, monkeypatch):
+    from kipper.spark_jobs import plots
+
+    seen = []
+
+    def check(fig, path):
+        for ax in fig.axes:
+            twin = [o for o in fig.axes if o is not ax and o.bbox.bounds == ax.bbox.bounds]
+            assert ax.get_ylabel(), (path.name, ax.get_title())
+            assert ax.get_xlabel() or twin, (path.name, ax.get_title())
+            assert ax.get_legend() is not None or any(o.get_legend() is not None for o in twin), path.name
+        seen.append(path.name)
+        return path.name
+
+    monkeypatch.setattr(plots, "_save", check)
+    full = {
+        "throughput": series(records_in_per_s=5.0, records_out_per_s=1.0),
+        "latency": pd.concat([series(api="Produce", p50_us=100, p99_us=400, max_us=900)]),
+        "producer_state": series(entries=4, bytes=180, duplicates=0, producer_ids_allocated=9),
+        "quotas": series(user="ANONYMOUS", admitted=8, throttled=3, producer_id_rate=2.5, quota=2.0),
+        "transactions": series(commits=3, aborts=1, fenced=1, epoch_bumps=2, idempotent_epoch_bumps=0,
+                               producer_state_fencings=0),
+        "share": series(in_flight=20, acquired=5, archived=1, lock_expiries=2),
+    }
+    delivery = pd.DataFrame([{"group": "g", "delivery_count": 1, "records_peak": 90},
+                             {"group": "g", "delivery_count": 2, "records_peak": 4}])
+    report.write(tmp_path, analysis(series=full, delivery=delivery))
+    assert seen == ["throughput.png", "latency.png", "producer_state.png", "quotas.png", "transactions.png",
+                    "share.png"]
+    # half the data: one plot each, still labelled, never empty axes
+    seen.clear()
+    half = {**full, "transactions": series(commits=3, aborts=1, fenced=0, epoch_bumps=0, idempotent_epoch_bumps=0,
+                                           producer_state_fencings=0), "share": pd.DataFrame()}
+    report.write(tmp_path, analysis(series=half, delivery=delivery))
+    assert "transactions.png" in seen and "share.png" in seen

@@ -2,10 +2,15 @@
 
     .venv/bin/python -m benchmarks.broker_ingest [--records 1000000] [--size 100] [--producers 1]
     .venv/bin/python -m benchmarks.broker_ingest --log-dirs     # durable kipper vs in-memory kipper
+    .venv/bin/python -m benchmarks.broker_ingest --baseline DIR --rounds 3   # this kipper vs another checkout
 
 With ``--log-dirs`` the second broker is kipper with log.dirs in a fresh
 temporary directory (Kafka's default flush policy: the page cache), instead of
-Tansu, and the ratio printed is durable / in-memory.
+Tansu, and the ratio printed is durable / in-memory. With ``--baseline DIR`` it
+is kipper run from another checkout (``git worktree add DIR <commit>``; it runs
+on this checkout's virtualenv), for before/after figures in one sitting; the
+candidates alternate for ``--rounds`` rounds so that drift in the machine's
+load falls on both.
 
 Each producer process sends its share of the records (acks=1, librdkafka's
 default batching, no per-record callback) to a fresh broker; delivery is
@@ -108,6 +113,23 @@ def run_against(name: str, broker, n: int, size: int, producers: int, partitions
     return result
 
 
+def compare_with_baseline(args) -> None:
+    runs: dict[str, list[dict]] = {"baseline": [], "this": []}
+    for _ in range(args.rounds):
+        for name, checkout in (("baseline", args.baseline), ("this", None)):
+            with BrokerProcess({"log.level": "WARNING"}, checkout=checkout) as broker:
+                runs[name].append(run_against(name, broker, args.records, args.size, args.producers,
+                                              args.partitions, args.callbacks))
+    mean = {name: {key: sum(r[key] for r in rows) / len(rows)
+                   for key in ("records_per_sec", "broker_cpu_s_per_million")} for name, rows in runs.items()}
+    for name, m in mean.items():
+        print(f"{name:>8} mean: {m['records_per_sec']:>11,.0f} records/s, "
+              f"{m['broker_cpu_s_per_million']:.3f} broker CPU s per million records")
+    print(f"this/baseline: {mean['this']['records_per_sec'] / mean['baseline']['records_per_sec']:.2f}x "
+          f"throughput, {mean['this']['broker_cpu_s_per_million'] / mean['baseline']['broker_cpu_s_per_million']:.2f}x "
+          f"CPU per record")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="broker ingest, kipper vs Tansu")
     ap.add_argument("--records", type=int, default=1_000_000)
@@ -117,10 +139,15 @@ def main() -> None:
     ap.add_argument("--callbacks", action="store_true", help="a delivery callback per record")
     ap.add_argument("--log-dirs", action="store_true",
                     help="compare kipper with log.dirs (durable) against kipper in memory")
+    ap.add_argument("--baseline", metavar="DIR", help="compare with kipper run from another checkout")
+    ap.add_argument("--rounds", type=int, default=1, help="with --baseline: alternating rounds")
     args = ap.parse_args()
     print(f"{args.records:,} records of {args.size} bytes, acks=1, {args.producers} confluent-kafka "
           f"producer(s), {args.partitions} partition(s), "
           f"{'a delivery callback per record' if args.callbacks else 'no delivery callbacks'}")
+    if args.baseline:
+        compare_with_baseline(args)
+        return
     with BrokerProcess({"log.level": "WARNING"}) as broker:
         kipper = run_against("kipper", broker, args.records, args.size, args.producers,
                              args.partitions, args.callbacks)

@@ -14,12 +14,16 @@ a topic, so that each lives in one place.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Callable
 
 import structlog
 
+from kipper.broker.acl.service import Acls
+from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig, Listener
 from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.dynamic_configs import DynamicBrokerConfigs
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
 from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
@@ -27,6 +31,7 @@ from kipper.broker.groups.coordinator import GroupCoordinator
 from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.handlers import HANDLERS
+from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.log.partition import ProducerStateSettings
 from kipper.broker.log.topics import InMemoryPartitions, Topic, TopicManager
 from kipper.broker.metrics import Metrics
@@ -34,6 +39,7 @@ from kipper.broker.metrics_dump import share_partitions_provider
 from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
+from kipper.broker.quota.manager import ProducerIdQuotaManager
 from kipper.broker.quota.service import ProducerIdQuotas
 from kipper.broker.security.service import PRE_AUTH_APIS, Security
 from kipper.broker.share.service import SHARE_API_KEYS, ShareGroups
@@ -64,11 +70,16 @@ class Broker:
                  offsets: OffsetStore, group_configs: GroupConfigs, groups: GroupCoordinator,
                  share: ShareGroups, txn: Transactions, security: Security,
                  quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
-                 handlers: dict, cluster_id: str, storage: LogManager | None):
-        self.config = config
+                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
+                 acls: Acls, dynamic_configs: DynamicBrokerConfigs, topic_configs: TopicConfigView):
+        self.config = config  # the static config; dynamic_configs.view has the live values
+        self.dynamic_configs = dynamic_configs
+        self.topic_configs = topic_configs  # every topic's configs in effect
         self.node_id: int = config["node.id"]
         self.cluster_id = cluster_id
         self.storage = storage  # None: everything in memory
+        self.cleaner = cleaner
+        self.acls = acls
         self.clock = clock
         self.topics = topics
         self.producer_states = producer_states
@@ -124,11 +135,14 @@ class Broker:
         self.share.topic_deleted(topic.name)
 
     def apply_retention(self, now: int) -> int:
-        """Time and size retention over every partition (the shell's timer)."""
+        """Time and size retention over every partition of a topic whose cleanup.policy
+        deletes (the shell's timer)."""
         dropped = 0
         for topic in self.topics.all():
-            retention_ms = int(topic.configs.get("retention.ms", self.config["retention.ms"]))
-            retention_bytes = int(topic.configs.get("retention.bytes", self.config["retention.bytes"]))
+            limits = self.topic_configs.retention(topic)
+            if limits is None:
+                continue  # cleanup.policy=compact alone: the cleaner's, not retention's
+            retention_ms, retention_bytes = limits
             if retention_ms < 0 and retention_bytes < 0:
                 continue
             for partition in topic.partitions:
@@ -138,6 +152,19 @@ class Broker:
                     log.info("retention_applied", topic=topic.name, partition=partition.partition,
                              batches=n, log_start_offset=partition.log_start_offset)
         return dropped
+
+    def alter_broker_configs(self, layer: str, configs: dict[str, str]) -> None:
+        """Replace one layer of dynamic broker configs ("" or this node) and let the
+        engines that read them see the new values."""
+        self.dynamic_configs.replace(layer, configs)
+        live = self.dynamic_configs.view
+        self.producer_states.settings.expiration_ms = live["producer.id.expiration.ms"]
+        self.txn.settings = replace(self.txn.settings,
+                                    verify_partitions=live["transaction.partition.verification.enable"])
+        self.cleaner.threads = live["log.cleaner.threads"]
+        for topic in self.topics.all():
+            self.topics.factory.reconfigure(topic)
+        log.info("broker_configs_altered", layer=layer or "<default>", configs=sorted(configs))
 
     def expire_offsets(self, now: int) -> int:
         return self.offsets.expire(now, self.groups.active_groups())
@@ -151,6 +178,27 @@ class Broker:
         """Write the recovery points and log start offsets (durable storage)."""
         if self.storage is not None:
             self.storage.checkpoint()
+
+    def reset(self) -> None:
+        """Every topic (internal ones too), group, committed offset, producer state,
+        producer-id epoch and transaction gone, as in a fresh broker; what configures the
+        broker stays: listeners, dynamic broker configs, SCRAM credentials, ACLs, client quotas,
+        the metrics' counters and the producer-id counter (an id is never handed out twice). The embedded test
+        broker calls it between tests (kipper.testing). Needs an in-memory broker: with
+        log.dirs, delete the directories and start again instead."""
+        if self.storage is not None:
+            raise RuntimeError("reset() needs an in-memory broker (log.dirs is set)")
+        producer_ids = ProducerIdManager(self.producer_ids.next_id)
+        engines = _data_engines(self.config, self.clock, storage=None, metadata=MetadataStore(),
+                                producer_ids=producer_ids, live=self.dynamic_configs.view)
+        for name, engine in engines.items():
+            setattr(self, name, engine)
+        quotas = self.quotas
+        quotas.producer_states = self.producer_states
+        quotas.manager = ProducerIdQuotaManager(quotas.manager.settings)
+        quotas.manager.set_quotas(*quotas.store.rates())
+        self.metrics.providers.update(_providers(engines, self.security, self.acls, quotas, self.clock))
+        log.info("broker_reset")
 
     def close(self) -> None:
         """A clean stop: with log.dirs, every partition's producer state, indexes and
@@ -174,32 +222,54 @@ def log_dirs(config: BrokerConfig) -> list[str]:
 def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
     """The whole broker. With log.dirs it opens (and locks) the directories and recovers
     what they hold; a directory that cannot be used raises StorageError."""
-    appends = AppendNotifier()
-    producer_settings = ProducerStateSettings(
-        mode=config["producer.state.mode"],
-        window=config["max.in.flight.sequence.number.per.connection"],
-        expiration_ms=config["producer.id.expiration.ms"])
     dirs = log_dirs(config)
     cluster_id, storage, metadata = config["cluster.id"], None, MetadataStore()
-    partitions = InMemoryPartitions(producer_settings, appends.notify)
     if dirs:
         storage = LogManager(dirs, node_id=config["node.id"], cluster_id=cluster_id,
                              cluster_id_given="cluster.id" in config.explicit)
         cluster_id = storage.start()
         metadata = MetadataStore(storage.first_dir).load()
-        partitions = DurablePartitions(storage, config, producer_settings, appends.notify, clock)
+    config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
+    producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids)
+    security = Security(config, config_dir)
+    acls = Acls(config, config_dir)
+    dynamic_configs = DynamicBrokerConfigs(config, metadata)
+    engines = _data_engines(config, clock, storage=storage, metadata=metadata, producer_ids=producer_ids,
+                            live=dynamic_configs.view)
+    quotas = ProducerIdQuotas(config, engines["producer_states"], config_dir)
+    metrics = Metrics(providers=_providers(engines, security, acls, quotas, clock))
+    handlers = dict(HANDLERS)
+    if not engines["share"].settings.enable:  # group.share.enable=false: neither served nor advertised
+        for key in SHARE_API_KEYS:
+            handlers.pop(key, None)
+    return Broker(config=config, clock=clock, security=security, acls=acls, quotas=quotas,
+                  metrics=metrics, handlers=handlers, cluster_id=cluster_id, storage=storage,
+                  dynamic_configs=dynamic_configs, topic_configs=TopicConfigView(dynamic_configs), **engines)
+
+
+def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | None,
+                  metadata: MetadataStore, producer_ids: ProducerIdManager, live) -> dict:
+    """The engines that hold topics, groups, producer state and transactions: what
+    ``build_broker`` wires up once and ``Broker.reset`` builds again. ``live`` is the
+    broker config with the dynamic broker configs over it, what these engines read."""
+    appends = AppendNotifier()
+    producer_settings = ProducerStateSettings(
+        mode=config["producer.state.mode"],
+        window=config["max.in.flight.sequence.number.per.connection"],
+        expiration_ms=live["producer.id.expiration.ms"])
+    partitions = InMemoryPartitions(producer_settings, appends.notify, live)
+    if storage is not None:
+        partitions = DurablePartitions(storage, live, producer_settings, appends.notify, clock)
     topics = TopicManager(num_partitions=config["num.partitions"],
                           auto_create=config["auto.create.topics.enable"],
                           partitions=partitions, metadata=metadata)
     if storage is not None:
         open_topics(topics, storage)
-    config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
     producer_states = ProducerStates(producer_settings, topics)
-    producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids)
     group_journal = GroupJournal(topics, num_partitions=config["offsets.topic.num.partitions"],
                                  segment_bytes=config["offsets.topic.segment.bytes"])
     offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000, journal=group_journal)
-    group_configs = GroupConfigs(metadata)
+    group_configs = GroupConfigs(metadata, config)
     share_settings = ShareSettings.from_config(config)
     share = ShareGroups(share_settings, topics, notify=appends.notify, group_config=group_configs.get)
     classic = ClassicGroupCoordinator(GroupSettings(
@@ -207,11 +277,11 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         min_session_timeout_ms=config["group.min.session.timeout.ms"],
         max_session_timeout_ms=config["group.max.session.timeout.ms"],
         max_size=config["group.max.size"]), journal=group_journal)
-    consumer = ConsumerGroupCoordinator(ConsumerGroupSettings.from_config(config), topics)
+    consumer = ConsumerGroupCoordinator(ConsumerGroupSettings.from_config(config), topics, group_configs)
     groups = GroupCoordinator(classic, consumer, share, offsets)
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
-    txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
+    txn = Transactions(TxnSettings.from_config(live), topics=topics, producer_ids=producer_ids,
                        offsets=offsets, groups=groups, journal=txn_journal)
     if storage is not None:  # what the internal topics and share records say, in that order
         now = clock()
@@ -220,23 +290,24 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         share_partitions = share.store.load()
         log.info("coordinators_recovered", transactional_ids=transactions,
                  share_partitions=share_partitions, **replayed)
-    security = Security(config, config_dir)
-    quotas = ProducerIdQuotas(config, producer_states, config_dir)
-    metrics = Metrics(providers={
-        "producer_state": producer_states.snapshot,
+    cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
+                         threads=live["log.cleaner.threads"])
+    return {"topics": topics, "producer_states": producer_states, "producer_ids": producer_ids,
+            "offsets": offsets, "group_configs": group_configs, "groups": groups, "share": share,
+            "txn": txn, "appends": appends, "cleaner": cleaner}
+
+
+def _providers(engines: dict, security: Security, acls: Acls, quotas: ProducerIdQuotas,
+               clock: Clock) -> dict:
+    share, ids = engines["share"], engines["producer_ids"]
+    return {
+        "producer_state": engines["producer_states"].snapshot,
         "share_groups": share.snapshot,
         "share": share_partitions_provider(share),
         "security": security.snapshot,
         "quotas": lambda: quotas.manager.snapshot(clock()),
-        "transactions": txn.snapshot,
-        "producer_ids": lambda: {"allocated": producer_ids.allocated, "epoch_bumps": producer_ids.bumps},
-    })
-    handlers = dict(HANDLERS)
-    if not share_settings.enable:  # group.share.enable=false: neither served nor advertised
-        for key in SHARE_API_KEYS:
-            handlers.pop(key, None)
-    return Broker(config=config, clock=clock, topics=topics, producer_states=producer_states,
-                  producer_ids=producer_ids, offsets=offsets, group_configs=group_configs,
-                  groups=groups, share=share, txn=txn, security=security, quotas=quotas,
-                  appends=appends, metrics=metrics, handlers=handlers, cluster_id=cluster_id,
-                  storage=storage)
+        "transactions": engines["txn"].snapshot,
+        "cleaner": engines["cleaner"].snapshot,
+        "authorizer": acls.snapshot,
+        "producer_ids": lambda: {"allocated": ids.allocated, "epoch_bumps": ids.bumps},
+    }

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
-    SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice, float_in, int_in,
-    mechanisms, parse_listeners, protocol_map, string,
+    BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
+    cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map, string,
 )
+from kipper.broker.acl.authorizer import CLASS_NAMES as AUTHORIZER_CLASS_NAMES
 from kipper.protocol import properties
 
 
@@ -59,6 +60,19 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Default size retention per partition (-1: unlimited).", "log"),
     Key("log.retention.check.interval.ms", int_in(1, _INT64), 300000,
         "How often retention is applied.", "log"),
+    # topic defaults kipper applies (topic configs of the same meaning, docs/ADMIN.md)
+    Key("log.cleanup.policy", cleanup_policy, "delete",
+        "Default cleanup.policy: delete, compact, both (comma-separated) or empty.", "log"),
+    Key("compression.type", choice(*BROKER_CODECS), "producer",
+        "Default compression.type: producer keeps the producer's codec, any other recompresses.", "log"),
+    Key("log.message.timestamp.type", choice("CreateTime", "LogAppendTime"), "CreateTime",
+        "Default message.timestamp.type.", "log"),
+    Key("log.message.timestamp.before.max.ms", int_in(0, _INT64), _INT64,
+        "Default message.timestamp.before.max.ms: how far behind the broker's clock a CreateTime "
+        "record may be.", "log"),
+    Key("log.message.timestamp.after.max.ms", int_in(0, _INT64), 3600000,
+        "Default message.timestamp.after.max.ms: how far ahead of the broker's clock a CreateTime "
+        "record may be (Kafka 4's default, one hour).", "log"),
     # --- durable storage (docs/STORAGE.md); Kafka's names and defaults
     Key("log.dirs", string, "",
         "Comma-separated directories for the logs, internal topics and metadata. Empty (and "
@@ -83,6 +97,22 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "timer.", "storage"),
     Key("log.flush.offset.checkpoint.interval.ms", int_in(0, _INT32), 60000,
         "How often the recovery points (what was fsynced) are written.", "storage"),
+    Key("log.cleaner.enable", boolean, True,
+        "Compact topics with cleanup.policy=compact (docs/STORAGE.md).", "storage"),
+    Key("log.cleaner.threads", int_in(1, 64), 1,
+        "Partitions cleaned at the same time (in small steps on the event loop).", "storage"),
+    Key("log.cleaner.backoff.ms", int_in(1, _INT64), 15000,
+        "How often the cleaner looks for a partition to clean.", "storage"),
+    Key("log.cleaner.delete.retention.ms", int_in(0, _INT64), 86400000,
+        "How long tombstones and transaction markers are kept after the first cleaning "
+        "(topic: delete.retention.ms).", "storage"),
+    Key("log.cleaner.min.cleanable.ratio", float_in(0.0, 1.0), 0.5,
+        "Dirty share of a log before it is cleaned (topic: min.cleanable.dirty.ratio).", "storage"),
+    Key("log.cleaner.min.compaction.lag.ms", int_in(0, _INT64), 0,
+        "Records younger than this are not compacted (topic: min.compaction.lag.ms).", "storage"),
+    Key("log.cleaner.max.compaction.lag.ms", int_in(1, _INT64), 2**63 - 1,
+        "Dirty records older than this are compacted whatever the ratio "
+        "(topic: max.compaction.lag.ms).", "storage"),
     Key("offsets.topic.num.partitions", int_in(1, 1000), 50,
         "Partitions of __consumer_offsets (committed offsets and group metadata).", "storage"),
     Key("offsets.topic.segment.bytes", int_in(14, _INT32), 104857600,
@@ -195,6 +225,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "A dump file is rotated when the next line would take it past this size.", "metrics"),
     Key("metrics.dump.max.files", int_in(1, 100000), 10,
         "Dump files kept per broker; the oldest is deleted on rotation.", "metrics"),
+    Key("metrics.http.listener", http_listener, "",
+        "http://host:port serving /metrics (Prometheus text format), /healthz and /readyz "
+        "(docs/METRICS.md). Port 0 picks a free port. Empty: no HTTP listener.", "metrics"),
     # --- security (issue #6): SASL, TLS, the credential and quota store
     Key("config.dir", string, "",
         "Directory of the broker's config store: SCRAM credentials (users.json) and client "
@@ -208,6 +241,12 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("super.users", string, "",
         "Semicolon-separated principals (User:admin) allowed to alter and describe quotas and "
         "SCRAM credentials. Empty: every authenticated principal may (Kafka without an authorizer).",
+        "security"),
+    Key("authorizer.class.name", choice("", *AUTHORIZER_CLASS_NAMES), "",
+        "Turns authorization on: org.apache.kafka.metadata.authorizer.StandardAuthorizer (or "
+        "kipper's short name, standard). Empty: every request is allowed.", "security"),
+    Key("allow.everyone.if.no.acl.found", boolean, False,
+        "With an authorizer: allow a request on a resource no ACL names (Kafka's default: false).",
         "security"),
     Key("ssl.keystore.type", choice("PEM"), "PEM",
         "Format of ssl.keystore.location; only PEM (Python's ssl module).", "security"),

@@ -105,6 +105,33 @@ def string(value: str) -> str:
     return str(value).strip()
 
 
+BROKER_CODECS = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")  # compression.type
+
+
+def cleanup_policy(text: str) -> str:
+    """log.cleanup.policy: a comma-separated list of delete and compact (may be empty)."""
+    items = [s.strip() for s in str(text).split(",") if s.strip()]
+    bad = [i for i in items if i not in ("delete", "compact")]
+    if bad:
+        raise ConfigError(f"'{bad[0]}' is not delete or compact")
+    return ",".join(items)
+
+
+cleanup_policy.choices = ("delete", "compact", "compact,delete")
+
+
+def http_listener(value: str) -> tuple[str, int] | None:
+    """``http://host:port`` -> (host, port); empty -> None (no HTTP listener)."""
+    text = str(value).strip()
+    if not text:
+        return None
+    scheme, sep, rest = text.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if scheme.lower() != "http" or not sep or not colon or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(f"'{text}' is not http://host:port")
+    return host.strip("[]"), int(port)
+
+
 def protocol_map(text: str) -> dict[str, str]:
     out = {}
     for item in (s.strip() for s in str(text).split(",")):

@@ -36,3 +36,32 @@ class RequestContext:
     @property
     def now(self) -> int:
         return self.broker.clock()
+
+    def authorize(self, operation: int, resource_type: int, name: str) -> bool:
+        """May this session do ``operation`` on the resource (broker/acl/)? Always true
+        without an authorizer; a refusal is counted for the request's API."""
+        acls = self.broker.acls
+        if acls.authorizer is None:
+            return True
+        return acls.authorize(self.session, operation, resource_type, name, _api_name(self.api_key))
+
+    def authorize_any(self, operation: int, resource_type: int) -> bool:
+        """May it do ``operation`` on some resource of the type (Kafka's
+        authorizeByResourceType: WRITE on any topic grants idempotence, KIP-679)?"""
+        acls = self.broker.acls
+        if acls.authorizer is None:
+            return True
+        return acls.authorize_any(self.session, operation, resource_type, _api_name(self.api_key))
+
+
+    def authorized_operations(self, resource_type: int, name: str) -> int:
+        """KIP-430's bit field of what this session may do on the resource: every
+        operation Kafka supports on the type when there is no authorizer."""
+        return self.broker.acls.authorized_operations(self.session, resource_type, name)
+
+
+def _api_name(api_key: int) -> str:
+    from kipper.protocol.messages import APIS
+
+    api = APIS.get(api_key)
+    return api.name if api is not None else str(api_key)

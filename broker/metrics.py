@@ -1,8 +1,10 @@
 """The broker's metrics registry: the shell and engines count, exporters read.
 
 Counts per interval (requests and latency per API, bytes and records in and
-out per partition) are reset by ``take_interval``; cumulative totals never
-are. Engines that keep their own counters (producer state, quotas, share
+out per partition) are reset by ``take_interval``, which folds them into
+cumulative counts that ``cumulative`` reads (for the Prometheus exporter) along
+with the interval still open, so the hot paths count once for both; totals
+are never reset. Engines that keep their own counters (producer state, quotas, share
 groups) are *providers*: named callables returning a JSON-ready dict that is
 included in every snapshot, given by the composition root. Nothing here does I/O.
 """
@@ -30,6 +32,10 @@ class Metrics:
                        "records_out": 0, "connections_accepted": 0, "connections_closed": 0}
         self.connections_open = 0
         self.providers: dict[str, Callable[[], dict]] = dict(providers or {})
+        # what earlier intervals counted, folded in by take_interval
+        self._past_apis: dict[str, LatencyHistogram] = {}
+        self._past_partitions: dict[tuple[str, int], _PartitionCounts] = {}
+        self._past_errors: dict[str, int] = {}
 
     # --- counting (hot paths: keep them to a few attribute updates) -------------------
 
@@ -74,6 +80,7 @@ class Metrics:
         apis, self._apis = self._apis, {}
         parts, self._partitions = self._partitions, {}
         errors, self._errors = self._errors, {}
+        self._fold(apis, parts, errors)
         out = {
             "apis": {name: h.snapshot() for name, h in sorted(apis.items())},
             "rejected": errors,
@@ -86,6 +93,48 @@ class Metrics:
                             "closed": self.totals["connections_closed"]},
             "totals": dict(self.totals),
         }
+        for name, provider in self.providers.items():
+            out[name] = provider()
+        return out
+
+    def _fold(self, apis: dict, parts: dict, errors: dict) -> None:
+        for name, h in apis.items():
+            past = self._past_apis.get(name)
+            if past is None:
+                past = self._past_apis[name] = LatencyHistogram()
+            past.add(h)
+        for key, c in parts.items():
+            past = self._past_partitions.get(key)
+            if past is None:
+                past = self._past_partitions[key] = _PartitionCounts()
+            for field in _PartitionCounts.__slots__:
+                setattr(past, field, getattr(past, field) + getattr(c, field))
+        for reason, n in errors.items():
+            self._past_errors[reason] = self._past_errors.get(reason, 0) + n
+
+    def cumulative(self) -> dict:
+        """Everything counted since start (nothing is reset), plus the providers:
+        per-API histograms, per-partition bytes and records, rejected frames."""
+        apis = {}
+        for name in self._past_apis.keys() | self._apis.keys():
+            h = LatencyHistogram()
+            for part in (self._past_apis.get(name), self._apis.get(name)):
+                if part is not None:
+                    h.add(part)
+            apis[name] = h
+        partitions = {}
+        for key in self._past_partitions.keys() | self._partitions.keys():
+            row = dict.fromkeys(_PartitionCounts.__slots__, 0)
+            for part in (self._past_partitions.get(key), self._partitions.get(key)):
+                if part is not None:
+                    for field in _PartitionCounts.__slots__:
+                        row[field] += getattr(part, field)
+            partitions[key] = row
+        rejected = dict(self._past_errors)
+        for reason, n in self._errors.items():
+            rejected[reason] = rejected.get(reason, 0) + n
+        out = {"apis": apis, "partitions": partitions, "rejected": rejected,
+               "connections_open": self.connections_open, "totals": dict(self.totals)}
         for name, provider in self.providers.items():
             out[name] = provider()
         return out

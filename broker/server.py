@@ -4,7 +4,10 @@ This is the asyncio shell around the engines, which ``build_broker`` makes
 (broker/composition.py). It binds each listener, hands connections to
 ``KafkaConnection``, drives time-based work (group session expiry, retention)
 by calling the engines' ``tick``/``expire`` methods, and on SIGTERM/SIGINT
-stops accepting, closes connections and logs final counters.
+stops accepting, closes connections and logs final counters. Message schemas are
+compiled per (api, version) on first use, not at start (protocol/schema.py), so a
+broker accepts connections as soon as its listeners are bound; with
+``metrics.http.listener`` it also serves Prometheus metrics (broker/prometheus.py).
 """
 
 from __future__ import annotations
@@ -22,14 +25,15 @@ from kipper.broker.context import Session
 from kipper.broker.metrics_dump import from_config as metrics_dumper
 from kipper.broker.security import tls
 from kipper.broker.security.service import SASL_PROTOCOLS
-from kipper.protocol.messages import compile_all
 
 log = structlog.get_logger(__name__)
 
 GROUP_TICK_S = 0.1
 SHARE_TICK_S = 0.05  # acquisition-lock expiry, share-group sessions, checkpoints
 CONFIG_STORE_RELOAD_S = 1.0
-LOG_FLUSH_CHECK_S = 1.0  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)  # users.json / quotas.json edited by `kipper users` or another tool
+LOG_FLUSH_CHECK_S = 1.0
+CLEANER_SLICE_S = 0.002  # the longest the cleaner holds the loop at a time
+CLEANER_PAUSE_S = 0.001  # between two slices the loop serves requests  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)  # users.json / quotas.json edited by `kipper users` or another tool
 
 
 class Periodic:
@@ -71,7 +75,7 @@ class BrokerServer:
             Periodic("producer-state-expiry", config["producer.id.expiration.check.interval.ms"] / 1000,
                      lambda: broker.producer_states.expire(now())),
             Periodic("producer-id-rotation", config["producer.id.expiration.ms"] / 1000,
-                     broker.producer_ids.rotate),
+                     lambda: broker.producer_ids.rotate()),  # Broker.reset replaces producer_ids
             Periodic("offsets-expiry", 60.0, lambda: broker.expire_offsets(now())),
             Periodic("share-groups", SHARE_TICK_S, lambda: broker.share.tick(now())),
             Periodic("producer-id-quota-cleanup", broker.quotas.cleanup_interval_ms / 1000,
@@ -80,8 +84,12 @@ class BrokerServer:
                      config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000,
                      lambda: broker.txn.tick(now())),
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
-                     lambda: (broker.security.reload(), broker.quotas.reload())),
+                     lambda: (broker.security.reload(), broker.quotas.reload(), broker.acls.reload())),
         ]
+        if broker.cleaner.enabled:
+            self.periodic.append(Periodic("log-cleaner", config["log.cleaner.backoff.ms"] / 1000,
+                                          self._start_cleaning))
+        self._cleaning = False
         if broker.storage is not None:
             self.periodic += [
                 Periodic("log-flush", LOG_FLUSH_CHECK_S, lambda: broker.flush_logs(now())),
@@ -91,6 +99,8 @@ class BrokerServer:
         self.bound: list[tuple] = []
         self._stopped = asyncio.Event()
         self.shutdown_hooks: list[Callable[[], None]] = []
+        self.ready = False  # listeners bound and not stopping: /readyz
+        self.metrics_http = None  # broker.prometheus.MetricsHttpServer, with metrics.http.listener
         # metrics dumps (issue #7): the loop snapshots, a writer thread does the file I/O
         self.metrics_dumper = metrics_dumper(broker.metrics, config)
         if self.metrics_dumper is not None:
@@ -98,6 +108,25 @@ class BrokerServer:
             self.periodic.append(Periodic("metrics-dump", config["metrics.dump.interval.ms"] / 1000,
                                           self.metrics_dumper.tick))
             self.shutdown_hooks.append(self.metrics_dumper.close)
+
+    # --- the log cleaner, in slices -------------------------------------------------------
+
+    def _start_cleaning(self) -> None:
+        if not self._cleaning and self.broker.cleaner.tick(self.broker.clock()):
+            self._cleaning = True
+            asyncio.get_running_loop().call_soon(self._clean_slice)
+
+    def _clean_slice(self) -> None:
+        """One slice of cleaning, then a pause, so requests wait at most a slice."""
+        try:
+            more = self.broker.cleaner.step(self.broker.clock(), CLEANER_SLICE_S)
+        except Exception:
+            log.exception("log_cleaner_failed")
+            more = False
+        if more:
+            asyncio.get_running_loop().call_later(CLEANER_PAUSE_S, self._clean_slice)
+        else:
+            self._cleaning = False
 
     def _session_factory(self, listener):
         protocol = self.config["listener.security.protocol.map"][listener.name]
@@ -109,7 +138,6 @@ class BrokerServer:
         return make
 
     async def start(self) -> None:
-        compile_all()
         loop = asyncio.get_running_loop()
         max_frame = self.config["socket.request.max.bytes"]
         pmap = self.config["listener.security.protocol.map"]
@@ -131,10 +159,23 @@ class BrokerServer:
         self.broker.set_bound(self.bound)
         for task in self.periodic:
             task.start()
+        if self.config["metrics.http.listener"] is not None:
+            self._start_metrics_http(loop)
+        self.ready = True
         log.info("broker_started", node_id=self.broker.node_id,
                  listeners=[f"{listener.name}://{listener.host}:{port}" for listener, port in self.bound],
                  advertised={k: f"{h}:{p}" for k, (h, p) in self.broker.advertised.items()},
-                 loop=type(loop).__module__.split(".")[0])
+                 loop=type(loop).__module__.split(".")[0],
+                 **({"metrics_http": self.metrics_http.url} if self.metrics_http is not None else {}))
+
+    def _start_metrics_http(self, loop) -> None:
+        from kipper.broker import prometheus  # prometheus-client is imported only when asked for
+
+        host, port = self.config["metrics.http.listener"]
+        self.metrics_http = prometheus.MetricsHttpServer(
+            host, port, on_loop=prometheus.on_loop(loop),
+            snapshot=lambda: prometheus.broker_snapshot(self.broker), ready=lambda: self.ready)
+        self.metrics_http.start()
 
     def request_stop(self) -> None:
         self._stopped.set()
@@ -143,6 +184,7 @@ class BrokerServer:
         await self._stopped.wait()
 
     async def stop(self) -> None:
+        self.ready = False
         for task in self.periodic:
             task.stop()
         for server in self.servers:
@@ -154,6 +196,8 @@ class BrokerServer:
                 await asyncio.wait_for(server.wait_closed(), 2)
             except asyncio.TimeoutError:
                 pass
+        if self.metrics_http is not None:  # its thread may wait on the loop: not from the loop
+            await loop_thread(self.metrics_http.close)
         for hook in self.shutdown_hooks:
             try:
                 hook()
@@ -170,6 +214,10 @@ class BrokerServer:
         log.info("broker_stopped", topics=len(broker.topics.all()), producer_state=snap,
                  producer_id_quota={k: quota[k] for k in ("users_tracked", "bloom_bytes")},
                  producer_ids_allocated=broker.producer_ids.allocated)
+
+
+async def loop_thread(fn: Callable[[], None]) -> None:
+    await asyncio.get_running_loop().run_in_executor(None, fn)
 
 
 async def serve(config: BrokerConfig) -> None:

@@ -29,7 +29,7 @@ class PendingRecord:
     headers: list | None
     future: RecordFuture
     callback: Callback | None
-    partition: int  # -1 unless the caller chose one
+    partition: int | None  # None unless the caller chose one
     size: int
     enqueued: float
 

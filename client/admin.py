@@ -18,8 +18,12 @@ from typing import Iterable, Mapping, NamedTuple
 from kipper.client.blocking import BlockingConnection
 from kipper.protocol.errors import KafkaError
 from kipper.protocol.messages.alter_client_quotas import ALTER_CLIENT_QUOTAS
+from kipper.protocol.messages.alter_configs import ALTER_CONFIGS
 from kipper.protocol.messages.alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
+from kipper.protocol.messages.consumer_group_describe import CONSUMER_GROUP_DESCRIBE
+from kipper.protocol.messages.create_partitions import CREATE_PARTITIONS
 from kipper.protocol.messages.create_topics import CREATE_TOPICS
+from kipper.protocol.messages.delete_groups import DELETE_GROUPS
 from kipper.protocol.messages.delete_records import DELETE_RECORDS
 from kipper.protocol.messages.delete_topics import DELETE_TOPICS
 from kipper.protocol.messages.describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
@@ -29,6 +33,7 @@ from kipper.protocol.messages.describe_user_scram_credentials import DESCRIBE_US
 from kipper.protocol.messages.incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
 from kipper.protocol.messages.list_groups import LIST_GROUPS
 from kipper.protocol.messages.metadata import METADATA
+from kipper.protocol.messages.offset_delete import OFFSET_DELETE
 from kipper.protocol.messages.share_group_describe import SHARE_GROUP_DESCRIBE
 from kipper.protocol.sasl import DEFAULT_ITERATIONS, HASHES, MECHANISM_CODES, salted_password
 
@@ -36,11 +41,12 @@ DEFAULT_TIMEOUT_MS = 30000
 
 __all__ = [
     "AlterConfigOpType", "AlterConfigOp", "ClientQuotaAlteration", "ClientQuotaFilterComponent",
-    "ConfigResource", "ConfigResourceType", "ConfigSource", "NewTopic", "ScramCredentialDeletion",
-    "ScramCredentialUpsertion", "alter_client_quotas", "alter_user_scram_credentials", "create_topics",
-    "delete_records", "delete_topics", "describe_client_quotas", "describe_configs", "describe_groups",
-    "describe_user_scram_credentials", "incremental_alter_configs", "list_groups", "metadata",
-    "share_group_describe",
+    "ConfigResource", "ConfigResourceType", "ConfigSource", "NewPartitions", "NewTopic",
+    "ScramCredentialDeletion", "ScramCredentialUpsertion", "alter_client_quotas", "alter_configs",
+    "alter_user_scram_credentials", "consumer_group_describe", "create_partitions", "create_topics",
+    "delete_groups", "delete_offsets", "delete_records", "delete_topics", "describe_client_quotas",
+    "describe_configs", "describe_groups", "describe_user_scram_credentials",
+    "incremental_alter_configs", "list_groups", "metadata", "share_group_describe",
 ]
 
 
@@ -79,6 +85,26 @@ def create_topics(conn: BlockingConnection, topics: Iterable[NewTopic], *, timeo
         "topics": [{"name": t.name, "num_partitions": t.num_partitions,
                     "replication_factor": t.replication_factor, "assignments": [],
                     "configs": [{"name": k, "value": v} for k, v in t.configs.items()]} for t in topics],
+        "timeout_ms": timeout_ms, "validate_only": validate_only}, version)
+
+
+@dataclass(frozen=True)
+class NewPartitions:
+    """Kafka's NewPartitions: the total count a topic grows to, and optionally the
+    replicas (broker ids) of each new partition."""
+
+    topic: str
+    count: int
+    assignments: list[list[int]] | None = None
+
+
+def create_partitions(conn: BlockingConnection, topics: Iterable[NewPartitions], *,
+                      timeout_ms: int = DEFAULT_TIMEOUT_MS, validate_only: bool = False,
+                      version: int | None = None):
+    return send(conn, CREATE_PARTITIONS, {
+        "topics": [{"name": t.topic, "count": t.count,
+                    "assignments": None if t.assignments is None
+                    else [{"broker_ids": list(a)} for a in t.assignments]} for t in topics],
         "timeout_ms": timeout_ms, "validate_only": validate_only}, version)
 
 
@@ -182,6 +208,17 @@ def incremental_alter_configs(conn: BlockingConnection, alterations: Mapping[Con
         "validate_only": validate_only}, version)
 
 
+def alter_configs(conn: BlockingConnection, configs: Mapping[ConfigResource, Mapping[str, str]], *,
+                  validate_only: bool = False, version: int | None = None):
+    """The non-incremental AlterConfigs: each resource's whole dynamic config set is
+    replaced by ``configs[resource]`` (a key left out returns to its default)."""
+    return send(conn, ALTER_CONFIGS, {
+        "resources": [{"resource_type": r.type, "resource_name": r.name,
+                       "configs": [{"name": k, "value": v} for k, v in values.items()]}
+                      for r, values in configs.items()],
+        "validate_only": validate_only}, version)
+
+
 # --- groups -------------------------------------------------------------------------------------
 
 def list_groups(conn: BlockingConnection, *, states_filter: Iterable[str] = (), types_filter: Iterable[str] = (),
@@ -202,6 +239,26 @@ def share_group_describe(conn: BlockingConnection, group_ids: Iterable[str], *,
     """Share groups (KIP-932). UnsupportedByBroker when the broker has none."""
     return send(conn, SHARE_GROUP_DESCRIBE, {
         "group_ids": list(group_ids), "include_authorized_operations": include_authorized_operations}, version)
+
+
+def consumer_group_describe(conn: BlockingConnection, group_ids: Iterable[str], *,
+                            include_authorized_operations: bool = False, version: int | None = None):
+    """KIP-848 consumer groups (ConsumerGroupDescribe)."""
+    return send(conn, CONSUMER_GROUP_DESCRIBE, {
+        "group_ids": list(group_ids), "include_authorized_operations": include_authorized_operations}, version)
+
+
+def delete_groups(conn: BlockingConnection, group_ids: Iterable[str], *, version: int | None = None):
+    """Delete groups without members, with their committed offsets."""
+    return send(conn, DELETE_GROUPS, {"groups_names": list(group_ids)}, version)
+
+
+def delete_offsets(conn: BlockingConnection, group_id: str, partitions: Iterable[tuple[str, int]], *,
+                   version: int | None = None):
+    """OffsetDelete: a group's committed offsets of (topic, partition)s it no longer consumes."""
+    return send(conn, OFFSET_DELETE, {"group_id": group_id, "topics": [
+        {"name": topic, "partitions": [{"partition_index": p} for p, _ in parts]}
+        for topic, parts in by_topic(((tp, None) for tp in partitions)).items()]}, version)
 
 
 # --- client quotas ------------------------------------------------------------------------------

@@ -54,6 +54,10 @@ class Consumer:
                 self.positions[p.partition_index] = pos
         return out
 
+    def seek(self, partition: int, offset: int) -> None:
+        """Read ``partition`` from ``offset`` on."""
+        self.positions[partition] = offset
+
     def close(self) -> None:
         self.conn.close()
 

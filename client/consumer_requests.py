@@ -1,5 +1,6 @@
 """Typed builders for what a consumer sends: ListOffsets, Fetch, FindCoordinator,
-OffsetCommit/OffsetFetch and ShareGroupHeartbeat, over a BlockingConnection.
+OffsetCommit/OffsetFetch, ConsumerGroupHeartbeat and ShareGroupHeartbeat, over a
+BlockingConnection.
 
 As in kipper.client.admin: the version comes from the connection's negotiation
 (``version=`` pins one), the body uses Kafka's field names for that version,
@@ -14,6 +15,7 @@ from typing import Iterable, Mapping
 from kipper.client.admin import by_topic, send
 from kipper.client.blocking import BlockingConnection
 from kipper.protocol.errors import KafkaError
+from kipper.protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
 from kipper.protocol.messages.fetch import FETCH
 from kipper.protocol.messages.find_coordinator import FIND_COORDINATOR
 from kipper.protocol.messages.list_offsets import LIST_OFFSETS
@@ -37,8 +39,9 @@ LIST_OFFSETS_MAX_VERSION = 7
 FIND_COORDINATOR_MAX_VERSION = 4
 
 __all__ = [
-    "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "READ_COMMITTED", "READ_UNCOMMITTED", "fetch",
-    "find_coordinator", "list_offsets", "offset_commit", "offset_fetch", "share_group_heartbeat",
+    "EARLIEST_TIMESTAMP", "LATEST_TIMESTAMP", "READ_COMMITTED", "READ_UNCOMMITTED",
+    "consumer_group_heartbeat", "fetch", "find_coordinator", "list_offsets", "offset_commit",
+    "offset_fetch", "share_group_heartbeat",
 ]
 
 
@@ -94,7 +97,8 @@ def offset_commit(conn: BlockingConnection, group_id: str, offsets: Mapping[tupl
 
 
 def offset_fetch(conn: BlockingConnection, group_id: str, partitions: Mapping[str, Iterable[int]] | None = None,
-                 *, require_stable: bool = False, version: int | None = None):
+                 *, require_stable: bool = False, member_id: str | None = None, member_epoch: int = -1,
+                 version: int | None = None):
     """Committed offsets of one group, for ``partitions`` ({topic: [partition]})
     or all of them (None). Up to v7 the answer is in ``topics``, from v8 in
     ``groups[0].topics``."""
@@ -102,8 +106,9 @@ def offset_fetch(conn: BlockingConnection, group_id: str, partitions: Mapping[st
         {"name": t, "partition_indexes": list(ps)} for t, ps in partitions.items()]
 
     def body(v: int) -> dict:
-        if v >= 8:  # v8 batches groups (KIP-709)
-            return {"groups": [{"group_id": group_id, "topics": topics}], "require_stable": require_stable}
+        if v >= 8:  # v8 batches groups (KIP-709); v9 names the KIP-848 member
+            return {"groups": [{"group_id": group_id, "member_id": member_id, "member_epoch": member_epoch,
+                                "topics": topics}], "require_stable": require_stable}
         return {"group_id": group_id, "topics": topics, "require_stable": require_stable}
 
     return send(conn, OFFSET_FETCH, body, version)
@@ -118,3 +123,18 @@ def share_group_heartbeat(conn: BlockingConnection, group_id: str, member_id: st
     return send(conn, SHARE_GROUP_HEARTBEAT, {
         "group_id": group_id, "member_id": member_id, "member_epoch": member_epoch,
         "rack_id": rack_id, "subscribed_topic_names": topics}, version)
+
+
+def consumer_group_heartbeat(conn: BlockingConnection, group_id: str, member_id: str, member_epoch: int, *,
+                             subscribed_topic_names: Iterable[str] | None = None,
+                             rebalance_timeout_ms: int = -1,
+                             owned: Mapping | None = None, version: int | None = None):
+    """Join (epoch 0), stay in (the current epoch) or leave (-1) a KIP-848 consumer
+    group. ``owned`` ({topic id: [partition]}) reports what the member holds."""
+    topics = None if subscribed_topic_names is None else list(subscribed_topic_names)
+    return send(conn, CONSUMER_GROUP_HEARTBEAT, {
+        "group_id": group_id, "member_id": member_id, "member_epoch": member_epoch,
+        "instance_id": None, "rack_id": None, "rebalance_timeout_ms": rebalance_timeout_ms,
+        "subscribed_topic_names": topics, "subscribed_topic_regex": None, "server_assignor": None,
+        "topic_partitions": None if owned is None else [
+            {"topic_id": tid, "partitions": sorted(ps)} for tid, ps in owned.items()]}, version)

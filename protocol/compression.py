@@ -68,9 +68,22 @@ _DECOMPRESS = {
 }
 
 
-def compress(codec: int, data) -> bytes:
+_LEVELED = {
+    GZIP: lambda d, level: bytes(cramjam.gzip.compress(d, level=level)),
+    LZ4: lambda d, level: bytes(cramjam.lz4.compress(d, level=level)),
+    ZSTD: lambda d, level: bytes(cramjam.zstd.compress(d, level=level)),
+}
+# Kafka's "use the codec's default" levels (compression.<codec>.level defaults)
+DEFAULT_LEVELS = {GZIP: -1, LZ4: 9, ZSTD: 3}
+
+
+def compress(codec: int, data, level: int | None = None) -> bytes:
+    """``level``: a codec level as Kafka's compression.<codec>.level gives it (gzip's -1 is
+    the codec default); None keeps cramjam's default."""
     if codec == NONE:
         return bytes(data)
+    if level is not None and codec in _LEVELED and not (codec == GZIP and level == -1):
+        return _LEVELED[codec](data, level)
     try:
         return _COMPRESS[codec](data)
     except KeyError:

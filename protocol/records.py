@@ -118,11 +118,12 @@ def build_batch(records, *, base_offset: int = 0, compression_type: int = compre
 def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offset: int = 0,
              compression_type: int = compression.NONE, producer_id: int = -1,
              producer_epoch: int = -1, base_sequence: int = -1, transactional: bool = False,
-             control: bool = False, partition_leader_epoch: int = -1) -> bytes:
+             control: bool = False, partition_leader_epoch: int = -1,
+             last_offset_delta: int | None = None, extra_attributes: int = 0) -> bytes:
     """Wrap already encoded records in a batch header, compressing and CRC-ing."""
     if compression_type != compression.NONE:
         payload = compression.compress(compression_type, payload)
-    attributes = compression_type
+    attributes = compression_type | extra_attributes
     if transactional:
         attributes |= b.TRANSACTIONAL
     if control:
@@ -131,13 +132,36 @@ def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offs
         base_offset=base_offset,
         batch_length=b.HEADER_SIZE - b.LOG_OVERHEAD + len(payload),
         partition_leader_epoch=partition_leader_epoch, magic=2, crc=0,
-        attributes=attributes, last_offset_delta=count - 1,
+        attributes=attributes, last_offset_delta=count - 1 if last_offset_delta is None else last_offset_delta,
         base_timestamp=base_ts, max_timestamp=max_ts, producer_id=producer_id,
         producer_epoch=producer_epoch, base_sequence=base_sequence, records_count=count)
     out = bytearray(header)
     out += payload
     b.write_crc(out)
     return bytes(out)
+
+
+def rebuild_batch(header: b.BatchHeader, kept: list[Record], *,
+                  delete_horizon_ms: int | None = None) -> bytes:
+    """A cleaned copy of a batch (the log cleaner): the records in ``kept`` at their own
+    offsets and timestamps, under the original base offset, last offset delta, producer
+    fields and codec. With ``delete_horizon_ms`` the batch carries KIP-534's delete
+    horizon: the DELETE_HORIZON attribute, with the horizon as its base timestamp."""
+    base = header.base_offset
+    base_ts = delete_horizon_ms if delete_horizon_ms is not None else (
+        kept[0].timestamp if kept else header.base_timestamp)
+    payload = b"".join(encode_record(r.offset - base, r.timestamp - base_ts, r.key, r.value, r.headers)
+                       for r in kept)
+    max_ts = max((r.timestamp for r in kept), default=header.max_timestamp)
+    keep_bits = header.attributes & b.TIMESTAMP_TYPE
+    horizon_bit = b.DELETE_HORIZON if delete_horizon_ms is not None else 0
+    return assemble(payload, len(kept), base_ts, max_ts, base_offset=base,
+                    compression_type=header.compression, producer_id=header.producer_id,
+                    producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
+                    transactional=header.is_transactional, control=header.is_control,
+                    partition_leader_epoch=header.partition_leader_epoch,
+                    last_offset_delta=header.last_offset_delta,
+                    extra_attributes=keep_bits | horizon_bit)
 
 
 # --- decoding ------------------------------------------------------------------

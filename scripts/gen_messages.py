@@ -89,7 +89,7 @@ def main() -> None:
     lines = [
         f'"""{api} (API key {req["apiKey"]})."""',
         "",
-        "from protocol.schema import Api, F",
+        "from kipper.protocol.schema import Api, F",
         "",
         f"{const} = Api(",
         f"    key={req['apiKey']}, name={api!r}, valid={req['validVersions']!r}, "

@@ -9,7 +9,7 @@ fields a newer broker adds are ignored; a line that is not JSON lands in
 from __future__ import annotations
 
 from pyspark.sql.types import (
-    ArrayType, DoubleType, IntegerType, LongType, MapType, StringType, StructField, StructType,
+    ArrayType, BooleanType, DoubleType, IntegerType, LongType, MapType, StringType, StructField, StructType,
 )
 
 
@@ -43,6 +43,11 @@ TRANSACTIONS = _struct(transactional_ids=L, states=MapType(S, L), commits=L, abo
 
 PRODUCER_IDS = _struct(allocated=L, epoch_bumps=L)
 
+CLEANER = _struct(runs=L, bytes_read=L, bytes_written=L, records_removed=L, running=L,
+                  partitions=ArrayType(_struct(topic=S, partition=I, dirty_ratio=D)))
+
+AUTHORIZER = _struct(enabled=BooleanType(), acls=L, denied=MapType(S, L))
+
 SECURITY = _struct(authentications=_struct(authenticated=L, failed=L), scram_users=L,
                    mechanisms=ArrayType(S))
 
@@ -66,6 +71,8 @@ DUMP_LINE = StructType([
     StructField("transactions", TRANSACTIONS, True),
     StructField("producer_ids", PRODUCER_IDS, True),
     StructField("security", SECURITY, True),
+    StructField("cleaner", CLEANER, True),
+    StructField("authorizer", AUTHORIZER, True),
     StructField("dump", _struct(dropped=L), True),
     StructField("_corrupt_record", S, True),
 ])

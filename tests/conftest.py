@@ -1,4 +1,9 @@
-"""Shared fixtures: a real broker subprocess per test module or per test."""
+"""Shared fixtures: a real broker per test module or per test.
+
+The broker is kipper.testing's embedded broker (the real one, in a thread, started in
+milliseconds), unless the module is marked ``broker_subprocess`` (its clients hold the GIL
+for long, or it reads the broker's log) or BROKER_UNDER_TEST=subprocess is set.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,16 @@ import uuid
 
 import pytest
 
-from tests.support.broker import BrokerProcess
+from tests.support.broker import BrokerProcess, make_broker
+
+pytest_plugins = ["pytester"]  # tests/integration/test_pytest_plugin.py runs a user's suite
 
 
 @pytest.fixture(scope="module")
-def broker():
+def broker(request):
     """One broker for a module; tests use unique topic and group names."""
-    proc = BrokerProcess().start()
+    proc = BrokerProcess() if request.node.get_closest_marker("broker_subprocess") else make_broker()
+    proc.start()
     yield proc
     proc.stop()
 
@@ -20,7 +28,7 @@ def broker():
 @pytest.fixture
 def fresh_broker():
     """A broker of one's own, for tests that need a clean state."""
-    proc = BrokerProcess().start()
+    proc = make_broker().start()
     yield proc
     proc.stop()
 

@@ -12,89 +12,17 @@ waiting.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
-from typing import Callable
 
 import structlog
 
+from kipper.broker.groups.classic_model import (  # noqa: F401  (the model is public here too)
+    COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, TRANSITIONS, Group,
+    GroupSettings, Member, Reply,
+)
+from kipper.broker.groups.classic_model import error_reply as _error, subscription_topics
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
-
-EMPTY = "Empty"
-PREPARING_REBALANCE = "PreparingRebalance"
-COMPLETING_REBALANCE = "CompletingRebalance"
-STABLE = "Stable"
-DEAD = "Dead"
-
-TRANSITIONS = {
-    EMPTY: {PREPARING_REBALANCE, DEAD},
-    PREPARING_REBALANCE: {COMPLETING_REBALANCE, EMPTY, DEAD},
-    COMPLETING_REBALANCE: {PREPARING_REBALANCE, STABLE, DEAD},
-    STABLE: {PREPARING_REBALANCE, DEAD},
-    DEAD: set(),
-}
-
-Reply = Callable[[dict], None]
-
-
-@dataclass
-class GroupSettings:
-    initial_rebalance_delay_ms: int = 0
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1800000
-    max_size: int = 2**31 - 1
-
-
-@dataclass
-class Member:
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
-    last_heartbeat: int
-    assignment: bytes = b""
-    join_reply: Reply | None = None
-    sync_reply: Reply | None = None
-    join_version: int = 0
-
-    def metadata_for(self, protocol: str) -> bytes:
-        for name, meta in self.protocols:
-            if name == protocol:
-                return meta
-        return b""
-
-
-@dataclass
-class Group:
-    group_id: str
-    state: str = EMPTY
-    generation_id: int = 0
-    protocol_type: str | None = None
-    protocol_name: str | None = None
-    leader_id: str | None = None
-    members: dict[str, Member] = field(default_factory=dict)
-    pending_members: dict[str, int] = field(default_factory=dict)  # KIP-394: id -> deadline
-    rebalance_deadline: int = 0
-    initial_delay_until: int = 0
-
-    def transition(self, target: str) -> None:
-        if target not in TRANSITIONS[self.state]:
-            raise AssertionError(f"group {self.group_id}: illegal move {self.state} -> {target}")
-        self.state = target
-
-    @property
-    def awaiting_join(self) -> list[Member]:
-        return [m for m in self.members.values() if m.join_reply is not None]
-
-
-def _error(code: ErrorCode, **extra) -> dict:
-    return {"error_code": int(code), **extra}
-
 
 class ClassicGroupCoordinator:
     def __init__(self, settings: GroupSettings | None = None, journal=None):
@@ -312,9 +240,10 @@ class ClassicGroupCoordinator:
         group = self.groups.get(req.group_id)
         if group is None or group.state == DEAD:
             return reply(_error(ErrorCode.UNKNOWN_MEMBER_ID))
-        member = group.members.get(req.member_id)
-        if member is None:
-            return reply(_error(ErrorCode.UNKNOWN_MEMBER_ID))
+        code = self.validate_member(group, req.member_id, req.get("group_instance_id"))
+        if code != ErrorCode.NONE:
+            return reply(_error(code))
+        member = group.members[req.member_id]
         if req.generation_id != group.generation_id:
             return reply(_error(ErrorCode.ILLEGAL_GENERATION))
         ptype = req.get("protocol_type")
@@ -349,9 +278,10 @@ class ClassicGroupCoordinator:
         group = self.groups.get(req.group_id)
         if group is None or group.state == DEAD:
             return _error(ErrorCode.UNKNOWN_MEMBER_ID)
-        member = group.members.get(req.member_id)
-        if member is None:
-            return _error(ErrorCode.UNKNOWN_MEMBER_ID)
+        code = self.validate_member(group, req.member_id, req.get("group_instance_id"))
+        if code != ErrorCode.NONE:
+            return _error(code)
+        member = group.members[req.member_id]
         if req.generation_id != group.generation_id:
             return _error(ErrorCode.ILLEGAL_GENERATION)
         member.last_heartbeat = now
@@ -369,17 +299,20 @@ class ClassicGroupCoordinator:
         results = []
         removed = False
         for member_id, instance_id in identities:
-            member = group.members.get(member_id)
-            if member is None and instance_id:
-                member = self._member_by_instance(group, instance_id)
+            if not member_id:  # an admin removing a static member by its instance id
+                member = self._member_by_instance(group, instance_id) if instance_id else None
+                code = ErrorCode.NONE if member is not None else ErrorCode.UNKNOWN_MEMBER_ID
+            elif member_id in group.pending_members:
+                del group.pending_members[member_id]
+                results.append({"member_id": member_id, "group_instance_id": instance_id,
+                                "error_code": 0})
+                continue
+            else:
+                code = self.validate_member(group, member_id, instance_id)
+                member = group.members.get(member_id) if code == ErrorCode.NONE else None
             if member is None:
-                if member_id in group.pending_members:
-                    del group.pending_members[member_id]
-                    results.append({"member_id": member_id, "group_instance_id": instance_id,
-                                    "error_code": 0})
-                else:
-                    results.append({"member_id": member_id, "group_instance_id": instance_id,
-                                    "error_code": int(ErrorCode.UNKNOWN_MEMBER_ID)})
+                results.append({"member_id": member_id, "group_instance_id": instance_id,
+                                "error_code": int(code)})
                 continue
             self._remove_member(group, member, now, "left the group")
             removed = True
@@ -446,22 +379,60 @@ class ClassicGroupCoordinator:
 
     # --- offsets and descriptions --------------------------------------------------------
 
+    def validate_member(self, group: Group, member_id: str, instance_id: str | None) -> ErrorCode:
+        """Kafka's ClassicGroup.validateMember: a static member replaced by a newer
+        instance with the same group.instance.id is fenced, not unknown."""
+        if instance_id is not None:
+            current = self._member_by_instance(group, instance_id)
+            if current is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if current.member_id != member_id:
+                log.info("static_member_fenced", group_id=group.group_id, member_id=member_id,
+                         instance_id=instance_id, current=current.member_id)
+                return ErrorCode.FENCED_INSTANCE_ID
+        return ErrorCode.NONE if member_id in group.members else ErrorCode.UNKNOWN_MEMBER_ID
+
     def validate_commit(self, group_id: str, member_id: str, generation_id: int,
-                        instance_id: str | None = None) -> ErrorCode:
+                        instance_id: str | None = None, transactional: bool = False) -> ErrorCode:
+        """Kafka's ClassicGroup.validateOffsetCommit. A group that does not exist yet
+        takes commits with generation -1 (a simple group)."""
         group = self.groups.get(group_id)
         if group is None:
             return ErrorCode.NONE if generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
-        if generation_id < 0 and not member_id:
-            # a manual (simple) commit is only allowed while nobody is a member
-            return ErrorCode.NONE if not group.members else ErrorCode.UNKNOWN_MEMBER_ID
-        member = group.members.get(member_id)
-        if member is None:
+        if group.state == DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and group.state == EMPTY:
+            return ErrorCode.NONE  # admin tools, assign() consumers, KIP-848 members' -1
+        if generation_id >= 0 or member_id or instance_id is not None:
+            code = self.validate_member(group, member_id, instance_id)
+            if code != ErrorCode.NONE:
+                return code
+            if generation_id != group.generation_id:
+                return ErrorCode.ILLEGAL_GENERATION
+        elif not transactional and group.state != EMPTY:
             return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-        if group.state == COMPLETING_REBALANCE:
+        if not transactional and group.state == COMPLETING_REBALANCE:
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
+
+    def delete_group(self, group_id: str, now: int) -> None:
+        """DeleteGroups of an empty group: gone, with a tombstone in the journal."""
+        if self.groups.pop(group_id, None) is not None and self.journal is not None:
+            self.journal.group_deleted(group_id, now)
+
+    def subscribed_topics(self, group_id: str) -> set[str] | None:
+        """The topics the members of a "consumer" group subscribe to (read from their
+        subscriptions, as Kafka's computeSubscribedTopics); None when unknown."""
+        group = self.groups.get(group_id)
+        if group is None or group.protocol_type != "consumer":
+            return None
+        topics: set[str] = set()
+        for m in group.members.values():
+            found = subscription_topics(m.metadata_for(group.protocol_name or m.protocols[0][0]))
+            if found is None:
+                return None
+            topics |= found
+        return topics
 
     def describe(self, group_id: str) -> dict:
         group = self.groups.get(group_id)

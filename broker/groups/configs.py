@@ -1,50 +1,176 @@
-"""Dynamic per-group configs (Kafka's GROUP config resource, KIP-848/932).
+"""Dynamic per-group configs (Kafka's GROUP config resource, KIP-848/932/1071).
 
-Only the keys kipper acts on are accepted; today that is share groups'
-``share.auto.offset.reset``. Set with IncrementalAlterConfigs, read with
-DescribeConfigs and by the share-group store.
+``GROUP_CONFIGS`` is a table in the shape of Kafka's GroupConfig: one entry per
+key with its type, the broker key that supplies its default, its own check and
+what kipper does with it; ``RULES`` are the checks across keys (a session
+timeout within the broker's bounds and above the heartbeat interval). Kafka
+validates the whole resulting set, unset keys at their defaults, and so does
+``check_all``. Applied today: consumer.session.timeout.ms and
+consumer.heartbeat.interval.ms (KIP-848 groups, broker/groups/consumer/) and
+share.auto.offset.reset (broker/share/store.py). The streams keys and the
+consumer assignment ones are accepted and inert; more share-group keys slot in
+as table rows and rules. Set with IncrementalAlterConfigs or AlterConfigs, read
+with DescribeConfigs and by the engines through ``get``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
+from kipper.broker.log.topic_configs import (
+    APPLIED, INERT, ConfigValueError, at_least, one_of, parse_value, render,
+)
 from kipper.broker.storage.metadata import MetadataStore
 
 GROUP_TYPES = (3, 32)  # a GROUP resource: librdkafka's ResourceType 3, Kafka's ConfigResource.Type 32
 
-GROUP_CONFIGS = {
-    "share.auto.offset.reset": ("latest", ("latest", "earliest")),
-}
+
+@dataclass(frozen=True)
+class GroupConfigDef:
+    name: str
+    type: str
+    default: str  # Kafka's default, when no broker key gives one
+    check: Callable | None
+    effect: str
+    doc: str
+    broker_key: str | None = None  # kipper broker key whose value is the default
+
+    def parse(self, text: str):
+        value = parse_value(self.type, self.name, text)
+        problem = self.check(value) if self.check is not None else None
+        if problem:
+            raise ConfigValueError(f"Invalid value {text} for configuration {self.name}: {problem}")
+        return value
+
+
+def _g(name, type_, default, check, effect, doc, broker_key=None) -> GroupConfigDef:
+    return GroupConfigDef(name, type_, default, check, effect, doc, broker_key)
+
+
+GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
+    _g("consumer.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
+       "Session timeout of this consumer group's members (KIP-848).",
+       "group.consumer.session.timeout.ms"),
+    _g("consumer.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,
+       "Heartbeat interval given to this consumer group's members (KIP-848).",
+       "group.consumer.heartbeat.interval.ms"),
+    _g("consumer.assignment.interval.ms", "int", "-1", at_least(-1), INERT,
+       "Minimum time between two target assignments (kipper assigns at once)."),
+    _g("consumer.assignor.offload.enable", "boolean", "false", None, INERT,
+       "Compute assignments off the coordinator thread (kipper: always inline)."),
+    _g("share.auto.offset.reset", "string", "latest", one_of("latest", "earliest"), APPLIED,
+       "Where this share group's new share-partitions start (KIP-932)."),
+    _g("streams.session.timeout.ms", "int", "45000", at_least(1), INERT,
+       "Streams groups (KIP-1071) are not served by kipper."),
+    _g("streams.heartbeat.interval.ms", "int", "5000", at_least(1), INERT,
+       "Streams groups (KIP-1071) are not served by kipper."),
+    _g("streams.num.standby.replicas", "int", "0", at_least(0), INERT,
+       "Streams groups (KIP-1071) are not served by kipper."),
+    _g("streams.initial.rebalance.delay.ms", "int", "3000", at_least(0), INERT,
+       "Streams groups (KIP-1071) are not served by kipper."),
+    _g("streams.assignment.interval.ms", "int", "-1", at_least(-1), INERT,
+       "Streams groups (KIP-1071) are not served by kipper."),
+    _g("streams.assignor.offload.enable", "boolean", "false", None, INERT,
+       "Streams groups (KIP-1071) are not served by kipper."),
+)}
+
+
+def _within(key: str, lo_key: str, hi_key: str):
+    def rule(values: dict, broker) -> str | None:
+        if values[key] < broker[lo_key]:
+            return f"{key} must be greater than or equal to {lo_key}"
+        if values[key] > broker[hi_key]:
+            return f"{key} must be less than or equal to {hi_key}"
+        return None
+    return rule
+
+
+def _above(key: str, other: str):
+    return lambda values, broker: (f"{key} must be greater than {other}"
+                                   if values[key] <= values[other] else None)
+
+
+# Kafka's GroupConfig.validateValues, in its order
+RULES: list[Callable[[dict, object], str | None]] = [
+    _within("consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms",
+            "group.consumer.max.heartbeat.interval.ms"),
+    _within("consumer.session.timeout.ms", "group.consumer.min.session.timeout.ms",
+            "group.consumer.max.session.timeout.ms"),
+    _above("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
+    _above("streams.session.timeout.ms", "streams.heartbeat.interval.ms"),
+]
 
 
 class GroupConfigs:
-    def __init__(self, metadata: MetadataStore | None = None):
-        """``metadata`` persists every change (with log.dirs) and holds the stored ones."""
+    def __init__(self, metadata: MetadataStore | None = None, broker=None):
+        """``metadata`` persists every change (with log.dirs) and holds the stored ones;
+        ``broker`` (the broker config) gives defaults and bounds."""
         self.metadata = metadata or MetadataStore()
+        self.broker = broker
         self._by_group: dict[str, dict[str, str]] = {
             g: dict(c) for g, c in self.metadata.group_configs.items()}
 
+    def default(self, key: str) -> str:
+        d = GROUP_CONFIGS[key]
+        if d.broker_key is not None and self.broker is not None:
+            return render(d.type, self.broker[d.broker_key])
+        return d.default
+
     def get(self, group_id: str, key: str) -> str | None:
+        """The group's own value of ``key``, or None (the engine's default applies)."""
         return self._by_group.get(group_id, {}).get(key)
+
+    def get_int(self, group_id: str, key: str, default: int) -> int:
+        value = self.get(group_id, key)
+        return default if value is None else int(value)
+
+    def current(self, group_id: str) -> dict[str, str]:
+        return dict(self._by_group.get(group_id, {}))
 
     def describe(self, group_id: str) -> dict[str, tuple[str, bool]]:
         """key -> (value, set for this group)."""
         mine = self._by_group.get(group_id, {})
-        return {k: (mine.get(k, default), k in mine) for k, (default, _) in GROUP_CONFIGS.items()}
+        return {k: (mine.get(k, self.default(k)), k in mine) for k in GROUP_CONFIGS}
 
     @staticmethod
     def check(key: str, value: str | None) -> str | None:
+        """One key on its own: known, and a valid value (None: being removed)."""
         spec = GROUP_CONFIGS.get(key)
         if spec is None:
             return f"unknown group config {key}"
-        if value is not None and value not in spec[1]:
-            return f"{key}={value}: must be one of {', '.join(spec[1])}"
+        if value is not None:
+            try:
+                spec.parse(value)
+            except ConfigValueError as exc:
+                return str(exc)
         return None
 
+    def check_all(self, configs: dict[str, str]) -> str | None:
+        """A group's whole new set, as Kafka's GroupConfig.validate judges it."""
+        for key, value in configs.items():
+            problem = self.check(key, value)
+            if problem:
+                return problem
+        values = {k: d.parse(configs.get(k, self.default(k))) for k, d in GROUP_CONFIGS.items()}
+        for rule in RULES if self.broker is not None else ():
+            problem = rule(values, self.broker)
+            if problem:
+                return problem
+        return None
+
+    def replace(self, group_id: str, configs: dict[str, str]) -> None:
+        """The group's whole set (already checked); persisted."""
+        if configs:
+            self._by_group[group_id] = dict(configs)
+        else:
+            self._by_group.pop(group_id, None)
+        self.metadata.put_group_configs(group_id, configs)
+
     def set(self, group_id: str, key: str, value: str) -> None:
-        self._by_group.setdefault(group_id, {})[key] = value
-        self.metadata.put_group_configs(group_id, self._by_group[group_id])
+        self.replace(group_id, {**self.current(group_id), key: value})
 
     def delete(self, group_id: str, key: str) -> None:
-        mine = self._by_group.get(group_id, {})
+        mine = self.current(group_id)
         if mine.pop(key, None) is not None:
-            self.metadata.put_group_configs(group_id, mine)
+            self.replace(group_id, mine)

@@ -20,7 +20,7 @@ Handlers call these methods; the engines stay unaware of one another.
 
 from __future__ import annotations
 
-from kipper.broker.groups.classic import ClassicGroupCoordinator
+from kipper.broker.groups.classic import DEAD, EMPTY, ClassicGroupCoordinator
 from kipper.broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.protocol.errors import ErrorCode
@@ -131,19 +131,88 @@ class GroupCoordinator:
             return self.consumer.validate_fetch(group_id, member_id, member_epoch)
         return ErrorCode.NONE
 
+    # --- DeleteGroups and OffsetDelete (Kafka's validateDeleteGroup / validateOffsetDelete) --------
+
+    def _exists(self, group_id: str) -> bool:
+        """A group of any kind, or committed offsets (which make a simple group)."""
+        return self.kind_of(group_id) is not None or self.offsets.has_group(group_id)
+
+    def delete_group(self, group_id: str, now: int) -> tuple[ErrorCode, str | None]:
+        """Delete an empty group of any kind with its committed offsets (and, for a
+        share group, its share-partition state)."""
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID, "The group id must not be empty."
+        if not self._exists(group_id):
+            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+        kind = self.kind_of(group_id)
+        if kind == CLASSIC:
+            state = self.classic.groups[group_id].state
+            if state == DEAD:
+                return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is in dead state."
+            if state != EMPTY:
+                return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+        elif kind == CONSUMER and self.consumer.groups[group_id].members:
+            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+        elif kind == SHARE and self.share.coordinator.groups[group_id].members:
+            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+        self.offsets.delete_group(group_id, now)
+        if kind == CLASSIC:
+            self.classic.delete_group(group_id, now)
+        elif kind == CONSUMER:
+            self.consumer.delete_group(group_id)
+        elif kind == SHARE:
+            self.share.group_deleted(group_id)
+        return ErrorCode.NONE, None
+
+    def delete_offsets(self, group_id: str, topics, now: int) -> tuple[ErrorCode, list]:
+        """OffsetDelete: ``topics`` are (name, [partition]); (top-level error,
+        [(name, [(partition, error)])]). A topic the group consumes is refused with
+        GROUP_SUBSCRIBED_TO_TOPIC; offsets that are not there delete nothing."""
+        if not self._exists(group_id):
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        kind = self.kind_of(group_id)
+        if kind == SHARE:
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        if kind == CLASSIC:
+            group = self.classic.groups[group_id]
+            if group.state == DEAD:
+                return ErrorCode.GROUP_ID_NOT_FOUND, []
+            if group.state != EMPTY and group.protocol_type != "consumer":
+                return ErrorCode.NON_EMPTY_GROUP, []
+            known = self.classic.subscribed_topics(group_id)
+
+            def subscribed(topic):
+                return topic in known if known is not None else group.protocol_type == "consumer"
+        elif kind == CONSUMER:
+            def subscribed(topic):
+                return self.consumer.subscribed_to(group_id, topic)
+        else:
+            def subscribed(topic):
+                return False
+        out, gone = [], []
+        for name, partitions in topics:
+            code = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed(name) else ErrorCode.NONE
+            if code == ErrorCode.NONE:
+                gone.extend((name, p) for p in partitions)
+            out.append((name, [(p, code) for p in partitions]))
+        self.offsets.delete(group_id, gone, now)
+        return ErrorCode.NONE, out
+
     # --- every kind -----------------------------------------------------------------------------
 
     def list_groups(self, states: set[str], types: set[str]) -> list[dict]:
-        out = []
-        if not types or CLASSIC in types:
-            for group in self.classic.groups.values():
-                if not states or group.state in states:
-                    out.append({"group_id": group.group_id, "protocol_type": group.protocol_type or "",
-                                "group_state": group.state, "group_type": CLASSIC})
-        for rows in (self.consumer.list_groups(), self.share.coordinator.list_groups()):
-            out.extend(g for g in rows if (not states or g["group_state"] in states)
-                       and (not types or g["group_type"] in types))
-        return out
+        """ListGroups: both filters are case-insensitive, as in Kafka (v4 states, v5 types)."""
+        states = {s.strip().lower() for s in states}
+        types = {t.strip().lower() for t in types}
+
+        def wanted(row: dict) -> bool:
+            return ((not states or row["group_state"].lower() in states)
+                    and (not types or row["group_type"] in types))
+
+        rows = [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
+                 "group_state": g.state, "group_type": CLASSIC} for g in self.classic.groups.values()]
+        rows += self.consumer.list_groups() + self.share.coordinator.list_groups()
+        return [row for row in rows if wanted(row)]
 
     def active_groups(self) -> set[str]:
         """Groups with members: their committed offsets do not expire."""

@@ -110,6 +110,16 @@ class OffsetStore:
             self._last_commit.pop(group_id, None)
         return len(gone)
 
+    def has_group(self, group_id: str) -> bool:
+        return group_id in self._groups or group_id in self._pending
+
+    def delete_group(self, group_id: str, now: int) -> int:
+        """DeleteGroups: every committed offset of the group (tombstones), and what
+        open transactions staged for it; how many committed offsets there were."""
+        deleted = self.delete(group_id, list(self._groups.get(group_id, {})), now)
+        self._pending.pop(group_id, None)
+        return deleted
+
     def delete_topic(self, topic: str, now: int = 0) -> None:
         for group_id, offsets in list(self._groups.items()):
             self.delete(group_id, [k for k in offsets if k[0] == topic], now)

@@ -4,8 +4,10 @@ exactly these keys."""
 
 from __future__ import annotations
 
-from kipper.broker.handlers.alter_configs import handle_incremental_alter_configs
+from kipper.broker.handlers.acls import handle_create_acls, handle_delete_acls, handle_describe_acls
+from kipper.broker.handlers.alter_configs import handle_alter_configs, handle_incremental_alter_configs
 from kipper.broker.handlers.api_versions import handle_api_versions
+from kipper.broker.handlers.cluster import handle_describe_cluster, handle_describe_log_dirs
 from kipper.broker.handlers.client_quotas import handle_alter_client_quotas, handle_describe_client_quotas
 from kipper.broker.handlers.consumer_group import (
     handle_consumer_group_describe, handle_consumer_group_heartbeat,
@@ -15,8 +17,8 @@ from kipper.broker.handlers.describe_configs import handle_describe_configs
 from kipper.broker.handlers.fetch import handle_fetch
 from kipper.broker.handlers.find_coordinator import handle_find_coordinator
 from kipper.broker.handlers.groups import (
-    handle_describe_groups, handle_heartbeat, handle_join_group, handle_leave_group,
-    handle_list_groups, handle_sync_group,
+    handle_delete_groups, handle_describe_groups, handle_heartbeat, handle_join_group,
+    handle_leave_group, handle_list_groups, handle_offset_delete, handle_sync_group,
 )
 from kipper.broker.handlers.list_offsets import handle_list_offsets
 from kipper.broker.handlers.metadata import handle_metadata
@@ -30,7 +32,10 @@ from kipper.broker.handlers.scram_credentials import (
 from kipper.broker.handlers.share_acknowledge import handle_share_acknowledge
 from kipper.broker.handlers.share_fetch import handle_share_fetch
 from kipper.broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
-from kipper.broker.handlers.topics import handle_create_topics, handle_delete_topics
+from kipper.broker.handlers.topics import handle_create_partitions, handle_create_topics, handle_delete_topics
+from kipper.broker.handlers.txn_admin import (
+    handle_describe_producers, handle_describe_transactions, handle_list_transactions,
+)
 from kipper.broker.handlers.txn import (
     handle_add_offsets_to_txn, handle_add_partitions_to_txn, handle_end_txn,
     handle_txn_offset_commit, handle_write_txn_markers,
@@ -61,13 +66,25 @@ HANDLERS = {
     26: handle_end_txn,
     27: handle_write_txn_markers,
     28: handle_txn_offset_commit,
+    29: handle_describe_acls,
+    30: handle_create_acls,
+    31: handle_delete_acls,
     32: handle_describe_configs,
-    44: handle_incremental_alter_configs,
+    33: handle_alter_configs,
+    35: handle_describe_log_dirs,
     36: handle_sasl_authenticate,
+    37: handle_create_partitions,
+    42: handle_delete_groups,
+    44: handle_incremental_alter_configs,
+    47: handle_offset_delete,
     48: handle_describe_client_quotas,
     49: handle_alter_client_quotas,
     50: handle_describe_user_scram_credentials,
     51: handle_alter_user_scram_credentials,
+    60: handle_describe_cluster,
+    61: handle_describe_producers,
+    65: handle_describe_transactions,
+    66: handle_list_transactions,
     68: handle_consumer_group_heartbeat,
     69: handle_consumer_group_describe,
     76: handle_share_group_heartbeat,

@@ -1,21 +1,39 @@
-"""IncrementalAlterConfigs for topics and groups.
+"""IncrementalAlterConfigs and AlterConfigs for topics, groups and this broker.
 
-Topic configs are validated like CreateTopics'; group configs are the keys
-kipper acts on (share.auto.offset.reset). Broker configs are static here:
-they come from the properties file and --override at start.
+Both compute a resource's whole new config set and validate it the way Kafka's
+controller does (LogConfig for topics, GroupConfig for groups, DynamicBrokerConfig
+for brokers), then replace the old set. IncrementalAlterConfigs starts from the
+current set and applies SET/DELETE/APPEND/SUBTRACT; the legacy AlterConfigs
+replaces everything, so a key it leaves out goes back to its default. Request
+shapes Kafka refuses before that (a resource twice, a key twice, a null value)
+get INVALID_REQUEST, as in Kafka's ConfigAdminManager.preprocess.
 """
 
 from __future__ import annotations
 
-from kipper.broker.log.topics import validate_topic_configs
-from kipper.broker.groups.configs import GROUP_TYPES
+from kipper.broker.acl.model import ALTER_CONFIGS, CLUSTER, CLUSTER_NAME, GROUP, TOPIC as ACL_TOPIC
+from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
+from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs
 from kipper.protocol.errors import ErrorCode
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
-def _apply(current: dict, ops) -> tuple[dict, str | None]:
+class Refused(Exception):
+    def __init__(self, code: ErrorCode, message: str | None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _list_typed(name: str, types) -> bool:
+    spec = types.get(name)
+    return spec is not None and spec.type == "list"
+
+
+def apply_ops(current: dict, ops, types: dict) -> dict:
+    """The new set after incremental ops (Kafka's prepareIncrementalConfigs)."""
     new = dict(current)
     for op in ops:
         if op.config_operation == SET:
@@ -23,60 +41,131 @@ def _apply(current: dict, ops) -> tuple[dict, str | None]:
         elif op.config_operation == DELETE:
             new.pop(op.name, None)
         elif op.config_operation in (APPEND, SUBTRACT):
+            if op.name in types and not _list_typed(op.name, types):
+                verb = "append" if op.config_operation == APPEND else "subtract"
+                raise Refused(ErrorCode.INVALID_CONFIG,
+                              f"Config value {verb} is not allowed for config key: {op.name}")
             items = [v for v in (new.get(op.name) or "").split(",") if v]
-            values = [v for v in (op.value or "").split(",") if v]
+            values = [v.strip() for v in (op.value or "").split(",") if v.strip()]
             if op.config_operation == APPEND:
                 items += [v for v in values if v not in items]
             else:
                 items = [v for v in items if v not in values]
             new[op.name] = ",".join(items)
         else:
-            return current, f"unknown config operation {op.config_operation}"
-    return new, None
+            raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op.config_operation}")
+    return new
 
 
-def _alter_topic(broker, res, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    topic = broker.topics.get(res.resource_name)
+def _preprocess(resources, incremental: bool) -> dict[int, Refused]:
+    """Refusals by resource index, for request shapes Kafka refuses up front."""
+    refused = {}
+    seen: dict[tuple, int] = {}
+    for i, res in enumerate(resources):
+        key = (res.resource_type, res.resource_name)
+        if key in seen:
+            for j in (seen[key], i):
+                refused[j] = Refused(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+        seen[key] = i
+    for i, res in enumerate(resources):
+        if i in refused:
+            continue
+        names = [c.name for c in res.configs]
+        if len(set(names)) != len(names):
+            refused[i] = Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+            continue
+        nulls = [c.name for c in res.configs if c.value is None
+                 and not (incremental and c.config_operation == DELETE)]
+        if nulls:
+            refused[i] = Refused(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(nulls)}")
+    return refused
+
+
+# --- one resource, given its whole new set -------------------------------------------------
+
+def _topic(broker, name: str, build, validate_only: bool) -> None:
+    topic = broker.topics.get(name)
     if topic is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{res.resource_name}' does not exist."
-    new, problem = _apply(topic.configs, res.configs)
-    problem = problem or validate_topic_configs(new)
+        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
+    new = build(topic.configs, TOPIC_CONFIGS)
+    problem = validate_topic_configs(new)
     if problem:
-        return ErrorCode.INVALID_CONFIG, problem
+        raise Refused(ErrorCode.INVALID_CONFIG, problem)
     if not validate_only:
         broker.topics.update_configs(topic, new)
-    return ErrorCode.NONE, None
 
 
-def _alter_group(broker, res, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def _group(broker, name: str, build, validate_only: bool) -> None:
+    if not name:
+        raise Refused(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
     store = broker.group_configs
-    for op in res.configs:
-        if op.config_operation not in (SET, DELETE):
-            return ErrorCode.INVALID_CONFIG, f"{op.name}: only SET and DELETE apply to group configs"
-        problem = store.check(op.name, op.value if op.config_operation == SET else None)
-        if problem:
-            return ErrorCode.INVALID_CONFIG, problem
+    new = build(store.current(name), GROUP_CONFIGS)
+    problem = store.check_all(new)
+    if problem:
+        raise Refused(ErrorCode.INVALID_CONFIG, problem)
     if not validate_only:
-        for op in res.configs:
-            if op.config_operation == SET:
-                store.set(res.resource_name, op.name, op.value)
+        store.replace(name, new)
+
+
+def _broker(broker, name: str, build, validate_only: bool) -> None:
+    dynamic = broker.dynamic_configs
+    code, message = dynamic.layer_for(name)
+    if code != ErrorCode.NONE:
+        raise Refused(code, message)
+    new = build(dynamic.current(name), {})
+    code, message = dynamic.check(new)
+    if code != ErrorCode.NONE:
+        raise Refused(code, message)
+    if not validate_only:
+        broker.alter_broker_configs(name, new)
+
+
+def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]:
+    refused = _preprocess(resources, incremental)
+    out = []
+    for i, res in enumerate(resources):
+        code, message = ErrorCode.NONE, None
+        if incremental:
+            def build(current, types, res=res):
+                return apply_ops(current, res.configs, types)
+        else:
+            def build(current, types, res=res):
+                return {c.name: c.value for c in res.configs}
+        try:
+            if i in refused:
+                raise refused[i]
+            denied = _denied(ctx, res)
+            if denied is not None:
+                raise Refused(denied, None)
+            if res.resource_type == TOPIC:
+                _topic(ctx.broker, res.resource_name, build, validate_only)
+            elif res.resource_type in GROUP_TYPES:
+                _group(ctx.broker, res.resource_name, build, validate_only)
+            elif res.resource_type == BROKER:
+                _broker(ctx.broker, res.resource_name, build, validate_only)
             else:
-                store.delete(res.resource_name, op.name)
-    return ErrorCode.NONE, None
+                raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {res.resource_type}")
+        except Refused as exc:
+            code, message = exc.code, exc.message
+        out.append({"error_code": int(code), "error_message": message,
+                    "resource_type": res.resource_type, "resource_name": res.resource_name})
+    return out
+
+
+def _denied(ctx, res) -> ErrorCode | None:
+    """ALTER_CONFIGS on the resource (Kafka's checks, when an authorizer is configured)."""
+    if res.resource_type == TOPIC and not ctx.authorize(ALTER_CONFIGS, ACL_TOPIC, res.resource_name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if res.resource_type in GROUP_TYPES and not ctx.authorize(ALTER_CONFIGS, GROUP, res.resource_name):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if res.resource_type == BROKER and not ctx.authorize(ALTER_CONFIGS, CLUSTER, CLUSTER_NAME):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
 
 
 def handle_incremental_alter_configs(req, ctx):
-    out = []
-    for res in req.resources:
-        if res.resource_type == TOPIC:
-            code, message = _alter_topic(ctx.broker, res, req.validate_only)
-        elif res.resource_type in GROUP_TYPES:
-            code, message = _alter_group(ctx.broker, res, req.validate_only)
-        elif res.resource_type == BROKER:
-            code, message = (ErrorCode.INVALID_CONFIG,
-                             "broker configs are static: set them in the properties file or with --override")
-        else:
-            code, message = ErrorCode.INVALID_REQUEST, f"resource type {res.resource_type} is not supported"
-        out.append({"error_code": int(code), "error_message": message,
-                    "resource_type": res.resource_type, "resource_name": res.resource_name})
-    return {"throttle_time_ms": 0, "responses": out}
+    return {"throttle_time_ms": 0, "responses": _alter(ctx, req.resources, req.validate_only, True)}
+
+
+def handle_alter_configs(req, ctx):
+    return {"throttle_time_ms": 0, "responses": _alter(ctx, req.resources, req.validate_only, False)}

@@ -11,10 +11,19 @@ import structlog
 from kipper.broker.quota.client_quotas import (
     MATCH_DEFAULT, MATCH_EXACT, MATCH_SPECIFIED, USER, Op, check_entity, check_op,
 )
+from kipper.broker.acl.model import ALTER_CONFIGS, CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 
+
+
+def may_manage(ctx, operation: int) -> bool:
+    """With an authorizer, the operation on the cluster; without one, super.users (or
+    everyone when that list is empty), as before ACLs existed."""
+    if ctx.broker.acls.enabled:
+        return ctx.authorize(operation, CLUSTER, CLUSTER_NAME)
+    return ctx.broker.security.may_manage(ctx.session.principal)
 
 def _entity(user) -> list[dict]:
     return [{"entity_type": USER, "entity_name": user}]
@@ -22,7 +31,7 @@ def _entity(user) -> list[dict]:
 
 def handle_alter_client_quotas(req, ctx):
     broker = ctx.broker
-    allowed = broker.security.may_manage(ctx.session.principal)
+    allowed = may_manage(ctx, DESCRIBE_CONFIGS)
     results, changes = [], []
     for entry in req.entries:
         entity = [dict(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity]
@@ -47,7 +56,7 @@ def handle_alter_client_quotas(req, ctx):
 
 def handle_describe_client_quotas(req, ctx):
     broker = ctx.broker
-    if not broker.security.may_manage(ctx.session.principal):
+    if not may_manage(ctx, ALTER_CONFIGS):
         return _describe_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
     components = []
     for c in req.components:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import DESCRIBE, GROUP, NOT_PROVIDED, READ
+from kipper.protocol.errors import ErrorCode
+
 
 def _host(ctx) -> str:
     return "/" + ctx.session.peer.rsplit(":", 1)[0]
 
 
 def handle_consumer_group_heartbeat(req, ctx):
+    if not ctx.authorize(READ, GROUP, req.group_id):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                "error_message": None, "member_id": req.member_id, "member_epoch": -1,
+                "heartbeat_interval_ms": 0, "assignment": None}
     return ctx.broker.groups.consumer_heartbeat(req, version=ctx.api_version,
                                                 client_id=ctx.client_id or "",
                                                 client_host=_host(ctx), now=ctx.now)
@@ -15,4 +22,14 @@ def handle_consumer_group_heartbeat(req, ctx):
 
 def handle_consumer_group_describe(req, ctx):
     groups = ctx.broker.groups
-    return {"throttle_time_ms": 0, "groups": [groups.consumer_describe(g) for g in req.group_ids]}
+    return {"throttle_time_ms": 0, "groups": [
+        {**groups.consumer_describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
+         if req.include_authorized_operations else NOT_PROVIDED}
+        if ctx.authorize(DESCRIBE, GROUP, g) else _denied(g)
+        for g in req.group_ids]}
+
+
+def _denied(group_id: str) -> dict:
+    return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None,
+            "group_id": group_id, "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
+            "assignor_name": "", "members": []}

@@ -5,6 +5,7 @@ Producer state is not touched: KIP-360 keeps it after its batches are gone.
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import DELETE, TOPIC
 from kipper.protocol.errors import ErrorCode
 
 
@@ -15,6 +16,10 @@ def handle_delete_records(req, ctx):
         parts = []
         for p in t.partitions:
             plog = broker.topics.partition(t.name, p.partition_index)
+            if not ctx.authorize(DELETE, TOPIC, t.name):
+                parts.append({"partition_index": p.partition_index, "low_watermark": -1,
+                              "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
+                continue
             if plog is None:
                 parts.append({"partition_index": p.partition_index, "low_watermark": -1,
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})

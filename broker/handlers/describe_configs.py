@@ -1,70 +1,141 @@
-"""DescribeConfigs for topics and this broker."""
+"""DescribeConfigs for topics, groups and this broker, as Kafka's ConfigHelper
+answers: every config with its value, source and (when asked) synonyms in order
+of precedence, type and documentation."""
 
 from __future__ import annotations
 
-from kipper.broker.config import KEYS
-from kipper.broker.handlers.topics import topic_config_row
-from kipper.broker.log.topics import TOPIC_CONFIGS
-from kipper.broker.groups.configs import GROUP_TYPES
+from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS, GROUP
+from kipper.broker.acl.model import TOPIC as ACL_TOPIC
+from kipper.broker.config import KEYS, defaults_text
+from kipper.broker.dynamic_configs import DYNAMIC_KEYS
+from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
+from kipper.broker.log.topic_configs import CONFIG_TYPES, describable
 from kipper.protocol.errors import ErrorCode
 
 TOPIC, BROKER = 2, 4
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8
+SENSITIVE = {"ssl.key.password"}  # Kafka's PASSWORD type: never sent back
 
 
-def _broker_rows(ctx) -> list[dict]:
-    config = ctx.broker.config
-    rows = []
-    for name in sorted(KEYS):
-        value = config[name]
-        if isinstance(value, bool):
-            text = str(value).lower()
-        elif isinstance(value, tuple):
-            text = ",".join(str(v) for v in value)
-        elif isinstance(value, dict):
-            text = ",".join(f"{k}:{v}" for k, v in value.items())
-        else:
-            text = str(value)
-        rows.append({"name": name, "value": text, "read_only": True, "is_sensitive": False,
-                     "config_source": STATIC_BROKER_CONFIG if name in config.explicit else DEFAULT_CONFIG,
-                     "documentation": KEYS[name].doc})
-    return rows
+def _text(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return ",".join(f"{k}:{v}" for k, v in value.items())
+    return str(value)
+
+
+def _type_of(name: str) -> int:
+    if name in DYNAMIC_KEYS and name not in KEYS:
+        return CONFIG_TYPES[DYNAMIC_KEYS[name].type]
+    parse = KEYS[name].parse
+    if parse.__name__ == "boolean":
+        return CONFIG_TYPES["boolean"]
+    rng = getattr(parse, "range", None)
+    if rng and isinstance(KEYS[name].default, float):
+        return CONFIG_TYPES["double"]
+    if rng:
+        return CONFIG_TYPES["long" if rng[1] is None or rng[1] > 2**31 - 1 else "int"]
+    return CONFIG_TYPES["string"]
+
+
+def _broker_row(broker, name: str, synonyms: bool, docs: bool, default_layer_only: bool) -> dict | None:
+    dynamic = broker.dynamic_configs
+    found = []
+    for layer, source in ((dynamic.node, 2), ("", 3)):
+        value = dynamic.layers[layer].get(name)
+        if value is not None:
+            found.append((name, value, source))
+    if name in KEYS:
+        if name in broker.config.explicit:
+            found.append((name, _text(broker.config[name]), STATIC_BROKER_CONFIG))
+        found.append((name, defaults_text(name), DEFAULT_CONFIG))
+    else:
+        found.append((name, DYNAMIC_KEYS[name].default, DEFAULT_CONFIG))
+    if default_layer_only:
+        found = [f for f in found if f[2] == 3]
+        if not found:
+            return None
+    sensitive = name in SENSITIVE
+    return {"name": name, "value": None if sensitive else found[0][1],
+            "read_only": name not in DYNAMIC_KEYS, "is_sensitive": sensitive,
+            "config_source": found[0][2],
+            "synonyms": [{"name": n, "value": None if sensitive else v, "source": s}
+                         for n, v, s in found] if synonyms else [],
+            "config_type": _type_of(name),
+            "documentation": (KEYS[name].doc if name in KEYS else DYNAMIC_KEYS[name].doc) if docs else None}
+
+
+def _group_row(store, group_id: str, name: str, synonyms: bool, docs: bool) -> dict:
+    value, explicit = store.describe(group_id)[name]
+    source = DYNAMIC_GROUP_CONFIG if explicit else DEFAULT_CONFIG
+    d = GROUP_CONFIGS[name]
+    return {"name": name, "value": value, "read_only": False, "is_sensitive": False,
+            "config_source": source,
+            "synonyms": [{"name": name, "value": value, "source": source}] if synonyms else [],
+            "config_type": CONFIG_TYPES[d.type], "documentation": d.doc if docs else None}
 
 
 def _filter(rows: list[dict], keys) -> list[dict]:
-    if keys is None:
+    if not keys:
         return rows
     wanted = set(keys)
     return [r for r in rows if r["name"] in wanted]
 
 
+def _denied(ctx, res) -> ErrorCode | None:
+    """DESCRIBE_CONFIGS on the resource (Kafka's ConfigHelper, with an authorizer)."""
+    if res.resource_type == TOPIC and not ctx.authorize(DESCRIBE_CONFIGS, ACL_TOPIC, res.resource_name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if res.resource_type in GROUP_TYPES and not ctx.authorize(DESCRIBE_CONFIGS, GROUP, res.resource_name):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if res.resource_type == BROKER and not ctx.authorize(DESCRIBE_CONFIGS, CLUSTER, CLUSTER_NAME):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
+
+
 def handle_describe_configs(req, ctx):
     broker = ctx.broker
+    synonyms = req.get("include_synonyms", False)
+    docs = req.get("include_documentation", False)
     results = []
     for res in req.resources:
         row = {"resource_type": res.resource_type, "resource_name": res.resource_name,
                "error_code": 0, "error_message": None, "configs": []}
-        if res.resource_type == TOPIC:
+        keys = res.configuration_keys
+        denied = _denied(ctx, res)
+        if denied is not None:
+            row.update(error_code=int(denied))
+        elif res.resource_type == TOPIC:
             topic = broker.topics.get(res.resource_name)
             if topic is None:
                 row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                            error_message=f"Topic '{res.resource_name}' does not exist.")
             else:
-                rows = [topic_config_row(topic, k, broker.config) for k in sorted(TOPIC_CONFIGS)]
-                row["configs"] = _filter(rows, res.configuration_keys)
+                view = broker.topic_configs
+                row["configs"] = [view.row(topic.configs, k, include_synonyms=synonyms,
+                                           include_documentation=docs)
+                                  for k in describable() if not keys or k in keys]
         elif res.resource_type in GROUP_TYPES:
-            rows = [{"name": k, "value": v, "read_only": False, "is_sensitive": False,
-                     "config_source": DYNAMIC_GROUP_CONFIG if explicit else DEFAULT_CONFIG}
-                    for k, (v, explicit) in broker.group_configs.describe(res.resource_name).items()]
-            row["configs"] = _filter(rows, res.configuration_keys)
-        elif res.resource_type == BROKER:
-            if res.resource_name not in ("", str(broker.node_id)):
+            if not res.resource_name:
                 row.update(error_code=int(ErrorCode.INVALID_REQUEST),
-                           error_message=f"Broker {res.resource_name} is not this broker ({broker.node_id}).")
+                           error_message="Group name must not be empty")
             else:
-                row["configs"] = _filter(_broker_rows(ctx), res.configuration_keys)
+                row["configs"] = _filter([_group_row(broker.group_configs, res.resource_name, k,
+                                                     synonyms, docs) for k in GROUP_CONFIGS], keys)
+        elif res.resource_type == BROKER:
+            code, message = broker.dynamic_configs.layer_for(res.resource_name)
+            if code != ErrorCode.NONE:
+                row.update(error_code=int(code), error_message=message)
+            else:
+                names = sorted(set(KEYS) | set(DYNAMIC_KEYS))
+                rows = [_broker_row(broker, n, synonyms, docs, res.resource_name == "")
+                        for n in names if not keys or n in keys]
+                row["configs"] = [r for r in rows if r is not None]
         else:
             row.update(error_code=int(ErrorCode.INVALID_REQUEST),
-                       error_message=f"Resource type {res.resource_type} is not supported.")
+                       error_message=f"Unsupported resource type: {res.resource_type}")
         results.append(row)
     return {"throttle_time_ms": 0, "results": results}

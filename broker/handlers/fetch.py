@@ -8,6 +8,7 @@ transactions that overlap it (broker/txn/partition.py).
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import READ, TOPIC
 from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
@@ -27,11 +28,13 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     for t in req.topics:
         name = t.get("topic")
         topic = topics.get(name) if name is not None else topics.by_id(t.topic_id)
+        allowed = ctx.authorize(READ, TOPIC, topic.name if topic is not None else name or "")
         parts = []
         for p in t.partitions:
             index = p.partition
-            if topic is None or not 0 <= index < len(topic.partitions):
-                code = ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if not allowed or topic is None or not 0 <= index < len(topic.partitions):
+                code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed else
+                        ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 parts.append({"partition_index": index, "error_code": int(code), "high_watermark": -1,
                               "last_stable_offset": -1, "log_start_offset": -1, "records": b""})
                 continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import DESCRIBE, TRANSACTIONAL_ID
+from kipper.broker.acl.model import GROUP as ACL_GROUP
 from kipper.protocol.errors import ErrorCode
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
@@ -15,6 +17,12 @@ def _coordinator(key: str, key_type: int, ctx) -> dict:
     if not key:
         return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": "empty coordinator key", "node_id": -1, "host": "", "port": -1}
+    if key_type == TRANSACTION and not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, key):
+        return {"key": key, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+                "error_message": None, "node_id": -1, "host": "", "port": -1}
+    if key_type != TRANSACTION and not ctx.authorize(DESCRIBE, ACL_GROUP, key):
+        return {"key": key, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                "error_message": None, "node_id": -1, "host": "", "port": -1}
     return {"key": key, "error_code": 0, "error_message": None, "node_id": ctx.broker.node_id,
             "host": host, "port": port}
 

@@ -1,16 +1,32 @@
-"""Classic group APIs: JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
-DescribeGroups and ListGroups, over the ClassicGroupCoordinator engine."""
+"""Group APIs: JoinGroup, SyncGroup, Heartbeat, LeaveGroup and DescribeGroups
+over the ClassicGroupCoordinator engine; ListGroups, DeleteGroups and
+OffsetDelete over the GroupCoordinator, for every kind of group."""
 
 from __future__ import annotations
 
 from kipper.broker.handlers.util import Deferred
+from kipper.broker.acl.model import (
+    CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, NOT_PROVIDED, READ, TOPIC,
+)
+from kipper.protocol.errors import ErrorCode
 
 
 def _host(ctx) -> str:
     return "/" + ctx.session.peer.rsplit(":", 1)[0]
 
 
+def _refused(req, ctx) -> dict | None:
+    """READ on the group, which Kafka asks of every member request; a refusal touches
+    no group (a refused join creates none)."""
+    if ctx.authorize(READ, GROUP, req.group_id):
+        return None
+    return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+            "generation_id": -1, "member_id": req.get("member_id", ""), "members": []}
+
+
 def handle_join_group(req, ctx):
+    if (refused := _refused(req, ctx)) is not None:
+        return refused
     d = Deferred()
     ctx.broker.groups.join(req, version=ctx.api_version, client_id=ctx.client_id or "",
                            client_host=_host(ctx), now=ctx.now, reply=d.reply)
@@ -18,16 +34,22 @@ def handle_join_group(req, ctx):
 
 
 def handle_sync_group(req, ctx):
+    if (refused := _refused(req, ctx)) is not None:
+        return refused
     d = Deferred()
     ctx.broker.groups.classic.sync(req, now=ctx.now, reply=d.reply)
     return d.result()
 
 
 def handle_heartbeat(req, ctx):
+    if (refused := _refused(req, ctx)) is not None:
+        return refused
     return ctx.broker.groups.classic.heartbeat(req, now=ctx.now)
 
 
 def handle_leave_group(req, ctx):
+    if (refused := _refused(req, ctx)) is not None:
+        return refused
     if ctx.api_version >= 3:
         identities = [(m.member_id, m.group_instance_id) for m in req.members]
     else:
@@ -39,10 +61,46 @@ def handle_leave_group(req, ctx):
 
 
 def handle_describe_groups(req, ctx):
-    return {"groups": [ctx.broker.groups.classic.describe(g) for g in req.groups]}
+    with_ops = req.get("include_authorized_operations")
+    return {"groups": [{**ctx.broker.groups.classic.describe(g), "authorized_operations":
+                        ctx.authorized_operations(GROUP, g) if with_ops else NOT_PROVIDED}
+                       if ctx.authorize(DESCRIBE, GROUP, g) else
+                       {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": g,
+                        "group_state": "", "protocol_type": "", "protocol_data": "", "members": [],
+                        "authorized_operations": NOT_PROVIDED}
+                       for g in req.groups]}
 
 
 def handle_list_groups(req, ctx):
     states = set(req.get("states_filter") or ())
-    types = {t.lower() for t in (req.get("types_filter") or ())}
-    return {"error_code": 0, "groups": ctx.broker.groups.list_groups(states, types)}
+    types = set(req.get("types_filter") or ())
+    groups = ctx.broker.groups.list_groups(states, types)
+    if not ctx.authorize(DESCRIBE, CLUSTER, CLUSTER_NAME):  # Kafka: only the groups one may describe
+        groups = [g for g in groups if ctx.authorize(DESCRIBE, GROUP, g["group_id"])]
+    return {"error_code": 0, "groups": groups}
+
+
+def handle_delete_groups(req, ctx):
+    results = []
+    for group_id in req.groups_names:
+        if not ctx.authorize(DELETE, GROUP, group_id):
+            results.append({"group_id": group_id, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                            "error_message": None})
+            continue
+        code, message = ctx.broker.groups.delete_group(group_id, ctx.now)
+        results.append({"group_id": group_id, "error_code": int(code), "error_message": message})
+    return {"throttle_time_ms": 0, "results": results}
+
+
+def handle_offset_delete(req, ctx):
+    if not ctx.authorize(DELETE, GROUP, req.group_id):
+        return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "throttle_time_ms": 0, "topics": []}
+    allowed = {t.name for t in req.topics if ctx.authorize(READ, TOPIC, t.name)}
+    wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in req.topics if t.name in allowed]
+    code, topics = ctx.broker.groups.delete_offsets(req.group_id, wanted, ctx.now)
+    if code == ErrorCode.NONE:  # Kafka answers the topics it may not read with their own error
+        topics += [(t.name, [(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions])
+                   for t in req.topics if t.name not in allowed]
+    return {"error_code": int(code), "throttle_time_ms": 0, "topics": [
+        {"name": name, "partitions": [{"partition_index": p, "error_code": int(c)} for p, c in parts]}
+        for name, parts in topics]}

@@ -1,11 +1,13 @@
 """ListOffsets: earliest, latest, max timestamp, or the first offset at a time.
 
 With isolation_level read_committed, latest is the last stable offset and
-nothing at or past it is found by time, as in Kafka.
+nothing at or past it is found by time, as in Kafka. With an authorizer, a topic
+needs DESCRIBE (TOPIC_AUTHORIZATION_FAILED otherwise).
 """
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import DESCRIBE, TOPIC
 from kipper.protocol.errors import ErrorCode
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -35,7 +37,12 @@ def handle_list_offsets(req, ctx):
     out = []
     for t in req.topics:
         parts = []
+        describable = ctx.authorize(DESCRIBE, TOPIC, t.name)
         for p in t.partitions:
+            if not describable:
+                parts.append({"partition_index": p.partition_index,
+                              "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
+                continue
             plog = topics.partition(t.name, p.partition_index)
             if plog is None:
                 parts.append({"partition_index": p.partition_index,

@@ -1,14 +1,26 @@
-"""Metadata: brokers (this one), and topics with their single-replica partitions."""
+"""Metadata: brokers (this one), and topics with their single-replica partitions.
+
+v8+ asks for the operations the principal may perform on each topic and (v8-10)
+on the cluster (KIP-430): what the ACLs allow, and without an authorizer every
+operation Kafka supports on the resource type; never "not provided" once asked.
+
+With an authorizer (Kafka's rules): a topic the principal may not DESCRIBE is
+answered TOPIC_AUTHORIZATION_FAILED when named and left out of an all-topics
+request; a topic by id that it may not describe is UNKNOWN_TOPIC_ID, so names do
+not leak. Auto-creation also needs CREATE on the cluster or on the topic.
+"""
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE, NOT_PROVIDED, TOPIC
+from kipper.broker.handlers.topics import may_create_topic
 from kipper.protocol.errors import ErrorCode
 
 
-def describe_topic(topic, node_id: int) -> dict:
+def describe_topic(topic, node_id: int, ops: int = NOT_PROVIDED) -> dict:
     return {
         "error_code": 0, "name": topic.name, "topic_id": topic.topic_id,
-        "is_internal": topic.internal,
+        "is_internal": topic.internal, "topic_authorized_operations": ops,
         "partitions": [{"error_code": 0, "partition_index": p.partition, "leader_id": node_id,
                         "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
                         "offline_replicas": []} for p in topic.partitions],
@@ -21,8 +33,14 @@ def handle_metadata(req, ctx):
     host, port = broker.advertised_address(ctx.session.listener)
     topics = broker.topics
     wanted = req.topics
+    with_ops = bool(req.get("include_topic_authorized_operations"))
+
+    def ops(topic) -> int:
+        return ctx.authorized_operations(TOPIC, topic.name) if with_ops else NOT_PROVIDED
+
     if wanted is None or (ctx.api_version == 0 and not wanted):
-        out = [describe_topic(t, node_id) for t in topics.all()]
+        out = [describe_topic(t, node_id, ops(t)) for t in topics.all()
+               if ctx.authorize(DESCRIBE, TOPIC, t.name)]
     else:
         auto = req.get("allow_auto_topic_creation", True)
         out = []
@@ -30,25 +48,32 @@ def handle_metadata(req, ctx):
             name = item.get("name")
             if name is None:
                 topic = topics.by_id(item.topic_id)
-                if topic is None:
+                if topic is None or not ctx.authorize(DESCRIBE, TOPIC, topic.name):
                     out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
                                 "topic_id": item.topic_id})
                 else:
-                    out.append(describe_topic(topic, node_id))
+                    out.append(describe_topic(topic, node_id, ops(topic)))
+                continue
+            if not ctx.authorize(DESCRIBE, TOPIC, name):
+                out.append({"error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "name": name})
                 continue
             topic = topics.get(name)
-            if topic is None and auto:
+            if topic is None and auto and topics.auto_create and not may_create_topic(ctx, name):
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None and auto:
                 error, topic = topics.get_or_create(name)
             else:
                 error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if topic is None:
                 out.append({"error_code": int(error), "name": name})
             else:
-                out.append(describe_topic(topic, node_id))
+                out.append(describe_topic(topic, node_id, ops(topic)))
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],
         "cluster_id": broker.cluster_id,
         "controller_id": node_id,
         "topics": out,
+        "cluster_authorized_operations": ctx.authorized_operations(CLUSTER, CLUSTER_NAME)
+        if req.get("include_cluster_authorized_operations") else NOT_PROVIDED,
     }

@@ -2,10 +2,15 @@
 
 OffsetFetch with require_stable answers UNSTABLE_OFFSET_COMMIT for a partition
 an open transaction has staged an offset for (TxnOffsetCommit, KIP-447).
+
+With an authorizer (Kafka's rules): a commit needs READ on the group and on each
+topic, a fetch DESCRIBE on the group and on each topic; a fetch of all a group's
+offsets leaves out the topics the principal may not describe.
 """
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import DESCRIBE, GROUP, READ, TOPIC
 from kipper.protocol.errors import ErrorCode
 
 MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
@@ -13,18 +18,24 @@ MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 def handle_offset_commit(req, ctx):
     broker = ctx.broker
-    error = broker.groups.validate_commit(req.group_id, req.get("member_id", ""),
-                                          req.get("generation_id_or_member_epoch", -1),
-                                          req.get("group_instance_id"), ctx.api_version)
+    if not ctx.authorize(READ, GROUP, req.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    else:
+        error = broker.groups.validate_commit(req.group_id, req.get("member_id", ""),
+                                              req.get("generation_id_or_member_epoch", -1),
+                                              req.get("group_instance_id"), ctx.api_version)
     out = []
     commits = []
     for t in req.topics:
         topic = broker.topics.get(t.name)
+        readable = error != ErrorCode.NONE or ctx.authorize(READ, TOPIC, t.name)
         parts = []
         for p in t.partitions:
             code = error
             if code == ErrorCode.NONE:
-                if topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                if not readable:
+                    code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
                     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
                     code = ErrorCode.OFFSET_METADATA_TOO_LARGE
@@ -39,21 +50,27 @@ def handle_offset_commit(req, ctx):
     return {"throttle_time_ms": 0, "topics": out}
 
 
-def _fetch_group(broker, group_id: str, topics, require_stable: bool = False) -> list[dict]:
+def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False) -> list[dict]:
+    broker = ctx.broker
     stored = broker.offsets.group_offsets(group_id)
     if topics is None:
         by_topic: dict[str, list[int]] = {}
         for (topic, partition) in sorted(stored):
             by_topic.setdefault(topic, []).append(partition)
-        wanted = list(by_topic.items())
+        wanted = [(name, parts) for name, parts in by_topic.items() if ctx.authorize(DESCRIBE, TOPIC, name)]
     else:
         wanted = [(t.name, list(t.partition_indexes)) for t in topics]
     out = []
     for name, partitions in wanted:
         rows = []
+        describable = ctx.authorize(DESCRIBE, TOPIC, name)
         for index in partitions:
             c = stored.get((name, index))
-            if require_stable and broker.offsets.has_pending(group_id, name, index):
+            if not describable:
+                rows.append({"partition_index": index, "committed_offset": -1,
+                             "committed_leader_epoch": -1, "metadata": "",
+                             "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
+            elif require_stable and broker.offsets.has_pending(group_id, name, index):
                 rows.append({"partition_index": index, "committed_offset": -1,
                              "committed_leader_epoch": -1, "metadata": "",
                              "error_code": int(ErrorCode.UNSTABLE_OFFSET_COMMIT)})
@@ -82,9 +99,17 @@ def _check_members(broker, groups, response: dict) -> dict:
 def handle_offset_fetch(req, ctx):
     broker = ctx.broker
     stable = req.get("require_stable", False)
+    denied = int(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.api_version >= 8:
-        return _check_members(broker, req.groups, {"throttle_time_ms": 0, "groups": [
-            {"group_id": g.group_id, "topics": _fetch_group(broker, g.group_id, g.topics, stable),
-             "error_code": 0} for g in req.groups]})
+        allowed = [g for g in req.groups if ctx.authorize(DESCRIBE, GROUP, g.group_id)]
+        body = _check_members(broker, allowed, {"throttle_time_ms": 0, "groups": [
+            {"group_id": g.group_id, "topics": _fetch_group(ctx, g.group_id, g.topics, stable),
+             "error_code": 0} for g in allowed]})
+        by_id = {g["group_id"]: g for g in body["groups"]}
+        body["groups"] = [by_id.get(g.group_id) or {"group_id": g.group_id, "topics": [], "error_code": denied}
+                          for g in req.groups]
+        return body
+    if not ctx.authorize(DESCRIBE, GROUP, req.group_id):
+        return {"throttle_time_ms": 0, "error_code": denied, "topics": []}
     return {"throttle_time_ms": 0, "error_code": 0,
-            "topics": _fetch_group(broker, req.group_id, req.topics, stable)}
+            "topics": _fetch_group(ctx, req.group_id, req.topics, stable)}

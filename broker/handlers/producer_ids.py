@@ -12,13 +12,30 @@ last five batches, so producers must keep Kafka's limit of five requests.
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, IDEMPOTENT_WRITE, TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.protocol.errors import ErrorCode
+
+
+def _denied(req, ctx) -> ErrorCode | None:
+    """WRITE on the transactional id; for idempotence, IDEMPOTENT_WRITE on the cluster or
+    WRITE on some topic (KIP-679), as Kafka checks."""
+    if req.transactional_id is not None:
+        if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return None
+    if ctx.authorize(IDEMPOTENT_WRITE, CLUSTER, CLUSTER_NAME) or ctx.authorize_any(WRITE, TOPIC):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
 def handle_init_producer_id(req, ctx):
     broker = ctx.broker
     window = (broker.config["max.in.flight.sequence.number.per.connection"]
               if broker.config["producer.state.mode"] == "latest" else -1)
+    denied = _denied(req, ctx)
+    if denied is not None:
+        return {"throttle_time_ms": 0, "error_code": int(denied), "producer_id": -1, "producer_epoch": -1,
+                "max_in_flight_sequence_number_per_connection": window}
     if req.transactional_id is not None:
         error, pid, epoch, _ = broker.txn.init_producer_id(
             req.transactional_id, req.transaction_timeout_ms, req.get("producer_id", -1),

@@ -14,6 +14,8 @@ import structlog
 
 from kipper.broker.security.credentials import valid_username
 from kipper.broker.security.scram import ScramCredential
+from kipper.broker.acl.model import ALTER, DESCRIBE
+from kipper.broker.handlers.client_quotas import may_manage
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.sasl import HASHES, MAX_ITERATIONS, MECHANISM_CODES, MECHANISM_NAMES, MIN_ITERATIONS
 
@@ -22,7 +24,7 @@ log = structlog.get_logger(__name__)
 
 def handle_describe_user_scram_credentials(req, ctx):
     security = ctx.broker.security
-    if not security.may_manage(ctx.session.principal):
+    if not may_manage(ctx, DESCRIBE):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                 "error_message": "not a super user", "results": []}
     known = security.credentials.describe()
@@ -61,7 +63,7 @@ def _check(name: str, mechanism: int, iterations: int | None, item, users) -> tu
 
 def handle_alter_user_scram_credentials(req, ctx):
     security = ctx.broker.security
-    allowed = security.may_manage(ctx.session.principal)
+    allowed = may_manage(ctx, ALTER)
     errors: dict[str, tuple[ErrorCode, str]] = {}
     order: list[str] = []
     seen: set[tuple[str, int]] = set()

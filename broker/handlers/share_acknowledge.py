@@ -8,6 +8,7 @@ member still holds in it.
 from __future__ import annotations
 
 from kipper.broker.handlers.share_fetch import apply_acknowledgements, no_leader, top_level_error
+from kipper.broker.acl.model import GROUP, READ
 from kipper.broker.share.sessions import FINAL_EPOCH
 from kipper.protocol.errors import ErrorCode
 
@@ -15,6 +16,9 @@ from kipper.protocol.errors import ErrorCode
 def handle_share_acknowledge(req, ctx):
     share = ctx.broker.share
     now = ctx.now
+    if not ctx.authorize(READ, GROUP, req.group_id):
+        return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None,
+                               share.settings.record_lock_duration_ms)
     code, message, session = share.open_session(req.group_id, req.member_id,
                                                 req.share_session_epoch, now, fetch=False)
     lock_ms = share.settings.record_lock_duration_ms

@@ -9,6 +9,7 @@ appends and by records becoming available again. Epoch -1 closes the session.
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import GROUP, READ, TOPIC
 from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kipper.protocol.errors import ErrorCode
 
@@ -40,6 +41,8 @@ def apply_acknowledgements(req, ctx, session, *, add_to_session: bool, allow_ren
                 continue
             if topic is None:
                 results[key] = ErrorCode.UNKNOWN_TOPIC_ID
+            elif not ctx.authorize(READ, TOPIC, topic.name):
+                results[key] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif not 0 <= p.partition_index < len(topic.partitions):
                 results[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
@@ -87,6 +90,9 @@ class _Fetch:
                 code = ErrorCode.UNKNOWN_TOPIC_ID if topic is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 self._entry(key)["error_code"] = int(code)
                 self.session.forget(key)
+                continue
+            if not self.ctx.authorize(READ, TOPIC, topic.name):
+                self._entry(key)["error_code"] = int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
                 continue
             out.append((key, topic, key[1]))
         return out
@@ -146,6 +152,8 @@ def handle_share_fetch(req, ctx):
     now = ctx.now
     epoch = req.share_session_epoch
     lock_ms = share.settings.record_lock_duration_ms
+    if not ctx.authorize(READ, GROUP, req.group_id):
+        return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, lock_ms)
     if epoch == INITIAL_EPOCH and any(p.acknowledgement_batches for t in req.topics
                                       for p in t.partitions):
         return top_level_error(ErrorCode.INVALID_REQUEST,

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import DESCRIBE, GROUP, NOT_PROVIDED, READ
+from kipper.protocol.errors import ErrorCode
+
 
 def _host(ctx) -> str:
     return "/" + ctx.session.peer.rsplit(":", 1)[0]
 
 
 def handle_share_group_heartbeat(req, ctx):
+    if not ctx.authorize(READ, GROUP, req.group_id):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                "error_message": None, "member_id": req.member_id, "member_epoch": -1,
+                "heartbeat_interval_ms": 0, "assignment": None}
     return ctx.broker.groups.share_heartbeat(req, client_id=ctx.client_id or "",
                                              client_host=_host(ctx), now=ctx.now)
 
 
 def handle_share_group_describe(req, ctx):
     coordinator = ctx.broker.share.coordinator
-    return {"throttle_time_ms": 0, "groups": [coordinator.describe(g) for g in req.group_ids]}
+    return {"throttle_time_ms": 0, "groups": [
+        {**coordinator.describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
+         if req.include_authorized_operations else NOT_PROVIDED}
+        if ctx.authorize(DESCRIBE, GROUP, g) else
+        {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None, "group_id": g,
+         "group_state": "", "group_epoch": -1, "assignment_epoch": -1, "assignor_name": "",
+         "members": []}
+        for g in req.group_ids]}

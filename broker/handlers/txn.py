@@ -9,6 +9,9 @@ before KIP-588 get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED.
 
 from __future__ import annotations
 
+from kipper.broker.acl.model import (
+    CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
+)
 from kipper.broker.handlers.offsets import MAX_METADATA
 from kipper.protocol.errors import ErrorCode
 
@@ -29,7 +32,15 @@ def handle_add_partitions_to_txn(req, ctx):
     broker = ctx.broker
     topics = [(t.name, list(t.partitions)) for t in req.v3_and_below_topics]
     unknown = {(name, p) for name, parts in topics for p in parts if not _known(broker, name, p)}
-    if unknown:
+    refused = {name for name, _ in topics if not ctx.authorize(WRITE, TOPIC, name)}
+    if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.v3_and_below_transactional_id):
+        def code(name, p):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif refused:  # Kafka adds nothing when one topic is refused; the rest were not attempted
+        def code(name, p):
+            return (ErrorCode.TOPIC_AUTHORIZATION_FAILED if name in refused
+                    else ErrorCode.OPERATION_NOT_ATTEMPTED)
+    elif unknown:
         # Kafka adds nothing when a partition is unknown; the rest were not attempted
         def code(name, p):
             return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
@@ -50,12 +61,19 @@ def handle_add_partitions_to_txn(req, ctx):
 
 
 def handle_add_offsets_to_txn(req, ctx):
-    error = ctx.broker.txn.coordinator.add_offsets(req.transactional_id, req.producer_id,
-                                                  req.producer_epoch, req.group_id, ctx.now)
+    if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
+        error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not ctx.authorize(READ, GROUP, req.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    else:
+        error = ctx.broker.txn.coordinator.add_offsets(req.transactional_id, req.producer_id,
+                                                      req.producer_epoch, req.group_id, ctx.now)
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
 
 
 def handle_end_txn(req, ctx):
+    if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
     error = ctx.broker.txn.end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
                                   req.committed, ctx.now)
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
@@ -63,8 +81,13 @@ def handle_end_txn(req, ctx):
 
 def handle_txn_offset_commit(req, ctx):
     broker = ctx.broker
-    error = broker.txn.coordinator.verify_offset_commit(req.transactional_id, req.producer_id,
-                                                       req.producer_epoch, req.group_id)
+    if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
+        error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not ctx.authorize(READ, GROUP, req.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    else:
+        error = broker.txn.coordinator.verify_offset_commit(req.transactional_id, req.producer_id,
+                                                           req.producer_epoch, req.group_id)
     if error == ErrorCode.NONE:
         error = broker.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
                                                   req.get("generation_id_or_member_epoch", -1))
@@ -74,7 +97,9 @@ def handle_txn_offset_commit(req, ctx):
         for p in t.partitions:
             code = error
             if code == ErrorCode.NONE:
-                if not _known(broker, t.name, p.partition_index):
+                if not ctx.authorize(READ, TOPIC, t.name):
+                    code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                elif not _known(broker, t.name, p.partition_index):
                     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
                     code = ErrorCode.OFFSET_METADATA_TOO_LARGE
@@ -90,6 +115,11 @@ def handle_txn_offset_commit(req, ctx):
 
 def handle_write_txn_markers(req, ctx):
     txn = ctx.broker.txn
+    if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
+        return {"markers": [{"producer_id": m.producer_id, "topics": [
+            {"name": t.name, "partitions": [
+                {"partition_index": p, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
+                for p in t.partition_indexes]} for t in m.topics]} for m in req.markers]}
     out = []
     for m in req.markers:
         topics = []

@@ -2,9 +2,10 @@
 
 The append path only reads the 61-byte header, checks the CRC-32C and rewrites
 the base offset; records are never decoded here. Batches live in a list with
-parallel arrays of base offsets and max timestamps, so a fetch position or a
-timestamp lookup is a bisect. The log tracks the log start offset (moved by
-DeleteRecords and retention) and the log end offset. The default storage: for
+parallel arrays of base offsets, last offsets and max timestamps, so a fetch
+position or a timestamp lookup is a bisect. Batches are grouped in segments
+that roll at ``segment.bytes``/``segment.ms`` like the files of a durable log:
+the log cleaner never touches the last (active) one. The default storage: for
 development and CI, nothing touches the disk.
 """
 
@@ -12,32 +13,53 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from kipper.broker.log.storage import ReadResult
+from kipper.broker.log.config import LogConfig
+from kipper.broker.log.storage import ReadResult, SegmentInfo
 from kipper.protocol import batch as b
 from kipper.protocol import records
 
 
 class MemoryLog:
-    __slots__ = ("_batches", "_bases", "_max_ts", "_sizes",
-                 "log_start_offset", "log_end_offset", "size_bytes", "_append_times",
-                 "_max_ts_seen", "_max_ts_offset")
+    __slots__ = ("config", "_batches", "_bases", "_lasts", "_max_ts", "_sizes", "_append_times",
+                 "_seg_starts", "_seg_first_ms", "_seg_bytes", "_seg_max_ts", "log_start_offset",
+                 "log_end_offset", "size_bytes", "_max_ts_seen", "_max_ts_offset", "cleaner_checkpoint")
 
-    def __init__(self):
+    def __init__(self, config: LogConfig | None = None):
+        self.config = config or LogConfig()
         self._batches: list[bytes] = []
         self._bases: list[int] = []
+        self._lasts: list[int] = []
         self._max_ts: list[int] = []  # running max of batch max_timestamps
         self._sizes: list[int] = []
         self._append_times: list[int] = []
+        self._seg_starts: list[int] = [0]  # index of each segment's first batch
+        self._seg_first_ms: list[int] = [-1]
+        self._seg_bytes: list[int] = [0]  # size of each segment
+        self._seg_max_ts: list[int] = [-1]  # largest timestamp in each segment
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
         self._max_ts_seen = -1
         self._max_ts_offset = -1
+        self.cleaner_checkpoint = 0  # the first offset the log cleaner has not cleaned
 
     def __len__(self) -> int:
         return len(self._batches)
 
     # --- writes -------------------------------------------------------------
+
+    def maybe_roll(self, nbytes: int, now_ms: int) -> int | None:
+        """Start a new segment if the active one is full or old (segment.bytes, segment.ms)."""
+        if self._seg_starts[-1] >= len(self._batches):
+            return None
+        if self._seg_bytes[-1] + nbytes > self.config.segment_bytes or (
+                now_ms - self._seg_first_ms[-1] >= self.config.segment_ms):
+            self._seg_starts.append(len(self._batches))
+            self._seg_first_ms.append(-1)
+            self._seg_bytes.append(0)
+            self._seg_max_ts.append(-1)
+            return self.log_end_offset
+        return None
 
     def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
         """Append the validated batches ``spans`` [(start, end, header)] of ``buf``.
@@ -45,19 +67,26 @@ class MemoryLog:
         Returns (base offset of the first batch, last offset appended).
         """
         first = self.log_end_offset
+        if self._seg_first_ms[-1] < 0:
+            self._seg_first_ms[-1] = now_ms
         for start, end, header in spans:
             base = self.log_end_offset
             data = b.with_base_offset(buf, start, end, base)
+            last = base + header.last_offset_delta
             self._batches.append(data)
             self._bases.append(base)
+            self._lasts.append(last)
             if header.max_timestamp > self._max_ts_seen:
                 self._max_ts_seen = header.max_timestamp
-                self._max_ts_offset = base + header.last_offset_delta
+                self._max_ts_offset = last
+            if header.max_timestamp > self._seg_max_ts[-1]:
+                self._seg_max_ts[-1] = header.max_timestamp
             self._max_ts.append(self._max_ts_seen)
             self._sizes.append(len(data))
             self._append_times.append(now_ms)
             self.size_bytes += len(data)
-            self.log_end_offset = base + header.last_offset_delta + 1
+            self._seg_bytes[-1] += len(data)
+            self.log_end_offset = last + 1
         return first, self.log_end_offset - 1
 
     def delete_records_before(self, offset: int) -> int:
@@ -66,22 +95,37 @@ class MemoryLog:
         offset = min(max(offset, self.log_start_offset), self.log_end_offset)
         self.log_start_offset = offset
         drop = 0
-        while drop < len(self._batches) and self._last_offset(drop) < offset:
+        while drop < len(self._batches) and self._lasts[drop] < offset:
             drop += 1
         if drop:
             self._drop_head(drop)
         return self.log_start_offset
 
-    def _last_offset(self, i: int) -> int:
-        return self._bases[i + 1] - 1 if i + 1 < len(self._bases) else self.log_end_offset - 1
-
     def _drop_head(self, n: int) -> None:
         self.size_bytes -= sum(self._sizes[:n])
-        del self._batches[:n], self._bases[:n], self._max_ts[:n], self._sizes[:n], self._append_times[:n]
-        # keep the running-max invariant for the remaining batches
-        running = -1
-        for i, data in enumerate(self._batches):
-            running = max(running, b.read_header(data).max_timestamp)
+        starts = self._seg_starts + [len(self._batches)]
+        for k in range(len(self._seg_starts)):  # what each segment loses
+            lo, hi = starts[k], starts[k + 1]
+            gone = max(0, min(hi, n) - lo)
+            if gone:
+                self._seg_bytes[k] -= sum(self._sizes[lo:lo + gone])
+        del (self._batches[:n], self._bases[:n], self._lasts[:n], self._max_ts[:n], self._sizes[:n],
+             self._append_times[:n])
+        starts = [max(s - n, 0) for s in self._seg_starts]
+        keep = [i for i in range(len(starts)) if i == len(starts) - 1 or starts[i + 1] > 0]
+        self._seg_starts = [starts[i] for i in keep]
+        self._seg_first_ms = [self._seg_first_ms[i] for i in keep]
+        self._seg_bytes = [self._seg_bytes[i] for i in keep]
+        self._seg_max_ts = [self._seg_max_ts[i] for i in keep]
+        self._seg_starts[0] = 0
+        self._recompute_running_max(0, len(self._batches))
+
+    def _recompute_running_max(self, lo: int, hi: int) -> None:
+        """Running maxima of batches lo..hi-1; later entries may overstate theirs, which
+        only makes a timestamp lookup start a little earlier."""
+        running = self._max_ts[lo - 1] if lo > 0 else -1
+        for i in range(lo, hi):
+            running = max(running, b.read_header(self._batches[i]).max_timestamp)
             self._max_ts[i] = running
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int,
@@ -108,6 +152,13 @@ class MemoryLog:
 
     # --- reads ----------------------------------------------------------------
 
+    def _index_of(self, offset: int) -> int:
+        """The first batch whose last offset is at or after ``offset``."""
+        i = max(bisect_right(self._bases, offset) - 1, 0)
+        if i < len(self._lasts) and self._lasts[i] < offset:
+            i += 1  # a gap left by the cleaner: the next batch still there
+        return i
+
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
              end_offset: int | None = None) -> ReadResult:
         """Batches from the one holding ``offset``, up to ``max_bytes``.
@@ -120,7 +171,7 @@ class MemoryLog:
         end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
         if offset >= end or not self._batches:
             return ReadResult([], 0, 0, -1)
-        i = max(bisect_right(self._bases, offset) - 1, 0)
+        i = self._index_of(offset)
         out = []
         total = records_ = 0
         n = len(self._batches)
@@ -135,9 +186,8 @@ class MemoryLog:
         if not out:
             return ReadResult(out, 0, 0, -1)
         for data in out:
-            h = b.read_header(data)
-            records_ += h.records_count
-        return ReadResult(out, total, records_, h.base_offset + h.last_offset_delta)
+            records_ += b.read_header(data).records_count
+        return ReadResult(out, total, records_, self._lasts[i - 1])
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first record with timestamp >= ``timestamp``."""
@@ -163,7 +213,7 @@ class MemoryLog:
         """(base offset, batch) from the batch holding ``offset`` on, oldest first."""
         if offset >= self.log_end_offset or not self._batches:
             return
-        i = max(bisect_right(self._bases, offset) - 1, 0)
+        i = self._index_of(offset)
         bases, batches = self._bases, self._batches
         while i < len(batches):
             yield bases[i], batches[i]
@@ -179,13 +229,70 @@ class MemoryLog:
         """The (base offset, batch) holding ``offset``, if it is stored."""
         if offset < self.log_start_offset or offset >= self.log_end_offset or not self._batches:
             return None
-        i = max(bisect_right(self._bases, offset) - 1, 0)
+        i = self._index_of(offset)
+        if i >= len(self._batches) or self._bases[i] > offset:
+            return None
         return self._bases[i], self._batches[i]
 
-    # --- nothing to keep beside the batches, nothing to flush ------------------------------
+    # --- segments, for the log cleaner --------------------------------------------------------
 
-    def maybe_roll(self, nbytes: int, now_ms: int) -> None:
-        return None
+    def segments_info(self) -> list[SegmentInfo]:
+        out = []
+        starts = self._seg_starts + [len(self._batches)]
+        last = len(self._seg_starts) - 1
+        for k in range(len(self._seg_starts)):
+            lo, hi = starts[k], starts[k + 1]
+            if lo >= hi:
+                continue
+            nxt = self._bases[hi] if hi < len(self._bases) else self.log_end_offset
+            out.append(SegmentInfo(self._bases[lo], nxt, self._seg_bytes[k], self._seg_max_ts[k],
+                                   self._append_times[hi - 1], k == last))
+        return out
+
+    def segment_batches(self, base_offset: int):
+        """(base offset, batch) of the segment starting at ``base_offset`` (a snapshot)."""
+        k = self._segment_of(base_offset)
+        lo = self._seg_starts[k]
+        hi = self._seg_starts[k + 1] if k + 1 < len(self._seg_starts) else len(self._batches)
+        return zip(self._bases[lo:hi], self._batches[lo:hi])
+
+    def _segment_of(self, base_offset: int) -> int:
+        for k, start in enumerate(self._seg_starts):
+            if start < len(self._bases) and self._bases[start] == base_offset:
+                return k
+        raise KeyError(f"no segment starts at {base_offset}")
+
+    def cleaned_writer(self, base_offset: int) -> "_MemoryCleaned":
+        return _MemoryCleaned(self, base_offset)
+
+    def replace_segment(self, base_offset: int, batches: list[bytes]) -> None:
+        """The cleaner's output for one (inactive) segment: same offsets, fewer records."""
+        k = self._segment_of(base_offset)
+        lo = self._seg_starts[k]
+        hi = self._seg_starts[k + 1] if k + 1 < len(self._seg_starts) else len(self._batches)
+        if hi == len(self._batches):
+            raise ValueError("the active segment is never replaced")
+        headers = [b.read_header(d) for d in batches]
+        removed = hi - lo - len(batches)
+        new_bytes = sum(len(d) for d in batches)
+        self.size_bytes += new_bytes - self._seg_bytes[k]
+        self._seg_bytes[k] = new_bytes
+        self._seg_max_ts[k] = max((h.max_timestamp for h in headers), default=-1)
+        times = self._append_times[lo:hi]
+        self._batches[lo:hi] = batches
+        self._bases[lo:hi] = [h.base_offset for h in headers]
+        self._lasts[lo:hi] = [h.base_offset + h.last_offset_delta for h in headers]
+        self._sizes[lo:hi] = [len(d) for d in batches]
+        self._append_times[lo:hi] = [times[-1]] * len(batches)
+        self._max_ts[lo:hi] = [0] * len(batches)
+        for j in range(k + 1, len(self._seg_starts)):
+            self._seg_starts[j] -= removed
+        if not batches:  # everything in it was cleaned away: the segment goes
+            del self._seg_starts[k], self._seg_first_ms[k], self._seg_bytes[k], self._seg_max_ts[k]
+            self._seg_starts[0] = 0
+        self._recompute_running_max(lo, lo + len(batches))
+
+    # --- nothing to keep beside the batches, nothing to flush ------------------------------
 
     def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
         pass
@@ -216,3 +323,21 @@ class MemoryLog:
 
     def delete(self) -> None:
         self._drop_head(len(self._batches))
+
+
+class _MemoryCleaned:
+    """Collects a segment's cleaned batches; ``commit`` swaps them in."""
+
+    def __init__(self, log: MemoryLog, base_offset: int):
+        self.log = log
+        self.base_offset = base_offset
+        self.batches: list[bytes] = []
+
+    def add(self, data: bytes) -> None:
+        self.batches.append(data)
+
+    def commit(self) -> None:
+        self.log.replace_segment(self.base_offset, self.batches)
+
+    def abort(self) -> None:
+        self.batches = []

@@ -245,7 +245,23 @@ class Partition:
         return self.log.offset_for_timestamp(timestamp)
 
     def max_timestamp(self):
-        return self.log.max_timestamp()
+        """(offset, timestamp) of the first record carrying the largest timestamp
+        (ListOffsets MAX_TIMESTAMP, KIP-734 as Kafka 3.8+ answers it after KAFKA-16310).
+        The storage knows the batch from headers; only that batch is read here."""
+        found = self.log.max_timestamp()
+        if found is None:
+            return None
+        located = self.log.batch_at_offset(found[0])
+        if located is None:
+            return found
+        base, data = located
+        h = b.read_header(data)
+        if h.attributes & b.TIMESTAMP_TYPE:  # LogAppendTime: every record has the batch's time
+            return base, h.max_timestamp
+        for rec in records.decode_batch(data, verify_crc=False).records:
+            if rec.timestamp == h.max_timestamp:
+                return rec.offset, rec.timestamp
+        return found
 
     # --- moving the log start ------------------------------------------------------------
 

@@ -21,6 +21,17 @@ class ReadResult(NamedTuple):
     last_offset: int  # the last offset of the last batch read; -1 when nothing was read
 
 
+class SegmentInfo(NamedTuple):
+    """One segment as the log cleaner sees it."""
+
+    base_offset: int
+    next_offset: int  # one past its last offset
+    size: int
+    max_timestamp: int
+    last_append_ms: int
+    active: bool  # the segment being appended to: never cleaned
+
+
 class LogStorage(Protocol):
     log_start_offset: int
     log_end_offset: int
@@ -63,6 +74,18 @@ class LogStorage(Protocol):
         """(offset, timestamp) of the record with the largest timestamp (KIP-734)."""
 
     # what a durable storage keeps beside the batches (a memory log keeps nothing)
+
+    # the log cleaner (broker/cleaner/): segments, and replacing one with its cleaned batches
+
+    cleaner_checkpoint: int  # the first offset not yet cleaned
+
+    def segments_info(self) -> list[SegmentInfo]: ...
+
+    def segment_batches(self, base_offset: int) -> Iterator[tuple[int, bytes]]: ...
+
+    def cleaned_writer(self, base_offset: int):
+        """A writer (add(batch), commit(), abort()) of a cleaned copy of an inactive segment:
+        the same offsets, fewer records; ``commit`` swaps it in."""
 
     def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
         """An aborted transaction ended by the marker at ``last`` (Kafka's .txnindex)."""

@@ -14,63 +14,15 @@ from dataclasses import dataclass, field
 
 from typing import Callable, Protocol
 
+from kipper.broker.log.config import LogConfig, log_config
 from kipper.broker.log.memory import MemoryLog
 from kipper.broker.log.partition import Partition, ProducerStateSettings
+from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs  # noqa: F401
 from kipper.broker.storage.metadata import MetadataStore
 from kipper.protocol.errors import ErrorCode
 
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_NAME_LENGTH = 249
-
-# Topic-level configs a client may set; value validators return an error text or None.
-def _long(lo: int):
-    def check(v: str):
-        try:
-            return None if int(v) >= lo else f"must be at least {lo}"
-        except ValueError:
-            return "must be an integer"
-    return check
-
-
-def _one_of(*choices: str):
-    return lambda v: None if v in choices else f"must be one of {', '.join(choices)}"
-
-
-@dataclass(frozen=True)
-class TopicConfig:
-    default: str | None  # None: the broker setting of the same name is the default
-    check: object
-
-
-TOPIC_CONFIGS = {
-    "retention.ms": TopicConfig(None, _long(-1)),
-    "retention.bytes": TopicConfig(None, _long(-1)),
-    "cleanup.policy": TopicConfig("delete", _one_of("delete", "compact", "compact,delete", "delete,compact")),
-    "compression.type": TopicConfig("producer", _one_of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")),
-    "max.message.bytes": TopicConfig(None, _long(0)),
-    "message.timestamp.type": TopicConfig("CreateTime", _one_of("CreateTime", "LogAppendTime")),
-    "min.insync.replicas": TopicConfig("1", _long(1)),
-    "segment.bytes": TopicConfig(None, _long(14)),
-    "segment.ms": TopicConfig("604800000", _long(1)),
-    "index.interval.bytes": TopicConfig(None, _long(0)),
-    "flush.messages": TopicConfig(None, _long(1)),
-    "flush.ms": TopicConfig("9223372036854775807", _long(0)),
-    "unclean.leader.election.enable": TopicConfig("false", _one_of("true", "false")),
-    "share.auto.offset.reset": TopicConfig("latest", _one_of("latest", "earliest")),
-}
-_BROKER_KEY = {"max.message.bytes": "message.max.bytes", "segment.bytes": "log.segment.bytes",
-               "index.interval.bytes": "log.index.interval.bytes",
-               "flush.messages": "log.flush.interval.messages"}
-
-
-def effective_config(topic, key: str, broker_config) -> tuple[str, bool]:
-    """(value, is_topic_override) of a topic config."""
-    if key in topic.configs:
-        return topic.configs[key], True
-    spec = TOPIC_CONFIGS[key]
-    if spec.default is not None:
-        return spec.default, False
-    return str(broker_config[_BROKER_KEY.get(key, key)]), False
 
 
 def validate_topic_name(name: str) -> str | None:
@@ -85,19 +37,6 @@ def validate_topic_name(name: str) -> str | None:
     return None
 
 
-def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
-    for key, value in configs.items():
-        spec = TOPIC_CONFIGS.get(key)
-        if spec is None:
-            return f"unknown topic config {key}"
-        if value is None:
-            return f"topic config {key} has no value"
-        problem = spec.check(value)
-        if problem:
-            return f"{key}={value}: {problem}"
-    return None
-
-
 @dataclass
 class Topic:
     name: str
@@ -105,6 +44,7 @@ class Topic:
     partitions: list[Partition]
     configs: dict[str, str] = field(default_factory=dict)
     internal: bool = False
+    config_epoch: int = 0  # moves when the configs change (cached views compare it)
 
 
 class PartitionFactory(Protocol):
@@ -120,15 +60,23 @@ class InMemoryPartitions:
     """The broker's default storage: partitions that keep everything in memory."""
 
     def __init__(self, settings: ProducerStateSettings | None = None,
-                 notify: Callable[[str, int], None] | None = None):
+                 notify: Callable[[str, int], None] | None = None, broker_config=None):
         self.settings = settings or ProducerStateSettings()
         self.notify = notify
+        self.broker_config = broker_config  # None: Kafka's defaults (engine tests)
+
+    def _config(self, topic: Topic) -> LogConfig:
+        if self.broker_config is None:
+            return LogConfig()
+        return log_config(topic.configs, self.broker_config)
 
     def new(self, topic: Topic, index: int) -> Partition:
-        return Partition(topic.name, index, MemoryLog(), self.settings, self.notify)
+        return Partition(topic.name, index, MemoryLog(self._config(topic)), self.settings, self.notify)
 
     def reconfigure(self, topic: Topic) -> None:
-        pass
+        config = self._config(topic)
+        for partition in topic.partitions:
+            partition.log.config = config
 
 
 class TopicManager:
@@ -174,7 +122,7 @@ class TopicManager:
         if replication_factor not in (-1, 1):
             return (ErrorCode.INVALID_REPLICATION_FACTOR,
                     f"Replication factor {replication_factor} is larger than the 1 available broker.", 0)
-        problem = validate_topic_configs(dict(configs or {}))
+        problem = validate_topic_configs(dict(configs or {}), allow_null=True)
         if problem:
             return ErrorCode.INVALID_CONFIG, problem, 0
         return ErrorCode.NONE, None, num_partitions
@@ -184,7 +132,8 @@ class TopicManager:
         code, message, num_partitions = self.check_new(name, num_partitions, replication_factor, configs)
         if code != ErrorCode.NONE:
             return code, message, None
-        return ErrorCode.NONE, None, self._add(name, uuid.uuid4(), num_partitions, dict(configs or {}))
+        configs = {k: v for k, v in (configs or {}).items() if v is not None}
+        return ErrorCode.NONE, None, self._add(name, uuid.uuid4(), num_partitions, configs)
 
     def _add(self, name: str, topic_id: uuid.UUID, num_partitions: int, configs: dict[str, str],
              internal: bool = False, *, persist: bool = True) -> Topic:
@@ -215,8 +164,18 @@ class TopicManager:
         """Replace a topic's configs (already validated); persisted, and given to its storage."""
         topic.configs.clear()
         topic.configs.update(configs)
+        topic.config_epoch += 1
         self.metadata.put_topic(topic)
         self.factory.reconfigure(topic)
+
+    def add_partitions(self, topic: Topic, count: int) -> list[Partition]:
+        """Grow ``topic`` to ``count`` partitions (already validated); persisted first."""
+        old = len(topic.partitions)
+        topic.partitions.extend([None] * (count - old))
+        self.metadata.put_topic(topic)
+        added = [self.factory.new(topic, i) for i in range(old, count)]
+        topic.partitions[old:] = added
+        return added
 
     def get_or_create(self, name: str) -> tuple[ErrorCode, Topic | None]:
         """For Metadata and Produce: the topic, auto-created when allowed."""

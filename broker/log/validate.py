@@ -2,13 +2,16 @@
 
 Batch framing, magic, CRC-32C and size are checked from the 61-byte headers;
 no record is decoded. Returns the batch spans or a Kafka error code with a
-message for the partition response.
+message for the partition response. The one exception is a compacted topic,
+which refuses records without a key (``keyless_records``): only there are
+records read on the append path.
 """
 
 from __future__ import annotations
 
 from kipper.protocol import batch as b
 from kipper.protocol import compression
+from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
 
 
@@ -41,3 +44,15 @@ def validate_records(buf, max_batch_bytes: int) -> list[tuple[int, int, b.BatchH
         if header.is_control:
             raise Rejected(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
     return spans
+
+
+def keyless_records(buf, spans) -> list[int]:
+    """Indexes (within the partition's records) of the records without a key."""
+    out = []
+    index = 0
+    for start, end, _ in spans:
+        for rec in records.decode_batch(buf, start, end, verify_crc=False).records:
+            if rec.key is None:
+                out.append(index)
+            index += 1
+    return out

@@ -34,6 +34,11 @@ class ProducerIdManager:
         self.allocated = 0
         self.bumps = 0
 
+    @property
+    def next_id(self) -> int:
+        """The id the next allocation starts from (a reset broker carries on from here)."""
+        return self._next
+
     def _take(self) -> int:
         pid = self._next
         if pid >= self._block_end:

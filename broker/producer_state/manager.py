@@ -175,19 +175,25 @@ class ProducerStateManager:
     def commit(self, validation: Validation, last_offsets: list[int], now: int) -> None:
         """Apply a validated append; ``last_offsets`` are the log's last offset of
         each pending batch, in order."""
+        for p, last_offset in zip(validation.pending, last_offsets):
+            # the broker's append time is the batch timestamp: expiry counts from it
+            self.store_batch(p.producer_id, p.producer_epoch, p.last_seq, last_offset, p.offset_delta,
+                             now, row=p.row)
+
+    def store_batch(self, producer_id: int, producer_epoch: int, last_seq: int, last_offset: int,
+                    offset_delta: int, timestamp: int, row: int = -1) -> None:
+        """Record a batch as the producer's newest (a new epoch forgets the older batches);
+        ``row`` is where validation found the producer, rechecked here."""
         table = self.table
         pids = table.pids
-        for p, last_offset in zip(validation.pending, last_offsets):
-            row = p.row
-            if row < 0 or row >= len(pids) or pids[row] != p.producer_id:
-                row = table.find(p.producer_id)
-            if row < 0:
-                row = table.insert(p.producer_id, p.producer_epoch)
-            elif p.producer_epoch != table.epochs[row]:
-                table.epochs[row] = p.producer_epoch
-                table.clear_batches(row)
-            # the broker's append time is the batch timestamp: expiry counts from it
-            table.push_batch(row, p.last_seq, last_offset, p.offset_delta, now)
+        if row < 0 or row >= len(pids) or pids[row] != producer_id:
+            row = table.find(producer_id)
+        if row < 0:
+            row = table.insert(producer_id, producer_epoch)
+        elif producer_epoch != table.epochs[row]:
+            table.epochs[row] = producer_epoch
+            table.clear_batches(row)
+        table.push_batch(row, last_seq, last_offset, offset_delta, timestamp)
 
     # --- transaction markers (KIP-98) ----------------------------------------------------------
 
@@ -236,6 +242,15 @@ class ProducerStateManager:
                    for s, o, d, t in self.table.batches(row)]
         return {"producer_id": pid, "producer_epoch": self.table.epochs[row],
                 "last_write": self.table.last_write(row), "batches": batches}
+
+    def active(self):
+        """(producer id, epoch, last sequence or -1, last write time) of every producer
+        the partition keeps state for (DescribeProducers)."""
+        table = self.table
+        for row in range(len(table)):
+            newest = table.newest(row)
+            yield (table.pids[row], table.epochs[row], newest[0] if newest is not None else -1,
+                   table.last_write(row))
 
     def nbytes(self) -> int:
         return self.table.nbytes()

@@ -45,12 +45,5 @@ def restore(psm: ProducerStateManager, entries) -> dict[int, int]:
 
 def replay_batch(psm: ProducerStateManager, h, base_offset: int) -> None:
     """A stored idempotent batch, applied without checks (it was checked when appended)."""
-    table = psm.table
-    row = table.find(h.producer_id)
-    if row < 0:
-        row = table.insert(h.producer_id, h.producer_epoch)
-    elif h.producer_epoch != table.epochs[row]:
-        table.epochs[row] = h.producer_epoch
-        table.clear_batches(row)
-    table.push_batch(row, h.last_sequence, base_offset + h.last_offset_delta, h.last_offset_delta,
-                     h.max_timestamp)
+    psm.store_batch(h.producer_id, h.producer_epoch, h.last_sequence, base_offset + h.last_offset_delta,
+                    h.last_offset_delta, h.max_timestamp)

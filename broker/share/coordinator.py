@@ -184,6 +184,11 @@ class ShareGroupCoordinator:
                 self._remove(group, member, now, "session_timeout", events)
         return events
 
+    def delete_group(self, group_id: str) -> None:
+        """DeleteGroups of a group without members (the GroupCoordinator checked)."""
+        self.groups.pop(group_id, None)
+        log.info("share_group_deleted", group_id=group_id)
+
     # --- ShareGroupDescribe / ListGroups ---------------------------------------------------
 
     def describe(self, group_id: str) -> dict:

@@ -126,6 +126,13 @@ class ShareGroups:
     def topic_deleted(self, topic: str) -> None:
         self.store.topic_deleted(topic)
 
+    def group_deleted(self, group_id: str) -> int:
+        """DeleteGroups: the group, its share sessions and its share-partition state."""
+        self.coordinator.delete_group(group_id)
+        for key in [k for k in self.sessions.sessions if k[0] == group_id]:
+            self.sessions.close(*key)
+        return self.store.group_deleted(group_id)
+
     # --- records --------------------------------------------------------------------------
 
     def share_partition(self, group_id: str, topic, partition: int, now: int):

@@ -242,6 +242,23 @@ class ShareStore:
         scos = [d.checkpoint_offset for d in entries.values() if d.checkpoint_offset >= 0]
         return min(scos) if scos else None
 
+    def group_deleted(self, group_id: str) -> int:
+        """DeleteGroups: the group's share-partitions go from memory and from every
+        snapshot file, so neither a restart nor recovery brings them back; the log
+        start they held is released. How many share-partitions there were."""
+        for key in self.group_keys(group_id):
+            del self.loaded[key]
+        gone = 0
+        for (topic, partition), entries in self.index.items():
+            if entries.pop(group_id, None) is None:
+                continue
+            gone += 1
+            plog = self.topics.partition(topic, partition)
+            if plog is not None:
+                plog.start_hold = self.floor(topic, partition)
+                self._save_index((topic, partition), plog)
+        return gone
+
     def topic_deleted(self, topic: str) -> None:
         for key in [k for k in self.loaded if k[1] == topic]:
             del self.loaded[key]

@@ -17,12 +17,12 @@ import os
 import re
 import shutil
 from bisect import bisect_right
-from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
 
-from kipper.broker.log.storage import ReadResult
+from kipper.broker.log.config import LogConfig
+from kipper.broker.log.storage import ReadResult, SegmentInfo
 from kipper.broker.storage.segment import LogSegment, file_name
 from kipper.protocol import batch as b
 from kipper.protocol import records
@@ -34,18 +34,6 @@ _SEGMENT = re.compile(r"^(\d{20})\.log$")
 _SNAPSHOT = re.compile(r"^(\d{20})\.snapshot$")
 SNAPSHOTS_KEPT = 2
 SHARE_INDEX = "share-state.json"
-NO_LIMIT = (1 << 63) - 1
-
-
-@dataclass
-class LogConfig:
-    """The topic-level settings a log acts on (Kafka's names in comments)."""
-
-    segment_bytes: int = 1 << 30  # segment.bytes / log.segment.bytes
-    segment_ms: int = 7 * 24 * 3600 * 1000  # segment.ms / log.roll.ms
-    index_interval_bytes: int = 4096  # index.interval.bytes / log.index.interval.bytes
-    flush_messages: int = NO_LIMIT  # flush.messages / log.flush.interval.messages
-    flush_ms: int = NO_LIMIT  # flush.ms / log.flush.interval.ms
 
 
 class FileLog:
@@ -61,6 +49,7 @@ class FileLog:
         self.unflushed_messages = 0
         self.last_flush_ms = 0
         self.recovery_point = 0  # offsets below it are known to be on disk (fsynced)
+        self.cleaner_checkpoint = 0  # the first offset the log cleaner has not cleaned
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -329,6 +318,35 @@ class FileLog:
             if self.owner is not None:
                 self.owner.log_start_moved(self)
         return n
+
+    # --- segments, for the log cleaner ------------------------------------------------------------
+
+    def segments_info(self) -> list[SegmentInfo]:
+        out = []
+        last = len(self.segments) - 1
+        for i, seg in enumerate(self.segments):
+            nxt = self.segments[i + 1].base_offset if i < last else seg.next_offset
+            out.append(SegmentInfo(seg.base_offset, nxt, seg.size, seg.max_timestamp,
+                                   seg.last_append_ms, i == last))
+        return out
+
+    def segment_batches(self, base_offset: int):
+        """(base offset, batch) of one segment, read as they are asked for."""
+        seg = self.segments[self._bases.index(base_offset)]
+        for pos, h in seg.walk(0):
+            yield h.base_offset, seg.pread(h.batch_length + b.LOG_OVERHEAD, pos)
+
+    def cleaned_writer(self, base_offset: int):
+        i = self._bases.index(base_offset)
+        if i == len(self.segments) - 1:
+            raise ValueError("the active segment is never replaced")
+        return self.segments[i].cleaned_writer()
+
+    def replace_segment(self, base_offset: int, batches: list[bytes]) -> None:
+        writer = self.cleaned_writer(base_offset)
+        for data in batches:
+            writer.add(data)
+        writer.commit()
 
     # --- producer snapshots -------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ LOCK = ".lock"
 META = "meta.properties"
 RECOVERY_POINTS = "recovery-point-offset-checkpoint"
 LOG_START_OFFSETS = "log-start-offset-checkpoint"
+CLEANER_OFFSETS = "cleaner-offset-checkpoint"
 
 
 class StorageError(Exception):

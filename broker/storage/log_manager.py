@@ -89,6 +89,7 @@ class LogManager:
         self._keys: dict[int, tuple[str, int]] = {}  # id(log) -> (topic, partition)
         self.recovery_points: dict[tuple[str, int], int] = {}
         self.log_starts: dict[tuple[str, int], int] = {}
+        self.cleaner_points: dict[tuple[str, int], int] = {}
 
     @property
     def clean(self) -> bool:
@@ -119,6 +120,8 @@ class LogManager:
                 self.recovery_points[name] = offset
             for name, offset in files.read_checkpoint(d.path / files.LOG_START_OFFSETS).items():
                 self.log_starts[name] = offset
+            for name, offset in files.read_checkpoint(d.path / files.CLEANER_OFFSETS).items():
+                self.cleaner_points[name] = offset
             for entry in d.path.iterdir():
                 if entry.is_dir() and entry.name.endswith("-delete"):
                     shutil.rmtree(entry, ignore_errors=True)  # a deletion a crash interrupted
@@ -145,6 +148,7 @@ class LogManager:
                 log_ = FileLog.open(directory, config, log_start_offset=self.log_starts.get(key, 0),
                                     recovery_point=self.recovery_points.get(key, 0),
                                     clean=d.clean, now_ms=now_ms, owner=self)
+                log_.cleaner_checkpoint = self.cleaner_points.get(key, log_.log_start_offset)
                 return self._register(key, d, log_)
             self._remove_dir(directory, "stray")  # left by a deleted topic of the same name
         d = min(self.dirs, key=lambda x: x.partitions)
@@ -152,6 +156,11 @@ class LogManager:
         log_ = FileLog.create(directory, config, now_ms, owner=self)
         _write_partition_metadata(directory, topic_id)
         return self._register(key, d, log_)
+
+    def dir_of(self, topic: str, partition: int) -> Path | None:
+        """The log directory holding an open partition (DescribeLogDirs)."""
+        entry = self.logs.get((topic, partition))
+        return entry[0].path if entry is not None else None
 
     def _register(self, key, d: LogDirectory, log_: FileLog) -> FileLog:
         d.partitions += 1
@@ -208,6 +217,9 @@ class LogManager:
                                    {k: log_.recovery_point for k, log_ in mine.items()})
             files.write_checkpoint(d.path / files.LOG_START_OFFSETS,
                                    {k: log_.log_start_offset for k, log_ in mine.items()})
+            files.write_checkpoint(d.path / files.CLEANER_OFFSETS,
+                                   {k: log_.cleaner_checkpoint for k, log_ in mine.items()
+                                    if log_.cleaner_checkpoint})
 
     def close(self) -> None:
         """After every partition closed its log: checkpoints, the clean-stop marker, unlock."""

@@ -3,7 +3,7 @@ and the producer-id block, kept where a KRaft broker keeps its metadata log.
 
 One JSON file, ``<first log dir>/kipper-metadata.json``, rewritten atomically
 (and fsynced) on every change: topic creation, deletion and config changes,
-group config changes, and each new block of producer ids. Producer ids are
+group and dynamic broker config changes, and each new block of producer ids. Producer ids are
 handed out from a block whose end is written first, so an id is never given
 twice, even across a SIGKILL. Without ``log.dirs`` nothing is written.
 """
@@ -26,6 +26,7 @@ class MetadataStore:
         self.path = directory / FILE_NAME if directory is not None else None
         self.topics: dict[str, dict] = {}  # name -> {"id", "partitions", "configs", "internal"}
         self.group_configs: dict[str, dict[str, str]] = {}
+        self.broker_configs: dict[str, dict[str, str]] = {}  # "" (cluster default) or node id
         self.producer_id_block_end = FIRST_PRODUCER_ID
 
     @property
@@ -43,6 +44,7 @@ class MetadataStore:
             raise StorageError(f"{self.path} has version {data.get('version')}, not {VERSION}")
         self.topics = data.get("topics", {})
         self.group_configs = data.get("group_configs", {})
+        self.broker_configs = data.get("broker_configs", {})
         self.producer_id_block_end = int(data.get("producer_id_block_end", FIRST_PRODUCER_ID))
         return self
 
@@ -50,6 +52,7 @@ class MetadataStore:
         if self.path is None:
             return
         data = {"version": VERSION, "topics": self.topics, "group_configs": self.group_configs,
+                "broker_configs": self.broker_configs,
                 "producer_id_block_end": self.producer_id_block_end}
         write_atomically(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
 
@@ -69,6 +72,14 @@ class MetadataStore:
             self.group_configs[group_id] = dict(configs)
         else:
             self.group_configs.pop(group_id, None)
+        self.save()
+
+    def put_broker_configs(self, layer: str, configs: dict[str, str]) -> None:
+        """Dynamic broker configs of one layer: "" (cluster default) or a node id."""
+        if configs:
+            self.broker_configs[layer] = dict(configs)
+        else:
+            self.broker_configs.pop(layer, None)
         self.save()
 
     def reserve_producer_ids(self, first_unused: int) -> int:

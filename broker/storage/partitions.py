@@ -11,25 +11,8 @@ from __future__ import annotations
 from typing import Callable
 
 from kipper.broker.log.partition import Partition, ProducerStateSettings
-from kipper.broker.storage.file_log import NO_LIMIT, LogConfig
+from kipper.broker.log.config import log_config
 from kipper.broker.storage.log_manager import LogManager
-
-
-def log_config(topic_configs: dict[str, str], broker) -> LogConfig:
-    """The LogConfig of a topic: its own configs over the broker's defaults."""
-    roll_ms = broker["log.roll.ms"] if broker["log.roll.ms"] >= 0 else broker["log.roll.hours"] * 3_600_000
-    flush_ms = broker["log.flush.interval.ms"]
-
-    def get(name: str, default: int) -> int:
-        value = topic_configs.get(name)
-        return int(value) if value is not None else default
-
-    return LogConfig(
-        segment_bytes=get("segment.bytes", broker["log.segment.bytes"]),
-        segment_ms=get("segment.ms", roll_ms),
-        index_interval_bytes=get("index.interval.bytes", broker["log.index.interval.bytes"]),
-        flush_messages=get("flush.messages", broker["log.flush.interval.messages"]),
-        flush_ms=get("flush.ms", flush_ms if flush_ms >= 0 else NO_LIMIT))
 
 
 class DurablePartitions:

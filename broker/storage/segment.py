@@ -66,6 +66,11 @@ class LogSegment:
         self.last_append_ms = -1
         self.aborted: list[tuple[int, int, int, int]] = []  # (pid, first, last, lso)
         self.unflushed = False
+        if self.size:  # a segment from an earlier run: its times as the files tell them
+            self.last_append_ms = int(os.fstat(self.fd).st_mtime * 1000)
+            first = os.pread(self.fd, b.HEADER_SIZE, 0)
+            if len(first) == b.HEADER_SIZE:
+                self.first_append_ms = b.read_header(first).max_timestamp
 
     def path(self, suffix: str) -> Path:
         return self.directory / file_name(self.base_offset, suffix)
@@ -98,6 +103,20 @@ class LogSegment:
         if max_ts > (self._time_ts[-1] if self._time_ts else -1) and max_ts > self.max_timestamp:
             self._time_ts.append(max_ts)
             self._time_offsets.append(last_offset)
+
+    def cleaned_writer(self) -> "CleanedSegment":
+        return CleanedSegment(self)
+
+    def swap_in(self, fd: int, size: int, index, times, max_ts: tuple[int, int]) -> None:
+        """A cleaned copy (``fd``, already renamed over this segment's file) replaces it."""
+        os.close(self.fd)
+        self.fd, self.size = fd, size
+        self._idx_offsets, self._idx_positions = index
+        self._time_ts, self._time_offsets = times
+        self.max_timestamp, self.max_timestamp_offset = max_ts
+        self._since_index = 0
+        self.unflushed = False
+        self.write_indexes()
 
     def record_aborted(self, producer_id: int, first: int, last: int, lso: int) -> None:
         self.aborted.append((producer_id, first, last, lso))
@@ -334,3 +353,49 @@ def _crc_streamed(fd: int, pos: int, total: int, expected: int) -> bool:
         crc = crc32c.crc32c(chunk, crc)
         at += len(chunk)
     return crc == expected
+
+
+class CleanedSegment:
+    """The log cleaner's copy of an inactive segment, written a batch at a time beside
+    it (``<base>.log.cleaned``, fdatasynced as it grows so the final sync is short),
+    indexed as it goes, then renamed over the segment in ``commit`` (atomic)."""
+
+    SYNC_EVERY = 4 << 20
+
+    def __init__(self, segment: LogSegment):
+        self.segment = segment
+        self.path = segment.path(".log.cleaned")
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.size = self._unsynced = self._since_index = 0
+        self.index = (array("q"), array("q"))
+        self.times = (array("q"), array("q"))
+        self.max_ts = (-1, -1)
+
+    def add(self, data: bytes) -> None:
+        h = b.read_header(data)
+        last = h.base_offset + h.last_offset_delta
+        if self._since_index >= self.segment.index_interval or not self.index[1]:
+            self.index[0].append(last)
+            self.index[1].append(self.size)
+            self._since_index = 0
+            if h.max_timestamp > self.max_ts[0]:
+                self.times[0].append(h.max_timestamp)
+                self.times[1].append(last)
+        if h.max_timestamp > self.max_ts[0]:
+            self.max_ts = (h.max_timestamp, last)
+        _write_all(self.fd, [data])
+        self.size += len(data)
+        self._since_index += len(data)
+        self._unsynced += len(data)
+        if self._unsynced >= self.SYNC_EVERY:
+            os.fdatasync(self.fd)
+            self._unsynced = 0
+
+    def commit(self) -> None:
+        os.fsync(self.fd)
+        os.replace(self.path, self.segment.path(".log"))
+        self.segment.swap_in(self.fd, self.size, self.index, self.times, self.max_ts)
+
+    def abort(self) -> None:
+        os.close(self.fd)
+        self.path.unlink(missing_ok=True)

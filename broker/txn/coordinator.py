@@ -129,6 +129,25 @@ class TransactionCoordinator:
             return ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, None
         return ErrorCode.NONE, meta.view()
 
+    def list(self, states: set[TxnState], producer_ids: set[int], duration_ms: int, pattern,
+             now: int) -> list[TransactionMetadata]:
+        """ListTransactions (Kafka's listTransactionStates): Dead ids never; the filters
+        are ANDed; ``duration_ms`` >= 0 keeps transactions open longer than that."""
+        out = []
+        for meta in self.transactions.values():
+            if meta.state == S.DEAD:
+                continue
+            if producer_ids and meta.producer_id not in producer_ids:
+                continue
+            if states and meta.state not in states:
+                continue
+            if duration_ms >= 0 and now - meta.txn_start <= duration_ms:
+                continue
+            if pattern is not None and not pattern.fullmatch(meta.transactional_id):
+                continue
+            out.append(meta)
+        return out
+
     # --- InitProducerId: the KIP-360 decision table ----------------------------------------
 
     def init_producer_id(self, transactional_id: str, timeout_ms: int, producer_id: int,

@@ -1,7 +1,11 @@
 """``kipper <subcommand>``: argument parsing and dispatch only.
 
-Errors the user can fix (bad config, unreachable broker, a Kafka error code)
-print one readable line and exit non-zero; they never end in a traceback.
+Errors the user can fix print one readable line on stderr, naming the topic or
+group they are about, and never end in a traceback. Exit codes are Kafka's
+tools': 0 done, 1 a runtime error (the broker said no or cannot be reached),
+2 a usage error (bad options, bad configuration), 130 interrupted.
+``kipper broker`` parses its own arguments without importing the tools or the
+client: a broker's start is timed (docs/PERFORMANCE.md), the tools are not.
 """
 
 from __future__ import annotations
@@ -10,16 +14,27 @@ import argparse
 import os
 import sys
 
-from kipper.client.config import ConfigError
-from kipper.protocol.errors import KafkaError
+from kipper.cli.help import HelpFormatter, add_command
+
+DESCRIPTION = "A Kafka-compatible broker and producer in Python."
+
+
+def version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("kipper")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _broker_parser(sub) -> None:
-    p = sub.add_parser("broker", help="run a broker",
-                       description="Run a kipper broker. Settings use Kafka's property names.")
+    p = add_command(sub, "broker", "run a broker",
+                    "Run a kipper broker. Settings use Kafka's property names; logs go to stderr. "
+                    "Stop it with Ctrl-C or SIGTERM.")
     p.add_argument("--config", metavar="FILE.properties", help="broker properties file")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                   help="set a property, repeatable; wins over the file")
+                   help="set a property, repeatable; wins over the file and KIPPER_* variables")
     p.set_defaults(func=_run_broker)
 
 
@@ -46,16 +61,22 @@ def _run_broker(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from kipper.cli import console, perf, topics
-    from kipper.cli import groups, share_consume
-    from kipper.cli import configs, users
-    from kipper.cli import stats
-
-    parser = argparse.ArgumentParser(prog="kipper", description="A Kafka-compatible broker and producer in Python.")
+def _top_parser() -> tuple[argparse.ArgumentParser, object]:
+    parser = argparse.ArgumentParser(prog="kipper", description=DESCRIPTION, formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"kipper {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _broker_parser(sub)
+    return parser, sub
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from kipper.cli import console, perf, topics
+    from kipper.cli import groups, share_consume
+    from kipper.cli import acls, configs, users
+    from kipper.cli import stats
+
+    parser, sub = _top_parser()
     topics.add_parser(sub)
     perf.add_parser(sub)
     console.add_parsers(sub)
@@ -63,23 +84,36 @@ def build_parser() -> argparse.ArgumentParser:
     groups.add_parser(sub)
     users.add_parser(sub)
     configs.add_parser(sub)
+    acls.add_parser(sub)
     stats.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _top_parser()[0] if argv[:1] == ["broker"] else build_parser()
     args = parser.parse_args(argv)
     try:
         return args.func(args) or 0
-    except ConfigError as exc:
-        print(f"kipper {args.command}: configuration error: {exc}", file=sys.stderr)
-        return 2
-    except KafkaError as exc:
-        print(f"kipper {args.command}: {exc}", file=sys.stderr)
-        return 1
-    except (ConnectionError, OSError, ValueError) as exc:
-        print(f"kipper {args.command}: {exc}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        return _report(args.command, exc)
+
+
+def _report(command: str, exc: Exception) -> int:
+    """One readable line for an error the user can fix; anything else is a bug."""
+    from kipper.cli.common import ToolError, UsageError
+    from kipper.client.config import ConfigError
+    from kipper.protocol.errors import KafkaError
+
+    if isinstance(exc, ConfigError):
+        print(f"kipper {command}: configuration error: {exc}", file=sys.stderr)
+        return 2
+    if isinstance(exc, UsageError):
+        print(f"kipper {command}: {exc} (see kipper {command} --help)", file=sys.stderr)
+        return 2
+    if isinstance(exc, (ToolError, KafkaError, ConnectionError, OSError, ValueError)):
+        print(f"kipper {command}: {exc}", file=sys.stderr)
+        return 1
+    raise exc

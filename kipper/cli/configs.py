@@ -1,4 +1,13 @@
-"""``kipper configs``: like kafka-configs.sh for user quotas and SCRAM credentials.
+"""``kipper configs``: like kafka-configs.sh, for topics, brokers and groups
+(kipper/cli/resource_configs.py) and for user quotas and SCRAM credentials.
+
+    kipper configs --bootstrap-server H:P --alter --add-config retention.ms=60000 \\
+        --entity-type topics --entity-name t
+    kipper configs --bootstrap-server H:P --describe --all --entity-type brokers --entity-name 1
+    kipper configs --bootstrap-server H:P --alter --add-config log.retention.ms=3600000 \\
+        --entity-type brokers --entity-default      # the cluster-wide dynamic default
+    kipper configs --bootstrap-server H:P --alter --add-config consumer.session.timeout.ms=50000 \\
+        --entity-type groups --entity-name g
 
     kipper configs --bootstrap-server H:P --alter --add-config 'producer_ids_rate=50' \\
         --entity-type users --entity-name user1          # one user
@@ -19,11 +28,14 @@ from __future__ import annotations
 
 import argparse
 
+from kipper.cli import resource_configs
+from kipper.cli.common import (  # noqa: F401 (public here too)
+    HelpFormatter, UsageError, add_bootstrap, connect, split_config,
+)
 from kipper.client import admin
 from kipper.client.admin import (
     ClientQuotaAlteration, ClientQuotaFilterComponent, ScramCredentialDeletion, ScramCredentialUpsertion,
 )
-from kipper.client.connect import client_settings, connect
 from kipper.protocol.errors import ErrorCode, KafkaError
 from kipper.protocol.sasl import MECHANISM_CODES, MECHANISM_NAMES
 
@@ -33,34 +45,26 @@ QUOTA_KEYS = ("producer_ids_rate",)
 # --- the tool -------------------------------------------------------------------------------
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("configs", help="alter or describe user quotas and SCRAM credentials")
-    p.add_argument("--bootstrap-server", required=True, help="HOST:PORT[,HOST:PORT...]")
-    p.add_argument("--command-config", metavar="FILE", help="client settings (SASL, TLS) for this tool")
+    p = sub.add_parser("configs", help="alter or describe configs of topics, brokers, groups and users",
+                       description=__doc__, formatter_class=HelpFormatter)
+    add_bootstrap(p, command_config=True)
     action = p.add_mutually_exclusive_group(required=True)
-    action.add_argument("--alter", action="store_true")
-    action.add_argument("--describe", action="store_true")
-    p.add_argument("--entity-type", required=True, choices=("users",))
-    p.add_argument("--entity-name", help="user name; without it (or with --entity-default) the default user")
-    p.add_argument("--entity-default", action="store_true", help="the default user")
+    action.add_argument("--alter", action="store_true", help="change configs")
+    action.add_argument("--describe", action="store_true", help="show configs")
+    p.add_argument("--entity-type", required=True, choices=("topics", "brokers", "groups", "users"),
+                   help="what the configs belong to")
+    p.add_argument("--entity-name", help="topic, broker id, group or user name (users: without it, "
+                                         "the default user)")
+    p.add_argument("--entity-default", action="store_true",
+                   help="brokers: the cluster-wide dynamic default; users: the default user")
+    p.add_argument("--all", action="store_true",
+                   help="describe topics, brokers, groups: every config, not only the dynamic ones")
     p.add_argument("--add-config", default="", metavar="K=V,...",
-                   help="producer_ids_rate=N and/or SCRAM-SHA-256=[iterations=N,password=P]")
+                   help="configs to set; users: producer_ids_rate=N and/or "
+                        "SCRAM-SHA-256=[iterations=N,password=P]")
     p.add_argument("--delete-config", default="", metavar="K,...",
-                   help="producer_ids_rate and/or SCRAM-SHA-256, SCRAM-SHA-512")
+                   help="configs to remove; users: producer_ids_rate and/or SCRAM-SHA-256, SCRAM-SHA-512")
     p.set_defaults(func=run)
-
-
-def split_config(text: str) -> list[str]:
-    """Split on commas outside [...], as kafka-configs.sh does."""
-    out, depth, cur = [], 0, ""
-    for c in text:
-        if c == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-            continue
-        depth += (c == "[") - (c == "]")
-        cur += c
-    out.append(cur)
-    return [s.strip() for s in out if s.strip()]
 
 
 def parse_add_config(text: str) -> tuple[dict[str, float], dict[str, dict[str, str]]]:
@@ -69,7 +73,7 @@ def parse_add_config(text: str) -> tuple[dict[str, float], dict[str, dict[str, s
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep:
-            raise ValueError(f"--add-config '{item}' is not KEY=VALUE")
+            raise UsageError(f"--add-config '{item}' is not KEY=VALUE")
         if key in MECHANISM_CODES:
             inner = value.strip()
             if not (inner.startswith("[") and inner.endswith("]")):
@@ -84,13 +88,15 @@ def parse_add_config(text: str) -> tuple[dict[str, float], dict[str, dict[str, s
             except ValueError:
                 raise ValueError(f"{key}: '{value}' is not a number") from None
         else:
-            raise ValueError(f"unknown config '{key}' for users: use {', '.join(QUOTA_KEYS)} or SCRAM-SHA-*")
+            raise UsageError(f"unknown config '{key}' for users: use {', '.join(QUOTA_KEYS)} or SCRAM-SHA-*")
     return quotas, scram
 
 
 def run(args: argparse.Namespace) -> int:
     user = None if args.entity_default else args.entity_name
-    with connect(args.bootstrap_server, client_settings(args.command_config)) as conn:
+    with connect(args.bootstrap_server, args.command_config) as conn:
+        if args.entity_type != "users":
+            return (resource_configs.describe if args.describe else resource_configs.alter)(conn, args)
         if args.describe:
             return _describe(conn, args)
         return _alter(conn, user, args)
@@ -101,9 +107,9 @@ def _alter(conn, user, args) -> int:
     deletes = split_config(args.delete_config)
     unknown = [d for d in deletes if d not in QUOTA_KEYS and d not in MECHANISM_CODES]
     if unknown:
-        raise ValueError(f"unknown config(s) to delete: {', '.join(unknown)}")
+        raise UsageError(f"unknown config(s) to delete: {', '.join(unknown)}")
     if not (quotas or scram or deletes):
-        raise ValueError("--alter needs --add-config or --delete-config")
+        raise UsageError("--alter needs --add-config or --delete-config")
     ops = [*quotas.items(), *((k, None) for k in deletes if k in QUOTA_KEYS)]
     who = f"user-principal '{user}'" if user is not None else "the default user-principal"
     if ops:

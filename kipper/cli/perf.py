@@ -1,7 +1,9 @@
 """``kipper perf produce``: kafka-producer-perf-test for our Producer.
 
 Prints progress every 5 seconds and a final line with records/s, MB/s and
-average, p50, p95, p99 and max latency (send to acknowledgement, in ms).
+average, p50, p95, p99 and max latency (send to acknowledgement, in ms). Records
+that failed are counted by reason on stderr; Ctrl-C prints the summary of what
+was acknowledged so far. A broker that cannot be reached fails at once.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import sys
 import time
 
+from kipper.cli.common import UsageError, add_bootstrap, add_command, check_reachable
 from kipper.client.config import ConfigError
 from kipper.client.producer import Producer
 
@@ -18,15 +21,17 @@ REPORT_INTERVAL = 5.0
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("perf", help="performance tools (produce)")
-    p.add_argument("mode", choices=("produce",))
-    p.add_argument("--bootstrap-server", required=True)
-    p.add_argument("--topic", required=True)
-    p.add_argument("--num-records", type=int, required=True)
-    p.add_argument("--record-size", type=int, required=True)
+    p = add_command(sub, "perf", "performance tools (produce)",
+                    "Measure kipper's producer against a broker, like kafka-producer-perf-test.sh.")
+    p.add_argument("mode", choices=("produce",), help="what to measure")
+    add_bootstrap(p)
+    p.add_argument("--topic", required=True, help="the topic to write to")
+    p.add_argument("--num-records", type=int, required=True, help="records to send")
+    p.add_argument("--record-size", type=int, required=True, help="bytes of each record's value")
     p.add_argument("--throughput", type=float, default=-1, help="records/s cap, -1 for none")
-    p.add_argument("--producer-prop", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--print-metrics", action="store_true")
+    p.add_argument("--producer-prop", action="append", default=[], metavar="KEY=VALUE",
+                   help="a producer property (Kafka's names), repeatable")
+    p.add_argument("--print-metrics", action="store_true", help="print the producer's metrics at the end")
     p.set_defaults(func=run)
 
 
@@ -48,6 +53,7 @@ class Stats:
         self.record_size = record_size
         self.latencies: list[int] = []
         self.errors = 0
+        self.reasons: dict[str, int] = {}
         self.start = time.monotonic()
         self.window_start = self.start
         self.window_count = 0
@@ -57,6 +63,8 @@ class Stats:
     def record(self, error, meta) -> None:
         if error is not None:
             self.errors += 1
+            reason = str(error)
+            self.reasons[reason] = self.reasons.get(reason, 0) + 1
             return
         lat = int(time.time() * 1000) - meta.timestamp
         self.latencies.append(lat)
@@ -92,16 +100,19 @@ class Stats:
 
 
 def produce(bootstrap: str, topic: str, num_records: int, record_size: int, throughput: float,
-            props: dict, out=sys.stdout) -> dict:
+            props: dict, out=sys.stdout, err=sys.stderr) -> dict:
     payload = os.urandom(record_size)
     stats = Stats(num_records, record_size)
     producer = Producer({"bootstrap.servers": bootstrap, **props})
     cb = stats.record
     interval = 1.0 / throughput if throughput > 0 else 0.0
     next_at = time.monotonic()
+    sent = 0
+    interrupted = False
     try:
         for i in range(num_records):
             producer.send(topic, payload, on_delivery=cb)
+            sent += 1
             if interval:
                 next_at += interval
                 delay = next_at - time.monotonic()
@@ -111,25 +122,37 @@ def produce(bootstrap: str, topic: str, num_records: int, record_size: int, thro
                 stats.maybe_report(out)
         while producer.flush(1.0):
             stats.maybe_report(out)
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
-        producer.close(30)
+        producer.close(0 if interrupted else 30)
     s = stats.summary()
+    if interrupted:
+        print(f"Interrupted after sending {sent} of {num_records} records; the summary counts "
+              "the acknowledged ones.", file=err, flush=True)
     print(f"{s['records']} records sent, {s['records_per_sec']:.1f} records/sec "
           f"({s['mb_per_sec']:.2f} MB/sec), {s['avg_ms']:.2f} ms avg latency, {s['max_ms']} ms max latency, "
           f"{s['p50_ms']} ms 50th, {s['p95_ms']} ms 95th, {s['p99_ms']} ms 99th, "
           f"{s['max_ms']} ms 99.9th-max.", file=out, flush=True)
     if s["errors"]:
         print(f"{s['errors']} records failed", file=out, flush=True)
+        for reason, count in sorted(stats.reasons.items(), key=lambda kv: -kv[1]):
+            print(f"kipper perf: topic '{topic}': {count} record(s) failed: {reason}", file=err, flush=True)
     s["metrics"] = producer.metrics()
+    s["interrupted"] = interrupted
     return s
 
 
 def run(args: argparse.Namespace) -> int:
     if args.num_records <= 0 or args.record_size <= 0:
-        raise ValueError("--num-records and --record-size must be positive")
+        raise UsageError("--num-records and --record-size must be positive")
+    props = parse_props(args.producer_prop)
+    check_reachable(args.bootstrap_server)
     s = produce(args.bootstrap_server, args.topic, args.num_records, args.record_size,
-                args.throughput, parse_props(args.producer_prop))
+                args.throughput, props)
     if args.print_metrics:
         for k, v in sorted(s["metrics"].items()):
             print(f"{k}: {v}")
+    if s["interrupted"]:
+        return 130
     return 1 if s["errors"] else 0

@@ -8,21 +8,27 @@ import argparse
 import sys
 import time
 
+from kipper.cli.common import ToolError, add_bootstrap, add_command, connect
+from kipper.client import admin
 from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
+from kipper.protocol.errors import KafkaError
 
 ACKS = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE,
         "reject": AcknowledgeType.REJECT}
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("share-consume", help="consume a topic in a share group (queue semantics)")
-    p.add_argument("--bootstrap-server", required=True, help="HOST:PORT[,HOST:PORT...]")
+    p = add_command(sub, "share-consume", "consume a topic in a share group (queue semantics)",
+                    "Read topics as a member of a share group (KIP-932), like "
+                    "kafka-console-share-consumer.sh. A new share group starts at the log end "
+                    "unless share.auto.offset.reset says earliest.")
+    add_bootstrap(p)
     p.add_argument("--group", required=True, help="share group id")
     p.add_argument("--topic", required=True, action="append", help="topic, repeatable")
     p.add_argument("--ack", choices=sorted(ACKS), default="accept",
-                   help="how every record is acknowledged (default accept)")
-    p.add_argument("--max-messages", type=int, default=-1)
+                   help="how every record is acknowledged")
+    p.add_argument("--max-messages", type=int, default=-1, help="exit after this many records (-1: no limit)")
     p.add_argument("--timeout-ms", type=int, default=-1,
                    help="exit after this long without a record (-1: never)")
     p.add_argument("--print-offset", action="store_true", help="prefix partition:offset")
@@ -31,7 +37,16 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _check_topics(bootstrap: str, topics: list[str]) -> None:
+    """A share consumer of a topic that does not exist waits forever; say so at once."""
+    with connect(bootstrap) as conn:
+        for t in admin.metadata(conn, topics).topics:
+            if t.error_code:
+                raise ToolError(f"topic '{t.name}': {KafkaError(t.error_code, 'it does not exist')}")
+
+
 def run(args: argparse.Namespace) -> int:
+    _check_topics(args.bootstrap_server, args.topic)
     seen = 0
     out = sys.stdout.buffer
     ack = ACKS[args.ack]

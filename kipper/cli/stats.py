@@ -134,6 +134,7 @@ def merge(lines: list[dict]) -> dict:
             "producer_state": last.get("producer_state") or {},
             "quotas": last.get("quotas") or {}, "share": last.get("share") or {},
             "share_groups": last.get("share_groups") or {},
+            "cleaner": last.get("cleaner") or {},
             "dropped": (last.get("dump") or {}).get("dropped", 0)}
 
 
@@ -209,6 +210,15 @@ def render(view: dict, top: int = 20) -> str:
     sg = view["share_groups"]
     if sg:
         out.append("share groups: " + ", ".join(f"{k.replace('_', ' ')} {_num(v)}" for k, v in sg.items()))
+    cl = view["cleaner"]
+    if cl:
+        out.append(f"log cleaner: runs {_num(cl.get('runs'))}, bytes read {_num(cl.get('bytes_read'))}, "
+                   f"written {_num(cl.get('bytes_written'))}, records removed {_num(cl.get('records_removed'))}")
+        dirty = cl.get("partitions") or []
+        if dirty:
+            _table(["compacted partition", "dirty ratio"],
+                   [[f"{r.get('topic')}-{r.get('partition')}", f"{r.get('dirty_ratio', 0):.3f}"]
+                    for r in dirty[:top]], out)
     if view["dropped"]:
         out.append(f"warning: the broker dropped {view['dropped']} dump line(s) (writer behind)")
     return "\n".join(out)

@@ -9,16 +9,26 @@ from __future__ import annotations
 from kipper.protocol.messages.add_offsets_to_txn import ADD_OFFSETS_TO_TXN
 from kipper.protocol.messages.add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from kipper.protocol.messages.alter_client_quotas import ALTER_CLIENT_QUOTAS
+from kipper.protocol.messages.alter_configs import ALTER_CONFIGS
 from kipper.protocol.messages.alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
 from kipper.protocol.messages.api_versions import API_VERSIONS
 from kipper.protocol.messages.consumer_group_describe import CONSUMER_GROUP_DESCRIBE
 from kipper.protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
+from kipper.protocol.messages.create_acls import CREATE_ACLS
+from kipper.protocol.messages.create_partitions import CREATE_PARTITIONS
 from kipper.protocol.messages.create_topics import CREATE_TOPICS
+from kipper.protocol.messages.delete_acls import DELETE_ACLS
+from kipper.protocol.messages.delete_groups import DELETE_GROUPS
 from kipper.protocol.messages.delete_records import DELETE_RECORDS
 from kipper.protocol.messages.delete_topics import DELETE_TOPICS
+from kipper.protocol.messages.describe_acls import DESCRIBE_ACLS
 from kipper.protocol.messages.describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
+from kipper.protocol.messages.describe_cluster import DESCRIBE_CLUSTER
 from kipper.protocol.messages.describe_configs import DESCRIBE_CONFIGS
 from kipper.protocol.messages.describe_groups import DESCRIBE_GROUPS
+from kipper.protocol.messages.describe_log_dirs import DESCRIBE_LOG_DIRS
+from kipper.protocol.messages.describe_producers import DESCRIBE_PRODUCERS
+from kipper.protocol.messages.describe_transactions import DESCRIBE_TRANSACTIONS
 from kipper.protocol.messages.describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
 from kipper.protocol.messages.end_txn import END_TXN
 from kipper.protocol.messages.fetch import FETCH
@@ -30,8 +40,10 @@ from kipper.protocol.messages.join_group import JOIN_GROUP
 from kipper.protocol.messages.leave_group import LEAVE_GROUP
 from kipper.protocol.messages.list_groups import LIST_GROUPS
 from kipper.protocol.messages.list_offsets import LIST_OFFSETS
+from kipper.protocol.messages.list_transactions import LIST_TRANSACTIONS
 from kipper.protocol.messages.metadata import METADATA
 from kipper.protocol.messages.offset_commit import OFFSET_COMMIT
+from kipper.protocol.messages.offset_delete import OFFSET_DELETE
 from kipper.protocol.messages.offset_fetch import OFFSET_FETCH
 from kipper.protocol.messages.produce import PRODUCE
 from kipper.protocol.messages.sasl_authenticate import SASL_AUTHENTICATE
@@ -57,6 +69,9 @@ APIS: dict[int, Api] = {
         ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE, SHARE_GROUP_HEARTBEAT,
         SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
         DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_USER_SCRAM_CREDENTIALS,
+        DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS,
+        ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS, OFFSET_DELETE,
+        DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
     )
 }
 

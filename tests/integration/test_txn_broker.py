@@ -15,14 +15,14 @@ from kipper.client.blocking import BlockingConnection
 from kipper.client.consumer_requests import LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
-from tests.support.broker import BrokerProcess
+from tests.support.broker import make_broker
 
 E = ErrorCode
 
 
 @pytest.fixture(scope="module")
 def txn_broker():
-    with BrokerProcess({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "50",
+    with make_broker({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "50",
                         "transaction.max.timeout.ms": "120000"}) as proc:
         yield proc
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from tests.interop.checks import N_RECORDS, check_exactly_once, key_of
-from tests.support.broker import ROOT, BrokerProcess
+from tests.support.broker import ROOT, make_broker
 from tests.support.topics import create_topics
 
 pytestmark = pytest.mark.interop
@@ -24,7 +24,7 @@ SESSION_MS, HEARTBEAT_MS = 4000, 250
 
 @pytest.fixture(scope="module")
 def broker():
-    proc = BrokerProcess({
+    proc = make_broker({
         "group.consumer.min.session.timeout.ms": "1000",
         "group.consumer.session.timeout.ms": str(SESSION_MS),
         "group.consumer.min.heartbeat.interval.ms": "100",

@@ -21,7 +21,7 @@ from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
 from kipper.protocol import records
 from tests.support import requires
-from tests.support.broker import BrokerProcess
+from tests.support.broker import make_broker
 
 ck = requires.module("confluent_kafka", "interop")
 
@@ -33,9 +33,9 @@ LIMIT = 2
 
 @pytest.fixture(scope="module")
 def share_broker():
-    proc = BrokerProcess({"group.share.record.lock.duration.ms": str(LOCK_MS),
-                          "group.share.delivery.count.limit": str(LIMIT),
-                          "group.share.auto.offset.reset": "earliest"}).start()
+    proc = make_broker({"group.share.record.lock.duration.ms": str(LOCK_MS),
+                        "group.share.delivery.count.limit": str(LIMIT),
+                        "group.share.auto.offset.reset": "earliest"}).start()
     yield proc
     proc.stop()
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tests.support import requires
-from tests.support.broker import BrokerProcess
+from tests.support.broker import make_broker
 from tests.support.readback import wait_until_stable
 from tests.support.topics import create_topics
 
@@ -28,7 +28,7 @@ FENCED = (ProducerFenced, InvalidProducerEpoch)
 
 @pytest.fixture(scope="module")
 def broker():
-    with BrokerProcess({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}) as proc:
+    with make_broker({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}) as proc:
         yield proc
 
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.support import requires
-from tests.support.broker import BrokerProcess
+from tests.support.broker import make_broker
 from tests.support.readback import wait_until_stable
 from tests.support.topics import create_topics
 
@@ -27,7 +27,7 @@ FENCED = (Errors.ProducerFencedError, Errors.InvalidProducerEpochError)
 
 @pytest.fixture(scope="module")
 def broker():
-    with BrokerProcess({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}) as proc:
+    with make_broker({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "100"}) as proc:
         yield proc
 
 

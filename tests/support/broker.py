@@ -1,8 +1,13 @@
-"""Start the real broker (``python -m kipper broker``) as a subprocess.
+"""The brokers tests run against: ``kipper.testing``'s embedded broker, or the real
+``python -m kipper broker`` as a subprocess.
 
-The broker listens on a free loopback port; ``start`` returns once it
-answers an ApiVersions request. Its stderr is kept in a file so a test can
-read what was logged.
+``make_broker`` gives the embedded broker (a thread of the test process, started in
+milliseconds) with the ``bootstrap``/``port`` the tests use, or a ``BrokerProcess``
+when ``BROKER_UNDER_TEST=subprocess`` is set, to run the suite the old way for
+comparison. ``BrokerProcess`` stays for the tests where the process is the point: the
+command line, signals, crashes, logs, GIL-heavy clients. It listens on a free loopback
+port; ``start`` returns once it answers an ApiVersions request. Its stderr is kept in a
+file so a test can read what was logged.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kipper.testing import EmbeddedBroker
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -28,8 +35,10 @@ def free_port() -> int:
 class BrokerProcess:
     def __init__(self, overrides: dict[str, str] | None = None, *, config_file: str | None = None,
                  port: int | None = None, advertise: tuple[str, int] | None = None,
-                 listeners: str | None = None, extra_args: list[str] | None = None):
+                 listeners: str | None = None, extra_args: list[str] | None = None,
+                 checkout: str | Path | None = None):
         self.port = port or free_port()
+        self.checkout = Path(checkout) if checkout else ROOT  # another checkout: a baseline to compare
         self.overrides = dict(overrides or {})
         if listeners is None:
             self.overrides.setdefault("listeners", f"PLAINTEXT://127.0.0.1:{self.port}")
@@ -56,7 +65,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(self.command(), cwd=ROOT, stdout=self._log, stderr=self._log,
+        self.proc = subprocess.Popen(self.command(), cwd=self.checkout, stdout=self._log, stderr=self._log,
                                      env=env)
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -113,3 +122,22 @@ class BrokerProcess:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class EmbeddedTestBroker(EmbeddedBroker):
+    """The embedded broker under the names BrokerProcess uses."""
+
+    @property
+    def bootstrap(self) -> str:
+        return self.bootstrap_servers
+
+
+def subprocess_brokers() -> bool:
+    return os.environ.get("BROKER_UNDER_TEST", "").strip().lower() == "subprocess"
+
+
+def make_broker(overrides: dict[str, str] | None = None) -> EmbeddedTestBroker | BrokerProcess:
+    """A broker to ``start()`` (or use in ``with``): embedded unless BROKER_UNDER_TEST=subprocess."""
+    if subprocess_brokers():
+        return BrokerProcess(overrides)
+    return EmbeddedTestBroker(overrides)

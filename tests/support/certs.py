@@ -68,7 +68,8 @@ def make_pki(directory: Path) -> Pki:
 
 # --- a broker with every kind of listener ------------------------------------------------
 
-USERS = {"alice": "alice-secret", "admin": "admin-secret", "rogue": "rogue-secret", "good": "good-secret"}
+USERS = {"alice": "alice-secret", "admin": "admin-secret", "rogue": "rogue-secret", "good": "good-secret",
+         "bob": "bob-secret"}
 
 
 @dataclass

@@ -43,7 +43,7 @@ class Broker:
         return decode_response(api, version, result[4:])[1]
 
     def produce(self, session, pid: int, seq: int = 0):
-        batch = records.build_batch([(None, b"v")], producer_id=pid, producer_epoch=0, base_sequence=seq)
+        batch = records.build_batch([(None, b"v", 0)], producer_id=pid, producer_epoch=0, base_sequence=seq)
         body = {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
             {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}
         resp = self.call(PRODUCE, 9, body, session)

@@ -222,7 +222,8 @@ def test_delete_records_stops_at_the_eso_of_all_groups():
     state.share.store.get("late", topic, 0, 0)  # checkpoint at 21
     req = Container(topics=[Container(name="d", partitions=[Container(partition_index=0, offset=-1)])],
                     timeout_ms=1000)
-    ctx = Container(broker=state)
+    from kipper.broker.context import RequestContext, Session
+    ctx = RequestContext(state, Session("PLAINTEXT", "127.0.0.1:1"), 21, 2, 1, "test")
     resp = handle_delete_records(req, ctx)
     assert resp["topics"][0]["partitions"][0]["low_watermark"] == 10
 

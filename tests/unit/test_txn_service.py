@@ -26,7 +26,7 @@ def make_state(**overrides) -> Broker:
 
 def append(state, pid, epoch, seq, n=2, partition=0, transactional=True):
     """A Produce of one batch through the broker's dispatcher; the partition's answer."""
-    data = records.build_batch([(None, b"v%d" % i) for i in range(n)], producer_id=pid,
+    data = records.build_batch([(None, b"v%d" % i, 0) for i in range(n)], producer_id=pid,
                                producer_epoch=epoch, base_sequence=seq, transactional=transactional)
     body = {"transactional_id": TID if transactional else None, "acks": -1, "timeout_ms": 1000,
             "topic_data": [{"name": "t", "partition_data": [{"index": partition, "records": data}]}]}

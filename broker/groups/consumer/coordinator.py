@@ -25,7 +25,9 @@ from kipper.broker.groups.consumer.model import (
 )
 from kipper.broker.groups.consumer.reconcile import MemberAssignment, UNREVOKED_PARTITIONS, reconcile
 from kipper.broker.groups.consumer.settings import ConsumerGroupSettings
-from kipper.broker.groups.consumer.subscription import regex_problem, subscribed_ids, subscription_metadata
+from kipper.broker.groups.consumer.subscription import (
+    regex_problem, subscribed_ids, subscribed_topics, subscription_metadata,
+)
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -74,9 +76,12 @@ def _wire(assignment: Assignment) -> dict:
 
 
 class ConsumerGroupCoordinator:
-    def __init__(self, settings: ConsumerGroupSettings, topics):
+    def __init__(self, settings: ConsumerGroupSettings, topics, group_configs=None):
+        """``group_configs`` (broker/groups/configs.py) may override the session timeout
+        and heartbeat interval per group (consumer.session.timeout.ms, ...)."""
         self.settings = settings
         self.topics = topics
+        self.group_configs = group_configs
         self.groups: dict[str, ConsumerGroup] = {}
         self.rebalances = 0  # target assignments computed
 
@@ -97,6 +102,20 @@ class ConsumerGroupCoordinator:
 
     def active_groups(self) -> set[str]:
         return {g for g, group in self.groups.items() if group.members}
+
+    def delete_group(self, group_id: str) -> None:
+        """DeleteGroups of an empty group (the GroupCoordinator checked it is)."""
+        self.groups.pop(group_id, None)
+        log.info("consumer_group_deleted", group_id=group_id, reason="DeleteGroups")
+
+    def subscribed_to(self, group_id: str, topic: str) -> bool:
+        """Does a member subscribe to ``topic``, by name or by its regex (OffsetDelete)?"""
+        group = self.groups.get(group_id)
+        if group is None:
+            return False
+        return any(topic in m.subscribed_names
+                   or topic in subscribed_topics((), m.subscribed_regex, self.topics)
+                   for m in group.members.values())
 
     # --- ConsumerGroupHeartbeat ---------------------------------------------------------
 
@@ -276,14 +295,21 @@ class ConsumerGroupCoordinator:
                           subscribed=subscribed_ids(member, self.topics), owned=owned,
                           holder=group.holder, member_id=member.member_id)
         self._set_assignment(group, member, after, now)
-        member.session_deadline = now + s.session_timeout_ms
+        member.session_deadline = now + self._per_group(group.group_id, "consumer.session.timeout.ms",
+                                                        s.session_timeout_ms)
 
         full = epoch == JOIN_EPOCH or (req.rebalance_timeout_ms != -1 and owned is not None
                                        and (names is not None or regex is not None))
         send = full or after.assigned != before.assigned
+        interval = self._per_group(group.group_id, "consumer.heartbeat.interval.ms",
+                                   s.heartbeat_interval_ms)
         return _response(ErrorCode.NONE, member_id=member.member_id, member_epoch=member.member_epoch,
-                         heartbeat_interval_ms=s.heartbeat_interval_ms,
+                         heartbeat_interval_ms=interval,
                          assignment=_wire(after.assigned) if send else None)
+
+    def _per_group(self, group_id: str, key: str, default: int) -> int:
+        configs = self.group_configs
+        return default if configs is None else configs.get_int(group_id, key, default)
 
     def _set_assignment(self, group: ConsumerGroup, member: ConsumerMember,
                         after: MemberAssignment, now: int) -> None:

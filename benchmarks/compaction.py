@@ -1,0 +1,158 @@
+"""Log compaction: cleaning rate in memory and on disk, and Produce latency while the
+cleaner runs against a broker whose cleaner is off, in one run.
+
+    .venv/bin/python -m benchmarks.compaction [--megabytes 100] [--keys 1000] [--size 200]
+
+1. In process: a partition holding --megabytes of --size-byte records over --keys
+   keys (one record per batch, so most records are superseded), one segment rolled;
+   one cleaning pass to the end, timed: MB/s of log read.
+2. Two broker processes in turn, cleaner on and off: a compacted topic gets the same
+   dirty data (through confluent-kafka) and rolls; while the on-broker cleans it, a
+   second producer sends 1,000 single-record Produce requests a second (linger.ms=0,
+   acks=1) to another topic for 10 s; delivery latency p50/p99 of both runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import statistics
+import tempfile
+import time
+
+from tests.support.broker import BrokerProcess, free_port
+
+
+def _fill_partition(partition, n: int, keys: int, size: int) -> None:
+    from kipper.protocol import batch as b
+    from kipper.protocol import records
+
+    value = os.urandom(size)
+    for i in range(n):
+        data = records.build_batch([(b"key-%d" % (i % keys), value, i)])
+        partition.log.maybe_roll(len(data), 0)
+        partition.append(data, b.split_batches(data), 0)
+
+
+def cleaning_rate(kind: str, megabytes: int, keys: int, size: int) -> tuple[float, float]:
+    from kipper.broker.cleaner.compaction import CleaningPass, cleanable
+    from kipper.broker.log.config import LogConfig
+    from kipper.broker.log.memory import MemoryLog
+    from kipper.broker.log.partition import Partition, ProducerStateSettings
+    from kipper.broker.storage.file_log import FileLog
+
+    config = LogConfig(compact=True, delete=False, min_cleanable_dirty_ratio=0.0)
+    n = megabytes * 1_000_000 // (size + 80)
+    with tempfile.TemporaryDirectory() as d:
+        log = MemoryLog(config) if kind == "memory" else FileLog.create(__import__("pathlib").Path(d) / "t-0",
+                                                                         config, 0)
+        p = Partition("t", 0, log, ProducerStateSettings())
+        _fill_partition(p, n, keys, size)
+        log.maybe_roll(0, 1 << 62) if kind == "memory" else log.roll(0)
+        plan = cleanable(p, config, 1)
+        t0 = time.perf_counter()
+        cleaning = CleaningPass(p, config, plan, 1)
+        while cleaning.step(1.0):
+            pass
+        elapsed = time.perf_counter() - t0
+        stats = cleaning.stats()
+        return stats.bytes_read / elapsed / 1e6, stats.records_removed / elapsed
+
+
+def _dirty(bootstrap: str, topic: str, n: int, keys: int, size: int, q) -> None:
+    from confluent_kafka import Producer
+
+    value = os.urandom(size)
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1})
+    for i in range(n):
+        while True:
+            try:
+                p.produce(topic, key=b"key-%d" % (i % keys), value=value)
+                break
+            except BufferError:
+                p.poll(0.005)
+        p.poll(0)
+    q.put(p.flush(300))
+
+
+def _probe(bootstrap: str, seconds: float, rate: int) -> list[float]:
+    from confluent_kafka import Producer
+
+    lat: list[float] = []
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "acks": "1"})
+    p.produce("probe", b"warm")
+    p.flush(10)
+    start = time.perf_counter()
+    i = 0
+    while time.perf_counter() - start < seconds:
+        due = start + i / rate
+        while time.perf_counter() < due:
+            p.poll(0)
+        sent = time.perf_counter()
+        p.produce("probe", b"x" * 100, on_delivery=lambda err, msg, sent=sent: lat.append(time.perf_counter() - sent))
+        p.poll(0)
+        i += 1
+    p.flush(30)
+    return lat
+
+
+def latency_run(cleaner: bool, megabytes: int, keys: int, size: int) -> tuple[list[float], str]:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    overrides = {"log.cleaner.enable": str(cleaner).lower(), "log.cleaner.backoff.ms": "200",
+                 "log.level": "INFO"}
+    broker = BrokerProcess(overrides, port=free_port()).start()
+    try:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        configs = {"cleanup.policy": "compact", "segment.ms": "1000", "min.cleanable.dirty.ratio": "0.01"}
+        for f in admin.create_topics([NewTopic("dirty", 1, 1, config=configs),
+                                      NewTopic("probe", 1, 1)]).values():
+            f.result(15)
+        ctx = mp.get_context("spawn")
+        q = ctx.Queue()
+        n = megabytes * 1_000_000 // (size + 80)
+        filler = ctx.Process(target=_dirty, args=(broker.bootstrap, "dirty", n, keys, size, q))
+        filler.start()
+        assert q.get(timeout=1800) == 0
+        filler.join(30)
+        time.sleep(1.2)  # past segment.ms: the next append rolls, and the cleaner finds it dirty
+        ctx2 = ctx.Process(target=_dirty, args=(broker.bootstrap, "dirty", 1, keys, size, q))
+        ctx2.start()
+        q.get(timeout=60)
+        ctx2.join(30)
+        started = time.time()
+        lat = _probe(broker.bootstrap, 10.0, 1000)
+        import re
+        done = re.search(r"log_cleaned .*seconds=([\d.]+)", broker.log_text())
+        note = (f"a cleaning pass of {float(done.group(1)):.1f} s finished during the probe's "
+                f"{time.time() - started:.1f} s" if done else "no cleaning pass")
+        return lat, note
+    finally:
+        broker.stop(60)
+
+
+def _pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=1000)[int(q * 1000) - 1] * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="log compaction: cleaning rate and Produce latency")
+    ap.add_argument("--megabytes", type=int, default=100)
+    ap.add_argument("--keys", type=int, default=1000)
+    ap.add_argument("--size", type=int, default=200)
+    args = ap.parse_args()
+    for kind in ("memory", "disk"):
+        mbps, rps = cleaning_rate(kind, args.megabytes, args.keys, args.size)
+        print(f"cleaning {kind:>6}: {mbps:6.1f} MB/s of log read, {rps:,.0f} records removed/s", flush=True)
+    results = {}
+    for cleaner in (False, True):
+        lat, note = latency_run(cleaner, args.megabytes, args.keys, args.size)
+        results[cleaner] = (_pct(lat, 0.5), _pct(lat, 0.99))
+        print(f"produce latency, cleaner {'on ' if cleaner else 'off'}: p50 {results[cleaner][0]:.2f} ms, "
+              f"p99 {results[cleaner][1]:.2f} ms over {len(lat):,} records ({note})", flush=True)
+    print(f"p99 with the cleaner running / without: {results[True][1] / results[False][1]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

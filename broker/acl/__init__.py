@@ -1,0 +1,1 @@
+"""Authorization: ACLs with Kafka's StandardAuthorizer semantics (docs/SECURITY.md)."""

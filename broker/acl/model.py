@@ -1,0 +1,140 @@
+"""ACLs as Kafka names and numbers them: resource, pattern, operation and permission types,
+an ACL binding, and the filters DescribeAcls and DeleteAcls match with.
+
+The codes are Kafka's (org.apache.kafka.common.acl and .resource); ``IMPLIES`` is
+the table of operations an ALLOW for another one grants, as Kafka's authorizer
+reads it: READ, WRITE, DELETE and ALTER imply DESCRIBE, ALTER_CONFIGS implies
+DESCRIBE_CONFIGS, and ALL implies every operation. DENY implies nothing but ALL.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# ResourceType
+ANY_RESOURCE, TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER = 1, 2, 3, 4, 5, 6, 7
+RESOURCE_TYPES = {"TOPIC": TOPIC, "GROUP": GROUP, "CLUSTER": CLUSTER,
+                  "TRANSACTIONAL_ID": TRANSACTIONAL_ID, "DELEGATION_TOKEN": DELEGATION_TOKEN, "USER": USER}
+RESOURCE_NAMES = {v: k for k, v in RESOURCE_TYPES.items()}
+CLUSTER_NAME = "kafka-cluster"
+WILDCARD = "*"
+
+# PatternType
+ANY_PATTERN, MATCH, LITERAL, PREFIXED = 1, 2, 3, 4
+PATTERN_NAMES = {LITERAL: "LITERAL", PREFIXED: "PREFIXED"}
+
+# AclOperation
+(ANY_OPERATION, ALL, READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS,
+ ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS, TWO_PHASE_COMMIT) = range(1, 16)
+OPERATIONS = {"ALL": ALL, "READ": READ, "WRITE": WRITE, "CREATE": CREATE, "DELETE": DELETE,
+              "ALTER": ALTER, "DESCRIBE": DESCRIBE, "CLUSTER_ACTION": CLUSTER_ACTION,
+              "DESCRIBE_CONFIGS": DESCRIBE_CONFIGS, "ALTER_CONFIGS": ALTER_CONFIGS,
+              "IDEMPOTENT_WRITE": IDEMPOTENT_WRITE, "CREATE_TOKENS": CREATE_TOKENS,
+              "DESCRIBE_TOKENS": DESCRIBE_TOKENS, "TWO_PHASE_COMMIT": TWO_PHASE_COMMIT}
+OPERATION_NAMES = {v: k for k, v in OPERATIONS.items()}
+
+# AclPermissionType
+ANY_PERMISSION, DENY, ALLOW = 1, 2, 3
+PERMISSIONS = {"DENY": DENY, "ALLOW": ALLOW}
+PERMISSION_NAMES = {v: k for k, v in PERMISSIONS.items()}
+
+# an ALLOW for the key also allows the operations in its set
+IMPLIES: dict[int, frozenset[int]] = {
+    READ: frozenset({DESCRIBE}), WRITE: frozenset({DESCRIBE}), DELETE: frozenset({DESCRIBE}),
+    ALTER: frozenset({DESCRIBE}), ALTER_CONFIGS: frozenset({DESCRIBE_CONFIGS}),
+    ALL: frozenset(OPERATIONS.values()),
+}
+
+NOT_PROVIDED = -2147483648  # an authorized-operations field the client did not ask for (KIP-430)
+
+# the operations each resource type supports (Kafka's authorized-operations sets)
+SUPPORTED = {
+    TOPIC: (READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, DESCRIBE_CONFIGS, ALTER_CONFIGS),
+    GROUP: (READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS),
+    CLUSTER: (CREATE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER,
+              DESCRIBE),
+    TRANSACTIONAL_ID: (DESCRIBE, WRITE, TWO_PHASE_COMMIT),
+    DELEGATION_TOKEN: (DESCRIBE,),
+    USER: (CREATE_TOKENS, DESCRIBE_TOKENS),
+}
+
+
+def allowed_by(operation: int) -> frozenset[int]:
+    """The operations whose ALLOW grants ``operation``."""
+    return frozenset({operation, ALL} | {op for op, implied in IMPLIES.items() if operation in implied})
+
+
+class AclBinding(NamedTuple):
+    resource_type: int
+    name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission: int
+
+    def describe(self) -> str:
+        return (f"{PERMISSION_NAMES.get(self.permission, self.permission)} {self.principal} "
+                f"{OPERATION_NAMES.get(self.operation, self.operation)} from {self.host} on "
+                f"{RESOURCE_NAMES.get(self.resource_type, self.resource_type)}:"
+                f"{PATTERN_NAMES.get(self.pattern_type, self.pattern_type)}:{self.name}")
+
+
+class AclFilter(NamedTuple):
+    """DescribeAcls / DeleteAcls: None matches anything; ANY_* codes too."""
+
+    resource_type: int
+    name: str | None
+    pattern_type: int
+    principal: str | None
+    host: str | None
+    operation: int
+    permission: int
+
+    def matches(self, acl: AclBinding) -> bool:
+        if self.resource_type != ANY_RESOURCE and self.resource_type != acl.resource_type:
+            return False
+        if not self._matches_pattern(acl):
+            return False
+        if self.principal is not None and self.principal != acl.principal:
+            return False
+        if self.host is not None and self.host != acl.host:
+            return False
+        if self.operation != ANY_OPERATION and self.operation != acl.operation:
+            return False
+        return self.permission == ANY_PERMISSION or self.permission == acl.permission
+
+    def _matches_pattern(self, acl: AclBinding) -> bool:
+        p = self.pattern_type
+        if p == MATCH:  # every ACL that would apply to a resource of this name
+            if self.name is None:
+                return True
+            if acl.pattern_type == LITERAL:
+                return acl.name == self.name or acl.name == WILDCARD
+            return acl.pattern_type == PREFIXED and self.name.startswith(acl.name)
+        if p != ANY_PATTERN and p != acl.pattern_type:
+            return False
+        return self.name is None or self.name == acl.name
+
+
+def validate(acl: AclBinding) -> str | None:
+    """Why CreateAcls must refuse ``acl``, or None."""
+    if acl.resource_type not in RESOURCE_NAMES:
+        return f"resource type {acl.resource_type} is not one an ACL can name"
+    if acl.resource_type == DELEGATION_TOKEN:
+        return "delegation tokens are not supported by this broker"
+    if acl.pattern_type not in (LITERAL, PREFIXED):
+        return "the pattern type must be LITERAL or PREFIXED"
+    if acl.operation not in OPERATION_NAMES:
+        return f"operation {acl.operation} is not one an ACL can name"
+    if acl.permission not in PERMISSION_NAMES:
+        return "the permission type must be ALLOW or DENY"
+    if not acl.name:
+        return "the resource name is empty"
+    if acl.resource_type == CLUSTER and (acl.name != CLUSTER_NAME or acl.pattern_type != LITERAL):
+        return f"a CLUSTER ACL names the resource {CLUSTER_NAME} (LITERAL)"
+    if ":" not in acl.principal or not acl.principal.split(":", 1)[1]:
+        return f"principal '{acl.principal}' is not Type:name (User:alice)"
+    if not acl.host:
+        return "the host is empty (use * for any)"
+    return None

@@ -1,0 +1,1 @@
+"""The log cleaner: compaction of topics with ``cleanup.policy=compact`` (Kafka's LogCleaner)."""

@@ -1,0 +1,179 @@
+"""Dynamic broker configs (Kafka's KIP-226): what IncrementalAlterConfigs and
+AlterConfigs may change on a BROKER resource while the broker runs.
+
+Values live in two layers, this broker's (resource name = node.id) over the
+cluster default (resource name ""), and both win over the properties file, as
+in Kafka's DynamicBrokerConfig. ``DYNAMIC_KEYS`` holds the configs Kafka treats
+as dynamic: the topic defaults (log.retention.ms, log.cleanup.policy, ...; they
+reach every topic without an override of its own), the producer-state pair, and
+thread, connection and cleaner settings that mean nothing on kipper (accepted,
+described, inert). Every other name gets Kafka's answer for a static config.
+Changes persist in the metadata store with log.dirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
+from kipper.broker.log.topic_configs import (
+    APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, parse_value,
+)
+from kipper.broker.storage.metadata import MetadataStore
+from kipper.protocol.errors import ErrorCode
+
+DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 2, 3  # DescribeConfigs ConfigSource
+
+# Kafka's name -> kipper's broker key of the same meaning, where they differ
+ALIASES = {"log.retention.ms": "retention.ms", "log.retention.bytes": "retention.bytes"}
+
+
+@dataclass(frozen=True)
+class DynamicKey:
+    name: str
+    type: str
+    parse: Callable[[str], Any]  # raises ConfigValueError or ConfigError
+    default: str
+    effect: str
+    doc: str
+
+
+def _from_topic(d: TopicConfigDef) -> DynamicKey:
+    def parse(text: str):
+        value = parse_value(d.type, d.synonym, text)
+        problem = d.check(value) if d.check is not None else None
+        if problem:
+            raise ConfigValueError(f"Invalid value {text} for configuration {d.synonym}: {problem}")
+        return value
+    key = ALIASES.get(d.synonym, d.static_key)
+    default = defaults_text(key) if key in KEYS else d.default
+    return DynamicKey(d.synonym, d.type, parse, default, d.effect,
+                      f"Default of topic config {d.name}. {d.doc}")
+
+
+def _from_static(name: str, effect: str) -> DynamicKey:
+    key = KEYS[name]
+    return DynamicKey(name, "long", key.parse, defaults_text(name), effect, key.doc)
+
+
+def _inert(name: str, type_: str, default: str, doc: str) -> DynamicKey:
+    return DynamicKey(name, type_, lambda text: parse_value(type_, name, text), default, INERT, doc)
+
+
+DYNAMIC_KEYS: dict[str, DynamicKey] = {k.name: k for k in (
+    *(_from_topic(d) for d in TOPIC_CONFIGS.values() if d.synonym),
+    _from_static("producer.id.expiration.ms", APPLIED),
+    _from_static("transaction.partition.verification.enable", APPLIED),
+    _inert("num.io.threads", "int", "8", "Request handler threads (kipper: one event loop)."),
+    _inert("num.network.threads", "int", "3", "Network threads (kipper: one event loop)."),
+    _inert("num.replica.fetchers", "int", "1", "Replica fetchers (one node: no replication)."),
+    _inert("num.recovery.threads.per.data.dir", "int", "2", "Log recovery threads per directory."),
+    _inert("background.threads", "int", "10", "Background task threads."),
+    _from_static("log.cleaner.threads", APPLIED),
+    _inert("log.cleaner.io.max.bytes.per.second", "double", str(float(1.7976931348623157e308)),
+           "Log cleaner I/O limit (not enforced)."),
+    _inert("log.cleaner.dedupe.buffer.size", "long", "134217728", "Log cleaner buffer (kipper sizes its own)."),
+    _inert("log.cleaner.io.buffer.size", "int", "524288", "Log cleaner buffer (kipper sizes its own)."),
+    _inert("log.cleaner.io.buffer.load.factor", "double", "0.9", "Log cleaner load factor (kipper sizes its own)."),
+    _from_static("log.cleaner.backoff.ms", INERT),  # read when the broker starts
+    _inert("max.connections", "int", str(2**31 - 1), "Connection limit (not enforced)."),
+    _inert("max.connections.per.ip", "int", str(2**31 - 1), "Connection limit per IP (not enforced)."),
+    _inert("max.connection.creation.rate", "int", str(2**31 - 1), "Connection rate limit (not enforced)."),
+    _inert("max.connections.per.ip.overrides", "string", "", "Per-IP limits (not enforced)."),
+    _inert("metric.reporters", "list", "", "Metric reporter classes (kipper: metrics dumps)."),
+)}
+
+
+class DynamicBrokerConfigs:
+    def __init__(self, static: BrokerConfig, metadata: MetadataStore | None = None):
+        self.static = static
+        self.node = str(static["node.id"])
+        self.metadata = metadata or MetadataStore()
+        stored = self.metadata.broker_configs
+        self.layers: dict[str, dict[str, str]] = {"": dict(stored.get("", {})),
+                                                  self.node: dict(stored.get(self.node, {}))}
+        self.generation = 0  # moves on every change; views cache by it
+        self.view = BrokerConfigView(self)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def dynamic(self, name: str) -> tuple[str, int] | None:
+        """(value, DescribeConfigs source) of ``name`` if set dynamically."""
+        if name in self.layers[self.node]:
+            return self.layers[self.node][name], DYNAMIC_BROKER_CONFIG
+        if name in self.layers[""]:
+            return self.layers[""][name], DYNAMIC_DEFAULT_BROKER_CONFIG
+        return None
+
+    def typed(self, key: str):
+        """A kipper broker key's value, a dynamic one (under Kafka's name) first."""
+        for name, alias in ALIASES.items():
+            if alias == key:
+                key_name = name
+                break
+        else:
+            key_name = key
+        found = self.dynamic(key_name)
+        return self.static[key] if found is None else KEYS[key].parse(found[0])
+
+    # --- changing ---------------------------------------------------------------------------
+
+    def layer_for(self, resource_name: str) -> tuple[ErrorCode, str | None]:
+        """Which layer a BROKER resource names: "" (cluster default) or this node."""
+        if resource_name == "":
+            return ErrorCode.NONE, None
+        try:
+            node = int(resource_name)
+        except ValueError:
+            return ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {resource_name}"
+        if str(node) != self.node:
+            return (ErrorCode.INVALID_REQUEST,
+                    f"Unexpected broker id, expected {self.node}, but received {resource_name}")
+        return ErrorCode.NONE, None
+
+    def check(self, configs: dict[str, str]) -> tuple[ErrorCode, str | None]:
+        """Kafka's DynamicBrokerConfig.validate: static names, then values."""
+        static = sorted(k for k in configs if k not in DYNAMIC_KEYS)
+        if static:
+            return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})"
+        for name, value in configs.items():
+            try:
+                DYNAMIC_KEYS[name].parse(value)
+            except (ConfigValueError, ConfigError) as exc:
+                message = str(exc)
+                if not message.startswith("Invalid value"):
+                    message = f"Invalid value {value} for configuration {name}: {message}"
+                return ErrorCode.INVALID_REQUEST, message
+        return ErrorCode.NONE, None
+
+    def current(self, resource_name: str) -> dict[str, str]:
+        return dict(self.layers["" if resource_name == "" else self.node])
+
+    def replace(self, resource_name: str, configs: dict[str, str]) -> None:
+        """The whole dynamic set of one layer (already checked); persisted."""
+        layer = "" if resource_name == "" else self.node
+        self.layers[layer] = dict(configs)
+        self.metadata.put_broker_configs(layer, self.layers[layer])
+        self.generation += 1
+
+
+class BrokerConfigView(Mapping):
+    """The broker config as engines should read it: dynamic values over static ones."""
+
+    def __init__(self, dynamic: DynamicBrokerConfigs):
+        self._dynamic = dynamic
+
+    @property
+    def explicit(self):
+        return self._dynamic.static.explicit
+
+    def __getitem__(self, key: str):
+        return self._dynamic.typed(key)
+
+    def __iter__(self):
+        return iter(self._dynamic.static)
+
+    def __len__(self) -> int:
+        return len(self._dynamic.static)

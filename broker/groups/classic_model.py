@@ -1,0 +1,103 @@
+"""Classic groups as data: the states, their transitions table, settings, members.
+
+``ClassicGroupCoordinator`` (classic.py) is the engine that moves them.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kipper.protocol.errors import ErrorCode
+
+EMPTY = "Empty"
+PREPARING_REBALANCE = "PreparingRebalance"
+COMPLETING_REBALANCE = "CompletingRebalance"
+STABLE = "Stable"
+DEAD = "Dead"
+
+TRANSITIONS = {
+    EMPTY: {PREPARING_REBALANCE, DEAD},
+    PREPARING_REBALANCE: {COMPLETING_REBALANCE, EMPTY, DEAD},
+    COMPLETING_REBALANCE: {PREPARING_REBALANCE, STABLE, DEAD},
+    STABLE: {PREPARING_REBALANCE, DEAD},
+    DEAD: set(),
+}
+
+Reply = Callable[[dict], None]
+
+
+@dataclass
+class GroupSettings:
+    initial_rebalance_delay_ms: int = 0
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1800000
+    max_size: int = 2**31 - 1
+
+
+@dataclass
+class Member:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    last_heartbeat: int
+    assignment: bytes = b""
+    join_reply: Reply | None = None
+    sync_reply: Reply | None = None
+    join_version: int = 0
+
+    def metadata_for(self, protocol: str) -> bytes:
+        for name, meta in self.protocols:
+            if name == protocol:
+                return meta
+        return b""
+
+
+@dataclass
+class Group:
+    group_id: str
+    state: str = EMPTY
+    generation_id: int = 0
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader_id: str | None = None
+    members: dict[str, Member] = field(default_factory=dict)
+    pending_members: dict[str, int] = field(default_factory=dict)  # KIP-394: id -> deadline
+    rebalance_deadline: int = 0
+    initial_delay_until: int = 0
+
+    def transition(self, target: str) -> None:
+        if target not in TRANSITIONS[self.state]:
+            raise AssertionError(f"group {self.group_id}: illegal move {self.state} -> {target}")
+        self.state = target
+
+    @property
+    def awaiting_join(self) -> list[Member]:
+        return [m for m in self.members.values() if m.join_reply is not None]
+
+
+def error_reply(code: ErrorCode, **extra) -> dict:
+    return {"error_code": int(code), **extra}
+
+
+def subscription_topics(metadata: bytes) -> set[str] | None:
+    """The topics of a ConsumerProtocolSubscription (read with its v0 prefix, as Kafka
+    does: version, then [topic]); None when the bytes are not one."""
+    try:
+        if len(metadata) < 6:
+            return None
+        (count,) = struct.unpack_from(">i", metadata, 2)
+        pos, out = 6, set()
+        for _ in range(count):
+            (size,) = struct.unpack_from(">h", metadata, pos)
+            out.add(bytes(metadata[pos + 2:pos + 2 + size]).decode("utf-8"))
+            pos += 2 + size
+        return out
+    except (struct.error, UnicodeDecodeError):
+        return None

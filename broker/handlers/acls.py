@@ -1,0 +1,88 @@
+"""DescribeAcls, CreateAcls and DeleteAcls over the broker's authorizer (broker/acl/).
+
+Without an authorizer they answer SECURITY_DISABLED, as Kafka does. Creating or
+deleting ACLs needs ALTER on the cluster, describing them DESCRIBE on the
+cluster (CLUSTER_AUTHORIZATION_FAILED otherwise). Filters match as Kafka's
+AclBindingFilter: ANY and null match everything, MATCH every ACL that would
+apply to a resource of the given name.
+"""
+
+from __future__ import annotations
+
+from kipper.broker.acl.model import (
+    ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE, AclBinding, AclFilter, validate,
+)
+from kipper.protocol.errors import ErrorCode
+
+DISABLED = "No Authorizer is configured on the broker (authorizer.class.name)"
+
+
+def _filter(f) -> AclFilter:
+    return AclFilter(f.resource_type_filter, f.resource_name_filter, f.get("pattern_type_filter", 3),
+                     f.principal_filter, f.host_filter, f.operation, f.permission_type)
+
+
+def handle_describe_acls(req, ctx):
+    acls = ctx.broker.acls
+    if not acls.enabled:
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.SECURITY_DISABLED),
+                "error_message": DISABLED, "resources": []}
+    if not acls.authorize(ctx.session, DESCRIBE, CLUSTER, CLUSTER_NAME, "DescribeAcls"):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                "error_message": None, "resources": []}
+    wanted = _filter(req)
+    by_resource: dict[tuple, list] = {}
+    for a in acls.authorizer.acls():
+        if wanted.matches(a):
+            by_resource.setdefault((a.resource_type, a.name, a.pattern_type), []).append(
+                {"principal": a.principal, "host": a.host, "operation": a.operation,
+                 "permission_type": a.permission})
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": [
+        {"resource_type": t, "resource_name": n, "pattern_type": p, "acls": rows}
+        for (t, n, p), rows in sorted(by_resource.items())]}
+
+
+def handle_create_acls(req, ctx):
+    acls = ctx.broker.acls
+    if not acls.enabled:
+        return {"throttle_time_ms": 0, "results": [
+            {"error_code": int(ErrorCode.SECURITY_DISABLED), "error_message": DISABLED}
+            for _ in req.creations]}
+    if not acls.authorize(ctx.session, ALTER, CLUSTER, CLUSTER_NAME, "CreateAcls"):
+        return {"throttle_time_ms": 0, "results": [
+            {"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), "error_message": None}
+            for _ in req.creations]}
+    results, valid = [], []
+    for c in req.creations:
+        acl = AclBinding(c.resource_type, c.resource_name, c.get("resource_pattern_type", 3),
+                         c.principal, c.host, c.operation, c.permission_type)
+        problem = validate(acl)
+        if problem:
+            results.append({"error_code": int(ErrorCode.INVALID_REQUEST), "error_message": problem})
+        else:
+            valid.append(acl)
+            results.append({"error_code": 0, "error_message": None})
+    if valid:
+        acls.create(valid)
+    return {"throttle_time_ms": 0, "results": results}
+
+
+def handle_delete_acls(req, ctx):
+    acls = ctx.broker.acls
+    if not acls.enabled:
+        return {"throttle_time_ms": 0, "filter_results": [
+            {"error_code": int(ErrorCode.SECURITY_DISABLED), "error_message": DISABLED,
+             "matching_acls": []} for _ in req.filters]}
+    if not acls.authorize(ctx.session, ALTER, CLUSTER, CLUSTER_NAME, "DeleteAcls"):
+        return {"throttle_time_ms": 0, "filter_results": [
+            {"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), "error_message": None,
+             "matching_acls": []} for _ in req.filters]}
+    out = []
+    for f in req.filters:
+        gone = acls.delete(_filter(f))
+        out.append({"error_code": 0, "error_message": None, "matching_acls": [
+            {"error_code": 0, "error_message": None, "resource_type": a.resource_type,
+             "resource_name": a.name, "pattern_type": a.pattern_type, "principal": a.principal,
+             "host": a.host, "operation": a.operation, "permission_type": a.permission}
+            for a in gone]})
+    return {"throttle_time_ms": 0, "filter_results": out}

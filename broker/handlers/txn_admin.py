@@ -1,0 +1,96 @@
+"""The operator's view of producers and transactions (kafka-transactions.sh):
+DescribeProducers reads a partition's producer state (seed 000 / KIP-360),
+DescribeTransactions and ListTransactions the transaction coordinator."""
+
+from __future__ import annotations
+
+import re
+
+from kipper.broker.acl.model import DESCRIBE, READ, TOPIC, TRANSACTIONAL_ID
+from kipper.broker.txn.states import TxnState
+from kipper.protocol.errors import ErrorCode
+
+STATE_NAMES = {s.value: s for s in TxnState}
+
+
+def handle_describe_producers(req, ctx):
+    broker = ctx.broker
+    coordinator_epoch = broker.txn.settings.coordinator_epoch
+    out = []
+    for t in req.topics:
+        parts = []
+        readable = ctx.authorize(READ, TOPIC, t.name)
+        for index in t.partition_indexes:
+            partition = broker.topics.partition(t.name, index)
+            if not readable:
+                parts.append({"partition_index": index,
+                              "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                              "error_message": None, "active_producers": []})
+                continue
+            if partition is None:
+                parts.append({"partition_index": index,
+                              "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                              "error_message": None, "active_producers": []})
+                continue
+            psm = partition.producer_state_if_any
+            txn = partition.txn_index_if_any
+            producers = []
+            for pid, epoch, last_seq, last_ts in (psm.active() if psm is not None else ()):
+                transactional = broker.txn.coordinator.by_producer_id(pid) is not None
+                producers.append({
+                    "producer_id": pid, "producer_epoch": epoch, "last_sequence": last_seq,
+                    "last_timestamp": last_ts,
+                    "coordinator_epoch": coordinator_epoch if transactional else -1,
+                    "current_txn_start_offset": txn.ongoing.get(pid, -1) if txn is not None else -1})
+            parts.append({"partition_index": index, "error_code": 0, "error_message": None,
+                          "active_producers": producers})
+        out.append({"name": t.name, "partitions": parts})
+    return {"throttle_time_ms": 0, "topics": out}
+
+
+def _by_topic(partitions) -> list[dict]:
+    topics: dict[str, list[int]] = {}
+    for topic, partition in sorted(partitions):
+        topics.setdefault(topic, []).append(partition)
+    return [{"topic": t, "partitions": p} for t, p in topics.items()]
+
+
+def handle_describe_transactions(req, ctx):
+    coordinator = ctx.broker.txn.coordinator
+    out = []
+    for tid in req.transactional_ids:
+        meta = coordinator.transactions.get(tid)
+        if meta is None or not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid):
+            code = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                    if not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid) else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
+            out.append({"error_code": int(code), "transactional_id": tid,
+                        "transaction_state": "", "transaction_timeout_ms": 0,
+                        "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1,
+                        "topics": []})
+            continue
+        out.append({"error_code": 0, "transactional_id": tid, "transaction_state": meta.state.value,
+                    "transaction_timeout_ms": meta.timeout_ms,
+                    "transaction_start_time_ms": meta.txn_start, "producer_id": meta.producer_id,
+                    "producer_epoch": meta.producer_epoch, "topics": _by_topic(meta.partitions)})
+    return {"throttle_time_ms": 0, "transaction_states": out}
+
+
+def handle_list_transactions(req, ctx):
+    unknown = [s for s in req.state_filters if s not in STATE_NAMES]
+    states = {STATE_NAMES[s] for s in req.state_filters if s in STATE_NAMES}
+    base = {"throttle_time_ms": 0, "error_code": 0, "unknown_state_filters": unknown,
+            "transaction_states": []}
+    if req.state_filters and not states:
+        return base  # only unknown states asked for: nothing can match
+    pattern = req.get("transactional_id_pattern")
+    if pattern:
+        try:
+            pattern = re.compile(pattern)
+        except re.error:
+            return {**base, "error_code": int(ErrorCode.INVALID_REGULAR_EXPRESSION)}
+    found = ctx.broker.txn.coordinator.list(states, set(req.producer_id_filters),
+                                            req.get("duration_filter", -1), pattern or None, ctx.now)
+    return {**base, "transaction_states": [  # only the ids the session may describe
+        {"transactional_id": m.transactional_id, "producer_id": m.producer_id,
+         "transaction_state": m.state.value} for m in found
+        if ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, m.transactional_id)]}

@@ -1,0 +1,67 @@
+"""The settings a partition's log acts on, from its topic's configs over the broker's keys.
+
+``LogConfig`` is what the storage uses (segments, index, flush) and what the
+log cleaner uses (cleanup policy, tombstone and compaction lags, dirty ratio).
+``log_config`` resolves a topic's values the way Kafka's LogConfig does: the
+topic's own config if set, else the broker's ``log.*`` default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NO_LIMIT = (1 << 63) - 1
+
+
+@dataclass
+class LogConfig:
+    segment_bytes: int = 1 << 30  # segment.bytes / log.segment.bytes
+    segment_ms: int = 7 * 24 * 3600 * 1000  # segment.ms / log.roll.ms
+    index_interval_bytes: int = 4096  # index.interval.bytes / log.index.interval.bytes
+    flush_messages: int = NO_LIMIT  # flush.messages / log.flush.interval.messages
+    flush_ms: int = NO_LIMIT  # flush.ms / log.flush.interval.ms
+    compact: bool = False  # cleanup.policy holds "compact"
+    delete: bool = True  # cleanup.policy holds "delete" (retention applies)
+    delete_retention_ms: int = 86_400_000  # delete.retention.ms / log.cleaner.delete.retention.ms
+    min_cleanable_dirty_ratio: float = 0.5  # min.cleanable.dirty.ratio / log.cleaner.min.cleanable.ratio
+    min_compaction_lag_ms: int = 0  # min.compaction.lag.ms / log.cleaner.min.compaction.lag.ms
+    max_compaction_lag_ms: int = NO_LIMIT  # max.compaction.lag.ms / log.cleaner.max.compaction.lag.ms
+
+
+def _get(broker, key: str, default):
+    try:
+        return broker[key]
+    except KeyError:
+        return default
+
+
+def log_config(topic_configs: dict[str, str], broker) -> LogConfig:
+    """The LogConfig of a topic: its own configs over the broker's defaults."""
+    roll_ms = broker["log.roll.ms"] if broker["log.roll.ms"] >= 0 else broker["log.roll.hours"] * 3_600_000
+    flush_ms = broker["log.flush.interval.ms"]
+
+    def get(name: str, default, kind=int):
+        value = topic_configs.get(name)
+        return kind(value) if value is not None else default
+
+    text = topic_configs.get("cleanup.policy")
+    if text is None:
+        text = _get(broker, "log.cleanup.policy", "delete")
+    policy = {p.strip() for p in text.split(",") if p.strip()}
+    return LogConfig(
+        # internal.segment.bytes: Kafka's test-only way below segment.bytes' 1 MiB minimum
+        segment_bytes=get("internal.segment.bytes", get("segment.bytes", broker["log.segment.bytes"])),
+        segment_ms=get("segment.ms", roll_ms),
+        index_interval_bytes=get("index.interval.bytes", broker["log.index.interval.bytes"]),
+        flush_messages=get("flush.messages", broker["log.flush.interval.messages"]),
+        flush_ms=get("flush.ms", flush_ms if flush_ms >= 0 else NO_LIMIT),
+        compact="compact" in policy,
+        delete="delete" in policy,
+        delete_retention_ms=get("delete.retention.ms",
+                                _get(broker, "log.cleaner.delete.retention.ms", 86_400_000)),
+        min_cleanable_dirty_ratio=get("min.cleanable.dirty.ratio",
+                                      _get(broker, "log.cleaner.min.cleanable.ratio", 0.5), float),
+        min_compaction_lag_ms=get("min.compaction.lag.ms",
+                                  _get(broker, "log.cleaner.min.compaction.lag.ms", 0)),
+        max_compaction_lag_ms=get("max.compaction.lag.ms",
+                                  _get(broker, "log.cleaner.max.compaction.lag.ms", NO_LIMIT)))

@@ -1,0 +1,133 @@
+"""A topic's configs in effect: its own value, else the broker's (dynamic per
+broker, dynamic cluster default, then the properties file), else Kafka's default.
+
+``TopicConfigView`` answers DescribeConfigs (value, source, synonyms in Kafka's
+order, as ConfigHelper.createTopicConfigEntry builds them) and hands Produce an
+``AppendPolicy``: the configs the append path applies, cached per topic until
+its configs or the dynamic broker configs change.
+"""
+
+from __future__ import annotations
+
+from kipper.broker.config import KEYS
+from kipper.broker.dynamic_configs import DynamicBrokerConfigs
+from kipper.broker.log.append_policy import AppendPolicy
+from kipper.broker.log.topic_configs import CONFIG_TYPES, LONG_MAX, TOPIC_CONFIGS, TopicConfigDef
+from kipper.protocol import compression
+
+DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 2, 3
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
+
+
+def _text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class TopicConfigView:
+    def __init__(self, dynamic: DynamicBrokerConfigs):
+        self.dynamic = dynamic
+        self.static = dynamic.static
+        self._policies: dict[str, tuple[tuple, AppendPolicy]] = {}
+
+    # --- the broker's side of a topic config ------------------------------------------------
+
+    def _static_text(self, d: TopicConfigDef) -> str:
+        static = self.static
+        if d.name == "segment.ms":
+            roll = static["log.roll.ms"]
+            return str(roll if roll >= 0 else static["log.roll.hours"] * 3_600_000)
+        value = static[d.static_key]
+        if d.name == "flush.ms" and value < 0:
+            value = LONG_MAX  # kipper's -1 "no timer" is Kafka's Long.MAX_VALUE
+        return d.canonical(_text(value))
+
+    @staticmethod
+    def _default_text(d: TopicConfigDef) -> str:
+        """The value kipper's broker key defaults to, in the topic config's terms."""
+        if d.name == "segment.ms":
+            return str(KEYS["log.roll.hours"].default * 3_600_000)
+        value = KEYS[d.static_key].default
+        if d.name == "flush.ms" and value < 0:
+            value = LONG_MAX
+        return d.canonical(_text(value))
+
+    def _static_explicit(self, d: TopicConfigDef) -> bool:
+        explicit = self.static.explicit
+        if d.name == "segment.ms":
+            return "log.roll.ms" in explicit or "log.roll.hours" in explicit
+        return d.static_key in explicit
+
+    def synonyms(self, configs: dict[str, str], name: str) -> list[tuple[str, str, int]]:
+        """(name, value, source) from the highest precedence down; the first is in effect."""
+        d = TOPIC_CONFIGS[name]
+        out = []
+        if configs.get(name) is not None:
+            out.append((name, d.canonical(configs[name]), DYNAMIC_TOPIC_CONFIG))
+        if d.synonym is not None:
+            for layer, source in ((self.dynamic.node, DYNAMIC_BROKER_CONFIG),
+                                  ("", DYNAMIC_DEFAULT_BROKER_CONFIG)):
+                value = self.dynamic.layers[layer].get(d.synonym)
+                if value is not None:
+                    out.append((d.synonym, d.canonical(value), source))
+        if d.static_key is not None:
+            if self._static_explicit(d):
+                out.append((d.static_key, self._static_text(d), STATIC_BROKER_CONFIG))
+            out.append((d.static_key, self._default_text(d), DEFAULT_CONFIG))
+        elif d.synonym is not None:
+            out.append((d.synonym, d.default, DEFAULT_CONFIG))
+        return out
+
+    def value(self, configs: dict[str, str], name: str) -> str:
+        found = self.synonyms(configs, name)
+        return found[0][1] if found else TOPIC_CONFIGS[name].default
+
+    def typed(self, configs: dict[str, str], name: str):
+        d = TOPIC_CONFIGS[name]
+        return d.parse(self.value(configs, name))
+
+    def row(self, configs: dict[str, str], name: str, *, include_synonyms: bool = False,
+            include_documentation: bool = False) -> dict:
+        """One DescribeConfigs (or CreateTopics) entry."""
+        d = TOPIC_CONFIGS[name]
+        found = self.synonyms(configs, name)
+        value, source = (found[0][1], found[0][2]) if found else (d.default, DEFAULT_CONFIG)
+        # Kafka lists the topic's own value, then the broker's synonyms; a default
+        # with no synonym is reported with none
+        return {"name": name, "value": value, "read_only": False, "is_sensitive": False,
+                "config_source": source,
+                "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in found]
+                if include_synonyms else [],
+                "config_type": CONFIG_TYPES[d.type],
+                "documentation": d.doc if include_documentation else None}
+
+    # --- the append path ---------------------------------------------------------------------
+
+    def policy(self, topic) -> AppendPolicy:
+        key = (id(topic.configs), topic.config_epoch, self.dynamic.generation)
+        cached = self._policies.get(topic.name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        configs = topic.configs
+        cleanup = self.typed(configs, "cleanup.policy")
+        codec_name = self.typed(configs, "compression.type")
+        codec = None if codec_name == "producer" else compression.BY_NAME.get(
+            "none" if codec_name == "uncompressed" else codec_name)
+        level = {compression.GZIP: "compression.gzip.level", compression.LZ4: "compression.lz4.level",
+                 compression.ZSTD: "compression.zstd.level"}.get(codec)
+        policy = AppendPolicy(
+            max_message_bytes=self.typed(configs, "max.message.bytes"),
+            log_append_time=self.typed(configs, "message.timestamp.type") == "LogAppendTime",
+            before_max_ms=self.typed(configs, "message.timestamp.before.max.ms"),
+            after_max_ms=self.typed(configs, "message.timestamp.after.max.ms"),
+            compact="compact" in cleanup, delete="delete" in cleanup,
+            codec=codec, level=self.typed(configs, level) if level else None)
+        self._policies[topic.name] = (key, policy)
+        return policy
+
+    def retention(self, topic) -> tuple[int, int] | None:
+        """(retention.ms, retention.bytes) when the cleanup policy deletes, else None."""
+        if not self.policy(topic).delete:
+            return None
+        return self.typed(topic.configs, "retention.ms"), self.typed(topic.configs, "retention.bytes")

@@ -1,0 +1,25 @@
+"""CreateAcls (API key 30)."""
+
+from kipper.protocol.schema import Api, F
+
+CREATE_ACLS = Api(
+    key=30, name='CreateAcls', valid='1-3', flexible='2+',
+    request=(
+        F('creations', '[]', fields=(
+            F('resource_type', 'int8'),
+            F('resource_name', 'string'),
+            F('resource_pattern_type', 'int8', '1+', default=3),
+            F('principal', 'string'),
+            F('host', 'string'),
+            F('operation', 'int8'),
+            F('permission_type', 'int8'),
+        )),
+    ),
+    response=(
+        F('throttle_time_ms', 'int32'),
+        F('results', '[]', fields=(
+            F('error_code', 'int16'),
+            F('error_message', 'string', nullable='0+'),
+        )),
+    ),
+)

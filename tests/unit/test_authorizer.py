@@ -1,0 +1,146 @@
+"""The authorizer's matching rules, as Kafka's StandardAuthorizer decides: operation
+implications, DENY over ALLOW, LITERAL, PREFIXED and wildcard resources and principals,
+hosts, super users, allow.everyone.if.no.acl.found, and the ACL filters."""
+
+from __future__ import annotations
+
+import pytest
+
+from kipper.broker.acl.authorizer import Authorizer
+from kipper.broker.acl.model import (
+    ALL, ALLOW, ALTER, ALTER_CONFIGS, ANY_OPERATION, ANY_PATTERN, ANY_PERMISSION, ANY_RESOURCE, CLUSTER,
+    CLUSTER_ACTION, CREATE, DELETE, DELEGATION_TOKEN, DENY, DESCRIBE, DESCRIBE_CONFIGS, GROUP,
+    IDEMPOTENT_WRITE, LITERAL, MATCH, PREFIXED, READ, TOPIC, TRANSACTIONAL_ID, WRITE, AclBinding, AclFilter,
+    validate,
+)
+
+ALICE = "User:alice"
+
+
+def acl(op, permission=ALLOW, name="orders", pattern=LITERAL, principal=ALICE, host="*",
+        rtype=TOPIC) -> AclBinding:
+    return AclBinding(rtype, name, pattern, principal, host, op, permission)
+
+
+def allowed(a: Authorizer, op, name="orders", principal=ALICE, host="10.0.0.1", rtype=TOPIC) -> bool:
+    return a.authorize(principal, host, op, rtype, name)
+
+
+@pytest.mark.parametrize("granted,implied", [
+    (READ, DESCRIBE), (WRITE, DESCRIBE), (DELETE, DESCRIBE), (ALTER, DESCRIBE),
+    (ALTER_CONFIGS, DESCRIBE_CONFIGS),
+])
+def test_an_allow_implies_describe_or_describe_configs(granted, implied):
+    a = Authorizer()
+    a.add([acl(granted)])
+    assert allowed(a, granted) and allowed(a, implied)
+
+
+@pytest.mark.parametrize("granted,not_implied", [
+    (DESCRIBE, READ), (READ, WRITE), (WRITE, READ), (DESCRIBE_CONFIGS, ALTER_CONFIGS), (CREATE, DESCRIBE),
+])
+def test_implications_go_one_way_only(granted, not_implied):
+    a = Authorizer()
+    a.add([acl(granted)])
+    assert not allowed(a, not_implied)
+
+
+def test_all_allows_every_operation_and_a_deny_of_all_denies_every_one():
+    a = Authorizer()
+    a.add([acl(ALL)])
+    assert all(allowed(a, op) for op in (READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, ALTER_CONFIGS))
+    a.add([acl(ALL, DENY)])
+    assert not any(allowed(a, op) for op in (READ, WRITE, DESCRIBE))
+
+
+def test_deny_wins_over_allow_and_denies_nothing_it_does_not_name():
+    a = Authorizer()
+    a.add([acl(READ), acl(WRITE), acl(WRITE, DENY)])
+    assert allowed(a, READ) and not allowed(a, WRITE)
+    a.add([acl(READ, DENY)])
+    assert not allowed(a, READ)
+    assert allowed(a, DESCRIBE), "a DENY of READ does not deny the DESCRIBE an ALLOW of WRITE gives"
+
+
+def test_prefixed_literal_and_wildcard_resources():
+    a = Authorizer()
+    a.add([acl(READ, name="app-", pattern=PREFIXED), acl(WRITE, name="logs"), acl(DESCRIBE, name="*")])
+    assert allowed(a, READ, "app-orders") and allowed(a, READ, "app-")
+    assert not allowed(a, READ, "ap") and not allowed(a, READ, "other")
+    assert allowed(a, WRITE, "logs") and not allowed(a, WRITE, "logs2")
+    assert allowed(a, DESCRIBE, "anything")
+    assert not a.matching(TOPIC, "zzz-app-x") or all(x.name == "*" for x in a.matching(TOPIC, "zzz-app-x"))
+
+
+def test_principals_and_hosts():
+    a = Authorizer()
+    a.add([acl(READ, principal="User:*", host="10.0.0.1"), acl(WRITE, principal="User:bob")])
+    assert allowed(a, READ, principal="User:anyone")
+    assert not allowed(a, READ, host="10.0.0.2")
+    assert not allowed(a, WRITE) and allowed(a, WRITE, principal="User:bob")
+
+
+def test_super_users_bypass_every_check_and_nobody_else_without_an_acl():
+    a = Authorizer(super_users={"User:admin"})
+    a.add([acl(READ, DENY, principal="User:*")])
+    assert allowed(a, WRITE, principal="User:admin") and allowed(a, READ, principal="User:admin")
+    assert not allowed(a, READ)
+    assert not allowed(a, READ, name="no-acl-at-all"), "allow.everyone.if.no.acl.found is false"
+
+
+def test_allow_everyone_if_no_acl_found_only_where_no_acl_names_the_resource():
+    a = Authorizer(allow_everyone_if_no_acl_found=True)
+    a.add([acl(READ, principal="User:bob")])
+    assert allowed(a, WRITE, name="unnamed")
+    assert not allowed(a, WRITE), "an ACL names 'orders', so the default does not apply"
+
+
+def test_cluster_transactional_id_and_group_resources():
+    a = Authorizer()
+    a.add([acl(IDEMPOTENT_WRITE, rtype=CLUSTER, name="kafka-cluster"),
+           acl(WRITE, rtype=TRANSACTIONAL_ID, name="tx-", pattern=PREFIXED), acl(READ, rtype=GROUP, name="g")])
+    assert allowed(a, IDEMPOTENT_WRITE, "kafka-cluster", rtype=CLUSTER)
+    assert not allowed(a, CLUSTER_ACTION, "kafka-cluster", rtype=CLUSTER)
+    assert allowed(a, WRITE, "tx-1", rtype=TRANSACTIONAL_ID) and allowed(a, DESCRIBE, "tx-1", rtype=TRANSACTIONAL_ID)
+    assert allowed(a, READ, "g", rtype=GROUP) and not allowed(a, READ, "g", rtype=TOPIC)
+
+
+def test_authorized_operations_are_kafkas_bit_sets():
+    a = Authorizer()
+    a.add([acl(READ)])
+    assert a.authorized_operations(ALICE, "h", TOPIC, "orders") == (1 << READ) | (1 << DESCRIBE)
+    a.add([acl(ALL)])
+    assert bin(a.authorized_operations(ALICE, "h", TOPIC, "orders")).count("1") == 8
+
+
+def test_filters_match_as_kafkas_acl_binding_filter():
+    acls = [acl(READ, name="app-", pattern=PREFIXED), acl(WRITE, name="app-orders"), acl(READ, name="*"),
+            acl(READ, name="other")]
+    match = AclFilter(TOPIC, "app-orders", MATCH, None, None, ANY_OPERATION, ANY_PERMISSION)
+    assert [x.name for x in acls if match.matches(x)] == ["app-", "app-orders", "*"]
+    literal = AclFilter(TOPIC, "app-", LITERAL, None, None, ANY_OPERATION, ANY_PERMISSION)
+    assert not any(literal.matches(x) for x in acls)
+    anything = AclFilter(ANY_RESOURCE, None, ANY_PATTERN, None, None, ANY_OPERATION, ANY_PERMISSION)
+    assert all(anything.matches(x) for x in acls)
+    writes = AclFilter(ANY_RESOURCE, None, ANY_PATTERN, ALICE, "*", WRITE, ALLOW)
+    assert [x.name for x in acls if writes.matches(x)] == ["app-orders"]
+
+
+def test_remove_by_filter_and_the_version_moves_on_every_change():
+    a = Authorizer()
+    a.add([acl(READ), acl(WRITE)])
+    v = a.version
+    gone = a.remove(AclFilter(TOPIC, "orders", LITERAL, None, None, WRITE, ANY_PERMISSION))
+    assert [x.operation for x in gone] == [WRITE] and a.version > v
+    assert allowed(a, READ) and not allowed(a, WRITE)
+
+
+@pytest.mark.parametrize("binding,problem", [
+    (acl(READ, pattern=MATCH), "LITERAL or PREFIXED"),
+    (acl(READ, rtype=DELEGATION_TOKEN, name="t"), "delegation tokens"),
+    (acl(READ, principal="alice"), "Type:name"),
+    (acl(ALTER, rtype=CLUSTER, name="other"), "kafka-cluster"),
+    (acl(READ, permission=ANY_PERMISSION), "ALLOW or DENY"),
+])
+def test_acls_that_cannot_be_created(binding, problem):
+    assert problem in validate(binding)

@@ -1,0 +1,209 @@
+"""Kafka's topic config set: names, defaults and validation (LogConfig), values in
+effect with their source and synonyms (ConfigHelper), and what the append path
+does with them (LogValidator): LogAppendTime, timestamp limits, recompression."""
+
+from __future__ import annotations
+
+import pytest
+
+from kipper.broker.log import append_policy
+from kipper.broker.log.append_policy import AppendPolicy
+from kipper.broker.log.topic_configs import TOPIC_CONFIGS, describable, validate_topic_configs
+from kipper.broker.log.validate import Rejected
+from kipper.protocol import batch as b
+from kipper.protocol import compression
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
+from tests.support.inproc import InProcessBroker
+
+# Kafka 4.x's LogConfig (non-internal names) plus KIP-932's share.auto.offset.reset
+KAFKA_TOPIC_CONFIGS = {
+    "cleanup.policy", "compression.gzip.level", "compression.lz4.level", "compression.type",
+    "compression.zstd.level", "delete.retention.ms", "file.delete.delay.ms", "flush.messages",
+    "flush.ms", "follower.replication.throttled.replicas", "index.interval.bytes",
+    "leader.replication.throttled.replicas", "local.retention.bytes", "local.retention.ms",
+    "max.compaction.lag.ms", "max.message.bytes", "message.timestamp.after.max.ms",
+    "message.timestamp.before.max.ms", "message.timestamp.type", "min.cleanable.dirty.ratio",
+    "min.compaction.lag.ms", "min.insync.replicas", "preallocate", "remote.log.copy.disable",
+    "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes", "retention.ms",
+    "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
+    "unclean.leader.election.enable", "share.auto.offset.reset",
+}
+NOW = 1_700_000_000_000
+
+
+def test_every_kafka_topic_config_is_known_and_its_default_is_valid():
+    assert set(describable()) == KAFKA_TOPIC_CONFIGS
+    for name in describable():
+        assert validate_topic_configs({name: TOPIC_CONFIGS[name].default}) is None, name
+
+
+@pytest.mark.parametrize("configs,message", [
+    ({"segment.bytes": "1000"}, "Invalid value 1000 for configuration segment.bytes: Value must be at least 1048576"),
+    ({"cleanup.policy": "shred"}, "String must be one of: compact, delete"),
+    ({"retention.ms": "-2"}, "Value must be at least -1"),
+    ({"flush.ms": "soon"}, "Not a number of type LONG"),
+    ({"max.message.bytes": str(2**31)}, "Not a number of type INT"),
+    ({"preallocate": "yes"}, "Expected value to be either true or false"),
+    ({"min.cleanable.dirty.ratio": "1.5"}, "Value must be no more than 1"),
+    ({"compression.zstd.level": "23"}, "[-131072,...,22] or 3"),
+    ({"leader.replication.throttled.replicas": "0-1"}, "[partitionId]:[brokerId]"),
+    ({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"},
+     "min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
+    ({"remote.storage.enable": "true"}, "Tiered Storage functionality is disabled in the broker"),
+    ({"no.such.config": "1"}, "Unknown topic config name: no.such.config"),
+])
+def test_invalid_values_get_kafkas_message(configs, message):
+    assert message in validate_topic_configs(configs)
+
+
+def test_valid_lists_and_internal_segment_bytes_are_accepted():
+    assert validate_topic_configs({"cleanup.policy": "compact,delete",
+                                   "leader.replication.throttled.replicas": "0:1,1:1",
+                                   "internal.segment.bytes": "1024"}) is None
+    assert "internal.segment.bytes" not in describable()
+
+
+def test_null_values_are_refused_unless_the_caller_allows_them():
+    assert "Null value" in validate_topic_configs({"retention.ms": None})
+    assert validate_topic_configs({"retention.ms": None}, allow_null=True) is None
+
+
+# --- values in effect ----------------------------------------------------------------------
+
+def test_a_topic_value_wins_and_its_synonyms_follow_in_kafkas_order():
+    broker = InProcessBroker(**{"log.message.timestamp.type": "LogAppendTime"})
+    view = broker.state.topic_configs
+    row = view.row({}, "message.timestamp.type", include_synonyms=True)
+    assert (row["value"], row["config_source"]) == ("LogAppendTime", 4)  # STATIC_BROKER_CONFIG
+    assert [(s["name"], s["source"]) for s in row["synonyms"]] == [
+        ("log.message.timestamp.type", 4), ("log.message.timestamp.type", 5)]
+    row = view.row({"message.timestamp.type": "CreateTime"}, "message.timestamp.type",
+                   include_synonyms=True)
+    assert (row["value"], row["config_source"]) == ("CreateTime", 1)  # DYNAMIC_TOPIC_CONFIG
+    assert row["synonyms"][0] == {"name": "message.timestamp.type", "value": "CreateTime", "source": 1}
+
+
+def test_dynamic_broker_configs_sit_between_the_topic_and_the_properties_file():
+    broker = InProcessBroker()
+    dynamic = broker.state.dynamic_configs
+    broker.state.alter_broker_configs("", {"log.retention.ms": "1000"})
+    row = broker.state.topic_configs.row({}, "retention.ms", include_synonyms=True)
+    assert (row["value"], row["config_source"]) == ("1000", 3)  # DYNAMIC_DEFAULT_BROKER_CONFIG
+    broker.state.alter_broker_configs(dynamic.node, {"log.retention.ms": "2000"})
+    row = broker.state.topic_configs.row({}, "retention.ms", include_synonyms=True)
+    assert (row["value"], row["config_source"]) == ("2000", 2)  # DYNAMIC_BROKER_CONFIG
+    assert [s["source"] for s in row["synonyms"]] == [2, 3, 5]
+    assert broker.state.dynamic_configs.view["retention.ms"] == 2000
+
+
+def test_segment_ms_and_flush_ms_defaults_come_from_kippers_broker_keys():
+    view = InProcessBroker(**{"log.roll.hours": "2"}).state.topic_configs
+    assert view.value({}, "segment.ms") == str(2 * 3_600_000)
+    assert view.value({}, "flush.ms") == str(2**63 - 1)
+
+
+# --- the append path -----------------------------------------------------------------------
+
+def _spans(data: bytes):
+    return b.split_batches(data)
+
+
+def test_log_append_time_stamps_the_header_and_keeps_the_crc_valid():
+    data = records.build_batch([(b"k", b"v1", 5), (b"k", b"v2", 9)], producer_id=7, producer_epoch=1,
+                               base_sequence=0)
+    policy = AppendPolicy(log_append_time=True)
+    out, spans = append_policy.rewrite(policy, data, _spans(data), NOW)
+    [(start, end, h)] = spans
+    assert h.attributes & b.TIMESTAMP_TYPE and h.max_timestamp == NOW
+    assert b.crc_valid(out, start, end, h)
+    assert (h.producer_id, h.producer_epoch, h.base_sequence) == (7, 1, 0)
+    assert [r.value for r in records.decode_batch(out).records] == [b"v1", b"v2"]
+
+
+def test_topic_compression_type_recompresses_and_keeps_the_records():
+    data = records.build_batch([(b"k%d" % i, b"value" * 20, NOW) for i in range(5)],
+                               compression_type=compression.GZIP, producer_id=3, producer_epoch=0,
+                               base_sequence=10)
+    policy = AppendPolicy(codec=compression.ZSTD, level=3)
+    out, [(start, end, h)] = append_policy.rewrite(policy, data, _spans(data), NOW)
+    assert h.compression == compression.ZSTD and b.crc_valid(out, start, end, h)
+    assert h.base_sequence == 10 and h.records_count == 5
+    assert [r.key for r in records.decode_batch(out).records] == [b"k%d" % i for i in range(5)]
+
+
+def test_producer_codec_keeps_the_bytes_as_they_came():
+    data = records.build_batch([(None, b"v", NOW)], compression_type=compression.LZ4)
+    out, _ = append_policy.rewrite(AppendPolicy(), data, _spans(data), NOW)
+    assert out is data
+
+
+def test_a_record_too_far_in_the_future_gets_invalid_timestamp():
+    data = records.build_batch([(None, b"v", NOW + 3_600_001)])
+    with pytest.raises(Rejected) as exc:
+        append_policy.check(AppendPolicy(), data, _spans(data), NOW)
+    assert exc.value.code == ErrorCode.INVALID_TIMESTAMP
+    assert "out of range" in exc.value.message
+    append_policy.check(AppendPolicy(log_append_time=True), data, _spans(data), NOW)  # ignored
+
+
+def test_before_max_ms_reads_every_record():
+    data = records.build_batch([(None, b"new", NOW), (None, b"old", NOW - 10_000)])
+    append_policy.check(AppendPolicy(before_max_ms=20_000), data, _spans(data), NOW)
+    with pytest.raises(Rejected) as exc:
+        append_policy.check(AppendPolicy(before_max_ms=5_000), data, _spans(data), NOW)
+    assert exc.value.code == ErrorCode.INVALID_TIMESTAMP
+
+
+def test_produce_answers_with_the_log_append_time_and_stores_it():
+    broker = InProcessBroker()
+    broker.state.topics.create("t", 1, configs={"message.timestamp.type": "LogAppendTime",
+                                                "compression.type": "lz4"})
+    answer = broker.produce("t", 0, [(None, b"v", 1)])
+    assert (answer.error_code, answer.log_append_time_ms) == (0, broker.now)
+    [(_, stored)] = broker.state.topics.get("t").partitions[0].batches()
+    h = b.read_header(stored)
+    assert h.compression == compression.LZ4 and h.max_timestamp == broker.now
+
+
+def test_produce_refuses_a_future_timestamp_by_default_and_takes_it_when_allowed():
+    broker = InProcessBroker()
+    broker.state.topics.create("t", 1)
+    answer = broker.produce("t", 0, [(None, b"v", broker.now + 7_200_000)])
+    assert answer.error_code == ErrorCode.INVALID_TIMESTAMP
+    broker.state.topics.create("late", 1, configs={"message.timestamp.after.max.ms": str(2**63 - 1)})
+    assert broker.produce("late", 0, [(None, b"v", broker.now + 7_200_000)]).error_code == 0
+
+
+def test_max_message_bytes_and_retention_follow_a_dynamic_broker_default():
+    broker = InProcessBroker()
+    broker.state.topics.create("t", 1)
+    broker.state.alter_broker_configs("", {"message.max.bytes": "100"})
+    assert broker.produce("t", 0, [(None, b"x" * 500, broker.now)]).error_code == ErrorCode.MESSAGE_TOO_LARGE
+    broker.state.alter_broker_configs("", {})
+    assert broker.produce("t", 0, [(None, b"x" * 500, broker.now)]).error_code == 0
+
+
+def test_compact_only_topics_keep_their_data_from_retention():
+    broker = InProcessBroker()
+    broker.state.topics.create("kept", 1, configs={"cleanup.policy": "compact", "retention.ms": "1"})
+    broker.state.topics.create("gone", 1, configs={"retention.ms": "1"})
+    for topic in ("kept", "gone"):
+        for i in range(3):
+            assert broker.produce(topic, 0, [(b"k%d" % i, b"v", broker.now)]).error_code == 0
+    broker.now += 10_000
+    broker.state.apply_retention(broker.now)
+    assert broker.state.topics.partition("kept", 0).log_start_offset == 0
+    assert broker.state.topics.partition("gone", 0).log_start_offset == 2
+
+
+def test_docs_admin_names_every_topic_config_and_the_inert_ones_as_inert():
+    from pathlib import Path
+
+    from kipper.broker.log.topic_configs import INERT
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "ADMIN.md").read_text(encoding="utf-8")
+    inert_row = next(line for line in text.splitlines() if line.startswith("| accepted, no effect"))
+    for name in describable():
+        assert f"`{name}`" in text, name
+        assert (f"`{name}`" in inert_row) == (TOPIC_CONFIGS[name].effect == INERT), name

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: run test java bench clean
+.PHONY: run test java bench clean spark-env
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ run: $(STAMP_RUN)
 test: $(STAMP_TEST) java
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected: failing"; exit 1; fi; exit $$status
+
+# the executors' Python for a Spark cluster: kipper and confluent-kafka, packed with venv-pack (docs/SPARK.md)
+spark-env: $(STAMP_TEST)
+	$(BIN)/python -m kipper.spark_jobs.pack_env --output dist/kipper-spark-env.tar.gz
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -3,6 +3,8 @@
     loadgen    records/s of loadgen.py with local[1] and local[2] against one broker
     overhead   Spark's cost per task: empty tasks, Python workers warm
     analysis   analyze_metrics.py over N synthetic dump lines (default 1,000,000)
+    compare    local[2] against a two-worker standalone cluster on loopback, in one sitting:
+               loadgen throughput and overhead, empty-task cost, analysis of the same dumps
 
 Each prints a small table; spark-submit subprocesses, so the figures include
 what a user waits for (JVM start, Python workers).
@@ -29,9 +31,10 @@ def _env() -> dict:
                 SPARK_CONF_DIR=str(ROOT / "spark_jobs"), PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
-def submit(*args: str) -> tuple[subprocess.CompletedProcess, float]:
+def submit(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
-    proc = subprocess.run([str(BIN / "spark-submit"), *args], cwd=ROOT, env=_env(), capture_output=True, text=True)
+    proc = subprocess.run([str(BIN / "spark-submit"), *args], cwd=ROOT, env={**_env(), **(env or {})},
+                          capture_output=True, text=True)
     return proc, time.monotonic() - started
 
 
@@ -112,12 +115,25 @@ def bench_loadgen(duration: float, size: int) -> None:
                   f"{r['overhead']['first_task_start_s']:.2f} |", flush=True)
 
 
+OVERHEAD_SCRIPT = (
+    "import time\n"
+    "from kipper.spark_jobs.common import spark_session\n"
+    "spark = spark_session('overhead', None)\n"
+    "sc = spark.sparkContext\n"
+    "sc.parallelize(range(4), 4).map(lambda x: x).collect()  # start the Python workers\n"
+    "for n in (2, 8, 32, 128):\n"
+    "    best = min((lambda t: (sc.parallelize(range(n), n).map(lambda x: x).collect(), time.perf_counter() - t)[1])"
+    "(time.perf_counter()) for _ in range(3))\n"
+    "    print(f'| {n} | {best * 1000:.0f} | {best * 1000 / n:.1f} |', flush=True)\n"
+    "spark.stop()\n")
+
+
 def bench_overhead() -> None:
     script = Path(tempfile.mkdtemp()) / "overhead.py"
     script.write_text(
         "import sys, time\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from spark_jobs.common import spark_session\n"
+        "from kipper.spark_jobs.common import spark_session\n"
         "spark = spark_session('overhead', 'local[2]')\n"
         "sc = spark.sparkContext\n"
         "sc.parallelize(range(4), 4).map(lambda x: x).collect()  # start the Python workers\n"
@@ -148,16 +164,82 @@ def bench_analysis(lines: int) -> None:
         print(f"| {lines:,} | {size / 1e9:.2f} GB | {master} | {took:.0f} s |")
 
 
+def bench_compare(duration: float, size: int, lines: int) -> None:
+    """local[2] against a two-worker standalone cluster (1 core each, loopback), in one sitting:
+    the same unthrottled loadgen, empty-task overhead, and the analysis of the same dumps."""
+    from tests.support.broker import BrokerProcess
+    from tests.support.spark_cluster import SparkStandaloneCluster
+
+    tmp = Path(tempfile.mkdtemp(prefix="kipper-bench-compare-"))
+    workload = tmp / "bench.yaml"
+    workload.write_text(f"name: bench\ntopics: 1\npartitionsPerTopic: 4\nmessageSize: {size}\n"
+                        f"producersPerTopic: 2\nproducerRate: 0\ntestDurationMinutes: {duration / 60}\n")
+    env_archive = tmp / "kipper-env.tar.gz"
+    t = time.monotonic()
+    subprocess.run([sys.executable, "-m", "kipper.spark_jobs.pack_env", "--output", str(env_archive)], cwd=ROOT,
+                   check=True, capture_output=True)
+    print(f"packed the executors' environment in {time.monotonic() - t:.1f} s", flush=True)
+    synthetic = tmp / "synthetic"
+    synthetic.mkdir()
+    synthetic_lines(synthetic / "metrics-1-0.jsonl", lines)
+    (tmp / "overhead.py").write_text(OVERHEAD_SCRIPT)
+    with SparkStandaloneCluster(workers=2, cores=1, memory="1g") as cluster:
+        cluster_args = ["--master", cluster.url, "--archives", f"{env_archive}#environment",
+                        "--conf", "spark.cores.max=2", "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0"]
+        cluster_env = {"PYSPARK_PYTHON": "./environment/bin/python", "SPARK_LOCAL_IP": "127.0.0.1"}
+        setups = (("local[2]", ["--master", "local[2]"], {}), ("standalone, 2 workers", cluster_args, cluster_env))
+        rows = []
+        for name, args, env in setups:
+            dumps = tmp / f"dumps-{len(rows)}"
+            with BrokerProcess({"metrics.dump.dir": str(dumps), "log.level": "WARNING"}) as broker:
+                out = tmp / f"result-{len(rows)}.json"
+                proc, took = submit(*args, str(ROOT / "spark_jobs" / "loadgen.py"), "--bootstrap-server",
+                                    broker.bootstrap, "--workload", str(workload), "--output", str(out), env=env)
+            if proc.returncode:
+                print(proc.stdout[-3000:], proc.stderr[-3000:])
+                continue
+            r = json.loads(out.read_text())
+            over, _ = submit(*args, str(tmp / "overhead.py"), env=env)
+            per_task = [line for line in over.stdout.splitlines() if line.startswith("|")]
+            analysis = []
+            for label, src in (("this run's dumps", dumps), (f"{lines:,} synthetic lines", synthetic)):
+                a, a_took = submit(*args, str(ROOT / "spark_jobs" / "analyze_metrics.py"), "--input", str(src),
+                                   "--output", str(tmp / f"report-{len(rows)}-{len(analysis)}"), env=env)
+                inner = a.stdout.strip().splitlines()[0].rsplit(", ", 1)[-1] if a.returncode == 0 else "failed"
+                analysis.append((label, inner, a_took))
+            rows.append((name, r, took, per_task, analysis))
+            print(f"{name}: done", flush=True)
+    print("\n| master | tasks | records/s | MB/s | p50 ms | p99 ms | acked = stored | job s | job - task s "
+          "| first task start s | spark-submit s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, r, took, _, _ in rows:
+        print(f"| {name} | {r['tasks']} | {r['records_per_sec']:,.0f} | {r['mb_per_sec']:.1f} | "
+              f"{r['latency']['p50_ms']} | {r['latency']['p99_ms']} | {r['stored_matches_acked']} | "
+              f"{r['job_seconds']:.1f} | {r['overhead']['job_minus_longest_task_s']:.2f} | "
+              f"{r['overhead']['first_task_start_s']:.2f} | {took:.0f} |")
+    print("\n| master | empty tasks | job ms (best of 3) | ms per task |")
+    print("|---|---|---|---|")
+    for name, _, _, per_task, _ in rows:
+        for line in per_task:
+            print(f"| {name} {line}")
+    print("\n| master | input | analysis (in the job) | spark-submit, start to exit |")
+    print("|---|---|---|---|")
+    for name, _, _, _, analysis in rows:
+        for label, inner, took in analysis:
+            print(f"| {name} | {label} | {inner} | {took:.0f} s |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=("loadgen", "overhead", "analysis"))
+    p.add_argument("what", choices=("loadgen", "overhead", "analysis", "compare"))
     p.add_argument("--duration", type=float, default=20.0, help="loadgen seconds")
     p.add_argument("--message-size", type=int, default=100)
     p.add_argument("--lines", type=int, default=1_000_000)
     a = p.parse_args()
     sys.path.insert(0, str(ROOT))
     {"loadgen": lambda: bench_loadgen(a.duration, a.message_size), "overhead": bench_overhead,
-     "analysis": lambda: bench_analysis(a.lines)}[a.what]()
+     "analysis": lambda: bench_analysis(a.lines),
+     "compare": lambda: bench_compare(a.duration, a.message_size, a.lines)}[a.what]()
 
 
 if __name__ == "__main__":

@@ -300,7 +300,7 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
 
 def _providers(engines: dict, security: Security, acls: Acls, quotas: ProducerIdQuotas,
                clock: Clock) -> dict:
-    share = engines["share"]
+    share, ids = engines["share"], engines["producer_ids"]
     return {
         "producer_state": engines["producer_states"].snapshot,
         "share_groups": share.snapshot,
@@ -310,4 +310,5 @@ def _providers(engines: dict, security: Security, acls: Acls, quotas: ProducerId
         "transactions": engines["txn"].snapshot,
         "cleaner": engines["cleaner"].snapshot,
         "authorizer": acls.snapshot,
+        "producer_ids": lambda: {"allocated": ids.allocated, "epoch_bumps": ids.bumps},
     }

@@ -32,10 +32,13 @@ log = structlog.get_logger(__name__)
 
 GROUP_TICK_S = 0.1
 SHARE_TICK_S = 0.05  # acquisition-lock expiry, share-group sessions, checkpoints
-CONFIG_STORE_RELOAD_S = 1.0
-LOG_FLUSH_CHECK_S = 1.0
-CLEANER_SLICE_S = 0.002  # the longest the cleaner holds the loop at a time
-CLEANER_PAUSE_S = 0.001  # between two slices the loop serves requests  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)  # users.json / quotas.json edited by `kipper users` or another tool
+CONFIG_STORE_RELOAD_S = 1.0  # users.json / quotas.json edited by `kipper users` or another tool
+LOG_FLUSH_CHECK_S = 1.0  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)
+# The log cleaner runs on the loop in slices: a request that arrives during one waits at
+# most a slice; the pause leaves the rest of the core to the clients (the cleaner takes
+# half of it while it works, as a cleaner thread throttled by I/O would).
+CLEANER_SLICE_S = 0.001
+CLEANER_PAUSE_S = 0.001
 
 
 class Periodic:

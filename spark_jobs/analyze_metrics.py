@@ -2,21 +2,27 @@
 --input DUMP_DIR --output REPORT_DIR``.
 
 The dump lines are parsed once, with the explicit schema of spark_jobs/schema.py,
-into a Parquet table (``tables/dump_lines``); every aggregate then reads only
-the columns it needs from it. Computed: throughput over time and per topic,
-request latency percentiles per API (histograms merged bucket by bucket),
-per-user producer-id rates and throttle time, producer-state growth, and
-share-group delivery counts and lock expiries. Written: Parquet tables, a CSV
-summary, PNG plots and one report.html (spark_jobs/report.py).
+into a Parquet table (``tables/dump_lines``); every aggregate (spark_jobs/aggregates.py)
+then reads only the columns it needs from it. Computed: throughput over time and
+per topic, request latency percentiles per API (histograms merged bucket by
+bucket), and one view per seed: producer-state growth (000), per-user
+producer-id rates and throttling (002), transactions and epoch bumps (003),
+share-group delivery counts and lock expiries (004). With ``--loadgen`` the
+load generator's result is set next to the broker's figures. Written: Parquet
+tables, a CSV summary, PNG plots and one report.html (spark_jobs/report.py).
+On a cluster the input (and ``--tables``) must be a path every executor can
+reach: Spark reads it, nothing is copied by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 if __package__ in (None, ""):  # spark-submit spark_jobs/analyze_metrics.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -24,14 +30,22 @@ if __package__ in (None, ""):  # spark-submit spark_jobs/analyze_metrics.py
 from kipper.spark_jobs.common import JobError, main_wrapper, spark_session
 
 PLOT_POINTS = 600  # time buckets per plot at most
-PERCENTILES = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999))
+JOB_GROUP = "kipper-analyze-metrics"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="analyze_metrics", description="Analyze kipper metrics dumps.")
-    p.add_argument("--input", required=True, metavar="DUMP_DIR", help="a broker's metrics.dump.dir")
-    p.add_argument("--output", required=True, metavar="REPORT_DIR")
+    p.add_argument("--input", required=True, metavar="DUMP_DIR",
+                   help="a broker's metrics.dump.dir: a local directory, or a URI Spark reads "
+                        "(hdfs://, s3a://, file://); on a cluster, a path every executor can read")
+    p.add_argument("--output", required=True, metavar="REPORT_DIR", help="report.html, plots and summary.csv")
+    p.add_argument("--tables", metavar="DIR_OR_URI",
+                   help="where Spark writes the Parquet tables (default REPORT_DIR/tables); on a cluster, "
+                        "a path every executor can write")
+    p.add_argument("--loadgen", metavar="RESULT.json", help="a loadgen result, shown next to the broker's view")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--first-task-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="stop when no Spark task has started by then (default %(default)g)")
     return p.parse_args(argv)
 
 
@@ -46,276 +60,197 @@ def find_inputs(directory: str) -> list[str]:
     return files
 
 
-# --- aggregates (DataFrames in, DataFrames or small pandas frames out) ---------------------------
-
-def throughput(lines):
-    from pyspark.sql import functions as F
-
-    def total(field):
-        return F.expr(f"aggregate(coalesce(partitions, array()), 0L, (acc, p) -> acc + coalesce(p.{field}, 0L))")
-    secs = F.col("interval_ms") / 1000.0
-    return (lines.select("broker_id", "ts_ms", "interval_ms",
-                         *(total(f).alias(f) for f in ("records_in", "bytes_in", "records_out", "bytes_out")),
-                         F.col("totals.records_in").alias("broker_total_records_in"),
-                         F.col("totals.bytes_in").alias("broker_total_bytes_in"),
-                         F.col("connections.open").alias("connections_open"))
-            .withColumn("records_in_per_s", F.col("records_in") / secs)
-            .withColumn("bytes_in_per_s", F.col("bytes_in") / secs)
-            .withColumn("records_out_per_s", F.col("records_out") / secs)
-            .withColumn("bytes_out_per_s", F.col("bytes_out") / secs))
+def remote(uri: str) -> bool:
+    """A URI that Spark reads through a Hadoop connector (hdfs://, s3a://, ...)."""
+    scheme = urlparse(uri).scheme
+    return len(scheme) > 1 and scheme != "file"
 
 
-def topic_throughput(lines):
-    from pyspark.sql import functions as F
-
-    p = lines.select(F.explode("partitions").alias("p")).select("p.*")
-    return (p.groupBy("topic").agg(*(F.sum(c).alias(c) for c in ("records_in", "bytes_in", "records_out", "bytes_out")),
-                                   F.countDistinct("partition").alias("partitions"))
-            .orderBy(F.desc("bytes_in")))
-
-
-def api_latency_over_time(lines):
-    from pyspark.sql import functions as F
-
-    a = lines.select("broker_id", "ts_ms", F.explode("apis").alias("api", "h"))
-    return a.select("broker_id", "ts_ms", "api", F.col("h.count").alias("count"),
-                    (F.col("h.sum_us") / F.col("h.count")).alias("mean_us"),
-                    F.col("h.p50_us").alias("p50_us"), F.col("h.p99_us").alias("p99_us"),
-                    F.col("h.max_us").alias("max_us"))
+def input_paths(arg: str) -> list[str]:
+    """What Spark reads: the *.jsonl files of a local directory (checked before
+    Spark starts), or a remote directory that Spark lists itself."""
+    if remote(arg):
+        return [arg]
+    return find_inputs(urlparse(arg).path if arg.startswith("file:") else arg)
 
 
-def api_latency(lines):
-    """Per API: requests and percentiles of all intervals, from the merged histograms."""
-    import pandas as pd
-    from pyspark.sql import functions as F
-
-    a = lines.select(F.explode("apis").alias("api", "h"))
-    totals = {r["api"]: r for r in a.groupBy("api").agg(
-        F.sum("h.count").alias("count"), F.sum("h.sum_us").alias("sum_us"),
-        F.max("h.max_us").alias("max_us")).collect()}
-    buckets = (a.select("api", F.explode("h.buckets").alias("b"))
-               .select("api", F.col("b")[0].alias("bound"), F.col("b")[1].alias("n"))
-               .groupBy("api", "bound").agg(F.sum("n").alias("n")).collect())
-    by_api: dict[str, list[tuple[int, int]]] = {}
-    for r in buckets:
-        by_api.setdefault(r["api"], []).append((r["bound"], r["n"]))
-    rows = []
-    for api, t in sorted(totals.items()):
-        pairs = sorted(by_api.get(api, []), key=lambda b: (b[0] < 0, b[0]))
-        n = sum(c for _, c in pairs) or 1
-        row = {"api": api, "requests": int(t["count"] or 0),
-               "mean_us": (t["sum_us"] or 0) / t["count"] if t["count"] else 0.0}
-        for name, q in PERCENTILES:
-            seen, value = 0, t["max_us"] or 0
-            for bound, c in pairs:
-                seen += c
-                if c and seen >= q * n:
-                    value = t["max_us"] if bound < 0 else min(bound, t["max_us"] or bound)
-                    break
-            row[f"{name}_us"] = int(value)
-        row["max_us"] = int(t["max_us"] or 0)
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["api", "requests", "mean_us", *(f"{n}_us" for n, _ in PERCENTILES), "max_us"])
-
-
-def quota_users(lines):
-    from pyspark.sql import functions as F
-
-    return (lines.select("broker_id", "ts_ms", "interval_ms", F.explode("quotas.users").alias("u"))
-            .select("broker_id", "ts_ms", "interval_ms", "u.*"))
-
-
-def quota_summary(users):
-    from pyspark.sql import functions as F
-
-    return (users.groupBy("user").agg(
-        F.count("*").alias("samples"), F.max("quota").alias("quota"),
-        F.avg("producer_id_rate").alias("producer_id_rate_mean"),
-        F.max("producer_id_rate").alias("producer_id_rate_max"),
-        F.avg("throttle_time_ms").alias("throttle_time_ms_mean"),
-        F.max("throttle_time_ms").alias("throttle_time_ms_max"),
-        F.min("tokens").alias("tokens_min"),
-        (F.max("throttled") - F.min("throttled")).alias("throttled"),
-        (F.max("admitted") - F.min("admitted")).alias("admitted"))
-        .orderBy("user"))
-
-
-def producer_state(lines):
-    from pyspark.sql import functions as F
-
-    return lines.select("broker_id", "ts_ms", *(F.col(f"producer_state.{c}").alias(c) for c in (
-        "entries", "bytes", "duplicates", "duplicate_sequence_errors", "out_of_order", "fencings", "expired")))
-
-
-def share_partitions(lines):
-    from pyspark.sql import functions as F
-
-    return (lines.select("broker_id", "ts_ms", F.explode("share.partitions").alias("s"))
-            .select("broker_id", "ts_ms", "s.group", "s.topic", "s.partition", "s.in_flight", "s.available",
-                    "s.acquired", "s.acknowledged", "s.archived", "s.lock_expiries", "s.delivery_counts"))
-
-
-def share_delivery_counts(shares):
-    """Per group and delivery count: records at that count, at the peak and summed over samples."""
-    from pyspark.sql import functions as F
-
-    per_ts = (shares.select("group", "ts_ms", F.explode("delivery_counts").alias("delivery_count", "records"))
-              .groupBy("group", "ts_ms", "delivery_count").agg(F.sum("records").alias("records")))
-    return (per_ts.groupBy("group", "delivery_count")
-            .agg(F.max("records").alias("records_peak"), F.sum("records").alias("record_samples"))
-            .withColumn("delivery_count", F.col("delivery_count").cast("int"))
-            .orderBy("group", "delivery_count"))
-
-
-def share_lock_expiries(shares):
-    from pyspark.sql import functions as F
-
-    return (shares.groupBy("group", "topic", "partition")
-            .agg((F.max("lock_expiries") - F.min("lock_expiries")).alias("lock_expiries"),
-                 F.max("in_flight").alias("in_flight_peak"), F.max("archived").alias("archived_peak"))
-            .orderBy("group", "topic", "partition"))
-
-
-def share_groups(lines):
-    return lines.select("broker_id", "ts_ms", "share_groups.*").where("groups is not null")
-
-
-def bucketed(df, value_cols: list[str], how: str, t0: int, step_ms: int, keys: tuple = ()):
-    """A time series cut into ``step_ms`` buckets (for plots): sum or max per bucket and keys."""
-    from pyspark.sql import functions as F
-
-    agg = F.sum if how == "sum" else F.max
-    bucket = F.floor((F.col("ts_ms") - F.lit(t0)) / F.lit(step_ms)).alias("bucket")
-    out = (df.groupBy(bucket, *keys).agg(*(agg(c).alias(c) for c in value_cols)).orderBy("bucket", *keys)
-           .toPandas())
-    out["t_s"] = out["bucket"] * step_ms / 1000.0
-    return out
+def read_loadgen(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    try:
+        result = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise JobError(f"--loadgen {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise JobError(f"--loadgen {path}: not JSON: {exc}") from None
+    missing = [k for k in ("acked", "stored_records", "latency", "topics") if k not in (result or {})]
+    if not isinstance(result, dict) or missing:
+        raise JobError(f"--loadgen {path}: not a loadgen result (missing {', '.join(missing) or 'everything'})")
+    return result
 
 
 # --- the job ---------------------------------------------------------------------------------------
 
-def analyze(spark, inputs: list[str], output: Path) -> dict:
-    from pyspark.sql import functions as F
+def parallel(spark, jobs: dict, threads: int = 4) -> dict:
+    """Run independent Spark actions side by side, each thread in the job group."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    from kipper.spark_jobs import report
+    sc = spark.sparkContext
+
+    def run(fn):
+        sc.setJobGroup(JOB_GROUP, "kipper metrics analysis", True)  # per thread in PySpark
+        return fn()
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="analysis") as pool:
+        futures = {name: pool.submit(run, fn) for name, fn in jobs.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def read_lines(spark, inputs: list[str], tables: str):
+    """The dump lines, parsed once with the explicit schema into tables/dump_lines."""
     from kipper.spark_jobs.schema import DUMP_LINE
 
-    tables = output / "tables"
+    reader = (spark.read.schema(DUMP_LINE).option("mode", "PERMISSIVE")
+              .option("columnNameOfCorruptRecord", "_corrupt_record"))
+    if len(inputs) == 1 and remote(inputs[0]):
+        reader = reader.option("recursiveFileLookup", "true").option("pathGlobFilter", "*.jsonl")
+    reader.json(inputs).write.mode("overwrite").parquet(f"{tables}/dump_lines")
+    return spark.read.parquet(f"{tables}/dump_lines")
+
+
+def analyze(spark, inputs: list[str], output: Path, tables: str | None = None, loadgen: dict | None = None) -> dict:
+    from pyspark.sql import functions as F
+
+    from kipper.spark_jobs import aggregates as A
+    from kipper.spark_jobs import report
+
+    tables = tables or str(output / "tables")
     started = time.monotonic()
-    raw = (spark.read.schema(DUMP_LINE).option("mode", "PERMISSIVE")
-           .option("columnNameOfCorruptRecord", "_corrupt_record").json(inputs))
-    raw.write.mode("overwrite").parquet(str(tables / "dump_lines"))  # parse the JSON once
-    parsed = spark.read.parquet(str(tables / "dump_lines"))
+    parsed = read_lines(spark, inputs, tables)
     counts = parsed.agg(F.count("*").alias("n"), F.count("_corrupt_record").alias("corrupt"),
                         F.min("ts_ms").alias("t0"), F.max("ts_ms").alias("t1"),
                         F.countDistinct("broker_id").alias("brokers")).first()
-    lines = parsed.where("_corrupt_record is null and ts_ms is not null").drop("_corrupt_record")
+    if counts["n"] == 0:
+        raise JobError(f"--input {inputs[0]} holds no metrics dump lines (*.jsonl)")
     if counts["n"] == counts["corrupt"] or counts["t0"] is None:
         raise JobError(f"none of the {counts['n']} line(s) in the input is a metrics dump line")
+    lines = parsed.where("_corrupt_record is null and ts_ms is not null").drop("_corrupt_record")
     t0, t1 = counts["t0"], counts["t1"]
     step_ms = max(1000, -(-(t1 - t0 + 1) // PLOT_POINTS))
 
     def save(df, name):
-        df.coalesce(1).write.mode("overwrite").parquet(str(tables / name))
-        return spark.read.parquet(str(tables / name))
+        df.coalesce(1).write.mode("overwrite").parquet(f"{tables}/{name}")
+        return spark.read.parquet(f"{tables}/{name}")
 
     def save_pandas(pdf, name):
-        (tables / name).mkdir(parents=True, exist_ok=True)
-        pdf.to_parquet(tables / name / "part-0.parquet", index=False)
+        if len(pdf):
+            spark.createDataFrame(pdf).coalesce(1).write.mode("overwrite").parquet(f"{tables}/{name}")
         return pdf
 
-    tp = save(throughput(lines), "throughput")
-    topics = save(topic_throughput(lines), "topic_throughput").toPandas()
-    lat_time = save(api_latency_over_time(lines), "api_latency_over_time")
-    lat = save_pandas(api_latency(lines), "api_latency")
-    users = save(quota_users(lines), "quota_users")
-    user_summary = save(quota_summary(users), "quota_summary").toPandas()
-    ps = save(producer_state(lines), "producer_state")
-    shares = save(share_partitions(lines), "share_partitions")
-    delivery = save(share_delivery_counts(shares), "share_delivery_counts").toPandas()
-    expiries = save(share_lock_expiries(shares), "share_lock_expiries").toPandas()
-    sgroups = save(share_groups(lines), "share_groups")
+    # Many small jobs: each waits mostly on scheduling, so independent ones run side by side.
+    saved = parallel(spark, {
+        "tp": lambda: save(A.throughput(lines), "throughput"),
+        "topics": lambda: save(A.topic_throughput(lines), "topic_throughput").toPandas(),
+        "lat_time": lambda: save(A.api_latency_over_time(lines), "api_latency_over_time"),
+        "lat": lambda: save_pandas(A.api_latency(lines), "api_latency"),
+        "users": lambda: save(A.quota_users(lines), "quota_users"),
+        "ps": lambda: save(A.producer_state(lines), "producer_state"),
+        "txn": lambda: save(A.transactions(lines), "transactions"),
+        "shares": lambda: save(A.share_partitions(lines), "share_partitions"),
+        "share_groups": lambda: save(A.share_groups(lines), "share_groups"),
+    })
+    tp, topics, lat_time, lat, users, ps, txn, shares = (
+        saved[k] for k in ("tp", "topics", "lat_time", "lat", "users", "ps", "txn", "shares"))
 
-    totals = tp.agg(*(F.sum(c).alias(c) for c in ("records_in", "bytes_in", "records_out", "bytes_out")),
-                    F.sum("interval_ms").alias("interval_ms"), F.max("records_in_per_s").alias("peak")).first()
-    last = {r["broker_id"]: r for r in tp.groupBy("broker_id").agg(
-        F.max_by("broker_total_records_in", "ts_ms").alias("records_in"),
-        F.max_by("broker_total_bytes_in", "ts_ms").alias("bytes_in")).collect()}
-    ps_first_last = ps.groupBy("broker_id").agg(
-        F.min_by("entries", "ts_ms").alias("first"), F.max_by("entries", "ts_ms").alias("last"),
-        F.max("entries").alias("peak"), F.max_by("bytes", "ts_ms").alias("bytes"),
-        F.max("duplicates").alias("duplicates"), F.max("out_of_order").alias("out_of_order"),
-        F.max("fencings").alias("fencings")).collect()
-    span_s = (t1 - t0) / 1000
-    wall_s = (totals["interval_ms"] or 0) / 1000 / max(1, counts["brokers"])
-    summary = [
-        ("input", "lines", counts["n"]), ("input", "corrupt_lines", counts["corrupt"]),
-        ("input", "brokers", counts["brokers"]), ("input", "first_ts_ms", t0), ("input", "last_ts_ms", t1),
-        ("input", "span_s", round(span_s, 3)),
-        ("throughput", "records_in", totals["records_in"]), ("throughput", "bytes_in", totals["bytes_in"]),
-        ("throughput", "records_out", totals["records_out"]), ("throughput", "bytes_out", totals["bytes_out"]),
-        ("throughput", "records_in_per_s_mean", round((totals["records_in"] or 0) / wall_s, 1) if wall_s else 0),
-        ("throughput", "records_in_per_s_peak", round(totals["peak"] or 0, 1)),
-    ]
-    for b, r in sorted(last.items()):
-        summary += [(f"broker {b}", "counter_records_in", r["records_in"]),
-                    (f"broker {b}", "counter_bytes_in", r["bytes_in"])]
-    for r in lat.itertuples():
-        summary += [(f"api {r.api}", "requests", r.requests), (f"api {r.api}", "p50_us", r.p50_us),
-                    (f"api {r.api}", "p99_us", r.p99_us), (f"api {r.api}", "max_us", r.max_us)]
-    for r in sorted(ps_first_last, key=lambda r: r["broker_id"]):
-        b = f"producer_state broker {r['broker_id']}"
-        summary += [(b, "entries_first", r["first"]), (b, "entries_last", r["last"]),
-                    (b, "entries_peak", r["peak"]), (b, "bytes_last", r["bytes"]),
-                    (b, "duplicates", r["duplicates"]), (b, "out_of_order", r["out_of_order"]),
-                    (b, "fencings", r["fencings"])]
-    for r in user_summary.itertuples():
-        summary += [(f"user {r.user}", "producer_id_rate_mean", r.producer_id_rate_mean),
-                    (f"user {r.user}", "producer_id_rate_max", r.producer_id_rate_max),
-                    (f"user {r.user}", "throttle_time_ms_mean", r.throttle_time_ms_mean),
-                    (f"user {r.user}", "throttle_time_ms_max", r.throttle_time_ms_max)]
-    if len(expiries):
-        summary.append(("share", "lock_expiries", int(expiries["lock_expiries"].fillna(0).sum())))
-        summary.append(("share", "partitions", len(expiries)))
-    for r in delivery.itertuples():
-        summary.append((f"share group {r.group}", f"delivery_count_{r.delivery_count}_peak", r.records_peak))
+    def last_per_broker(df, *aggs):
+        return {r["broker_id"]: r.asDict() for r in df.groupBy("broker_id").agg(*aggs).collect()}
 
-    series = {
-        "throughput": bucketed(tp, ["records_in", "records_out", "bytes_in", "bytes_out"], "sum", t0, step_ms),
-        "latency": bucketed(lat_time, ["p50_us", "p99_us", "max_us"], "max", t0, step_ms, ("api",)),
-        "producer_state": bucketed(ps, ["entries", "bytes", "duplicates", "out_of_order", "fencings"],
-                                   "max", t0, step_ms),
-        "quotas": bucketed(users, ["producer_id_rate", "throttle_time_ms", "tokens"], "max", t0, step_ms, ("user",)),
-        "share": bucketed(shares, ["in_flight", "acquired", "archived", "lock_expiries"], "sum", t0, step_ms),
-        "share_groups": bucketed(sgroups, ["in_flight_records", "available_records", "members"], "max", t0, step_ms),
-    }
+    got = parallel(spark, {
+        "user_summary": lambda: save(A.quota_summary(users), "quota_summary").toPandas(),
+        "delivery": lambda: save(A.share_delivery_counts(shares), "share_delivery_counts").toPandas(),
+        "expiries": lambda: save(A.share_lock_expiries(shares), "share_lock_expiries").toPandas(),
+        "totals": lambda: tp.agg(*(F.sum(c).alias(c) for c in ("records_in", "bytes_in", "records_out", "bytes_out")),
+                                 F.sum("interval_ms").alias("interval_ms")).first().asDict(),
+        "brokers": lambda: last_per_broker(tp, F.max_by("broker_total_records_in", "ts_ms").alias("records_in"),
+                                           F.max_by("broker_total_bytes_in", "ts_ms").alias("bytes_in")),
+        "ps_last": lambda: last_per_broker(
+            ps, F.min_by("entries", "ts_ms").alias("entries_first"), F.max_by("entries", "ts_ms").alias("entries_last"),
+            F.max("entries").alias("entries_peak"), F.max_by("bytes", "ts_ms").alias("bytes_last"),
+            *(F.max(c).alias(c) for c in ("duplicates", "duplicate_sequence_errors", "out_of_order", "fencings",
+                                          "expired", "producer_ids_allocated"))),
+        "txn_last": lambda: last_per_broker(
+            txn, *(F.max(c).alias(c) for c in ("commits", "aborts", "fenced", "timed_out", "epoch_bumps",
+                                               "idempotent_epoch_bumps", "producer_state_fencings")),
+            F.max_by("transactional_ids", "ts_ms").alias("transactional_ids")),
+        "s_throughput": lambda: A.bucketed(tp, ["records_in", "records_out", "bytes_in", "bytes_out"], "sum",
+                                           t0, step_ms),
+        "s_latency": lambda: A.bucketed(lat_time, ["p50_us", "p99_us", "max_us"], "max", t0, step_ms, ("api",)),
+        "s_producer_state": lambda: A.bucketed(ps, ["entries", "bytes", "duplicates", "producer_ids_allocated"],
+                                               "max", t0, step_ms),
+        "s_quotas": lambda: A.bucketed(users, ["producer_id_rate", "throttle_time_ms", "quota", "admitted",
+                                               "throttled"], "max", t0, step_ms, ("user",)),
+        "s_transactions": lambda: A.bucketed(txn, ["commits", "aborts", "fenced", "epoch_bumps",
+                                                   "idempotent_epoch_bumps", "producer_state_fencings"],
+                                             "max", t0, step_ms),
+        "s_share": lambda: A.bucketed(shares, ["in_flight", "acquired", "archived", "lock_expiries"], "max", t0,
+                                      step_ms, per=("group", "topic", "partition")),
+    })
+    user_summary, delivery, expiries = got["user_summary"], got["delivery"], got["expiries"]
+    totals, brokers, ps_last, txn_last = got["totals"], got["brokers"], got["ps_last"], got["txn_last"]
+    series = {k[2:]: v for k, v in got.items() if k.startswith("s_")}
+    run_topics_in = None
+    if loadgen is not None:
+        wanted = topics[topics["topic"].isin(loadgen["topics"])]
+        run_topics_in = int(wanted["records_in"].sum()) if len(wanted) else 0
     step_s = step_ms / 1000
-    series["throughput"]["records_in_per_s"] = series["throughput"]["records_in"] / step_s
-    series["throughput"]["records_out_per_s"] = series["throughput"]["records_out"] / step_s
-    series["throughput"]["mb_in_per_s"] = series["throughput"]["bytes_in"] / step_s / 1e6
-    series["share"] = series["share"].sort_values("bucket")
-    elapsed = time.monotonic() - started
-    summary.append(("analysis", "seconds", round(elapsed, 2)))
-    return report.write(output, summary=summary, api_latency=lat, topics=topics, users=user_summary,
-                        delivery=delivery, expiries=expiries, series=series, step_s=step_s)
+    for col in ("records_in", "records_out"):
+        series["throughput"][f"{col}_per_s"] = series["throughput"][col] / step_s
+    analysis = {
+        "input": {"lines": counts["n"], "corrupt": counts["corrupt"], "files": len(inputs),
+                  "brokers": sorted(brokers), "t0_ms": t0, "t1_ms": t1, "step_s": step_s},
+        "totals": {**{k: int(totals[k] or 0) for k in ("records_in", "bytes_in", "records_out", "bytes_out")},
+                   "wall_s": (totals["interval_ms"] or 0) / 1000 / max(1, counts["brokers"]),
+                   "peak_in_per_s": float(series["throughput"]["records_in_per_s"].max() or 0)},
+        "brokers": brokers, "topics": topics, "api_latency": lat, "users": user_summary,
+        "producer_state": ps_last, "transactions": txn_last,
+        "delivery": delivery, "expiries": expiries, "series": series,
+        "loadgen": loadgen, "run_topics_in": run_topics_in,
+    }
+    analysis["seconds"] = round(time.monotonic() - started, 2)
+    return report.write(output, analysis)
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs = find_inputs(args.input)
+    inputs = input_paths(args.input)
+    loadgen = read_loadgen(args.loadgen)
     output = Path(args.output)
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise JobError(f"--output {args.output}: {exc.strerror or exc}") from None
-    spark = spark_session("kipper-analyze-metrics", args.master)
+    from kipper.spark_jobs.watchdog import Watchdog
+
+    # the aggregates are small after the map side: a few shuffle partitions, not Spark's 200
+    spark = spark_session("kipper-analyze-metrics", args.master, {"spark.sql.shuffle.partitions": "8"})
     try:
         started = time.monotonic()
-        result = analyze(spark, inputs, output)
+        sc = spark.sparkContext
+        master = sc.master
+        sc.setJobGroup(JOB_GROUP, "kipper metrics analysis", True)
+        with Watchdog(sc, JOB_GROUP, args.first_task_timeout) as watchdog:
+            try:
+                result = analyze(spark, inputs, output, args.tables, loadgen)
+            except JobError:
+                raise
+            except Exception:
+                if watchdog.cause is not None:
+                    raise JobError(f"{watchdog.cause}; the Spark job was stopped") from None
+                raise
     finally:
         spark.stop()
-    s = dict(((sec, k), v) for sec, k, v in result["summary"])
-    print(f"analyze_metrics: {s[('input', 'lines')]:,} lines from {len(inputs)} file(s), "
-          f"{s[('throughput', 'records_in')] or 0:,} records in, "
+    s = {(sec, k): v for sec, k, v, _ in result["summary"]}
+    print(f"analyze_metrics: {s[('input', 'lines')]:,} lines from {len(inputs)} input(s) on {master}, "
+          f"{s[('throughput', 'records_in')]:,} records in, "
           f"{s[('throughput', 'records_in_per_s_mean')]:,} records/s mean, "
           f"{time.monotonic() - started:.1f} s", flush=True)
     print(f"report: {output / 'report.html'}", flush=True)

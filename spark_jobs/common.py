@@ -1,9 +1,11 @@
 """What both Spark jobs share: a quiet, laptop-safe SparkSession, one-line
 errors with a non-zero exit. (The latency histogram is protocol/histogram.py.)
 
-The session disables the UI, binds the driver to loopback for local masters,
-turns task retries off (a retried load task would count its records twice) and
-loads ``log4j2.properties`` from this directory: at JVM start when the job was
+The master is the job's --master, else spark-submit's (--master or
+spark.master in spark-defaults.conf), else local[*]. The session disables the
+UI, binds the driver to loopback for local masters, turns task retries off (a
+retried load task would count its records twice) and loads
+``log4j2.properties`` from this directory: at JVM start when the job was
 started with plain ``python``, and right after the context exists under
 ``spark-submit`` (pass SPARK_CONF_DIR=spark_jobs to quiet its first lines too).
 """
@@ -16,7 +18,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LOG4J = HERE / "log4j2.properties"
-
 
 
 class JobError(Exception):
@@ -48,7 +49,11 @@ def main_wrapper(name: str, main) -> None:
         if type(exc).__name__ not in ("Py4JJavaError", "PySparkException") and \
                 not type(exc).__module__.startswith(("py4j", "pyspark")):
             raise
-        print(f"{name}: error: Spark job failed: {spark_error_line(exc)}", file=sys.stderr, flush=True)
+        line = spark_error_line(exc)
+        if "No module named 'kipper" in line:
+            line += (" (the executors' Python has no kipper: ship a packed environment with "
+                     "--archives, docs/SPARK.md 'On a cluster')")
+        print(f"{name}: error: Spark job failed: {line}", file=sys.stderr, flush=True)
         code = 1
     sys.stdout.flush()
     sys.exit(code or 0)
@@ -69,19 +74,34 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
+def resolve_master(flag: str | None, submitted: str | None) -> str:
+    """The job's own --master wins, then spark-submit's (its --master, or
+    spark.master in spark-defaults.conf), then local[*]."""
+    return flag or submitted or "local[*]"
+
+
+def submitted_conf():
+    """Spark's configuration as spark-submit handed it over (its --master,
+    --conf, --archives and spark-defaults.conf), or, outside spark-submit, as a
+    JVM started now with this directory's log4j2.properties sees it.
+
+    A SparkConf made before the JVM gateway exists is a plain Python dict that
+    sees none of spark-submit's settings, so the gateway comes first."""
+    from pyspark import SparkConf, SparkContext
+
+    launch = SparkConf()  # used only if this call starts the JVM itself (plain `python job.py`)
+    launch.set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J.as_uri()}")
+    SparkContext._ensure_initialized(conf=launch)
+    return SparkConf()  # backed by the JVM now: its system properties are spark-submit's settings
+
+
 def spark_session(app_name: str, master: str | None, extra: dict | None = None):
     """A SparkSession configured for kipper's jobs (see the module comment)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # tasks must import client/
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
-    conf = SparkConf()  # under spark-submit this already holds --master and --conf values
-    if master:
-        conf.setMaster(master)
-    elif not conf.contains("spark.master"):
-        conf.setMaster("local[*]")
-    master = conf.get("spark.master")
+    conf = submitted_conf()
+    master = resolve_master(master, conf.get("spark.master", None))
+    conf.setMaster(master)
     conf.setAppName(app_name)
     defaults = {
         "spark.ui.enabled": "false",
@@ -90,15 +110,17 @@ def spark_session(app_name: str, master: str | None, extra: dict | None = None):
         "spark.stage.maxConsecutiveAttempts": "1",
         "spark.speculation": "false",
         "spark.sql.session.timeZone": "UTC",
-        "spark.pyspark.python": sys.executable,
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J.as_uri()}",
-        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J.as_uri()}",
         "spark.log.level": "WARN",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J.as_uri()}",
     }
     if is_local(master):
+        # the executors are this machine's: the same interpreter, the checkout, the log settings
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         defaults.update({"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
-                         # tasks import client/ and spark_jobs/ from this checkout
+                         "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J.as_uri()}",
                          "spark.executorEnv.PYTHONPATH": str(HERE.parent)})
+    # On a cluster the executors' Python is Spark's to choose: PYSPARK_PYTHON or
+    # spark.pyspark.python, usually the packed environment of --archives (docs/SPARK.md).
     for key, value in {**defaults, **(extra or {})}.items():
         if key in ("spark.task.maxFailures", "spark.ui.enabled") or not conf.contains(key):
             conf.set(key, value)
@@ -114,18 +136,3 @@ def _load_log4j(spark) -> None:
         jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.net.URI(LOG4J.as_uri()))
     except Exception:  # a different logging backend: keep spark.log.level=WARN
         pass
-
-
-def ship_project(spark) -> None:
-    """On a cluster, send client/, protocol/ and spark_jobs/ to the executors
-    (their third-party dependencies must be installed there: docker-compose.yml)."""
-    import tempfile
-    import zipfile
-
-    root = HERE.parent
-    path = Path(tempfile.mkdtemp(prefix="kipper-pyfiles-")) / "kipper_project.zip"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for package in ("client", "protocol", "spark_jobs"):
-            for file in (root / package).rglob("*.py"):
-                z.write(file, file.relative_to(root))
-    spark.sparkContext.addPyFile(str(path))

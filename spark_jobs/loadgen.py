@@ -22,11 +22,17 @@ from pathlib import Path
 if __package__ in (None, ""):  # spark-submit spark_jobs/loadgen.py: make the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kipper.protocol.histogram import LatencyHistogram
-from kipper.spark_jobs.common import JobError, is_local, main_wrapper, ship_project, spark_session
+from kipper.spark_jobs.common import JobError, main_wrapper, spark_session
+from kipper.spark_jobs.result import merge, problems, table
 from kipper.spark_jobs.workload import Workload, load
 
 PROGRESS_S = 5.0
+FIRST_TASK_TIMEOUT_S = 60.0
+JOB_GROUP = "kipper-loadgen"
+QUOTA_USER = "ANONYMOUS"  # the tasks' clients connect without SASL (docs/QUOTAS.md)
+LOCK_MS_DEFAULT = 30000   # group.share.record.lock.duration.ms when the broker does not say
+
+__all__ = ["merge", "plan", "table", "run", "main"]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -39,6 +45,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--duration-seconds", type=float, help="override testDurationMinutes")
     p.add_argument("--output", metavar="FILE.json", help="result file (default loadgen-<name>-<time>.json)")
     p.add_argument("--progress-interval", type=float, default=PROGRESS_S, metavar="SECONDS")
+    p.add_argument("--first-task-timeout", type=float, default=FIRST_TASK_TIMEOUT_S, metavar="SECONDS",
+                   help="stop when no Spark task has started by then (default %(default)g); a job whose "
+                        "executors are all lost is stopped at once")
     return p.parse_args(argv)
 
 
@@ -75,6 +84,59 @@ def create_topics(conn, names: list[str], partitions: int, *, share: bool = Fals
         if t.error_code and t.error_code != ErrorCode.TOPIC_ALREADY_EXISTS:
             raise JobError(f"cannot create topic {t.name}: {ErrorCode(t.error_code).name} "
                            f"{t.error_message or ''}".rstrip())
+
+
+def broker_configs(conn, keys: list[str]) -> dict[str, str]:
+    """The first broker's values of ``keys`` (DescribeConfigs); {} when it will not say."""
+    from kipper.client import admin
+
+    try:
+        node = admin.metadata(conn, []).brokers[0].node_id
+        body = admin.describe_configs(conn, [admin.ConfigResource(admin.ConfigResourceType.BROKER, str(node))],
+                                      configuration_keys=keys)
+    except Exception:
+        return {}
+    return {c.name: c.value for r in body.results if not r.error_code for c in r.configs}
+
+
+def user_quota(conn, user: str) -> float | None:
+    from kipper.client import admin
+
+    body = admin.describe_client_quotas(conn, [admin.ClientQuotaFilterComponent.of_entity("user", user)],
+                                        strict=True)
+    for entry in body.entries or []:
+        for v in entry["values"]:
+            if v.key == "producer_ids_rate":
+                return v.value
+    return None
+
+
+def set_user_quota(conn, user: str, rate: float | None) -> None:
+    """producer_ids_rate of ``user`` set to ``rate``, or removed (None)."""
+    from kipper.client import admin
+    from kipper.protocol.errors import ErrorCode
+
+    body = admin.alter_client_quotas(conn, [admin.ClientQuotaAlteration({"user": user}, {"producer_ids_rate": rate})])
+    for entry in body.entries:
+        if entry.error_code:
+            raise JobError(f"cannot set producer_ids_rate for user {user}: {ErrorCode(entry.error_code).name} "
+                           f"{entry.error_message or ''}".rstrip())
+
+
+def quota_note(w: Workload, configs: dict[str, str], duration_s: float) -> str:
+    """What the quota will do in this run, from the broker's window settings (docs/QUOTAS.md)."""
+    try:
+        burst = w.producer_ids_rate * int(configs["producer.id.quota.window.num"]) * \
+            float(configs["producer.id.quota.window.size.seconds"])
+    except (KeyError, ValueError):
+        return f"producer_ids_rate={w.producer_ids_rate:g} for user {QUOTA_USER} during the run"
+    starts = w.producer_id_churn_per_second * duration_s
+    text = (f"producer_ids_rate={w.producer_ids_rate:g} for user {QUOTA_USER} during the run; the broker's "
+            f"bucket holds {burst:,.0f} id(s)")
+    if starts <= burst:
+        text += (f", more than the {starts:,.0f} the churn starts: nothing will be throttled (lower "
+                 "producer.id.quota.window.num or .window.size.seconds on the broker)")
+    return text
 
 
 def _offsets(conn, names: list[str], partitions: int, ts: int) -> dict:
@@ -121,89 +183,37 @@ def stored_records(conn, names: list[str], partitions: int) -> int:
     return total
 
 
-def plan(w: Workload, bootstrap: str, run_id: str, topics: list[str], tasks: int, duration_s: float) -> list[dict]:
-    """Producers (topic by topic) and share consumers dealt round-robin over ``tasks`` tasks."""
+def plan(w: Workload, bootstrap: str, run_id: str, topics: list[str], tasks: int, duration_s: float,
+         lock_ms: int = LOCK_MS_DEFAULT) -> list[dict]:
+    """Producers (topic by topic), transactional producers and share consumers
+    dealt round-robin over ``tasks`` tasks."""
     producer_topics = [t for t in topics for _ in range(w.producers_per_topic)]
     share_topics = [t for t in topics for _ in range(w.share_consumers_per_topic)]
+    stalling_topics = [t for t in topics for _ in range(w.share_stalling_consumers_per_topic)]
+    transactional = [(t, f"{run_id}-txn-{i}") for i, t in
+                     enumerate(t for t in topics for _ in range(w.transactional_producers_per_topic))]
     specs = []
     for i in range(tasks):
         mine = producer_topics[i::tasks]
         specs.append({
             "task": i, "run_id": run_id, "bootstrap": bootstrap, "topics": mine,
-            "share_topics": share_topics[i::tasks], "message_size": w.message_size,
+            "share_topics": share_topics[i::tasks], "stalling_topics": stalling_topics[i::tasks],
+            "message_size": w.message_size,
             "key_distributor": w.key_distributor, "idempotence": w.idempotence,
             "producer_config": dict(w.producer_config), "duration_s": duration_s,
             "rate": w.producer_rate * len(mine) / len(producer_topics),
             "churn": w.producer_id_churn_per_second * len(mine) / len(producer_topics),
+            "churn_records": w.churn_records_per_producer,
+            "share_release_percent": w.share_release_percent, "share_reject_percent": w.share_reject_percent,
+            "lock_ms": lock_ms,
+            "transactional": transactional[i::tasks], "partitions": w.partitions_per_topic,
+            "transaction_records": w.transaction_records, "transactions_per_second": w.transactions_per_second,
+            "transaction_abort_percent": w.transaction_abort_percent, "transaction_fence": w.transaction_fence,
         })
     return specs
 
 
 # --- after the tasks ----------------------------------------------------------------------------
-
-def merge(results: list[dict], wall_s: float, stored: int | None, w: Workload, run_id: str,
-          topics: list[str], master: str, tasks: int, job_started_at: float | None = None) -> dict:
-    hist = LatencyHistogram()
-    errors: dict[str, int] = {}
-    delivery: dict[str, int] = {}
-    for r in results:
-        hist.add(LatencyHistogram.from_dict(r["latency"]))
-        for k, v in r["errors"].items():
-            errors[k] = errors.get(k, 0) + v
-        for k, v in r["share_delivery_counts"].items():
-            delivery[k] = delivery.get(k, 0) + v
-    total = {k: sum(r[k] for r in results) for k in
-             ("sent", "acked", "failed", "unacknowledged", "producers_created", "share_consumed")}
-    load_s = max((r["load_seconds"] for r in results), default=0.0)
-    first_start = min((r["started_at"] for r in results), default=0.0)
-    return {
-        "run_id": run_id, "workload": w.name, "master": master, "tasks": tasks, "topics": topics,
-        "partitions_per_topic": w.partitions_per_topic, "message_size": w.message_size,
-        "target_rate": w.producer_rate, "duration_s": round(load_s, 3), "job_seconds": round(wall_s, 3),
-        **total,
-        "records_per_sec": round(total["acked"] / load_s, 1) if load_s else 0.0,
-        "mb_per_sec": round(total["acked"] * w.message_size / load_s / 1e6, 3) if load_s else 0.0,
-        "stored_records": stored,
-        "stored_matches_acked": stored == total["acked"] if stored is not None else None,
-        "errors": errors, "first_error": next((r["first_error"] for r in results if r["first_error"]), None),
-        "latency": hist.summary_ms(), "latency_histogram_us": hist.to_dict(),
-        "share_delivery_counts": delivery,
-        "share_errors": [e for r in results for e in r["share_errors"]],
-        "overhead": {
-            # Spark's part of the job: scheduling, Python worker start, result collection
-            "job_minus_longest_task_s": round(wall_s - max((r["seconds"] for r in results), default=0), 3),
-            "task_start_spread_s": round(max((r["started_at"] for r in results), default=0) - first_start, 3),
-            # job submitted -> first task running (scheduling, Python worker start)
-            "first_task_start_s": round(first_start - job_started_at, 3) if job_started_at else None,
-        },
-        "per_task": [{k: r[k] for k in ("task", "host", "producers", "producers_created", "sent", "acked",
-                                        "failed", "unacknowledged", "load_seconds", "share_consumed")}
-                     | {"p99_ms": LatencyHistogram.from_dict(r["latency"]).summary_ms()["p99_ms"]}
-                     for r in sorted(results, key=lambda r: r["task"])],
-    }
-
-
-def table(result: dict) -> str:
-    lat = result["latency"]
-    rows = [
-        ("workload", f"{result['workload']}  ({result['tasks']} tasks on {result['master']})"),
-        ("records acked", f"{result['acked']:,} of {result['sent']:,} sent"
-                          f"  ({result['failed']:,} failed, {result['unacknowledged']:,} unacknowledged)"),
-        ("stored by broker", f"{result['stored_records']:,}" if result["stored_records"] is not None else "?"),
-        ("throughput", f"{result['records_per_sec']:,.0f} records/s  {result['mb_per_sec']:.2f} MB/s"
-                       f"  over {result['duration_s']:.1f} s"),
-        ("latency ms", f"p50 {lat['p50_ms']}  p90 {lat['p90_ms']}  p99 {lat['p99_ms']}  "
-                       f"p99.9 {lat['p999_ms']}  max {lat['max_ms']}"),
-        ("producers created", f"{result['producers_created']:,}"),
-    ]
-    if result["share_consumed"] or result["share_errors"]:
-        rows.append(("share consumed", f"{result['share_consumed']:,}  delivery counts "
-                                       + " ".join(f"{k}:{v}" for k, v in sorted(result["share_delivery_counts"].items()))))
-    if result["errors"]:
-        rows.append(("errors", ", ".join(f"{k} {v}" for k, v in sorted(result["errors"].items()))))
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
-
 
 class Progress(threading.Thread):
     """Prints the records stored so far (broker end offsets) while the tasks run."""
@@ -234,69 +244,105 @@ class Progress(threading.Thread):
                 last_t, last_n = now, n
 
 
+def check_clients(w: Workload) -> None:
+    if w.transactional_producers:
+        try:
+            import confluent_kafka  # noqa: F401
+        except ImportError:
+            raise JobError("workload key 'transactionalProducersPerTopic' needs confluent-kafka "
+                           "(pip install confluent-kafka, or kipper's interop extra)", 2) from None
+
+
+def run_job(sc, specs: list[dict], first_task_timeout: float) -> list[dict]:
+    """The tasks, under a watchdog that stops a job Spark cannot run."""
+    from kipper.spark_jobs.tasks import run_task
+    from kipper.spark_jobs.watchdog import Watchdog
+
+    sc.setJobGroup(JOB_GROUP, "kipper load generator", True)
+    with Watchdog(sc, JOB_GROUP, first_task_timeout) as watchdog:
+        try:
+            return sc.parallelize(specs, len(specs)).map(run_task).collect()
+        except Exception:
+            if watchdog.cause is not None:
+                raise JobError(f"{watchdog.cause}; the Spark job was stopped") from None
+            raise
+
+
 def run(args: argparse.Namespace) -> int:
     w = load(args.workload)
     check_producer_config(w)
+    check_clients(w)
     if args.duration_seconds is not None and args.duration_seconds <= 0:
         raise JobError("--duration-seconds must be above 0", 2)
     if args.tasks is not None and args.tasks < 1:
         raise JobError("--tasks must be at least 1", 2)
+    if args.first_task_timeout <= 0:
+        raise JobError("--first-task-timeout must be above 0", 2)
     if w.ignored:
         print(f"loadgen: note: ignoring OMB key(s) {', '.join(w.ignored)}", file=sys.stderr)
+    duration = args.duration_seconds if args.duration_seconds is not None else w.duration_s
     conn = connect(args.bootstrap_server)
     run_id = f"{w.topic_prefix}-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
     topics = [f"{run_id}-{i}" for i in range(w.topics)]
+    quota = previous_quota = None
     with conn:
         create_topics(conn, topics, w.partitions_per_topic, share=w.share_consumers_per_topic > 0)
-
-    from kipper.spark_jobs.tasks import run_task
-
-    spark = spark_session(f"kipper-loadgen-{w.name}", args.master)
+        configs = broker_configs(conn, ["group.share.record.lock.duration.ms", "producer.id.quota.window.num",
+                                        "producer.id.quota.window.size.seconds"])
+        if w.producer_ids_rate:
+            previous_quota = user_quota(conn, QUOTA_USER)
+            set_user_quota(conn, QUOTA_USER, w.producer_ids_rate)
+            quota = {"user": QUOTA_USER, "rate": w.producer_ids_rate, "previous": previous_quota}
+            print(f"loadgen: note: {quota_note(w, configs, duration)}", file=sys.stderr, flush=True)
     try:
-        sc = spark.sparkContext
-        master = sc.master
-        if not is_local(master):
-            ship_project(spark)
-        slots = sc.defaultParallelism
-        tasks = min(args.tasks or slots, w.producers)
-        if tasks > slots:
-            print(f"loadgen: warning: {tasks} tasks but {slots} task slots: some tasks start late",
-                  file=sys.stderr)
-        duration = args.duration_seconds if args.duration_seconds is not None else w.duration_s
-        specs = plan(w, args.bootstrap_server, run_id, topics, tasks, duration)
-        print(f"loadgen: {w.name}: {w.producers} producer(s) on {len(topics)} topic(s) x "
-              f"{w.partitions_per_topic} partitions in {tasks} task(s) on {master}, "
-              f"{duration:g} s, target {w.producer_rate:g} records/s" if w.producer_rate else
-              f"loadgen: {w.name}: {w.producers} producer(s) on {len(topics)} topic(s) x "
-              f"{w.partitions_per_topic} partitions in {tasks} task(s) on {master}, {duration:g} s, unthrottled",
-              flush=True)
-        progress = Progress(args.bootstrap_server, topics, w.partitions_per_topic, args.progress_interval)
-        progress.start()
-        started, started_at = time.monotonic(), time.time()
-        try:
-            results = sc.parallelize(specs, len(specs)).map(run_task).collect()
-        finally:
-            progress.done.set()
-        wall = time.monotonic() - started
+        results, wall, started_at, master, tasks = _spark_run(args, w, run_id, topics, duration, configs)
     finally:
-        spark.stop()
+        if quota is not None:
+            with connect(args.bootstrap_server) as conn:
+                set_user_quota(conn, QUOTA_USER, previous_quota)
     try:
         with connect(args.bootstrap_server) as conn:
             stored = stored_records(conn, topics, w.partitions_per_topic)
     except JobError:
         stored = None
-    result = merge(results, wall, stored, w, run_id, topics, master, tasks, started_at)
+    result = merge(results, wall, stored, w, run_id, topics, master, tasks, started_at, quota)
     out = Path(args.output or f"loadgen-{w.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(table(result), flush=True)
     print(f"result: {out}", flush=True)
-    if result["failed"] or result["unacknowledged"] or result["share_errors"]:
-        print(f"loadgen: {result['failed']} record(s) failed, {result['unacknowledged']} unacknowledged"
-              + (f"; first error: {result['first_error']}" if result["first_error"] else "")
-              + (f"; share consumer errors: {result['share_errors'][0]}" if result["share_errors"] else ""),
-              file=sys.stderr)
+    found = problems(result)
+    if found:
+        print("loadgen: " + "; ".join(found), file=sys.stderr)
         return 1
     return 0
+
+
+def _spark_run(args, w: Workload, run_id: str, topics: list[str], duration: float, configs: dict):
+    spark = spark_session(f"kipper-loadgen-{w.name}", args.master)
+    try:
+        sc = spark.sparkContext
+        master = sc.master
+        slots = sc.defaultParallelism
+        tasks = min(args.tasks or slots, w.producers)
+        if tasks > slots:
+            print(f"loadgen: warning: {tasks} tasks but {slots} task slots: some tasks start late",
+                  file=sys.stderr)
+        lock_ms = int(configs.get("group.share.record.lock.duration.ms") or LOCK_MS_DEFAULT)
+        specs = plan(w, args.bootstrap_server, run_id, topics, tasks, duration, lock_ms)
+        target = f"target {w.producer_rate:g} records/s" if w.producer_rate else "unthrottled"
+        print(f"loadgen: {w.name}: {w.producers} producer(s) on {len(topics)} topic(s) x "
+              f"{w.partitions_per_topic} partitions in {tasks} task(s) on {master}, {duration:g} s, {target}",
+              flush=True)
+        progress = Progress(args.bootstrap_server, topics, w.partitions_per_topic, args.progress_interval)
+        progress.start()
+        started, started_at = time.monotonic(), time.time()
+        try:
+            results = run_job(sc, specs, args.first_task_timeout)
+        finally:
+            progress.done.set()
+        return results, time.monotonic() - started, started_at, master, tasks
+    finally:
+        spark.stop()
 
 
 def main(argv=None) -> int:

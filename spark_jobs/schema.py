@@ -39,7 +39,9 @@ SHARE_GROUPS = _struct(groups=L, members=L, share_sessions=L, share_partitions_l
                        deltas_written=L, recoveries=L)
 
 TRANSACTIONS = _struct(transactional_ids=L, states=MapType(S, L), commits=L, aborts=L, timed_out=L,
-                       fenced=L, expired=L, open_in_partitions=L, aborted_index_entries=L)
+                       fenced=L, expired=L, epoch_bumps=L, open_in_partitions=L, aborted_index_entries=L)
+
+PRODUCER_IDS = _struct(allocated=L, epoch_bumps=L)
 
 CLEANER = _struct(runs=L, bytes_read=L, bytes_written=L, records_removed=L, running=L,
                   partitions=ArrayType(_struct(topic=S, partition=I, dirty_ratio=D)))
@@ -63,10 +65,11 @@ DUMP_LINE = StructType([
     StructField("producer_state", PRODUCER_STATE, True),
     StructField("quotas", _struct(users=ArrayType(QUOTA_USER), users_tracked=L, bloom_bytes=L,
                                   disposed_filters=L, cleaned_users=L, default_quota=D,
-                                  quotas=MapType(S, MapType(S, D))), True),
+                                  quotas=MapType(S, D)), True),
     StructField("share", _struct(partitions=ArrayType(SHARE_PARTITION)), True),
     StructField("share_groups", SHARE_GROUPS, True),
     StructField("transactions", TRANSACTIONS, True),
+    StructField("producer_ids", PRODUCER_IDS, True),
     StructField("security", SECURITY, True),
     StructField("cleaner", CLEANER, True),
     StructField("authorizer", AUTHORIZER, True),

@@ -1,60 +1,39 @@
 """One load-generator task: it runs on a Spark executor and returns a dict.
 
-A task owns some producers (one per topic assignment) and some share
-consumers. Its send loop paces the task's share of ``producerRate`` in short
-bursts, round-robins over its producers, and every ``1/churn`` seconds replaces
-one producer by a fresh one (a new InitProducerId: the producer-id quota's
-input); the old one is flushed and closed on a side thread. Acknowledgements
-and errors are counted in ``on_delivery`` on the producers' send threads, with
-send-to-ack latency in an HDR-style histogram. Nothing here talks to Spark.
+A task owns some producers (one per topic assignment), and may own churn
+producers, transactional producers (txn_task.py) and share consumers
+(share_task.py). Its send loop paces the task's share of ``producerRate`` in
+short bursts and round-robins over its producers. Producer-id churn either
+replaces one of those producers every ``1/churn`` seconds (a new
+InitProducerId), or, with ``churn_records`` set, starts a short-lived churn
+producer of its own that sends that many records, so the steady producers
+keep the ids they were admitted with (seed 002). Replaced producers are
+flushed and closed on side threads. Acknowledgements and errors are counted
+per role in ``on_delivery`` on the producers' send threads, with
+send-to-ack latency in HDR-style histograms. Nothing here talks to Spark.
 """
 
 from __future__ import annotations
 
 import os
-import queue
 import random
 import socket
+import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from kipper.protocol.histogram import LatencyHistogram
+from kipper.spark_jobs.counts import Counts, error_name
 
 FLUSH_TIMEOUT_S = 30.0
 BURST_MAX = 2000           # records sent before the pacing clock is read again
-SHARE_DRAIN_IDLE_S = 2.0   # a share consumer stops after this long without records, once load ended
-SHARE_DRAIN_MAX_S = 15.0
-
-
-class Counts:
-    """Delivery results; updated on producer send threads (one lock, short sections)."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.acked = 0
-        self.failed = 0
-        self.errors: dict[str, int] = {}
-        self.first_error: str | None = None
-        self.hist = LatencyHistogram()
-        self.record = self.hist.record
-
-    def callback(self, sent_at: float):
-        def done(error, metadata, sent_at=sent_at):
-            us = int((time.perf_counter() - sent_at) * 1e6)
-            with self.lock:
-                if error is None:
-                    self.acked += 1
-                    self.record(us)
-                else:
-                    self.failed += 1
-                    name = type(error).__name__
-                    code = getattr(error, "code", None)
-                    if code is not None:
-                        name = getattr(code, "name", str(code))
-                    self.errors[name] = self.errors.get(name, 0) + 1
-                    if self.first_error is None:
-                        self.first_error = f"{name}: {error}"
-        return done
+# A churn producer that the quota refuses gives up after this; it then fails its
+# records instead of retrying for the whole delivery.timeout.ms of a steady one.
+CHURN_DELIVERY_TIMEOUT_MS = 5000
+CHURN_REQUEST_TIMEOUT_MS = 4000
+CHURN_START_S = 2.0        # dedicated churn starts once the steady producers are admitted
+CLOSERS = 16               # replaced producers flushed and closed at once
 
 
 def _keys(distributor: str):
@@ -67,95 +46,96 @@ def _keys(distributor: str):
     return lambda i: pool[rnd.getrandbits(10)]
 
 
-class _Closer(threading.Thread):
-    """Flushes and closes replaced producers, so churn never stalls the send loop."""
+class Closer:
+    """Flushes and closes replaced producers on a small pool, so churn never stalls
+    the send loop; what is still undelivered after the flush counts for ``counts``."""
 
-    def __init__(self):
-        super().__init__(name="loadgen-closer", daemon=True)
-        self.queue: queue.Queue = queue.Queue()
-        self.unacked = 0
+    def __init__(self, flush_s: float):
+        self.flush_s = flush_s
+        self.pool = ThreadPoolExecutor(CLOSERS, thread_name_prefix="loadgen-closer")
 
-    def run(self) -> None:
-        while True:
-            p = self.queue.get()
-            if p is None:
-                return
-            self.unacked += p.flush(FLUSH_TIMEOUT_S)
-            p.close(5)
+    def close(self, producer, counts: Counts) -> None:
+        def run():
+            left = producer.flush(self.flush_s)
+            producer.close(5)
+            if left:
+                with counts.lock:
+                    counts.unacknowledged += left
+        self.pool.submit(run)
+
+    def join(self) -> None:
+        self.pool.shutdown(wait=True)
 
 
-def _share_consumer(spec: dict, topic: str, stop: threading.Event, ready: threading.Event, out: dict):
-    from kipper.client.share_consumer import ShareConsumer
+def _run_churn(spec: dict, config: dict, payload: bytes, counts: Counts, start: float, end: float,
+               closer: Closer) -> int:
+    """Dedicated churn: a new producer every 1/churn s, ``churn_records`` records each."""
+    from kipper.client.producer import Producer
 
-    counts: dict[str, int] = {}
-    consumed = 0
-    try:
-        with ShareConsumer({"bootstrap.servers": spec["bootstrap"], "client.id": f"loadgen-share-{spec['task']}",
-                            "group.id": f"{topic}-share"}) as consumer:
-            consumer.subscribe([topic])
-            joined_by = time.monotonic() + 15
-            idle_since = stop_at = None
-            while True:
-                records = consumer.poll(0.1 if not ready.is_set() else 0.5)
-                for r in records:
-                    counts[str(r.delivery_count)] = counts.get(str(r.delivery_count), 0) + 1
-                consumed += len(records)
-                now = time.monotonic()
-                # let the task's producers start once this member has its assignment
-                if not ready.is_set() and (getattr(consumer, "_assignment", True) or now > joined_by):
-                    ready.set()
-                if stop.is_set():
-                    stop_at = stop_at or now
-                    idle_since = None if records else (idle_since or now)
-                    if (idle_since and now - idle_since >= SHARE_DRAIN_IDLE_S) or now - stop_at >= SHARE_DRAIN_MAX_S:
-                        break
-            consumer.commit_sync(10)
-    except Exception as exc:  # reported with the task's results
-        out.setdefault("share_errors", []).append(f"{topic}: {type(exc).__name__}: {exc}")
-    finally:
-        ready.set()
-        with out["lock"]:
-            out["share_consumed"] += consumed
-            for k, v in counts.items():
-                out["share_delivery_counts"][k] = out["share_delivery_counts"].get(k, 0) + v
+    config = {**config, "client.id": f"loadgen-churn-{spec['task']}",
+              "delivery.timeout.ms": str(CHURN_DELIVERY_TIMEOUT_MS),
+              "request.timeout.ms": str(CHURN_REQUEST_TIMEOUT_MS)}
+    topics = spec["topics"]
+    every = 1.0 / spec["churn"]
+    created = 0
+    next_at = start + min(CHURN_START_S, spec["duration_s"] / 4)
+    perf = time.perf_counter
+    while True:
+        now = time.monotonic()
+        if next_at >= end:
+            return created
+        if now < next_at:
+            time.sleep(min(next_at - now, 0.05))
+            continue
+        p = Producer(config)
+        topic = topics[created % len(topics)]
+        for _ in range(spec["churn_records"]):
+            try:
+                p.send(topic, payload, on_delivery=counts.callback(perf()))
+            except Exception as exc:  # a fatal producer error
+                counts.error(error_name(exc), str(exc))
+            with counts.lock:
+                counts.sent += 1
+        created += 1
+        closer.close(p, counts)
+        next_at += every
 
 
 def run_task(spec: dict) -> dict:
-    """Produce ``spec``'s share of the load; returns counts, errors and the latency histogram."""
+    """Produce ``spec``'s share of the load; returns counts, errors and latency histograms per role."""
     from kipper.client.producer import Producer
+    from kipper.spark_jobs import share_task, txn_task
 
     started_wall = time.time()
     config = {"bootstrap.servers": spec["bootstrap"], "client.id": f"loadgen-{spec['task']}",
               "enable.idempotence": "true" if spec["idempotence"] else "false",
               **({} if spec["idempotence"] else {"acks": spec["producer_config"].get("acks", "1")}),
               **spec["producer_config"]}
-    counts = Counts()
-    share = {"lock": threading.Lock(), "share_consumed": 0, "share_delivery_counts": {}}
+    steady, churn = Counts(), Counts()
     stop = threading.Event()
-    consumers = []
-    for topic in spec["share_topics"]:
-        ready = threading.Event()
-        t = threading.Thread(target=_share_consumer, args=(spec, topic, stop, ready, share),
-                             name=f"loadgen-share-{topic}", daemon=True)
-        t.start()
-        consumers.append((t, ready))
-    for _, ready in consumers:
-        ready.wait(20)
+    share = share_task.start(spec, stop)
 
     topics = spec["topics"]
     producers = [Producer(config) for _ in topics]
     created = len(producers)
-    closer = _Closer()
-    closer.start()
+    closer = Closer(FLUSH_TIMEOUT_S)
     payload = os.urandom(spec["message_size"])
     key_for = _keys(spec["key_distributor"])
     rate = spec["rate"]
-    churn_every = 1.0 / spec["churn"] if spec["churn"] > 0 else 0.0
+    dedicated = spec["churn"] > 0 and spec["churn_records"] > 0
+    churn_every = 1.0 / spec["churn"] if spec["churn"] > 0 and not dedicated else 0.0
     n = len(producers)
-    sent = send_errors = 0
+    sent = 0
     perf = time.perf_counter
     start = time.monotonic()
     end = start + spec["duration_s"]
+    txn = txn_task.start(spec, payload, start, end)
+    churner = None
+    churn_created = [0]
+    if dedicated:
+        churner = threading.Thread(target=lambda: churn_created.__setitem__(0, _run_churn(
+            spec, config, payload, churn, start, end, closer)), name="loadgen-churn", daemon=True)
+        churner.start()
     next_churn = start + churn_every if churn_every else float("inf")
     churn_slot = 0
     while True:
@@ -166,7 +146,7 @@ def run_task(spec: dict) -> dict:
             old = producers[churn_slot]
             producers[churn_slot] = Producer(config)
             created += 1
-            closer.queue.put(old)
+            closer.close(old, steady)
             churn_slot = (churn_slot + 1) % n
             next_churn += churn_every
         if rate > 0:
@@ -180,34 +160,45 @@ def run_task(spec: dict) -> dict:
             i = sent
             try:
                 producers[i % n].send(topics[i % n], payload, key=key_for(i),
-                                      on_delivery=counts.callback(perf()))
+                                      on_delivery=steady.callback(perf()))
             except Exception as exc:  # BufferExhausted, a fatal producer error
-                send_errors += 1
-                with counts.lock:
-                    name = type(exc).__name__
-                    counts.errors[name] = counts.errors.get(name, 0) + 1
-                    counts.first_error = counts.first_error or f"{name}: {exc}"
+                steady.error(error_name(exc), str(exc))
             sent += 1
     load_end = time.monotonic()
+    steady.sent = sent
     unacked = sum(p.flush(FLUSH_TIMEOUT_S) for p in producers)
     for p in producers:
         p.close(5)
-    closer.queue.put(None)
-    closer.join(FLUSH_TIMEOUT_S + 10)
-    unacked += closer.unacked
+    with steady.lock:
+        steady.unacknowledged += unacked
+    if churner is not None:
+        churner.join(FLUSH_TIMEOUT_S)
+    closer.join()
+    txn_result = txn.join()
     stop.set()
-    for t, _ in consumers:
-        t.join(SHARE_DRAIN_MAX_S + 15)
+    share_result = share.join()
     finished = time.monotonic()
-    with counts.lock:
-        return {
-            "task": spec["task"], "host": socket.gethostname(), "pid": os.getpid(),
-            "topics": sorted(set(topics)), "producers": n, "producers_created": created,
-            "sent": sent, "acked": counts.acked, "failed": counts.failed + send_errors,
-            "unacknowledged": unacked, "errors": dict(counts.errors), "first_error": counts.first_error,
-            "started_at": started_wall, "load_seconds": load_end - start,
-            "seconds": finished - start, "latency": counts.hist.to_dict(),
-            "share_consumers": len(consumers), "share_consumed": share["share_consumed"],
-            "share_delivery_counts": share["share_delivery_counts"],
-            "share_errors": share.get("share_errors", []),
-        }
+    roles = {"steady": steady.result(), "churn": churn.result(), "transactional": txn_result["counts"]}
+    merged = LatencyHistogram()
+    for r in roles.values():
+        merged.add(LatencyHistogram.from_dict(r["latency"]))
+    errors: dict[str, int] = {}
+    for r in roles.values():
+        for k, v in r["errors"].items():
+            errors[k] = errors.get(k, 0) + v
+    return {
+        "task": spec["task"], "host": socket.gethostname(), "pid": os.getpid(),
+        # where the task ran: the executor's working directory and the Python running it
+        "workdir": os.getcwd(), "python": sys.executable,
+        "kipper": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        "topics": sorted(set(topics)), "producers": n,
+        "producers_created": created + churn_created[0] + txn_result["instances"],
+        **{k: sum(r[k] for r in roles.values()) for k in ("sent", "acked", "failed", "unacknowledged")},
+        "errors": errors,
+        "first_error": next((r["first_error"] for r in roles.values() if r["first_error"]), None),
+        "started_at": started_wall, "load_seconds": load_end - start,
+        "seconds": finished - start, "latency": merged.to_dict(),
+        "roles": roles, "transactions": txn_result["transactions"],
+        "transaction_errors": txn_result["errors"],
+        **share_result,
+    }

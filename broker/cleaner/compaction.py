@@ -86,6 +86,9 @@ def cleanable(partition, config: LogConfig, now: int) -> Cleanable | None:
     return Cleanable(ratio, first_dirty, end, dirty, forced)
 
 
+WAITING = "waiting"  # what a pass yields while the storage thread works for it
+
+
 class PassStats(NamedTuple):
     bytes_read: int
     bytes_written: int
@@ -109,8 +112,8 @@ class CleaningPass:
     def step(self, budget_s: float) -> bool:
         """Work for about ``budget_s``; True while there is more to do."""
         deadline = time.perf_counter() + budget_s
-        for _ in self._steps:
-            if time.perf_counter() >= deadline:
+        for state in self._steps:
+            if state is WAITING or time.perf_counter() >= deadline:
                 return True
         self.done = True
         return False
@@ -150,6 +153,9 @@ class CleaningPass:
                     writer.add(out)
                     self.bytes_written += len(out)
                 yield
+            syncing = writer.sync_in_background() if changed else None
+            while syncing is not None and not syncing.done():
+                yield WAITING  # the disk works; the loop serves requests
             if changed and self._still_there(seg.base_offset):
                 try:
                     writer.commit()

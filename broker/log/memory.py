@@ -12,12 +12,14 @@ development and CI, nothing touches the disk.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from kipper.broker.log.config import LogConfig
 from kipper.broker.log.storage import ReadResult, SegmentInfo
 from kipper.protocol import batch as b
 from kipper.protocol import records
+
+SEGMENT_CHUNK = 4096  # batches the cleaner's reads take at a time
 
 
 class MemoryLog:
@@ -255,11 +257,27 @@ class MemoryLog:
         return out
 
     def segment_batches(self, base_offset: int):
-        """(base offset, batch) of the segment starting at ``base_offset`` (a snapshot)."""
+        """(base offset, batch) of the segment starting at ``base_offset``, up to its end as
+        it is now. Read lazily, SEGMENT_CHUNK batches at a time, each chunk found again by
+        offset: the cleaner steps through a segment between requests, so no step may copy
+        a whole segment (hundreds of thousands of references, ~10 ms), and retention may
+        remove batches in front of it meanwhile."""
         k = self._segment_of(base_offset)
-        lo = self._seg_starts[k]
         hi = self._seg_starts[k + 1] if k + 1 < len(self._seg_starts) else len(self._batches)
-        return zip(self._bases[lo:hi], self._batches[lo:hi])
+        end = self._bases[hi] if hi < len(self._bases) else self.log_end_offset
+        return self._batches_between(base_offset, end)
+
+    def _batches_between(self, start: int, end: int):
+        while True:
+            i = bisect_left(self._bases, start)
+            bases, batches = self._bases[i:i + SEGMENT_CHUNK], self._batches[i:i + SEGMENT_CHUNK]
+            for base, data in zip(bases, batches):
+                if base >= end:
+                    return
+                yield base, data
+            if len(bases) < SEGMENT_CHUNK:
+                return
+            start = bases[-1] + 1
 
     def _segment_of(self, base_offset: int) -> int:
         for k, start in enumerate(self._seg_starts):
@@ -339,6 +357,9 @@ class _MemoryCleaned:
 
     def add(self, data: bytes) -> None:
         self.batches.append(data)
+
+    def sync_in_background(self) -> None:
+        return None  # nothing to write
 
     def commit(self) -> None:
         self.log.replace_segment(self.base_offset, self.batches)

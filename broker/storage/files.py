@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 CHECKPOINT_VERSION = 0
@@ -29,6 +30,18 @@ CLEANER_OFFSETS = "cleaner-offset-checkpoint"
 
 class StorageError(Exception):
     """A log directory cannot be used; the message says why, in one line."""
+
+
+_background: ThreadPoolExecutor | None = None
+
+
+def in_background(fn, *args) -> Future:
+    """Run a blocking file call (fsync, closing a large file) on the storage thread, so the
+    event loop does not wait on the disk; the calls release the GIL while they wait."""
+    global _background
+    if _background is None:
+        _background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kipper-storage")
+    return _background.submit(fn, *args)
 
 
 def fsync_dir(path: Path) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import crc32c
 
+from kipper.broker.storage.files import in_background
 from kipper.protocol import batch as b
 
 _INDEX_ENTRY = struct.Struct(">ii")
@@ -108,8 +109,10 @@ class LogSegment:
         return CleanedSegment(self)
 
     def swap_in(self, fd: int, size: int, index, times, max_ts: tuple[int, int]) -> None:
-        """A cleaned copy (``fd``, already renamed over this segment's file) replaces it."""
-        os.close(self.fd)
+        """A cleaned copy (``fd``, already renamed over this segment's file) replaces it.
+        The old file is closed on the storage thread: closing the last reference to a large
+        unlinked file frees its pages, milliseconds the event loop should not wait."""
+        in_background(os.close, self.fd)
         self.fd, self.size = fd, size
         self._idx_offsets, self._idx_positions = index
         self._time_ts, self._time_offsets = times
@@ -390,6 +393,11 @@ class CleanedSegment:
         if self._unsynced >= self.SYNC_EVERY:
             os.fdatasync(self.fd)
             self._unsynced = 0
+
+    def sync_in_background(self):
+        """Start the copy's final fsync on the storage thread; ``commit`` once it is done
+        finds nothing left to write."""
+        return in_background(os.fsync, self.fd)
 
     def commit(self) -> None:
         os.fsync(self.fd)

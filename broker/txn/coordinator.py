@@ -98,6 +98,7 @@ class TxnCounters:
     timed_out: int = 0
     fenced: int = 0  # open transactions aborted because a new instance initialized
     expired: int = 0
+    epoch_bumps: int = 0  # KIP-360: InitProducerId bumps and fences (a new id at exhaustion counts too)
 
 
 class _NoJournal:
@@ -194,6 +195,7 @@ class TransactionCoordinator:
             else:
                 meta.producer_epoch += 1
             meta.last_producer_id, meta.last_producer_epoch = last
+            self.counters.epoch_bumps += 1
         elif expected != (meta.last_producer_id, meta.last_producer_epoch):
             return InitResult(ErrorCode.PRODUCER_FENCED)  # 2c
         # 2b (a retried bump) falls through and gets the current pair again
@@ -211,6 +213,7 @@ class TransactionCoordinator:
         the markers fence the old one in every partition it wrote to."""
         transition(meta, S.PREPARE_EPOCH_FENCE, now)
         meta.producer_epoch += 1  # never past Short.MAX: InitProducerId rotates at MAX - 1
+        self.counters.epoch_bumps += 1
         meta.last_producer_id, meta.last_producer_epoch = NO_PRODUCER_ID, NO_EPOCH
         return self._prepare(meta, committed=False, now=now)
 
@@ -356,4 +359,4 @@ class TransactionCoordinator:
         c = self.counters
         return {"transactional_ids": len(self.transactions), "states": by_state,
                 "commits": c.commits, "aborts": c.aborts, "timed_out": c.timed_out,
-                "fenced": c.fenced, "expired": c.expired}
+                "fenced": c.fenced, "expired": c.expired, "epoch_bumps": c.epoch_bumps}

@@ -176,6 +176,8 @@ def test_topics_alter_grows_partitions_and_sets_configs(broker, unique):
     ("topics", "TOPIC", "segment.ms", "100000"),
     ("brokers", "1", "log.retention.ms", "3600000"),
     ("groups", "GROUP", "consumer.session.timeout.ms", "50000"),
+    ("groups", "GROUP", "share.record.lock.duration.ms", "20000"),
+    ("groups", "GROUP", "share.isolation.level", "read_committed"),
 ])
 def test_configs_alter_and_describe_topics_brokers_and_groups(broker, unique, entity, name, key, value):
     name = {"TOPIC": f"cfg-{unique}", "GROUP": f"cfgg-{unique}"}.get(name, name)

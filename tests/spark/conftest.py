@@ -25,13 +25,22 @@ requires.java()
 BIN = Path(sys.executable).parent
 
 
-def spark_submit(script: str, *args: str, timeout: float = 240, quiet_conf: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+def spark_submit(script: str, *args: str, timeout: float = 240, quiet_conf: bool = True,
+                 submit_args: tuple = (), env: dict | None = None) -> subprocess.CompletedProcess:
+    """``spark-submit [submit_args] spark_jobs/SCRIPT args``; ``env`` adds to or
+    (with None values) removes from the environment."""
+    full = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+                PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     if quiet_conf:
-        env["SPARK_CONF_DIR"] = str(ROOT / "spark_jobs")
+        full["SPARK_CONF_DIR"] = str(ROOT / "spark_jobs")
+    for k, v in (env or {}).items():
+        if v is None:
+            full.pop(k, None)
+        else:
+            full[k] = v
     submit = BIN / "spark-submit" if (BIN / "spark-submit").exists() else "spark-submit"
-    return subprocess.run([str(submit), str(ROOT / "spark_jobs" / script), *args], cwd=ROOT, env=env,
+    path = script if Path(script).is_absolute() else str(ROOT / "spark_jobs" / script)
+    return subprocess.run([str(submit), *submit_args, path, *args], cwd=ROOT, env=full,
                           capture_output=True, text=True, timeout=timeout)
 
 

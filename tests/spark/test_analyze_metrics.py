@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from tests.spark.conftest import spark_submit, output_lines
+from tests.spark.conftest import output_lines, spark_submit
+from tests.spark.report_checks import check_report
 
 pytestmark = pytest.mark.slow
 
@@ -82,6 +83,13 @@ def test_the_report_shows_the_plots_and_the_summary(analysis):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f'src="{png}"' in html
     assert "records_in" in html and "report:" in proc.stdout
+
+
+def test_the_report_prints_counts_as_integers_and_times_as_utc(analysis):
+    out, _, _ = analysis
+    html = (out / "report.html").read_text()
+    check_report(html)
+    assert "No loadgen result given" in html  # the client's side needs --loadgen
 
 
 def test_an_empty_input_directory_ends_with_one_line_and_a_non_zero_exit(tmp_path):

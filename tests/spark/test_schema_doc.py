@@ -58,3 +58,51 @@ def test_a_line_written_by_the_broker_fits_the_schema(tmp_path):
             elif isinstance(value, list) and value and isinstance(value[0], dict):
                 walk(value[0], name + ".")
     walk(line)
+
+
+def conforms(value, kind, name="line") -> list[str]:
+    """Where ``value`` does not have the type Spark's reader expects (it would turn
+    the whole line into a corrupt record)."""
+    from pyspark.sql.types import (
+        ArrayType, DoubleType, IntegerType, LongType, MapType, StringType, StructType,
+    )
+
+    if value is None:
+        return []
+    if isinstance(kind, StructType):
+        if not isinstance(value, dict):
+            return [name]
+        fields = {f.name: f.dataType for f in kind.fields}
+        return [bad for k, v in value.items() if k in fields for bad in conforms(v, fields[k], f"{name}.{k}")]
+    if isinstance(kind, MapType):
+        if not isinstance(value, dict):
+            return [name]
+        return [bad for k, v in value.items() for bad in conforms(v, kind.valueType, f"{name}[{k}]")]
+    if isinstance(kind, ArrayType):
+        if not isinstance(value, list):
+            return [name]
+        return [bad for i, v in enumerate(value) for bad in conforms(v, kind.elementType, f"{name}[{i}]")]
+    ok = {LongType: (int,), IntegerType: (int,), DoubleType: (int, float), StringType: (str,)}
+    types = next((t for k, t in ok.items() if isinstance(kind, k)), None)
+    return [] if types is None or (isinstance(value, types) and not isinstance(value, bool)) else [name]
+
+
+def test_every_value_of_a_busy_line_has_the_type_the_schema_reads(tmp_path):
+    """A named user's quota, a tracked user, transactions and producer ids: nothing
+    in the line may make Spark's reader drop it as corrupt."""
+    from kipper.broker.composition import build_broker
+    from kipper.broker.config import load
+    from kipper.broker.metrics_dump import MetricsDumper
+
+    broker = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
+    broker.quotas.manager.set_quotas({"alice": 2.0}, 5.0)
+    broker.quotas.manager.check("alice", 7, 1_000)
+    broker.txn.coordinator.init_producer_id("app", 60_000, -1, -1, 0)
+    broker.txn.coordinator.init_producer_id("app", 60_000, -1, -1, 0)
+    m = broker.metrics
+    m.record_in("t", 0, 10, 1)
+    m.observe_request("Produce", 100)
+    line = MetricsDumper(m, 1, tmp_path, max_bytes=1 << 20, max_files=2).snapshot()
+    assert line["quotas"]["quotas"] == {"alice": 2.0} and line["quotas"]["users"]
+    assert line["transactions"]["epoch_bumps"] == 1 and line["producer_ids"]["allocated"] == 1
+    assert conforms(line, DUMP_LINE) == []

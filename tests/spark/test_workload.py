@@ -122,3 +122,81 @@ def test_the_analysis_input_must_be_a_directory_holding_dump_lines(tmp_path):
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "metrics-2-0.jsonl").write_text("{}\n")
     assert find_inputs(str(tmp_path)) == [str(tmp_path / "old" / "metrics-2-0.jsonl")]
+
+
+SEEDS = {**BASE, "shareConsumersPerTopic": 1, "shareReleasePercent": 10, "shareRejectPercent": 5,
+         "shareStallingConsumersPerTopic": 1, "producerIdChurnPerSecond": 8, "churnRecordsPerProducer": 5,
+         "producerIdsRate": 2, "transactionalProducersPerTopic": 1, "transactionRecords": 30,
+         "transactionsPerSecond": 4, "transactionAbortPercent": 25, "transactionFence": True}
+
+
+def test_the_seeds_workload_file_loads():
+    from pathlib import Path
+
+    w = load(Path(__file__).resolve().parents[2] / "workloads" / "seeds.yaml")
+    assert w.producer_ids_rate < w.producer_id_churn_per_second and w.churn_records_per_producer > 0
+    assert w.transactional_producers and w.transaction_fence and 0 < w.transaction_abort_percent < 100
+    assert w.share_release_percent and w.share_reject_percent and w.share_stalling_consumers_per_topic
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"shareReleasePercent": 101}, "'shareReleasePercent' must be at most 100"),
+    ({"shareReleasePercent": 60, "shareRejectPercent": 50}, "add up to more than 100"),
+    ({"shareConsumersPerTopic": 0}, "'shareReleasePercent' needs shareConsumersPerTopic of at least 1"),
+    ({"producerIdsRate": 0}, "'producerIdsRate' must be above 0"),
+    ({"producerIdChurnPerSecond": 0}, "'churnRecordsPerProducer' needs producerIdChurnPerSecond above 0"),
+    ({"idempotence": False}, "'producerIdsRate' needs idempotence"),
+    ({"transactionsPerSecond": 0}, "'transactionsPerSecond' must be above 0"),
+    ({"transactionFence": "yes"}, "'transactionFence' must be true or false"),
+])
+def test_bad_seed_keys_are_refused_naming_the_key(change, message):
+    with pytest.raises(JobError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
+        parse({**SEEDS, **change}, "w.yaml")
+    assert err.value.code == 2
+
+
+def test_transactional_producers_and_stalling_consumers_are_dealt_over_tasks():
+    w = parse(SEEDS, "w")
+    specs = plan(w, "h:1", "run", ["run-0", "run-1"], 2, 30, lock_ms=1000)
+    txn = [t for s in specs for t in s["transactional"]]
+    assert sorted(topic for topic, _ in txn) == ["run-0", "run-1"] and len({tid for _, tid in txn}) == 2
+    assert sorted(t for s in specs for t in s["stalling_topics"]) == ["run-0", "run-1"]
+    assert all(s["lock_ms"] == 1000 and s["churn_records"] == 5 for s in specs)
+    assert sum(s["churn"] for s in specs) == pytest.approx(8)
+
+
+def role(acked=0, failed=0, unacked=0, errors=None):
+    return {"sent": acked + failed + unacked, "acked": acked, "failed": failed, "unacknowledged": unacked,
+            "errors": errors or {}, "first_error": None, "latency": LatencyHistogram().to_dict()}
+
+
+def test_churn_records_refused_by_the_runs_own_quota_do_not_fail_the_run():
+    from kipper.spark_jobs.result import problems
+
+    def result(quota, churn, steady=role(100)):
+        roles = {"steady": steady, "churn": churn, "transactional": role()}
+        task = {"task": 0, "host": "h", "producers": 1, "producers_created": 3, "started_at": 1.0,
+                "load_seconds": 1.0, "seconds": 1.0, "latency": LatencyHistogram().to_dict(), "share_consumed": 0,
+                "share_delivery_counts": {}, "share_errors": [], "roles": roles, "first_error": None,
+                **{k: sum(r[k] for r in roles.values()) for k in ("sent", "acked", "failed", "unacknowledged")},
+                "errors": {k: v for r in roles.values() for k, v in r["errors"].items()}}
+        return merge([task], 2.0, 110, parse(BASE, "w"), "run", ["t"], "local[2]", 1,
+                     quota={"user": "ANONYMOUS", "rate": 2} if quota else None)
+
+    throttled = role(10, failed=7, errors={"THROTTLING_QUOTA_EXCEEDED": 5, "TimeoutError": 2})
+    assert problems(result(True, throttled)) == []
+    assert problems(result(False, throttled))[0].startswith("7 record(s) failed")
+    broken = role(10, failed=1, errors={"CORRUPT_MESSAGE": 1})
+    assert problems(result(True, broken))  # anything else still fails the run
+    assert problems(result(True, throttled, steady=role(99, failed=1, errors={"THROTTLING_QUOTA_EXCEEDED": 1})))
+
+
+def test_analysis_inputs_are_local_directories_or_uris_that_spark_reads(tmp_path):
+    from kipper.spark_jobs.analyze_metrics import input_paths, remote
+
+    (tmp_path / "metrics-1-0.jsonl").write_text("{}\n")
+    assert input_paths(str(tmp_path)) == input_paths(f"file://{tmp_path}") == [str(tmp_path / "metrics-1-0.jsonl")]
+    assert remote("s3a://bucket/dumps") and remote("hdfs://nn:8020/kipper") and not remote("/tmp/x")
+    assert input_paths("s3a://bucket/dumps") == ["s3a://bucket/dumps"]  # listed by Spark, not here
+    with pytest.raises(JobError, match="is not a directory"):
+        input_paths(f"file://{tmp_path}/missing")

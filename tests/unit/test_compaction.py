@@ -273,3 +273,29 @@ def test_the_cleaner_service_picks_compacted_partitions_and_counts(tmp_path):
     snap = cleaner.snapshot()
     assert snap["runs"] == 1 and snap["records_removed"] == 4 and snap["bytes_read"] > snap["bytes_written"]
     assert snap["partitions"] == [{"topic": "c", "partition": 0, "dirty_ratio": 0.0}]
+
+
+def test_a_segment_is_read_in_chunks_that_survive_retention_in_front(kind, tmp_path, monkeypatch):
+    import kipper.broker.log.memory as memory
+
+    monkeypatch.setattr(memory, "SEGMENT_CHUNK", 4)  # many chunk boundaries in a small segment
+    p = make_partition(kind, tmp_path, compact_config())
+    offsets = [put(p, b"k%d" % i, b"v") for i in range(11)]
+    roll(p)
+    put(p, b"k", b"active")
+    reader = p.log.segment_batches(offsets[0])
+    seen = [next(reader)[0] for _ in range(5)]
+    p.log.delete_records_before(offsets[3])  # DeleteRecords in front of where the reader is
+    seen += [base for base, _ in reader]
+    assert seen == offsets, "every batch of the segment once, in order, and none of the next one"
+
+
+def test_a_pass_on_disk_swaps_in_its_copy_after_the_background_fsync(tmp_path):
+    p = make_partition("disk", tmp_path, compact_config())
+    for i in range(50):
+        put(p, b"k%d" % (i % 5), b"v%d" % i)
+    roll(p)
+    put(p, b"k0", b"active")
+    assert clean(p, 0)
+    assert latest(p) == {b"k%d" % k: b"v%d" % (45 + k) for k in range(5)} | {b"k0": b"active"}
+    assert len(stored(p)) == 6 and not list(tmp_path.glob("t-0/*.cleaned"))

@@ -250,6 +250,21 @@ def test_new_instance_aborts_the_open_transaction_with_a_bumped_epoch_and_retrie
     assert c.counters.fenced == 1
 
 
+def test_epoch_bumps_count_every_bump_and_fence_but_not_a_retried_bump():
+    c = coordinator()
+    init(c)  # 1a: a new id, no bump
+    assert c.counters.epoch_bumps == 0
+    init(c)  # 1b.i
+    r = init(c, 1000, 1)  # 2a.i
+    assert r.producer_epoch == 2 and c.counters.epoch_bumps == 2
+    init(c, 1000, 1)  # 2b: the retried bump answers the current pair again
+    assert c.counters.epoch_bumps == 2
+    open_txn(c, 1000, 2)
+    c.complete(init(c).completion, 0)  # the fence bumps, and so does the retry after it
+    init(c)
+    assert c.counters.epoch_bumps == 4 and c.snapshot()["epoch_bumps"] == 4
+
+
 def test_fenced_producer_gets_producer_fenced_everywhere():
     c = coordinator()
     init(c)

@@ -19,6 +19,7 @@ from typing import Callable
 
 import structlog
 
+from kipper.broker.cleaner.service import CLEANER_SLICE_S
 from kipper.broker.composition import build_broker, now_ms
 from kipper.broker.config import BrokerConfig
 from kipper.broker.connection import KafkaConnection
@@ -34,11 +35,6 @@ GROUP_TICK_S = 0.1
 SHARE_TICK_S = 0.05  # acquisition-lock expiry, share-group sessions, checkpoints
 CONFIG_STORE_RELOAD_S = 1.0  # users.json / quotas.json edited by `kipper users` or another tool
 LOG_FLUSH_CHECK_S = 1.0  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)
-# The log cleaner runs on the loop in slices: a request that arrives during one waits at
-# most a slice; the pause leaves the rest of the core to the clients (the cleaner takes
-# half of it while it works, as a cleaner thread throttled by I/O would).
-CLEANER_SLICE_S = 0.001
-CLEANER_PAUSE_S = 0.001
 
 
 class Periodic:
@@ -96,6 +92,7 @@ class BrokerServer:
             self.periodic.append(Periodic("log-cleaner", config["log.cleaner.backoff.ms"] / 1000,
                                           self._start_cleaning))
         self._cleaning = False
+        self._requests_seen = 0  # broker.metrics' request count at the last slice
         if broker.storage is not None:
             self.periodic += [
                 Periodic("log-flush", LOG_FLUSH_CHECK_S, lambda: broker.flush_logs(now())),
@@ -123,16 +120,22 @@ class BrokerServer:
             asyncio.get_running_loop().call_soon(self._clean_slice)
 
     def _clean_slice(self) -> None:
-        """One slice of cleaning, then a pause, so requests wait at most a slice."""
+        """One slice of cleaning, and the next one when the cleaner says."""
+        cleaner = self.broker.cleaner
         try:
-            more = self.broker.cleaner.step(self.broker.clock(), CLEANER_SLICE_S)
+            more = cleaner.step(self.broker.clock(), CLEANER_SLICE_S)
         except Exception:
             log.exception("log_cleaner_failed")
             more = False
-        if more:
-            asyncio.get_running_loop().call_later(CLEANER_PAUSE_S, self._clean_slice)
-        else:
+        requests, self._requests_seen = self._requests_seen, self.broker.metrics.totals["requests"]
+        delay = cleaner.next_step_in(requests != self._requests_seen) if more else None
+        loop = asyncio.get_running_loop()
+        if delay is None:
             self._cleaning = False
+        elif delay:
+            loop.call_later(delay, self._clean_slice)
+        else:
+            loop.call_soon(self._clean_slice)  # the next loop turn, after its I/O
 
     def _session_factory(self, listener):
         protocol = self.config["listener.security.protocol.map"][listener.name]

@@ -106,6 +106,7 @@ class CleaningPass:
         self.bytes_read = self.bytes_written = self.records_removed = 0
         self.started = time.perf_counter()
         self.done = False
+        self.waiting = False  # the last step ended waiting for the storage thread
         self._aborted = _aborted_ranges(partition)
         self._steps = self._run()
 
@@ -113,8 +114,10 @@ class CleaningPass:
         """Work for about ``budget_s``; True while there is more to do."""
         deadline = time.perf_counter() + budget_s
         for state in self._steps:
-            if state is WAITING or time.perf_counter() >= deadline:
+            self.waiting = state is WAITING
+            if self.waiting or time.perf_counter() >= deadline:
                 return True
+        self.waiting = False
         self.done = True
         return False
 

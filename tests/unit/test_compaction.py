@@ -299,3 +299,23 @@ def test_a_pass_on_disk_swaps_in_its_copy_after_the_background_fsync(tmp_path):
     assert clean(p, 0)
     assert latest(p) == {b"k%d" % k: b"v%d" % (45 + k) for k in range(5)} | {b"k0": b"active"}
     assert len(stored(p)) == 6 and not list(tmp_path.glob("t-0/*.cleaned"))
+
+
+def test_the_cleaner_paces_itself_idle_at_full_speed_busy_with_pauses_and_waits_for_the_disk(tmp_path):
+    from kipper.broker.cleaner.service import CLEANER_PAUSE_S, CLEANER_WAIT_S
+
+    cleaner = LogCleaner(TopicManager(num_partitions=1, auto_create=False))
+    assert cleaner.next_step_in(clients_active=True) is None  # nothing runs
+    p = make_partition("disk", tmp_path, compact_config())
+    for i in range(50):
+        put(p, b"k%d" % (i % 5), b"v%d" % i)
+    roll(p)
+    put(p, b"k0", b"active")
+    cleaning = CleaningPass(p, p.log.config, cleanable(p, p.log.config, 0), 0)
+    cleaner.running.append(("t", 0, cleaning))
+    assert cleaner.next_step_in(clients_active=False) == 0.0  # the next loop turn
+    assert cleaner.next_step_in(clients_active=True) == CLEANER_PAUSE_S
+    delays = set()
+    while cleaning.step(1.0):
+        delays.add(cleaner.next_step_in(clients_active=False))
+    assert CLEANER_WAIT_S in delays, "the pass waited for the cleaned copy's fsync on the storage thread"

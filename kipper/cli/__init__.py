@@ -28,6 +28,19 @@ def version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked for: finding the installed distribution
+    took 2.6 ms of every ``kipper broker`` start."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="show the version and exit"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"kipper {version()}")
+        parser.exit()
+
+
 def _broker_parser(sub) -> None:
     p = add_command(sub, "broker", "run a broker",
                     "Run a kipper broker. Settings use Kafka's property names; logs go to stderr. "
@@ -63,7 +76,7 @@ def _run_broker(args) -> int:
 
 def _top_parser() -> tuple[argparse.ArgumentParser, object]:
     parser = argparse.ArgumentParser(prog="kipper", description=DESCRIPTION, formatter_class=HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"kipper {version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     _broker_parser(sub)

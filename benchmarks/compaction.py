@@ -1,13 +1,13 @@
 """Log compaction: cleaning rate in memory and on disk, and Produce latency while the
 cleaner runs against a broker whose cleaner is off, in one run.
 
-    .venv/bin/python -m benchmarks.compaction [--megabytes 100] [--keys 1000] [--size 200] [--rounds 3]
+    .venv/bin/python -m benchmarks.compaction [--megabytes 100] [--keys 1000] [--size 200] [--rounds 3] [--batch-records 1]
 
 1. In process: a partition holding --megabytes of --size-byte records over --keys
    keys (one record per batch, so most records are superseded), one segment rolled;
    one cleaning pass to the end, timed: MB/s of log read.
 2. Two broker processes in turn, cleaner on and off: a compacted topic gets the same
-   dirty data (through confluent-kafka) and rolls, held back from the cleaner by
+   dirty data (through confluent-kafka, --batch-records records per batch) and rolls, held back from the cleaner by
    min.compaction.lag.ms until the probe starts; then a second producer sends 1,000
    single-record Produce requests a second (linger.ms=0, acks=1) to another topic for
    10 s while the on-broker cleans; delivery latency p50/p99 of both runs, in --rounds
@@ -62,11 +62,12 @@ def cleaning_rate(kind: str, megabytes: int, keys: int, size: int) -> tuple[floa
         return stats.bytes_read / elapsed / 1e6, stats.records_removed / elapsed
 
 
-def _dirty(bootstrap: str, topic: str, n: int, keys: int, size: int, q) -> None:
+def _dirty(bootstrap: str, topic: str, n: int, keys: int, size: int, q, per_batch: int = 1) -> None:
     from confluent_kafka import Producer
 
     value = os.urandom(size)
-    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1})
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0 if per_batch == 1 else 50,
+                  "batch.num.messages": per_batch, "batch.size": 1_000_000})
     for i in range(n):
         while True:
             try:
@@ -101,7 +102,8 @@ def _probe(bootstrap: str, seconds: float, rate: int) -> list[float]:
     return lat
 
 
-def latency_run(cleaner: bool, megabytes: int, keys: int, size: int) -> tuple[list[float], str]:
+def latency_run(cleaner: bool, megabytes: int, keys: int, size: int,
+                per_batch: int = 1) -> tuple[list[float], str]:
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
     overrides = {"log.cleaner.enable": str(cleaner).lower(), "log.cleaner.backoff.ms": "200",
@@ -119,7 +121,7 @@ def latency_run(cleaner: bool, megabytes: int, keys: int, size: int) -> tuple[li
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
         n = megabytes * 1_000_000 // (size + 80)
-        filler = ctx.Process(target=_dirty, args=(broker.bootstrap, "dirty", n, keys, size, q))
+        filler = ctx.Process(target=_dirty, args=(broker.bootstrap, "dirty", n, keys, size, q, per_batch))
         filler.start()
         assert q.get(timeout=1800) == 0
         filler.join(30)
@@ -158,6 +160,8 @@ def main() -> None:
     ap.add_argument("--keys", type=int, default=1000)
     ap.add_argument("--size", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--batch-records", type=int, default=1,
+                    help="records per batch of the dirty data (the cleaner steps inside large batches)")
     args = ap.parse_args()
     for kind in ("memory", "disk"):
         mbps, rps = cleaning_rate(kind, args.megabytes, args.keys, args.size)
@@ -166,7 +170,7 @@ def main() -> None:
     for round_ in range(args.rounds):  # off and on alternate, so drift in the machine's load hits both
         results = {}
         for cleaner in (False, True):
-            lat, note = latency_run(cleaner, args.megabytes, args.keys, args.size)
+            lat, note = latency_run(cleaner, args.megabytes, args.keys, args.size, args.batch_records)
             results[cleaner] = (_pct(lat, 0.5), _pct(lat, 0.99))
             print(f"round {round_ + 1}: produce latency, cleaner {'on ' if cleaner else 'off'}: "
                   f"p50 {results[cleaner][0]:.2f} ms, p99 {results[cleaner][1]:.2f} ms over {len(lat):,} "

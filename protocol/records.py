@@ -141,21 +141,40 @@ def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offs
     return bytes(out)
 
 
+REBUILD_CHUNK = 64  # records encoded between two yields of rebuild_steps
+
+
 def rebuild_batch(header: b.BatchHeader, kept: list[Record], *,
                   delete_horizon_ms: int | None = None) -> bytes:
     """A cleaned copy of a batch (the log cleaner): the records in ``kept`` at their own
     offsets and timestamps, under the original base offset, last offset delta, producer
     fields and codec. With ``delete_horizon_ms`` the batch carries KIP-534's delete
     horizon: the DELETE_HORIZON attribute, with the horizon as its base timestamp."""
+    steps = rebuild_steps(header, kept, delete_horizon_ms=delete_horizon_ms)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def rebuild_steps(header: b.BatchHeader, kept: list[Record], *,
+                  delete_horizon_ms: int | None = None):
+    """``rebuild_batch`` in steps: a generator that yields after every REBUILD_CHUNK
+    records it encodes and returns the batch, so that the cleaner, which runs between
+    requests, never encodes a large batch in one go."""
     base = header.base_offset
     base_ts = delete_horizon_ms if delete_horizon_ms is not None else (
         kept[0].timestamp if kept else header.base_timestamp)
-    payload = b"".join(encode_record(r.offset - base, r.timestamp - base_ts, r.key, r.value, r.headers)
-                       for r in kept)
+    parts = []
+    for i in range(0, len(kept), REBUILD_CHUNK):
+        parts.append(b"".join(encode_record(r.offset - base, r.timestamp - base_ts, r.key, r.value, r.headers)
+                              for r in kept[i:i + REBUILD_CHUNK]))
+        yield
     max_ts = max((r.timestamp for r in kept), default=header.max_timestamp)
     keep_bits = header.attributes & b.TIMESTAMP_TYPE
     horizon_bit = b.DELETE_HORIZON if delete_horizon_ms is not None else 0
-    return assemble(payload, len(kept), base_ts, max_ts, base_offset=base,
+    return assemble(b"".join(parts), len(kept), base_ts, max_ts, base_offset=base,
                     compression_type=header.compression, producer_id=header.producer_id,
                     producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
                     transactional=header.is_transactional, control=header.is_control,
@@ -177,7 +196,11 @@ def _decode_bytes(buf, pos):
 
 
 def decode_records(payload, count: int, base_offset: int, base_ts: int) -> list[Record]:
-    out = []
+    return list(iter_records(payload, count, base_offset, base_ts))
+
+
+def iter_records(payload, count: int, base_offset: int, base_ts: int):
+    """The records of an (uncompressed) payload, each decoded as it is asked for."""
     pos = 0
     for _ in range(count):
         length, pos = decode_varint(payload, pos)
@@ -195,9 +218,17 @@ def decode_records(payload, count: int, base_offset: int, base_ts: int) -> list[
             hk, pos = _decode_bytes(payload, pos)
             hv, pos = _decode_bytes(payload, pos)
             headers.append(((hk or b"").decode("utf-8"), hv))
-        out.append(Record(base_offset + off_delta, base_ts + ts_delta, key, value, tuple(headers)))
+        yield Record(base_offset + off_delta, base_ts + ts_delta, key, value, tuple(headers))
         pos = end
-    return out
+
+
+def iter_batch_records(buf, header: b.BatchHeader):
+    """The records of one stored batch (``header`` read from it), decompressed at once
+    and decoded one by one as they are asked for; the CRC is not checked."""
+    payload = memoryview(buf)[b.HEADER_SIZE:]
+    if header.compression:
+        payload = compression.decompress(header.compression, payload)
+    return iter_records(payload, header.records_count, header.base_offset, header.base_timestamp)
 
 
 def decode_batch(buf, start: int = 0, end: int | None = None, *, verify_crc: bool = True) -> Batch:

@@ -87,6 +87,7 @@ def cleanable(partition, config: LogConfig, now: int) -> Cleanable | None:
 
 
 WAITING = "waiting"  # what a pass yields while the storage thread works for it
+RECORDS_PER_STEP = 32  # records read between two yields inside one batch
 
 
 class PassStats(NamedTuple):
@@ -136,12 +137,13 @@ class CleaningPass:
         plan = self.plan
         for seg in self._segments(plan.first_dirty, plan.end):  # 1. the offset map
             for base, data in log.segment_batches(seg.base_offset):
-                batch = records.decode_batch(data, verify_crc=False)
-                h = batch.header
+                h = b.read_header(data)
                 if not h.is_control and not self._is_aborted(h):
-                    for rec in batch.records:
+                    for i, rec in enumerate(records.iter_batch_records(data, h), 1):
                         if rec.key is not None and rec.offset < plan.end:
                             self.offsets[rec.key] = rec.offset
+                        if i % RECORDS_PER_STEP == 0:
+                            yield  # a large batch is read over several steps
                 yield
         observed: set[int] = set()  # producers with transactional batches since their marker
         for seg in self._segments(log.log_start_offset, plan.end):  # 2. rewrite
@@ -150,7 +152,7 @@ class CleaningPass:
             writer, changed = log.cleaned_writer(seg.base_offset), False
             for base, data in log.segment_batches(seg.base_offset):
                 self.bytes_read += len(data)
-                out = self._clean_batch(data, observed)
+                out = yield from self._clean_batch(data, observed)
                 changed |= out is not data
                 if out is not None:
                     writer.add(out)
@@ -174,7 +176,9 @@ class CleaningPass:
                    for s in self.partition.log.segments_info())
 
     def _clean_batch(self, data: bytes, observed: set[int]):
-        """The batch to keep (``data`` itself when nothing changes), or None."""
+        """The batch to keep (``data`` itself when nothing changes), or None: a generator
+        that yields every RECORDS_PER_STEP records read or written and returns it, since
+        one producer batch may hold thousands of records."""
         h = b.read_header(data)
         now = self.now
         horizon_set = bool(h.attributes & b.DELETE_HORIZON)
@@ -189,17 +193,18 @@ class CleaningPass:
                 return None  # nothing of its transaction is left, and its horizon passed
             if horizon_set:
                 return data
-            batch = records.decode_batch(data, verify_crc=False)
-            return records.rebuild_batch(h, batch.records, delete_horizon_ms=horizon)
+            marker = list(records.iter_batch_records(data, h))
+            return records.rebuild_batch(h, marker, delete_horizon_ms=horizon)
         if h.is_transactional:
             observed.add(h.producer_id)
             if self._is_aborted(h):
                 self.records_removed += h.records_count
                 return None
-        batch = records.decode_batch(data, verify_crc=False)
         kept = []
         tombstones = False
-        for rec in batch.records:
+        for i, rec in enumerate(records.iter_batch_records(data, h), 1):
+            if i % RECORDS_PER_STEP == 0:
+                yield
             if rec.key is None or self.offsets.get(rec.key, -1) > rec.offset:
                 continue  # keyless, or a later record of its key exists
             if rec.value is None:
@@ -207,12 +212,12 @@ class CleaningPass:
                     continue  # a tombstone past its delete horizon
                 tombstones = True
             kept.append(rec)
-        self.records_removed += len(batch.records) - len(kept)
+        self.records_removed += h.records_count - len(kept)
         if not kept:
             return None
-        if len(kept) == len(batch.records) and (horizon_set or not tombstones):
+        if len(kept) == h.records_count and (horizon_set or not tombstones):
             return data
-        return records.rebuild_batch(h, kept, delete_horizon_ms=horizon if tombstones else None)
+        return (yield from records.rebuild_steps(h, kept, delete_horizon_ms=horizon if tombstones else None))
 
     def _is_aborted(self, h) -> bool:
         ranges = self._aborted.get(h.producer_id)

@@ -319,3 +319,21 @@ def test_the_cleaner_paces_itself_idle_at_full_speed_busy_with_pauses_and_waits_
     while cleaning.step(1.0):
         delays.add(cleaner.next_step_in(clients_active=False))
     assert CLEANER_WAIT_S in delays, "the pass waited for the cleaned copy's fsync on the storage thread"
+
+
+def test_a_large_batch_is_read_and_rewritten_over_many_steps(kind, tmp_path):
+    from kipper.broker.cleaner.compaction import RECORDS_PER_STEP
+
+    p = make_partition(kind, tmp_path, compact_config())
+    n = 40 * RECORDS_PER_STEP
+    data = records.build_batch([(b"k%d" % (i % (n // 2)), b"v%d" % i, 0) for i in range(n)])
+    p.append(data, b.split_batches(data), 0)  # one producer batch; half its records superseded
+    roll(p)
+    put(p, b"z", b"active")
+    cleaning = CleaningPass(p, p.log.config, cleanable(p, p.log.config, 0), 0)
+    steps = 1
+    while cleaning.step(0.0):  # every yield ends a step: the pass's granularity
+        steps += 1
+    assert steps >= 2 * n // RECORDS_PER_STEP, "the batch is read twice and rewritten in small steps"
+    assert latest(p) == {b"k%d" % k: b"v%d" % (n // 2 + k) for k in range(n // 2)} | {b"z": b"active"}
+    assert cleaning.stats().records_removed == n // 2

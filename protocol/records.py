@@ -141,7 +141,7 @@ def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offs
     return bytes(out)
 
 
-REBUILD_CHUNK = 64  # records encoded between two yields of rebuild_steps
+REBUILD_CHUNK = 32  # records encoded between two yields of rebuild_steps
 
 
 def rebuild_batch(header: b.BatchHeader, kept: list[Record], *,

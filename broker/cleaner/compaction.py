@@ -87,7 +87,7 @@ def cleanable(partition, config: LogConfig, now: int) -> Cleanable | None:
 
 
 WAITING = "waiting"  # what a pass yields while the storage thread works for it
-RECORDS_PER_STEP = 32  # records read between two yields inside one batch
+RECORDS_PER_STEP = 16  # records read between two yields inside one batch
 
 
 class PassStats(NamedTuple):

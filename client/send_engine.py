@@ -165,17 +165,26 @@ class SendEngine:
             return now + _NO_PRODUCER_ID_DELAY, []
         acc = self.accumulator
         by_node: dict[int, list] = defaultdict(list)
-        next_ready = acc.next_linger_deadline()
+        # A partition whose leader has a free in-flight slot wakes the send
+        # thread when its head batch becomes ready; one that waits for an
+        # answer (in-flight or sequence window full) is woken by that answer,
+        # so it must not count here, or the thread spins while the window is full.
+        next_ready = float("inf")
+        leaderless = []
         for tp in acc.partitions_with_data():
             leader = self.metadata.leader(*tp)
             if leader < 0:
                 self.metadata.refresh_requested = True
+                leaderless.append(tp)
                 continue
             by_node[leader].append(tp)
+        if leaderless:
+            next_ready = acc.next_ready_at(leaderless)
         cfg = self.config
         out = []
         for node_id, partitions in by_node.items():
             if not node_ready(node_id):
+                next_ready = min(next_ready, acc.next_ready_at(partitions))
                 continue
             max_in_flight = s.max_in_flight(cfg.max_in_flight_requests_per_connection,
                                             cfg.max_in_flight_explicit)

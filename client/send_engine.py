@@ -49,6 +49,10 @@ class SendEngine:
         self.partitioner = Partitioner(config.partitioner)
         # unkeyed records: the sticky choice, read without a call on the hot path
         self._sticky = self.partitioner.sticky if config.partitioner in ("default", "sticky") else {}
+        # topic -> the open batch its next unkeyed record goes to, while that
+        # is known (see _note_open_batch). Producer.send appends there directly;
+        # a batch that is closed, drained or completed is never used again.
+        self.open_batches: dict[str, ProducerBatch] = {}
         self.metrics = {"records": 0, "bytes": 0, "requests": 0, "batches": 0, "retries": 0,
                         "errors": 0, "disconnects": 0, "request_latency_sum": 0.0,
                         "request_latency_max": 0.0, "epoch_bump_requests": 0, "sent_calls": 0}
@@ -89,9 +93,21 @@ class SendEngine:
                                          f"partition {partition} of {topic} does not exist ({n} partitions)"))
             return False
         _, new = acc.append((topic, p), key, value, timestamp, headers, future, callback, clock)
-        if new and key is None and partition is None:
-            self.partitioner.on_new_batch(topic, p, n)
+        if key is None and partition is None:
+            if new:
+                self.partitioner.on_new_batch(topic, p, n)
+            self._note_open_batch(topic)
         return new
+
+    def _note_open_batch(self, topic: str) -> None:
+        """Remember the batch the topic's next unkeyed record goes to (the open
+        tail of its sticky partition), for Producer.send's fast path."""
+        p = self._sticky.get(topic, -1)
+        dq = self.accumulator.queues.get((topic, p)) if p >= 0 else None
+        if dq and not dq[-1].closed:
+            self.open_batches[topic] = dq[-1]
+        else:
+            self.open_batches.pop(topic, None)
 
     def park(self, topic: str, key, value, timestamp: int, headers, partition: int | None,
              callback: Callback | None, size: int, now: float) -> RecordFuture:
@@ -271,6 +287,7 @@ class SendEngine:
         if request.api is METADATA:
             self._metadata_in_flight = False
             self.metadata.update(body, now)
+            self.open_batches.clear()  # partition counts may have changed: choose again
             return
         self._pid_in_flight = False
         s = self.idempotence
@@ -456,6 +473,7 @@ class SendEngine:
             self.metrics["epoch_bump_requests"] += 1
 
     def _finish(self, batch: ProducerBatch, base_offset: int, error, append_time: int = -1) -> None:
+        batch.closed = True  # failed while queued (expired, fatal): nothing may join it
         if error is not None:
             self.metrics["errors"] += batch.count
         if batch.in_flight:

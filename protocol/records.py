@@ -7,6 +7,8 @@ header.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import struct
 import time
 from typing import NamedTuple
@@ -85,6 +87,66 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value, headers=(
     body = b"".join(parts)
     n = len(body)
     return (V[n + 1] if n < 8191 else encode_varint(n)) + body
+
+
+# Zig-zag varints of offset deltas 0..8190, and for each record size a batch has
+# used, the bytes "offset delta, null key, value length" for every offset delta.
+_OFFSET_DELTAS = VARINT_CACHE[1:]
+_MIDDLES: dict[int, list[bytes]] = {}
+_MIDDLES_LIMIT = 64  # record sizes remembered; a workload of varied sizes takes the other path
+# od varints of 1 byte up to 63, of 2 bytes up to 8190 (the table's end)
+_OFFSET_DELTA_RANGES = ((0, 64, 1), (64, 8191, 2))
+
+
+def encode_plain_records(values: list, timestamps: list, base_ts: int) -> bytes:
+    """Records 0..n-1 of a batch with no keys and no headers, length prefixes
+    included: the same bytes as ``encode_record`` for each, joined.
+
+    The producer's send thread encodes a whole batch here, once, instead of the
+    caller's thread encoding each record as it is sent. When every value has
+    the same length (fixed-size events, and the benchmarks) a record differs
+    from its neighbours only in its timestamp delta (a few distinct values per
+    batch) and its offset delta, so the per-record pieces come from small
+    tables and ``bytes.join`` does the rest in C: about a quarter of the cost
+    of encoding records one by one."""
+    n = len(values)
+    if not n:
+        return b""
+    tds = list(map(operator.sub, timestamps, itertools.repeat(base_ts, n)))
+    try:
+        lengths = list(map(len, values))
+    except TypeError:  # a null value
+        lengths = [-1]
+    vl = lengths[0]
+    if vl < 0 or vl > 8000 or n > 8190 or min(tds) < -1 or max(tds) > 8190 or lengths.count(vl) != n:
+        return b"".join([encode_record(i, td, None, v) for i, (td, v) in enumerate(zip(tds, values))])
+    V = VARINT_CACHE
+    value_length = V[vl + 1]
+    # A record: length, attributes 0, timestamp delta | offset delta, key length -1,
+    # value length | value | header count 0. The header count of one record is
+    # put in front of the next one's head, so each record is three parts.
+    heads = [b""] * n
+    for lo, hi, od_len in _OFFSET_DELTA_RANGES:
+        if lo >= n:
+            break
+        deltas = tds[lo:hi]
+        table = {}
+        for td in set(deltas):
+            t = V[td + 1]
+            table[td] = b"\x00" + V[len(t) + od_len + len(value_length) + vl + 4] + b"\x00" + t
+        heads[lo:hi] = map(table.__getitem__, deltas)
+    heads[0] = heads[0][1:]
+    middles = _MIDDLES.get(vl)
+    if middles is None or len(middles) < n:
+        if len(_MIDDLES) >= _MIDDLES_LIMIT:
+            _MIDDLES.clear()
+        tail = b"\x01" + value_length
+        middles = _MIDDLES[vl] = [od + tail for od in _OFFSET_DELTAS[:max(n, 1024)]]
+    parts = [b"\x00"] * (3 * n + 1)
+    parts[0:-1:3] = heads
+    parts[1:-1:3] = middles[:n]
+    parts[2:-1:3] = values
+    return b"".join(parts)
 
 
 def build_batch(records, *, base_offset: int = 0, compression_type: int = compression.NONE,

@@ -1,6 +1,6 @@
 """A producer batch under construction, its shared result, and record futures.
 
-A batch keeps its records as they were appended (values, timestamps, and keys
+A batch keeps its records as they were appended (values, timestamp deltas, and keys
 and headers once a record has them) and the send thread encodes them all at
 once when it seals the batch (compression and the 61-byte header too), so the
 caller's thread does no encoding. Every record of a batch shares one
@@ -119,7 +119,8 @@ class BatchedFuture(tuple):
 
     @property
     def timestamp(self) -> int:
-        return self[0].timestamps[self[1]]
+        batch = self[0]
+        return batch.base_ts + batch.deltas[self[1]]
 
     def done(self) -> bool:
         return self[0].result.event.is_set()
@@ -138,7 +139,7 @@ class BatchedFuture(tuple):
         batch, index = self
         r = r or batch.result
         offset = r.base_offset + index if r.base_offset >= 0 else -1
-        timestamp = r.log_append_time if r.log_append_time >= 0 else batch.timestamps[index]
+        timestamp = r.log_append_time if r.log_append_time >= 0 else batch.base_ts + batch.deltas[index]
         return RecordMetadata(batch.topic, batch.partition, offset, timestamp)
 
     exception = RecordFuture.exception
@@ -151,7 +152,7 @@ Callback = Callable[[BaseException | None, RecordMetadata], None]
 
 
 def record_size_bound(key, value, headers) -> int:
-    """Bytes a record takes in a batch, at most (exact but for the timestamp
+    """Bytes a record (its headers as _checked_headers gives them) takes in a batch, at most (exact but for the timestamp
     and offset deltas, counted at 3 bytes each: up to 17 minutes and 2**20
     records). Counted against batch.size and buffer.memory when it is
     appended; the send thread encodes it later, with the rest of its batch."""
@@ -164,12 +165,30 @@ def record_size_bound(key, value, headers) -> int:
             size += n + _varint_len(n)
     if headers:
         for hk, hv in headers:
-            n = len(hk.encode("utf-8") if isinstance(hk, str) else hk)
+            n = len(hk)
             size += n + _varint_len(n)
             n = -1 if hv is None else len(hv)
             size += max(n, 0) + _varint_len(n)
         size += _varint_len(len(headers)) - 1
     return size + _varint_len(size)
+
+
+def _checked_headers(headers) -> tuple:
+    """Headers as (bytes, bytes | None) pairs, checked and copied now: they are
+    encoded later, on the send thread, where a bad one could not be reported."""
+    out = []
+    for hk, hv in headers:
+        if isinstance(hk, str):
+            hk = hk.encode("utf-8")
+        elif not isinstance(hk, _BYTES_LIKE):
+            raise TypeError(f"header key must be str or bytes, not {type(hk).__name__}")
+        if hv is not None and not isinstance(hv, _BYTES_LIKE):
+            raise TypeError(f"header value must be bytes or None, not {type(hv).__name__}")
+        out.append((bytes(hk), None if hv is None else bytes(hv)))
+    return tuple(out)
+
+
+_BYTES_LIKE = (bytes, bytearray, memoryview)
 
 
 def _varint_len(n: int) -> int:
@@ -183,11 +202,12 @@ PLAIN_OVERHEAD = record_size_bound(None, b"x" * PLAIN_MAX_VALUE, None) - PLAIN_M
 
 
 class ProducerBatch:
-    """Records of one partition, kept as appended (values, timestamps and,
-    once any record has them, keys and headers) until ``seal`` encodes them
-    all at once on the send thread."""
+    """Records of one partition, kept as appended (values, timestamps as deltas
+    from the first record's, and, once any record has them, keys and headers)
+    until ``seal`` encodes them all at once on the send thread. Deltas are
+    small ints, which Python does not allocate, and are what the batch stores."""
 
-    __slots__ = ("topic", "partition", "values", "timestamps", "keys", "headers", "count", "created",
+    __slots__ = ("topic", "partition", "values", "base_ts", "deltas", "keys", "headers", "count", "created",
                  "result", "callbacks", "size", "attempts", "retry_at", "producer_id",
                  "producer_epoch", "base_sequence", "sealed", "wire", "closed", "in_flight")
 
@@ -195,7 +215,8 @@ class ProducerBatch:
         self.topic = topic
         self.partition = partition
         self.values: list = []
-        self.timestamps: list[int] = []
+        self.base_ts = 0  # the first record's timestamp
+        self.deltas: list[int] = []  # timestamp - base_ts, per record
         self.keys: list | None = None  # None while no record has a key
         self.headers: list | None = None  # None while no record has headers
         self.count = 0
@@ -218,9 +239,13 @@ class ProducerBatch:
         """Add one record; returns the bytes it counts for, or 0 if it would
         overflow a non-empty batch (the caller then starts a new one)."""
         n = self.count
+        if headers:
+            headers = _checked_headers(headers)
         size = record_size_bound(key, value, headers)
         if n and self.size + size > batch_size:
             return 0
+        if n == 0:
+            self.base_ts = timestamp
         # the batch keeps the record until the send thread encodes it: a mutable
         # buffer is copied now, as encoding it at once used to
         if value is not None and type(value) is not bytes:
@@ -238,7 +263,7 @@ class ProducerBatch:
         elif self.headers is not None:
             self.headers.append(())
         self.values.append(value)
-        self.timestamps.append(timestamp)
+        self.deltas.append(timestamp - self.base_ts)
         self.count = n + 1
         self.size += size
         future.batch = self
@@ -256,23 +281,19 @@ class ProducerBatch:
 
     def _encode(self) -> bytes:
         n = self.count
-        if not n:
-            return b""
-        base_ts = self.timestamps[0]
         if self.keys is None and self.headers is None:
-            return rec.encode_plain_records(self.values[:n], self.timestamps[:n], base_ts)
+            return rec.encode_plain_records(self.values[:n], self.deltas[:n])
         keys = self.keys or [None] * n
         headers = self.headers or [()] * n
-        return b"".join([_encode_record(i, ts - base_ts, k, v, h) for i, (ts, k, v, h)
-                         in enumerate(zip(self.timestamps, keys, self.values, headers))])
+        return b"".join([_encode_record(i, td, k, v, h) for i, (td, k, v, h)
+                         in enumerate(zip(self.deltas, keys, self.values, headers))])
 
     def seal(self, compression_type: int) -> bytes:
         """The batch's bytes: header (with producer id/epoch/sequence) + records.
         Encodes the records; the send thread calls it outside the producer lock."""
         if self.sealed is None:
             self.closed = True
-            stamps = self.timestamps
-            self.sealed = rec.assemble(self._encode(), self.count, stamps[0], max(stamps),
+            self.sealed = rec.assemble(self._encode(), self.count, self.base_ts, self.base_ts + max(self.deltas),
                                        compression_type=compression_type,
                                        producer_id=self.producer_id,
                                        producer_epoch=self.producer_epoch,

@@ -66,33 +66,33 @@ class Producer:
         ``on_delivery(error, metadata)`` runs on the send thread when the
         record's fate is known; keep it short.
         """
-        # Fast path, for the common record: no key, partition or headers of its
-        # own, a bytes value of ordinary size, for a topic whose open batch is
-        # known (SendEngine.open_batches). It appends the value and timestamp to
+        # Fast path, for the common record: no key, partition, headers or
+        # timestamp of its own, a bytes value of ordinary size, for a topic whose open batch is
+        # known (SendEngine.open_batches; only batches without keys or headers
+        # are). It appends the value and timestamp delta to
         # that batch's lists and returns a (batch, index) future; the send thread
         # encodes the whole batch later. Why: at several hundred thousand records
         # a second, the checks, calls and per-record encoding of the general path
         # (_send) were most of the producer's CPU.
-        if key is None and partition is None and headers is None and type(value) is bytes:
+        if key is None and partition is None and headers is None and timestamp is None and type(value) is bytes:
             try:
                 batch = self._open_batches.get(topic)
             except TypeError:  # an unhashable topic: _send says what is wrong
                 batch = None
             if batch is not None:
                 size = len(value) + PLAIN_OVERHEAD
-                if timestamp is None:
-                    timestamp = _time_ns() // 1_000_000
+                # base_ts is the batch's first record's, set before it was known here
+                delta = _time_ns() // 1_000_000 - batch.base_ts
                 acc = self._acc
                 mutex = self._mutex
                 mutex.acquire()
                 try:
-                    if (size <= self._plain_limit and not batch.closed and batch.keys is None
-                            and batch.headers is None and batch.size + size <= acc.batch_size
+                    if (size <= self._plain_limit and not batch.closed and batch.size + size <= acc.batch_size
                             and acc.appended - acc.released + size <= acc.buffer_memory
                             and not self._closed):
                         index = batch.count
                         batch.values.append(value)
-                        batch.timestamps.append(timestamp)
+                        batch.deltas.append(delta)
                         batch.count = index + 1
                         batch.size += size
                         acc.appended += size
@@ -123,6 +123,8 @@ class Producer:
             size += len(key)
         if timestamp is None:
             timestamp = _time_ns() // 1_000_000
+        elif not isinstance(timestamp, int):  # it is encoded later, on the send thread
+            raise TypeError("timestamp must be an int (milliseconds) or None")
         if size > self.config.max_request_size:
             raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
                              f"record of {size} bytes exceeds max.request.size {self.config.max_request_size}")

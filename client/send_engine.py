@@ -93,18 +93,18 @@ class SendEngine:
                                          f"partition {partition} of {topic} does not exist ({n} partitions)"))
             return False
         _, new = acc.append((topic, p), key, value, timestamp, headers, future, callback, clock)
-        if key is None and partition is None:
-            if new:
-                self.partitioner.on_new_batch(topic, p, n)
-            self._note_open_batch(topic)
+        if new and key is None and partition is None:
+            self.partitioner.on_new_batch(topic, p, n)
+        self._note_open_batch(topic)  # after every append: a key or headers make the batch unfit
         return new
 
     def _note_open_batch(self, topic: str) -> None:
         """Remember the batch the topic's next unkeyed record goes to (the open
-        tail of its sticky partition), for Producer.send's fast path."""
+        tail of its sticky partition) if it has no keys or headers yet, for
+        Producer.send's fast path."""
         p = self._sticky.get(topic, -1)
         dq = self.accumulator.queues.get((topic, p)) if p >= 0 else None
-        if dq and not dq[-1].closed:
+        if dq and not dq[-1].closed and dq[-1].keys is None and dq[-1].headers is None:
             self.open_batches[topic] = dq[-1]
         else:
             self.open_batches.pop(topic, None)

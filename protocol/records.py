@@ -7,8 +7,6 @@ header.
 
 from __future__ import annotations
 
-import itertools
-import operator
 import struct
 import time
 from typing import NamedTuple
@@ -98,7 +96,7 @@ _MIDDLES_LIMIT = 64  # record sizes remembered; a workload of varied sizes takes
 _OFFSET_DELTA_RANGES = ((0, 64, 1), (64, 8191, 2))
 
 
-def encode_plain_records(values: list, timestamps: list, base_ts: int) -> bytes:
+def encode_plain_records(values: list, timestamp_deltas: list) -> bytes:
     """Records 0..n-1 of a batch with no keys and no headers, length prefixes
     included: the same bytes as ``encode_record`` for each, joined.
 
@@ -112,7 +110,7 @@ def encode_plain_records(values: list, timestamps: list, base_ts: int) -> bytes:
     n = len(values)
     if not n:
         return b""
-    tds = list(map(operator.sub, timestamps, itertools.repeat(base_ts, n)))
+    tds = timestamp_deltas
     try:
         lengths = list(map(len, values))
     except TypeError:  # a null value

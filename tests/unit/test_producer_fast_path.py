@@ -108,7 +108,7 @@ def test_fast_path_callbacks_and_futures_see_offsets_and_timestamps(producer):
     batch.complete(500, None)
     assert [md.offset for _, md in seen] == [501, 502, 503] and all(err is None for err, _ in seen)
     assert [f.get(0).offset for f in futures] == [501, 502, 503]
-    assert futures[0].get(0).timestamp == batch.timestamps[1] and futures[0].done()
+    assert futures[0].get(0).timestamp == batch.base_ts + batch.deltas[1] and futures[0].done()
 
 
 def test_a_failed_batch_fails_its_fast_path_futures(producer):
@@ -156,3 +156,16 @@ def test_with_several_partitions_unkeyed_batches_still_rotate(producer):
     used = {tp[1] for tp, dq in p._acc.queues.items() if dq}
     assert len(used) > 1, "KIP-480: a new batch moves the sticky partition"
     assert sum(b.count for b in batches(p)) == 100
+
+
+def test_bad_timestamps_and_headers_are_refused_by_send_not_by_the_send_thread(producer):
+    p = producer()
+    p.send("t", b"ok")
+    with pytest.raises(TypeError):
+        p.send("t", b"v", timestamp=1.5)
+    with pytest.raises(TypeError):
+        p.send("t", b"v", headers=[("h", "not bytes")])
+    with pytest.raises(TypeError):
+        p.send("t", b"v", headers=[(7, b"x")])
+    (batch,) = batches(p)
+    assert [r.value for r in decoded(batch)] == [b"ok"]

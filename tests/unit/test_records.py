@@ -411,13 +411,13 @@ def test_plain_records_encode_as_one_record_at_a_time(n, same_size, nulls, sprea
     base = 1_700_000_000_000
     stamps = [base + rnd.randrange(-1, spread + 1) for _ in range(n)]
     expected = b"".join(r.encode_record(i, ts - base, None, v) for i, (v, ts) in enumerate(zip(values, stamps)))
-    assert r.encode_plain_records(values, stamps, base) == expected
+    assert r.encode_plain_records(values, [ts - base for ts in stamps]) == expected
 
 
 def test_plain_records_past_the_one_byte_offset_deltas_decode():
     values = [bytes([i % 256]) * 100 for i in range(3000)]
     stamps = [1_700_000_000_000 + i // 700 for i in range(3000)]
-    payload = r.encode_plain_records(values, stamps, stamps[0])
+    payload = r.encode_plain_records(values, [ts - stamps[0] for ts in stamps])
     batch = r.decode_batch(r.assemble(payload, 3000, stamps[0], stamps[-1]))
     assert [rec.value for rec in batch.records] == values
     assert [rec.timestamp for rec in batch.records] == stamps

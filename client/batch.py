@@ -229,7 +229,7 @@ class ProducerBatch:
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = -1
-        self.sealed: bytes | None = None
+        self.sealed: tuple[bytes, bytes] | None = None  # (header, records) once sealed
         self.wire: bytes | None = None
         self.closed = False
         self.in_flight = False
@@ -289,18 +289,29 @@ class ProducerBatch:
                          in enumerate(zip(self.deltas, keys, self.values, headers))])
 
     def seal(self, compression_type: int) -> bytes:
-        """The batch's bytes: header (with producer id/epoch/sequence) + records.
-        Encodes the records; the send thread calls it outside the producer lock."""
+        """The batch's bytes: header (with producer id/epoch/sequence) + records."""
+        header, records = self.seal_parts(compression_type)
+        return header + records
+
+    def seal_parts(self, compression_type: int) -> tuple[bytes, bytes]:
+        """The batch as (header, records), which the connection sends without
+        joining them. Encodes the records, once; the send thread calls it
+        outside the producer lock."""
         if self.sealed is None:
             self.closed = True
-            self.sealed = rec.assemble(self._encode(), self.count, self.base_ts, self.base_ts + max(self.deltas),
-                                       compression_type=compression_type,
-                                       producer_id=self.producer_id,
-                                       producer_epoch=self.producer_epoch,
-                                       base_sequence=self.base_sequence)
+            self.sealed = rec.assemble_parts(self._encode(), self.count, self.base_ts,
+                                             self.base_ts + max(self.deltas),
+                                             compression_type=compression_type,
+                                             producer_id=self.producer_id,
+                                             producer_epoch=self.producer_epoch,
+                                             base_sequence=self.base_sequence)
             # the sealed bytes are all we need now; timestamps stay for the futures
             self.values = self.keys = self.headers = None
         return self.sealed
+
+    @property
+    def sealed_size(self) -> int:
+        return len(self.sealed[0]) + len(self.sealed[1]) if self.sealed is not None else 0
 
     @property
     def last_sequence(self) -> int:

@@ -230,7 +230,7 @@ class SendEngine:
             m["batches"] += len(request.batches)
             for b in request.batches:
                 m["records"] += b.count
-                m["bytes"] += len(b.sealed)
+                m["bytes"] += b.sealed_size
             if not request.expects_response:  # acks=0: done once written
                 self._untrack(request)
                 for b in request.batches:

@@ -175,12 +175,20 @@ def build_batch(records, *, base_offset: int = 0, compression_type: int = compre
                     partition_leader_epoch=partition_leader_epoch)
 
 
-def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offset: int = 0,
-             compression_type: int = compression.NONE, producer_id: int = -1,
-             producer_epoch: int = -1, base_sequence: int = -1, transactional: bool = False,
-             control: bool = False, partition_leader_epoch: int = -1,
-             last_offset_delta: int | None = None, extra_attributes: int = 0) -> bytes:
+def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, **fields) -> bytes:
     """Wrap already encoded records in a batch header, compressing and CRC-ing."""
+    header, records = assemble_parts(payload, count, base_ts, max_ts, **fields)
+    return header + records
+
+
+def assemble_parts(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offset: int = 0,
+                   compression_type: int = compression.NONE, producer_id: int = -1,
+                   producer_epoch: int = -1, base_sequence: int = -1, transactional: bool = False,
+                   control: bool = False, partition_leader_epoch: int = -1,
+                   last_offset_delta: int | None = None,
+                   extra_attributes: int = 0) -> tuple[bytes, bytes]:
+    """``assemble`` as (61-byte header, records): the records are not copied
+    (the producer sends the two as they are, scatter-gather)."""
     if compression_type != compression.NONE:
         payload = compression.compress(compression_type, payload)
     attributes = compression_type | extra_attributes
@@ -195,10 +203,7 @@ def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offs
         attributes=attributes, last_offset_delta=count - 1 if last_offset_delta is None else last_offset_delta,
         base_timestamp=base_ts, max_timestamp=max_ts, producer_id=producer_id,
         producer_epoch=producer_epoch, base_sequence=base_sequence, records_count=count)
-    out = bytearray(header)
-    out += payload
-    b.write_crc(out)
-    return bytes(out)
+    return b.with_crc(header, payload), payload
 
 
 def rebuild_batch(header: b.BatchHeader, kept: list[Record], *,

@@ -59,7 +59,7 @@ def test_unkeyed_records_after_the_first_take_the_fast_path_into_one_batch(produ
     recs = decoded(batch)
     assert [r.value for r in recs] == [b"v%d" % i for i in range(100)]
     assert [r.timestamp for r in recs] == [f.timestamp for f in futures]
-    assert p._acc.used == batch.size and batch.size >= len(batch.sealed) - 61
+    assert p._acc.used == batch.size and batch.size >= batch.sealed_size - 61
 
 
 def test_keyed_and_headed_records_between_unkeyed_ones_keep_their_fields_and_order(producer):

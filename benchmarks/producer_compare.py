@@ -1,13 +1,16 @@
 """Producer throughput, side by side in one run, against one kipper broker.
 
     .venv/bin/python -m benchmarks.producer_compare [--records 500000] [--size 100]
+        [--clients kipper,confluent-kafka] [--no-latency]
 
 Clients: ours (kipper's Producer), aiokafka, kafka-python and confluent-kafka,
 each with acks=all and idempotence on, with its own default batching. Then
 ours with max.in.flight.requests.per.connection=1 against ours pipelined,
 both through a proxy that adds 2 ms in each direction (a real network's
-round trip), at Java's default batch.size (16384) and at ours (131072). Each client runs in its own process; the broker is restarted
-for each run so no client inherits another's log.
+round trip), at Java's default batch.size (16384) and at ours (131072). Each
+client runs in its own process; the broker is restarted for each run so no
+client inherits another's log. Besides records/s, each line gives the client
+process's own CPU time (all its threads) per 1M records.
 """
 
 from __future__ import annotations
@@ -30,14 +33,14 @@ def run_ours(bootstrap, topic, n, size, extra=None):
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True,
                   **(extra or {})})
     p.send(topic, payload).get(30)  # connect and fetch metadata outside the timing
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(n):
         p.send(topic, payload)
     left = p.flush(600)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     errors = p.metrics()["errors"]
     p.close()
-    return elapsed, left + errors
+    return elapsed, left + errors, cpu
 
 
 def run_confluent(bootstrap, topic, n, size, extra=None):
@@ -49,7 +52,7 @@ def run_confluent(bootstrap, topic, n, size, extra=None):
     p.produce(topic, payload)
     p.flush(30)
     cb = (lambda err, msg: err is not None and errors.append(err))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(n):
         while True:
             try:
@@ -59,7 +62,7 @@ def run_confluent(bootstrap, topic, n, size, extra=None):
                 p.poll(0.01)
         p.poll(0)
     left = p.flush(600)
-    return time.perf_counter() - start, left + len(errors)
+    return time.perf_counter() - start, left + len(errors), time.process_time() - cpu
 
 
 def run_confluent_plain(bootstrap, topic, n, size, extra=None):
@@ -70,7 +73,7 @@ def run_confluent_plain(bootstrap, topic, n, size, extra=None):
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", **(extra or {})})
     p.produce(topic, payload)
     p.flush(30)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(n):
         while True:
             try:
@@ -80,7 +83,7 @@ def run_confluent_plain(bootstrap, topic, n, size, extra=None):
                 p.poll(0.01)
         p.poll(0)
     left = p.flush(600)
-    return time.perf_counter() - start, left
+    return time.perf_counter() - start, left, time.process_time() - cpu
 
 
 def run_kafka_python(bootstrap, topic, n, size, extra=None):
@@ -89,13 +92,13 @@ def run_kafka_python(bootstrap, topic, n, size, extra=None):
     payload = os.urandom(size)
     p = KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
     p.send(topic, payload).get(30)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     futures = [p.send(topic, payload) for _ in range(n)]
     p.flush(600)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     failed = sum(1 for f in futures if not f.succeeded())
     p.close()
-    return elapsed, failed
+    return elapsed, failed, cpu
 
 
 def run_aiokafka(bootstrap, topic, n, size, extra=None):
@@ -108,12 +111,12 @@ def run_aiokafka(bootstrap, topic, n, size, extra=None):
         p = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
         await p.start()
         await (await p.send(topic, payload))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         futures = [await p.send(topic, payload) for _ in range(n)]
         results = await asyncio.gather(*futures, return_exceptions=True)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         await p.stop()
-        return elapsed, sum(1 for r in results if isinstance(r, Exception))
+        return elapsed, sum(1 for r in results if isinstance(r, Exception)), cpu
 
     return asyncio.run(main())
 
@@ -140,6 +143,8 @@ def in_process(fn, *args):
 
 
 def measure(name, fn, n, size, *, partitions=1, delay_ms=0.0, extra=None):
+    """Records/s and the client process's own CPU-s per 1M records (all its
+    threads, from ``time.process_time``), or None if the client failed."""
     port = free_port()
     proxy = None
     advertise = None
@@ -157,10 +162,12 @@ def measure(name, fn, n, size, *, partitions=1, delay_ms=0.0, extra=None):
     if result[0] == "error":
         print(f"{name:>28}: failed: {result[1]}", flush=True)
         return None
-    elapsed, failed = result
+    elapsed, failed, cpu = result
     rate = n / elapsed
-    print(f"{name:>28}: {rate:>10,.0f} records/s  ({elapsed:.2f} s, {failed} undelivered)", flush=True)
-    return rate
+    cpu_per_m = cpu / n * 1e6
+    print(f"{name:>28}: {rate:>10,.0f} records/s  ({elapsed:.2f} s, {failed} undelivered, "
+          f"{cpu_per_m:.2f} client CPU-s per 1M)", flush=True)
+    return rate, cpu_per_m
 
 
 def main() -> None:
@@ -168,33 +175,42 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=500_000)
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--latency-records", type=int, default=200_000)
+    ap.add_argument("--clients", default=",".join(CLIENTS),
+                    help="comma-separated subset of " + ", ".join(CLIENTS))
+    ap.add_argument("--no-latency", action="store_true", help="skip the passes through the 2 ms proxy")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     n, size = args.records, args.size
     print(f"{n:,} records of {size} bytes, acks=all, idempotence on, 1 partition, one kipper broker")
-    rates = {name: measure(name, fn, n, size) for name, fn in CLIENTS.items()}
-    print(f"\nthrough a proxy adding 2 ms each way, {args.latency_records:,} records:")
-    for batch_size in (16384, 131072):  # Java's default batch, and ours
-        extra = {"batch.size": batch_size}
-        one = measure(f"in-flight 1, batch {batch_size}", run_ours, args.latency_records, size,
-                      delay_ms=2, extra={**extra, "max.in.flight.requests.per.connection": 1})
-        piped = measure(f"pipelined, batch {batch_size}", run_ours, args.latency_records, size,
-                        delay_ms=2, extra=extra)
-        rates[f"in-flight 1 @2ms batch {batch_size}"] = one
-        rates[f"pipelined @2ms batch {batch_size}"] = piped
-    ours = rates["kipper"]
+    results = {name: measure(name, CLIENTS[name], n, size) for name in args.clients.split(",")}
+    if not args.no_latency:
+        print(f"\nthrough a proxy adding 2 ms each way, {args.latency_records:,} records:")
+        for batch_size in (16384, 131072):  # Java's default batch, and ours
+            extra = {"batch.size": batch_size}
+            results[f"in-flight 1 @2ms batch {batch_size}"] = measure(
+                f"in-flight 1, batch {batch_size}", run_ours, args.latency_records, size,
+                delay_ms=2, extra={**extra, "max.in.flight.requests.per.connection": 1})
+            results[f"pipelined @2ms batch {batch_size}"] = measure(
+                f"pipelined, batch {batch_size}", run_ours, args.latency_records, size,
+                delay_ms=2, extra=extra)
+    rates = {name: r[0] if r else None for name, r in results.items()}
+    ours = rates.get("kipper")
     print("\nratios:")
     for other in ("aiokafka", "kafka-python", "confluent-kafka"):
         if ours and rates.get(other):
             print(f"  kipper / {other}: {ours / rates[other]:.2f}x")
+    if results.get("kipper"):
+        print(f"  kipper's producer process: {results['kipper'][1]:.2f} CPU-s per 1M records")
     for batch_size in (16384, 131072):
-        one = rates[f"in-flight 1 @2ms batch {batch_size}"]
-        piped = rates[f"pipelined @2ms batch {batch_size}"]
+        one = rates.get(f"in-flight 1 @2ms batch {batch_size}")
+        piped = rates.get(f"pipelined @2ms batch {batch_size}")
         if one and piped:
             print(f"  pipelined / in-flight 1 at 2 ms, batch.size {batch_size}: {piped / one:.2f}x")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rates, f, indent=2)
+            json.dump({"records_per_s": rates,
+                       "client_cpu_s_per_1m": {k: r[1] if r else None for k, r in results.items()}},
+                      f, indent=2)
 
 
 if __name__ == "__main__":

@@ -78,7 +78,7 @@ def end_to_end_rate(idempotent: bool, n: int) -> float:
     from tests.support.broker import BrokerProcess
 
     with BrokerProcess({"log.level": "WARNING"}) as broker:
-        elapsed, failed = in_process(run_confluent_plain, broker.bootstrap, f"e2e-{idempotent}", n,
+        elapsed, failed, _cpu = in_process(run_confluent_plain, broker.bootstrap, f"e2e-{idempotent}", n,
                                      100, {"enable.idempotence": idempotent})
     assert failed == 0
     return n / elapsed

@@ -171,9 +171,11 @@ class Accumulator:
         self.released += batch.size
         batch.size = 0
 
-    def next_linger_deadline(self) -> float:
+    def next_ready_at(self, partitions) -> float:
+        """When the first head batch of ``partitions`` may be sent (0: now)."""
         deadline = float("inf")
-        for dq in self.queues.values():
+        for tp in partitions:
+            dq = self.queues.get(tp)
             if dq:
                 deadline = min(deadline, self.ready_at(dq[0], dq))
         return deadline

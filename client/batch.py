@@ -1,14 +1,16 @@
 """A producer batch under construction, its shared result, and record futures.
 
-Records are encoded into the batch's buffer as they are appended (one pass,
-no per-record objects kept); compression and the 61-byte header are added
-when the send thread seals the batch. Every record of a batch shares one
-``BatchResult``; a ``RecordFuture`` is just (batch, index), as in the Java
+A batch keeps its records as they were appended (values, timestamp deltas, and keys
+and headers once a record has them) and the send thread encodes them all at
+once when it seals the batch (compression and the 61-byte header too), so the
+caller's thread does no encoding. Every record of a batch shares one
+``BatchResult``; a record's future is just (batch, index), as in the Java
 client's FutureRecordMetadata.
 """
 
 from __future__ import annotations
 
+import operator
 import threading
 import time
 from typing import Callable, NamedTuple
@@ -100,49 +102,168 @@ class RecordFuture:
         self._early = r
 
 
+class BatchedFuture(tuple):
+    """The future ``send`` returns for a record that went straight into a batch:
+    the pair (batch, index), as a tuple because ``send`` makes one per record
+    and a tuple is built in C, without an ``__init__`` call. Same methods as
+    RecordFuture."""
+
+    __slots__ = ()
+
+    batch = property(operator.itemgetter(0))
+    index = property(operator.itemgetter(1))
+
+    @property
+    def topic(self) -> str:
+        return self[0].topic
+
+    @property
+    def timestamp(self) -> int:
+        batch = self[0]
+        return batch.base_ts + batch.deltas[self[1]]
+
+    def done(self) -> bool:
+        return self[0].result.event.is_set()
+
+    def get(self, timeout: float | None = None) -> RecordMetadata:
+        r = self[0].result
+        if not r.event.wait(timeout):
+            raise TimeoutError("record not delivered within the timeout")
+        if r.error is not None:
+            raise r.error
+        return self.metadata(r)
+
+    result = get
+
+    def metadata(self, r: BatchResult | None = None) -> RecordMetadata:
+        batch, index = self
+        r = r or batch.result
+        offset = r.base_offset + index if r.base_offset >= 0 else -1
+        timestamp = r.log_append_time if r.log_append_time >= 0 else batch.base_ts + batch.deltas[index]
+        return RecordMetadata(batch.topic, batch.partition, offset, timestamp)
+
+    exception = RecordFuture.exception
+
+    def __repr__(self) -> str:
+        return f"BatchedFuture(topic={self.topic!r}, partition={self[0].partition}, index={self[1]})"
+
+
 Callback = Callable[[BaseException | None, RecordMetadata], None]
 
 
+def record_size_bound(key, value, headers) -> int:
+    """Bytes a record (its headers as _checked_headers gives them) takes in a batch, at most (exact but for the timestamp
+    and offset deltas, counted at 3 bytes each: up to 17 minutes and 2**20
+    records). Counted against batch.size and buffer.memory when it is
+    appended; the send thread encodes it later, with the rest of its batch."""
+    size = 8  # attributes, deltas (3 + 3), header count (< 64 headers)
+    for field in (key, value):
+        if field is None:
+            size += 1
+        else:
+            n = len(field)
+            size += n + _varint_len(n)
+    if headers:
+        for hk, hv in headers:
+            n = len(hk)
+            size += n + _varint_len(n)
+            n = -1 if hv is None else len(hv)
+            size += max(n, 0) + _varint_len(n)
+        size += _varint_len(len(headers)) - 1
+    return size + _varint_len(size)
+
+
+def _checked_headers(headers) -> tuple:
+    """Headers as (bytes, bytes | None) pairs, checked and copied now: they are
+    encoded later, on the send thread, where a bad one could not be reported."""
+    out = []
+    for hk, hv in headers:
+        if isinstance(hk, str):
+            hk = hk.encode("utf-8")
+        elif not isinstance(hk, _BYTES_LIKE):
+            raise TypeError(f"header key must be str or bytes, not {type(hk).__name__}")
+        if hv is not None and not isinstance(hv, _BYTES_LIKE):
+            raise TypeError(f"header value must be bytes or None, not {type(hv).__name__}")
+        out.append((bytes(hk), None if hv is None else bytes(hv)))
+    return tuple(out)
+
+
+_BYTES_LIKE = (bytes, bytearray, memoryview)
+
+
+def _varint_len(n: int) -> int:
+    return len(rec.VARINT_CACHE[n + 1]) if -1 <= n < 8191 else len(rec.encode_varint(n))
+
+
+# An unkeyed record without headers whose value is under this many bytes takes
+# exactly PLAIN_OVERHEAD bytes more than its value at most (record_size_bound).
+PLAIN_MAX_VALUE = 8000
+PLAIN_OVERHEAD = record_size_bound(None, b"x" * PLAIN_MAX_VALUE, None) - PLAIN_MAX_VALUE
+
+
 class ProducerBatch:
-    __slots__ = ("topic", "partition", "buf", "count", "base_ts", "max_ts", "created", "result",
-                 "callbacks", "size", "attempts", "retry_at", "producer_id",
+    """Records of one partition, kept as appended (values, timestamps as deltas
+    from the first record's, and, once any record has them, keys and headers)
+    until ``seal`` encodes them all at once on the send thread. Deltas are
+    small ints, which Python does not allocate, and are what the batch stores."""
+
+    __slots__ = ("topic", "partition", "values", "base_ts", "deltas", "keys", "headers", "count", "created",
+                 "result", "callbacks", "size", "attempts", "retry_at", "producer_id",
                  "producer_epoch", "base_sequence", "sealed", "wire", "closed", "in_flight")
 
     def __init__(self, topic: str, partition: int, now: float):
         self.topic = topic
         self.partition = partition
-        self.buf = bytearray()
+        self.values: list = []
+        self.base_ts = 0  # the first record's timestamp
+        self.deltas: list[int] = []  # timestamp - base_ts, per record
+        self.keys: list | None = None  # None while no record has a key
+        self.headers: list | None = None  # None while no record has headers
         self.count = 0
-        self.base_ts = 0
-        self.max_ts = 0
         self.created = now
         self.result = BatchResult()
-        self.callbacks: list[tuple[int, Callback]] | None = None
-        self.size = 0  # bytes counted against buffer.memory
+        self.callbacks: list[tuple[RecordFuture, Callback]] | None = None
+        self.size = 0  # bytes counted against batch.size and buffer.memory (record_size_bound)
         self.attempts = 0
         self.retry_at = 0.0
         self.producer_id = -1
         self.producer_epoch = -1
         self.base_sequence = -1
-        self.sealed: bytes | None = None
+        self.sealed: tuple[bytes, bytes] | None = None  # (header, records) once sealed
         self.wire: bytes | None = None
         self.closed = False
         self.in_flight = False
 
     def try_append(self, key, value, timestamp: int, headers, batch_size: int,
                    future: RecordFuture, callback: Callback | None) -> int:
-        """Encode one record into the batch; returns the bytes added, or 0 if
-        it would overflow a non-empty batch (the caller then starts a new one)."""
+        """Add one record; returns the bytes it counts for, or 0 if it would
+        overflow a non-empty batch (the caller then starts a new one)."""
         n = self.count
+        if headers:
+            headers = _checked_headers(headers)
+        size = record_size_bound(key, value, headers)
+        if n and self.size + size > batch_size:
+            return 0
         if n == 0:
             self.base_ts = timestamp
-        data = _encode_record(n, timestamp - self.base_ts, key, value, headers)
-        size = len(data)
-        if n and len(self.buf) + size > batch_size:
-            return 0
-        self.buf += data
-        if timestamp > self.max_ts or n == 0:
-            self.max_ts = timestamp
+        # the batch keeps the record until the send thread encodes it: a mutable
+        # buffer is copied now, as encoding it at once used to
+        if value is not None and type(value) is not bytes:
+            value = bytes(value)
+        if key is not None:
+            if self.keys is None:
+                self.keys = [None] * n
+            self.keys.append(key if type(key) is bytes else bytes(key))
+        elif self.keys is not None:
+            self.keys.append(None)
+        if headers:
+            if self.headers is None:
+                self.headers = [()] * n
+            self.headers.append(headers)
+        elif self.headers is not None:
+            self.headers.append(())
+        self.values.append(value)
+        self.deltas.append(timestamp - self.base_ts)
         self.count = n + 1
         self.size += size
         future.batch = self
@@ -153,17 +274,44 @@ class ProducerBatch:
             self.callbacks.append((future, callback))
         return size
 
+    @property
+    def buf(self) -> bytes:
+        """The records encoded so far, without the batch header (tests, tools)."""
+        return self._encode()
+
+    def _encode(self) -> bytes:
+        n = self.count
+        if self.keys is None and self.headers is None:
+            return rec.encode_plain_records(self.values[:n], self.deltas[:n])
+        keys = self.keys or [None] * n
+        headers = self.headers or [()] * n
+        return b"".join([_encode_record(i, td, k, v, h) for i, (td, k, v, h)
+                         in enumerate(zip(self.deltas, keys, self.values, headers))])
+
     def seal(self, compression_type: int) -> bytes:
         """The batch's bytes: header (with producer id/epoch/sequence) + records."""
+        header, records = self.seal_parts(compression_type)
+        return header + records
+
+    def seal_parts(self, compression_type: int) -> tuple[bytes, bytes]:
+        """The batch as (header, records), which the connection sends without
+        joining them. Encodes the records, once; the send thread calls it
+        outside the producer lock."""
         if self.sealed is None:
             self.closed = True
-            self.sealed = rec.assemble(bytes(self.buf), self.count, self.base_ts, self.max_ts,
-                                       compression_type=compression_type,
-                                       producer_id=self.producer_id,
-                                       producer_epoch=self.producer_epoch,
-                                       base_sequence=self.base_sequence)
-            self.buf = bytearray()  # the sealed copy is all we need now
+            self.sealed = rec.assemble_parts(self._encode(), self.count, self.base_ts,
+                                             self.base_ts + max(self.deltas),
+                                             compression_type=compression_type,
+                                             producer_id=self.producer_id,
+                                             producer_epoch=self.producer_epoch,
+                                             base_sequence=self.base_sequence)
+            # the sealed bytes are all we need now; timestamps stay for the futures
+            self.values = self.keys = self.headers = None
         return self.sealed
+
+    @property
+    def sealed_size(self) -> int:
+        return len(self.sealed[0]) + len(self.sealed[1]) if self.sealed is not None else 0
 
     @property
     def last_sequence(self) -> int:

@@ -12,11 +12,12 @@ import socket
 
 from kipper.client.inflight import InFlight, InFlightRequests
 from kipper.protocol.framing import FrameDecoder
-from kipper.protocol.header import decode_response, encode_request
+from kipper.protocol.header import decode_response, encode_request_parts
 from kipper.protocol.messages import APIS
 from kipper.protocol.messages.api_versions import API_VERSIONS
 
 CONNECTING, HANDSHAKE, READY, CLOSED = "connecting", "handshake", "ready", "closed"
+_IOV_MAX = 512  # buffers per sendmsg; Linux allows 1024
 
 
 class Connection:
@@ -29,7 +30,7 @@ class Connection:
         self.versions: dict[int, tuple[int, int]] = {}
         self.in_flight = InFlightRequests()
         self.decoder = FrameDecoder(1 << 30)
-        self._out = bytearray()
+        self._out: list = []  # buffers still to write, in order
         self._cid = 0
         self.created = now
         self.error: str | None = None
@@ -87,7 +88,9 @@ class Connection:
              expect_response: bool = True) -> int:
         self._cid = (self._cid + 1) & 0x7FFFFFFF
         cid = self._cid
-        self._out += encode_request(api, version, cid, self.client_id, body)
+        # the frame as buffers: a Produce's batches are written from where they
+        # are, not copied into the frame and then into an output buffer
+        self._out += encode_request_parts(api, version, cid, self.client_id, body)
         if expect_response:
             self.in_flight.add(InFlight(cid, api.key, version, now, context))
         return cid
@@ -98,12 +101,22 @@ class Connection:
             if err:
                 raise ConnectionError(f"connect to {self.host}:{self.port} failed: {errno.errorcode.get(err, err)}")
             self.state = HANDSHAKE
-        if self._out:
+        out = self._out
+        if out:
             try:
-                n = self.sock.send(self._out)
+                n = self.sock.sendmsg(out[:_IOV_MAX])
             except (BlockingIOError, InterruptedError):
                 return
-            del self._out[:n]
+            sent = 0  # buffers written whole
+            for buf in out:
+                size = len(buf)
+                if n < size:
+                    break
+                n -= size
+                sent += 1
+            del out[:sent]
+            if n:
+                out[0] = memoryview(out[0])[n:]
 
     def on_readable(self) -> list[tuple[InFlight, object]]:
         """Read what is there; returns (request, parsed response) pairs."""

@@ -49,6 +49,10 @@ class SendEngine:
         self.partitioner = Partitioner(config.partitioner)
         # unkeyed records: the sticky choice, read without a call on the hot path
         self._sticky = self.partitioner.sticky if config.partitioner in ("default", "sticky") else {}
+        # topic -> the open batch its next unkeyed record goes to, while that
+        # is known (see _note_open_batch). Producer.send appends there directly;
+        # a batch that is closed, drained or completed is never used again.
+        self.open_batches: dict[str, ProducerBatch] = {}
         self.metrics = {"records": 0, "bytes": 0, "requests": 0, "batches": 0, "retries": 0,
                         "errors": 0, "disconnects": 0, "request_latency_sum": 0.0,
                         "request_latency_max": 0.0, "epoch_bump_requests": 0, "sent_calls": 0}
@@ -91,7 +95,19 @@ class SendEngine:
         _, new = acc.append((topic, p), key, value, timestamp, headers, future, callback, clock)
         if new and key is None and partition is None:
             self.partitioner.on_new_batch(topic, p, n)
+        self._note_open_batch(topic)  # after every append: a key or headers make the batch unfit
         return new
+
+    def _note_open_batch(self, topic: str) -> None:
+        """Remember the batch the topic's next unkeyed record goes to (the open
+        tail of its sticky partition) if it has no keys or headers yet, for
+        Producer.send's fast path."""
+        p = self._sticky.get(topic, -1)
+        dq = self.accumulator.queues.get((topic, p)) if p >= 0 else None
+        if dq and not dq[-1].closed and dq[-1].keys is None and dq[-1].headers is None:
+            self.open_batches[topic] = dq[-1]
+        else:
+            self.open_batches.pop(topic, None)
 
     def park(self, topic: str, key, value, timestamp: int, headers, partition: int | None,
              callback: Callback | None, size: int, now: float) -> RecordFuture:
@@ -165,17 +181,26 @@ class SendEngine:
             return now + _NO_PRODUCER_ID_DELAY, []
         acc = self.accumulator
         by_node: dict[int, list] = defaultdict(list)
-        next_ready = acc.next_linger_deadline()
+        # A partition whose leader has a free in-flight slot wakes the send
+        # thread when its head batch becomes ready; one that waits for an
+        # answer (in-flight or sequence window full) is woken by that answer,
+        # so it must not count here, or the thread spins while the window is full.
+        next_ready = float("inf")
+        leaderless = []
         for tp in acc.partitions_with_data():
             leader = self.metadata.leader(*tp)
             if leader < 0:
                 self.metadata.refresh_requested = True
+                leaderless.append(tp)
                 continue
             by_node[leader].append(tp)
+        if leaderless:
+            next_ready = acc.next_ready_at(leaderless)
         cfg = self.config
         out = []
         for node_id, partitions in by_node.items():
             if not node_ready(node_id):
+                next_ready = min(next_ready, acc.next_ready_at(partitions))
                 continue
             max_in_flight = s.max_in_flight(cfg.max_in_flight_requests_per_connection,
                                             cfg.max_in_flight_explicit)
@@ -205,7 +230,7 @@ class SendEngine:
             m["batches"] += len(request.batches)
             for b in request.batches:
                 m["records"] += b.count
-                m["bytes"] += len(b.sealed)
+                m["bytes"] += b.sealed_size
             if not request.expects_response:  # acks=0: done once written
                 self._untrack(request)
                 for b in request.batches:
@@ -262,6 +287,7 @@ class SendEngine:
         if request.api is METADATA:
             self._metadata_in_flight = False
             self.metadata.update(body, now)
+            self.open_batches.clear()  # partition counts may have changed: choose again
             return
         self._pid_in_flight = False
         s = self.idempotence
@@ -447,6 +473,7 @@ class SendEngine:
             self.metrics["epoch_bump_requests"] += 1
 
     def _finish(self, batch: ProducerBatch, base_offset: int, error, append_time: int = -1) -> None:
+        batch.closed = True  # failed while queued (expired, fatal): nothing may join it
         if error is not None:
             self.metrics["errors"] += batch.count
         if batch.in_flight:

@@ -34,7 +34,8 @@ class ProduceRequest:
     def body(self, version: int | None = None) -> dict:
         topics: dict[str, list] = defaultdict(list)
         for b in self.batches:
-            topics[b.topic].append({"index": b.partition, "records": b.seal(self.compression_type)})
+            # a list of chunks: encode_request_parts leaves them where they are
+            topics[b.topic].append({"index": b.partition, "records": list(b.seal_parts(self.compression_type))})
         return {"transactional_id": None, "acks": self.acks, "timeout_ms": self.timeout_ms,
                 "topic_data": [{"name": t, "partition_data": p} for t, p in topics.items()]}
 

@@ -165,6 +165,14 @@ def write_crc(batch: bytearray) -> None:
     _U32.pack_into(batch, CRC_OFFSET, _crc32c.crc32c(memoryview(batch)[CRC_START:]))
 
 
+def with_crc(header: bytes, records) -> bytes:
+    """``header`` (61 bytes, CRC 0) with the CRC of a batch made of it and
+    ``records``, computed without joining them."""
+    out = bytearray(header)
+    _U32.pack_into(out, CRC_OFFSET, _crc32c.crc32c(records, _crc32c.crc32c(memoryview(out)[CRC_START:])))
+    return bytes(out)
+
+
 def pack_header(**fields) -> bytes:
     """Build a header (CRC left for ``write_crc``); missing fields default to 0."""
     return _FMT.pack(*(fields.get(name, 0) for name in BatchHeader._fields))

@@ -93,6 +93,19 @@ def encode_request(api, version: int, correlation_id: int, client_id: str | None
     return stream.getvalue()
 
 
+def encode_request_parts(api, version: int, correlation_id: int, client_id: str | None, body) -> list:
+    """``encode_request`` as a list of buffers for a scatter-gather send: record
+    batches given as lists of chunks (a producer's sealed batches) are not
+    copied into the frame."""
+    stream = GatherStream()
+    stream.write(b"\0\0\0\0")
+    REQUEST_HEADERS[api.request_header_version(version)].build_into(
+        {"request_api_key": api.key, "request_api_version": version,
+         "correlation_id": correlation_id, "client_id": client_id}, stream)
+    api.request_schema(version).build_into(body, stream)
+    return stream.parts()
+
+
 class GatherStream(_io.BytesIO):
     """A frame being built that leaves stored batches where they are: ``records``
     given as a list of chunks are noted with their position instead of being

@@ -87,6 +87,66 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value, headers=(
     return (V[n + 1] if n < 8191 else encode_varint(n)) + body
 
 
+# Zig-zag varints of offset deltas 0..8190, and for each record size a batch has
+# used, the bytes "offset delta, null key, value length" for every offset delta.
+_OFFSET_DELTAS = VARINT_CACHE[1:]
+_MIDDLES: dict[int, list[bytes]] = {}
+_MIDDLES_LIMIT = 64  # record sizes remembered; a workload of varied sizes takes the other path
+# od varints of 1 byte up to 63, of 2 bytes up to 8190 (the table's end)
+_OFFSET_DELTA_RANGES = ((0, 64, 1), (64, 8191, 2))
+
+
+def encode_plain_records(values: list, timestamp_deltas: list) -> bytes:
+    """Records 0..n-1 of a batch with no keys and no headers, length prefixes
+    included: the same bytes as ``encode_record`` for each, joined.
+
+    The producer's send thread encodes a whole batch here, once, instead of the
+    caller's thread encoding each record as it is sent. When every value has
+    the same length (fixed-size events, and the benchmarks) a record differs
+    from its neighbours only in its timestamp delta (a few distinct values per
+    batch) and its offset delta, so the per-record pieces come from small
+    tables and ``bytes.join`` does the rest in C: about a quarter of the cost
+    of encoding records one by one."""
+    n = len(values)
+    if not n:
+        return b""
+    tds = timestamp_deltas
+    try:
+        lengths = list(map(len, values))
+    except TypeError:  # a null value
+        lengths = [-1]
+    vl = lengths[0]
+    if vl < 0 or vl > 8000 or n > 8190 or min(tds) < -1 or max(tds) > 8190 or lengths.count(vl) != n:
+        return b"".join([encode_record(i, td, None, v) for i, (td, v) in enumerate(zip(tds, values))])
+    V = VARINT_CACHE
+    value_length = V[vl + 1]
+    # A record: length, attributes 0, timestamp delta | offset delta, key length -1,
+    # value length | value | header count 0. The header count of one record is
+    # put in front of the next one's head, so each record is three parts.
+    heads = [b""] * n
+    for lo, hi, od_len in _OFFSET_DELTA_RANGES:
+        if lo >= n:
+            break
+        deltas = tds[lo:hi]
+        table = {}
+        for td in set(deltas):
+            t = V[td + 1]
+            table[td] = b"\x00" + V[len(t) + od_len + len(value_length) + vl + 4] + b"\x00" + t
+        heads[lo:hi] = map(table.__getitem__, deltas)
+    heads[0] = heads[0][1:]
+    middles = _MIDDLES.get(vl)
+    if middles is None or len(middles) < n:
+        if len(_MIDDLES) >= _MIDDLES_LIMIT:
+            _MIDDLES.clear()
+        tail = b"\x01" + value_length
+        middles = _MIDDLES[vl] = [od + tail for od in _OFFSET_DELTAS[:max(n, 1024)]]
+    parts = [b"\x00"] * (3 * n + 1)
+    parts[0:-1:3] = heads
+    parts[1:-1:3] = middles[:n]
+    parts[2:-1:3] = values
+    return b"".join(parts)
+
+
 def build_batch(records, *, base_offset: int = 0, compression_type: int = compression.NONE,
                 producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
                 transactional: bool = False, control: bool = False,
@@ -115,12 +175,20 @@ def build_batch(records, *, base_offset: int = 0, compression_type: int = compre
                     partition_leader_epoch=partition_leader_epoch)
 
 
-def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offset: int = 0,
-             compression_type: int = compression.NONE, producer_id: int = -1,
-             producer_epoch: int = -1, base_sequence: int = -1, transactional: bool = False,
-             control: bool = False, partition_leader_epoch: int = -1,
-             last_offset_delta: int | None = None, extra_attributes: int = 0) -> bytes:
+def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, **fields) -> bytes:
     """Wrap already encoded records in a batch header, compressing and CRC-ing."""
+    header, records = assemble_parts(payload, count, base_ts, max_ts, **fields)
+    return header + records
+
+
+def assemble_parts(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offset: int = 0,
+                   compression_type: int = compression.NONE, producer_id: int = -1,
+                   producer_epoch: int = -1, base_sequence: int = -1, transactional: bool = False,
+                   control: bool = False, partition_leader_epoch: int = -1,
+                   last_offset_delta: int | None = None,
+                   extra_attributes: int = 0) -> tuple[bytes, bytes]:
+    """``assemble`` as (61-byte header, records): the records are not copied
+    (the producer sends the two as they are, scatter-gather)."""
     if compression_type != compression.NONE:
         payload = compression.compress(compression_type, payload)
     attributes = compression_type | extra_attributes
@@ -135,10 +203,7 @@ def assemble(payload: bytes, count: int, base_ts: int, max_ts: int, *, base_offs
         attributes=attributes, last_offset_delta=count - 1 if last_offset_delta is None else last_offset_delta,
         base_timestamp=base_ts, max_timestamp=max_ts, producer_id=producer_id,
         producer_epoch=producer_epoch, base_sequence=base_sequence, records_count=count)
-    out = bytearray(header)
-    out += payload
-    b.write_crc(out)
-    return bytes(out)
+    return b.with_crc(header, payload), payload
 
 
 REBUILD_CHUNK = 32  # records encoded between two yields of rebuild_steps

@@ -178,6 +178,22 @@ def test_advertised_window_lifts_the_request_limit_and_throttles_on_sequences():
     assert not s.can_send(TP, nxt, 1, 10**6), "4 sequences in flight would exceed the window of 3"
 
 
+def test_the_window_counts_the_records_still_unacknowledged():
+    s = ready_state(window=3)
+    a = acc(batch_size=10_000)
+    b1, b2 = sequenced(s, a, 2)
+    b1.in_flight = b2.in_flight = True
+    (fresh, _), _ = append(a)
+    fresh.count = 2
+    assert not s.can_send(TP, fresh, 2, 10**6), "2 + 2 sequences would exceed the window of 3"
+    s.on_success(TP, b1)
+    s.on_success(TP, b1)  # a second answer for the same batch changes nothing
+    assert s.can_send(TP, fresh, 1, 10**6)
+    s.on_success(TP, b2)
+    fresh.count = 3
+    assert s.can_send(TP, fresh, 0, 10**6)
+
+
 def test_explicit_max_in_flight_one_is_honoured_with_the_window():
     s = ready_state(window=1000)
     assert s.max_in_flight(1, explicit=True) == 1

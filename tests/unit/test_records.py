@@ -396,3 +396,28 @@ def test_batch_written_by_a_real_client_decodes(path):
     assert [rec.value for rec in recs] == [
         f"{client}-{codec_name}-{i}:".encode() + b"golden " * 30 for i in range(3)]
     assert all(rec.headers == () for rec in recs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 300), st.one_of(st.none(), st.integers(0, 9000)), st.integers(0, 3),
+       st.sampled_from([0, 1, 63, 64, 8190, 9000, 10**7]), st.randoms(use_true_random=False))
+def test_plain_records_encode_as_one_record_at_a_time(n, same_size, nulls, spread, rnd):
+    """The producer's whole-batch encoder (a table-driven path for values of one
+    size, deltas and sizes in range) gives the bytes of encode_record, joined."""
+    values = [bytes([rnd.randrange(256)]) * (same_size if same_size is not None else rnd.randrange(0, 200))
+              for _ in range(n)]
+    for _ in range(nulls if n and same_size is None else 0):
+        values[rnd.randrange(n)] = None
+    base = 1_700_000_000_000
+    stamps = [base + rnd.randrange(-1, spread + 1) for _ in range(n)]
+    expected = b"".join(r.encode_record(i, ts - base, None, v) for i, (v, ts) in enumerate(zip(values, stamps)))
+    assert r.encode_plain_records(values, [ts - base for ts in stamps]) == expected
+
+
+def test_plain_records_past_the_one_byte_offset_deltas_decode():
+    values = [bytes([i % 256]) * 100 for i in range(3000)]
+    stamps = [1_700_000_000_000 + i // 700 for i in range(3000)]
+    payload = r.encode_plain_records(values, [ts - stamps[0] for ts in stamps])
+    batch = r.decode_batch(r.assemble(payload, 3000, stamps[0], stamps[-1]))
+    assert [rec.value for rec in batch.records] == values
+    assert [rec.timestamp for rec in batch.records] == stamps

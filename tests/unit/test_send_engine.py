@@ -405,3 +405,19 @@ def test_nothing_is_drained_before_the_producer_id_arrives():
     s.send()
     next_ready, requests = s.engine.drain(s.now, s.ready.__contains__)
     assert requests == [] and next_ready == pytest.approx(0.05)
+
+
+def test_the_open_batch_of_unkeyed_records_is_forgotten_when_metadata_changes_or_it_is_drained():
+    s = Shell(**{"linger.ms": 1000})
+    s.start({"t": [1]})
+    f = s.send()
+    assert s.engine.open_batches["t"] is f.batch
+    s.now = 1.0
+    s.engine.metadata.refresh_requested = True
+    s.control(s.engine.metadata_request(s.now), metadata_response({"t": [1, 2]}))
+    assert "t" not in s.engine.open_batches, "the partition count may have changed"
+    g = s.send()
+    assert g.batch is f.batch and s.engine.open_batches["t"] is f.batch
+    s.engine.accumulator.flushing = 1
+    (req,) = s.drain()
+    assert req.batches == [f.batch] and f.batch.closed, "a drained batch takes no more records"

@@ -1,0 +1,171 @@
+"""Producer.send's fast path (unkeyed records appended to their topic's known
+open batch) against the general path, with no send thread and no sockets: the
+test plays the send thread by draining and sealing batches itself."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kipper.client import producer as producer_module
+from kipper.client.batch import BatchedFuture, RecordFuture
+from kipper.client.metadata import TopicInfo
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode, KafkaError
+
+
+class IdleSender:
+    """Stands in for the send thread: never started, never sends."""
+
+    def __init__(self, config, engine, lock):
+        self.sleeping = False
+        self.waiters = 0
+
+    def start(self):
+        pass
+
+    def wakeup(self):
+        pass
+
+
+@pytest.fixture
+def producer(monkeypatch):
+    monkeypatch.setattr(producer_module, "Sender", IdleSender)
+
+    def make(partitions=1, **conf):
+        p = producer_module.Producer({"bootstrap.servers": "127.0.0.1:9", **conf})
+        p._engine.metadata.topics["t"] = TopicInfo([1] * partitions)
+        return p
+
+    return make
+
+
+def batches(p, topic="t"):
+    return [b for (t, _), dq in p._acc.queues.items() if t == topic for b in dq]
+
+
+def decoded(batch):
+    return records.decode_batch(batch.seal(0)).records
+
+
+def test_unkeyed_records_after_the_first_take_the_fast_path_into_one_batch(producer):
+    p = producer()
+    futures = [p.send("t", b"v%d" % i) for i in range(100)]
+    assert isinstance(futures[0], RecordFuture), "the first record chooses the partition"
+    assert all(isinstance(f, BatchedFuture) for f in futures[1:])
+    (batch,) = batches(p)
+    assert [f.index for f in futures] == list(range(100)) and all(f.batch is batch for f in futures)
+    recs = decoded(batch)
+    assert [r.value for r in recs] == [b"v%d" % i for i in range(100)]
+    assert [r.timestamp for r in recs] == [f.timestamp for f in futures]
+    assert p._acc.used == batch.size and batch.size >= batch.sealed_size - 61
+
+
+def test_keyed_and_headed_records_between_unkeyed_ones_keep_their_fields_and_order(producer):
+    p = producer()
+    p.send("t", b"a")
+    p.send("t", b"b")
+    p.send("t", b"c", key=b"k")
+    p.send("t", b"d")
+    p.send("t", b"e", headers=[("h", b"1")])
+    p.send("t", b"f", timestamp=1_600_000_000_000)
+    (batch,) = batches(p)
+    recs = decoded(batch)
+    assert [(r.key, r.value, r.headers) for r in recs] == [
+        (None, b"a", ()), (None, b"b", ()), (b"k", b"c", ()), (None, b"d", ()),
+        (None, b"e", (("h", b"1"),)), (None, b"f", ())]
+    assert recs[5].timestamp == 1_600_000_000_000
+
+
+def test_a_full_batch_is_closed_and_the_next_record_starts_another(producer):
+    p = producer(**{"batch.size": 1000})
+    futures = [p.send("t", bytes(100)) for _ in range(30)]
+    bs = batches(p)
+    assert len(bs) > 1 and all(b.size <= 1000 for b in bs) and all(b.closed for b in bs[:-1])
+    assert sum(b.count for b in bs) == 30
+    assert [len(decoded(b)) for b in bs] == [b.count for b in bs]
+    assert futures[-1].batch is bs[-1]
+
+
+def test_a_drained_batch_is_not_appended_to(producer):
+    p = producer(**{"linger.ms": 0})
+    p.send("t", b"1")
+    p.send("t", b"2")
+    (first,) = batches(p)
+    out, _ = p._acc.drain([("t", 0)], time.monotonic() + 1, 1 << 20, lambda tp, b: True)
+    assert out == [first]
+    f = p.send("t", b"3")
+    assert f.batch is not first and first.count == 2
+
+
+def test_fast_path_callbacks_and_futures_see_offsets_and_timestamps(producer):
+    p = producer()
+    seen = []
+    p.send("t", b"0")
+    futures = [p.send("t", b"%d" % i, on_delivery=lambda err, md: seen.append((err, md))) for i in range(1, 4)]
+    (batch,) = batches(p)
+    batch.complete(500, None)
+    assert [md.offset for _, md in seen] == [501, 502, 503] and all(err is None for err, _ in seen)
+    assert [f.get(0).offset for f in futures] == [501, 502, 503]
+    assert futures[0].get(0).timestamp == batch.base_ts + batch.deltas[1] and futures[0].done()
+
+
+def test_a_failed_batch_fails_its_fast_path_futures(producer):
+    p = producer()
+    p.send("t", b"0")
+    f = p.send("t", b"1")
+    (batch,) = batches(p)
+    batch.complete(-1, KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS, "x"))
+    assert isinstance(f.exception(0), KafkaError)
+    with pytest.raises(KafkaError):
+        f.get(0)
+
+
+def test_records_too_large_for_max_request_size_are_refused_on_either_path(producer):
+    p = producer(**{"max.request.size": 1024})
+    p.send("t", b"x")  # the topic's open batch is known from here on
+    with pytest.raises(KafkaError) as exc:
+        p.send("t", bytes(1000))
+    assert exc.value.code == ErrorCode.MESSAGE_TOO_LARGE
+    assert p.send("t", bytes(990)).batch is not None
+
+
+def test_a_full_buffer_sends_the_record_down_the_general_path_which_blocks(producer):
+    p = producer(**{"buffer.memory": 1024, "max.block.ms": 50})
+    p.send("t", bytes(500))
+    p.send("t", bytes(400))
+    with pytest.raises(producer_module.BufferExhausted):
+        p.send("t", bytes(300))
+
+
+def test_a_mutable_value_is_copied_when_sent(producer):
+    p = producer()
+    p.send("t", b"first")
+    value = bytearray(b"abc")
+    p.send("t", value)
+    value[:] = b"xyz"
+    (batch,) = batches(p)
+    assert [r.value for r in decoded(batch)] == [b"first", b"abc"]
+
+
+def test_with_several_partitions_unkeyed_batches_still_rotate(producer):
+    p = producer(partitions=3, **{"batch.size": 1000})
+    for _ in range(100):
+        p.send("t", bytes(100))
+    used = {tp[1] for tp, dq in p._acc.queues.items() if dq}
+    assert len(used) > 1, "KIP-480: a new batch moves the sticky partition"
+    assert sum(b.count for b in batches(p)) == 100
+
+
+def test_bad_timestamps_and_headers_are_refused_by_send_not_by_the_send_thread(producer):
+    p = producer()
+    p.send("t", b"ok")
+    with pytest.raises(TypeError):
+        p.send("t", b"v", timestamp=1.5)
+    with pytest.raises(TypeError):
+        p.send("t", b"v", headers=[("h", "not bytes")])
+    with pytest.raises(TypeError):
+        p.send("t", b"v", headers=[(7, b"x")])
+    (batch,) = batches(p)
+    assert [r.value for r in decoded(batch)] == [b"ok"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kipper.client.admin import metadata
 from kipper.client.blocking import connect_any
-from kipper.client.consumer_requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, fetch, list_offsets
+from kipper.client.consumer_requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, fetch_records, list_offsets
 from kipper.protocol import records
 from kipper.protocol.errors import KafkaError
 
@@ -39,20 +39,7 @@ class Consumer:
 
     def poll(self, timeout_ms: int = 500, max_bytes: int = 1 << 20) -> list[tuple[int, records.Record]]:
         """Records from every assigned partition: (partition, record) pairs."""
-        body = fetch(self.conn, {(self.topic, p): off for p, off in self.positions.items()},
-                     max_wait_ms=timeout_ms, min_bytes=1, max_bytes=max_bytes, partition_max_bytes=max_bytes)
-        out = []
-        for t in body.responses:
-            for p in t.partitions:
-                if p.error_code:
-                    raise KafkaError(p.error_code, f"Fetch {self.topic}-{p.partition_index}")
-                pos = self.positions[p.partition_index]
-                for batch in records.decode_all(p.records or b""):
-                    if not batch.header.is_control:
-                        out.extend((p.partition_index, r) for r in batch.records if r.offset >= pos)
-                    pos = max(pos, batch.header.last_offset + 1)
-                self.positions[p.partition_index] = pos
-        return out
+        return fetch_records(self.conn, self.topic, self.positions, max_wait_ms=timeout_ms, max_bytes=max_bytes)
 
     def seek(self, partition: int, offset: int) -> None:
         """Read ``partition`` from ``offset`` on."""

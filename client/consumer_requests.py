@@ -14,6 +14,7 @@ from typing import Iterable, Mapping
 
 from kipper.client.admin import by_topic, send
 from kipper.client.blocking import BlockingConnection
+from kipper.protocol import records
 from kipper.protocol.errors import KafkaError
 from kipper.protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
 from kipper.protocol.messages.fetch import FETCH
@@ -67,6 +68,30 @@ def fetch(conn: BlockingConnection, offsets: Mapping[tuple[str, int], int], *, m
              "partition_max_bytes": partition_max_bytes} for p, offset in parts]}
             for topic, parts in by_topic(offsets.items()).items()],
         "forgotten_topics_data": [], "rack_id": ""}, version, FETCH_MAX_VERSION)
+
+
+def fetch_records(conn: BlockingConnection, topic: str, positions: dict[int, int], *, max_wait_ms: int,
+                  max_bytes: int) -> list[tuple[int, records.Record]]:
+    """One Fetch of ``topic`` from ``positions`` (partition -> next offset): the
+    (partition, record) pairs it returned, control records left out, and ``positions``
+    moved past every batch read. Partitions no longer in ``positions`` (revoked while
+    the request was out) are ignored."""
+    body = fetch(conn, {(topic, p): off for p, off in positions.items()}, max_wait_ms=max_wait_ms,
+                 min_bytes=1, max_bytes=max_bytes, partition_max_bytes=max_bytes)
+    out = []
+    for t in body.responses:
+        for p in t.partitions:
+            if p.partition_index not in positions:
+                continue
+            if p.error_code:
+                raise KafkaError(p.error_code, f"Fetch {topic}-{p.partition_index}")
+            pos = positions[p.partition_index]
+            for batch in records.decode_all(p.records or b""):
+                if not batch.header.is_control:
+                    out.extend((p.partition_index, r) for r in batch.records if r.offset >= pos)
+                pos = max(pos, batch.header.last_offset + 1)
+            positions[p.partition_index] = pos
+    return out
 
 
 def find_coordinator(conn: BlockingConnection, key: str, *, key_type: int = GROUP_COORDINATOR,

@@ -15,7 +15,7 @@ import uuid
 from kipper.client.admin import metadata
 from kipper.client.blocking import connect_any
 from kipper.client.consumer_requests import (
-    EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, consumer_group_heartbeat, fetch, list_offsets, offset_commit,
+    EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, consumer_group_heartbeat, fetch_records, list_offsets, offset_commit,
     offset_fetch,
 )
 from kipper.protocol import records
@@ -98,22 +98,7 @@ class GroupConsumer:
             time.sleep(min(timeout_ms / 1000, max(self.next_heartbeat - time.monotonic(), 0.01)))
             return []
         wait = int(min(timeout_ms, max(self.next_heartbeat - time.monotonic(), 0) * 1000))
-        body = fetch(self.conn, {(self.topic, p): off for p, off in self.positions.items()},
-                     max_wait_ms=wait, min_bytes=1, max_bytes=max_bytes, partition_max_bytes=max_bytes)
-        out = []
-        for t in body.responses:
-            for p in t.partitions:
-                if p.partition_index not in self.positions:
-                    continue
-                if p.error_code:
-                    raise KafkaError(p.error_code, f"Fetch {self.topic}-{p.partition_index}")
-                pos = self.positions[p.partition_index]
-                for batch in records.decode_all(p.records or b""):
-                    if not batch.header.is_control:
-                        out.extend((p.partition_index, r) for r in batch.records if r.offset >= pos)
-                    pos = max(pos, batch.header.last_offset + 1)
-                self.positions[p.partition_index] = pos
-        return out
+        return fetch_records(self.conn, self.topic, self.positions, max_wait_ms=wait, max_bytes=max_bytes)
 
     def seek(self, partition: int, offset: int) -> None:
         if partition in self.positions:

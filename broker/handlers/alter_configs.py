@@ -11,12 +11,13 @@ get INVALID_REQUEST, as in Kafka's ConfigAdminManager.preprocess.
 
 from __future__ import annotations
 
-from kipper.broker.acl.model import ALTER_CONFIGS, CLUSTER, CLUSTER_NAME, GROUP, TOPIC as ACL_TOPIC
+from kipper.broker.acl.model import ALTER_CONFIGS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
+from kipper.broker.handlers.describe_configs import BROKER, TOPIC, config_resource_denied
 from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs
 from kipper.protocol.errors import ErrorCode
 
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
+BROKER_LOGGER = 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
@@ -141,7 +142,7 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
         try:
             if i in refused:
                 raise refused[i]
-            denied = _denied(ctx, res)
+            denied = config_resource_denied(ctx, res, ALTER_CONFIGS)
             if denied is not None:
                 raise Refused(denied, None)
             if res.resource_type == TOPIC:
@@ -157,17 +158,6 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
         out.append({"error_code": int(code), "error_message": message,
                     "resource_type": res.resource_type, "resource_name": res.resource_name})
     return out
-
-
-def _denied(ctx, res) -> ErrorCode | None:
-    """ALTER_CONFIGS on the resource (Kafka's checks, when an authorizer is configured)."""
-    if res.resource_type == TOPIC and not ctx.authorize(ALTER_CONFIGS, ACL_TOPIC, res.resource_name):
-        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    if res.resource_type in GROUP_TYPES and not ctx.authorize(ALTER_CONFIGS, GROUP, res.resource_name):
-        return ErrorCode.GROUP_AUTHORIZATION_FAILED
-    if res.resource_type == BROKER and not ctx.authorize(ALTER_CONFIGS, CLUSTER, CLUSTER_NAME):
-        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-    return None
 
 
 def handle_incremental_alter_configs(req, ctx):

@@ -85,13 +85,14 @@ def _filter(rows: list[dict], keys) -> list[dict]:
     return [r for r in rows if r["name"] in wanted]
 
 
-def _denied(ctx, res) -> ErrorCode | None:
-    """DESCRIBE_CONFIGS on the resource (Kafka's ConfigHelper, with an authorizer)."""
-    if res.resource_type == TOPIC and not ctx.authorize(DESCRIBE_CONFIGS, ACL_TOPIC, res.resource_name):
+def config_resource_denied(ctx, res, operation: int) -> ErrorCode | None:
+    """``operation`` (DESCRIBE_CONFIGS or ALTER_CONFIGS) on a config resource, checked as
+    Kafka's ConfigHelper and ConfigAdminManager do when an authorizer is configured."""
+    if res.resource_type == TOPIC and not ctx.authorize(operation, ACL_TOPIC, res.resource_name):
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    if res.resource_type in GROUP_TYPES and not ctx.authorize(DESCRIBE_CONFIGS, GROUP, res.resource_name):
+    if res.resource_type in GROUP_TYPES and not ctx.authorize(operation, GROUP, res.resource_name):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED
-    if res.resource_type == BROKER and not ctx.authorize(DESCRIBE_CONFIGS, CLUSTER, CLUSTER_NAME):
+    if res.resource_type == BROKER and not ctx.authorize(operation, CLUSTER, CLUSTER_NAME):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None
 
@@ -105,7 +106,7 @@ def handle_describe_configs(req, ctx):
         row = {"resource_type": res.resource_type, "resource_name": res.resource_name,
                "error_code": 0, "error_message": None, "configs": []}
         keys = res.configuration_keys
-        denied = _denied(ctx, res)
+        denied = config_resource_denied(ctx, res, DESCRIBE_CONFIGS)
         if denied is not None:
             row.update(error_code=int(denied))
         elif res.resource_type == TOPIC:

@@ -130,21 +130,10 @@ OVERHEAD_SCRIPT = (
 
 def bench_overhead() -> None:
     script = Path(tempfile.mkdtemp()) / "overhead.py"
-    script.write_text(
-        "import sys, time\n"
-        f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "from kipper.spark_jobs.common import spark_session\n"
-        "spark = spark_session('overhead', 'local[2]')\n"
-        "sc = spark.sparkContext\n"
-        "sc.parallelize(range(4), 4).map(lambda x: x).collect()  # start the Python workers\n"
-        "for n in (2, 8, 32, 128):\n"
-        "    best = min((lambda t: (sc.parallelize(range(n), n).map(lambda x: x).collect(), time.perf_counter() - t)[1])"
-        "(time.perf_counter()) for _ in range(3))\n"
-        "    print(f'| {n} | {best * 1000:.0f} | {best * 1000 / n:.1f} |', flush=True)\n"
-        "spark.stop()\n")
+    script.write_text(OVERHEAD_SCRIPT)
     print("| tasks (local[2]) | job ms (best of 3) | ms per task |")
     print("|---|---|---|")
-    proc, total = submit(str(script))
+    proc, total = submit("--master", "local[2]", str(script))
     print("\n".join(line for line in proc.stdout.splitlines() if line.startswith("|")))
     print(f"\nspark-submit of that script, JVM start to exit: {total:.1f} s")
 

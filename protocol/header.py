@@ -59,11 +59,12 @@ def read_client_id(frame, flexible: bool) -> tuple[str | None, int]:
         if frame[pos] == 0:
             pos += 1
         else:
-            pos = _skip_tagged_fields(frame, pos)
+            pos = skip_tagged_fields(frame, pos)
     return client_id, pos
 
 
-def _skip_tagged_fields(frame, pos: int) -> int:
+def skip_tagged_fields(frame, pos: int) -> int:
+    """Past a tagged-field section whose fields are all unknown to the reader."""
     count, pos = decode_uvarint(frame, pos)
     for _ in range(count):
         _, pos = decode_uvarint(frame, pos)

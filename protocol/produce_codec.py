@@ -16,6 +16,7 @@ import functools
 import struct
 import uuid
 
+from kipper.protocol.header import skip_tagged_fields
 from kipper.protocol.primitives import decode_uvarint, encode_uvarint
 
 _I16 = struct.Struct(">h")
@@ -72,16 +73,6 @@ class ProduceRequestData(Part):
 
 class Truncated(ValueError):
     pass
-
-
-def _skip_tags(buf, pos: int) -> int:
-    """Tagged fields: Produce requests define none, so every one is skipped."""
-    count, pos = decode_uvarint(buf, pos)
-    for _ in range(count):
-        _, pos = decode_uvarint(buf, pos)
-        size, pos = decode_uvarint(buf, pos)
-        pos += size
-    return pos
 
 
 def _compact(buf, pos: int) -> tuple[int, int]:
@@ -160,10 +151,10 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
                     raise Truncated(f"records of {n} bytes at {pos} in a frame of {size}")
                 records, pos = buf[pos:end], end
             if flexible:
-                pos = pos + 1 if buf[pos] == 0 else _skip_tags(buf, pos)
+                pos = pos + 1 if buf[pos] == 0 else skip_tagged_fields(buf, pos)
             parts.append(PartitionProduceData(index, records))
         if flexible:
-            pos = pos + 1 if buf[pos] == 0 else _skip_tags(buf, pos)
+            pos = pos + 1 if buf[pos] == 0 else skip_tagged_fields(buf, pos)
         topics.append(TopicProduceData(name, topic_id, parts))
     # the request's own tagged fields end it; nothing after them is read
     return ProduceRequestData(transactional_id, acks, timeout_ms, topics)

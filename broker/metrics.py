@@ -40,9 +40,16 @@ class Metrics:
     # --- counting (hot paths: keep them to a few attribute updates) -------------------
 
     def observe_request(self, api: str, latency_us: int) -> None:
+        self.observe_latency(self.latency_of(api), latency_us)
+
+    def latency_of(self, api: str) -> LatencyHistogram:
+        """The histogram ``api``'s request latencies go into (the dispatcher keeps it)."""
         hist = self._apis.get(api)
         if hist is None:
             hist = self._apis[api] = LatencyHistogram()
+        return hist
+
+    def observe_latency(self, hist: LatencyHistogram, latency_us: int) -> None:
         hist.record(latency_us)
         self.totals["requests"] += 1
 
@@ -81,7 +88,8 @@ class Metrics:
 
     def take_interval(self) -> dict:
         """Counts since the last call (and reset them), plus totals and providers."""
-        apis, self._apis = self._apis, {}
+        # the live histograms stay (the dispatcher holds them): their counts move out
+        apis = {name: h.take() for name, h in self._apis.items() if h.count}
         parts, self._partitions = self._partitions, {}
         errors, self._errors = self._errors, {}
         self._fold(apis, parts, errors)

@@ -35,6 +35,14 @@ class LatencyHistogram:
         if us > self.max_us:
             self.max_us = us
 
+    def take(self) -> "LatencyHistogram":
+        """A histogram holding this one's counts, which start again from zero."""
+        out = LatencyHistogram()
+        out.counts, out.count, out.sum_us, out.max_us, out.min_us = (
+            self.counts, self.count, self.sum_us, self.max_us, self.min_us)
+        self.__init__()
+        return out
+
     def add(self, other: "LatencyHistogram") -> None:
         for i, n in enumerate(other.counts):
             self.counts[i] += n

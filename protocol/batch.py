@@ -109,8 +109,13 @@ UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
 UNSUPPORTED_COMPRESSION_TYPE = 76
 
 
+_new_tuple = tuple.__new__
+
+
 def read_header(buf, pos: int = 0) -> BatchHeader:
-    return BatchHeader._make(_FMT.unpack_from(buf, pos))
+    # tuple.__new__ directly: NamedTuple's _make is a Python-level call, and every
+    # produced batch is read here once
+    return _new_tuple(BatchHeader, _FMT.unpack_from(buf, pos))
 
 
 def split_batches(buf) -> list[tuple[int, int, BatchHeader]]:

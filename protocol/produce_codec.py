@@ -88,17 +88,12 @@ def _text(buf, pos: int, n: int) -> tuple[str, int]:
     return str(buf[pos:end], "utf-8"), end
 
 
-def _count_of(n: int) -> int:
-    if n < -1:
-        raise Truncated(f"negative array length {n}")
-    return n if n > 0 else 0  # null where the schema says non-nullable reads as empty, as the codec does
-
-
 def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
     """A Produce request body from ``buf[pos:]``; ``records`` are memoryviews into ``buf``.
 
     Straight-line on purpose: each length is read where it is (one byte in a flexible
-    version unless it is 128 or more), so a one-record request costs a few dozen operations.
+    version unless it is 128 or more; records, usually 128 bytes to 16 KiB, in two), so
+    a one-record request costs a few dozen operations.
     """
     if type(buf) is not memoryview:
         buf = memoryview(buf)
@@ -117,8 +112,10 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
         n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
     else:
         n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
+    if n < -1:
+        raise Truncated(f"negative array length {n}")
     topics = []
-    for _ in range(_count_of(n)):
+    for _ in range(n):  # null (-1) where the schema says non-nullable reads as empty, as the codec does
         if version >= _TOPIC_ID:
             if pos + 16 > size:
                 raise Truncated("topic id past the end of the frame")
@@ -129,20 +126,28 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
                 n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
             else:
                 n, pos = _I16.unpack_from(buf, pos)[0], pos + 2
-            name, pos = _text(buf, pos, n)
-            topic_id = None
+            end = pos + n
+            if n < 0 or end > size:
+                raise Truncated(f"a topic name of {n} bytes at {pos} in a frame of {size}")
+            name, topic_id, pos = str(buf[pos:end], "utf-8"), None, end
         if flexible:
             n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
         else:
             n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
+        if n < -1:
+            raise Truncated(f"negative array length {n}")
         parts = []
-        for _ in range(_count_of(n)):
+        for _ in range(n):
             index = _I32.unpack_from(buf, pos)[0]
             pos += 4
-            if flexible:  # records: compact bytes, usually more than 127 of them
-                n, pos = _compact(buf, pos) if buf[pos] >= 0x80 else (buf[pos] - 1, pos + 1)
-            else:
+            if not flexible:
                 n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
+            elif buf[pos] < 0x80:
+                n, pos = buf[pos] - 1, pos + 1
+            elif pos + 1 < size and buf[pos + 1] < 0x80:  # records: a two-byte compact length
+                n, pos = (buf[pos] & 0x7F | buf[pos + 1] << 7) - 1, pos + 2
+            else:
+                n, pos = _compact(buf, pos)
             if n == -1:
                 records = None
             else:
@@ -232,8 +237,14 @@ def _name_field(name: str, flexible: bool) -> bytes:
     return bytes(out)
 
 
+# array lengths as written, by flexibility: responses hold a few topics and partitions
+_SMALL_COUNTS = {True: [encode_uvarint(n + 1) for n in range(127)], False: [_I32.pack(n) for n in range(127)]}
+
+
 def _count(out: bytearray, n: int, flexible: bool) -> None:
-    if flexible:
+    if n < 127:
+        out += _SMALL_COUNTS[flexible][n]
+    elif flexible:
         out += encode_uvarint(n + 1)
     else:
         out += _I32.pack(n)

@@ -81,19 +81,21 @@ def handle_produce(req, ctx):
             except Rejected as exc:
                 parts.append(result(index, exc.code, message=exc.message))
                 continue
-            wait = quotas.admit(ctx.session, topic.name, index, spans, now)
-            if wait:
-                throttle_ms = max(throttle_ms, wait)
-                parts.append(result(index, ErrorCode.THROTTLING_QUOTA_EXCEEDED,
-                                    log_start_offset=partition.log_start_offset,
-                                    message="producer id quota exceeded"))
-                continue
+            with_pids, attributes = _producer_batches(spans)
+            if with_pids:  # the producer-id quota; a plain producer's batches skip it
+                wait = quotas.admit(ctx.session, topic.name, index, spans, now)
+                if wait:
+                    throttle_ms = max(throttle_ms, wait)
+                    parts.append(result(index, ErrorCode.THROTTLING_QUOTA_EXCEEDED,
+                                        log_start_offset=partition.log_start_offset,
+                                        message="producer id quota exceeded"))
+                    continue
             if partition.log.config.compact:
                 keyless = keyless_records(records, spans)
                 if keyless:  # Kafka's answer; nothing of the batch is appended
                     parts.append(_keyless_refused(index, keyless, topic.name, partition))
                     continue
-            if _any_transactional(spans):
+            if attributes & TRANSACTIONAL:
                 code, message = broker.txn.check_append(topic.name, index, [h for _, _, h in spans])
                 if code != ErrorCode.NONE:
                     parts.append(result(index, code, log_start_offset=partition.log_start_offset,
@@ -101,7 +103,8 @@ def handle_produce(req, ctx):
                     continue
             appended = partition.append(records, spans, now)
             if appended.appended:
-                metrics.record_in(topic.name, index, len(records), _records_count(spans))
+                metrics.record_in(topic.name, index, len(records),
+                                  spans[0][2].records_count if len(spans) == 1 else _records_count(spans))
             parts.append({"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
                           "log_append_time_ms": now if policy.log_append_time and appended.appended else -1,
                           "log_start_offset": partition.log_start_offset, "error_message": appended.message})
@@ -110,14 +113,16 @@ def handle_produce(req, ctx):
     return Reply(body, mute_ms=throttle_ms) if throttle_ms else body
 
 
-def _any_transactional(spans) -> bool:
+def _producer_batches(spans) -> tuple[bool, int]:
+    """Whether any batch carries a producer id, and every batch's attributes OR-ed (is
+    any transactional?), in one pass."""
+    with_pids = False
+    attributes = 0
     for _, _, h in spans:
-        if h.attributes & TRANSACTIONAL:
-            return True
-    return False
+        with_pids = with_pids or h.producer_id >= 0
+        attributes |= h.attributes
+    return with_pids, attributes
 
 
 def _records_count(spans) -> int:
-    if len(spans) == 1:
-        return spans[0][2].records_count
     return sum(h.records_count for _, _, h in spans)

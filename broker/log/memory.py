@@ -54,16 +54,17 @@ class MemoryLog:
 
     def maybe_roll(self, nbytes: int, now_ms: int) -> int | None:
         """Start a new segment if the active one is full or old (segment.bytes, segment.ms)."""
+        config = self.config
+        if (self._seg_bytes[-1] + nbytes <= config.segment_bytes
+                and now_ms - self._seg_first_ms[-1] < config.segment_ms):
+            return None  # every Produce asks: the answer is almost always this
         if self._seg_starts[-1] >= len(self._batches):
-            return None
-        if self._seg_bytes[-1] + nbytes > self.config.segment_bytes or (
-                now_ms - self._seg_first_ms[-1] >= self.config.segment_ms):
-            self._seg_starts.append(len(self._batches))
-            self._seg_first_ms.append(-1)
-            self._seg_bytes.append(0)
-            self._seg_max_ts.append(-1)
-            return self.log_end_offset
-        return None
+            return None  # the active segment is empty
+        self._seg_starts.append(len(self._batches))
+        self._seg_first_ms.append(-1)
+        self._seg_bytes.append(0)
+        self._seg_max_ts.append(-1)
+        return self.log_end_offset
 
     def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
         """Append the validated batches ``spans`` [(start, end, header)] of ``buf``.
@@ -73,21 +74,21 @@ class MemoryLog:
         first = base = self.log_end_offset
         if self._seg_first_ms[-1] < 0:
             self._seg_first_ms[-1] = now_ms
-        view = memoryview(buf)
+        view = buf if type(buf) is memoryview else memoryview(buf)
+        batches, bases, lasts, max_ts_column = self._batches, self._bases, self._lasts, self._max_ts
         added = 0
         for start, end, header in spans:
-            data = b.with_base_offset(view, start, end, base)  # the one copy of the producer's bytes
             last = base + header.last_offset_delta
-            self._batches.append(data)
-            self._bases.append(base)
-            self._lasts.append(last)
+            batches.append(b.with_base_offset(view, start, end, base))  # the one copy of the producer's bytes
+            bases.append(base)
+            lasts.append(last)
             max_ts = header.max_timestamp
             if max_ts > self._max_ts_seen:
                 self._max_ts_seen = max_ts
                 self._max_ts_offset = last
             if max_ts > self._seg_max_ts[-1]:
                 self._seg_max_ts[-1] = max_ts
-            self._max_ts.append(self._max_ts_seen)
+            max_ts_column.append(self._max_ts_seen)
             self._append_times.append(now_ms)
             added += end - start
             base = last + 1

@@ -45,10 +45,13 @@ class AppendResult(NamedTuple):
 _REFUSED_NO_RECORDS = AppendResult(ErrorCode.INVALID_RECORD, message="no record batches")
 
 
+_new_tuple = tuple.__new__
+
+
 def _appended(base_offset: int) -> AppendResult:
     """A successful append's result, made without the namedtuple's Python-level __new__
     (every Produce makes one)."""
-    return AppendResult._make((ErrorCode.NONE, base_offset, None, True))
+    return _new_tuple(AppendResult, (ErrorCode.NONE, base_offset, None, True))
 
 
 @dataclass

@@ -5,7 +5,9 @@ whole broker with ``build_broker`` and feeds it real request frames:
 
 - ``dispatch``: single-record Produce v9 frames through ``Dispatcher.dispatch`` (header,
   parse, handler, append, response), microseconds of CPU per request;
-- ``connection``: the same frames 64 at a time through ``KafkaConnection.buffer_updated``
+- ``idempotent``: single-record batches of one idempotent producer, each the next
+  sequence (producer-state validation and commit, the producer-id quota's check);
+- ``connection``: the plain frames 64 at a time through ``KafkaConnection.buffer_updated``
   (decoder, dispatch, one write per burst to a transport that only counts);
 - ``batches``: 9,000-record idempotent batches (about 1 MB), CPU-s per million records, and
   how much of it is the one copy of each batch into the log (timed alone on the same batches).
@@ -106,6 +108,19 @@ def measure(requests: int) -> dict:
 
     out = {"dispatch_us": _best_cpu(dispatch_round) / per_round * 1e6}
 
+    idempotent = [memoryview(_produce_frame(records.build_batch(
+        [(None, os.urandom(100))], producer_id=5, producer_epoch=0, base_sequence=i)))[4:]
+        for i in range(per_round * ROUNDS)]
+    rounds = iter(range(ROUNDS))
+
+    def idempotent_round():  # each round continues the sequence where the last one stopped
+        k = next(rounds)
+        for f in idempotent[k * per_round:(k + 1) * per_round]:
+            dispatch(f, session)
+
+    out["idempotent_us"] = _best_cpu(idempotent_round) / per_round * 1e6
+    del idempotent
+
     conn = KafkaConnection(state.dispatcher, lambda transport, peer: Session("PLAINTEXT", peer), set(),
                            max_frame=100 << 20)
     conn.connection_made(_CountingTransport())
@@ -166,6 +181,7 @@ def main() -> None:
     if args.baseline is not None:
         rows.insert(0, ("baseline", _run(args.baseline, args.requests)))
     labels = {"dispatch_us": "single-record Produce, dispatch only, us CPU",
+              "idempotent_us": "idempotent single-record Produce, dispatch only, us CPU",
               "connection_us": "single-record Produce, 64 per read, us CPU",
               "batches_cpu_s_per_million": "9,000-record idempotent batches, CPU-s per 1M records",
               "batches_copy_cpu_s_per_million": "... of which the stored copy alone"}

@@ -177,7 +177,7 @@ class Partition:
             last = offset + h.last_offset_delta
             if h.producer_id >= 0:
                 last_offsets.append(last)
-                if h.is_transactional:  # its transaction starts at its first batch
+                if h.attributes & b.TRANSACTIONAL:  # its transaction starts at its first batch
                     self.txn_index.begin(h.producer_id, offset)
             offset = last + 1
         psm.commit(validation, last_offsets, now)

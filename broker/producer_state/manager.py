@@ -25,6 +25,7 @@ from kipper.protocol.batch import BatchHeader
 from kipper.protocol.errors import ErrorCode
 
 INT32_MAX = 0x7FFFFFFF
+_new_tuple = tuple.__new__
 SEQ_MOD = 1 << 31
 
 LATEST = "latest"
@@ -118,8 +119,9 @@ class ProducerStateManager:
                 if seen is None:
                     seen = {}
                 seen[pid] = (h.producer_epoch, last_seq)
-            pending.append(PendingBatch(pid, h.producer_epoch, h.base_sequence, last_seq,
-                                        h.last_offset_delta, row))
+            # tuple.__new__: a NamedTuple's own __new__ is a Python-level call, once per batch
+            pending.append(_new_tuple(PendingBatch, (pid, h.producer_epoch, h.base_sequence, last_seq,
+                                                     h.last_offset_delta, row)))
         return Validation(APPEND, pending=pending)
 
     def _check(self, h: BatchHeader, row: int, epoch, current_last, first_seq, last_seq):
@@ -138,12 +140,14 @@ class ProducerStateManager:
             return None
         if current_last is None:
             return None
+        if first_seq == next_sequence(current_last):
+            # in order, the common case: a stored batch (at or behind current_last) cannot
+            # start here, so there is no duplicate to look for
+            return None
         if row >= 0:
             dup = self._find_duplicate(row, first_seq, last_seq)
             if dup is not None:
                 return Validation(DUPLICATE, duplicate_base_offset=dup)
-        if first_seq == next_sequence(current_last):
-            return None
         if self.mode == LATEST and sequence_distance(current_last, first_seq) < self.window:
             return Validation(REJECT, ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
                               f"sequence {first_seq} is at or behind the last appended {current_last}")
@@ -159,6 +163,8 @@ class ProducerStateManager:
 
     def record(self, validation: Validation) -> None:
         """Count an outcome (kept apart from ``validate`` so that stays pure)."""
+        if validation.outcome is APPEND:
+            return
         c = self.counters
         if validation.outcome == DUPLICATE:
             c.duplicates += 1

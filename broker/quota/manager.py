@@ -75,6 +75,11 @@ class ProducerIdQuotaManager:
         self.quotas = dict(per_user)
         self.default_quota = default
 
+    @property
+    def any_quota(self) -> bool:
+        """Whether some user (or the default) has a producer-id rate at all."""
+        return bool(self.quotas) or self.default_quota is not None
+
     def quota_for(self, user: str) -> float | None:
         q = self.quotas.get(user)
         return q if q is not None else self.default_quota

@@ -87,7 +87,7 @@ class _CountingTransport:
         pass
 
 
-def measure(requests: int) -> dict:
+def measure(requests: int, n_batches: int = 60) -> dict:
     import gc
 
     from kipper.broker.connection import KafkaConnection
@@ -136,7 +136,7 @@ def measure(requests: int) -> dict:
     out["connection_us"] = _best_cpu(connection_round) / (per_round // 64 * 64) * 1e6
 
     # large idempotent batches: the cost per record, and the part that is the stored copy
-    n_records, n_batches = 9000, 60
+    n_records = 9000
     value = os.urandom(100)
     built = [records.build_batch([(None, value)] * n_records, producer_id=7, producer_epoch=0,
                                  base_sequence=i * n_records) for i in range(n_batches)]
@@ -152,6 +152,7 @@ def measure(requests: int) -> dict:
     total = n_records * n_batches / 1e6
     out["batches_cpu_s_per_million"] = whole / total
     out["batches_copy_cpu_s_per_million"] = copy / total
+    out["records_stored"] = state.topics.get("t").partitions[0].log_end_offset  # every one answered
     return out
 
 
@@ -187,6 +188,8 @@ def main() -> None:
               "batches_copy_cpu_s_per_million": "... of which the stored copy alone"}
     print(f"| measure | {' | '.join(name for name, _ in rows)} |" + (" this/baseline |" if len(rows) > 1 else ""))
     print("|---|" + "---|" * (len(rows) + (len(rows) > 1)))
+    for _, r in rows:
+        print(f"records stored: {r.pop('records_stored', '?')}")
     for key, label in labels.items():
         values = [r[key] for _, r in rows]
         ratio = f" {values[-1] / values[0]:.2f}x |" if len(rows) > 1 else ""

@@ -192,12 +192,24 @@ def _text(buf, pos: int, n: int) -> tuple[str, int]:
     return str(buf[pos:end], "utf-8"), end
 
 
+# topic ids seen in requests: a consumer sends the same few in every Fetch, and making a
+# UUID (Python code, with checks) cost more than the rest of the topic's fields
+_TOPIC_IDS: dict[bytes, uuid.UUID] = {}
+_TOPIC_IDS_MAX = 10_000
+
+
 def _topic_key(buf, pos: int, version: int, flexible: bool):
     """(name, topic_id, pos): a name up to v12, an id from v13."""
     if version >= _TOPIC_ID:
-        if pos + 16 > len(buf):
+        raw = bytes(buf[pos:pos + 16])
+        if len(raw) != 16:
             raise Truncated("topic id past the end of the frame")
-        return None, uuid.UUID(bytes=bytes(buf[pos:pos + 16])), pos + 16
+        topic_id = _TOPIC_IDS.get(raw)
+        if topic_id is None:
+            if len(_TOPIC_IDS) >= _TOPIC_IDS_MAX:
+                _TOPIC_IDS.clear()
+            topic_id = _TOPIC_IDS[raw] = uuid.UUID(bytes=raw)
+        return None, topic_id, pos + 16
     n, pos = _length(buf, pos, flexible)
     name, pos = _text(buf, pos, n)
     return name, None, pos
@@ -296,9 +308,13 @@ def encode_response(version: int, correlation_id: int, body):
     return frame
 
 
+# compact lengths of the few elements a response usually has: one byte each, made once
+_SMALL_COMPACT = tuple(bytes((n + 1,)) for n in range(127))
+
+
 def _put_count(out: bytearray, n: int, flexible: bool) -> None:
     if flexible:
-        out += encode_uvarint(n + 1)
+        out += _SMALL_COMPACT[n] if n < 127 else encode_uvarint(n + 1)
     else:
         out += _I32.pack(n)
 

@@ -84,19 +84,22 @@ class _Tagged(Exception):
     """A tagged-field section that is not empty: the general codec reads it."""
 
 
-def parse_request(buf, pos: int, version: int):
-    """A Fetch request body from ``buf[pos:]``, or the general codec's when it carries
-    tagged fields (only brokers and KRaft voters send them)."""
-    if type(buf) is not memoryview:
-        buf = memoryview(buf)
-    try:
-        return _parse(buf, pos, version)
-    except _Tagged:
-        from kipper.protocol.messages.fetch import FETCH
+def request_parser(general):
+    """The ``parse_fast`` of FETCH: ``general(version)`` is the declared schema, which reads
+    requests carrying tagged fields (only brokers and KRaft voters send them)."""
 
-        return FETCH.request_schema(version).parse(bytes(buf[pos:]))
-    except (IndexError, struct.error) as exc:
-        raise Truncated(f"Fetch v{version} request ends early: {exc}") from None
+    def parse_request(buf, pos: int, version: int):
+        """A Fetch request body from ``buf[pos:]``."""
+        if type(buf) is not memoryview:
+            buf = memoryview(buf)
+        try:
+            return _parse(buf, pos, version)
+        except _Tagged:
+            return general(version).parse(bytes(buf[pos:]))
+        except (IndexError, struct.error) as exc:
+            raise Truncated(f"Fetch v{version} request ends early: {exc}") from None
+
+    return parse_request
 
 
 def _parse(buf, pos: int, version: int) -> FetchRequestData:

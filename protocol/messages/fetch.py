@@ -83,5 +83,5 @@ FETCH = Api(
 
 # Every consumed record goes out through here: fixed-field parsing and packing (issue 15),
 # checked against the declaration above by tests/property/test_fetch_codec.py.
-FETCH.parse_fast = fetch_codec.parse_request
+FETCH.parse_fast = fetch_codec.request_parser(FETCH.request_schema)
 FETCH.encode_fast = fetch_codec.encode_response

@@ -44,7 +44,7 @@ def request_bodies():
 def _parse_both(version: int, body: dict):
     frame = memoryview(encode_request(FETCH, version, 7, "c", body))[4:]
     _, pos = read_client_id(frame, FETCH.is_flexible(version))
-    return fetch_codec.parse_request(frame, pos, version), FETCH.request_schema(version).parse(bytes(frame[pos:]))
+    return FETCH.parse_fast(frame, pos, version), FETCH.request_schema(version).parse(bytes(frame[pos:]))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -84,7 +84,7 @@ def test_fast_request_parse_refuses_a_truncated_frame():
     frame = encode_request(FETCH, 11, 1, "c", body)[4:]
     _, pos = read_client_id(frame, False)
     with pytest.raises(ValueError):
-        fetch_codec.parse_request(frame[:-12], pos, 11)
+        FETCH.parse_fast(frame[:-12], pos, 11)
 
 
 def response_bodies():

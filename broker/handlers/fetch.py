@@ -40,13 +40,12 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 continue
             plog = topic.partitions[index]
             offset = p.fetch_offset
-            hw = plog.high_watermark
-            lso = plog.last_stable_offset
-            entry = {"partition_index": index, "error_code": 0, "high_watermark": hw,
-                     "last_stable_offset": lso, "log_start_offset": plog.log_start_offset,
+            start = plog.log_start_offset
+            entry = {"partition_index": index, "error_code": 0, "high_watermark": plog.high_watermark,
+                     "last_stable_offset": plog.last_stable_offset, "log_start_offset": start,
                      "aborted_transactions": [] if committed else None,
                      "preferred_read_replica": -1, "records": b""}
-            if offset < plog.log_start_offset or offset > plog.log_end_offset:
+            if offset < start or offset > plog.log_end_offset:
                 entry["error_code"] = int(ErrorCode.OFFSET_OUT_OF_RANGE)
             else:
                 limit = min(p.partition_max_bytes, remaining)

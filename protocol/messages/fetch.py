@@ -1,5 +1,6 @@
 """Fetch (API key 1)."""
 
+from kipper.protocol import fetch_codec
 from kipper.protocol.schema import Api, F
 
 FETCH = Api(
@@ -79,3 +80,8 @@ FETCH = Api(
         )),
     ),
 )
+
+# Every consumed record goes out through here: fixed-field parsing and packing (issue 15),
+# checked against the declaration above by tests/property/test_fetch_codec.py.
+FETCH.parse_fast = fetch_codec.request_parser(FETCH.request_schema)
+FETCH.encode_fast = fetch_codec.encode_response

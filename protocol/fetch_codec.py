@@ -18,8 +18,15 @@ from __future__ import annotations
 import struct
 import uuid
 
-from kipper.protocol.primitives import ZERO_UUID, decode_uvarint, encode_uvarint
-from kipper.protocol.produce_codec import Part, Truncated
+from kipper.protocol.fixed_fields import (
+    Part,
+    Truncated,
+    compact_length,
+    put_count,
+    put_string,
+    read_text,
+)
+from kipper.protocol.primitives import ZERO_UUID
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -169,7 +176,7 @@ def _parse(buf, pos: int, version: int) -> FetchRequestData:
         req.forgotten_topics_data = forgotten
     if version >= 11:
         n, pos = _length(buf, pos, flexible)
-        req.rack_id, pos = _text(buf, pos, n)
+        req.rack_id, pos = read_text(buf, pos, n)
     if flexible and buf[pos]:
         raise _Tagged
     return req
@@ -178,7 +185,7 @@ def _parse(buf, pos: int, version: int) -> FetchRequestData:
 def _count(buf, pos: int, flexible: bool) -> tuple[int, int]:
     """An array's length; null reads as empty, as the general codec does."""
     if flexible:
-        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _uvarint_less_one(buf, pos)
+        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
     else:
         n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
     if n < -1:
@@ -189,20 +196,8 @@ def _count(buf, pos: int, flexible: bool) -> tuple[int, int]:
 def _length(buf, pos: int, flexible: bool) -> tuple[int, int]:
     """A (nullable) string's length, -1 for null."""
     if flexible:
-        return (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _uvarint_less_one(buf, pos)
+        return (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
     return _I16.unpack_from(buf, pos)[0], pos + 2
-
-
-def _uvarint_less_one(buf, pos: int) -> tuple[int, int]:
-    n, pos = decode_uvarint(buf, pos)
-    return n - 1, pos
-
-
-def _text(buf, pos: int, n: int) -> tuple[str, int]:
-    end = pos + n
-    if n < 0 or end > len(buf):
-        raise Truncated(f"a string of {n} bytes at {pos} in a frame of {len(buf)}")
-    return str(buf[pos:end], "utf-8"), end
 
 
 # topic ids seen in requests: a consumer sends the same few in every Fetch, and making a
@@ -224,7 +219,7 @@ def _topic_key(buf, pos: int, version: int, flexible: bool):
             topic_id = _TOPIC_IDS[raw] = uuid.UUID(bytes=raw)
         return None, topic_id, pos + 16
     n, pos = _length(buf, pos, flexible)
-    name, pos = _text(buf, pos, n)
+    name, pos = read_text(buf, pos, n)
     return name, None, pos
 
 
@@ -263,14 +258,14 @@ def encode_response(version: int, correlation_id: int, body):
         out += _I32.pack(body.get("throttle_time_ms", 0))
     frame = None  # the list of buffers, once a partition brings chunks
     responses = body["responses"]
-    _put_count(out, len(responses), flexible)
+    put_count(out, len(responses), flexible)
     for topic in responses:
         if version >= _TOPIC_ID:
             out += (topic.get("topic_id") or ZERO_UUID).bytes
         else:
-            _put_string(out, topic.get("topic") or "", flexible)
+            put_string(out, topic.get("topic") or "", flexible)
         parts = topic["partitions"]
-        _put_count(out, len(parts), flexible)
+        put_count(out, len(parts), flexible)
         for p in parts:
             if flexible:
                 for name in _TAGGED_ROW_FIELDS:
@@ -286,7 +281,7 @@ def encode_response(version: int, correlation_id: int, body):
             if aborted is None:
                 out += b"\x00" if flexible else b"\xff\xff\xff\xff"
             else:
-                _put_count(out, len(aborted), flexible)
+                put_count(out, len(aborted), flexible)
                 for a in aborted:
                     out += _ABORTED.pack(a["producer_id"], a["first_offset"])
                     if flexible:
@@ -297,7 +292,7 @@ def encode_response(version: int, correlation_id: int, body):
             if records is None:
                 out += b"\x00" if flexible else b"\xff\xff\xff\xff"
             elif type(records) is list or type(records) is tuple:
-                _put_size(out, sum(map(len, records)), flexible)
+                put_count(out, sum(map(len, records)), flexible)
                 if records:
                     if frame is None:
                         frame = []
@@ -305,7 +300,7 @@ def encode_response(version: int, correlation_id: int, body):
                     frame.extend(records)
                     out = bytearray()
             else:
-                _put_size(out, len(records), flexible)
+                put_count(out, len(records), flexible)
                 out += records
             if flexible:
                 out.append(0)
@@ -319,26 +314,3 @@ def encode_response(version: int, correlation_id: int, body):
     frame.append(out)
     _SIZE_CID.pack_into(frame[0], 0, sum(map(len, frame)) - 4, correlation_id)
     return frame
-
-
-# compact lengths of the few elements a response usually has: one byte each, made once
-_SMALL_COMPACT = tuple(bytes((n + 1,)) for n in range(127))
-
-
-def _put_count(out: bytearray, n: int, flexible: bool) -> None:
-    if flexible:
-        out += _SMALL_COMPACT[n] if n < 127 else encode_uvarint(n + 1)
-    else:
-        out += _I32.pack(n)
-
-
-_put_size = _put_count  # bytes and arrays carry their length the same way
-
-
-def _put_string(out: bytearray, text: str, flexible: bool) -> None:
-    raw = text.encode("utf-8")
-    if flexible:
-        out += encode_uvarint(len(raw) + 1)
-    else:
-        out += _I16.pack(len(raw))
-    out += raw

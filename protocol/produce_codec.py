@@ -16,8 +16,16 @@ import functools
 import struct
 import uuid
 
+from kipper.protocol.fixed_fields import (
+    Part,
+    Truncated,
+    compact_length,
+    count_bytes,
+    put_count,
+    put_string,
+    read_text,
+)
 from kipper.protocol.header import skip_tagged_fields
-from kipper.protocol.primitives import decode_uvarint, encode_uvarint
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -27,21 +35,6 @@ _ROW_V3 = struct.Struct(">ihqq")  # index, error_code, base_offset, log_append_t
 _ROW_V5 = struct.Struct(">ihqqq")  # ... log_start_offset (v5+)
 _FLEXIBLE = 9
 _TOPIC_ID = 13
-
-
-class Part:
-    """One parsed Produce struct: attribute access like the general codec's Containers."""
-
-    __slots__ = ()
-
-    def get(self, name: str, default=None):
-        return getattr(self, name, default)
-
-    def __getitem__(self, name: str):
-        try:
-            return getattr(self, name)
-        except AttributeError:
-            raise KeyError(name) from None
 
 
 class PartitionProduceData(Part):
@@ -71,23 +64,6 @@ class ProduceRequestData(Part):
         self.topic_data = topic_data
 
 
-class Truncated(ValueError):
-    pass
-
-
-def _compact(buf, pos: int) -> tuple[int, int]:
-    """A compact length (unsigned varint N+1, 0 = null) of more than one byte."""
-    n, pos = decode_uvarint(buf, pos)
-    return n - 1, pos
-
-
-def _text(buf, pos: int, n: int) -> tuple[str, int]:
-    end = pos + n
-    if n < 0 or end > len(buf):
-        raise Truncated(f"a string of {n} bytes at {pos} in a frame of {len(buf)}")
-    return str(buf[pos:end], "utf-8"), end
-
-
 def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
     """A Produce request body from ``buf[pos:]``; ``records`` are memoryviews into ``buf``.
 
@@ -100,16 +76,16 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
     flexible = version >= _FLEXIBLE
     size = len(buf)
     if flexible:
-        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
+        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
     else:
         n, pos = _I16.unpack_from(buf, pos)[0], pos + 2
     transactional_id = None
     if n != -1:
-        transactional_id, pos = _text(buf, pos, n)
+        transactional_id, pos = read_text(buf, pos, n)
     acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(buf, pos)
     pos += 6
     if flexible:
-        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
+        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
     else:
         n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
     if n < -1:
@@ -123,7 +99,7 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
             pos += 16
         else:
             if flexible:
-                n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
+                n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
             else:
                 n, pos = _I16.unpack_from(buf, pos)[0], pos + 2
             end = pos + n
@@ -131,7 +107,7 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
                 raise Truncated(f"a topic name of {n} bytes at {pos} in a frame of {size}")
             name, topic_id, pos = str(buf[pos:end], "utf-8"), None, end
         if flexible:
-            n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else _compact(buf, pos)
+            n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
         else:
             n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
         if n < -1:
@@ -147,7 +123,7 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
             elif pos + 1 < size and buf[pos + 1] < 0x80:  # records: a two-byte compact length
                 n, pos = (buf[pos] & 0x7F | buf[pos + 1] << 7) - 1, pos + 2
             else:
-                n, pos = _compact(buf, pos)
+                n, pos = compact_length(buf, pos)
             if n == -1:
                 records = None
             else:
@@ -194,14 +170,14 @@ def encode_response(version: int, correlation_id: int, body) -> bytearray | None
     with_errors = version >= 8
     row = _ROW_V5 if version >= 5 else _ROW_V3
     out = bytearray(9 if flexible else 8)  # size, correlation id and the header's tags, set at the end
-    _count(out, len(responses), flexible)
+    put_count(out, len(responses), flexible)
     for topic in responses:
         if version >= _TOPIC_ID:
             out += (topic.get("topic_id") or uuid.UUID(int=0)).bytes
         else:
             out += _name_field(topic["name"] or "", flexible)
         parts = topic["partition_responses"]
-        _count(out, len(parts), flexible)
+        put_count(out, len(parts), flexible)
         for p in parts:
             if not _ROW_KEYS.issuperset(p):
                 return None
@@ -218,13 +194,13 @@ def encode_response(version: int, correlation_id: int, body) -> bytearray | None
                     out += _ROW_TAIL_OK[flexible]
                     continue
                 errors = errors or ()
-                _count(out, len(errors), flexible)
+                put_count(out, len(errors), flexible)
                 for e in errors:
                     out += _I32.pack(e["batch_index"])
-                    _string(out, e.get("batch_index_error_message"), flexible)
+                    put_string(out, e.get("batch_index_error_message"), flexible)
                     if flexible:
                         out.append(0)
-                _string(out, message, flexible)
+                put_string(out, message, flexible)
             if flexible:
                 out.append(0)
         if flexible:
@@ -256,7 +232,7 @@ def _one_partition_frame(version: int, correlation_id: int, name: str, p: dict,
 @functools.lru_cache(maxsize=4096)
 def _one_partition_layout(version: int, name: str) -> tuple[struct.Struct, bytes, bytes]:
     flexible = version >= _FLEXIBLE
-    one = _SMALL_COUNTS[flexible][1]
+    one = count_bytes(1, flexible)
     head = (b"\0" if flexible else b"") + one + _name_field(name, flexible) + one
     tail = _ROW_TAIL_OK[flexible] if version >= 8 else b""  # with the row's tags when flexible
     if flexible:
@@ -270,34 +246,5 @@ def _one_partition_layout(version: int, name: str) -> tuple[struct.Struct, bytes
 def _name_field(name: str, flexible: bool) -> bytes:
     """A topic name as the response carries it (the same few names, over and over)."""
     out = bytearray()
-    _string(out, name, flexible)
+    put_string(out, name, flexible)
     return bytes(out)
-
-
-# array lengths as written, by flexibility: responses hold a few topics and partitions
-_SMALL_COUNTS = {True: [encode_uvarint(n + 1) for n in range(127)], False: [_I32.pack(n) for n in range(127)]}
-
-
-def _count(out: bytearray, n: int, flexible: bool) -> None:
-    if n < 127:
-        out += _SMALL_COUNTS[flexible][n]
-    elif flexible:
-        out += encode_uvarint(n + 1)
-    else:
-        out += _I32.pack(n)
-
-
-def _string(out: bytearray, text: str | None, flexible: bool) -> None:
-    """A (nullable) string, classic or compact."""
-    if text is None:
-        if flexible:
-            out.append(0)
-        else:
-            out += b"\xff\xff"
-        return
-    raw = text.encode("utf-8")
-    if flexible:
-        out += encode_uvarint(len(raw) + 1)
-    else:
-        out += _I16.pack(len(raw))
-    out += raw

@@ -6,48 +6,24 @@ topic's encoded partitions until its partition count changes. A whole broker
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import time
 import tracemalloc
 
 import pytest
-
 from kipper.broker.composition import build_broker
 from kipper.broker.config import load
 from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
 from kipper.protocol import records
+from kipper.protocol.framing import ChunkPool
 from kipper.protocol.header import decode_response, encode_request, frame_bytes
 from kipper.protocol.messages import APIS
-from kipper.protocol.framing import ChunkPool
 from kipper.protocol.primitives import Encoded
 
+from tests.support.transport import RecordingTransport as Transport
+
 PRODUCE, FETCH, METADATA, CREATE_PARTITIONS = APIS[0], APIS[1], APIS[3], APIS[37]
-
-
-class Transport(asyncio.Transport):
-    def __init__(self):
-        super().__init__()
-        self.frames: list = []  # what each write or writelines call was given
-
-    def get_extra_info(self, name, default=None):
-        return ("10.0.0.1", 4242) if name == "peername" else default
-
-    def write(self, data) -> None:
-        self.frames.append(data)
-
-    def writelines(self, buffers) -> None:
-        self.frames.append(list(buffers))
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 @pytest.fixture

@@ -69,34 +69,35 @@ class Producer:
         # Fast path, for the common record: no key, partition, headers or
         # timestamp of its own, a bytes value of ordinary size, for a topic whose open batch is
         # known (SendEngine.open_batches; only batches without keys or headers
-        # are). It appends the value and timestamp delta to
-        # that batch's lists and returns a (batch, index) future; the send thread
-        # encodes the whole batch later. Why: at several hundred thousand records
-        # a second, the checks, calls and per-record encoding of the general path
-        # (_send) were most of the producer's CPU.
+        # are) and has room held for it (ProducerBatch.room: batch.size and
+        # buffer.memory are checked once a batch, not once a record). It
+        # appends the value to that batch, starts a timestamp run only when
+        # the millisecond changed, and returns a (batch, index) future; the send
+        # thread encodes the whole batch later. Why: at several hundred thousand
+        # records a second, the checks, calls and per-record encoding of the
+        # general path (_send) were most of the producer's CPU.
         if key is None and partition is None and headers is None and timestamp is None and type(value) is bytes:
             try:
                 batch = self._open_batches.get(topic)
             except TypeError:  # an unhashable topic: _send says what is wrong
                 batch = None
-            if batch is not None:
-                size = len(value) + PLAIN_OVERHEAD
-                # base_ts is the batch's first record's, set before it was known here
-                delta = _time_ns() // 1_000_000 - batch.base_ts
-                acc = self._acc
+            size = len(value) + PLAIN_OVERHEAD
+            if batch is not None and size <= self._plain_limit:
+                now = _time_ns()
                 mutex = self._mutex
                 mutex.acquire()
                 try:
-                    if (size <= self._plain_limit and not batch.closed and batch.size + size <= acc.batch_size
-                            and acc.appended - acc.released + size <= acc.buffer_memory
-                            and not self._closed):
+                    room = batch.room - size
+                    if room >= 0:  # a closed or drained batch has no room
+                        batch.room = room
                         index = batch.count
                         batch.values.append(value)
-                        batch.deltas.append(delta)
                         batch.count = index + 1
-                        batch.size += size
-                        acc.appended += size
-                        future = BatchedFuture((batch, index))
+                        if not batch.ts_lo <= now < batch.ts_hi:
+                            batch.stamp(index, now)
+                        future = BatchedFuture()
+                        future.batch = batch
+                        future.index = index
                         if on_delivery is not None:
                             if batch.callbacks is None:
                                 batch.callbacks = []
@@ -131,11 +132,14 @@ class Producer:
         acc = self._acc
         engine = self._engine
         with self._mutex:
+            if self._closed:  # again, under the lock: close() may have run since
+                raise ProducerClosed("send() after close()")
             if engine.fatal_error is not None:
                 raise engine.fatal_error
-            used = acc.appended - acc.released
-            if used and used + size > acc.buffer_memory:
-                self._wait_for_room(size)
+            if not acc.has_room(size):
+                engine.release_room()  # room held for the fast path is not in use
+                if not acc.has_room(size):
+                    self._wait_for_room(size)
             future = RecordFuture(topic, timestamp)
             new = engine.append(topic, key, value, timestamp, headers, partition, future, on_delivery,
                                 _monotonic)
@@ -194,7 +198,9 @@ class Producer:
         """Deliver what is queued (up to ``timeout``), then stop the send thread."""
         if self._closed:
             return
-        self._closed = True
+        with self._mutex:
+            self._closed = True
+            self._engine.release_room()  # the fast path stops: records go to _send, which refuses them
         left = self.flush(timeout)
         self._sender.stop(force=bool(left))
         self._sender.join(None if timeout is None else max(timeout, 1.0))

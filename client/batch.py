@@ -206,7 +206,7 @@ class ProducerBatch:
     Timestamps are kept as runs: record ``stamp_at[j]`` and the ones after it,
     up to the next run, were stamped ``stamps[j]``. Records sent in the same
     millisecond share one, so a batch has a few runs, not one entry a record.
-    [ts_lo, ts_hi) is the nanosecond span of the last run's millisecond, for
+    [ts_lo, ts_hi) is the span in seconds of the last run's millisecond, for
     the fast path (Producer.send), which only starts a run when its clock
     reading leaves that span.
 
@@ -227,7 +227,7 @@ class ProducerBatch:
         self.base_ts = 0  # the first record's timestamp
         self.stamp_at: list[int] = []  # index of the first record of each timestamp run
         self.stamps: list[int] = []  # each run's timestamp (ms)
-        self.ts_lo = self.ts_hi = 0  # time.time_ns() span of the last run's ms (fast path)
+        self.ts_lo = self.ts_hi = 0.0  # time.time() span of the last run's ms (fast path)
         self.keys: list | None = None  # None while no record has a key
         self.headers: list | None = None  # None while no record has headers
         self.count = 0
@@ -248,14 +248,15 @@ class ProducerBatch:
 
     # --- timestamps ---------------------------------------------------------------------
 
-    def stamp(self, index: int, now_ns: int) -> None:
-        """Record ``index`` was sent at ``now_ns`` (time.time_ns()), outside
-        the last run's millisecond: its timestamp is that millisecond (Kafka's
-        producer uses the time of send, in ms)."""
-        ms = now_ns // 1_000_000
+    def stamp(self, index: int, now: float) -> None:
+        """Record ``index`` was sent at ``now`` (time.time()), outside the last
+        run's millisecond: its timestamp is that millisecond, int(now * 1000)
+        as in aiokafka and kafka-python (Kafka's producer uses the time of
+        send, in ms)."""
+        ms = int(now * 1000)
         self._mark(index, ms)
-        self.ts_lo = ms * 1_000_000
-        self.ts_hi = self.ts_lo + 1_000_000
+        self.ts_lo = ms / 1000
+        self.ts_hi = (ms + 1) / 1000
 
     def _mark(self, index: int, ms: int) -> None:
         stamps = self.stamps
@@ -309,7 +310,7 @@ class ProducerBatch:
         self.values.append(value)
         if not self.stamps or self.stamps[-1] != timestamp:
             self._mark(n, timestamp)
-            self.ts_lo = self.ts_hi = 0  # the fast path's next record starts a run of its own
+            self.ts_lo = self.ts_hi = 0.0  # the fast path's next record starts a run of its own
         self.count = n + 1
         self.size += size
         future.batch = self

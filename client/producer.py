@@ -36,6 +36,7 @@ class ProducerClosed(RuntimeError):
 
 
 _time_ns = time.time_ns
+_time = time.time
 _monotonic = time.monotonic
 
 
@@ -83,7 +84,7 @@ class Producer:
                 batch = None
             size = len(value) + PLAIN_OVERHEAD
             if batch is not None and size <= self._plain_limit:
-                now = _time_ns()
+                now = _time()
                 mutex = self._mutex
                 mutex.acquire()
                 try:

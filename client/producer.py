@@ -94,7 +94,7 @@ class Producer:
                         index = batch.count
                         batch.values.append(value)
                         batch.count = index + 1
-                        if not batch.ts_lo <= now < batch.ts_hi:
+                        if now >= batch.ts_hi or now < batch.ts_lo:
                             batch.stamp(index, now)
                         future = BatchedFuture()
                         future.batch = batch

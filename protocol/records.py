@@ -140,25 +140,23 @@ def encode_plain_runs(values: list, run_starts: list, run_deltas: list) -> bytes
     # put in front of the next one's head, so each record is three parts. A
     # head depends on the timestamp delta and the offset delta's length (1
     # byte below 64, 2 up to 8190), so runs are cut at 64.
-    heads = [b""] * n
+    parts = [b"\x00"] * (3 * n + 1)
     fixed = len(value_length) + vl + 4
     for start, end, td in zip(run_starts, bounds, run_deltas):
         t = V[td + 1]
         if start < 64:
             cut = min(end, 64)
-            heads[start:cut] = [b"\x00" + V[len(t) + 1 + fixed] + b"\x00" + t] * (cut - start)
+            parts[3 * start:3 * cut:3] = [b"\x00" + V[len(t) + 1 + fixed] + b"\x00" + t] * (cut - start)
             start = cut
         if start < end:
-            heads[start:end] = [b"\x00" + V[len(t) + 2 + fixed] + b"\x00" + t] * (end - start)
-    heads[0] = heads[0][1:]
+            parts[3 * start:3 * end:3] = [b"\x00" + V[len(t) + 2 + fixed] + b"\x00" + t] * (end - start)
+    parts[0] = parts[0][1:]
     middles = _MIDDLES.get(vl)
     if middles is None or len(middles) < n:
         if len(_MIDDLES) >= _MIDDLES_LIMIT:
             _MIDDLES.clear()
         tail = b"\x01" + value_length
         middles = _MIDDLES[vl] = [od + tail for od in _OFFSET_DELTAS[:max(n, 1024)]]
-    parts = [b"\x00"] * (3 * n + 1)
-    parts[0:-1:3] = heads
     parts[1:-1:3] = middles[:n]
     parts[2:-1:3] = values
     return b"".join(parts)

@@ -226,3 +226,17 @@ def test_after_close_a_topic_with_an_open_batch_refuses_records_on_the_fast_path
         p.send("t", b"c")
     (batch,) = batches(p)
     assert batch.count == 2
+
+
+def test_a_dropped_fast_path_future_may_be_reused_but_a_kept_one_never_changes(producer):
+    p = producer()
+    p.send("t", b"0")
+    kept = [p.send("t", b"%d" % i) for i in range(1, 50)]  # all held: each a future of its own
+    assert len({id(f) for f in kept}) == 49 and [f.index for f in kept] == list(range(1, 50))
+    for i in range(50, 60):
+        p.send("t", b"%d" % i)  # dropped at once
+    last = p.send("t", b"60")
+    (batch,) = batches(p)
+    batch.complete(1000, None)
+    assert [f.get(0).offset for f in kept] == list(range(1001, 1050))
+    assert last.index == 60 and last.get(0).offset == 1060

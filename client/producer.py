@@ -88,39 +88,42 @@ class Producer:
         # thread encodes the whole batch later. Why: at several hundred thousand
         # records a second, the checks, calls and per-record encoding of the
         # general path (_send) were most of the producer's CPU.
-        if key is None and partition is None and headers is None and timestamp is None and type(value) is bytes:
-            try:
-                batch = self._open_batches.get(topic)
-            except TypeError:  # an unhashable topic: _send says what is wrong
-                batch = None
-            size = len(value) + PLAIN_OVERHEAD
-            if batch is not None and size <= self._plain_limit:
-                now = _time()
-                mutex = self._mutex
-                mutex.acquire()
-                try:
-                    room = batch.room - size
-                    if room >= 0:  # a closed or drained batch has no room
-                        batch.room = room
-                        index = batch.count
-                        batch.values.append(value)
-                        batch.count = index + 1
-                        if now >= batch.ts_hi or now < batch.ts_lo:
-                            batch.stamp(index, now)
-                        # reuse the last future if its caller dropped it (see _spare)
-                        if _getrefcount(self._spare) == 2:
-                            future = self._spare
-                        else:
-                            future = self._spare = BatchedFuture()
-                        future.batch = batch
-                        future.index = index
-                        if on_delivery is not None:
-                            if batch.callbacks is None:
-                                batch.callbacks = []
-                            batch.callbacks.append((future, on_delivery))
-                        return future
-                finally:
-                    mutex.release()
+        if key is not None or partition is not None or headers is not None or timestamp is not None \
+                or type(value) is not bytes:
+            return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
+        try:
+            batch = self._open_batches.get(topic)
+        except TypeError:  # an unhashable topic: _send says what is wrong
+            batch = None
+        size = len(value) + PLAIN_OVERHEAD
+        if batch is None or size > self._plain_limit:
+            return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
+        now = _time()
+        mutex = self._mutex
+        mutex.acquire()
+        try:
+            room = batch.room - size
+            if room >= 0:  # a closed or drained batch has no room
+                batch.room = room
+                index = batch.count
+                batch.values.append(value)
+                batch.count = index + 1
+                if now >= batch.ts_hi or now < batch.ts_lo:
+                    batch.stamp(index, now)
+                # reuse the last future if its caller dropped it (see _spare)
+                if _getrefcount(self._spare) == 2:
+                    future = self._spare
+                else:
+                    future = self._spare = BatchedFuture()
+                future.batch = batch
+                future.index = index
+                if on_delivery is not None:
+                    if batch.callbacks is None:
+                        batch.callbacks = []
+                    batch.callbacks.append((future, on_delivery))
+                return future
+        finally:
+            mutex.release()
         return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
 
     def _send(self, topic, value, key, partition, headers, timestamp, on_delivery) -> RecordFuture:

@@ -11,8 +11,8 @@ client's FutureRecordMetadata.
 from __future__ import annotations
 
 import threading
-from bisect import bisect_right
 import time
+from bisect import bisect_right
 from typing import Callable, NamedTuple
 
 from kipper.client.logs import get_logger

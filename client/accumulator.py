@@ -77,6 +77,8 @@ class Accumulator:
         elif dq:
             batch = dq[-1]
             if not batch.closed:
+                if batch.room:
+                    self.unreserve(batch)
                 added = batch.try_append(key, value, timestamp, headers, self.batch_size, future, callback)
                 if added:
                     self.appended += added
@@ -86,6 +88,24 @@ class Accumulator:
         self.appended += batch.try_append(key, value, timestamp, headers, self.batch_size, future, callback)
         dq.append(batch)
         return batch, True
+
+    def reserve(self, batch: ProducerBatch) -> None:
+        """Hold the rest of an open batch's batch.size (as much as buffer.memory
+        has free) for the fast path's records: see ProducerBatch.room."""
+        extra = min(self.batch_size - batch.size, self.buffer_memory - (self.appended - self.released))
+        if extra > 0:
+            batch.room += extra
+            batch.size += extra
+            self.appended += extra
+
+    def unreserve(self, batch: ProducerBatch) -> None:
+        """Give back the room a batch did not use (it is closed, drained, or
+        takes a record by the general path)."""
+        room = batch.room
+        if room:
+            batch.room = 0
+            batch.size -= room
+            self.appended -= room
 
     def park(self, topic: str, record: PendingRecord) -> threading.Event:
         """Keep a record for a topic without metadata; returns the topic's gate."""
@@ -140,11 +160,12 @@ class Accumulator:
                 continue
             if not can_send(tp, batch):
                 continue
-            if out and total + batch.size > max_bytes:
+            if out and total + batch.size - batch.room > max_bytes:
                 next_ready = now
                 break
             dq.popleft()
             batch.closed = True
+            self.unreserve(batch)
             out.append(batch)
             total += batch.size
         return out, next_ready

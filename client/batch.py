@@ -1,6 +1,6 @@
 """A producer batch under construction, its shared result, and record futures.
 
-A batch keeps its records as they were appended (values, timestamp deltas, and keys
+A batch keeps its records as they were appended (values, timestamps as runs, and keys
 and headers once a record has them) and the send thread encodes them all at
 once when it seals the batch (compression and the 61-byte header too), so the
 caller's thread does no encoding. Every record of a batch shares one
@@ -10,9 +10,9 @@ client's FutureRecordMetadata.
 
 from __future__ import annotations
 
-import operator
 import threading
 import time
+from bisect import bisect_right
 from typing import Callable, NamedTuple
 
 from kipper.client.logs import get_logger
@@ -102,31 +102,28 @@ class RecordFuture:
         self._early = r
 
 
-class BatchedFuture(tuple):
-    """The future ``send`` returns for a record that went straight into a batch:
-    the pair (batch, index), as a tuple because ``send`` makes one per record
-    and a tuple is built in C, without an ``__init__`` call. Same methods as
-    RecordFuture."""
+class BatchedFuture:
+    """The future ``send``'s fast path returns for a record that went straight
+    into a batch: the pair (batch, index), as in the Java client's
+    FutureRecordMetadata. Same methods as RecordFuture. It has no ``__init__``:
+    ``send`` makes one per record, and calling a class without one, then
+    setting its two slots, costs about half of building a tuple subclass."""
 
-    __slots__ = ()
-
-    batch = property(operator.itemgetter(0))
-    index = property(operator.itemgetter(1))
+    __slots__ = ("batch", "index")
 
     @property
     def topic(self) -> str:
-        return self[0].topic
+        return self.batch.topic
 
     @property
     def timestamp(self) -> int:
-        batch = self[0]
-        return batch.base_ts + batch.deltas[self[1]]
+        return self.batch.timestamp_of(self.index)
 
     def done(self) -> bool:
-        return self[0].result.event.is_set()
+        return self.batch.result.event.is_set()
 
     def get(self, timeout: float | None = None) -> RecordMetadata:
-        r = self[0].result
+        r = self.batch.result
         if not r.event.wait(timeout):
             raise TimeoutError("record not delivered within the timeout")
         if r.error is not None:
@@ -136,16 +133,16 @@ class BatchedFuture(tuple):
     result = get
 
     def metadata(self, r: BatchResult | None = None) -> RecordMetadata:
-        batch, index = self
+        batch, index = self.batch, self.index
         r = r or batch.result
         offset = r.base_offset + index if r.base_offset >= 0 else -1
-        timestamp = r.log_append_time if r.log_append_time >= 0 else batch.base_ts + batch.deltas[index]
+        timestamp = r.log_append_time if r.log_append_time >= 0 else batch.timestamp_of(index)
         return RecordMetadata(batch.topic, batch.partition, offset, timestamp)
 
     exception = RecordFuture.exception
 
     def __repr__(self) -> str:
-        return f"BatchedFuture(topic={self.topic!r}, partition={self[0].partition}, index={self[1]})"
+        return f"BatchedFuture(topic={self.topic!r}, partition={self.batch.partition}, index={self.index})"
 
 
 Callback = Callable[[BaseException | None, RecordMetadata], None]
@@ -202,28 +199,43 @@ PLAIN_OVERHEAD = record_size_bound(None, b"x" * PLAIN_MAX_VALUE, None) - PLAIN_M
 
 
 class ProducerBatch:
-    """Records of one partition, kept as appended (values, timestamps as deltas
-    from the first record's, and, once any record has them, keys and headers)
-    until ``seal`` encodes them all at once on the send thread. Deltas are
-    small ints, which Python does not allocate, and are what the batch stores."""
+    """Records of one partition, kept as appended (values, timestamps and, once
+    any record has them, keys and headers) until ``seal`` encodes them all at
+    once on the send thread.
 
-    __slots__ = ("topic", "partition", "values", "base_ts", "deltas", "keys", "headers", "count", "created",
-                 "result", "callbacks", "size", "attempts", "retry_at", "producer_id",
-                 "producer_epoch", "base_sequence", "sealed", "wire", "closed", "in_flight")
+    Timestamps are kept as runs: record ``stamp_at[j]`` and the ones after it,
+    up to the next run, were stamped ``stamps[j]``. Records sent in the same
+    millisecond share one, so a batch has a few runs, not one entry a record.
+    [ts_lo, ts_hi) is the span in seconds of the last run's millisecond, for
+    the fast path (Producer.send), which only starts a run when its clock
+    reading leaves that span.
+
+    ``room``: bytes of batch.size taken from buffer.memory ahead of time for the
+    fast path (Java's producer likewise takes a whole batch.size from its
+    BufferPool for each new batch), counted in ``size``; a fast-path record
+    only takes its bytes out of ``room``. A batch no longer open to the fast path
+    has none (Accumulator.reserve and unreserve, under the producer lock)."""
+
+    __slots__ = ("topic", "partition", "values", "base_ts", "stamp_at", "stamps", "ts_lo", "ts_hi", "keys",
+                 "headers", "count", "created", "result", "callbacks", "size", "room", "attempts", "retry_at",
+                 "producer_id", "producer_epoch", "base_sequence", "sealed", "wire", "closed", "in_flight")
 
     def __init__(self, topic: str, partition: int, now: float):
         self.topic = topic
         self.partition = partition
         self.values: list = []
         self.base_ts = 0  # the first record's timestamp
-        self.deltas: list[int] = []  # timestamp - base_ts, per record
+        self.stamp_at: list[int] = []  # index of the first record of each timestamp run
+        self.stamps: list[int] = []  # each run's timestamp (ms)
+        self.ts_lo = self.ts_hi = 0.0  # time.time() span of the last run's ms (fast path)
         self.keys: list | None = None  # None while no record has a key
         self.headers: list | None = None  # None while no record has headers
         self.count = 0
         self.created = now
         self.result = BatchResult()
         self.callbacks: list[tuple[RecordFuture, Callback]] | None = None
-        self.size = 0  # bytes counted against batch.size and buffer.memory (record_size_bound)
+        self.size = 0  # bytes counted against batch.size and buffer.memory (record_size_bound), room included
+        self.room = 0  # of size, bytes held for the fast path's next records
         self.attempts = 0
         self.retry_at = 0.0
         self.producer_id = -1
@@ -234,18 +246,51 @@ class ProducerBatch:
         self.closed = False
         self.in_flight = False
 
+    # --- timestamps ---------------------------------------------------------------------
+
+    def stamp(self, index: int, now: float) -> None:
+        """Record ``index`` was sent at ``now`` (time.time()), outside the last
+        run's millisecond: its timestamp is that millisecond, int(now * 1000)
+        as in aiokafka and kafka-python (Kafka's producer uses the time of
+        send, in ms)."""
+        ms = int(now * 1000)
+        self._mark(index, ms)
+        self.ts_lo = ms / 1000
+        self.ts_hi = (ms + 1) / 1000
+
+    def _mark(self, index: int, ms: int) -> None:
+        stamps = self.stamps
+        if not stamps:
+            self.base_ts = ms
+        elif stamps[-1] == ms:
+            return
+        self.stamp_at.append(index)
+        stamps.append(ms)
+
+    def timestamp_of(self, index: int) -> int:
+        return self.stamps[bisect_right(self.stamp_at, index) - 1]
+
+    def _deltas(self) -> list[int]:
+        """One timestamp delta per record (for records that are not plain)."""
+        out: list[int] = []
+        base = self.base_ts
+        for start, end, ms in zip(self.stamp_at, [*self.stamp_at[1:], self.count], self.stamps):
+            out += [ms - base] * (end - start)
+        return out
+
+    # --- appending ----------------------------------------------------------------------
+
     def try_append(self, key, value, timestamp: int, headers, batch_size: int,
                    future: RecordFuture, callback: Callback | None) -> int:
         """Add one record; returns the bytes it counts for, or 0 if it would
-        overflow a non-empty batch (the caller then starts a new one)."""
+        overflow a non-empty batch (the caller then starts a new one). The
+        batch holds no room (Accumulator.append gives it back first)."""
         n = self.count
         if headers:
             headers = _checked_headers(headers)
         size = record_size_bound(key, value, headers)
         if n and self.size + size > batch_size:
             return 0
-        if n == 0:
-            self.base_ts = timestamp
         # the batch keeps the record until the send thread encodes it: a mutable
         # buffer is copied now, as encoding it at once used to
         if value is not None and type(value) is not bytes:
@@ -263,7 +308,9 @@ class ProducerBatch:
         elif self.headers is not None:
             self.headers.append(())
         self.values.append(value)
-        self.deltas.append(timestamp - self.base_ts)
+        if not self.stamps or self.stamps[-1] != timestamp:
+            self._mark(n, timestamp)
+            self.ts_lo = self.ts_hi = 0.0  # the fast path's next record starts a run of its own
         self.count = n + 1
         self.size += size
         future.batch = self
@@ -282,11 +329,12 @@ class ProducerBatch:
     def _encode(self) -> bytes:
         n = self.count
         if self.keys is None and self.headers is None:
-            return rec.encode_plain_records(self.values[:n], self.deltas[:n])
+            base = self.base_ts
+            return rec.encode_plain_runs(self.values, self.stamp_at, [ms - base for ms in self.stamps])
         keys = self.keys or [None] * n
         headers = self.headers or [()] * n
         return b"".join([_encode_record(i, td, k, v, h) for i, (td, k, v, h)
-                         in enumerate(zip(self.deltas, keys, self.values, headers))])
+                         in enumerate(zip(self._deltas(), keys, self.values, headers))])
 
     def seal(self, compression_type: int) -> bytes:
         """The batch's bytes: header (with producer id/epoch/sequence) + records."""
@@ -299,8 +347,8 @@ class ProducerBatch:
         outside the producer lock."""
         if self.sealed is None:
             self.closed = True
-            self.sealed = rec.assemble_parts(self._encode(), self.count, self.base_ts,
-                                             self.base_ts + max(self.deltas),
+            self.room = 0  # drained batches have none; this guards a batch sealed while open (tests)
+            self.sealed = rec.assemble_parts(self._encode(), self.count, self.base_ts, max(self.stamps),
                                              compression_type=compression_type,
                                              producer_id=self.producer_id,
                                              producer_epoch=self.producer_epoch,

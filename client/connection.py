@@ -18,6 +18,7 @@ from kipper.protocol.messages.api_versions import API_VERSIONS
 
 CONNECTING, HANDSHAKE, READY, CLOSED = "connecting", "handshake", "ready", "closed"
 _IOV_MAX = 512  # buffers per sendmsg; Linux allows 1024
+_READ_SIZE = 65536
 
 
 class Connection:
@@ -123,7 +124,9 @@ class Connection:
         out = []
         while True:
             try:
-                data = self.sock.recv(1 << 20)
+                # 64 KiB, not 1 MiB: recv allocates the whole size before it shrinks
+                # the result (a 1 MiB read of a 100-byte answer cost 15 us, 64 KiB 2.4 us)
+                data = self.sock.recv(_READ_SIZE)
             except (BlockingIOError, InterruptedError):
                 break
             if not data:
@@ -136,7 +139,7 @@ class Connection:
                     self._on_api_versions(body)
                     continue
                 out.append((entry, body))
-            if len(data) < (1 << 20):
+            if len(data) < _READ_SIZE:
                 break
         return out
 

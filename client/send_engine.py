@@ -101,13 +101,23 @@ class SendEngine:
     def _note_open_batch(self, topic: str) -> None:
         """Remember the batch the topic's next unkeyed record goes to (the open
         tail of its sticky partition) if it has no keys or headers yet, for
-        Producer.send's fast path."""
+        Producer.send's fast path, and hold room in it for the fast path."""
         p = self._sticky.get(topic, -1)
         dq = self.accumulator.queues.get((topic, p)) if p >= 0 else None
         if dq and not dq[-1].closed and dq[-1].keys is None and dq[-1].headers is None:
             self.open_batches[topic] = dq[-1]
+            self.accumulator.reserve(dq[-1])
         else:
             self.open_batches.pop(topic, None)
+
+    def release_room(self, topic: str | None = None) -> None:
+        """Give back the room held for the fast path in ``topic``'s open batch
+        (every topic's if None): a record waits for buffer.memory, or the
+        producer closes. The next record by the general path holds it again."""
+        acc = self.accumulator
+        for t, batch in list(self.open_batches.items()):
+            if topic is None or t == topic:
+                acc.unreserve(batch)
 
     def park(self, topic: str, key, value, timestamp: int, headers, partition: int | None,
              callback: Callback | None, size: int, now: float) -> RecordFuture:
@@ -474,6 +484,7 @@ class SendEngine:
 
     def _finish(self, batch: ProducerBatch, base_offset: int, error, append_time: int = -1) -> None:
         batch.closed = True  # failed while queued (expired, fatal): nothing may join it
+        batch.room = 0  # nor take the fast path (its bytes stay in size, released on completion)
         if error is not None:
             self.metrics["errors"] += batch.count
         if batch.in_flight:

@@ -98,6 +98,10 @@ def encode_request_parts(api, version: int, correlation_id: int, client_id: str 
     """``encode_request`` as a list of buffers for a scatter-gather send: record
     batches given as lists of chunks (a producer's sealed batches) are not
     copied into the frame."""
+    if api.encode_request_fast is not None:
+        out = api.encode_request_fast(version, correlation_id, client_id, body)
+        if out is not None:
+            return out
     stream = GatherStream()
     stream.write(b"\0\0\0\0")
     REQUEST_HEADERS[api.request_header_version(version)].build_into(
@@ -163,6 +167,10 @@ def frame_bytes(frame) -> bytes:
 
 def decode_response(api, version: int, frame):
     """(correlation_id, body) of a response frame without its size prefix."""
+    if api.parse_response_fast is not None:
+        out = api.parse_response_fast(frame, version)
+        if out is not None:
+            return out
     stream = _io.BytesIO(frame)
     header = RESPONSE_HEADERS[api.response_header_version(version)].parse_stream(stream)
     return header.correlation_id, api.response_schema(version).parse_stream(stream)

@@ -1,4 +1,6 @@
-"""Fast paths for the one API every record goes through: Produce, versions 3-13.
+"""Fast paths for the one API every record goes through: Produce, versions 3-13,
+on both sides (the broker parses requests and packs responses, the producer packs
+requests and parses responses).
 
 Why: a single-record Produce used to cost the broker 35-40 us of CPU, most of it
 the general codec (a Container per struct, a Python call per field and per
@@ -29,12 +31,12 @@ from kipper.protocol.header import skip_tagged_fields
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
-_ACKS_TIMEOUT = struct.Struct(">hi")
+ACKS_TIMEOUT = struct.Struct(">hi")
 _SIZE_CID = struct.Struct(">ii")
-_ROW_V3 = struct.Struct(">ihqq")  # index, error_code, base_offset, log_append_time_ms
-_ROW_V5 = struct.Struct(">ihqqq")  # ... log_start_offset (v5+)
-_FLEXIBLE = 9
-_TOPIC_ID = 13
+ROW_V3 = struct.Struct(">ihqq")  # index, error_code, base_offset, log_append_time_ms
+ROW_V5 = struct.Struct(">ihqqq")  # ... log_start_offset (v5+)
+FLEXIBLE_FROM = 9
+TOPIC_ID_FROM = 13
 
 
 class PartitionProduceData(Part):
@@ -73,7 +75,7 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
     """
     if type(buf) is not memoryview:
         buf = memoryview(buf)
-    flexible = version >= _FLEXIBLE
+    flexible = version >= FLEXIBLE_FROM
     size = len(buf)
     if flexible:
         n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
@@ -82,7 +84,7 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
     transactional_id = None
     if n != -1:
         transactional_id, pos = read_text(buf, pos, n)
-    acks, timeout_ms = _ACKS_TIMEOUT.unpack_from(buf, pos)
+    acks, timeout_ms = ACKS_TIMEOUT.unpack_from(buf, pos)
     pos += 6
     if flexible:
         n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
@@ -92,7 +94,7 @@ def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
         raise Truncated(f"negative array length {n}")
     topics = []
     for _ in range(n):  # null (-1) where the schema says non-nullable reads as empty, as the codec does
-        if version >= _TOPIC_ID:
+        if version >= TOPIC_ID_FROM:
             if pos + 16 > size:
                 raise Truncated("topic id past the end of the frame")
             name, topic_id = None, uuid.UUID(bytes=bytes(buf[pos:pos + 16]))
@@ -159,20 +161,20 @@ def encode_response(version: int, correlation_id: int, body) -> bytearray | None
     if "node_endpoints" in body:
         return None
     responses = body["responses"]
-    if len(responses) == 1 and version < _TOPIC_ID:
+    if len(responses) == 1 and version < TOPIC_ID_FROM:
         parts = responses[0]["partition_responses"]
         if len(parts) == 1:
             p = parts[0]
             if _ROW_KEYS.issuperset(p) and p.get("error_message") is None and not p.get("record_errors"):
                 return _one_partition_frame(version, correlation_id, responses[0]["name"] or "", p,
                                             body.get("throttle_time_ms", 0))
-    flexible = version >= _FLEXIBLE
+    flexible = version >= FLEXIBLE_FROM
     with_errors = version >= 8
-    row = _ROW_V5 if version >= 5 else _ROW_V3
+    row = ROW_V5 if version >= 5 else ROW_V3
     out = bytearray(9 if flexible else 8)  # size, correlation id and the header's tags, set at the end
     put_count(out, len(responses), flexible)
     for topic in responses:
-        if version >= _TOPIC_ID:
+        if version >= TOPIC_ID_FROM:
             out += (topic.get("topic_id") or uuid.UUID(int=0)).bytes
         else:
             out += _name_field(topic["name"] or "", flexible)
@@ -224,20 +226,20 @@ def _one_partition_frame(version: int, correlation_id: int, name: str, p: dict,
                p.get("log_start_offset", -1))
     else:
         row = (p["index"], p["error_code"], p["base_offset"], p.get("log_append_time_ms", -1))
-    if version >= _FLEXIBLE:
+    if version >= FLEXIBLE_FROM:
         return layout.pack(layout.size - 4, correlation_id, head, *row, tail, throttle_time_ms, 0)
     return layout.pack(layout.size - 4, correlation_id, head, *row, tail, throttle_time_ms)
 
 
 @functools.lru_cache(maxsize=4096)
 def _one_partition_layout(version: int, name: str) -> tuple[struct.Struct, bytes, bytes]:
-    flexible = version >= _FLEXIBLE
+    flexible = version >= FLEXIBLE_FROM
     one = count_bytes(1, flexible)
     head = (b"\0" if flexible else b"") + one + _name_field(name, flexible) + one
     tail = _ROW_TAIL_OK[flexible] if version >= 8 else b""  # with the row's tags when flexible
     if flexible:
         tail += b"\0"  # the topic's empty tagged fields
-    row = (_ROW_V5 if version >= 5 else _ROW_V3).format.lstrip(">")
+    row = (ROW_V5 if version >= 5 else ROW_V3).format.lstrip(">")
     layout = struct.Struct(f">ii{len(head)}s{row}{len(tail)}si" + ("B" if flexible else ""))
     return layout, head, tail
 

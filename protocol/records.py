@@ -92,56 +92,71 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value, headers=(
 _OFFSET_DELTAS = VARINT_CACHE[1:]
 _MIDDLES: dict[int, list[bytes]] = {}
 _MIDDLES_LIMIT = 64  # record sizes remembered; a workload of varied sizes takes the other path
-# od varints of 1 byte up to 63, of 2 bytes up to 8190 (the table's end)
-_OFFSET_DELTA_RANGES = ((0, 64, 1), (64, 8191, 2))
 
 
 def encode_plain_records(values: list, timestamp_deltas: list) -> bytes:
     """Records 0..n-1 of a batch with no keys and no headers, length prefixes
-    included: the same bytes as ``encode_record`` for each, joined.
+    included: the same bytes as ``encode_record`` for each, joined. One
+    timestamp delta per record; ``encode_plain_runs`` takes them as runs."""
+    run_starts, run_deltas = [], []
+    for i, td in enumerate(timestamp_deltas):
+        if not run_deltas or run_deltas[-1] != td:
+            run_starts.append(i)
+            run_deltas.append(td)
+    return encode_plain_runs(values, run_starts, run_deltas)
+
+
+def encode_plain_runs(values: list, run_starts: list, run_deltas: list) -> bytes:
+    """``encode_plain_records`` with the timestamp deltas given as runs: record
+    ``run_starts[j]`` and those after it, up to the next run, have timestamp
+    delta ``run_deltas[j]`` (``run_starts[0]`` is 0).
 
     The producer's send thread encodes a whole batch here, once, instead of the
-    caller's thread encoding each record as it is sent. When every value has
-    the same length (fixed-size events, and the benchmarks) a record differs
-    from its neighbours only in its timestamp delta (a few distinct values per
-    batch) and its offset delta, so the per-record pieces come from small
-    tables and ``bytes.join`` does the rest in C: about a quarter of the cost
-    of encoding records one by one."""
+    caller's thread encoding each record as it is sent. A producer's batch
+    holds a few runs (its records change timestamp once a millisecond), and
+    when every value has the same length (fixed-size events, and the
+    benchmarks) a record differs from its neighbours only in its offset delta
+    and its run's timestamp delta, so the per-record pieces come from small
+    tables, copied by list repetition and slice assignment, and
+    ``bytes.join`` does the rest in C: no Python code runs per record."""
     n = len(values)
     if not n:
         return b""
-    tds = timestamp_deltas
+    bounds = [*run_starts[1:], n]
     try:
-        lengths = list(map(len, values))
+        vl = len(values[0])
+        same = vl <= 8000 and list(map(len, values)).count(vl) == n
     except TypeError:  # a null value
-        lengths = [-1]
-    vl = lengths[0]
-    if vl < 0 or vl > 8000 or n > 8190 or min(tds) < -1 or max(tds) > 8190 or lengths.count(vl) != n:
-        return b"".join([encode_record(i, td, None, v) for i, (td, v) in enumerate(zip(tds, values))])
+        same = False
+    if not same or n > 8190 or min(run_deltas) < -1 or max(run_deltas) > 8190:
+        deltas = []
+        for start, end, td in zip(run_starts, bounds, run_deltas):
+            deltas += [td] * (end - start)
+        return b"".join([encode_record(i, td, None, v) for i, (td, v) in enumerate(zip(deltas, values))])
     V = VARINT_CACHE
     value_length = V[vl + 1]
     # A record: length, attributes 0, timestamp delta | offset delta, key length -1,
     # value length | value | header count 0. The header count of one record is
-    # put in front of the next one's head, so each record is three parts.
-    heads = [b""] * n
-    for lo, hi, od_len in _OFFSET_DELTA_RANGES:
-        if lo >= n:
-            break
-        deltas = tds[lo:hi]
-        table = {}
-        for td in set(deltas):
-            t = V[td + 1]
-            table[td] = b"\x00" + V[len(t) + od_len + len(value_length) + vl + 4] + b"\x00" + t
-        heads[lo:hi] = map(table.__getitem__, deltas)
-    heads[0] = heads[0][1:]
+    # put in front of the next one's head, so each record is three parts. A
+    # head depends on the timestamp delta and the offset delta's length (1
+    # byte below 64, 2 up to 8190), so runs are cut at 64.
+    parts = [b"\x00"] * (3 * n + 1)
+    fixed = len(value_length) + vl + 4
+    for start, end, td in zip(run_starts, bounds, run_deltas):
+        t = V[td + 1]
+        if start < 64:
+            cut = min(end, 64)
+            parts[3 * start:3 * cut:3] = [b"\x00" + V[len(t) + 1 + fixed] + b"\x00" + t] * (cut - start)
+            start = cut
+        if start < end:
+            parts[3 * start:3 * end:3] = [b"\x00" + V[len(t) + 2 + fixed] + b"\x00" + t] * (end - start)
+    parts[0] = parts[0][1:]
     middles = _MIDDLES.get(vl)
     if middles is None or len(middles) < n:
         if len(_MIDDLES) >= _MIDDLES_LIMIT:
             _MIDDLES.clear()
         tail = b"\x01" + value_length
         middles = _MIDDLES[vl] = [od + tail for od in _OFFSET_DELTAS[:max(n, 1024)]]
-    parts = [b"\x00"] * (3 * n + 1)
-    parts[0:-1:3] = heads
     parts[1:-1:3] = middles[:n]
     parts[2:-1:3] = values
     return b"".join(parts)

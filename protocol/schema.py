@@ -190,9 +190,13 @@ class Api:
     supported: str | None = None
     advertise: bool = True
     # hand-written hot paths (protocol/produce_codec.py): parse_fast(buf, pos, version) and
-    # encode_fast(version, correlation_id, body) -> frame, or None to use the schema
+    # encode_fast(version, correlation_id, body) -> frame, or None to use the schema; and
+    # a client's: encode_request_fast(version, correlation_id, client_id, body) -> buffers
+    # and parse_response_fast(frame, version) -> (correlation_id, body), or None likewise
     parse_fast: object = dc_field(default=None, repr=False)
     encode_fast: object = dc_field(default=None, repr=False)
+    encode_request_fast: object = dc_field(default=None, repr=False)
+    parse_response_fast: object = dc_field(default=None, repr=False)
     _cache: dict = dc_field(default_factory=dict, repr=False)
     _lock: threading.Lock = dc_field(default_factory=threading.Lock, repr=False)
 

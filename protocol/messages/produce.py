@@ -1,6 +1,6 @@
 """Produce (API key 0)."""
 
-from kipper.protocol import produce_codec
+from kipper.protocol import produce_client_codec, produce_codec
 from kipper.protocol.schema import Api, F
 
 PRODUCE = Api(
@@ -53,3 +53,5 @@ PRODUCE = Api(
 # the declaration above by tests/property/test_produce_codec.py.
 PRODUCE.parse_fast = produce_codec.parse_request
 PRODUCE.encode_fast = produce_codec.encode_response
+PRODUCE.encode_request_fast = produce_client_codec.encode_request_parts
+PRODUCE.parse_response_fast = produce_client_codec.parse_response

@@ -5,14 +5,20 @@ to exactly the bytes the schema builds."""
 
 from __future__ import annotations
 
+import io
 import uuid
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from kipper.protocol import produce_codec
-from kipper.protocol.header import encode_request, read_client_id
+from kipper.protocol import produce_client_codec, produce_codec
+from kipper.protocol.header import (
+    RESPONSE_HEADERS,
+    decode_response,
+    encode_request,
+    encode_request_parts,
+    read_client_id,
+)
 from kipper.protocol.messages.produce import PRODUCE
 
 VERSIONS = range(3, 14)
@@ -107,3 +113,72 @@ def test_topic_ids_are_read_from_v13():
     _, pos = read_client_id(frame, True)
     got = produce_codec.parse_request(frame, pos, 13)
     assert got.topic_data[0].topic_id == tid and got.topic_data[0].get("name") is None
+
+
+# --- the producer's side: packing requests, reading responses ------------------------------
+
+def general_request_parts(version, cid, client_id, body):
+    """What the schema builds (encode_request_parts without the fast path)."""
+    saved, PRODUCE.encode_request_fast = PRODUCE.encode_request_fast, None
+    try:
+        return b"".join(bytes(b) for b in encode_request_parts(PRODUCE, version, cid, client_id, body))
+    finally:
+        PRODUCE.encode_request_fast = saved
+
+
+@pytest.mark.parametrize("version", range(3, 13))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_fast_request_packing_is_byte_for_byte_the_schemas(version, data):
+    body = data.draw(request_bodies(version))
+    client_id = data.draw(st.one_of(st.none(), names))
+    for topic in body["topic_data"]:  # records as the producer gives them: chunks, left in place
+        for p in topic["partition_data"]:
+            if p["records"] is not None and data.draw(st.booleans()):
+                p["records"] = [p["records"][:7], p["records"][7:]]
+    fast = produce_client_codec.encode_request_parts(version, 99, client_id, body)
+    assert b"".join(bytes(b) for b in fast) == general_request_parts(version, 99, client_id, body)
+    chunks = [c for t in body["topic_data"] for p in t["partition_data"] if isinstance(p["records"], list)
+              for c in p["records"]]
+    assert all(any(b is c for b in fast) for c in chunks), "the records are not copied"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_fast_response_parse_agrees_with_the_schema(version, data):
+    body = data.draw(response_bodies(version))
+    frame = bytes(produce_codec.encode_response(version, 42, body))[4:]
+    got = produce_client_codec.parse_response(frame, version)
+    if version >= 13:
+        assert got is None  # topic ids: the schema reads them
+        return
+    cid, fast = got
+    stream = io.BytesIO(frame)
+    RESPONSE_HEADERS[PRODUCE.response_header_version(version)].parse_stream(stream)
+    expected = PRODUCE.response_schema(version).parse_stream(stream)
+    assert cid == 42 and fast.throttle_time_ms == expected.throttle_time_ms
+    assert [t.name for t in fast.responses] == [t.name for t in expected.responses]
+    fields = ("index", "error_code", "base_offset", "log_append_time_ms", "log_start_offset")
+    for f, e in zip(fast.responses, expected.responses):
+        assert [tuple(p.get(k, -1) for k in fields) for p in f.partition_responses] == \
+            [tuple(p.get(k, -1) for k in fields) for p in e.partition_responses]
+        if version >= 8:
+            assert [(p.error_message, [(r.batch_index, r.batch_index_error_message) for r in p.record_errors])
+                    for p in f.partition_responses] == \
+                [(p.error_message, [(r.batch_index, r.batch_index_error_message) for r in p.record_errors])
+                 for p in e.partition_responses]
+
+
+def test_a_response_with_tagged_fields_is_left_to_the_schema_and_a_cut_one_is_refused():
+    body = {"responses": [{"name": "t", "partition_responses": [
+        {"index": 0, "error_code": 6, "base_offset": -1,
+         "current_leader": {"leader_id": 1, "leader_epoch": 3}}]}], "throttle_time_ms": 0}
+    frame = (7).to_bytes(4, "big") + b"\x00" + PRODUCE.response_schema(10).build(body)
+    assert produce_client_codec.parse_response(frame, 10) is None
+    cid, parsed = decode_response(PRODUCE, 10, frame)
+    assert cid == 7 and parsed.responses[0].partition_responses[0].current_leader.leader_epoch == 3
+    ok = bytes(produce_codec.encode_response(9, 7, {**body, "responses": [
+        {"name": "t", "partition_responses": [{"index": 0, "error_code": 0, "base_offset": 5}]}]}))[4:]
+    with pytest.raises(ValueError):
+        produce_client_codec.parse_response(ok[:-6], 9)

@@ -28,6 +28,15 @@ class IdleSender:
     def wakeup(self):
         pass
 
+    def is_alive(self):
+        return False
+
+    def stop(self, force):
+        pass
+
+    def join(self, timeout):
+        pass
+
 
 @pytest.fixture
 def producer(monkeypatch):
@@ -108,7 +117,7 @@ def test_fast_path_callbacks_and_futures_see_offsets_and_timestamps(producer):
     batch.complete(500, None)
     assert [md.offset for _, md in seen] == [501, 502, 503] and all(err is None for err, _ in seen)
     assert [f.get(0).offset for f in futures] == [501, 502, 503]
-    assert futures[0].get(0).timestamp == batch.base_ts + batch.deltas[1] and futures[0].done()
+    assert futures[0].get(0).timestamp == batch.timestamp_of(1) and futures[0].done()
 
 
 def test_a_failed_batch_fails_its_fast_path_futures(producer):
@@ -169,3 +178,65 @@ def test_bad_timestamps_and_headers_are_refused_by_send_not_by_the_send_thread(p
         p.send("t", b"v", headers=[(7, b"x")])
     (batch,) = batches(p)
     assert [r.value for r in decoded(batch)] == [b"ok"]
+
+
+def test_a_record_with_its_own_timestamp_does_not_lend_it_to_the_fast_path_records_after_it(producer):
+    p = producer()
+    before = time.time_ns() // 1_000_000
+    p.send("t", b"a")
+    p.send("t", b"b")
+    p.send("t", b"c", timestamp=1_600_000_000_000)
+    futures = [p.send("t", b"d%d" % i) for i in range(3)]
+    after = time.time_ns() // 1_000_000
+    (batch,) = batches(p)
+    recs = decoded(batch)
+    assert recs[2].timestamp == 1_600_000_000_000
+    assert all(before <= r.timestamp <= after for i, r in enumerate(recs) if i != 2)
+    assert [r.timestamp for r in recs[3:]] == [f.timestamp for f in futures]
+
+
+def test_room_held_for_the_fast_path_counts_in_buffer_memory_until_the_batch_is_drained(producer):
+    p = producer(**{"batch.size": 4096, "linger.ms": 0})
+    p.send("t", bytes(100))
+    (batch,) = batches(p)
+    assert batch.room > 0 and p._acc.used == batch.size == 4096, "the whole batch.size is held (as Java's BufferPool)"
+    p.send("t", bytes(100))
+    assert batch.room < 4096 - 200 and p._acc.used == 4096
+    out, _ = p._acc.drain([("t", 0)], time.monotonic() + 1, 1 << 20, lambda tp, b: True)
+    assert out == [batch] and batch.room == 0
+    assert p._acc.used == batch.size < 300, "the unused room is given back when the batch is drained"
+    p._acc.release(batch)
+    assert p._acc.used == 0
+
+
+def test_a_record_waiting_for_buffer_memory_takes_back_room_held_for_the_fast_path(producer):
+    p = producer(**{"buffer.memory": 2048, "batch.size": 2048, "max.block.ms": 50})
+    p.send("t", bytes(100))
+    assert p._acc.used == 2048
+    f = p.send("t", bytes(100), key=b"k")  # the general path: no room left but the held one
+    assert f.batch is batches(p)[0] and p._acc.used <= 2048
+
+
+def test_after_close_a_topic_with_an_open_batch_refuses_records_on_the_fast_path_too(producer):
+    p = producer()
+    p.send("t", b"a")
+    p.send("t", b"b")
+    p.close(0)
+    with pytest.raises(producer_module.ProducerClosed):
+        p.send("t", b"c")
+    (batch,) = batches(p)
+    assert batch.count == 2
+
+
+def test_a_dropped_fast_path_future_may_be_reused_but_a_kept_one_never_changes(producer):
+    p = producer()
+    p.send("t", b"0")
+    kept = [p.send("t", b"%d" % i) for i in range(1, 50)]  # all held: each a future of its own
+    assert len({id(f) for f in kept}) == 49 and [f.index for f in kept] == list(range(1, 50))
+    for i in range(50, 60):
+        p.send("t", b"%d" % i)  # dropped at once
+    last = p.send("t", b"60")
+    (batch,) = batches(p)
+    batch.complete(1000, None)
+    assert [f.get(0).offset for f in kept] == list(range(1001, 1050))
+    assert last.index == 60 and last.get(0).offset == 1060

@@ -153,6 +153,9 @@ def main() -> None:
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
+        # run as a script with a checkout's own interpreter: kipper comes from that checkout's
+        # install, tests.support (the recording transport) from this one, looked up last
+        sys.path.append(str(ROOT))
         print(json.dumps(measure(args.requests)))
         return
     rows = [("this", _run(None, args.requests))]

@@ -161,6 +161,8 @@ def main() -> None:
     rows = [("this", _run(None, args.requests))]
     if args.baseline is not None:
         rows.insert(0, ("baseline", _run(args.baseline, args.requests)))
+    for name, r in rows:
+        print(f"{name}: records stored: {r.pop('records_stored', '?')}")
     labels = {"dispatch_us": "single-record Produce, dispatch only, us CPU",
               "idempotent_us": "idempotent single-record Produce, dispatch only, us CPU",
               "connection_us": "single-record Produce, 64 per read, us CPU",
@@ -168,8 +170,6 @@ def main() -> None:
               "batches_copy_cpu_s_per_million": "... of which the stored copy alone"}
     print(f"| measure | {' | '.join(name for name, _ in rows)} |" + (" this/baseline |" if len(rows) > 1 else ""))
     print("|---|" + "---|" * (len(rows) + (len(rows) > 1)))
-    for _, r in rows:
-        print(f"records stored: {r.pop('records_stored', '?')}")
     for key, label in labels.items():
         values = [r[key] for _, r in rows]
         ratio = f" {values[-1] / values[0]:.2f}x |" if len(rows) > 1 else ""

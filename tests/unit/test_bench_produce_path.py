@@ -27,4 +27,4 @@ def test_the_command_runs_each_candidate_in_its_own_process_and_prints_the_table
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "| single-record Produce, dispatch only, us CPU |" in out.stdout
-    assert f"records stored: {640 * 2 + 640 // 5 // 64 * 64 * 5 + 60 * 9000}" in out.stdout
+    assert f"this: records stored: {640 * 2 + 640 // 5 // 64 * 64 * 5 + 60 * 9000}" in out.stdout

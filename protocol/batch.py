@@ -34,6 +34,7 @@ LOG_OVERHEAD = 12  # base_offset + batch_length precede the length-counted part
 CRC_START = 21  # CRC covers attributes..end
 MAGIC_OFFSET = 16
 CRC_OFFSET = 17
+RECORDS_COUNT_OFFSET = 57  # the int32 records count ends the header
 
 _FMT = struct.Struct(">" + "".join(sc.subcon.fmtstr.lstrip(">") for sc in BATCH_HEADER.subcons))
 assert _FMT.size == HEADER_SIZE
@@ -116,6 +117,11 @@ def read_header(buf, pos: int = 0) -> BatchHeader:
     # tuple.__new__ directly: NamedTuple's _make is a Python-level call, and every
     # produced batch is read here once
     return _new_tuple(BatchHeader, _FMT.unpack_from(buf, pos))
+
+
+def records_count(buf, pos: int = 0) -> int:
+    """The records count of the batch at ``pos``, read alone (a Fetch sums it per batch)."""
+    return _I32.unpack_from(buf, pos + RECORDS_COUNT_OFFSET)[0]
 
 
 def split_batches(buf) -> list[tuple[int, int, BatchHeader]]:

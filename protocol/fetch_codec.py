@@ -21,14 +21,14 @@ import uuid
 from kipper.protocol.fixed_fields import (
     Part,
     Truncated,
-    compact_length,
     put_count,
     put_string,
+    read_count,
+    read_length,
     read_text,
 )
 from kipper.protocol.primitives import ZERO_UUID
 
-_I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _SIZE_CID = struct.Struct(">ii")
 _FLEXIBLE = 12
@@ -129,7 +129,7 @@ def _parse(buf, pos: int, version: int) -> FetchRequestData:
     part_row = (_PART_V12 if version >= 12 else _PART_V9 if version >= 9 else
                 _PART_V5 if version >= 5 else _PART_V4)
     row_size = part_row.size
-    n, pos = _count(buf, pos, flexible)
+    n, pos = read_count(buf, pos, flexible)
     topics = []
     for _ in range(n):
         name, topic_id, pos = _topic_key(buf, pos, version, flexible)
@@ -137,7 +137,7 @@ def _parse(buf, pos: int, version: int) -> FetchRequestData:
         if flexible and 0 < c < 0x80:
             n_parts, pos = c - 1, pos + 1
         else:
-            n_parts, pos = _count(buf, pos, flexible)
+            n_parts, pos = read_count(buf, pos, flexible)
         parts = []
         for _ in range(n_parts):
             row = part_row.unpack_from(buf, pos)
@@ -164,10 +164,10 @@ def _parse(buf, pos: int, version: int) -> FetchRequestData:
     req.topics = topics
     if version >= 7:
         forgotten = []
-        n, pos = _count(buf, pos, flexible)
+        n, pos = read_count(buf, pos, flexible)
         for _ in range(n):
             name, topic_id, pos = _topic_key(buf, pos, version, flexible)
-            n_parts, pos = _count(buf, pos, flexible)
+            n_parts, pos = read_count(buf, pos, flexible)
             ids = list(struct.unpack_from(f">{n_parts}i", buf, pos))
             pos += 4 * n_parts
             if flexible:
@@ -175,29 +175,11 @@ def _parse(buf, pos: int, version: int) -> FetchRequestData:
             forgotten.append(ForgottenTopic(name, topic_id, ids))
         req.forgotten_topics_data = forgotten
     if version >= 11:
-        n, pos = _length(buf, pos, flexible)
+        n, pos = read_length(buf, pos, flexible)
         req.rack_id, pos = read_text(buf, pos, n)
     if flexible and buf[pos]:
         raise _Tagged
     return req
-
-
-def _count(buf, pos: int, flexible: bool) -> tuple[int, int]:
-    """An array's length; null reads as empty, as the general codec does."""
-    if flexible:
-        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
-    else:
-        n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
-    if n < -1:
-        raise Truncated(f"negative array length {n}")
-    return max(n, 0), pos
-
-
-def _length(buf, pos: int, flexible: bool) -> tuple[int, int]:
-    """A (nullable) string's length, -1 for null."""
-    if flexible:
-        return (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
-    return _I16.unpack_from(buf, pos)[0], pos + 2
 
 
 # topic ids seen in requests: a consumer sends the same few in every Fetch, and making a
@@ -218,7 +200,7 @@ def _topic_key(buf, pos: int, version: int, flexible: bool):
                 _TOPIC_IDS.clear()
             topic_id = _TOPIC_IDS[raw] = uuid.UUID(bytes=raw)
         return None, topic_id, pos + 16
-    n, pos = _length(buf, pos, flexible)
+    n, pos = read_length(buf, pos, flexible)
     name, pos = read_text(buf, pos, n)
     return name, None, pos
 

@@ -47,6 +47,33 @@ def read_text(buf, pos: int, n: int) -> tuple[str, int]:
     return str(buf[pos:end], "utf-8"), end
 
 
+def read_count(buf, pos: int, flexible: bool) -> tuple[int, int]:
+    """An array's length, classic int32 or compact; null reads as empty, as the general
+    codec does."""
+    if flexible:
+        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
+    else:
+        n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
+    if n < -1:
+        raise Truncated(f"negative array length {n}")
+    return max(n, 0), pos
+
+
+def read_length(buf, pos: int, flexible: bool) -> tuple[int, int]:
+    """A (nullable) string's length, classic int16 or compact; -1 for null."""
+    if flexible:
+        return (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
+    return _I16.unpack_from(buf, pos)[0], pos + 2
+
+
+def read_string(buf, pos: int, flexible: bool) -> tuple[str | None, int]:
+    """A (nullable) string and the position after it."""
+    n, pos = read_length(buf, pos, flexible)
+    if n == -1:
+        return None, pos
+    return read_text(buf, pos, n)
+
+
 # array (and bytes) lengths as written, by flexibility: responses hold a few of each
 _SMALL_COUNTS = {True: [encode_uvarint(n + 1) for n in range(127)], False: [_I32.pack(n) for n in range(127)]}
 

@@ -15,9 +15,11 @@ import struct
 from kipper.protocol.fixed_fields import (
     Part,
     Truncated,
-    compact_length,
     put_count,
     put_string,
+    read_count,
+    read_length,
+    read_string,
     read_text,
 )
 from kipper.protocol.primitives import encode_uvarint
@@ -124,16 +126,13 @@ def _parse_response(frame: memoryview, version: int):
     if version >= TOPIC_ID_FROM:
         return None
     row = ROW_V5 if version >= 5 else ROW_V3
-    n, pos = _read_count(frame, pos, flexible)
+    n, pos = read_count(frame, pos, flexible)
     topics = []
     for _ in range(n):
-        if flexible:
-            k, pos = (frame[pos] - 1, pos + 1) if frame[pos] < 0x80 else compact_length(frame, pos)
-        else:
-            k, pos = _I16.unpack_from(frame, pos)[0], pos + 2
+        k, pos = read_length(frame, pos, flexible)
         topic = TopicProduceResponse()
         topic.name, pos = read_text(frame, pos, k)
-        m, pos = _read_count(frame, pos, flexible)
+        m, pos = read_count(frame, pos, flexible)
         rows = []
         for _ in range(m):
             p = PartitionProduceResponse()
@@ -145,17 +144,17 @@ def _parse_response(frame: memoryview, version: int):
             p.record_errors = []
             p.error_message = None
             if version >= 8:
-                e, pos = _read_count(frame, pos, flexible)
+                e, pos = read_count(frame, pos, flexible)
                 for _ in range(e):
                     r = BatchIndexAndErrorMessage()
                     r.batch_index = _I32.unpack_from(frame, pos)[0]
-                    r.batch_index_error_message, pos = _read_string(frame, pos + 4, flexible)
+                    r.batch_index_error_message, pos = read_string(frame, pos + 4, flexible)
                     p.record_errors.append(r)
                     if flexible:
                         if frame[pos] != 0:
                             return None
                         pos += 1
-                p.error_message, pos = _read_string(frame, pos, flexible)
+                p.error_message, pos = read_string(frame, pos, flexible)
             if flexible:
                 if frame[pos] != 0:
                     return None
@@ -173,23 +172,3 @@ def _parse_response(frame: memoryview, version: int):
     if flexible and frame[pos + 4] != 0:
         return None
     return correlation_id, body
-
-
-def _read_count(frame, pos: int, flexible: bool) -> tuple[int, int]:
-    if flexible:
-        n, pos = (frame[pos] - 1, pos + 1) if frame[pos] < 0x80 else compact_length(frame, pos)
-    else:
-        n, pos = _I32.unpack_from(frame, pos)[0], pos + 4
-    if n < -1:
-        raise Truncated(f"negative array length {n}")
-    return max(n, 0), pos  # null reads as empty, as the general codec does
-
-
-def _read_string(frame, pos: int, flexible: bool) -> tuple[str | None, int]:
-    if flexible:
-        n, pos = (frame[pos] - 1, pos + 1) if frame[pos] < 0x80 else compact_length(frame, pos)
-    else:
-        n, pos = _I16.unpack_from(frame, pos)[0], pos + 2
-    if n == -1:
-        return None, pos
-    return read_text(frame, pos, n)

@@ -11,7 +11,6 @@ development and CI, nothing touches the disk.
 
 from __future__ import annotations
 
-import struct
 from array import array
 from bisect import bisect_left, bisect_right
 
@@ -21,8 +20,6 @@ from kipper.protocol import batch as b
 from kipper.protocol import records
 
 SEGMENT_CHUNK = 4096  # batches the cleaner's reads take at a time
-RECORDS_COUNT_AT = 57  # the int32 records count, the last field of the 61-byte batch header
-_RECORDS_COUNT = struct.Struct(">i")
 
 
 class MemoryLog:
@@ -196,8 +193,8 @@ class MemoryLog:
             i += 1
         if not out:
             return ReadResult(out, 0, 0, -1)
-        for data in out:  # the header's records count alone, not a whole BatchHeader
-            records_ += _RECORDS_COUNT.unpack_from(data, RECORDS_COUNT_AT)[0]
+        for data in out:
+            records_ += b.records_count(data)
         return ReadResult(out, total, records_, self._lasts[i - 1])
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:

@@ -52,7 +52,7 @@ class _Route:
     (a single-record Produce costs the broker a few microseconds in all, so the lookups,
     version checks and method calls of a general dispatch were a tenth of it)."""
 
-    __slots__ = ("api", "handler", "flexible", "parse", "latency", "name")
+    __slots__ = ("api", "handler", "flexible", "parse", "latency")
 
     def __init__(self, api, handler: Handler, version: int, latency):
         self.api = api
@@ -61,7 +61,6 @@ class _Route:
         schema = api.request_schema(version) if api.parse_fast is None else None
         self.parse = api.parse_fast or (lambda frame, pos, _version: schema.parse_stream(io.BytesIO(frame[pos:])))
         self.latency = latency  # this API's request-latency histogram (broker/metrics.py)
-        self.name = api.name
 
 
 class Dispatcher:
@@ -92,12 +91,12 @@ class Dispatcher:
             if type(route) is bytes:  # ApiVersions in a version we do not know
                 return route, None
         if not session.authenticated and api_key not in self.pre_auth_apis:
-            raise CloseConnection(f"{route.name} before authentication completed")
+            raise CloseConnection(f"{route.api.name} before authentication completed")
         try:
             client_id, pos = read_client_id(frame, route.flexible)
             body = route.parse(frame, pos, version)
         except Exception as exc:  # construct/struct/unicode errors: all mean "malformed"
-            raise CloseConnection(f"malformed {route.name} v{version} request: {exc}") from None
+            raise CloseConnection(f"malformed {route.api.name} v{version} request: {exc}") from None
         result = route.handler(body, RequestContext(self.broker, session, api_key, version,
                                                     correlation_id, client_id))
         if type(result) is dict:  # answered at once, the common case: encode it now

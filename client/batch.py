@@ -272,11 +272,7 @@ class ProducerBatch:
 
     def _deltas(self) -> list[int]:
         """One timestamp delta per record (for records that are not plain)."""
-        out: list[int] = []
-        base = self.base_ts
-        for start, end, ms in zip(self.stamp_at, [*self.stamp_at[1:], self.count], self.stamps):
-            out += [ms - base] * (end - start)
-        return out
+        return rec.expand_runs(self.stamp_at, [ms - self.base_ts for ms in self.stamps], self.count)
 
     # --- appending ----------------------------------------------------------------------
 

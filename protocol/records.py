@@ -106,6 +106,14 @@ def encode_plain_records(values: list, timestamp_deltas: list) -> bytes:
     return encode_plain_runs(values, run_starts, run_deltas)
 
 
+def expand_runs(run_starts: list, run_deltas: list, n: int) -> list[int]:
+    """One timestamp delta per record of ``n``, from runs (see ``encode_plain_runs``)."""
+    deltas: list[int] = []
+    for start, end, td in zip(run_starts, [*run_starts[1:], n], run_deltas):
+        deltas += [td] * (end - start)
+    return deltas
+
+
 def encode_plain_runs(values: list, run_starts: list, run_deltas: list) -> bytes:
     """``encode_plain_records`` with the timestamp deltas given as runs: record
     ``run_starts[j]`` and those after it, up to the next run, have timestamp
@@ -129,9 +137,7 @@ def encode_plain_runs(values: list, run_starts: list, run_deltas: list) -> bytes
     except TypeError:  # a null value
         same = False
     if not same or n > 8190 or min(run_deltas) < -1 or max(run_deltas) > 8190:
-        deltas = []
-        for start, end, td in zip(run_starts, bounds, run_deltas):
-            deltas += [td] * (end - start)
+        deltas = expand_runs(run_starts, run_deltas, n)
         return b"".join([encode_record(i, td, None, v) for i, (td, v) in enumerate(zip(deltas, values))])
     V = VARINT_CACHE
     value_length = V[vl + 1]

@@ -52,7 +52,7 @@ class _Route:
     (a single-record Produce costs the broker a few microseconds in all, so the lookups,
     version checks and method calls of a general dispatch were a tenth of it)."""
 
-    __slots__ = ("api", "handler", "flexible", "parse", "latency")
+    __slots__ = ("api", "handler", "flexible", "parse", "parse_frame", "latency")
 
     def __init__(self, api, handler: Handler, version: int, latency):
         self.api = api
@@ -60,6 +60,7 @@ class _Route:
         self.flexible = api.is_flexible(version)
         schema = api.request_schema(version) if api.parse_fast is None else None
         self.parse = api.parse_fast or (lambda frame, pos, _version: schema.parse_stream(io.BytesIO(frame[pos:])))
+        self.parse_frame = api.parse_frame_fast  # Produce: header and body at once, see below
         self.latency = latency  # this API's request-latency histogram (broker/metrics.py)
 
 
@@ -93,8 +94,13 @@ class Dispatcher:
         if not session.authenticated and api_key not in self.pre_auth_apis:
             raise CloseConnection(f"{route.api.name} before authentication completed")
         try:
-            client_id, pos = read_client_id(frame, route.flexible)
-            body = route.parse(frame, pos, version)
+            if route.parse_frame is not None:
+                # a pipelined producer's requests repeat their head byte for byte; the
+                # connection keeps the last one (protocol/produce_codec.py, RepeatedHead)
+                client_id, body, session.last_head = route.parse_frame(frame, version, session.last_head)
+            else:
+                client_id, pos = read_client_id(frame, route.flexible)
+                body = route.parse(frame, pos, version)
         except Exception as exc:  # construct/struct/unicode errors: all mean "malformed"
             raise CloseConnection(f"malformed {route.api.name} v{version} request: {exc}") from None
         result = route.handler(body, RequestContext(self.broker, session, api_key, version,

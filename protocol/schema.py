@@ -194,6 +194,9 @@ class Api:
     # a client's: encode_request_fast(version, correlation_id, client_id, body) -> buffers
     # and parse_response_fast(frame, version) -> (correlation_id, body), or None likewise
     parse_fast: object = dc_field(default=None, repr=False)
+    # parse_frame_fast(frame, version, last) -> (client_id, body, kept): the header and the
+    # body together, with what the connection keeps from its last request (``kept``)
+    parse_frame_fast: object = dc_field(default=None, repr=False)
     encode_fast: object = dc_field(default=None, repr=False)
     encode_request_fast: object = dc_field(default=None, repr=False)
     parse_response_fast: object = dc_field(default=None, repr=False)

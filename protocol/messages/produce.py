@@ -52,6 +52,7 @@ PRODUCE = Api(
 # Every record goes through here: fixed-field parsing and packing (issue 15), checked against
 # the declaration above by tests/property/test_produce_codec.py.
 PRODUCE.parse_fast = produce_codec.parse_request
+PRODUCE.parse_frame_fast = produce_codec.parse_frame
 PRODUCE.encode_fast = produce_codec.encode_response
 PRODUCE.encode_request_fast = produce_client_codec.encode_request_parts
 PRODUCE.parse_response_fast = produce_client_codec.parse_response

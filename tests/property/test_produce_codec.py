@@ -69,6 +69,52 @@ def test_fast_request_parse_refuses_a_truncated_frame():
         produce_codec.parse_request(frame[:-10], pos, 9)
 
 
+def _fields(request):
+    return (request.transactional_id, request.acks, request.timeout_ms,
+            [(t.get("name"), t.get("topic_id"), [(p.index, None if p.records is None else bytes(p.records))
+                                                  for p in t.partition_data]) for t in request.topic_data])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_repeated_head_parses_the_next_request_as_the_full_parse_does(version, data):
+    """parse_frame with the head kept from the previous request (RepeatedHead) gives
+    what the header and body parse give, whether the new request repeats that head
+    (same fields, new records of any size) or differs from it anywhere."""
+    first = data.draw(request_bodies(version))
+    if data.draw(st.booleans()):  # one topic, one partition: the shape a head is kept for
+        first["topic_data"] = [{"name": data.draw(names), "topic_id": data.draw(st.uuids()), "partition_data": [
+            {"index": data.draw(st.integers(0, 300)), "records": data.draw(st.binary(max_size=300))}]}]
+    second = data.draw(st.sampled_from(["same head", "other"]))
+    if second == "same head" and len(first["topic_data"]) == 1 and len(first["topic_data"][0]["partition_data"]) == 1:
+        nxt = {**first, "topic_data": [{**first["topic_data"][0], "partition_data": [
+            {**first["topic_data"][0]["partition_data"][0], "records": data.draw(st.binary(max_size=300))}]}]}
+    else:
+        nxt = data.draw(request_bodies(version))
+    client = data.draw(st.sampled_from(["c", "c", "other"]))
+    _, _, kept = produce_codec.parse_frame(memoryview(encode_request(PRODUCE, version, 7, "c", first))[4:],
+                                           version, None)
+    frame = memoryview(encode_request(PRODUCE, version, 8, client, nxt))[4:]
+    client_id, got, _ = produce_codec.parse_frame(frame, version, kept)
+    expected_client, pos = read_client_id(frame, PRODUCE.is_flexible(version))
+    assert client_id == expected_client
+    assert _fields(got) == _fields(produce_codec.parse_request(frame, pos, version))
+
+
+@pytest.mark.parametrize("cut", [3, 10])
+def test_a_repeated_head_never_hides_a_truncated_or_padded_frame(cut):
+    body = {"transactional_id": None, "acks": 1, "timeout_ms": 5, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": b"x" * 50}]}]}
+    frame = encode_request(PRODUCE, 9, 1, "c", body)[4:]
+    _, _, kept = produce_codec.parse_frame(frame, 9, None)
+    assert kept is not None
+    with pytest.raises((ValueError, IndexError)):  # the dispatcher closes the connection on either
+        produce_codec.parse_frame(frame[:-cut], 9, kept)
+    _, request, _ = produce_codec.parse_frame(frame + b"\0" * cut, 9, kept)  # trailing bytes: full parse
+    assert bytes(request.topic_data[0].partition_data[0].records) == b"x" * 50
+
+
 def response_bodies(version: int):
     error = st.fixed_dictionaries({"batch_index": st.integers(0, 1000),
                                    "batch_index_error_message": st.one_of(st.none(), names)})

@@ -52,7 +52,7 @@ class _Route:
     (a single-record Produce costs the broker a few microseconds in all, so the lookups,
     version checks and method calls of a general dispatch were a tenth of it)."""
 
-    __slots__ = ("api", "handler", "flexible", "parse", "parse_frame", "latency")
+    __slots__ = ("api", "handler", "flexible", "parse", "parse_frame", "encode", "latency")
 
     def __init__(self, api, handler: Handler, version: int, latency):
         self.api = api
@@ -61,6 +61,7 @@ class _Route:
         schema = api.request_schema(version) if api.parse_fast is None else None
         self.parse = api.parse_fast or (lambda frame, pos, _version: schema.parse_stream(io.BytesIO(frame[pos:])))
         self.parse_frame = api.parse_frame_fast  # Produce: header and body at once, see below
+        self.encode = api.encode_fast  # a response frame, or None for the schema's encoder
         self.latency = latency  # this API's request-latency histogram (broker/metrics.py)
 
 
@@ -106,7 +107,9 @@ class Dispatcher:
         result = route.handler(body, RequestContext(self.broker, session, api_key, version,
                                                     correlation_id, client_id))
         if type(result) is dict:  # answered at once, the common case: encode it now
-            out = encode_response(route.api, version, correlation_id, result)
+            out = None if route.encode is None else route.encode(version, correlation_id, result)
+            if out is None:
+                out = encode_response(route.api, version, correlation_id, result)
             self.metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6))
             return out, None
         metrics = self.metrics

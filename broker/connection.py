@@ -132,16 +132,22 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._held:  # muted: keep request order behind the frames already held
             self._held.extend(frames)
             frames = []
-        for i, frame in enumerate(frames):
-            self.handle_frame(frame)
+        i, n = 0, len(frames)
+        while i < n:
+            # requests repeating the last one's head are answered as a run (Dispatcher.dispatch_run)
+            done = self.handle_run(frames, i) if self.session.last_head is not None else 0
+            if not done:
+                self.handle_frame(frames[i])
+                done = 1
+            i += done
             if self.closing:
                 return
             if self._close_after:
                 break  # a failed login: nothing after it is handled (Kafka mutes, then closes)
-            if self._mute_after_ms and i + 1 < len(frames):
+            if self._mute_after_ms and i < n:
                 # a throttled connection reads nothing more until its mute ends (Kafka mutes
                 # the channel); frames already decoded wait here
-                self._held.extend(frames[i + 1:])
+                self._held.extend(frames[i:])
                 break
         if self.decoder.error is not None:
             self.abort("invalid_frame", str(self.decoder.error))
@@ -203,6 +209,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     # --- requests ------------------------------------------------------------------------
 
+    def handle_run(self, frames: list, i: int) -> int:
+        """Answer ``frames[i]`` and those after it that repeat its head together; how many
+        were answered (0: it does not, and goes through ``handle_frame``)."""
+        try:
+            answers = self.dispatcher.dispatch_run(frames, i, self.session)
+        except Exception:
+            log.exception("handler_failed", peer=self.session.peer)
+            self.abort("handler_failed", "internal error while handling a request")
+            return 1
+        for result in answers:
+            self._answered(result)
+        return len(answers)
+
     def handle_frame(self, frame) -> None:
         try:
             result, encode = self.dispatcher.dispatch(frame, self.session)
@@ -213,23 +232,27 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.exception("handler_failed", peer=self.session.peer)
             self.abort("handler_failed", "internal error while handling a request")
             return
-        if type(result) is Reply:
-            self._note(result)
-            result = result.body
-        if result is NO_RESPONSE:
-            return
         if encode is None:
-            if self.slots:
-                self.slots.append(_Slot(result))
-            else:
-                self._ready.append(result)
+            self._answered(result)
             return
-        slot = _Slot()
+        slot = _Slot()  # a coroutine (a long poll, a rebalance): answered when it finishes
         self.slots.append(slot)
         task = asyncio.ensure_future(result)
         self.tasks.add(task)
         task.add_done_callback(lambda t, s=slot, e=encode: self._complete(t, s, e))
         self._update_reading()
+
+    def _answered(self, result) -> None:
+        """Queue an answer that is ready (a frame, a Reply holding one, or NO_RESPONSE)."""
+        if type(result) is Reply:
+            self._note(result)
+            result = result.body
+        if result is NO_RESPONSE:
+            return
+        if self.slots:
+            self.slots.append(_Slot(result))
+        else:
+            self._ready.append(result)
 
     def _complete(self, task: asyncio.Task, slot: _Slot, encode) -> None:
         self.tasks.discard(task)
@@ -319,7 +342,7 @@ def _write(transport, frames: list) -> None:
     with ``writelines``, which uvloop sends with one writev and without copying."""
     if len(frames) == 1 and type(frames[0]) is not list:
         transport.write(frames[0])
-    elif not any(type(f) is list for f in frames):
+    elif list not in map(type, frames):  # (in C: this runs for every burst)
         transport.write(b"".join(frames))
     else:
         buffers = []

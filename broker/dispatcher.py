@@ -52,11 +52,14 @@ class _Route:
     (a single-record Produce costs the broker a few microseconds in all, so the lookups,
     version checks and method calls of a general dispatch were a tenth of it)."""
 
-    __slots__ = ("api", "handler", "flexible", "parse", "parse_frame", "encode", "latency")
+    __slots__ = ("api", "handler", "flexible", "parse", "parse_frame", "encode", "latency",
+                 "run_handler", "repeat")
 
-    def __init__(self, api, handler: Handler, version: int, latency):
+    def __init__(self, api, handler: Handler, version: int, latency, run_handler=None):
         self.api = api
         self.handler = handler
+        self.run_handler = run_handler  # requests repeating one head, together (dispatch_run)
+        self.repeat = api.repeat_fast if run_handler is not None else None
         self.flexible = api.is_flexible(version)
         schema = api.request_schema(version) if api.parse_fast is None else None
         self.parse = api.parse_fast or (lambda frame, pos, _version: schema.parse_stream(io.BytesIO(frame[pos:])))
@@ -129,6 +132,61 @@ class Dispatcher:
             return result, None
         return encode(result), None
 
+    def dispatch_run(self, frames: list, i: int, session) -> list:
+        """The answers to ``frames[i]`` and the frames after it while they repeat the head
+        the connection kept from its last request (``session.last_head``, a Produce's:
+        protocol/produce_codec.RepeatedHead), handled together by the API's run handler;
+        empty when ``frames[i]`` does not repeat it (the caller dispatches it alone). Each
+        answer is what ``dispatch`` would return first for its frame.
+
+        Why: a producer with many single-batch requests in flight (librdkafka with
+        linger.ms=0) sends bursts of them that differ only in their correlation ids and
+        records; the header, the context, the lookups and the handler's set-up were paid
+        once per request, and are once per run here. Requests in a run are answered in
+        order and each as it would be alone (tests/property/test_produce_runs.py)."""
+        head = session.last_head
+        frame = frames[i]
+        if len(frame) < 8 or not session.authenticated:
+            return []
+        api_key, version, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
+        route = self._routes.get(api_key << 16 | version)
+        if route is None or route.repeat is None:
+            return []
+        repeat = route.repeat
+        started = _perf_counter()
+        correlation_ids = []
+        parts = []  # what each frame adds to the head (Produce: its records)
+        for frame in frames[i:]:
+            if len(frame) < 8:
+                break
+            key, v, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
+            part = repeat(frame, version, head) if key == api_key and v == version else None
+            if part is None:
+                break
+            correlation_ids.append(correlation_id)
+            parts.append(part)
+        if not parts:
+            return []
+        ctx = RequestContext(self.broker, session, api_key, version, correlation_ids[0], head.client_id)
+        bodies = route.run_handler(head, parts, ctx)
+        encode = route.encode
+        out = []
+        latencies = []
+        for correlation_id, body in zip(correlation_ids, bodies):
+            reply = body if type(body) is Reply else None
+            if reply is not None:
+                body = reply.body
+            if body is not NO_RESPONSE:
+                frame = None if encode is None else encode(version, correlation_id, body)
+                body = frame if frame is not None else encode_response(route.api, version, correlation_id, body)
+            latencies.append(int((_perf_counter() - started) * 1e6))
+            if reply is not None:
+                reply.body = body
+                body = reply
+            out.append(body)
+        self.metrics.observe_latencies(route.latency, latencies)
+        return out
+
     def _route(self, api_key: int, version: int, correlation_id: int) -> _Route | bytes:
         """The route of a (key, version) seen for the first time, or why there is none."""
         api = APIS.get(api_key)
@@ -140,8 +198,8 @@ class Dispatcher:
                 return self._unsupported_api_versions(correlation_id)
             raise CloseConnection(f"{api.name} v{version} is not supported "
                                   f"(supported {api.min_version}-{api.max_version})")
-        route = self._routes[api_key << 16 | version] = _Route(api, handler, version,
-                                                                self.metrics.latency_of(api.name))
+        route = self._routes[api_key << 16 | version] = _Route(
+            api, handler, version, self.metrics.latency_of(api.name), self.broker.run_handlers.get(api_key))
         return route
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:

@@ -53,6 +53,13 @@ class Metrics:
         hist.record(latency_us)
         self.totals["requests"] += 1
 
+    def observe_latencies(self, hist: LatencyHistogram, latencies_us: list) -> None:
+        """Requests answered together (a run: broker/dispatcher.py)."""
+        record = hist.record
+        for us in latencies_us:
+            record(us)
+        self.totals["requests"] += len(latencies_us)
+
     def observe_rejected(self, reason: str) -> None:
         self._errors[reason] = self._errors.get(reason, 0) + 1
 

@@ -168,12 +168,10 @@ class RepeatedHead:
 def parse_frame(frame, version: int, last) -> tuple[str | None, ProduceRequestData, RepeatedHead | None]:
     """(client id, request, the head to keep) of a request ``frame`` (after the size
     prefix); ``last`` is the connection's previous ``RepeatedHead`` or None."""
-    if type(last) is RepeatedHead and last.version == version:
-        end = last.length_at
-        if bytes(frame[8:end]) == last.head:  # (a memoryview's == is slower than a copy's)
-            request = _repeat(frame, last, end)
-            if request is not None:
-                return last.client_id, request, last
+    records = repeated_records(frame, version, last)
+    if records is not None:
+        return last.client_id, ProduceRequestData(last.transactional_id, last.acks, last.timeout_ms, [
+            TopicProduceData(last.name, last.topic_id, [PartitionProduceData(last.index, records)])]), last
     flexible = version >= FLEXIBLE_FROM
     client_id, pos = read_client_id(frame, flexible)
     request, length_at = _parse(frame, pos, version)
@@ -189,14 +187,20 @@ def parse_frame(frame, version: int, last) -> tuple[str | None, ProduceRequestDa
     return client_id, request, head
 
 
-def _repeat(frame, last: RepeatedHead, pos: int) -> ProduceRequestData | None:
-    """The request of a frame that starts with ``last.head``, or None to parse it in full:
-    its records must run to the end of the frame but for the empty tagged fields of the
-    partition, the topic and the request (flexible versions)."""
+def repeated_records(frame, version: int, last):
+    """The records (a view into ``frame``) of a request that repeats ``last``, a
+    ``RepeatedHead``: it starts with the head, and its records run to the end of the
+    frame but for the empty tagged fields of the partition, the topic and the request
+    (flexible versions). None otherwise: the frame is parsed in full."""
+    if type(last) is not RepeatedHead or last.version != version:
+        return None
+    pos = last.length_at
+    if bytes(frame[8:pos]) != last.head:  # (a memoryview's == is slower than a copy's)
+        return None
     size = len(frame)
     if pos + 4 > size:  # too short to hold records: the full parse says what is wrong
         return None
-    if last.version >= FLEXIBLE_FROM:
+    if version >= FLEXIBLE_FROM:
         if frame[pos] < 0x80:
             n, pos = frame[pos] - 1, pos + 1
         elif frame[pos + 1] < 0x80:
@@ -212,8 +216,7 @@ def _repeat(frame, last: RepeatedHead, pos: int) -> ProduceRequestData | None:
         end = pos + n
         if n < 0 or end != size:
             return None
-    return ProduceRequestData(last.transactional_id, last.acks, last.timeout_ms, [TopicProduceData(
-        last.name, last.topic_id, [PartitionProduceData(last.index, frame[pos:end])])])
+    return frame[pos:end]
 
 
 # --- the response ----------------------------------------------------------------------------

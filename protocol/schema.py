@@ -197,6 +197,9 @@ class Api:
     # parse_frame_fast(frame, version, last) -> (client_id, body, kept): the header and the
     # body together, with what the connection keeps from its last request (``kept``)
     parse_frame_fast: object = dc_field(default=None, repr=False)
+    # repeat_fast(frame, version, kept) -> what the frame adds to ``kept`` (Produce: its
+    # records), or None unless the frame repeats it
+    repeat_fast: object = dc_field(default=None, repr=False)
     encode_fast: object = dc_field(default=None, repr=False)
     encode_request_fast: object = dc_field(default=None, repr=False)
     parse_response_fast: object = dc_field(default=None, repr=False)

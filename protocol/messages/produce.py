@@ -53,6 +53,7 @@ PRODUCE = Api(
 # the declaration above by tests/property/test_produce_codec.py.
 PRODUCE.parse_fast = produce_codec.parse_request
 PRODUCE.parse_frame_fast = produce_codec.parse_frame
+PRODUCE.repeat_fast = produce_codec.repeated_records
 PRODUCE.encode_fast = produce_codec.encode_response
 PRODUCE.encode_request_fast = produce_client_codec.encode_request_parts
 PRODUCE.parse_response_fast = produce_client_codec.parse_response

@@ -72,13 +72,13 @@ def handle_produce_run(head, records: list, ctx) -> list:
     Stops after an answer that mutes the connection (a quota throttle): the rest wait, as
     they do then."""
     now = ctx.now
-    tid = head.transactional_id
-    txn_denied = tid is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid)
-    target = _target(ctx, head, txn_denied)
+    target = _run_target(ctx, head)
     name, topic_id, acks, index = head.name, head.topic_id, head.acks, head.index
     out = []
     run_bytes = run_records = 0
     for batch in records:
+        if target[3] is not None and out:  # a refusal is counted (and logged) per request
+            target = _run_target(ctx, head)
         row, wait, nbytes, nrecords = _partition_row(ctx, target, acks, index, batch, now)
         run_bytes += nbytes
         run_records += nrecords
@@ -88,6 +88,11 @@ def handle_produce_run(head, records: list, ctx) -> list:
     if run_records:
         ctx.broker.metrics.record_in(target[1].name, index, run_bytes, run_records)
     return out
+
+
+def _run_target(ctx, head) -> tuple:
+    tid = head.transactional_id
+    return _target(ctx, head, tid is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid))
 
 
 def _body(acks: int, responses: list, throttle_ms: int):

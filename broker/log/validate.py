@@ -31,7 +31,7 @@ def validate_records(buf, max_batch_bytes: int) -> list[tuple[int, int, b.BatchH
         spans = b.split_batches(buf)
     except b.InvalidBatch as exc:
         raise Rejected(ErrorCode(exc.code), str(exc)) from None
-    view = memoryview(buf)
+    view = buf if type(buf) is memoryview else memoryview(buf)
     for start, end, header in spans:  # the header's fields directly: this runs for every batch
         if end - start > max_batch_bytes:
             raise Rejected(ErrorCode.MESSAGE_TOO_LARGE,

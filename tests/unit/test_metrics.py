@@ -33,3 +33,18 @@ def test_interval_counts_reset_but_totals_do_not():
     second = m.take_interval()
     assert second["partitions"][0]["records_in"] == 2 and "Produce" not in second["apis"]
     assert second["totals"]["records_in"] == 5 and second["totals"]["requests"] == 1
+
+
+def test_recording_a_run_of_latencies_is_recording_each():
+    values = [5, 900, 17, 17, 4_000_000, 1]
+    one, run = LatencyHistogram(), LatencyHistogram()
+    one.record(40)
+    run.record(40)
+    for us in values:
+        one.record(us)
+    run.record_all(values)
+    assert (run.counts, run.count, run.sum_us, run.max_us, run.min_us) == \
+        (one.counts, one.count, one.sum_us, one.max_us, one.min_us)
+    fresh = LatencyHistogram()
+    fresh.record_all([30, 10])
+    assert (fresh.min_us, fresh.max_us, fresh.count) == (10, 30, 2)

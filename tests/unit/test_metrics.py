@@ -35,16 +35,18 @@ def test_interval_counts_reset_but_totals_do_not():
     assert second["totals"]["records_in"] == 5 and second["totals"]["requests"] == 1
 
 
-def test_recording_a_run_of_latencies_is_recording_each():
-    values = [5, 900, 17, 17, 4_000_000, 1]
-    one, run = LatencyHistogram(), LatencyHistogram()
-    one.record(40)
-    run.record(40)
-    for us in values:
-        one.record(us)
-    run.record_all(values)
-    assert (run.counts, run.count, run.sum_us, run.max_us, run.min_us) == \
+def test_recording_a_latency_n_times_over_is_recording_it_n_times():
+    one, many = LatencyHistogram(), LatencyHistogram()
+    for h in (one, many):
+        h.record(40)
+    for _ in range(7):
+        one.record(900)
+    many.record_many(900, 7)
+    many.record_many(3, 2)
+    one.record(3)
+    one.record(3)
+    assert (many.counts, many.count, many.sum_us, many.max_us, many.min_us) == \
         (one.counts, one.count, one.sum_us, one.max_us, one.min_us)
     fresh = LatencyHistogram()
-    fresh.record_all([30, 10])
-    assert (fresh.min_us, fresh.max_us, fresh.count) == (10, 30, 2)
+    fresh.record_many(30, 2)
+    assert (fresh.min_us, fresh.max_us, fresh.count, fresh.sum_us) == (30, 30, 2, 60)

@@ -218,8 +218,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.exception("handler_failed", peer=self.session.peer)
             self.abort("handler_failed", "internal error while handling a request")
             return 1
-        for result in answers:
-            self._answered(result)
+        if not self.slots and Reply not in map(type, answers) and NO_RESPONSE not in answers:
+            self._ready += answers  # frames, nothing queued before them: the common case
+        else:
+            for result in answers:
+                self._answered(result)
         return len(answers)
 
     def handle_frame(self, frame) -> None:

@@ -160,15 +160,16 @@ class Dispatcher:
         started = _perf_counter()
         correlation_ids = []
         parts = []  # what each frame adds to the head (Produce: its records)
-        for frame in frames[i:]:
-            if len(frame) < 8:
-                break
-            key, v, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
-            part = repeat(frame, version, head) if key == api_key and v == version else None
-            if part is None:
-                break
-            correlation_ids.append(correlation_id)
-            parts.append(part)
+        try:
+            for frame in frames[i:]:
+                key, v, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
+                part = repeat(frame, version, head) if key == api_key and v == version else None
+                if part is None:
+                    break
+                correlation_ids.append(correlation_id)
+                parts.append(part)
+        except struct.error:  # a frame too short for a header: dispatch says so
+            pass
         if not parts:
             return []
         ctx = RequestContext(self.broker, session, api_key, version, correlation_ids[0], head.client_id)

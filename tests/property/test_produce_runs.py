@@ -170,3 +170,17 @@ def test_a_run_stops_at_a_throttled_answer_and_the_rest_wait(tmp_path):
     alone = asyncio.run(serve(False, tmp_path / "alone"))
     assert ran == alone
     assert ran[1] == 3  # the three requests after the throttled one wait for the mute to end
+
+
+def test_a_frame_too_short_for_a_header_ends_the_run_and_the_connection():
+    """The requests before it are answered; it closes the connection, as it does alone."""
+    batches = [records.build_batch([(None, b"v%d" % i, NOW)]) for i in range(3)]
+    frames = _frames([(9, "c", 1, None, "a", 0, b) for b in batches])
+    data = b"".join(frames) + (4).to_bytes(4, "big") + b"\x00\x00\x00\x09"
+    outcomes = []
+    for runs in (True, False):
+        broker, conn, transport = _broker(runs)
+        conn.data_received(data)
+        outcomes.append((_written(transport), conn.closing, _logs(broker)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] and outcomes[0][2][("a", 0)][-1][0] == 2  # closed, the three stored

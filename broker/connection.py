@@ -43,12 +43,13 @@ class _Slot:
 class KafkaConnection(asyncio.BufferedProtocol):
     def __init__(self, dispatcher: Dispatcher, session_factory, registry: set, *,
                  max_frame: int, on_close=None, pre_auth_max_frame: int | None = None,
-                 pool: ChunkPool | None = None):
+                 pool: ChunkPool | None = None, after_burst=None):
         self.dispatcher = dispatcher
         self.session_factory = session_factory
         self.registry = registry
         self.max_frame = max_frame
         self.on_close = on_close
+        self.after_burst = after_burst  # the server's, once this burst's requests are handled
         self.transport: asyncio.Transport | None = None
         self.session: Session | None = None
         self.decoder = FrameDecoder(max_frame, pool)
@@ -156,6 +157,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._after_burst()
 
     def _after_burst(self) -> None:
+        if self.after_burst is not None:
+            self.after_burst()
         if self.closing:
             return
         if self._mute_after_ms or self._close_after or (

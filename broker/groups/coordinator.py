@@ -284,6 +284,10 @@ class GroupCoordinator:
         classic = {g for g, group in self.classic.groups.items() if group.members}
         return classic | self.consumer.active_groups()
 
+    def idle(self) -> bool:
+        """No group, so nothing a tick could expire (the shell's timer then sleeps)."""
+        return not self.classic.groups and not self.consumer.groups and not self.mixed.pending
+
     def tick(self, now: int) -> None:
         self.classic.tick(now)
         self.consumer.tick(now)

@@ -92,6 +92,12 @@ class ShareGroups:
             if session.connection is connection:
                 self.close_session(*key, now)
 
+    def idle(self) -> bool:
+        """No share group, session or loaded share-partition (no acquisition lock to
+        expire); what a tick still does then (checkpoints of unloaded partitions) runs
+        at seconds' intervals."""
+        return not self.coordinator.groups and not self.sessions.sessions and not self.store.loaded
+
     def tick(self, now: int) -> None:
         self._handle(self.coordinator.tick(now), now)
         for session in list(self.sessions.sessions.values()):

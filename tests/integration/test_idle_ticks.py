@@ -1,0 +1,37 @@
+"""An idle broker's group and share-group ticks sleep (it wakes about twice a second, not
+thirty times), and the first request that leaves something to expire wakes them: a
+consumer group joined by kafka-python gets its ticks again, and loses them when it is
+deleted (confluent-kafka's admin)."""
+
+from __future__ import annotations
+
+import time
+
+from kafka import KafkaConsumer
+from confluent_kafka.admin import AdminClient
+
+from kipper.testing import EmbeddedBroker
+
+
+def _ticks(broker) -> dict:
+    return {task.name: task.sleeping for task in broker._runner.server.periodic if task.idle is not None}
+
+
+def test_group_ticks_sleep_while_idle_and_wake_for_a_group():
+    with EmbeddedBroker() as broker:
+        topic = broker.create_topic(partitions=1)
+        assert _ticks(broker) == {"groups": True, "share-groups": True}
+        consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap_servers, group_id="g-idle",
+                                 api_version=(2, 5), consumer_timeout_ms=200)
+        deadline = time.monotonic() + 20
+        while not consumer.assignment() and time.monotonic() < deadline:
+            consumer.poll(timeout_ms=100)
+        assert consumer.assignment()
+        assert _ticks(broker)["groups"] is False  # a member's session can now expire
+        consumer.close()
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
+        admin.delete_consumer_groups(["g-idle"], request_timeout=10)["g-idle"].result(10)
+        deadline = time.monotonic() + 5
+        while not _ticks(broker)["groups"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _ticks(broker)["groups"] is True

@@ -74,12 +74,19 @@ def handle_produce_run(head, records: list, ctx) -> list:
     now = ctx.now
     target = _run_target(ctx, head)
     name, topic_id, acks, index = head.name, head.topic_id, head.acks, head.index
+    topic, policy = target[1], target[2]
+    # the checks before the batches are the same for every request of the run
+    partition = topic.partitions[index] if acks in (0, 1, -1) and target[3] is None and topic is not None \
+        and 0 <= index < len(topic.partitions) else None
     out = []
     run_bytes = run_records = 0
     for batch in records:
-        if target[3] is not None and out:  # a refusal is counted (and logged) per request
-            target = _run_target(ctx, head)
-        row, wait, nbytes, nrecords = _partition_row(ctx, target, acks, index, batch, now)
+        if partition is not None:
+            row, wait, nbytes, nrecords = _append_row(ctx, topic, partition, policy, index, batch, now)
+        else:
+            if target[3] is not None and out:  # a refusal is counted (and logged) per request
+                target = _run_target(ctx, head)
+            row, wait, nbytes, nrecords = _partition_row(ctx, target, acks, index, batch, now)
         run_bytes += nbytes
         run_records += nrecords
         out.append(_body(acks, [{"name": name, "topic_id": topic_id, "partition_responses": [row]}], wait))
@@ -123,7 +130,12 @@ def _partition_row(ctx, target: tuple, acks: int, index: int, records, now: int)
         return result(index, denied), 0, 0, 0
     if topic is None or not 0 <= index < len(topic.partitions):
         return result(index, ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), 0, 0, 0
-    partition = topic.partitions[index]
+    return _append_row(ctx, topic, topic.partitions[index], policy, index, records, now)
+
+
+def _append_row(ctx, topic, partition, policy, index: int, records, now: int) -> tuple[dict, int, int, int]:
+    """``_partition_row`` once the request may write to ``partition``: its batches'
+    checks, the producer-id quota, then the append."""
     try:
         spans = validate_records(records, policy.max_message_bytes)
         append_policy.check(policy, records, spans, now)

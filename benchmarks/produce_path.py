@@ -8,7 +8,7 @@ whole broker with ``build_broker`` and feeds it real request frames:
 - ``idempotent``: single-record batches of one idempotent producer, each the next
   sequence (producer-state validation and commit, the producer-id quota's check);
 - ``connection``: the plain frames 64 at a time through ``KafkaConnection.buffer_updated``
-  (decoder; the frames repeating the connection's last head answered as one run,
+  (decoder; the frames repeating a head the connection kept answered as one run,
   ``Dispatcher.dispatch_run``; one write per burst to a transport that only counts);
 - ``batches``: 9,000-record idempotent batches (about 1 MB), CPU-s per million records, and
   how much of it is the one copy of each batch into the log (timed alone on the same batches).

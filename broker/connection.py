@@ -136,7 +136,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         i, n = 0, len(frames)
         while i < n:
             # requests repeating the last one's head are answered as a run (Dispatcher.dispatch_run)
-            done = self.handle_run(frames, i) if self.session.last_head is not None else 0
+            done = self.handle_run(frames, i) if self.session.kept_heads is not None else 0
             if not done:
                 self.handle_frame(frames[i])
                 done = 1

@@ -22,7 +22,7 @@ class Session:
     authenticated: bool = True
     extras: dict = field(default_factory=dict)
     admitted_producer_ids: set = field(default_factory=set)  # producer-id quota fast path
-    last_head: object = None  # the last Produce request's head (protocol/produce_codec.RepeatedHead)
+    kept_heads: object = None  # recent Produce requests' heads (protocol/produce_codec.RepeatedHeads)
 
 
 @dataclass(slots=True)

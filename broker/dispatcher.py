@@ -104,8 +104,8 @@ class Dispatcher:
         try:
             if route.parse_frame is not None:
                 # a pipelined producer's requests repeat their head byte for byte; the
-                # connection keeps the last one (protocol/produce_codec.py, RepeatedHead)
-                client_id, body, session.last_head = route.parse_frame(frame, version, session.last_head)
+                # connection keeps its recent ones (protocol/produce_codec.py, RepeatedHeads)
+                client_id, body, session.kept_heads = route.parse_frame(frame, version, session.kept_heads)
             else:
                 client_id, pos = read_client_id(frame, route.flexible)
                 body = route.parse(frame, pos, version)
@@ -137,10 +137,10 @@ class Dispatcher:
         return encode(result), None
 
     def dispatch_run(self, frames: list, i: int, session) -> list:
-        """The answers to ``frames[i]`` and the frames after it while they repeat the head
-        the connection kept from its last request (``session.last_head``, a Produce's:
-        protocol/produce_codec.RepeatedHead), handled together by the API's run handler;
-        empty when ``frames[i]`` does not repeat it (the caller dispatches it alone). Each
+        """The answers to ``frames[i]`` and the frames after it while they repeat a head
+        the connection kept from its earlier requests (``session.kept_heads``, Produce's:
+        protocol/produce_codec.RepeatedHeads), handled together by the API's run handler;
+        empty when ``frames[i]`` repeats none (the caller dispatches it alone). Each
         answer is what ``dispatch`` would return first for its frame.
 
         Why: a producer with many single-batch requests in flight (librdkafka with
@@ -148,13 +148,15 @@ class Dispatcher:
         records; the header, the context, the lookups and the handler's set-up were paid
         once per request, and are once per run here. Requests in a run are answered in
         order and each as it would be alone (tests/property/test_produce_runs.py)."""
-        head = session.last_head
         frame = frames[i]
         if len(frame) < 8 or not session.authenticated:
             return []
         api_key, version, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
         route = self._routes.get(api_key << 16 | version)
         if route is None or route.repeat is None:
+            return []
+        head = session.kept_heads.find(frame, version)
+        if head is None:
             return []
         repeat = route.repeat
         started = _perf_counter()

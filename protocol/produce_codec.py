@@ -159,48 +159,82 @@ class RepeatedHead:
     after request (same client id, acks, timeout, topic and partition); a frame that
     starts with them parses to the same request around new records, so one comparison
     replaces the header's and the body's field-by-field parse, a fifth of what such a
-    request cost the broker. A connection keeps the last one (``Session.last_head``)."""
+    request cost the broker. A connection keeps its recent ones (``RepeatedHeads``)."""
 
     __slots__ = ("version", "head", "length_at", "client_id", "transactional_id", "acks",
                  "timeout_ms", "name", "topic_id", "index")
 
 
-def parse_frame(frame, version: int, last) -> tuple[str | None, ProduceRequestData, RepeatedHead | None]:
-    """(client id, request, the head to keep) of a request ``frame`` (after the size
-    prefix); ``last`` is the connection's previous ``RepeatedHead`` or None."""
-    records = repeated_records(frame, version, last)
-    if records is not None:
-        return last.client_id, ProduceRequestData(last.transactional_id, last.acks, last.timeout_ms, [
-            TopicProduceData(last.name, last.topic_id, [PartitionProduceData(last.index, records)])]), last
+MAX_HEADS = 64  # per connection: a producer's partitions of one-partition requests
+
+
+class RepeatedHeads:
+    """A connection's ``RepeatedHead``s, found by their bytes: a producer writing to a few
+    partitions one request at a time alternates between a few heads. Past ``MAX_HEADS``
+    it starts again from none."""
+
+    __slots__ = ("_by_bytes", "_lengths")
+
+    def __init__(self):
+        self._by_bytes: dict[bytes, RepeatedHead] = {}
+        self._lengths: list[int] = []  # the heads' lengths (one per topic name length, usually one)
+
+    def find(self, frame, version: int) -> RepeatedHead | None:
+        """The head ``frame`` starts with, or None."""
+        for end in self._lengths:
+            head = self._by_bytes.get(bytes(frame[8:end]))
+            if head is not None and head.version == version:
+                return head
+        return None
+
+    def keep(self, head: RepeatedHead) -> None:
+        if len(self._by_bytes) >= MAX_HEADS:
+            self._by_bytes.clear()
+            self._lengths.clear()
+        self._by_bytes[head.head] = head
+        if head.length_at not in self._lengths:
+            self._lengths.append(head.length_at)
+
+
+def parse_frame(frame, version: int, kept) -> tuple[str | None, ProduceRequestData, RepeatedHeads | None]:
+    """(client id, request, the heads to keep) of a request ``frame`` (after the size
+    prefix); ``kept`` is the connection's ``RepeatedHeads``, or None before its first."""
+    head = kept.find(frame, version) if kept is not None else None
+    if head is not None:
+        records = repeated_records(frame, version, head)
+        if records is not None:
+            return head.client_id, ProduceRequestData(head.transactional_id, head.acks, head.timeout_ms, [
+                TopicProduceData(head.name, head.topic_id, [PartitionProduceData(head.index, records)])]), kept
     flexible = version >= FLEXIBLE_FROM
     client_id, pos = read_client_id(frame, flexible)
     request, length_at = _parse(frame, pos, version)
     if len(request.topic_data) != 1 or len(request.topic_data[0].partition_data) != 1 \
             or request.topic_data[0].partition_data[0].records is None:
-        return client_id, request, None
+        return client_id, request, kept
     topic = request.topic_data[0]
     head = RepeatedHead()
     head.version, head.head, head.length_at = version, bytes(frame[8:length_at]), length_at
     head.client_id, head.transactional_id = client_id, request.transactional_id
     head.acks, head.timeout_ms = request.acks, request.timeout_ms
     head.name, head.topic_id, head.index = topic.name, topic.topic_id, topic.partition_data[0].index
-    return client_id, request, head
+    if kept is None:
+        kept = RepeatedHeads()
+    kept.keep(head)
+    return client_id, request, kept
 
 
-def repeated_records(frame, version: int, last):
-    """The records (a view into ``frame``) of a request that repeats ``last``, a
-    ``RepeatedHead``: it starts with the head, and its records run to the end of the
-    frame but for the empty tagged fields of the partition, the topic and the request
-    (flexible versions). None otherwise: the frame is parsed in full."""
-    if type(last) is not RepeatedHead or last.version != version:
-        return None
-    pos = last.length_at
-    if bytes(frame[8:pos]) != last.head:  # (a memoryview's == is slower than a copy's)
-        return None
+def repeated_records(frame, version: int, head: RepeatedHead):
+    """The records (a view into ``frame``) of a request that repeats ``head``: it starts
+    with the head's bytes, and its records run to the end of the frame but for the empty
+    tagged fields of the partition, the topic and the request (flexible versions). None
+    otherwise: the frame is parsed in full."""
+    pos = head.length_at
+    if head.version != version or bytes(frame[8:pos]) != head.head:
+        return None  # (a memoryview's == is slower than a copy's)
     size = len(frame)
     if pos + 4 > size:  # too short to hold records: the full parse says what is wrong
         return None
-    if version >= FLEXIBLE_FROM:
+    if head.version >= FLEXIBLE_FROM:
         if frame[pos] < 0x80:
             n, pos = frame[pos] - 1, pos + 1
         elif frame[pos + 1] < 0x80:

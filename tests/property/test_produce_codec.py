@@ -228,3 +228,25 @@ def test_a_response_with_tagged_fields_is_left_to_the_schema_and_a_cut_one_is_re
         {"name": "t", "partition_responses": [{"index": 0, "error_code": 0, "base_offset": 5}]}]}))[4:]
     with pytest.raises(ValueError):
         produce_client_codec.parse_response(ok[:-6], 9)
+
+
+def test_a_connection_keeps_the_heads_of_the_partitions_it_writes_to():
+    """RepeatedHeads: requests alternating between partitions each find their own head;
+    past MAX_HEADS the connection starts again from none."""
+    def frame(index, records=b"r" * 30, topic="t"):
+        return memoryview(encode_request(PRODUCE, 9, 1, "c", {
+            "transactional_id": None, "acks": 1, "timeout_ms": 5,
+            "topic_data": [{"name": topic, "partition_data": [{"index": index, "records": records}]}]}))[4:]
+
+    kept = None
+    for index in range(3):
+        _, _, kept = produce_codec.parse_frame(frame(index), 9, kept)
+    _, _, kept = produce_codec.parse_frame(frame(0, topic="longer-name"), 9, kept)
+    for index in range(3):
+        assert kept.find(frame(index, b"other records"), 9).index == index
+    assert kept.find(frame(0, topic="longer-name"), 9).name == "longer-name"
+    assert kept.find(frame(7), 9) is None and kept.find(frame(0), 10) is None
+    for index in range(produce_codec.MAX_HEADS):
+        _, _, kept = produce_codec.parse_frame(frame(100 + index), 9, kept)
+    assert kept.find(frame(0), 9) is None  # started again
+    assert kept.find(frame(100 + produce_codec.MAX_HEADS - 1), 9) is not None

@@ -3,7 +3,7 @@ gets the answers, and leaves the logs, that the same requests get one at a time.
 
 Two whole brokers (``build_broker``, one clock) each serve one connection
 (``KafkaConnection`` on a recording transport). One is fed every request in a single
-read, so requests repeating the connection's last head go through the run path; the
+read, so requests repeating a head the connection kept go through the run path; the
 other has no run handlers, so each request goes through ``Dispatcher.dispatch`` alone.
 The requests mix what a run must get right: repeated heads with records of other sizes,
 idempotent sequences with duplicates, gaps and fenced epochs, corrupt batches, other

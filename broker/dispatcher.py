@@ -149,13 +149,14 @@ class Dispatcher:
         once per request, and are once per run here. Requests in a run are answered in
         order and each as it would be alone (tests/property/test_produce_runs.py)."""
         frame = frames[i]
-        if len(frame) < 8 or not session.authenticated:
+        kept = session.kept_heads
+        if kept is None or len(frame) < 8 or not session.authenticated:
             return []
         api_key, version, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
         route = self._routes.get(api_key << 16 | version)
         if route is None or route.repeat is None:
             return []
-        head = session.kept_heads.find(frame, version)
+        head = kept.find(frame, version)
         if head is None:
             return []
         repeat = route.repeat

@@ -90,7 +90,8 @@ class BrokerServer:
         self.servers: list[asyncio.base_events.Server] = []
         now = broker.clock
         self.periodic: list[Periodic] = [
-            Periodic("groups", GROUP_TICK_S, lambda: broker.groups.tick(now()), idle=broker.groups.idle),
+            # (engines are looked up at each call: Broker.reset replaces them)
+            Periodic("groups", GROUP_TICK_S, lambda: broker.groups.tick(now()), idle=lambda: broker.groups.idle()),
             Periodic("retention", config["log.retention.check.interval.ms"] / 1000,
                      lambda: broker.apply_retention(now())),
             Periodic("producer-state-expiry", config["producer.id.expiration.check.interval.ms"] / 1000,
@@ -98,7 +99,7 @@ class BrokerServer:
             Periodic("producer-id-rotation", config["producer.id.expiration.ms"] / 1000,
                      lambda: broker.producer_ids.rotate()),  # Broker.reset replaces producer_ids
             Periodic("offsets-expiry", 60.0, lambda: broker.expire_offsets(now())),
-            Periodic("share-groups", SHARE_TICK_S, lambda: broker.share.tick(now()), idle=broker.share.idle),
+            Periodic("share-groups", SHARE_TICK_S, lambda: broker.share.tick(now()), idle=lambda: broker.share.idle()),
             Periodic("producer-id-quota-cleanup", broker.quotas.cleanup_interval_ms / 1000,
                      lambda: broker.quotas.tick(now())),
             Periodic("transactions",

@@ -17,16 +17,21 @@ def _ticks(broker) -> dict:
     return {task.name: task.sleeping for task in broker._runner.server.periodic if task.idle is not None}
 
 
+def _join(broker, topic: str, group: str) -> KafkaConsumer:
+    consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap_servers, group_id=group,
+                             api_version=(2, 5), consumer_timeout_ms=200)
+    deadline = time.monotonic() + 20
+    while not consumer.assignment() and time.monotonic() < deadline:
+        consumer.poll(timeout_ms=100)
+    assert consumer.assignment()
+    return consumer
+
+
 def test_group_ticks_sleep_while_idle_and_wake_for_a_group():
     with EmbeddedBroker() as broker:
         topic = broker.create_topic(partitions=1)
         assert _ticks(broker) == {"groups": True, "share-groups": True}
-        consumer = KafkaConsumer(topic, bootstrap_servers=broker.bootstrap_servers, group_id="g-idle",
-                                 api_version=(2, 5), consumer_timeout_ms=200)
-        deadline = time.monotonic() + 20
-        while not consumer.assignment() and time.monotonic() < deadline:
-            consumer.poll(timeout_ms=100)
-        assert consumer.assignment()
+        consumer = _join(broker, topic, "g-idle")
         assert _ticks(broker)["groups"] is False  # a member's session can now expire
         consumer.close()
         admin = AdminClient({"bootstrap.servers": broker.bootstrap_servers})
@@ -35,3 +40,19 @@ def test_group_ticks_sleep_while_idle_and_wake_for_a_group():
         while not _ticks(broker)["groups"] and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _ticks(broker)["groups"] is True
+
+
+def test_the_ticks_follow_the_engines_a_reset_puts_in_place():
+    """Broker.reset (the pytest plugin, between tests) replaces the group coordinator: the
+    tick asks the new one whether it is idle."""
+    with EmbeddedBroker() as broker:
+        consumer = _join(broker, broker.create_topic(partitions=1), "g-before")
+        consumer.close()
+        broker.reset()
+        deadline = time.monotonic() + 5
+        while not _ticks(broker)["groups"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _ticks(broker)["groups"] is True  # the new coordinator has no group
+        consumer = _join(broker, broker.create_topic(partitions=1), "g-after")
+        assert _ticks(broker)["groups"] is False
+        consumer.close()

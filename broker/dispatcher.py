@@ -20,7 +20,7 @@ import structlog
 
 from kipper.broker.context import RequestContext
 from kipper.protocol.errors import ErrorCode
-from kipper.protocol.header import encode_response, read_client_id
+from kipper.protocol.header import encode_response, encode_with_schema, read_client_id
 from kipper.protocol.messages import APIS
 from kipper.protocol.messages.api_versions import API_VERSIONS
 
@@ -68,7 +68,8 @@ class _Route:
         schema = api.request_schema(version) if api.parse_fast is None else None
         self.parse = api.parse_fast or (lambda frame, pos, _version: schema.parse_stream(io.BytesIO(frame[pos:])))
         self.parse_frame = api.parse_frame_fast  # Produce: header and body at once, see below
-        self.encode = api.encode_fast  # a response frame, or None for the schema's encoder
+        # a response frame, or None for the schema's encoder (encode_with_schema)
+        self.encode = api.encode_fast or _no_fast_encoder
         self.latency = latency  # this API's request-latency histogram (broker/metrics.py)
 
 
@@ -114,9 +115,8 @@ class Dispatcher:
         result = route.handler(body, RequestContext(self.broker, session, api_key, version,
                                                     correlation_id, client_id))
         if type(result) is dict:  # answered at once, the common case: encode it now
-            out = None if route.encode is None else route.encode(version, correlation_id, result)
-            if out is None:
-                out = encode_response(route.api, version, correlation_id, result)
+            out = route.encode(version, correlation_id, result) or \
+                encode_with_schema(route.api, version, correlation_id, result)
             self.metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6))
             return out, None
         metrics = self.metrics
@@ -177,24 +177,24 @@ class Dispatcher:
             return []
         ctx = RequestContext(self.broker, session, api_key, version, correlation_ids[0], head.client_id)
         bodies = route.run_handler(head, parts, ctx)
-        encode = route.encode or _no_fast_encoder
+        encode = route.encode
         api = route.api
         out = []
         for correlation_id, body in zip(correlation_ids, bodies):
             if type(body) is dict:  # nearly always
-                out.append(encode(version, correlation_id, body) or encode_response(api, version, correlation_id, body))
+                out.append(encode(version, correlation_id, body) or encode_with_schema(api, version, correlation_id, body))
                 continue
             reply = body if type(body) is Reply else None
             if reply is not None:
                 body = reply.body
             if body is not NO_RESPONSE:
-                body = encode(version, correlation_id, body) or encode_response(api, version, correlation_id, body)
+                body = encode(version, correlation_id, body) or encode_with_schema(api, version, correlation_id, body)
             if reply is not None:
                 reply.body = body
                 body = reply
             out.append(body)
         # each answer is as late as the run's last: they leave in the same write
-        self.metrics.observe_latencies(route.latency, int((_perf_counter() - started) * 1e6), len(out))
+        self.metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6), len(out))
         return out
 
     def _route(self, api_key: int, version: int, correlation_id: int) -> _Route | bytes:

@@ -49,12 +49,8 @@ class Metrics:
             hist = self._apis[api] = LatencyHistogram()
         return hist
 
-    def observe_latency(self, hist: LatencyHistogram, latency_us: int) -> None:
-        hist.record(latency_us)
-        self.totals["requests"] += 1
-
-    def observe_latencies(self, hist: LatencyHistogram, latency_us: int, requests: int) -> None:
-        """``requests`` answered together, each in ``latency_us`` (a run: broker/dispatcher.py)."""
+    def observe_latency(self, hist: LatencyHistogram, latency_us: int, requests: int = 1) -> None:
+        """``requests`` answered, each in ``latency_us`` (several: a run, broker/dispatcher.py)."""
         hist.record_many(latency_us, requests)
         self.totals["requests"] += requests
 

@@ -312,10 +312,14 @@ class ProducerBatch:
         future.batch = self
         future.index = n
         if callback is not None:
-            if self.callbacks is None:
-                self.callbacks = []
-            self.callbacks.append((future, callback))
+            self.add_callback(future, callback)
         return size
+
+    def add_callback(self, future, callback: Callback) -> None:
+        """``callback(error, metadata)`` for ``future``'s record, run when the batch completes."""
+        if self.callbacks is None:
+            self.callbacks = []
+        self.callbacks.append((future, callback))
 
     @property
     def buf(self) -> bytes:

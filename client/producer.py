@@ -118,9 +118,7 @@ class Producer:
                 future.batch = batch
                 future.index = index
                 if on_delivery is not None:
-                    if batch.callbacks is None:
-                        batch.callbacks = []
-                    batch.callbacks.append((future, on_delivery))
+                    batch.add_callback(future, on_delivery)
                 return future
         finally:
             mutex.release()

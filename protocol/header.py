@@ -147,6 +147,11 @@ def encode_response(api, version: int, correlation_id: int, body):
         out = api.encode_fast(version, correlation_id, body)
         if out is not None:
             return out
+    return encode_with_schema(api, version, correlation_id, body)
+
+
+def encode_with_schema(api, version: int, correlation_id: int, body):
+    """``encode_response`` by the declared schema alone (what an API's fast encoder leaves)."""
     stream = GatherStream() if api.carries_records else _io.BytesIO()
     stream.write(b"\0\0\0\0")
     RESPONSE_HEADERS[api.response_header_version(version)].build_into(

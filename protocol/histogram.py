@@ -27,13 +27,7 @@ class LatencyHistogram:
         self.min_us = 0
 
     def record(self, us: int) -> None:
-        self.counts[bisect_left(BUCKET_BOUNDS, us)] += 1
-        if not self.count or us < self.min_us:
-            self.min_us = us
-        self.count += 1
-        self.sum_us += us
-        if us > self.max_us:
-            self.max_us = us
+        self.record_many(us, 1)
 
     def record_many(self, us: int, n: int) -> None:
         """``record(us)``, ``n`` times over."""

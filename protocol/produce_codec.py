@@ -25,6 +25,7 @@ from kipper.protocol.fixed_fields import (
     count_bytes,
     put_count,
     put_string,
+    read_count,
     read_text,
 )
 from kipper.protocol.header import read_client_id, skip_tagged_fields
@@ -91,15 +92,9 @@ def _parse(buf, pos: int, version: int) -> tuple[ProduceRequestData, int]:
     if n != -1:
         transactional_id, pos = read_text(buf, pos, n)
     acks, timeout_ms = ACKS_TIMEOUT.unpack_from(buf, pos)
-    pos += 6
-    if flexible:
-        n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
-    else:
-        n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
-    if n < -1:
-        raise Truncated(f"negative array length {n}")
+    n, pos = read_count(buf, pos + 6, flexible)  # null (-1) reads as empty, as the general codec does
     topics = []
-    for _ in range(n):  # null (-1) where the schema says non-nullable reads as empty, as the codec does
+    for _ in range(n):
         if version >= TOPIC_ID_FROM:
             if pos + 16 > size:
                 raise Truncated("topic id past the end of the frame")
@@ -114,12 +109,7 @@ def _parse(buf, pos: int, version: int) -> tuple[ProduceRequestData, int]:
             if n < 0 or end > size:
                 raise Truncated(f"a topic name of {n} bytes at {pos} in a frame of {size}")
             name, topic_id, pos = str(buf[pos:end], "utf-8"), None, end
-        if flexible:
-            n, pos = (buf[pos] - 1, pos + 1) if buf[pos] < 0x80 else compact_length(buf, pos)
-        else:
-            n, pos = _I32.unpack_from(buf, pos)[0], pos + 4
-        if n < -1:
-            raise Truncated(f"negative array length {n}")
+        n, pos = read_count(buf, pos, flexible)
         parts = []
         for _ in range(n):
             index = _I32.unpack_from(buf, pos)[0]

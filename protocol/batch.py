@@ -14,6 +14,8 @@ from typing import NamedTuple
 import crc32c as _crc32c
 from construct import Int8sb, Int16sb, Int32sb, Int32ub, Int64sb, Struct
 
+from kipper.protocol.framing import FrameMemory
+
 BATCH_HEADER = Struct(
     "base_offset" / Int64sb,
     "batch_length" / Int32sb,
@@ -171,6 +173,24 @@ def with_base_offset(buf, start: int, end: int, base_offset: int) -> bytes:
     if type(buf) is not memoryview:
         buf = memoryview(buf)
     return b"".join((_I64.pack(base_offset), buf[start + 8:end]))
+
+
+def stored_batch(view: memoryview, start: int, end: int, base_offset: int):
+    """The batch ``view[start:end]`` as the in-memory log stores it, base offset rewritten.
+
+    A batch received into a large frame's own mapping (``framing.FrameMemory``) is kept
+    where it landed: its base offset is patched in place and a read-only view of it is
+    stored, so the producer's bytes are never copied. The decoder never writes a buffer
+    again while a view into it is alive. A batch must fill at least half of that mapping,
+    so a small one does not keep a large mapping alive. Every other batch is copied once
+    (``with_base_offset``).
+    """
+    memory = view.obj
+    if type(memory) is FrameMemory and (end - start) * 2 >= len(memory):
+        batch = view[start:end]
+        _I64.pack_into(batch, 0, base_offset)
+        return batch.toreadonly()
+    return with_base_offset(view, start, end, base_offset)
 
 
 def set_partition_leader_epoch(batch: bytearray, epoch: int) -> None:

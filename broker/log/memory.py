@@ -29,7 +29,7 @@ class MemoryLog:
 
     def __init__(self, config: LogConfig | None = None):
         self.config = config or LogConfig()
-        self._batches: list[bytes] = []
+        self._batches: list[bytes | memoryview] = []  # read-only views: batch.stored_batch
         # parallel columns as arrays: 8 bytes a batch each, not a list slot and an int object
         self._bases = array("q")
         self._lasts = array("q")
@@ -79,7 +79,7 @@ class MemoryLog:
         added = 0
         for start, end, header in spans:
             last = base + header.last_offset_delta
-            batches.append(b.with_base_offset(view, start, end, base))  # the one copy of the producer's bytes
+            batches.append(b.stored_batch(view, start, end, base))  # at most one copy of the producer's bytes
             bases.append(base)
             lasts.append(last)
             max_ts = header.max_timestamp

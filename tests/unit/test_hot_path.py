@@ -1,5 +1,6 @@
-"""The request path's costs that no timing test can show (issue 15): a Produce's bytes
-are copied once (into the stored batch), a Fetch answer refers to the stored batches
+"""The request path's costs that no timing test can show (issue 15): a large Produce's
+bytes are not copied at all (the in-memory log keeps them in the frame's own mapping, where
+the kernel received them) and a small one's once (into the stored batch), a Fetch answer refers to the stored batches
 instead of copying them, requests leave no cyclic garbage behind, and Metadata keeps a
 topic's encoded partitions until its partition count changes. A whole broker
 (build_broker) behind a real KafkaConnection, with a recording transport."""
@@ -16,7 +17,7 @@ from kipper.broker.config import load
 from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
 from kipper.protocol import records
-from kipper.protocol.framing import ChunkPool
+from kipper.protocol.framing import ChunkPool, FrameMemory
 from kipper.protocol.header import decode_response, encode_request, frame_bytes
 from kipper.protocol.messages import APIS
 from kipper.protocol.primitives import Encoded
@@ -70,7 +71,7 @@ def metadata_frame(cid: int, version: int = 12, topic: str = "t") -> bytes:
         "include_topic_authorized_operations": False})
 
 
-def test_a_large_produce_is_copied_once_between_the_socket_and_the_log(wired):
+def test_a_large_produce_is_stored_where_the_socket_put_it(wired):
     state, conn, transport = wired
     batch = records.build_batch([(None, bytes(1000))] * 1000)  # about 1 MB (message.max.bytes)
     frame = produce_frame(1, batch)
@@ -81,6 +82,7 @@ def test_a_large_produce_is_copied_once_between_the_socket_and_the_log(wired):
     conn.buffer_updated(100)
     rest = conn.get_buffer(-1)
     assert len(rest) == len(frame) - 100
+    assert type(rest.obj) is FrameMemory
     rest[:] = frame[100:]
     del rest
     tracemalloc.start()
@@ -92,9 +94,67 @@ def test_a_large_produce_is_copied_once_between_the_socket_and_the_log(wired):
     answer = decode_response(PRODUCE, 9, frame_bytes(transport.frames[0])[4:])[1]
     assert answer.responses[0].partition_responses[0].error_code == 0
     stored = state.topics.partition("t", 0).batch_at_offset(0)[1]
-    assert stored[8:] == batch[8:]
-    # the stored batch is the only allocation the size of the data (the old path made five)
-    assert len(batch) <= peak < 1.2 * len(batch)
+    assert stored == batch  # base offset 0, as the producer sent it
+    # the stored batch is a read-only view of the frame's mapping: no allocation the size of
+    # the data (the first version of the path made five, the last one one)
+    assert type(stored.obj) is FrameMemory and stored.readonly
+    assert peak < 0.1 * len(batch)
+
+
+def test_a_kept_frame_is_never_received_into_again(wired):
+    state, conn, transport = wired
+    batches = [records.build_batch([(None, bytes([i]) * 1000)] * 200) for i in range(3)]
+    for i, batch in enumerate(batches):
+        receive(conn, produce_frame(i, batch))
+    conn.decoder.release()
+    stored = [data for _, data in state.topics.partition("t", 0).batches()]
+    assert [type(s.obj) for s in stored] == [FrameMemory] * 3
+    assert len({id(s.obj) for s in stored}) == 3  # each frame got its own mapping
+    base = 0
+    for data, batch in zip(stored, batches):  # base offsets patched in place, the rest intact
+        assert int.from_bytes(data[:8], "big") == base and data[8:] == batch[8:]
+        base += 200
+    fetched = [data for _, data in state.topics.partition("t", 0).batches()]
+    assert all(a is b for a, b in zip(fetched, stored))
+
+
+def test_a_small_batch_in_a_large_frame_is_copied(wired):
+    """A batch that fills less than half its frame's mapping is copied, so it does not keep
+    the whole mapping alive (two 40 KB batches for two partitions in one 80 KB frame)."""
+    state, conn, transport = wired
+    state.topics.create("two", 2)
+    batch = records.build_batch([(None, bytes(1000))] * 40)
+    frame = encode_request(PRODUCE, 9, 1, "c", {
+        "transactional_id": None, "acks": -1, "timeout_ms": 1000,
+        "topic_data": [{"name": "two", "partition_data": [{"index": 0, "records": batch},
+                                                          {"index": 1, "records": batch}]}]})
+    receive(conn, frame)
+    for p in (0, 1):
+        stored = state.topics.partition("two", p).batch_at_offset(0)[1]
+        assert type(stored) is bytes and stored == batch
+
+
+def test_a_frame_the_log_did_not_keep_is_received_into_again(wired):
+    """A refused Produce (an unknown partition) leaves its mapping free: the connection's
+    next large frame reuses it instead of mapping fresh memory."""
+    state, conn, transport = wired
+    batch = records.build_batch([(None, bytes(1000))] * 200)
+    refused = encode_request(PRODUCE, 9, 1, "c", {
+        "transactional_id": None, "acks": -1, "timeout_ms": 1000,
+        "topic_data": [{"name": "t", "partition_data": [{"index": 7, "records": batch}]}]})
+    receive(conn, refused)
+    (spare,) = conn.decoder._pool._big  # given back to the connections' pool, still mapped
+    assert type(spare) is FrameMemory
+    first = id(spare)  # alive in the pool until taken, so no other object can have its id
+    del spare
+    frame = produce_frame(2, batch)
+    receive(conn, frame[:100])
+    room = conn.get_buffer(-1)
+    assert id(room.obj) == first
+    del room
+    receive(conn, frame[100:])
+    stored = state.topics.partition("t", 0).batch_at_offset(0)[1]
+    assert id(stored.obj) == first and stored == batch
 
 
 def test_a_fetch_answer_is_a_list_of_buffers_holding_the_stored_batches_themselves(wired):

@@ -169,7 +169,8 @@ def crc_valid(buf, start: int, end: int, header: BatchHeader) -> bool:
 def with_base_offset(buf, start: int, end: int, base_offset: int) -> bytes:
     """The batch ``buf[start:end]`` with its base offset rewritten (not covered by the CRC):
     one copy, made by writing the new base offset and then the rest of the batch into a
-    new object. For a Produce this is the only copy of the producer's bytes the broker makes."""
+    new object. For a Produce stored by copying (see ``stored_batch``) this is the only copy
+    of the producer's bytes the broker makes."""
     if type(buf) is not memoryview:
         buf = memoryview(buf)
     return b"".join((_I64.pack(base_offset), buf[start + 8:end]))

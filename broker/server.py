@@ -20,7 +20,7 @@ from typing import Callable
 import structlog
 
 from kipper.broker.cleaner.service import CLEANER_SLICE_S
-from kipper.broker.composition import build_broker, now_ms
+from kipper.broker.composition import build_broker, log_dirs, now_ms
 from kipper.broker.config import BrokerConfig
 from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
@@ -86,7 +86,9 @@ class BrokerServer:
         self.broker = broker = build_broker(config, clock)
         self.dispatcher = broker.dispatcher
         self.connections: set[KafkaConnection] = set()
-        self.chunks = ChunkPool()  # receive buffers, shared by the connections (idle ones hold none)
+        # receive buffers, shared by the connections (idle ones hold none); large frames in
+        # their own mappings when the log keeps them in memory
+        self.chunks = ChunkPool(mapped=not log_dirs(config))
         self.servers: list[asyncio.base_events.Server] = []
         now = broker.clock
         self.periodic: list[Periodic] = [

@@ -27,12 +27,13 @@ SPARE_CHUNKS = 8
 # fresh one costs page faults and zeroing, which were a tenth of the broker's ingest CPU
 SPARE_BIG = 2
 BIG_KEPT_MAX = 4 << 20
-# A frame larger than a chunk (a producer's 1 MB Produce) is received into its own anonymous
-# mapping whose pages are faulted in by the one mmap call (MAP_POPULATE): the kernel's receive
-# copy then writes into memory that is ready, and the in-memory log keeps the batches where
-# they landed instead of copying them (``batch.stored_batch``). Why: in ingest, a fault per
-# 4 KiB page of the stored copy plus the copy itself were a third of the broker's CPU; one
-# populate call and no copy cost about a quarter of that (docs/PERFORMANCE.md).
+# In a ``mapped`` pool, a frame larger than a chunk (a producer's 1 MB Produce) is received
+# into its own anonymous mapping whose pages are faulted in by the one mmap call
+# (MAP_POPULATE): the kernel's receive copy then writes into memory that is ready, and the
+# in-memory log keeps the batches where they landed instead of copying them
+# (``batch.stored_batch``). Why: a page fault per 4 KiB of the stored copy, and the copy,
+# were a third of the broker's ingest CPU; without them ingest costs half as much
+# (0.14-0.16 broker CPU-s per 1M records of 100 B before, 0.075-0.077 after; PERFORMANCE.md).
 MAPPED_MIN = CHUNK_SIZE
 _MAP_FLAGS = (mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0)
               if hasattr(mmap, "MAP_ANONYMOUS") else None)
@@ -57,23 +58,23 @@ class FrameMemory(mmap.mmap):
     __slots__ = ()
 
 
-def frame_buffer(size: int):
-    """A fresh buffer for a frame of ``size`` bytes that does not fit in the chunk."""
-    if size >= MAPPED_MIN and _MAP_FLAGS is not None:
-        return FrameMemory(-1, size, flags=_MAP_FLAGS)
-    return bytearray(size)
-
-
 class ChunkPool:
     """Spare receive buffers shared by the decoders of one thread, so an idle
     connection holds none and a busy one does not allocate per read: 64 KiB
-    chunks, and a few larger buffers for frames that do not fit in one."""
+    chunks, and a few larger buffers for frames that do not fit in one.
 
-    __slots__ = ("_spare", "_big")
+    ``mapped``: frames larger than a chunk get their own ``FrameMemory``, for a log that
+    keeps them (the in-memory one). A log that copies them (the durable one, which writes
+    them to its files) is better served by bytearrays: a mapping is sized to its frame,
+    so a slightly larger frame needs a fresh one, where malloc hands back memory that is
+    already in use."""
 
-    def __init__(self):
+    __slots__ = ("_spare", "_big", "mapped")
+
+    def __init__(self, mapped: bool = True):
         self._spare: list[bytearray] = []
-        self._big: list[bytearray] = []
+        self._big: list[bytearray | FrameMemory] = []
+        self.mapped = mapped and _MAP_FLAGS is not None
 
     def take(self) -> bytearray:
         return self._spare.pop() if self._spare else bytearray(CHUNK_SIZE)
@@ -87,7 +88,9 @@ class ChunkPool:
         for i, buf in enumerate(self._big):
             if len(buf) >= size:
                 return self._big.pop(i)
-        return frame_buffer(size)
+        if self.mapped and size >= MAPPED_MIN:
+            return FrameMemory(-1, size, flags=_MAP_FLAGS)
+        return bytearray(size)
 
     def give_big(self, buf: bytearray | FrameMemory) -> None:
         if len(buf) <= BIG_KEPT_MAX and len(self._big) < SPARE_BIG:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kipper.protocol.framing import (
-    CHUNK_SIZE, DEFAULT_MAX_FRAME, ChunkPool, FrameDecoder, FrameTooLarge, InvalidFrame,
+    CHUNK_SIZE, DEFAULT_MAX_FRAME, ChunkPool, FrameDecoder, FrameMemory, FrameTooLarge, InvalidFrame,
 )
 
 
@@ -232,3 +232,31 @@ def test_the_buffer_of_a_large_frame_is_used_again_once_the_frame_is_dropped():
     d.release()
     (third,) = receive(d, frame(b"y" * 150_000))  # smaller: fits in the freed buffer
     assert id(third.obj) == owner and third == b"y" * 150_000
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_a_frame_larger_than_a_chunk_gets_a_mapping_only_in_a_mapped_pool(mapped):
+    """A mapped pool (the in-memory broker's: its log keeps large frames' batches where they
+    landed) gives such a frame its own FrameMemory; an unmapped one (the durable broker's)
+    a bytearray, as for a smaller frame that did not fit in what was left of the chunk."""
+    d = FrameDecoder(pool=ChunkPool(mapped=mapped))
+    (large,) = receive(d, frame(b"z" * (CHUNK_SIZE + 10)))
+    assert large == b"z" * (CHUNK_SIZE + 10)
+    assert type(large.obj) is (FrameMemory if mapped else bytearray)
+    assert len(large.obj) == CHUNK_SIZE + 10
+    filler = frame(b"f" * (CHUNK_SIZE - 100))
+    (_, straddling) = receive(d, filler + frame(b"s" * 200))  # does not fit in the chunk's rest
+    assert type(straddling.obj) is bytearray and straddling == b"s" * 200
+
+
+def test_an_in_memory_broker_maps_large_frames_and_a_durable_one_does_not(tmp_path):
+    from kipper.broker.config import load
+    from kipper.broker.server import BrokerServer
+
+    listeners = {"listeners": "PLAINTEXT://127.0.0.1:0"}
+    assert BrokerServer(load(overrides=listeners)).chunks.mapped
+    durable = BrokerServer(load(overrides={**listeners, "log.dirs": str(tmp_path)}))
+    try:
+        assert not durable.chunks.mapped
+    finally:
+        durable.broker.close()

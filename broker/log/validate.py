@@ -31,6 +31,9 @@ def validate_records(buf, max_batch_bytes: int) -> list[tuple[int, int, b.BatchH
         spans = b.split_batches(buf)
     except b.InvalidBatch as exc:
         raise Rejected(ErrorCode(exc.code), str(exc)) from None
+    if len(spans) > 1:  # Kafka's rule for magic v2: a producer sends one batch per partition
+        raise Rejected(ErrorCode.INVALID_RECORD,
+                       f"a partition's records hold {len(spans)} record batches; a produce request carries one")
     view = buf if type(buf) is memoryview else memoryview(buf)
     for start, end, header in spans:  # the header's fields directly: this runs for every batch
         if end - start > max_batch_bytes:

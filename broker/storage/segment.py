@@ -327,20 +327,28 @@ class LogSegment:
                 pass
 
 
+# writev takes at most IOV_MAX buffers (1024 on Linux); more fail with EINVAL
+_IOV_MAX = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024, 1024) or 1024
+
+
 def _write_all(fd: int, chunks: list) -> int:
+    """Write ``chunks`` in order at the file's end; returns their total size."""
+    total = 0
+    for at in range(0, len(chunks), _IOV_MAX):
+        total += _writev_all(fd, chunks[at:at + _IOV_MAX])
+    return total
+
+
+def _writev_all(fd: int, chunks: list) -> int:
     total = sum(len(c) for c in chunks)
     written = os.writev(fd, chunks)
-    while written < total:  # a short write: finish it chunk by chunk
-        done = 0
-        rest = []
+    while written < total:  # a short write: write what is left of the chunks, from where it stopped
+        rest, done = [], 0
         for c in chunks:
-            if done + len(c) <= written:
-                done += len(c)
-                continue
-            rest.append(memoryview(c)[max(0, written - done):])
+            if done + len(c) > written:
+                rest.append(memoryview(c)[max(0, written - done):])
             done += len(c)
-        chunks = rest
-        written += os.writev(fd, chunks)
+        written += os.writev(fd, rest)
     return total
 
 

@@ -314,6 +314,14 @@ def test_produce_with_crc_mismatch_gets_corrupt_message_and_stores_nothing(clien
     assert fetch_values(client, seeded.topic) == seeded.values
 
 
+def test_two_batches_for_one_partition_get_invalid_record_and_store_nothing(client, seeded):
+    """Kafka's rule: a Produce carries one record batch per partition (magic v2)."""
+    batches = build_batch([(None, b"first")]) + build_batch([(None, b"second")])
+    assert produce(client, [{"name": seeded.topic, "partition_data": [
+        {"index": 0, "records": batches}]}]) == {(seeded.topic, 0): ErrorCode.INVALID_RECORD}
+    assert fetch_values(client, seeded.topic) == seeded.values
+
+
 def test_batch_above_message_max_bytes_gets_message_too_large_and_stores_nothing(client, seeded):
     batch = build_batch([(None, b"x" * MESSAGE_LIMIT)])
     assert MESSAGE_LIMIT < len(batch) < REQUEST_LIMIT - 200

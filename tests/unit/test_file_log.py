@@ -193,3 +193,13 @@ def test_batches_and_headers_iterate_across_segments(tmp_path, config):
     assert [base for base, _ in log.batches_from(5)] == [4, 6, 8, 10, 12, 14, 16, 18]
     assert [base for base, _, _ in log.headers_from(0)][:3] == [0, 2, 4]
     assert log.batch_at_offset(7)[0] == 6
+
+
+def test_an_append_of_more_batches_than_writev_takes_at_once_is_written_whole(tmp_path):
+    """writev takes at most IOV_MAX (1024) buffers; an append of more (the log's own writes
+    may hold many batches) is written in rounds, in order."""
+    log = new_log(tmp_path)
+    data = b"".join(batch(1, ts=1000 + i) for i in range(1500))
+    assert append(log, data) == 0
+    assert offsets(log) == list(range(1500))
+    assert os.path.getsize(log.segments[0].path(".log")) == len(data)

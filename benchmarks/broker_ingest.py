@@ -26,7 +26,7 @@ import os
 import tempfile
 import time
 
-from benchmarks.machine import process_cpu_seconds
+from benchmarks.machine import process_times
 from tests.support.broker import BrokerProcess
 from tests.support.tansu import TansuProcess, tansu_binary
 
@@ -86,12 +86,14 @@ def run_against(name: str, broker, n: int, size: int, producers: int, partitions
     for p in procs:
         p.start()
     time.sleep(2.0)  # let every producer connect and warm up
-    cpu0 = process_cpu_seconds(broker.proc.pid)
+    user0, system0, faults0 = process_times(broker.proc.pid)
     t0 = time.perf_counter()
     start_evt.set()
     failed = sum(done_q.get(timeout=1800) for _ in procs)
     elapsed = time.perf_counter() - t0
-    cpu = process_cpu_seconds(broker.proc.pid) - cpu0
+    user, system, faults = (now - then for now, then in zip(process_times(broker.proc.pid),
+                                                            (user0, system0, faults0)))
+    cpu = user + system
     for p in procs:
         p.join(30)
     total = share * producers
@@ -103,9 +105,14 @@ def run_against(name: str, broker, n: int, size: int, producers: int, partitions
         time.sleep(0.1)
     failed += total - stored
     result = {"records_per_sec": total / elapsed, "seconds": elapsed,
-              "broker_cpu_s_per_million": cpu / (total / 1e6), "undelivered": failed}
+              "broker_cpu_s_per_million": cpu / (total / 1e6), "undelivered": failed,
+              "broker_user_s_per_million": user / (total / 1e6),
+              "broker_system_s_per_million": system / (total / 1e6),
+              "broker_page_faults_per_million": faults / (total / 1e6)}
     print(f"{name:>8}: {result['records_per_sec']:>11,.0f} records/s  "
-          f"broker CPU {result['broker_cpu_s_per_million']:.2f} s per million records  "
+          f"broker CPU {result['broker_cpu_s_per_million']:.3f} s per million records "
+          f"(user {result['broker_user_s_per_million']:.3f}, system {result['broker_system_s_per_million']:.3f}, "
+          f"{result['broker_page_faults_per_million']:,.0f} page faults)  "
           f"({elapsed:.2f} s, {failed} undelivered)", flush=True)
     return result
 
@@ -116,7 +123,7 @@ def compare_with_baseline(args) -> None:
         for name, checkout in (("baseline", args.baseline), ("this", None)):
             with BrokerProcess({"log.level": "WARNING"}, checkout=checkout) as broker:
                 runs[name].append(run_against(name, broker, args.records, args.size, args.producers,
-                                              args.partitions, args.callbacks))
+                                              args.partitions, args.callbacks, args.idempotent))
     mean = {name: {key: sum(r[key] for r in rows) / len(rows)
                    for key in ("records_per_sec", "broker_cpu_s_per_million")} for name, rows in runs.items()}
     for name, m in mean.items():
@@ -134,12 +141,15 @@ def main() -> None:
     ap.add_argument("--producers", type=int, default=1)
     ap.add_argument("--partitions", type=int, default=1)
     ap.add_argument("--callbacks", action="store_true", help="a delivery callback per record")
+    ap.add_argument("--idempotent", action="store_true",
+                    help="idempotent producers with acks=all (as the side-by-side ingest passes)")
     ap.add_argument("--log-dirs", action="store_true",
                     help="compare kipper with log.dirs (durable) against kipper in memory")
     ap.add_argument("--baseline", metavar="DIR", help="compare with kipper run from another checkout")
     ap.add_argument("--rounds", type=int, default=1, help="with --baseline: alternating rounds")
     args = ap.parse_args()
-    print(f"{args.records:,} records of {args.size} bytes, acks=1, {args.producers} confluent-kafka "
+    print(f"{args.records:,} records of {args.size} bytes, "
+          f"{'idempotent, acks=all' if args.idempotent else 'acks=1'}, {args.producers} confluent-kafka "
           f"producer(s), {args.partitions} partition(s), "
           f"{'a delivery callback per record' if args.callbacks else 'no delivery callbacks'}")
     if args.baseline:
@@ -147,12 +157,12 @@ def main() -> None:
         return
     with BrokerProcess({"log.level": "WARNING"}) as broker:
         kipper = run_against("kipper", broker, args.records, args.size, args.producers,
-                             args.partitions, args.callbacks)
+                             args.partitions, args.callbacks, args.idempotent)
     if args.log_dirs:
         with tempfile.TemporaryDirectory(prefix="kipper-ingest-") as data:
             with BrokerProcess({"log.level": "WARNING", "log.dirs": data}) as broker:
                 durable = run_against("durable", broker, args.records, args.size, args.producers,
-                                      args.partitions, args.callbacks)
+                                      args.partitions, args.callbacks, args.idempotent)
         print(f"durable/in-memory: {durable['records_per_sec'] / kipper['records_per_sec']:.2f}x "
               f"throughput, {durable['broker_cpu_s_per_million'] / kipper['broker_cpu_s_per_million']:.2f}x "
               f"CPU per record")
@@ -162,7 +172,7 @@ def main() -> None:
         return
     with TansuProcess() as tansu:
         tansu_result = run_against("tansu", tansu, args.records, args.size, args.producers,
-                                   args.partitions, args.callbacks)
+                                   args.partitions, args.callbacks, args.idempotent)
     print(f"kipper/Tansu: {kipper['records_per_sec'] / tansu_result['records_per_sec']:.2f}x throughput, "
           f"{kipper['broker_cpu_s_per_million'] / tansu_result['broker_cpu_s_per_million']:.2f}x CPU per record")
 

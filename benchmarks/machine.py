@@ -17,16 +17,30 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def process_cpu_seconds(pid: int, *, children: bool = False) -> float:
     """user + system CPU of a process (and of its waited-for children)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
+    fields = _stat_fields(pid)
+    if fields is None:
         return 0.0
     ticks = int(fields[11]) + int(fields[12])
     if children:
         ticks += int(fields[13]) + int(fields[14])
     return ticks / _TICKS
+
+
+def process_times(pid: int) -> tuple[float, float, int]:
+    """(user CPU-s, system CPU-s, minor page faults) of a process so far."""
+    fields = _stat_fields(pid)
+    if fields is None:
+        return 0.0, 0.0, 0
+    return int(fields[11]) / _TICKS, int(fields[12]) / _TICKS, int(fields[7])
 
 
 def rss_kib(pid: int) -> int:

@@ -37,3 +37,35 @@ def fresh_broker():
 def unique():
     """A short unique suffix for topic and group names."""
     return uuid.uuid4().hex[:10]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's confluent-kafka consumers are closed while its broker still runs.
+
+    A failing assert skips the test's own ``close()``. The consumer then lives on in the
+    traceback, and is destroyed whenever the last reference goes, often in a later test,
+    with its broker long stopped. librdkafka's destroy can then spin for ever
+    (confluentinc/librdkafka#5434): the worker hangs instead of reporting the failure.
+    """
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed and call.excinfo is not None:
+        _close_consumers_of(call.excinfo.tb)
+
+
+def _close_consumers_of(tb) -> None:
+    try:
+        from confluent_kafka import Consumer
+    except ImportError:
+        return
+    seen: set[int] = set()
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            if type(value) is Consumer and id(value) not in seen:
+                seen.add(id(value))
+                try:
+                    value.close()
+                except RuntimeError:  # closed already
+                    pass
+        tb = tb.tb_next

@@ -327,8 +327,7 @@ class LogSegment:
                 pass
 
 
-# writev takes at most IOV_MAX buffers (1024 on Linux); more fail with EINVAL
-_IOV_MAX = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024, 1024) or 1024
+_IOV_MAX = 1024  # the most buffers one writev takes on Linux and macOS (IOV_MAX); more fail with EINVAL
 
 
 def _write_all(fd: int, chunks: list) -> int:

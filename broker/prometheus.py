@@ -338,6 +338,8 @@ def _handler(server: MetricsHttpServer):
                     self._send(200 if ok else 503, b"ready\n" if ok else b"not ready\n")
                 else:
                     self._send(404, b"not found: try /metrics, /healthz or /readyz\n")
+            except ConnectionError:  # the scraper went away before the answer: nobody to tell
+                log.debug("metrics_http_client_gone", path=path)
             except (concurrent.futures.TimeoutError, RuntimeError) as exc:
                 self._send(503, f"broker busy or stopping: {exc!r}\n".encode())
             except Exception:

@@ -110,3 +110,32 @@ def test_cleaner_and_authorizer_families():
     assert s[("kafka_log_logcleanermanager_dirty_ratio", (("partition", "0"), ("topic", "c")))] == 0.25
     assert s[("kafka_server_authorizer_metrics_acls_total_count", ())] == 12
     assert s[("kafka_server_authorizer_metrics_authorization_denied_total", (("request", "Produce"),))] == 3
+
+
+def test_a_scraper_that_hangs_up_before_the_answer_is_not_an_error():
+    """The answer's write fails with a broken pipe: logged at debug, not as a failure with a
+    traceback, and nothing else is attempted on the dead socket."""
+    import concurrent.futures
+    import socket
+
+    from structlog.testing import capture_logs
+
+    from kipper.broker.prometheus import MetricsHttpServer
+
+    def at_once(fn):
+        future = concurrent.futures.Future()
+        future.set_result(fn())
+        return future
+
+    server = MetricsHttpServer("127.0.0.1", 0, on_loop=at_once, snapshot=dict, ready=lambda: True)
+    ours, scraper = socket.socketpair()
+    try:
+        scraper.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        scraper.close()  # gone before the answer
+        with capture_logs() as logs:
+            server.httpd.RequestHandlerClass(ours, ("scraper", 0), server.httpd)
+    finally:
+        ours.close()
+        server.httpd.server_close()
+    assert [e["event"] for e in logs] == ["metrics_http_client_gone"]
+    assert logs[0]["log_level"] == "debug"

@@ -166,14 +166,20 @@ def crc_valid(buf, start: int, end: int, header: BatchHeader) -> bool:
     return compute_crc(buf, start, end) == header.crc
 
 
+def with_base_offset_parts(view: memoryview, start: int, end: int, base_offset: int) -> tuple:
+    """The batch ``view[start:end]`` with its base offset rewritten (not covered by the CRC),
+    as two pieces: the new base offset, and a view of the rest. Nothing is copied; a
+    ``writev`` (the durable log's) takes them as they are."""
+    return _I64.pack(base_offset), view[start + 8:end]
+
+
 def with_base_offset(buf, start: int, end: int, base_offset: int) -> bytes:
-    """The batch ``buf[start:end]`` with its base offset rewritten (not covered by the CRC):
-    one copy, made by writing the new base offset and then the rest of the batch into a
-    new object. For a Produce stored by copying (see ``stored_batch``) this is the only copy
-    of the producer's bytes the broker makes."""
+    """The batch ``buf[start:end]`` with its base offset rewritten, as one new object: one
+    copy. For a Produce stored by copying (see ``stored_batch``) this is the only copy of
+    the producer's bytes the broker makes."""
     if type(buf) is not memoryview:
         buf = memoryview(buf)
-    return b"".join((_I64.pack(base_offset), buf[start + 8:end]))
+    return b"".join(with_base_offset_parts(buf, start, end, base_offset))
 
 
 def stored_batch(view: memoryview, start: int, end: int, base_offset: int):

@@ -151,13 +151,15 @@ class FileLog:
 
     def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
         first = offset = self.log_end_offset
-        batches, headers, bases = [], [], []
+        view = buf if type(buf) is memoryview else memoryview(buf)
+        chunks, sizes, headers, bases = [], [], [], []
         for start, end, header in spans:
-            batches.append(b.with_base_offset(buf, start, end, offset))
+            chunks += b.with_base_offset_parts(view, start, end, offset)  # no copy: writev takes the pieces
+            sizes.append(end - start)
             headers.append(header)
             bases.append(offset)
             offset += header.last_offset_delta + 1
-        self.active.append(batches, headers, bases, now_ms)
+        self.active.append(chunks, sizes, headers, bases, now_ms)
         self.unflushed_messages += sum(h.records_count for h in headers)
         if self.unflushed_messages >= self.config.flush_messages:
             self.flush(now_ms)

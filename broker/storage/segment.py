@@ -78,18 +78,21 @@ class LogSegment:
 
     # --- writes --------------------------------------------------------------------------
 
-    def append(self, batches: list, headers: list, base_offsets: list[int], now_ms: int) -> None:
-        """Write whole batches (base offsets already set) at the end of the file."""
+    def append(self, chunks: list, sizes: list[int], headers: list, base_offsets: list[int],
+               now_ms: int) -> None:
+        """Write whole batches at the end of the file, in one ``writev`` of ``chunks`` (each
+        batch's bytes with its base offset set, in any number of pieces); ``sizes`` are the
+        batches' sizes."""
         position = self.size
-        total = _write_all(self.fd, batches)
-        for data, h, base in zip(batches, headers, base_offsets):
+        total = _write_all(self.fd, chunks)
+        for size, h, base in zip(sizes, headers, base_offsets):
             last = base + h.last_offset_delta
             if self._since_index >= self.index_interval or not self._idx_positions:
                 self._add_index_entry(last, position, h.max_timestamp)
-            self._since_index += len(data)
+            self._since_index += size
             if h.max_timestamp > self.max_timestamp:
                 self.max_timestamp, self.max_timestamp_offset = h.max_timestamp, last
-            position += len(data)
+            position += size
             self.next_offset = last + 1
         self.size += total
         if self.first_append_ms < 0:

@@ -203,3 +203,22 @@ def test_an_append_of_more_batches_than_writev_takes_at_once_is_written_whole(tm
     assert append(log, data) == 0
     assert offsets(log) == list(range(1500))
     assert os.path.getsize(log.segments[0].path(".log")) == len(data)
+
+
+def test_an_append_writes_the_producers_bytes_without_copying_them(tmp_path):
+    """The new base offset and a view of the rest of the batch go to ``writev`` as they
+    are: nothing the size of the batch is allocated on the way to the file."""
+    import tracemalloc
+
+    log = new_log(tmp_path)
+    append(log, batch(1))
+    data = batch(1000, size=1000)  # about 1 MB
+    spans = b.split_batches(data)
+    tracemalloc.start()
+    try:
+        log.append(memoryview(data), spans, 0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.1 * len(data)
+    assert offsets(log) == list(range(1001))

@@ -1,8 +1,9 @@
 """The durable LogStorage: one partition's directory of segments.
 
-Appends go to the active (last) segment with one ``writev``; the file holds
-the batches as they are stored in memory, so a killed process loses nothing
-that was acknowledged (the page cache has it). A segment rolls at
+Appends go to the active (last) segment with one ``writev`` of each batch's new
+base offset and a view of the rest of it as received (nothing is copied first);
+the file holds the batches as they are stored in memory, so a killed process
+loses nothing that was acknowledged (the page cache has it). A segment rolls at
 ``segment.bytes`` or ``segment.ms``; rolling fsyncs it and writes its index
 files. Reads find the segment by base offset, the position through the sparse
 index, and ``pread`` the batches: the broker's memory does not grow with what

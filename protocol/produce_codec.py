@@ -191,7 +191,7 @@ def parse_frame(frame, version: int, kept) -> tuple[str | None, ProduceRequestDa
     prefix); ``kept`` is the connection's ``RepeatedHeads``, or None before its first."""
     head = kept.find(frame, version) if kept is not None else None
     if head is not None:
-        records = repeated_records(frame, version, head)
+        records = _records_after(frame, head)  # find compared the head's bytes
         if records is not None:
             return head.client_id, ProduceRequestData(head.transactional_id, head.acks, head.timeout_ms, [
                 TopicProduceData(head.name, head.topic_id, [PartitionProduceData(head.index, records)])]), kept
@@ -218,9 +218,14 @@ def repeated_records(frame, version: int, head: RepeatedHead):
     with the head's bytes, and its records run to the end of the frame but for the empty
     tagged fields of the partition, the topic and the request (flexible versions). None
     otherwise: the frame is parsed in full."""
-    pos = head.length_at
-    if head.version != version or bytes(frame[8:pos]) != head.head:
+    if head.version != version or bytes(frame[8:head.length_at]) != head.head:
         return None  # (a memoryview's == is slower than a copy's)
+    return _records_after(frame, head)
+
+
+def _records_after(frame, head: RepeatedHead):
+    """``repeated_records`` of a frame known to start with ``head``'s bytes."""
+    pos = head.length_at
     size = len(frame)
     if pos + 4 > size:  # too short to hold records: the full parse says what is wrong
         return None

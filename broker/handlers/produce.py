@@ -76,8 +76,7 @@ def handle_produce_run(head, records: list, ctx) -> list:
     name, topic_id, acks, index = head.name, head.topic_id, head.acks, head.index
     topic, policy = target[1], target[2]
     # the checks before the batches are the same for every request of the run
-    partition = topic.partitions[index] if acks in (0, 1, -1) and target[3] is None and topic is not None \
-        and 0 <= index < len(topic.partitions) else None
+    partition = topic.partitions[index] if _refusal(target, acks, index) is None else None
     out = []
     run_bytes = run_records = 0
     for batch in records:
@@ -123,14 +122,24 @@ def _target(ctx, tdata, txn_denied: bool) -> tuple:
 def _partition_row(ctx, target: tuple, acks: int, index: int, records, now: int) -> tuple[dict, int, int, int]:
     """One partition's answer, the quota's throttle time (0 unless exceeded), and the
     bytes and records appended (for the caller to count)."""
-    name, topic, policy, denied = target
+    refusal = _refusal(target, acks, index)
+    if refusal is not None:  # nothing is appended
+        return result(index, refusal), 0, 0, 0
+    topic = target[1]
+    return _append_row(ctx, topic, topic.partitions[index], target[2], index, records, now)
+
+
+def _refusal(target: tuple, acks: int, index: int) -> ErrorCode | None:
+    """Why a request may not write to partition ``index`` of ``target``'s topic, before
+    its batches are looked at; None when it may."""
+    name, topic, _, denied = target
     if acks not in (0, 1, -1):
-        return result(index, ErrorCode.INVALID_REQUIRED_ACKS), 0, 0, 0
-    if denied is not None:  # nothing is appended
-        return result(index, denied), 0, 0, 0
+        return ErrorCode.INVALID_REQUIRED_ACKS
+    if denied is not None:
+        return denied
     if topic is None or not 0 <= index < len(topic.partitions):
-        return result(index, ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), 0, 0, 0
-    return _append_row(ctx, topic, topic.partitions[index], policy, index, records, now)
+        return ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return None
 
 
 def _append_row(ctx, topic, partition, policy, index: int, records, now: int) -> tuple[dict, int, int, int]:

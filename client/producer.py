@@ -18,6 +18,7 @@ from kipper.client.accumulator import Accumulator
 from kipper.client.batch import (PLAIN_MAX_VALUE, PLAIN_OVERHEAD, RECORD_OVERHEAD, BatchedFuture, Callback,
                                  RecordFuture, RecordMetadata)
 from kipper.client.config import ProducerConfig
+from kipper.client.producer_lock import ProducerLock
 from kipper.client.send_engine import SendEngine
 from kipper.client.sender import Sender
 from kipper.protocol.errors import ErrorCode, KafkaError
@@ -46,7 +47,7 @@ class Producer:
     def __init__(self, config: dict):
         self.config = ProducerConfig.from_dict(config)
         cfg = self.config
-        self._mutex = threading.RLock()
+        self._mutex = ProducerLock()  # the fast path of send() takes its token instead
         self._lock = threading.Condition(self._mutex)  # same lock, for waiting on space/flush
         self._acc = Accumulator(batch_size=cfg.batch_size, linger_ms=cfg.linger_ms,
                                 buffer_memory=cfg.buffer_memory)
@@ -60,7 +61,7 @@ class Producer:
         # counting getrefcount's argument), nothing can see the object any
         # more (BatchedFuture has no __weakref__ slot), so the next send
         # reuses it instead of allocating and freeing one per record (about
-        # 8% of send()'s instructions). It is read under the producer lock;
+        # 8% of send()'s instructions). It is read holding the producer lock's token;
         # a future someone holds (a list of them, a callback's) is never reused.
         self._spare = BatchedFuture()
         self._sender = Sender(cfg, self._engine, self._lock)
@@ -92,15 +93,20 @@ class Producer:
                 or type(value) is not bytes:
             return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
         try:
-            batch = self._open_batches.get(topic)
-        except TypeError:  # an unhashable topic: _send says what is wrong
-            batch = None
+            batch = self._open_batches[topic]
+        except (KeyError, TypeError):  # no open batch, or an unhashable topic (_send says so)
+            return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
         size = len(value) + PLAIN_OVERHEAD
-        if batch is None or size > self._plain_limit:
+        if size > self._plain_limit:
             return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
         now = _time()
-        mutex = self._mutex
-        mutex.acquire()
+        # the token instead of the lock (ProducerLock): IndexError when the
+        # lock is held or wanted, or another caller is here
+        tokens = self._mutex.tokens
+        try:
+            token = tokens.pop()
+        except IndexError:
+            return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
         try:
             room = batch.room - size
             if room >= 0:  # a closed or drained batch has no room
@@ -121,7 +127,7 @@ class Producer:
                     batch.add_callback(future, on_delivery)
                 return future
         finally:
-            mutex.release()
+            tokens.append(token)
         return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
 
     def _send(self, topic, value, key, partition, headers, timestamp, on_delivery) -> RecordFuture:

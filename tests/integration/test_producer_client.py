@@ -133,6 +133,31 @@ def test_send_is_thread_safe_and_callbacks_fire_once_per_record(broker, unique):
     assert m["records"] == 8000 and m["errors"] == 0 and m["producer_id"] >= 0
 
 
+def test_unkeyed_records_from_many_threads_land_at_the_offsets_their_futures_give(broker, unique):
+    """The fast path (ProducerLock's token) from four threads at once, while
+    the send thread drains small batches: every future's offset holds its own
+    value, and no record is lost or stored twice."""
+    topic = f"fast-threads-{unique}"
+    create_topics(broker.bootstrap, topic)
+    sent: dict[bytes, object] = {}
+    with Producer({"bootstrap.servers": broker.bootstrap, "batch.size": 2048, "linger.ms": 0}) as p:
+        def worker(n):
+            futures = [(f"{n}-{i}".encode(), p.send(topic, f"{n}-{i}".encode())) for i in range(5000)]
+            sent.update(futures)
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert p.flush(30) == 0
+        m = p.metrics()
+    stored = {(partition, r.offset): r.value
+              for partition, recs in read_topic(broker.bootstrap, topic).items() for r in recs}
+    assert len(stored) == 20_000 and sorted(stored.values()) == sorted(sent)
+    assert all(stored[f.get(5).partition, f.get(5).offset] == value for value, f in sent.items())
+    assert m["batches"] > 50  # the send thread drained while the threads appended
+
+
 def test_broker_advertised_sequence_window_lifts_the_request_limit(broker, unique):
     with Producer({"bootstrap.servers": broker.bootstrap}) as p:
         p.send(f"w-{unique}", b"x").get(15)

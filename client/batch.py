@@ -217,7 +217,7 @@ class ProducerBatch:
     has none (Accumulator.reserve and unreserve, under the producer lock)."""
 
     __slots__ = ("topic", "partition", "values", "base_ts", "stamp_at", "stamps", "ts_lo", "ts_hi", "keys",
-                 "headers", "count", "created", "result", "callbacks", "size", "room", "attempts", "retry_at",
+                 "headers", "value_size", "count", "created", "result", "callbacks", "size", "room", "attempts", "retry_at",
                  "producer_id", "producer_epoch", "base_sequence", "sealed", "wire", "closed", "in_flight")
 
     def __init__(self, topic: str, partition: int, now: float):
@@ -230,6 +230,10 @@ class ProducerBatch:
         self.ts_lo = self.ts_hi = 0.0  # time.time() span of the last run's ms (fast path)
         self.keys: list | None = None  # None while no record has a key
         self.headers: list | None = None  # None while no record has headers
+        # the length every value has, while they all have one and the batch has
+        # no keys or headers (-1 from the first record that differs): the send
+        # thread then encodes the batch without looking at each value
+        self.value_size = -1
         self.count = 0
         self.created = now
         self.result = BatchResult()
@@ -304,6 +308,11 @@ class ProducerBatch:
         elif self.headers is not None:
             self.headers.append(())
         self.values.append(value)
+        plain = -1 if key is not None or headers or value is None or len(value) > PLAIN_MAX_VALUE else len(value)
+        if n == 0:
+            self.value_size = plain
+        elif plain != self.value_size:
+            self.value_size = -1
         if not self.stamps or self.stamps[-1] != timestamp:
             self._mark(n, timestamp)
             self.ts_lo = self.ts_hi = 0.0  # the fast path's next record starts a run of its own
@@ -330,7 +339,8 @@ class ProducerBatch:
         n = self.count
         if self.keys is None and self.headers is None:
             base = self.base_ts
-            return rec.encode_plain_runs(self.values, self.stamp_at, [ms - base for ms in self.stamps])
+            return rec.encode_plain_runs(self.values, self.stamp_at, [ms - base for ms in self.stamps],
+                                         self.value_size)
         keys = self.keys or [None] * n
         headers = self.headers or [()] * n
         return b"".join([_encode_record(i, td, k, v, h) for i, (td, k, v, h)

@@ -53,8 +53,8 @@ class Producer:
                                 buffer_memory=cfg.buffer_memory)
         self._engine = SendEngine(cfg, self._acc)
         self._open_batches = self._engine.open_batches
-        # the fast path's records: small enough that _send would not refuse them either
-        self._plain_limit = min(PLAIN_MAX_VALUE, cfg.max_request_size - RECORD_OVERHEAD) + PLAIN_OVERHEAD
+        # the fast path's values: small enough that _send would not refuse them either
+        self._plain_limit = min(PLAIN_MAX_VALUE, cfg.max_request_size - RECORD_OVERHEAD)
         # The fast path's last future. Producing at speed, callers mostly drop
         # what send() returns (confluent-kafka's produce() returns nothing);
         # when the producer's reference is the only one left (refcount 2,
@@ -96,9 +96,11 @@ class Producer:
             batch = self._open_batches[topic]
         except (KeyError, TypeError):  # no open batch, or an unhashable topic (_send says so)
             return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
-        size = len(value) + PLAIN_OVERHEAD
-        if size > self._plain_limit:
-            return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
+        size = len(value)
+        if size != batch.value_size:  # not the length the batch's values share (ProducerBatch.value_size)
+            if size > self._plain_limit:
+                return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
+            batch.value_size = -1  # safe without the token: it only ever goes to -1
         now = _time()
         # the token instead of the lock (ProducerLock): IndexError when the
         # lock is held or wanted, or another caller is here
@@ -108,7 +110,7 @@ class Producer:
         except IndexError:
             return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
         try:
-            room = batch.room - size
+            room = batch.room - PLAIN_OVERHEAD - size
             if room >= 0:  # a closed or drained batch has no room
                 batch.room = room
                 index = batch.count

@@ -94,7 +94,7 @@ _MIDDLES: dict[int, list[bytes]] = {}
 _MIDDLES_LIMIT = 64  # record sizes remembered; a workload of varied sizes takes the other path
 
 
-def encode_plain_records(values: list, timestamp_deltas: list) -> bytes:
+def encode_plain_records(values: list, timestamp_deltas: list, value_size: int | None = None) -> bytes:
     """Records 0..n-1 of a batch with no keys and no headers, length prefixes
     included: the same bytes as ``encode_record`` for each, joined. One
     timestamp delta per record; ``encode_plain_runs`` takes them as runs."""
@@ -103,7 +103,7 @@ def encode_plain_records(values: list, timestamp_deltas: list) -> bytes:
         if not run_deltas or run_deltas[-1] != td:
             run_starts.append(i)
             run_deltas.append(td)
-    return encode_plain_runs(values, run_starts, run_deltas)
+    return encode_plain_runs(values, run_starts, run_deltas, value_size)
 
 
 def expand_runs(run_starts: list, run_deltas: list, n: int) -> list[int]:
@@ -114,7 +114,7 @@ def expand_runs(run_starts: list, run_deltas: list, n: int) -> list[int]:
     return deltas
 
 
-def encode_plain_runs(values: list, run_starts: list, run_deltas: list) -> bytes:
+def encode_plain_runs(values: list, run_starts: list, run_deltas: list, value_size: int | None = None) -> bytes:
     """``encode_plain_records`` with the timestamp deltas given as runs: record
     ``run_starts[j]`` and those after it, up to the next run, have timestamp
     delta ``run_deltas[j]`` (``run_starts[0]`` is 0).
@@ -126,16 +126,24 @@ def encode_plain_runs(values: list, run_starts: list, run_deltas: list) -> bytes
     benchmarks) a record differs from its neighbours only in its offset delta
     and its run's timestamp delta, so the per-record pieces come from small
     tables, copied by list repetition and slice assignment, and
-    ``bytes.join`` does the rest in C: no Python code runs per record."""
+    ``bytes.join`` does the rest in C: no Python code runs per record.
+
+    ``value_size``: the length every value has (-1: they differ), when the
+    caller knows it (the producer's batch keeps count as records arrive);
+    otherwise it is found here, which costs more than the rest of the work."""
     n = len(values)
     if not n:
         return b""
     bounds = [*run_starts[1:], n]
-    try:
-        vl = len(values[0])
-        same = vl <= 8000 and list(map(len, values)).count(vl) == n
-    except TypeError:  # a null value
-        same = False
+    if value_size is not None:
+        vl = value_size
+        same = 0 <= vl <= 8000
+    else:
+        try:
+            vl = len(values[0])
+            same = vl <= 8000 and list(map(len, values)).count(vl) == n
+        except TypeError:  # a null value
+            same = False
     if not same or n > 8190 or min(run_deltas) < -1 or max(run_deltas) > 8190:
         deltas = expand_runs(run_starts, run_deltas, n)
         return b"".join([encode_record(i, td, None, v) for i, (td, v) in enumerate(zip(deltas, values))])

@@ -71,6 +71,27 @@ def test_unkeyed_records_after_the_first_take_the_fast_path_into_one_batch(produ
     assert p._acc.used == batch.size and batch.size >= batch.sealed_size - 61
 
 
+@pytest.mark.parametrize("odd", [
+    {"value": b"longer value"},  # another length, on the fast path
+    {"value": b"x" * 10, "key": b"k"},  # a key, on the general path
+    {"value": None},  # a null value
+])
+def test_a_batch_knows_its_values_share_a_length_until_one_differs(producer, odd):
+    p = producer()
+    for i in range(50):
+        p.send("t", b"%010d" % i)
+    (batch,) = batches(p)
+    assert batch.value_size == 10  # the send thread skips measuring each value
+    p.send("t", **odd)
+    for i in range(50, 60):
+        p.send("t", b"%010d" % i)
+    assert batch.value_size == -1
+    recs = decoded(batch)
+    assert [r.value for r in recs] == [b"%010d" % i for i in range(50)] + [odd["value"]] + [
+        b"%010d" % i for i in range(50, 60)]
+    assert [r.offset for r in recs] == list(range(61))
+
+
 def test_keyed_and_headed_records_between_unkeyed_ones_keep_their_fields_and_order(producer):
     p = producer()
     p.send("t", b"a")

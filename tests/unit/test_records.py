@@ -411,7 +411,11 @@ def test_plain_records_encode_as_one_record_at_a_time(n, same_size, nulls, sprea
     base = 1_700_000_000_000
     stamps = [base + rnd.randrange(-1, spread + 1) for _ in range(n)]
     expected = b"".join(r.encode_record(i, ts - base, None, v) for i, (v, ts) in enumerate(zip(values, stamps)))
-    assert r.encode_plain_records(values, [ts - base for ts in stamps]) == expected
+    deltas = [ts - base for ts in stamps]
+    assert r.encode_plain_records(values, deltas) == expected
+    assert r.encode_plain_records(values, deltas, -1) == expected  # the caller says the sizes differ
+    if same_size is not None:  # the caller says every value has this size
+        assert r.encode_plain_records(values, deltas, same_size) == expected
 
 
 def test_plain_records_past_the_one_byte_offset_deltas_decode():

@@ -87,11 +87,34 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value, headers=(
     return (V[n + 1] if n < 8191 else encode_varint(n)) + body
 
 
-# Zig-zag varints of offset deltas 0..8190, and for each record size a batch has
-# used, the bytes "offset delta, null key, value length" for every offset delta.
+# Zig-zag varints of offset deltas 0..8190, and for each (value length,
+# timestamp delta) a batch has used, the bytes of a record before its value,
+# for every offset delta (see _prefixes).
 _OFFSET_DELTAS = VARINT_CACHE[1:]
-_MIDDLES: dict[int, list[bytes]] = {}
-_MIDDLES_LIMIT = 64  # record sizes remembered; a workload of varied sizes takes the other path
+_PREFIXES: dict[tuple[int, int], list[bytes]] = {}
+_PREFIXES_LIMIT = 1 << 16  # prefixes remembered in all (about 3 MB), then the tables start again
+
+
+def _prefixes(vl: int, td: int, n: int) -> list[bytes]:
+    """For a record with no key or headers, a value of ``vl`` bytes and
+    timestamp delta ``td``: its bytes before the value (length, attributes 0,
+    timestamp delta, offset delta, key length -1, value length), with the
+    previous record's header count (0) in front, for offset deltas 0..n-1 at
+    least. Built once per (vl, td), doubling as batches grow; shared by every
+    producer in the process (a table is never changed once built)."""
+    table = _PREFIXES.get((vl, td))
+    if table is not None and len(table) >= n:
+        return table
+    size = max(16, 1 << (n - 1).bit_length())
+    if sum(map(len, _PREFIXES.values())) + size > _PREFIXES_LIMIT:
+        _PREFIXES.clear()
+    V = VARINT_CACHE
+    t = V[td + 1]
+    tail = b"\x01" + V[vl + 1]
+    fixed = 1 + len(t) + len(tail) + vl + 1  # attributes .. header count, all but the offset delta
+    table = _PREFIXES[(vl, td)] = [b"\x00" + V[len(od) + fixed + 1] + b"\x00" + t + od + tail
+                                   for od in _OFFSET_DELTAS[:size]]
+    return table
 
 
 def encode_plain_records(values: list, timestamp_deltas: list, value_size: int | None = None) -> bytes:
@@ -124,8 +147,8 @@ def encode_plain_runs(values: list, run_starts: list, run_deltas: list, value_si
     holds a few runs (its records change timestamp once a millisecond), and
     when every value has the same length (fixed-size events, and the
     benchmarks) a record differs from its neighbours only in its offset delta
-    and its run's timestamp delta, so the per-record pieces come from small
-    tables, copied by list repetition and slice assignment, and
+    and its run's timestamp delta, so the per-record pieces come from
+    tables (_prefixes), copied by slice assignment, and
     ``bytes.join`` does the rest in C: no Python code runs per record.
 
     ``value_size``: the length every value has (-1: they differ), when the
@@ -147,32 +170,15 @@ def encode_plain_runs(values: list, run_starts: list, run_deltas: list, value_si
     if not same or n > 8190 or min(run_deltas) < -1 or max(run_deltas) > 8190:
         deltas = expand_runs(run_starts, run_deltas, n)
         return b"".join([encode_record(i, td, None, v) for i, (td, v) in enumerate(zip(deltas, values))])
-    V = VARINT_CACHE
-    value_length = V[vl + 1]
-    # A record: length, attributes 0, timestamp delta | offset delta, key length -1,
-    # value length | value | header count 0. The header count of one record is
-    # put in front of the next one's head, so each record is three parts. A
-    # head depends on the timestamp delta and the offset delta's length (1
-    # byte below 64, 2 up to 8190), so runs are cut at 64.
-    parts = [b"\x00"] * (3 * n + 1)
-    fixed = len(value_length) + vl + 4
+    # A record: its prefix (_prefixes: it depends on the value length, the
+    # run's timestamp delta and the offset delta), value, header count 0. The
+    # header count of each record is put in front of the next one's prefix,
+    # so each record is two parts, and the last count is a part of its own.
+    parts = [b"\x00"] * (2 * n + 1)
     for start, end, td in zip(run_starts, bounds, run_deltas):
-        t = V[td + 1]
-        if start < 64:
-            cut = min(end, 64)
-            parts[3 * start:3 * cut:3] = [b"\x00" + V[len(t) + 1 + fixed] + b"\x00" + t] * (cut - start)
-            start = cut
-        if start < end:
-            parts[3 * start:3 * end:3] = [b"\x00" + V[len(t) + 2 + fixed] + b"\x00" + t] * (end - start)
+        parts[2 * start:2 * end:2] = _prefixes(vl, td, end)[start:end]
     parts[0] = parts[0][1:]
-    middles = _MIDDLES.get(vl)
-    if middles is None or len(middles) < n:
-        if len(_MIDDLES) >= _MIDDLES_LIMIT:
-            _MIDDLES.clear()
-        tail = b"\x01" + value_length
-        middles = _MIDDLES[vl] = [od + tail for od in _OFFSET_DELTAS[:max(n, 1024)]]
-    parts[1:-1:3] = middles[:n]
-    parts[2:-1:3] = values
+    parts[1:-1:2] = values
     return b"".join(parts)
 
 

@@ -425,3 +425,15 @@ def test_plain_records_past_the_one_byte_offset_deltas_decode():
     batch = r.decode_batch(r.assemble(payload, 3000, stamps[0], stamps[-1]))
     assert [rec.value for rec in batch.records] == values
     assert [rec.timestamp for rec in batch.records] == stamps
+
+
+def test_the_prefix_tables_stay_within_their_limit_and_still_encode():
+    """Batches of ever new value sizes and timestamp deltas (a producer of
+    varied records) rebuild the tables rather than grow them without bound."""
+    for vl in range(0, 2000, 5):
+        values = [b"v" * vl] * 300  # tables of 512 prefixes
+        payload = r.encode_plain_runs(values, [0, 200], [vl % 50, vl % 50 + 1], vl)
+        expected = b"".join(r.encode_record(i, vl % 50 + (i >= 200), None, v) for i, v in enumerate(values))
+        assert payload == expected
+        assert sum(map(len, r._PREFIXES.values())) <= r._PREFIXES_LIMIT
+    assert 0 < len(r._PREFIXES) <= r._PREFIXES_LIMIT // 512

@@ -1,7 +1,7 @@
 """Producer throughput, side by side in one run, against one kipper broker.
 
     .venv/bin/python -m benchmarks.producer_compare [--records 500000] [--size 100]
-        [--clients kipper,confluent-kafka] [--no-latency]
+        [--clients kipper,confluent-kafka] [--no-latency] [--spread 0]
 
 Clients: ours (kipper's Producer), aiokafka, kafka-python and confluent-kafka,
 each with acks=all and idempotence on, with its own default batching. Then
@@ -9,16 +9,20 @@ ours with max.in.flight.requests.per.connection=1 against ours pipelined,
 both through a proxy that adds 2 ms in each direction (a real network's
 round trip), at Java's default batch.size (16384) and at ours (131072). Each
 client runs in its own process; the broker is restarted for each run so no
-client inherits another's log. Besides records/s, each line gives the client
+client inherits another's log. With ``--spread S`` each client sends the same
+1,024 values of size-S..size+S bytes in turn instead of one value of ``size``
+(records whose sizes differ, as most applications' do). Besides records/s, each line gives the client
 process's own CPU time (all its threads) per 1M records.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing as mp
 import os
+import random
 import time
 
 from benchmarks.broker_ingest import create_topic
@@ -26,7 +30,18 @@ from tests.support.broker import BrokerProcess, free_port
 from tests.support.proxy import FaultProxy
 
 
-def run_ours(bootstrap, topic, n, size, extra=None):
+def values_to_send(n: int, size: int, spread: int):
+    """The values a client sends, in order: one value of ``size`` bytes, n
+    times; or with a spread, 1,024 values of size-spread..size+spread bytes
+    (the same for every client), in turn."""
+    if not spread:
+        return itertools.repeat(os.urandom(size), n)
+    rnd = random.Random(1024)
+    values = [rnd.randbytes(rnd.randint(max(0, size - spread), size + spread)) for _ in range(1024)]
+    return itertools.islice(itertools.cycle(values), n)
+
+
+def run_ours(bootstrap, topic, n, size, extra=None, spread=0):
     from kipper.client import Producer
 
     payload = os.urandom(size)
@@ -34,8 +49,8 @@ def run_ours(bootstrap, topic, n, size, extra=None):
                   **(extra or {})})
     p.send(topic, payload).get(30)  # connect and fetch metadata outside the timing
     start, cpu = time.perf_counter(), time.process_time()
-    for _ in range(n):
-        p.send(topic, payload)
+    for value in values_to_send(n, size, spread):
+        p.send(topic, value)
     left = p.flush(600)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     errors = p.metrics()["errors"]
@@ -43,7 +58,7 @@ def run_ours(bootstrap, topic, n, size, extra=None):
     return elapsed, left + errors, cpu
 
 
-def run_confluent(bootstrap, topic, n, size, extra=None):
+def run_confluent(bootstrap, topic, n, size, extra=None, spread=0):
     from confluent_kafka import Producer
 
     payload = os.urandom(size)
@@ -53,10 +68,10 @@ def run_confluent(bootstrap, topic, n, size, extra=None):
     p.flush(30)
     cb = (lambda err, msg: err is not None and errors.append(err))
     start, cpu = time.perf_counter(), time.process_time()
-    for _ in range(n):
+    for value in values_to_send(n, size, spread):
         while True:
             try:
-                p.produce(topic, payload, on_delivery=cb)
+                p.produce(topic, value, on_delivery=cb)
                 break
             except BufferError:
                 p.poll(0.01)
@@ -86,14 +101,14 @@ def run_confluent_plain(bootstrap, topic, n, size, extra=None):
     return time.perf_counter() - start, left, time.process_time() - cpu
 
 
-def run_kafka_python(bootstrap, topic, n, size, extra=None):
+def run_kafka_python(bootstrap, topic, n, size, extra=None, spread=0):
     from kafka import KafkaProducer
 
     payload = os.urandom(size)
     p = KafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
     p.send(topic, payload).get(30)
     start, cpu = time.perf_counter(), time.process_time()
-    futures = [p.send(topic, payload) for _ in range(n)]
+    futures = [p.send(topic, value) for value in values_to_send(n, size, spread)]
     p.flush(600)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     failed = sum(1 for f in futures if not f.succeeded())
@@ -101,7 +116,7 @@ def run_kafka_python(bootstrap, topic, n, size, extra=None):
     return elapsed, failed, cpu
 
 
-def run_aiokafka(bootstrap, topic, n, size, extra=None):
+def run_aiokafka(bootstrap, topic, n, size, extra=None, spread=0):
     import asyncio
 
     from aiokafka import AIOKafkaProducer
@@ -112,7 +127,7 @@ def run_aiokafka(bootstrap, topic, n, size, extra=None):
         await p.start()
         await (await p.send(topic, payload))
         start, cpu = time.perf_counter(), time.process_time()
-        futures = [await p.send(topic, payload) for _ in range(n)]
+        futures = [await p.send(topic, value) for value in values_to_send(n, size, spread)]
         results = await asyncio.gather(*futures, return_exceptions=True)
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         await p.stop()
@@ -142,7 +157,7 @@ def in_process(fn, *args):
     return result
 
 
-def measure(name, fn, n, size, *, partitions=1, delay_ms=0.0, extra=None):
+def measure(name, fn, n, size, *, partitions=1, delay_ms=0.0, extra=None, spread=0):
     """Records/s and the client process's own CPU-s per 1M records (all its
     threads, from ``time.process_time``), or None if the client failed."""
     port = free_port()
@@ -156,7 +171,7 @@ def measure(name, fn, n, size, *, partitions=1, delay_ms=0.0, extra=None):
         bootstrap = f"127.0.0.1:{proxy.port if proxy else port}"
         topic = "bench-" + "".join(c if c.isalnum() else "-" for c in name)
         create_topic(bootstrap, partitions, topic)
-        result = in_process(fn, bootstrap, topic, n, size, extra)
+        result = in_process(fn, bootstrap, topic, n, size, extra, spread)
     if proxy:
         proxy.stop()
     if result[0] == "error":
@@ -178,11 +193,17 @@ def main() -> None:
     ap.add_argument("--clients", default=",".join(CLIENTS),
                     help="comma-separated subset of " + ", ".join(CLIENTS))
     ap.add_argument("--no-latency", action="store_true", help="skip the passes through the 2 ms proxy")
+    ap.add_argument("--spread", type=int, default=0,
+                    help="send values of size-SPREAD..size+SPREAD bytes instead of one size")
     ap.add_argument("--json", help="also write the figures to this file")
     args = ap.parse_args()
     n, size = args.records, args.size
-    print(f"{n:,} records of {size} bytes, acks=all, idempotence on, 1 partition, one kipper broker")
-    results = {name: measure(name, CLIENTS[name], n, size) for name in args.clients.split(",")}
+    if args.spread < 0 or args.size < 0:
+        ap.error("--size and --spread must not be negative")
+    sizes = f"{max(0, size - args.spread)}-{size + args.spread}" if args.spread else f"{size}"
+    print(f"{n:,} records of {sizes} bytes, acks=all, idempotence on, 1 partition, one kipper broker")
+    results = {name: measure(name, CLIENTS[name], n, size, spread=args.spread)
+               for name in args.clients.split(",")}
     if not args.no_latency:
         print(f"\nthrough a proxy adding 2 ms each way, {args.latency_records:,} records:")
         for batch_size in (16384, 131072):  # Java's default batch, and ours

@@ -406,6 +406,8 @@ def test_plain_records_encode_as_one_record_at_a_time(n, same_size, nulls, sprea
     size, deltas and sizes in range) gives the bytes of encode_record, joined."""
     values = [bytes([rnd.randrange(256)]) * (same_size if same_size is not None else rnd.randrange(0, 200))
               for _ in range(n)]
+    if n and same_size is None and rnd.random() < 0.3:  # lengths around the tables' end (8000)
+        values[rnd.randrange(n)] = b"L" * rnd.randrange(7990, 8200)
     for _ in range(nulls if n and same_size is None else 0):
         values[rnd.randrange(n)] = None
     base = 1_700_000_000_000
@@ -437,3 +439,13 @@ def test_the_prefix_tables_stay_within_their_limit_and_still_encode():
         assert payload == expected
         assert sum(map(len, r._PREFIXES.values())) <= r._PREFIXES_LIMIT
     assert r._PREFIXES  # the tables in use since the last rebuild
+
+
+def test_the_tables_for_values_of_differing_lengths_stay_within_the_limit_and_still_encode():
+    for td in range(0, 400, 3):
+        values = [b"w" * ((i * 37 + td) % 3000) for i in range(100)]
+        payload = r.encode_plain_runs(values, [0, 70], [td, td + 2], -1)
+        expected = b"".join(r.encode_record(i, td + 2 * (i >= 70), None, v) for i, v in enumerate(values))
+        assert payload == expected
+        assert sum(map(len, r._HEADS.values())) <= r._PREFIXES_LIMIT
+    assert len(r._TAILS) <= r.PLAIN_SIZES_MAX + 1

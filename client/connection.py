@@ -34,6 +34,7 @@ class Connection:
         self._out: list = []  # buffers still to write, in order
         self._cid = 0
         self.created = now
+        self.interest = 0  # the selector events the send thread registered for (Sender._update_interest)
         self.error: str | None = None
         self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setblocking(False)

@@ -217,17 +217,23 @@ class Sender:
             self._reconnect_at[node_id] = now + _RECONNECT_BACKOFF
             return None
         self.conns[node_id] = conn
-        self.selector.register(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
+        conn.interest = selectors.EVENT_READ | selectors.EVENT_WRITE
+        self.selector.register(conn.sock, conn.interest, conn)
         return conn
 
     def _update_interest(self, conn: Connection) -> None:
         if conn.state == "closed":
             return
         events = selectors.EVENT_READ | (selectors.EVENT_WRITE if conn.wants_write else 0)
+        if events == conn.interest:
+            # unchanged: no epoll_ctl, which gives up the GIL, and the caller's
+            # thread then keeps it for up to the switch interval (5 ms)
+            return
         try:
             self.selector.modify(conn.sock, events, conn)
         except (KeyError, ValueError, OSError):
-            pass
+            return
+        conn.interest = events
 
     def _any_ready(self, now: float) -> Connection | None:
         """A ready connection for metadata / InitProducerId: the least loaded."""

@@ -107,6 +107,19 @@ def test_unknown_config_key_raises_a_clear_error():
         Producer({"bootstrap.servers": "127.0.0.1:1", "linger.mss": 5})
 
 
+def _send_from_threads(config: dict, worker, threads: int = 4) -> dict:
+    """``worker(producer, n)`` in ``threads`` threads at once on one Producer;
+    everything flushed; returns the producer's metrics."""
+    with Producer(config) as p:
+        running = [threading.Thread(target=worker, args=(p, n)) for n in range(threads)]
+        for t in running:
+            t.start()
+        for t in running:
+            t.join()
+        assert p.flush(30) == 0
+        return p.metrics()
+
+
 def test_send_is_thread_safe_and_callbacks_fire_once_per_record(broker, unique):
     topic = f"threads-{unique}"
     create_topics(broker.bootstrap, topic)
@@ -117,17 +130,11 @@ def test_send_is_thread_safe_and_callbacks_fire_once_per_record(broker, unique):
         with lock:
             delivered.append((err, meta))
 
-    with Producer({"bootstrap.servers": broker.bootstrap}) as p:
-        def worker(n):
-            for i in range(2000):
-                p.send(topic, f"{n}-{i}".encode(), key=str(i).encode(), on_delivery=cb)
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert p.flush(30) == 0
-        m = p.metrics()
+    def worker(p, n):
+        for i in range(2000):
+            p.send(topic, f"{n}-{i}".encode(), key=str(i).encode(), on_delivery=cb)
+
+    m = _send_from_threads({"bootstrap.servers": broker.bootstrap}, worker)
     assert len(delivered) == 8000 and all(err is None for err, _ in delivered)
     assert len(set(_values(read_topic(broker.bootstrap, topic)))) == 8000
     assert m["records"] == 8000 and m["errors"] == 0 and m["producer_id"] >= 0
@@ -140,17 +147,11 @@ def test_unkeyed_records_from_many_threads_land_at_the_offsets_their_futures_giv
     topic = f"fast-threads-{unique}"
     create_topics(broker.bootstrap, topic)
     sent: dict[bytes, object] = {}
-    with Producer({"bootstrap.servers": broker.bootstrap, "batch.size": 2048, "linger.ms": 0}) as p:
-        def worker(n):
-            futures = [(f"{n}-{i}".encode(), p.send(topic, f"{n}-{i}".encode())) for i in range(5000)]
-            sent.update(futures)
-        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert p.flush(30) == 0
-        m = p.metrics()
+
+    def worker(p, n):
+        sent.update([(f"{n}-{i}".encode(), p.send(topic, f"{n}-{i}".encode())) for i in range(5000)])
+
+    m = _send_from_threads({"bootstrap.servers": broker.bootstrap, "batch.size": 2048, "linger.ms": 0}, worker)
     stored = {(partition, r.offset): r.value
               for partition, recs in read_topic(broker.bootstrap, topic).items() for r in recs}
     assert len(stored) == 20_000 and sorted(stored.values()) == sorted(sent)

@@ -154,28 +154,45 @@ class Producer:
         if size > self.config.max_request_size:
             raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
                              f"record of {size} bytes exceeds max.request.size {self.config.max_request_size}")
-        acc = self._acc
-        engine = self._engine
+        # The lock's token, as on the fast path, is enough: whoever holds the
+        # lock holds the token too, so it excludes the send thread and other
+        # callers just as well, at a fraction of the cost (ProducerLock). The
+        # lock itself only when the token is out, or to wait for buffer.memory.
+        tokens = self._mutex.tokens
+        try:
+            token = tokens.pop()
+        except IndexError:
+            token = None
+        if token is not None:
+            try:
+                if self._acc.has_room(size):
+                    return self._append(topic, value, key, partition, headers, timestamp, on_delivery, size)
+            finally:
+                tokens.append(token)
         with self._mutex:
-            if self._closed:  # again, under the lock: close() may have run since
-                raise ProducerClosed("send() after close()")
-            if engine.fatal_error is not None:
-                raise engine.fatal_error
-            if not acc.has_room(size):
-                engine.release_room()  # room held for the fast path is not in use
-                if not acc.has_room(size):
+            if not self._acc.has_room(size) and not self._closed and self._engine.fatal_error is None:
+                self._engine.release_room()  # room held for the fast path is not in use
+                if not self._acc.has_room(size):
                     self._wait_for_room(size)
-            future = RecordFuture(topic, timestamp)
-            new = engine.append(topic, key, value, timestamp, headers, partition, future, on_delivery,
-                                _monotonic)
-            if new is None:
-                # no metadata yet, or older records still parked: queue behind them
-                future = engine.park(topic, key, value, timestamp, headers, partition, on_delivery, size,
-                                     _monotonic())
-                self._wake()
-            elif new:
-                self._wake()
-            return future
+            return self._append(topic, value, key, partition, headers, timestamp, on_delivery, size)
+
+    def _append(self, topic, value, key, partition, headers, timestamp, on_delivery, size) -> RecordFuture:
+        """Holding the lock or its token: hand the record to the engine."""
+        if self._closed:  # again, excluded now: close() may have run since
+            raise ProducerClosed("send() after close()")
+        engine = self._engine
+        if engine.fatal_error is not None:
+            raise engine.fatal_error
+        future = RecordFuture(topic, timestamp)
+        new = engine.append(topic, key, value, timestamp, headers, partition, future, on_delivery, _monotonic)
+        if new is None:
+            # no metadata yet, or older records still parked: queue behind them
+            future = engine.park(topic, key, value, timestamp, headers, partition, on_delivery, size,
+                                 _monotonic())
+            self._wake()
+        elif new:
+            self._wake()
+        return future
 
     produce = send
 

@@ -4,6 +4,7 @@ test plays the send thread by draining and sealing batches itself."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -261,3 +262,24 @@ def test_a_dropped_fast_path_future_may_be_reused_but_a_kept_one_never_changes(p
     batch.complete(1000, None)
     assert [f.get(0).offset for f in kept] == list(range(1001, 1050))
     assert last.index == 60 and last.get(0).offset == 1060
+
+
+@pytest.mark.parametrize("key", [None, b"k"])  # the fast path, and the general path
+def test_a_record_waits_while_another_thread_holds_the_producer_lock(producer, key):
+    p = producer()
+    p.send("t", b"first")
+    (batch,) = batches(p)
+    done = threading.Event()
+
+    def sender():
+        p.send("t", b"second", key=key)
+        done.set()
+
+    t = threading.Thread(target=sender)
+    with p._lock:  # as the send thread holds it while it drains
+        t.start()
+        time.sleep(0.2)
+        assert not done.is_set() and batch.count == 1
+    assert done.wait(5)
+    t.join(5)
+    assert batch.count == 2

@@ -196,6 +196,9 @@ def _varint_len(n: int) -> int:
 # exactly PLAIN_OVERHEAD bytes more than its value at most (record_size_bound).
 PLAIN_MAX_VALUE = 8000
 PLAIN_OVERHEAD = record_size_bound(None, b"x" * PLAIN_MAX_VALUE, None) - PLAIN_MAX_VALUE
+# A keyed record without headers whose key and value together are under
+# PLAIN_MAX_VALUE bytes takes at most KEYED_OVERHEAD bytes more than the two.
+KEYED_OVERHEAD = record_size_bound(b"k" * 4000, b"x" * (PLAIN_MAX_VALUE - 4000), None) - PLAIN_MAX_VALUE
 
 
 class ProducerBatch:
@@ -336,15 +339,15 @@ class ProducerBatch:
         return self._encode()
 
     def _encode(self) -> bytes:
-        n = self.count
-        if self.keys is None and self.headers is None:
+        if self.headers is None:  # from tables, without Python code per record
             base = self.base_ts
-            return rec.encode_plain_runs(self.values, self.stamp_at, [ms - base for ms in self.stamps],
-                                         self.value_size)
-        keys = self.keys or [None] * n
-        headers = self.headers or [()] * n
+            run_deltas = [ms - base for ms in self.stamps]
+            if self.keys is None:
+                return rec.encode_plain_runs(self.values, self.stamp_at, run_deltas, self.value_size)
+            return rec.encode_keyed_runs(self.keys, self.values, self.stamp_at, run_deltas)
+        keys = self.keys or [None] * self.count
         return b"".join([_encode_record(i, td, k, v, h) for i, (td, k, v, h)
-                         in enumerate(zip(self._deltas(), keys, self.values, headers))])
+                         in enumerate(zip(self._deltas(), keys, self.values, self.headers))])
 
     def seal(self, compression_type: int) -> bytes:
         """The batch's bytes: header (with producer id/epoch/sequence) + records."""

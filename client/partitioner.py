@@ -49,15 +49,15 @@ class Partitioner:
     def __init__(self, mode: str = "default"):
         self.mode = mode
         self.sticky: dict[str, int] = {}
-        self._hash_cache: dict[bytes, int] = {}
+        self.hashes: dict[bytes, int] = {}  # key -> positive murmur2 (read by Producer.send's keyed fast path)
 
     def partition(self, topic: str, key: bytes | None, num_partitions: int) -> int:
         if key is not None and self.mode in ("default", "murmur2", "murmur2_random"):
-            h = self._hash_cache.get(key)
+            h = self.hashes.get(key)
             if h is None:
-                if len(self._hash_cache) >= self._CACHE_LIMIT:
-                    self._hash_cache.clear()
-                h = self._hash_cache[key] = to_positive(murmur2(key))
+                if len(self.hashes) >= self._CACHE_LIMIT:
+                    self.hashes.clear()
+                h = self.hashes[key] = to_positive(murmur2(key))
             return h % num_partitions
         if self.mode == "random":
             return random.randrange(num_partitions)

@@ -53,6 +53,13 @@ class SendEngine:
         # is known (see _note_open_batch). Producer.send appends there directly;
         # a batch that is closed, drained or completed is never used again.
         self.open_batches: dict[str, ProducerBatch] = {}
+        # Keyed records likewise: topic -> per partition, the open batch with
+        # keys (and no headers) the next keyed record for it goes to, or None;
+        # and the partitioner's murmur2 of keys it has seen. Only when keys are
+        # hashed (not with partitioner "random" or "sticky").
+        self.keyed_batches: dict[str, list[ProducerBatch | None]] = {}
+        self.key_hashes = self.partitioner.hashes
+        self._keyed_fast = config.partitioner in ("default", "murmur2", "murmur2_random")
         self.metrics = {"records": 0, "bytes": 0, "requests": 0, "batches": 0, "retries": 0,
                         "errors": 0, "disconnects": 0, "request_latency_sum": 0.0,
                         "request_latency_max": 0.0, "epoch_bump_requests": 0, "sent_calls": 0}
@@ -92,10 +99,12 @@ class SendEngine:
             future.fail_early(KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                                          f"partition {partition} of {topic} does not exist ({n} partitions)"))
             return False
-        _, new = acc.append((topic, p), key, value, timestamp, headers, future, callback, clock)
+        batch, new = acc.append((topic, p), key, value, timestamp, headers, future, callback, clock)
         if new and key is None and partition is None:
             self.partitioner.on_new_batch(topic, p, n)
         self._note_open_batch(topic)  # after every append: a key or headers make the batch unfit
+        if batch.keys is not None and self._keyed_fast:
+            self._note_keyed_batch(topic, p, n, batch)
         return new
 
     def _note_open_batch(self, topic: str) -> None:
@@ -110,14 +119,32 @@ class SendEngine:
         else:
             self.open_batches.pop(topic, None)
 
+    def _note_keyed_batch(self, topic: str, p: int, n: int, batch: ProducerBatch) -> None:
+        """A record just went into ``batch``, which has keys: remember it as
+        partition ``p``'s open batch for Producer.send's keyed fast path while
+        it is open and has no headers, and hold room in it."""
+        batches = self.keyed_batches.get(topic)
+        if batches is None or len(batches) != n:
+            batches = self.keyed_batches[topic] = [None] * n
+        if not batch.closed and batch.headers is None:
+            batches[p] = batch
+            self.accumulator.reserve(batch)
+        elif batches[p] is batch:
+            batches[p] = None
+
     def release_room(self, topic: str | None = None) -> None:
-        """Give back the room held for the fast path in ``topic``'s open batch
-        (every topic's if None): a record waits for buffer.memory, or the
-        producer closes. The next record by the general path holds it again."""
+        """Give back the room held for the fast paths in ``topic``'s open
+        batches (every topic's if None): a record waits for buffer.memory, or
+        the producer closes. The next record by the general path holds it again."""
         acc = self.accumulator
         for t, batch in list(self.open_batches.items()):
             if topic is None or t == topic:
                 acc.unreserve(batch)
+        for t, batches in list(self.keyed_batches.items()):
+            if topic is None or t == topic:
+                for batch in batches:
+                    if batch is not None:
+                        acc.unreserve(batch)
 
     def park(self, topic: str, key, value, timestamp: int, headers, partition: int | None,
              callback: Callback | None, size: int, now: float) -> RecordFuture:
@@ -298,6 +325,7 @@ class SendEngine:
             self._metadata_in_flight = False
             self.metadata.update(body, now)
             self.open_batches.clear()  # partition counts may have changed: choose again
+            self.keyed_batches.clear()
             return
         self._pid_in_flight = False
         s = self.idempotence

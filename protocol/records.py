@@ -7,6 +7,7 @@ header.
 
 from __future__ import annotations
 
+import operator
 import struct
 import time
 from typing import NamedTuple
@@ -87,10 +88,8 @@ def encode_record(offset_delta: int, timestamp_delta: int, key, value, headers=(
     return (V[n + 1] if n < 8191 else encode_varint(n)) + body
 
 
-# Zig-zag varints of offset deltas 0..8190, and for each (value length,
-# timestamp delta) a batch has used, the bytes of a record before its value,
-# for every offset delta (see _prefixes).
-_OFFSET_DELTAS = VARINT_CACHE[1:]
+# For each (value length, timestamp delta) a batch has used, the bytes of a
+# record before its value, for every offset delta (see _prefixes).
 _PREFIXES: dict[tuple[int, int], list[bytes]] = {}
 _PREFIXES_LIMIT = 1 << 16  # prefixes remembered in all (about 3 MB), then the tables start again
 
@@ -113,36 +112,40 @@ def _prefixes(vl: int, td: int, n: int) -> list[bytes]:
     tail = b"\x01" + V[vl + 1]
     fixed = 1 + len(t) + len(tail) + vl + 1  # attributes .. header count, all but the offset delta
     table = _PREFIXES[(vl, td)] = [b"\x00" + V[len(od) + fixed + 1] + b"\x00" + t + od + tail
-                                   for od in _OFFSET_DELTAS[:size]]
+                                   for od in _VARINTS[:size]]
     return table
 
 
-# For records whose values differ in length (_encode_sizes): per (timestamp
-# delta, offset delta's length), the bytes of a record before its offset delta
-# for each value length, and per value length the bytes after it.
-_HEADS: dict[tuple[int, int], list[bytes]] = {}
+# For records whose values differ in length (_encode_sizes, _encode_keyed):
+# per (timestamp delta, offset delta's length, index), the bytes of a record
+# before its offset delta, and per value length the bytes after it.
+_HEADS: dict[tuple[int, int, bool], list[bytes]] = {}
 _TAILS: list[bytes] = []
 
 
-def _heads(td: int, od_width: int, top: int) -> list[bytes]:
+def _heads(td: int, od_width: int, top: int, by_rest: bool = False) -> list[bytes]:
     """The previous record's header count (0), then length, attributes 0 and
     timestamp delta ``td`` of a record whose offset delta takes ``od_width``
-    bytes, for value lengths 0..top-1 at least (index: the value length).
+    bytes, for indexes 0..top-1 at least. The index is the value length of a
+    record without a key, or with ``by_rest`` the bytes between the offset
+    delta and the header count (key and value, with their lengths).
     Tables are replaced, never changed, so a send thread can read one while
     another producer's thread builds a longer one."""
-    table = _HEADS.get((td, od_width))
+    table = _HEADS.get((td, od_width, by_rest))
     if table is not None and len(table) >= top:
         return table
-    size = min(max(64, 1 << (top - 1).bit_length()), PLAIN_SIZES_MAX + 1)
+    size = max(64, 1 << (top - 1).bit_length())
+    if not by_rest:
+        size = min(size, PLAIN_SIZES_MAX + 1)
     if sum(map(len, _HEADS.values())) + size > _PREFIXES_LIMIT:
         _HEADS.clear()
         table = None
     have = len(table) if table is not None else 0
-    V = VARINT_CACHE
-    t = V[td + 1]
-    fixed = 1 + len(t) + od_width + 1 + 1  # attributes .. header count, but the value and its length
-    table = _HEADS[(td, od_width)] = (table or []) + [
-        b"\x00" + V[fixed + len(V[vl + 1]) + vl + 1] + b"\x00" + t for vl in range(have, size)]
+    t = VARINT_CACHE[td + 1]
+    fixed = 1 + len(t) + od_width + 1  # attributes, timestamp and offset deltas, header count
+    rests = range(have, size) if by_rest else (1 + len(_VARINTS[vl]) + vl for vl in range(have, size))
+    table = _HEADS[(td, od_width, by_rest)] = (table or []) + [
+        b"\x00" + _varint(fixed + rest) + b"\x00" + t for rest in rests]
     return table
 
 
@@ -151,11 +154,13 @@ def _tails(top: int) -> list[bytes]:
     global _TAILS
     if len(_TAILS) < top:
         size = min(max(64, 1 << (top - 1).bit_length()), PLAIN_SIZES_MAX + 1)
-        _TAILS = _TAILS + [b"\x01" + VARINT_CACHE[vl + 1] for vl in range(len(_TAILS), size)]
+        _TAILS = _TAILS + [b"\x01" + _VARINTS[vl] for vl in range(len(_TAILS), size)]
     return _TAILS
 
 
-PLAIN_SIZES_MAX = 8000  # the longest value the tables cover (its length fits a 2-byte varint)
+PLAIN_SIZES_MAX = 8000  # the longest value (or key) the tables cover (its length fits a 2-byte varint)
+_VARINTS = VARINT_CACHE[1:]  # the varint of 0..8190: a length, or an offset delta
+_FIELD_SIZES = [len(_VARINTS[n]) + n for n in range(PLAIN_SIZES_MAX + 1)]  # a field of n bytes, length included
 
 
 def encode_plain_records(values: list, timestamp_deltas: list, value_size: int | None = None) -> bytes:
@@ -254,9 +259,47 @@ def _encode_sizes(values: list, lens: list, run_starts: list, run_deltas: list) 
         if start < end:
             parts[4 * start:4 * end:4] = map(_heads(td, 2, top).__getitem__, lens[start:end])
     parts[0] = parts[0][1:]
-    parts[1:-1:4] = _OFFSET_DELTAS[:n]
+    parts[1:-1:4] = _VARINTS[:n]
     parts[2:-1:4] = map(_tails(top).__getitem__, lens)
     parts[3:-1:4] = values
+    return b"".join(parts)
+
+
+def encode_keyed_runs(keys: list, values: list, run_starts: list, run_deltas: list) -> bytes:
+    """Records that each have a key and a value (bytes) and no headers, with
+    timestamp deltas as runs (see ``encode_plain_runs``): the same bytes as
+    ``encode_record`` for each, joined. Six parts a record (head, offset
+    delta, key length, key, value length, value), from tables indexed with
+    the lengths by ``map``, so no Python code runs per record."""
+    n = len(values)
+    if not n:
+        return b""
+    klens = vlens = None
+    if (n <= 8190 and min(run_deltas) >= -1 and max(run_deltas) <= 8190
+            and None not in keys and None not in values):
+        klens = list(map(len, keys))
+        vlens = list(map(len, values))
+    if klens is None or max(klens) > PLAIN_SIZES_MAX or max(vlens) > PLAIN_SIZES_MAX:
+        deltas = expand_runs(run_starts, run_deltas, n)
+        return b"".join([encode_record(i, td, k, v) for i, (td, k, v) in enumerate(zip(deltas, keys, values))])
+    field = _FIELD_SIZES.__getitem__
+    rests = list(map(operator.add, map(field, klens), map(field, vlens)))
+    top = max(rests) + 1
+    parts = [b"\x00"] * (6 * n + 1)
+    for start, end, td in zip(run_starts, [*run_starts[1:], n], run_deltas):
+        if start < 64:  # offset deltas below 64 take one byte
+            cut = min(end, 64)
+            parts[6 * start:6 * cut:6] = map(_heads(td, 1, top, True).__getitem__, rests[start:cut])
+            start = cut
+        if start < end:
+            parts[6 * start:6 * end:6] = map(_heads(td, 2, top, True).__getitem__, rests[start:end])
+    parts[0] = parts[0][1:]
+    varint = _VARINTS.__getitem__
+    parts[1:-1:6] = _VARINTS[:n]
+    parts[2:-1:6] = map(varint, klens)
+    parts[3:-1:6] = keys
+    parts[4:-1:6] = map(varint, vlens)
+    parts[5:-1:6] = values
     return b"".join(parts)
 
 

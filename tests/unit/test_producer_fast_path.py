@@ -12,6 +12,7 @@ import pytest
 from kipper.client import producer as producer_module
 from kipper.client.batch import BatchedFuture, RecordFuture
 from kipper.client.metadata import TopicInfo
+from kipper.client.partitioner import murmur2, to_positive
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode, KafkaError
 
@@ -283,3 +284,39 @@ def test_a_record_waits_while_another_thread_holds_the_producer_lock(producer, k
     assert done.wait(5)
     t.join(5)
     assert batch.count == 2
+
+
+def test_keyed_records_take_the_keyed_fast_path_to_the_partition_their_key_hashes_to(producer):
+    p = producer(partitions=4)
+    keys = [b"user-%d" % i for i in range(20)]
+    futures = [(k, i, p.send("t", b"v%d" % i, key=k)) for i in range(200) for k in [keys[i % 20]]]
+    assert all(isinstance(f, RecordFuture) for _, i, f in futures[:20]), "a key's first record hashes it"
+    assert all(isinstance(f, BatchedFuture) for _, i, f in futures[20:]), "then its partition's batch is known"
+    for k, i, f in futures:
+        assert f.batch.partition == to_positive(murmur2(k)) % 4
+    by_partition = {}
+    for b in batches(p):
+        by_partition.setdefault(b.partition, []).extend((r.key, r.value) for r in decoded(b))
+    for part, recs in by_partition.items():
+        assert recs == [(k, b"v%d" % i) for k, i, f in futures if f.batch.partition == part]
+    assert sum(len(r) for r in by_partition.values()) == 200
+
+
+def test_a_keyed_batch_with_headers_or_full_leaves_the_keyed_fast_path(producer):
+    p = producer(**{"batch.size": 2000})
+    p.send("t", b"a", key=b"k")
+    assert isinstance(p.send("t", b"b", key=b"k"), BatchedFuture)
+    p.send("t", b"c", key=b"k", headers=[("h", b"1")])
+    assert isinstance(p.send("t", b"d", key=b"k"), RecordFuture), "a batch with headers is not for the fast path"
+    futures = [p.send("t", bytes(100), key=b"k") for _ in range(40)]
+    bs = batches(p)
+    assert len(bs) > 1 and all(b.size <= 2000 for b in bs)
+    assert [r.value for b in bs for r in decoded(b)] == [b"a", b"b", b"c", b"d"] + [bytes(100)] * 40
+    assert futures[-1].batch is bs[-1]
+
+
+def test_keys_are_not_hashed_on_any_fast_path_with_the_random_partitioner(producer):
+    p = producer(partitions=4, partitioner="random")
+    futures = [p.send("t", b"v", key=b"k") for _ in range(50)]
+    assert all(isinstance(f, RecordFuture) for f in futures)
+    assert len({f.batch.partition for f in futures}) > 1

@@ -449,3 +449,27 @@ def test_the_tables_for_values_of_differing_lengths_stay_within_the_limit_and_st
         assert payload == expected
         assert sum(map(len, r._HEADS.values())) <= r._PREFIXES_LIMIT
     assert len(r._TAILS) <= r.PLAIN_SIZES_MAX + 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 300), st.integers(0, 3), st.sampled_from([0, 1, 63, 64, 8190, 9000]),
+       st.randoms(use_true_random=False))
+def test_keyed_records_encode_as_one_record_at_a_time(n, nulls, spread, rnd):
+    """The producer's encoder for keyed batches (tables indexed by the key and
+    value lengths) gives the bytes of encode_record, joined; null keys or
+    values, long fields and deltas out of range take the record-by-record way."""
+    keys = [b"k" * rnd.choice([0, 1, 5, 63, 64, 200]) for _ in range(n)]
+    values = [bytes([rnd.randrange(256)]) * rnd.randrange(0, 300) for _ in range(n)]
+    if n and rnd.random() < 0.3:  # a field around the tables' end (8000)
+        (keys if rnd.random() < 0.5 else values)[rnd.randrange(n)] = b"L" * rnd.randrange(7990, 8200)
+    for _ in range(nulls if n else 0):
+        (keys if rnd.random() < 0.5 else values)[rnd.randrange(n)] = None
+    base = 1_700_000_000_000
+    stamps = sorted(base + rnd.randrange(-1, spread + 1) for _ in range(n))
+    expected = b"".join(r.encode_record(i, ts - base, k, v) for i, (k, v, ts) in enumerate(zip(keys, values, stamps)))
+    run_starts, run_deltas = [], []
+    for i, ts in enumerate(stamps):
+        if not run_deltas or run_deltas[-1] != ts - base:
+            run_starts.append(i)
+            run_deltas.append(ts - base)
+    assert r.encode_keyed_runs(keys, values, run_starts, run_deltas) == expected

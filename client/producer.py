@@ -16,7 +16,7 @@ import time
 
 from kipper.client.accumulator import Accumulator
 from kipper.client.batch import (KEYED_OVERHEAD, PLAIN_MAX_VALUE, PLAIN_OVERHEAD, RECORD_OVERHEAD, BatchedFuture,
-                                 Callback, RecordFuture, RecordMetadata)
+                                 Callback, ProducerBatch, RecordFuture, RecordMetadata)
 from kipper.client.config import ProducerConfig
 from kipper.client.producer_lock import ProducerLock
 from kipper.client.send_engine import SendEngine
@@ -81,29 +81,40 @@ class Producer:
         ``on_delivery(error, metadata)`` runs on the send thread when the
         record's fate is known; keep it short.
         """
-        # Fast path, for the common record: no key, partition, headers or
-        # timestamp of its own, a bytes value of ordinary size, for a topic whose open batch is
-        # known (SendEngine.open_batches; only batches without keys or headers
-        # are) and has room held for it (ProducerBatch.room: batch.size and
-        # buffer.memory are checked once a batch, not once a record). It
-        # appends the value to that batch, starts a timestamp run only when
-        # the millisecond changed, and returns a (batch, index) future; the send
-        # thread encodes the whole batch later. Why: at several hundred thousand
-        # records a second, the checks, calls and per-record encoding of the
-        # general path (_send) were most of the producer's CPU.
+        # Fast path, for the common record: no partition, headers or timestamp
+        # of its own, a bytes value (and key) of ordinary size, for a topic whose
+        # open batch is known and has room held for it (ProducerBatch.room:
+        # batch.size and buffer.memory are checked once a batch, not once a
+        # record). Without a key, that is the topic's open batch without keys
+        # (SendEngine.open_batches); with one, the open batch with keys of the
+        # partition the key hashes to, once the partitioner has hashed that key
+        # (SendEngine.keyed_batches). It appends the record to that batch, starts
+        # a timestamp run only when the millisecond changed, and returns a
+        # (batch, index) future; the send thread encodes the whole batch later.
+        # Why: at several hundred thousand records a second, the checks, calls
+        # and per-record encoding of the general path (_send) were most of the
+        # producer's CPU.
         if partition is not None or headers is not None or timestamp is not None or type(value) is not bytes:
             return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
-        if key is not None:
-            return self._send_keyed(topic, value, key, on_delivery)
-        try:
-            batch = self._open_batches[topic]
-        except (KeyError, TypeError):  # no open batch, or an unhashable topic (_send says so)
-            return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
         size = len(value)
-        if size != batch.value_size:  # not the length the batch's values share (ProducerBatch.value_size)
+        if key is None:
+            try:
+                batch = self._open_batches[topic]
+            except (KeyError, TypeError):  # no open batch, or an unhashable topic (_send says so)
+                return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
+            if size != batch.value_size:  # not the length the batch's values share (ProducerBatch.value_size)
+                if size > self._plain_limit:
+                    return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
+                batch.value_size = -1  # safe without the token: it only ever goes to -1
+            size += PLAIN_OVERHEAD
+        else:
+            batch = self._keyed_batch(topic, key)
+            if batch is None:
+                return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
+            size += len(key)
             if size > self._plain_limit:
                 return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
-            batch.value_size = -1  # safe without the token: it only ever goes to -1
+            size += KEYED_OVERHEAD
         now = _time()
         # the token instead of the lock (ProducerLock): IndexError when the
         # lock is held or wanted, or another caller is here
@@ -113,11 +124,13 @@ class Producer:
         except IndexError:
             return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
         try:
-            room = batch.room - PLAIN_OVERHEAD - size
+            room = batch.room - size
             if room >= 0:  # a closed or drained batch has no room
                 batch.room = room
                 index = batch.count
                 batch.values.append(value)
+                if key is not None:
+                    batch.keys.append(key)
                 batch.count = index + 1
                 if now >= batch.ts_hi or now < batch.ts_lo:
                     batch.stamp(index, now)
@@ -135,47 +148,19 @@ class Producer:
             tokens.append(token)
         return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
 
-    def _send_keyed(self, topic, value, key, on_delivery) -> RecordFuture:
-        """The fast path for a keyed record (a bytes key and value, nothing
-        else of its own): as send's, into the open batch with keys of the
-        partition the key hashes to (SendEngine.keyed_batches), when the key's
-        hash is known and that batch has room. Why: keyed records are most
-        of many workloads, and the general path costs about five times more."""
+    def _keyed_batch(self, topic, key) -> ProducerBatch | None:
+        """The open batch with keys that a keyed record goes to on the fast
+        path, if the key is bytes and its hash and that batch are known."""
         if type(key) is not bytes:
-            return self._send(topic, value, key, None, None, None, on_delivery)
+            return None
         h = self._key_hashes.get(key)
-        batches = self._keyed_batches.get(topic)
+        try:
+            batches = self._keyed_batches.get(topic)
+        except TypeError:  # an unhashable topic: _send says what is wrong
+            return None
         if h is None or batches is None:
-            return self._send(topic, value, key, None, None, None, on_delivery)
-        batch = batches[h % len(batches)]
-        size = len(key) + len(value)
-        if batch is None or size > self._plain_limit:
-            return self._send(topic, value, key, None, None, None, on_delivery)
-        now = _time()
-        tokens = self._mutex.tokens  # as in send
-        try:
-            token = tokens.pop()
-        except IndexError:
-            return self._send(topic, value, key, None, None, None, on_delivery)
-        try:
-            room = batch.room - KEYED_OVERHEAD - size
-            if room >= 0:
-                batch.room = room
-                index = batch.count
-                batch.values.append(value)
-                batch.keys.append(key)
-                batch.count = index + 1
-                if now >= batch.ts_hi or now < batch.ts_lo:
-                    batch.stamp(index, now)
-                future = BatchedFuture()
-                future.batch = batch
-                future.index = index
-                if on_delivery is not None:
-                    batch.add_callback(future, on_delivery)
-                return future
-        finally:
-            tokens.append(token)
-        return self._send(topic, value, key, None, None, None, on_delivery)
+            return None
+        return batches[h % len(batches)]
 
     def _send(self, topic, value, key, partition, headers, timestamp, on_delivery) -> RecordFuture:
         """Every record the fast path does not take."""

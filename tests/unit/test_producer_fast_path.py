@@ -320,3 +320,14 @@ def test_keys_are_not_hashed_on_any_fast_path_with_the_random_partitioner(produc
     futures = [p.send("t", b"v", key=b"k") for _ in range(50)]
     assert all(isinstance(f, RecordFuture) for f in futures)
     assert len({f.batch.partition for f in futures}) > 1
+
+
+@pytest.mark.parametrize("key", [None, b"k"])
+def test_a_bad_topic_or_key_gets_the_general_paths_clear_error_not_the_fast_paths(producer, key):
+    p = producer()
+    p.send("t", b"v", key=key)
+    p.send("t", b"v", key=key)
+    with pytest.raises(ValueError, match="topic must be a non-empty string"):
+        p.send(["t"], b"v", key=key)
+    with pytest.raises(TypeError, match="key must be bytes"):
+        p.send("t", b"v", key="k")

@@ -18,6 +18,7 @@ from typing import Callable, NamedTuple
 from kipper.client.logs import get_logger
 
 from kipper.protocol import records as rec
+from kipper.protocol import records_builder as builder
 
 log = get_logger(__name__)
 
@@ -279,7 +280,7 @@ class ProducerBatch:
 
     def _deltas(self) -> list[int]:
         """One timestamp delta per record (for records that are not plain)."""
-        return rec.expand_runs(self.stamp_at, [ms - self.base_ts for ms in self.stamps], self.count)
+        return builder.expand_runs(self.stamp_at, [ms - self.base_ts for ms in self.stamps], self.count)
 
     # --- appending ----------------------------------------------------------------------
 
@@ -343,8 +344,8 @@ class ProducerBatch:
             base = self.base_ts
             run_deltas = [ms - base for ms in self.stamps]
             if self.keys is None:
-                return rec.encode_plain_runs(self.values, self.stamp_at, run_deltas, self.value_size)
-            return rec.encode_keyed_runs(self.keys, self.values, self.stamp_at, run_deltas)
+                return builder.encode_plain_runs(self.values, self.stamp_at, run_deltas, self.value_size)
+            return builder.encode_keyed_runs(self.keys, self.values, self.stamp_at, run_deltas)
         keys = self.keys or [None] * self.count
         return b"".join([_encode_record(i, td, k, v, h) for i, (td, k, v, h)
                          in enumerate(zip(self._deltas(), keys, self.values, self.headers))])

@@ -22,6 +22,7 @@ from kipper.client.batch import Callback, ProducerBatch, RecordFuture
 from kipper.client.config import ProducerConfig
 from kipper.client.logs import get_logger
 from kipper.client.metadata import ClusterMetadata
+from kipper.client.open_batches import OpenBatches
 from kipper.client.partitioner import Partitioner
 from kipper.client.send_requests import ControlRequest, ProduceRequest
 from kipper.protocol.errors import ErrorCode, KafkaError
@@ -49,17 +50,12 @@ class SendEngine:
         self.partitioner = Partitioner(config.partitioner)
         # unkeyed records: the sticky choice, read without a call on the hot path
         self._sticky = self.partitioner.sticky if config.partitioner in ("default", "sticky") else {}
-        # topic -> the open batch its next unkeyed record goes to, while that
-        # is known (see _note_open_batch). Producer.send appends there directly;
-        # a batch that is closed, drained or completed is never used again.
-        self.open_batches: dict[str, ProducerBatch] = {}
-        # Keyed records likewise: topic -> per partition, the open batch with
-        # keys (and no headers) the next keyed record for it goes to, or None;
-        # and the partitioner's murmur2 of keys it has seen. Only when keys are
-        # hashed (not with partitioner "random" or "sticky").
-        self.keyed_batches: dict[str, list[ProducerBatch | None]] = {}
-        self.key_hashes = self.partitioner.hashes
-        self._keyed_fast = config.partitioner in ("default", "murmur2", "murmur2_random")
+        # the batches Producer.send's fast path appends to (open_batches.py)
+        self.fast_path = OpenBatches(accumulator, self.partitioner, self._sticky, config.partitioner)
+        self.open_batches = self.fast_path.unkeyed
+        self.keyed_batches = self.fast_path.keyed
+        self.key_hashes = self.fast_path.key_hashes
+        self.release_room = self.fast_path.release_room
         self.metrics = {"records": 0, "bytes": 0, "requests": 0, "batches": 0, "retries": 0,
                         "errors": 0, "disconnects": 0, "request_latency_sum": 0.0,
                         "request_latency_max": 0.0, "epoch_bump_requests": 0, "sent_calls": 0}
@@ -102,49 +98,8 @@ class SendEngine:
         batch, new = acc.append((topic, p), key, value, timestamp, headers, future, callback, clock)
         if new and key is None and partition is None:
             self.partitioner.on_new_batch(topic, p, n)
-        self._note_open_batch(topic)  # after every append: a key or headers make the batch unfit
-        if batch.keys is not None and self._keyed_fast:
-            self._note_keyed_batch(topic, p, n, batch)
+        self.fast_path.note(topic, p, n, batch)  # after every append: a key or headers make a batch unfit
         return new
-
-    def _note_open_batch(self, topic: str) -> None:
-        """Remember the batch the topic's next unkeyed record goes to (the open
-        tail of its sticky partition) if it has no keys or headers yet, for
-        Producer.send's fast path, and hold room in it for the fast path."""
-        p = self._sticky.get(topic, -1)
-        dq = self.accumulator.queues.get((topic, p)) if p >= 0 else None
-        if dq and not dq[-1].closed and dq[-1].keys is None and dq[-1].headers is None:
-            self.open_batches[topic] = dq[-1]
-            self.accumulator.reserve(dq[-1])
-        else:
-            self.open_batches.pop(topic, None)
-
-    def _note_keyed_batch(self, topic: str, p: int, n: int, batch: ProducerBatch) -> None:
-        """A record just went into ``batch``, which has keys: remember it as
-        partition ``p``'s open batch for Producer.send's keyed fast path while
-        it is open and has no headers, and hold room in it."""
-        batches = self.keyed_batches.get(topic)
-        if batches is None or len(batches) != n:
-            batches = self.keyed_batches[topic] = [None] * n
-        if not batch.closed and batch.headers is None:
-            batches[p] = batch
-            self.accumulator.reserve(batch)
-        elif batches[p] is batch:
-            batches[p] = None
-
-    def release_room(self, topic: str | None = None) -> None:
-        """Give back the room held for the fast paths in ``topic``'s open
-        batches (every topic's if None): a record waits for buffer.memory, or
-        the producer closes. The next record by the general path holds it again."""
-        acc = self.accumulator
-        for t, batch in list(self.open_batches.items()):
-            if topic is None or t == topic:
-                acc.unreserve(batch)
-        for t, batches in list(self.keyed_batches.items()):
-            if topic is None or t == topic:
-                for batch in batches:
-                    if batch is not None:
-                        acc.unreserve(batch)
 
     def park(self, topic: str, key, value, timestamp: int, headers, partition: int | None,
              callback: Callback | None, size: int, now: float) -> RecordFuture:
@@ -324,8 +279,7 @@ class SendEngine:
         if request.api is METADATA:
             self._metadata_in_flight = False
             self.metadata.update(body, now)
-            self.open_batches.clear()  # partition counts may have changed: choose again
-            self.keyed_batches.clear()
+            self.fast_path.clear()  # partition counts may have changed: choose again
             return
         self._pid_in_flight = False
         s = self.idempotence

@@ -8,7 +8,7 @@ import socket
 from kipper.client.connection import READY, Connection
 from kipper.protocol.header import encode_request
 from kipper.protocol.messages.produce import PRODUCE
-from kipper.protocol import records
+from kipper.protocol import records, records_builder
 
 
 def test_produce_frames_written_as_buffers_arrive_whole_and_in_order_across_partial_sends():
@@ -19,7 +19,7 @@ def test_produce_frames_written_as_buffers_arrive_whole_and_in_order_across_part
     conn.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 65536)
     conn.on_writable()  # connected; the ApiVersions request goes out
     conn.state = READY
-    header, recs = records.assemble_parts(records.encode_plain_records([bytes([i % 256]) * 100 for i in range(3000)],
+    header, recs = records.assemble_parts(records_builder.encode_plain_records([bytes([i % 256]) * 100 for i in range(3000)],
                                                                        [0] * 3000), 3000, 1, 1)
     expected = []
     for i in range(3):

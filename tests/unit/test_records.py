@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from kipper.protocol import batch as b
 from kipper.protocol import compression
 from kipper.protocol import records as r
+from kipper.protocol import records_builder as rb
 
 CODECS = [compression.NONE, compression.GZIP, compression.SNAPPY, compression.LZ4, compression.ZSTD]
 CODEC_IDS = [compression.NAMES[c] for c in CODECS]
@@ -414,16 +415,16 @@ def test_plain_records_encode_as_one_record_at_a_time(n, same_size, nulls, sprea
     stamps = [base + rnd.randrange(-1, spread + 1) for _ in range(n)]
     expected = b"".join(r.encode_record(i, ts - base, None, v) for i, (v, ts) in enumerate(zip(values, stamps)))
     deltas = [ts - base for ts in stamps]
-    assert r.encode_plain_records(values, deltas) == expected
-    assert r.encode_plain_records(values, deltas, -1) == expected  # the caller says the sizes differ
+    assert rb.encode_plain_records(values, deltas) == expected
+    assert rb.encode_plain_records(values, deltas, -1) == expected  # the caller says the sizes differ
     if same_size is not None:  # the caller says every value has this size
-        assert r.encode_plain_records(values, deltas, same_size) == expected
+        assert rb.encode_plain_records(values, deltas, same_size) == expected
 
 
 def test_plain_records_past_the_one_byte_offset_deltas_decode():
     values = [bytes([i % 256]) * 100 for i in range(3000)]
     stamps = [1_700_000_000_000 + i // 700 for i in range(3000)]
-    payload = r.encode_plain_records(values, [ts - stamps[0] for ts in stamps])
+    payload = rb.encode_plain_records(values, [ts - stamps[0] for ts in stamps])
     batch = r.decode_batch(r.assemble(payload, 3000, stamps[0], stamps[-1]))
     assert [rec.value for rec in batch.records] == values
     assert [rec.timestamp for rec in batch.records] == stamps
@@ -434,21 +435,21 @@ def test_the_prefix_tables_stay_within_their_limit_and_still_encode():
     varied records) rebuild the tables rather than grow them without bound."""
     for vl in range(0, 2000, 5):
         values = [b"v" * vl] * 300  # tables of 512 prefixes
-        payload = r.encode_plain_runs(values, [0, 200], [vl % 50, vl % 50 + 1], vl)
+        payload = rb.encode_plain_runs(values, [0, 200], [vl % 50, vl % 50 + 1], vl)
         expected = b"".join(r.encode_record(i, vl % 50 + (i >= 200), None, v) for i, v in enumerate(values))
         assert payload == expected
-        assert sum(map(len, r._PREFIXES.values())) <= r._PREFIXES_LIMIT
-    assert r._PREFIXES  # the tables in use since the last rebuild
+        assert sum(map(len, rb._PREFIXES.values())) <= rb._PREFIXES_LIMIT
+    assert rb._PREFIXES  # the tables in use since the last rebuild
 
 
 def test_the_tables_for_values_of_differing_lengths_stay_within_the_limit_and_still_encode():
     for td in range(0, 400, 3):
         values = [b"w" * ((i * 37 + td) % 3000) for i in range(100)]
-        payload = r.encode_plain_runs(values, [0, 70], [td, td + 2], -1)
+        payload = rb.encode_plain_runs(values, [0, 70], [td, td + 2], -1)
         expected = b"".join(r.encode_record(i, td + 2 * (i >= 70), None, v) for i, v in enumerate(values))
         assert payload == expected
-        assert sum(map(len, r._HEADS.values())) <= r._PREFIXES_LIMIT
-    assert len(r._TAILS) <= r.PLAIN_SIZES_MAX + 1
+        assert sum(map(len, rb._HEADS.values())) <= rb._PREFIXES_LIMIT
+    assert len(rb._TAILS) <= rb.PLAIN_SIZES_MAX + 1
 
 
 @settings(max_examples=200, deadline=None)
@@ -472,4 +473,4 @@ def test_keyed_records_encode_as_one_record_at_a_time(n, nulls, spread, rnd):
         if not run_deltas or run_deltas[-1] != ts - base:
             run_starts.append(i)
             run_deltas.append(ts - base)
-    assert r.encode_keyed_runs(keys, values, run_starts, run_deltas) == expected
+    assert rb.encode_keyed_runs(keys, values, run_starts, run_deltas) == expected

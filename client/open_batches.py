@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from kipper.client.accumulator import Accumulator
 from kipper.client.batch import ProducerBatch
-from kipper.client.partitioner import Partitioner
+from kipper.client.partitioner import HASHED_MODES, Partitioner
 
 
 class OpenBatches:
@@ -27,7 +27,7 @@ class OpenBatches:
         self.unkeyed: dict[str, ProducerBatch] = {}
         self.keyed: dict[str, list[ProducerBatch | None]] = {}
         self.key_hashes = partitioner.hashes
-        self._hashed = mode in ("default", "murmur2", "murmur2_random")
+        self._hashed = mode in HASHED_MODES
 
     def note(self, topic: str, p: int, n: int, batch: ProducerBatch) -> None:
         """A record just went into ``batch``, partition ``p`` of ``n``: note
@@ -49,6 +49,21 @@ class OpenBatches:
             self.accumulator.reserve(batch)
         elif batches[p] is batch:
             batches[p] = None
+
+    def keyed_batch(self, topic, key) -> ProducerBatch | None:
+        """The noted batch a keyed record goes to on the fast path, if its key
+        is bytes and the key's hash and that batch are known. Read without the
+        lock (Producer.send checks the batch's room holding the token)."""
+        if type(key) is not bytes:
+            return None
+        h = self.key_hashes.get(key)
+        try:
+            batches = self.keyed.get(topic)
+        except TypeError:  # an unhashable topic: Producer._send says what is wrong
+            return None
+        if h is None or batches is None:
+            return None
+        return batches[h % len(batches)]
 
     def release_room(self, topic: str | None = None) -> None:
         """Give back the room held in ``topic``'s noted batches (every topic's

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+HASHED_MODES = ("default", "murmur2", "murmur2_random")  # partitioner modes that hash a record's key
+
 _M = 0x5BD1E995
 _MASK32 = 0xFFFFFFFF
 
@@ -52,7 +54,7 @@ class Partitioner:
         self.hashes: dict[bytes, int] = {}  # key -> positive murmur2 (read by Producer.send's keyed fast path)
 
     def partition(self, topic: str, key: bytes | None, num_partitions: int) -> int:
-        if key is not None and self.mode in ("default", "murmur2", "murmur2_random"):
+        if key is not None and self.mode in HASHED_MODES:
             h = self.hashes.get(key)
             if h is None:
                 if len(self.hashes) >= self._CACHE_LIMIT:

@@ -16,7 +16,7 @@ import time
 
 from kipper.client.accumulator import Accumulator
 from kipper.client.batch import (KEYED_OVERHEAD, PLAIN_MAX_VALUE, PLAIN_OVERHEAD, RECORD_OVERHEAD, BatchedFuture,
-                                 Callback, ProducerBatch, RecordFuture, RecordMetadata)
+                                 Callback, RecordFuture, RecordMetadata)
 from kipper.client.config import ProducerConfig
 from kipper.client.producer_lock import ProducerLock
 from kipper.client.send_engine import SendEngine
@@ -52,9 +52,8 @@ class Producer:
         self._acc = Accumulator(batch_size=cfg.batch_size, linger_ms=cfg.linger_ms,
                                 buffer_memory=cfg.buffer_memory)
         self._engine = SendEngine(cfg, self._acc)
-        self._open_batches = self._engine.open_batches
-        self._keyed_batches = self._engine.keyed_batches
-        self._key_hashes = self._engine.key_hashes
+        self._fast_path = self._engine.fast_path
+        self._open_batches = self._fast_path.unkeyed
         # the fast path's values: small enough that _send would not refuse them either
         self._plain_limit = min(PLAIN_MAX_VALUE, cfg.max_request_size - RECORD_OVERHEAD)
         # The fast path's last future. Producing at speed, callers mostly drop
@@ -86,9 +85,9 @@ class Producer:
         # open batch is known and has room held for it (ProducerBatch.room:
         # batch.size and buffer.memory are checked once a batch, not once a
         # record). Without a key, that is the topic's open batch without keys
-        # (SendEngine.open_batches); with one, the open batch with keys of the
+        # (OpenBatches.unkeyed); with one, the open batch with keys of the
         # partition the key hashes to, once the partitioner has hashed that key
-        # (SendEngine.keyed_batches). It appends the record to that batch, starts
+        # (OpenBatches.keyed_batch). It appends the record to that batch, starts
         # a timestamp run only when the millisecond changed, and returns a
         # (batch, index) future; the send thread encodes the whole batch later.
         # Why: at several hundred thousand records a second, the checks, calls
@@ -108,7 +107,7 @@ class Producer:
                 batch.value_size = -1  # safe without the token: it only ever goes to -1
             size += PLAIN_OVERHEAD
         else:
-            batch = self._keyed_batch(topic, key)
+            batch = self._fast_path.keyed_batch(topic, key)
             if batch is None:
                 return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
             size += len(key)
@@ -147,20 +146,6 @@ class Producer:
         finally:
             tokens.append(token)
         return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
-
-    def _keyed_batch(self, topic, key) -> ProducerBatch | None:
-        """The open batch with keys that a keyed record goes to on the fast
-        path, if the key is bytes and its hash and that batch are known."""
-        if type(key) is not bytes:
-            return None
-        h = self._key_hashes.get(key)
-        try:
-            batches = self._keyed_batches.get(topic)
-        except TypeError:  # an unhashable topic: _send says what is wrong
-            return None
-        if h is None or batches is None:
-            return None
-        return batches[h % len(batches)]
 
     def _send(self, topic, value, key, partition, headers, timestamp, on_delivery) -> RecordFuture:
         """Every record the fast path does not take."""
@@ -201,7 +186,7 @@ class Producer:
                 tokens.append(token)
         with self._mutex:
             if not self._acc.has_room(size) and not self._closed and self._engine.fatal_error is None:
-                self._engine.release_room()  # room held for the fast path is not in use
+                self._fast_path.release_room()  # room held for the fast path is not in use
                 if not self._acc.has_room(size):
                     self._wait_for_room(size)
             return self._append(topic, value, key, partition, headers, timestamp, on_delivery, size)
@@ -272,7 +257,7 @@ class Producer:
             return
         with self._mutex:
             self._closed = True
-            self._engine.release_room()  # the fast path stops: records go to _send, which refuses them
+            self._fast_path.release_room()  # the fast path stops: records go to _send, which refuses them
         left = self.flush(timeout)
         self._sender.stop(force=bool(left))
         self._sender.join(None if timeout is None else max(timeout, 1.0))

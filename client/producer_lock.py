@@ -40,49 +40,32 @@ class ProducerLock:
         self._home = [_TOKEN]  # where the token lives
         self.tokens = self._home  # what the fast path pops from: _home, or _EMPTY while held
 
-    # acquire and release are on the general path of every record a fast
-    # path does not take (keyed ones, say): the token is taken and given back
-    # inline, and _wait_for_token only runs when a fast path holds it
-
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         if not self._mutex.acquire(blocking, timeout):
             return False
         if not self._depth:
-            self.tokens = _EMPTY
-            try:
-                self._home.pop()
-            except IndexError:
-                self._wait_for_token()
+            self._take_token()
         self._depth += 1
         return True
 
     def release(self, *exc) -> None:
-        depth = self._depth = self._depth - 1
-        if not depth:
-            self._home.append(_TOKEN)
-            self.tokens = self._home
+        self._depth -= 1
+        if not self._depth:
+            self._give_token()
         self._mutex.release()
 
     __enter__ = acquire
     __exit__ = release  # the exception, if any, is the caller's
 
-    def _wait_for_token(self) -> None:
-        """A fast path holds the token: let it finish (a few bytecodes)."""
+    def _take_token(self) -> None:
+        self.tokens = _EMPTY
         home = self._home
         while True:
-            time.sleep(0)
             try:
                 home.pop()
                 return
-            except IndexError:
-                pass
-
-    def _take_token(self) -> None:
-        self.tokens = _EMPTY
-        try:
-            self._home.pop()
-        except IndexError:
-            self._wait_for_token()
+            except IndexError:  # a fast path holds it: let it finish (a few bytecodes)
+                time.sleep(0)
 
     def _give_token(self) -> None:
         self._home.append(_TOKEN)

@@ -53,9 +53,6 @@ class SendEngine:
         # the batches Producer.send's fast path appends to (open_batches.py)
         self.fast_path = OpenBatches(accumulator, self.partitioner, self._sticky, config.partitioner)
         self.open_batches = self.fast_path.unkeyed
-        self.keyed_batches = self.fast_path.keyed
-        self.key_hashes = self.fast_path.key_hashes
-        self.release_room = self.fast_path.release_room
         self.metrics = {"records": 0, "bytes": 0, "requests": 0, "batches": 0, "retries": 0,
                         "errors": 0, "disconnects": 0, "request_latency_sum": 0.0,
                         "request_latency_max": 0.0, "epoch_bump_requests": 0, "sent_calls": 0}

@@ -134,20 +134,15 @@ def encode_plain_runs(values: list, run_starts: list, run_deltas: list, value_si
         return b""
     if n > 8190 or min(run_deltas) < -1 or max(run_deltas) > 8190:
         return _encode_each(values, run_starts, run_deltas)
-    lens = None
-    if value_size is None:
+    if value_size is None or not 0 <= value_size <= PLAIN_SIZES_MAX:
         try:
             lens = list(map(len, values))
         except TypeError:  # a null value
             return _encode_each(values, run_starts, run_deltas)
-        value_size = lens[0] if lens.count(lens[0]) == n else -1
-    if 0 <= value_size <= PLAIN_SIZES_MAX:
+        if value_size is None and lens.count(lens[0]) == n:
+            value_size = lens[0]
+    if value_size is not None and 0 <= value_size <= PLAIN_SIZES_MAX:
         return _encode_same_size(values, value_size, run_starts, run_deltas)
-    if lens is None:
-        try:
-            lens = list(map(len, values))
-        except TypeError:
-            return _encode_each(values, run_starts, run_deltas)
     if max(lens) > PLAIN_SIZES_MAX:
         return _encode_each(values, run_starts, run_deltas)
     return _encode_sizes(values, lens, run_starts, run_deltas)
@@ -177,15 +172,7 @@ def _encode_sizes(values: list, lens: list, run_starts: list, run_deltas: list) 
     about a fifth of _encode_each's time."""
     n = len(values)
     top = max(lens) + 1
-    parts = [b"\x00"] * (4 * n + 1)
-    for start, end, td in zip(run_starts, [*run_starts[1:], n], run_deltas):
-        if start < 64:  # offset deltas below 64 take one byte
-            cut = min(end, 64)
-            parts[4 * start:4 * cut:4] = map(_heads(td, 1, top).__getitem__, lens[start:cut])
-            start = cut
-        if start < end:
-            parts[4 * start:4 * end:4] = map(_heads(td, 2, top).__getitem__, lens[start:end])
-    parts[0] = parts[0][1:]
+    parts = _with_heads(4, lens, top, False, run_starts, run_deltas)
     parts[1:-1:4] = _VARINTS[:n]
     parts[2:-1:4] = map(_tails(top).__getitem__, lens)
     parts[3:-1:4] = values
@@ -207,20 +194,10 @@ def encode_keyed_runs(keys: list, values: list, run_starts: list, run_deltas: li
         klens = list(map(len, keys))
         vlens = list(map(len, values))
     if klens is None or max(klens) > PLAIN_SIZES_MAX or max(vlens) > PLAIN_SIZES_MAX:
-        deltas = expand_runs(run_starts, run_deltas, n)
-        return b"".join([encode_record(i, td, k, v) for i, (td, k, v) in enumerate(zip(deltas, keys, values))])
+        return _encode_each(values, run_starts, run_deltas, keys)
     field = _FIELD_SIZES.__getitem__
     rests = list(map(operator.add, map(field, klens), map(field, vlens)))
-    top = max(rests) + 1
-    parts = [b"\x00"] * (6 * n + 1)
-    for start, end, td in zip(run_starts, [*run_starts[1:], n], run_deltas):
-        if start < 64:  # offset deltas below 64 take one byte
-            cut = min(end, 64)
-            parts[6 * start:6 * cut:6] = map(_heads(td, 1, top, True).__getitem__, rests[start:cut])
-            start = cut
-        if start < end:
-            parts[6 * start:6 * end:6] = map(_heads(td, 2, top, True).__getitem__, rests[start:end])
-    parts[0] = parts[0][1:]
+    parts = _with_heads(6, rests, max(rests) + 1, True, run_starts, run_deltas)
     varint = _VARINTS.__getitem__
     parts[1:-1:6] = _VARINTS[:n]
     parts[2:-1:6] = map(varint, klens)
@@ -230,8 +207,29 @@ def encode_keyed_runs(keys: list, values: list, run_starts: list, run_deltas: li
     return b"".join(parts)
 
 
-def _encode_each(values: list, run_starts: list, run_deltas: list) -> bytes:
-    """Record by record: null values, values longer than the tables cover, and
-    deltas out of their range."""
+def _with_heads(stride: int, index: list, top: int, by_rest: bool, run_starts: list, run_deltas: list) -> list:
+    """The parts of a batch of ``stride`` parts a record: each record's first
+    part is its head (_heads, looked up by ``index``, in C); the others are
+    placeholders for the caller to fill, but for the last part, the last
+    record's header count (0)."""
+    n = len(index)
+    parts = [b"\x00"] * (stride * n + 1)
+    for start, end, td in zip(run_starts, [*run_starts[1:], n], run_deltas):
+        if start < 64:  # offset deltas below 64 take one byte
+            cut = min(end, 64)
+            parts[stride * start:stride * cut:stride] = map(_heads(td, 1, top, by_rest).__getitem__,
+                                                            index[start:cut])
+            start = cut
+        if start < end:
+            parts[stride * start:stride * end:stride] = map(_heads(td, 2, top, by_rest).__getitem__,
+                                                            index[start:end])
+    parts[0] = parts[0][1:]  # the first record has no record before it
+    return parts
+
+
+def _encode_each(values: list, run_starts: list, run_deltas: list, keys: list | None = None) -> bytes:
+    """Record by record: null values (or keys), fields longer than the tables
+    cover, and deltas out of their range."""
     deltas = expand_runs(run_starts, run_deltas, len(values))
-    return b"".join([encode_record(i, td, None, v) for i, (td, v) in enumerate(zip(deltas, values))])
+    keys = keys or [None] * len(values)
+    return b"".join([encode_record(i, td, k, v) for i, (td, k, v) in enumerate(zip(deltas, keys, values))])

@@ -93,6 +93,28 @@ class Run:
         self.transcript.append(Exchange(label or api.name, api.name, version, plain(body), response, record))
         return response
 
+    def send(self, api, version: int, body: dict, *, conn: str = "main", label: str = "") -> dict:
+        """Send without waiting (a JoinGroup that completes only when others join);
+        ``receive`` the answer later. Returns the handle ``receive`` takes."""
+        connection = self.conn(conn)
+        connection.correlation_id += 1
+        connection.sock.sendall(encode_request(api, version, connection.correlation_id, connection.client_id, body))
+        exchange = Exchange(label or api.name, api.name, version, plain(body), None)
+        self.transcript.append(exchange)  # in the order sent: both brokers see the same order
+        return {"exchange": exchange, "conn": conn, "api": api}
+
+    def receive(self, handle: dict) -> Any:
+        connection = self.conns.get(handle["conn"])
+        exchange = handle["exchange"]
+        try:
+            if connection is None:
+                raise ConnectionError("dropped")
+            exchange.response = decode(handle["api"], exchange.version, connection._read_frame())
+        except (ConnectionError, OSError):
+            self.drop(handle["conn"])
+            exchange.response = dict(CLOSED)
+        return exchange.response
+
     def call_frame(self, api, version: int, frame: bytes, *, conn: str = "main", label: str = "") -> Any:
         """Send a request frame as it is (a golden frame, size prefix included)."""
         connection = self.conn(conn)

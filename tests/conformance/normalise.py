@@ -26,7 +26,7 @@ MESSAGES = {"error_message", "error_msg", "status_message"}
 CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms"}
 # lists whose order is the broker's own (hash maps in Kafka): sorted by these keys
 SORT_KEYS = {
-    "groups": ("group_id",), "topics": ("name", "topic", "topic_id"), "results": ("resource_name", "name"),
+    "groups": ("group_id",), "topics": ("name", "topic", "topic_id"), "results": ("resource_name", "name", "group_id", "user"), "mechanisms": (),
     "configs": ("name",), "synonyms": ("name", "source"), "api_keys": ("api_key",),
     "transaction_states": ("transactional_id",), "resources": ("resource_type", "resource_name"),
     "acls": ("principal", "host", "operation", "permission_type"), "members": ("member_id", "group_instance_id"),
@@ -66,8 +66,8 @@ class Normaliser:
     def field(self, k: str, v: Any, parent: dict) -> Any:
         if k in CONSTANT and v is not None and not isinstance(v, (list, dict)):
             return CONSTANT[k]
-        if k in MESSAGES:
-            return None if v in (None, "") else "<message>"
+        if k in MESSAGES:  # text, and whether there is any, is the broker's to choose
+            return "<message>"
         if k in CLOCK and isinstance(v, int) and v > 0:
             return "<time>"
         if k == "records" and isinstance(v, list):
@@ -106,6 +106,8 @@ def _sorted(key: str, items: list) -> list | dict:
     so a missing or extra element is one difference, not a shifted list; other listings
     in undefined order are sorted."""
     fields = SORT_KEYS.get(key)
+    if fields is not None and items and all(isinstance(i, str) for i in items):
+        return sorted(items)
     if not fields or not items or not all(isinstance(i, dict) for i in items):
         return items
     for f in fields:

@@ -4,6 +4,10 @@ allowed_differences.toml (= docs/KAFKA_DIFFERENCES.md) allows. See docs/CONFORMA
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import pytest
 
 from tests.conformance.compare import Difference, classify, diff, load_allowed
@@ -50,10 +54,19 @@ def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Differ
     return out
 
 
+def dump(directory: Path, scenario, *runs) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    out = {run.broker: [{"label": x.label, "api": x.api, "version": x.version, "recorded": x.recorded,
+                         "request": x.request, "response": x.response} for x in run.transcript] for run in runs}
+    (directory / (scenario.name.replace("/", "_") + ".json")).write_text(json.dumps(out, indent=1, default=repr))
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_kipper_answers_as_kafka_does(scenario, kafka_reference, kipper_reference, report):
     kafka_run, kipper_run = run_both(scenario.fn, kafka_reference, kipper_reference, scenario.token)
     exchanges = compare(scenario, kafka_run, kipper_run)
+    if os.environ.get("CONFORMANCE_DUMP"):  # a directory: both transcripts of each scenario, for reading
+        dump(Path(os.environ["CONFORMANCE_DUMP"]), scenario, kafka_run, kipper_run)
     for _, _, diffs in exchanges:
         classify(diffs, report.allowed)
     report.add(exchanges)

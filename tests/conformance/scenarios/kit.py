@@ -79,6 +79,18 @@ def wait_for_leaders(run, name: str, partitions: int) -> None:
     resp = run.poll(lambda: metadata(run, [name], record=False), ready, timeout=20)
     if ready(resp):
         run.state.setdefault("topic_ids", {})[name] = uuid.UUID(resp["topics"][0]["topic_id"])
+    # a leader in the metadata can precede the partition being served: ask the partitions too
+    for p in range(partitions):
+        run.poll(lambda p=p: run.call(LIST_OFFSETS, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": name, "partitions": [{"partition_index": p, "current_leader_epoch": -1, "timestamp": -1}]}]},
+            record=False), lambda r: _offsets_ok(r), timeout=20)
+
+
+def _offsets_ok(resp) -> bool:
+    try:
+        return resp["topics"][0]["partitions"][0]["error_code"] == 0
+    except (KeyError, IndexError, TypeError):
+        return False
 
 
 def topic_id(run, name: str) -> uuid.UUID:

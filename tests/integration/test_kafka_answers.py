@@ -88,3 +88,18 @@ def test_a_join_that_needs_a_member_id_has_a_null_protocol_name(conn, unique):
                                        "protocols": [{"name": "range", "metadata": b"\0\0\0\0\0\0\xff\xff\xff\xff"}]})
     assert resp.error_code == ErrorCode.MEMBER_ID_REQUIRED
     assert resp.protocol_name is None
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_stored_batches_carry_the_leader_epoch_as_kafka_stamps_it(tmp_path, unique, durable):
+    # Kafka's leader writes its partition leader epoch (0 here) into every batch it appends;
+    # producers send -1. The CRC does not cover the field, so the batch stays valid.
+    from kipper.protocol.records import decode_all
+    from tests.support.broker import make_broker
+
+    overrides = {"log.dirs": str(tmp_path / "logs")} if durable else {}
+    with make_broker(overrides) as b, BlockingConnection("127.0.0.1", b.port) as c:
+        c.negotiate()
+        topic_id = _topic(c, f"epoch-{unique}", 3)
+        stored = decode_all(bytes(_fetch(c, 12, f"epoch-{unique}", topic_id).records), verify_crc=True)
+        assert [x.header.partition_leader_epoch for x in stored] == [0]

@@ -15,16 +15,20 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LEADER_EPOCH = 0  # one node, never re-elected: every partition's leader epoch
 
 
-def _error_entry(index: int, code: ErrorCode) -> dict:
+def _error_entry(index: int, code: ErrorCode, aborted: list | None = None) -> dict:
     """A partition that returns nothing: Kafka's FetchResponse.partitionResponse(error),
-    offsets unknown (-1) and an empty (not null) list of aborted transactions."""
+    offsets unknown (-1). Kafka lists no aborted transactions as an empty list for a topic
+    or partition it does not know, and as null for a read that failed."""
     return {"partition_index": index, "error_code": int(code), "high_watermark": -1, "last_stable_offset": -1,
-            "log_start_offset": -1, "aborted_transactions": [], "records": b""}
+            "log_start_offset": -1, "aborted_transactions": aborted, "records": b""}
 
 
-def leader_epoch_error(current_leader_epoch: int) -> ErrorCode | None:
+def leader_epoch_error(current_leader_epoch: int | None) -> ErrorCode | None:
     """Kafka's check of a client's current_leader_epoch (KIP-320): ahead of the leader's is
-    UNKNOWN_LEADER_EPOCH, behind it FENCED_LEADER_EPOCH; -1 skips the check."""
+    UNKNOWN_LEADER_EPOCH, behind it FENCED_LEADER_EPOCH; -1 (or a version without the
+    field) skips the check."""
+    if current_leader_epoch is None:
+        return None
     if current_leader_epoch > LEADER_EPOCH:
         return ErrorCode.UNKNOWN_LEADER_EPOCH
     if 0 <= current_leader_epoch < LEADER_EPOCH:
@@ -54,7 +58,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed else
                         ErrorCode.UNKNOWN_TOPIC_ID if topic is None and name is None
                         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                parts.append(_error_entry(index, code))
+                parts.append(_error_entry(index, code, []))
                 continue
             epoch_error = leader_epoch_error(p.get("current_leader_epoch", -1))
             plog = topic.partitions[index]

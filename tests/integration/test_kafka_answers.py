@@ -51,7 +51,17 @@ def test_fetch_out_of_range_reports_unknown_offsets_and_an_empty_aborted_list(co
     p = _fetch(conn, 12, f"oor-{unique}", topic_id, offset=100)
     assert p.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
     assert (p.high_watermark, p.last_stable_offset, p.log_start_offset) == (-1, -1, -1)
-    assert list(p.aborted_transactions) == []
+    assert p.aborted_transactions is None  # null for a failed read, [] for an unknown partition
+    assert list(_fetch(conn, 12, f"oor-{unique}", topic_id, partition=4).aborted_transactions) == []
+
+
+@pytest.mark.parametrize("version", [4, 7, 8])
+def test_fetch_versions_without_a_leader_epoch_field_still_read(conn, unique, version):
+    # the KIP-320 check must skip versions that carry no current_leader_epoch (before v9)
+    topic_id = _topic(conn, f"old-{unique}")
+    p = _fetch(conn, version, f"old-{unique}", topic_id)
+    assert p.error_code == ErrorCode.NONE and p.high_watermark == 2
+    assert _list_offsets(conn, 1, f"old-{unique}", -1).offset == 2
 
 
 def test_fetch_of_an_unknown_partition_of_a_topic_named_by_id_is_unknown_topic_or_partition(conn, unique):
@@ -103,3 +113,26 @@ def test_stored_batches_carry_the_leader_epoch_as_kafka_stamps_it(tmp_path, uniq
         topic_id = _topic(c, f"epoch-{unique}", 3)
         stored = decode_all(bytes(_fetch(c, 12, f"epoch-{unique}", topic_id).records), verify_crc=True)
         assert [x.header.partition_leader_epoch for x in stored] == [0]
+
+
+@pytest.mark.parametrize("api_key,version", [(69, 0), (77, 1)])
+def test_describing_a_group_that_does_not_exist_answers_as_kafka(conn, unique, api_key, version):
+    # ConsumerGroupDescribe / ShareGroupDescribe: no state, epochs 0, and no authorized
+    # operations (INT_MIN) even when asked for them
+    group = conn.send_raw(APIS[api_key], version, {"group_ids": [f"none-{unique}"],
+                                                   "include_authorized_operations": True}).groups[0]
+    assert group.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    assert (group.group_state, group.group_epoch, group.assignment_epoch) == ("", 0, 0)
+    assert group.authorized_operations == -2**31
+
+
+def test_describing_an_unknown_transactional_id_has_zero_ids(conn, unique):
+    state = conn.send_raw(APIS[65], 0, {"transactional_ids": [f"none-{unique}"]}).transaction_states[0]
+    assert state.error_code == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+    assert (state.producer_id, state.producer_epoch, state.transaction_start_time_ms) == (0, 0, 0)
+
+
+def test_a_topic_named_twice_in_one_create_gets_one_answer(conn, unique):
+    topic = {"name": f"dup-{unique}", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+    answers = conn.send_raw(APIS[19], 7, {"topics": [topic, topic], "timeout_ms": 5000, "validate_only": False}).topics
+    assert [(t.name, t.error_code) for t in answers] == [(f"dup-{unique}", ErrorCode.INVALID_REQUEST)]

@@ -136,3 +136,13 @@ def test_a_topic_named_twice_in_one_create_gets_one_answer(conn, unique):
     topic = {"name": f"dup-{unique}", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
     answers = conn.send_raw(APIS[19], 7, {"topics": [topic, topic], "timeout_ms": 5000, "validate_only": False}).topics
     assert [(t.name, t.error_code) for t in answers] == [(f"dup-{unique}", ErrorCode.INVALID_REQUEST)]
+
+
+def test_a_consumer_group_member_without_a_regex_is_described_with_an_empty_one(conn, unique):
+    _topic(conn, f"cg-{unique}", 0)
+    conn.send_raw(APIS[68], 0, {"group_id": f"g-{unique}", "member_id": f"m-{unique}", "member_epoch": 0,
+                                "instance_id": None, "rack_id": None, "rebalance_timeout_ms": 30000,
+                                "subscribed_topic_names": [f"cg-{unique}"], "server_assignor": None,
+                                "topic_partitions": []})
+    group = conn.send_raw(APIS[69], 0, {"group_ids": [f"g-{unique}"], "include_authorized_operations": False}).groups[0]
+    assert group.members[0].subscribed_topic_regex == ""  # Kafka's: not null

@@ -462,7 +462,7 @@ class ConsumerGroupCoordinator:
                 "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
                 "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
                 "subscribed_topic_names": list(m.subscribed_names),
-                "subscribed_topic_regex": m.subscribed_regex,
+                "subscribed_topic_regex": m.subscribed_regex or "",  # Kafka: "" when none
                 "assignment": self._named(m.assignment.assigned),
                 "target_assignment": self._named(group.target.get(m.member_id, {})),
             } for m in group.members.values()],

@@ -1,14 +1,16 @@
-"""What a handler sees of a request: the broker, the connection's session, the header.
+"""What a handler sees of a request: the engines, the connection's session, the header.
 
 ``Session`` is per-connection state that outlives one request (listener, peer,
 authentication). ``RequestContext`` is the per-request view handed to every
-handler, with ``ctx.broker`` giving the engines (broker/composition.py).
+handler, with ``ctx.engines`` giving the engines (broker/composition.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from kipper.broker.security.authenticator import SaslAuthenticator
 
 
 @dataclass
@@ -20,14 +22,19 @@ class Session:
     security_protocol: str = "PLAINTEXT"
     principal: str = "User:ANONYMOUS"
     authenticated: bool = True
-    extras: dict = field(default_factory=dict)
+    # on a SASL listener, the login in progress or done (broker/security/service.py)
+    sasl: SaslAuthenticator | None = None
+    # the authorizer's decisions for this session, made at ACL version ``acl_version``
+    # (broker/acl/service.py: a change of the ACLs empties them)
+    acl_decisions: dict = field(default_factory=dict)
+    acl_version: int = -1
     admitted_producer_ids: set = field(default_factory=set)  # producer-id quota fast path
     kept_heads: object = None  # recent Produce requests' heads (protocol/produce_codec.RepeatedHeads)
 
 
 @dataclass(slots=True)
 class RequestContext:
-    broker: Any  # kipper.broker.composition.Broker
+    engines: Any  # kipper.broker.composition's Engines
     session: Session
     api_key: int
     api_version: int
@@ -36,12 +43,12 @@ class RequestContext:
 
     @property
     def now(self) -> int:
-        return self.broker.clock()
+        return self.engines.clock()
 
     def authorize(self, operation: int, resource_type: int, name: str) -> bool:
         """May this session do ``operation`` on the resource (broker/acl/)? Always true
         without an authorizer; a refusal is counted for the request's API."""
-        acls = self.broker.acls
+        acls = self.engines.acls
         if acls.authorizer is None:
             return True
         return acls.authorize(self.session, operation, resource_type, name, _api_name(self.api_key))
@@ -49,7 +56,7 @@ class RequestContext:
     def authorize_any(self, operation: int, resource_type: int) -> bool:
         """May it do ``operation`` on some resource of the type (Kafka's
         authorizeByResourceType: WRITE on any topic grants idempotence, KIP-679)?"""
-        acls = self.broker.acls
+        acls = self.engines.acls
         if acls.authorizer is None:
             return True
         return acls.authorize_any(self.session, operation, resource_type, _api_name(self.api_key))
@@ -58,7 +65,7 @@ class RequestContext:
     def authorized_operations(self, resource_type: int, name: str) -> int:
         """KIP-430's bit field of what this session may do on the resource: every
         operation Kafka supports on the type when there is no authorizer."""
-        return self.broker.acls.authorized_operations(self.session, resource_type, name)
+        return self.engines.acls.authorized_operations(self.session, resource_type, name)
 
 
 def _api_name(api_key: int) -> str:

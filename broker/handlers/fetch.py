@@ -3,7 +3,7 @@
 No fetch sessions are created (session id 0 in every answer), which KIP-227
 allows: clients then send full fetch requests each time. With read_committed
 a partition returns data only below its last stable offset, with the aborted
-transactions that overlap it (broker/txn/partition.py).
+transactions that overlap it (broker/log/txn_index.py).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def leader_epoch_error(current_leader_epoch: int | None) -> ErrorCode | None:
 
 
 def _read(req, ctx) -> tuple[dict, int, list]:
-    topics = ctx.broker.topics
+    topics = ctx.engines.topics
     remaining = req.get("max_bytes", 0x7FFFFFFF)
     if remaining <= 0:
         remaining = 0x7FFFFFFF
@@ -91,7 +91,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
 
 
 def _count_out(ctx, reads) -> None:
-    metrics = ctx.broker.metrics
+    metrics = ctx.engines.metrics
     for topic, partition, size, count in reads:
         metrics.record_out(topic, partition, size, count)
 
@@ -105,10 +105,10 @@ def handle_fetch(req, ctx):
 
 
 async def _long_poll(req, ctx, watched):
-    loop_time = ctx.broker.clock
+    loop_time = ctx.engines.clock
     deadline = loop_time() + req.max_wait_ms
     while True:
-        await ctx.broker.appends.wait(watched, (deadline - loop_time()) / 1000)
+        await ctx.engines.appends.wait(watched, (deadline - loop_time()) / 1000)
         body, size, watched, reads = _read(req, ctx)
         if size >= req.min_bytes or loop_time() >= deadline or not watched:
             _count_out(ctx, reads)

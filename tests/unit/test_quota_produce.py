@@ -10,7 +10,7 @@ import pytest
 from kipper.broker import config as cfg
 from kipper.broker.composition import build_broker
 from kipper.broker.context import Session
-from kipper.broker.dispatcher import Reply
+from kipper.broker.handlers.replies import Reply
 from kipper.broker.quota.client_quotas import ClientQuotaStore, Op, check_entity, check_op
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
@@ -36,7 +36,7 @@ class Broker:
     def call(self, api, version, body, session):
         self.cid += 1
         frame = encode_request(api, version, self.cid, "test", body)[4:]
-        result, _ = self.dispatcher.dispatch(frame, session)
+        [result], _ = self.dispatcher.dispatch([frame], 0, session)
         self.mute_ms = result.mute_ms if type(result) is Reply else 0
         if type(result) is Reply:
             result = result.body

@@ -146,3 +146,14 @@ def test_a_consumer_group_member_without_a_regex_is_described_with_an_empty_one(
                                 "topic_partitions": []})
     group = conn.send_raw(APIS[69], 0, {"group_ids": [f"g-{unique}"], "include_authorized_operations": False}).groups[0]
     assert group.members[0].subscribed_topic_regex == ""  # Kafka's: not null
+
+
+def test_a_join_with_a_member_id_to_a_group_that_does_not_exist_creates_no_group(conn, unique):
+    group = f"ghost-{unique}"
+    resp = conn.send_raw(APIS[11], 5, {"group_id": group, "session_timeout_ms": 30000,
+                                       "rebalance_timeout_ms": 30000, "member_id": "made-up",
+                                       "group_instance_id": None, "protocol_type": "consumer",
+                                       "protocols": [{"name": "range", "metadata": b"\0\0\0\0\0\0\xff\xff\xff\xff"}]})
+    assert resp.error_code == ErrorCode.UNKNOWN_MEMBER_ID
+    listed = conn.send_raw(APIS[16], 4, {"states_filter": []}).groups
+    assert group not in [g.group_id for g in listed]

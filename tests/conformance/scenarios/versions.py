@@ -168,6 +168,7 @@ def _end_txn(run, v):
     k.produce(run, t, k.batch(1, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
               transactional_id=txn)
     k.end_txn(run, txn, pid, epoch, True, version=v)
+    wait_txn_state(run, txn, "CompleteCommit")  # Kafka writes the markers after answering
     k.fetch(run, t, 0, isolation=1, label="read_committed after commit")
 
 
@@ -190,7 +191,14 @@ def _txn_offset_commit(run, v):
         "topics": [{"name": t, "topic_id": k.NO_TOPIC_ID, "partitions": [
             {"partition_index": 0, "committed_offset": 3, "committed_leader_epoch": -1, "committed_metadata": "m"}]}]})
     k.end_txn(run, txn, pid, epoch, True)
+    wait_txn_state(run, txn, "CompleteCommit")
     k.offset_fetch(run, run.name("g"), t, label="offsets after the commit")
+
+
+def wait_txn_state(run, txn: str, state: str) -> None:
+    run.poll(lambda: run.call(k.DESCRIBE_TRANSACTIONS, k.top(k.DESCRIBE_TRANSACTIONS), {"transactional_ids": [txn]},
+                              record=False),
+             lambda r: (r.get("transaction_states") or [{}])[0].get("transaction_state") == state)
 
 
 def _acl(run, op=2, host="*"):

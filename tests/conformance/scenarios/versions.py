@@ -211,19 +211,29 @@ def _acl_filter(run):
             "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}
 
 
+def _settle_acls(run, present: bool) -> None:
+    """Kafka applies ACL changes from its metadata log a moment after answering."""
+    run.poll(lambda: run.call(k.DESCRIBE_ACLS, k.top(k.DESCRIBE_ACLS), _acl_filter(run), record=False),
+             lambda r: bool(r.get("resources")) == present)
+
+
 def _describe_acls(run, v):
     run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), {"creations": [_acl(run), _acl(run, 3)]})
+    _settle_acls(run, True)
     run.call(k.DESCRIBE_ACLS, v, _acl_filter(run))
 
 
 def _create_acls(run, v):
     run.call(k.CREATE_ACLS, v, {"creations": [_acl(run)]})
+    _settle_acls(run, True)
     run.call(k.DESCRIBE_ACLS, k.top(k.DESCRIBE_ACLS), _acl_filter(run))
 
 
 def _delete_acls(run, v):
     run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), {"creations": [_acl(run), _acl(run, 4)]})
+    _settle_acls(run, True)
     run.call(k.DELETE_ACLS, v, {"filters": [_acl_filter(run)]})
+    _settle_acls(run, False)
     run.call(k.DESCRIBE_ACLS, k.top(k.DESCRIBE_ACLS), _acl_filter(run))
 
 
@@ -323,7 +333,10 @@ def _alter_scram(run, v):
     run.call(k.ALTER_SCRAM, v, {"deletions": [], "upsertions": [{
         "name": run.name("user"), "mechanism": 1, "iterations": 4096, "salt": salt,
         "salted_password": salted_password("pw", salt, 4096)}]})
-    run.call(k.DESCRIBE_SCRAM, k.top(k.DESCRIBE_SCRAM), {"users": [{"name": run.name("user")}]})
+    body = {"users": [{"name": run.name("user")}]}
+    run.poll(lambda: run.call(k.DESCRIBE_SCRAM, k.top(k.DESCRIBE_SCRAM), body, record=False),
+             lambda r: (r.get("results") or [{}])[0].get("error_code") == 0)  # Kafka: the metadata log
+    run.call(k.DESCRIBE_SCRAM, k.top(k.DESCRIBE_SCRAM), body)
 
 
 def _describe_cluster(run, v):

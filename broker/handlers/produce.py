@@ -1,6 +1,6 @@
 """Produce: check each partition's batch, append it, answer per partition.
 
-One handler answers every Produce: a run of requests (protocol/produce_runs.py), a
+One handler answers every Produce: a run of requests (protocol/produce_codec.ProduceRun), a
 request alone being a run of one. For each partition of each request: the refusals
 that need no batch (acks, authorization, an unknown topic or partition), the batch's
 checks against the topic's configs in effect (broker/log/validate.py: the one place a

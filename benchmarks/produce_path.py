@@ -1,7 +1,8 @@
 """The broker's CPU per Produce without sockets: this checkout and a baseline, side by side.
 
-Each candidate runs in its own process (the baseline with its checkout's ``.venv``), builds a
-whole broker with ``open_engines`` and feeds it real request frames:
+Each candidate runs in its own process (the baseline with its checkout's ``.venv`` and its own
+copy of this script), builds a whole broker with ``server.open_engines`` and feeds it real
+request frames:
 
 - ``dispatch``: single-record Produce v9 frames through ``Dispatcher.dispatch`` (header,
   parse, handler, append, response), microseconds of CPU per request;

@@ -25,7 +25,7 @@ import structlog
 
 from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
-from kipper.broker.config import BrokerConfig, Listener
+from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
@@ -310,4 +310,4 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                          offsets=offsets, groups=groups, journal=txn_journal, live=live))
 
 
-__all__ = ["Engines", "Listener", "build_engines", "log_dirs", "now_ms"]
+__all__ = ["Engines", "build_engines", "log_dirs", "now_ms"]

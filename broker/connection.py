@@ -32,7 +32,7 @@ RESUME_PENDING = 64
 FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.delay.ms default
 
 _PENDING = object()
-_FRAME_TYPES = (bytes, bytearray, list)  # a ready frame (a list: buffers carrying stored batches)
+_FRAME_TYPES = frozenset((bytes, bytearray, list))  # a ready frame (a list: buffers carrying stored batches)
 
 
 class _Slot:
@@ -204,10 +204,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
             # a run of requests repeating one head is answered together (broker/dispatcher.py)
             answers, done = dispatch(frames, i, self.session)
             i += done
-            for answer in answers:
-                if not slots and type(answer) in _FRAME_TYPES:
-                    ready.append(answer)  # a frame, nothing queued before it: the common case
-                else:
+            if not slots and _FRAME_TYPES.issuperset(map(type, answers)):
+                ready += answers  # frames, nothing queued before them: the common case
+            else:
+                for answer in answers:
                     self._answered(answer)
                     if self.closing:
                         return

@@ -6,7 +6,7 @@ and encode what it returns: a response body, a ``Reply`` (a body and what the
 connection does after sending it), ``NO_RESPONSE`` (Produce with acks=0), or a
 coroutine producing either (long polls, rebalances) (broker/handlers/replies.py).
 
-An API whose codec declares runs (Produce: protocol/produce_runs.py) is answered in
+An API whose codec declares runs (Produce: protocol/produce_codec.py) is answered in
 runs: a connection's consecutive requests of one read burst that repeat the head of an
 earlier one go to its handler together, and a request alone is a run of one. Why: a
 producer with many single-batch requests in flight (librdkafka with linger.ms=0) sends

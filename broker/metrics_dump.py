@@ -18,6 +18,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import structlog
 

@@ -185,7 +185,7 @@ class FastCodec:
     encode_response: Callable | None = None  # (version, correlation_id, body) -> frame
     encode_request: Callable | None = None  # (version, correlation_id, client_id, body) -> buffers
     parse_response: Callable | None = None  # (frame, version) -> (correlation_id, body)
-    # Requests answered in runs (Produce: protocol/produce_runs.py). parse_frame(frame,
+    # Requests answered in runs (Produce: protocol/produce_codec.py). parse_frame(frame,
     # version, kept) -> (client_id, body, kept) reads the header and the body together, with
     # what the connection keeps of its earlier requests (``kept``, whose ``found`` is the
     # head the frame repeated); repeat(frame, version, head) -> what a frame repeating

@@ -1,7 +1,7 @@
 """Request handlers: small functions of (request, context), one file per API
 family. ``HANDLERS`` maps API keys to them; the ApiVersions answer covers
 exactly these keys. Produce's handler answers a run of requests
-(broker/dispatcher.py, protocol/produce_runs.py)."""
+(broker/dispatcher.py, protocol/produce_codec.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Produce: check each partition's batch, append it, answer per partition.
 
-One handler answers every Produce: a run of requests (protocol/produce_runs.py), a
+One handler answers every Produce: a run of requests (protocol/produce_codec.ProduceRun), a
 request alone being a run of one. For each partition of each request: the refusals
 that need no batch (acks, authorization, an unknown topic or partition), the batch's
 checks against the topic's configs in effect (broker/log/validate.py: the one place a
@@ -14,6 +14,8 @@ Kafka; a throttled producer's connection is muted after the answer.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.broker.log import validate
@@ -23,18 +25,18 @@ from kipper.protocol.errors import ErrorCode
 VALID_ACKS = (0, 1, -1)
 
 
-class Target:
+class Target(NamedTuple):
     """A request's topic entry as the handler acts on it: the topic (None when there is
     none of that name or id), its append policy, and why the session may not write to it
     (an authorization error code), if it may not."""
 
-    __slots__ = ("name", "topic", "policy", "denied")
+    name: str | None  # as the request gave it (None from v13: the request names a topic id)
+    topic: object  # broker/log/topics.Topic, or None
+    policy: object  # broker/log/validate.AppendPolicy, None without a topic
+    denied: ErrorCode | None
 
-    def __init__(self, name, topic, policy, denied):
-        self.name = name  # as the request gave it (None from v13: the request names a topic id)
-        self.topic = topic
-        self.policy = policy  # broker/log/validate.AppendPolicy, None without a topic
-        self.denied = denied
+
+_new_tuple = tuple.__new__  # (a Target is made per request alone: without NamedTuple's Python __new__)
 
 
 def handle_produce(run, ctx) -> list:
@@ -53,7 +55,7 @@ def handle_produce(run, ctx) -> list:
     last_entry = last_target = None
     # the partition whose appended bytes and records are being summed: counted once per
     # partition in a row of the run, not once per request
-    counted_topic, counted_index, nbytes, nrecords = None, -1, 0, 0
+    counted_target, counted_index, nbytes, nrecords = None, -1, 0, 0
     for req in run:
         acks = req.acks
         txn_denied = None  # looked up at most once per request
@@ -74,10 +76,10 @@ def handle_produce(run, ctx) -> list:
                 row, wait, appended_bytes, appended_records = _partition_row(
                     ctx, target, acks, index, pdata.records, now)
                 if appended_records:
-                    if index != counted_index or target.topic.name != counted_topic:
+                    if target is not counted_target or index != counted_index:
                         if nrecords:
-                            record_in(counted_topic, counted_index, nbytes, nrecords)
-                        counted_topic, counted_index, nbytes, nrecords = target.topic.name, index, 0, 0
+                            record_in(counted_target.topic.name, counted_index, nbytes, nrecords)
+                        counted_target, counted_index, nbytes, nrecords = target, index, 0, 0
                     nbytes += appended_bytes
                     nrecords += appended_records
                 if wait > throttle_ms:
@@ -89,7 +91,7 @@ def handle_produce(run, ctx) -> list:
         if throttle_ms:
             break
     if nrecords:
-        record_in(counted_topic, counted_index, nbytes, nrecords)
+        record_in(counted_target.topic.name, counted_index, nbytes, nrecords)
     return answers
 
 
@@ -101,7 +103,7 @@ def _target(ctx, tdata, txn_denied: bool) -> Target:
     denied = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else
               ErrorCode.TOPIC_AUTHORIZATION_FAILED
               if not ctx.authorize(WRITE, TOPIC, topic.name if topic else name or "") else None)
-    return Target(name, topic, policy, denied)
+    return _new_tuple(Target, (name, topic, policy, denied))
 
 
 def _refusal(target: Target, acks: int, index: int) -> ErrorCode:

@@ -70,18 +70,10 @@ class AppendPolicy:
 def checked_batch(buf, policy: AppendPolicy, now: int):
     """``buf`` (a partition's records in a Produce) checked in the order above: the bytes
     to store (rewritten when a config asks) and the one batch's span in them
-    (``[(start, end, header)]``, as ``Partition.append`` takes it); or Rejected."""
-    spans = _batch_spans(buf, policy.max_message_bytes)
-    check_timestamps(policy, buf, spans, now)
-    # 3. record-level checks go here (see above); nothing is decoded for them yet
-    if policy.rewrites:
-        buf, spans = rewrite(policy, buf, spans, now)
-    return buf, spans
+    (``[(start, end, header)]``, as ``Partition.append`` takes it); or Rejected.
 
-
-# --- 1. the batch, from its header ---------------------------------------------------------------
-
-def _batch_spans(buf, max_batch_bytes: int) -> list[tuple[int, int, b.BatchHeader]]:
+    (Step 1 is written out here rather than called: this runs for every Produce.)"""
+    # 1. the batch, from its header
     if not buf:
         raise Rejected(ErrorCode.INVALID_RECORD, "produce request carries no records")
     try:
@@ -92,9 +84,9 @@ def _batch_spans(buf, max_batch_bytes: int) -> list[tuple[int, int, b.BatchHeade
         raise Rejected(ErrorCode.INVALID_RECORD,
                        f"a partition's records hold {len(spans)} record batches; a produce request carries one")
     start, end, header = spans[0]
-    if end - start > max_batch_bytes:
+    if end - start > policy.max_message_bytes:
         raise Rejected(ErrorCode.MESSAGE_TOO_LARGE,
-                       f"record batch of {end - start} bytes exceeds the limit of {max_batch_bytes}")
+                       f"record batch of {end - start} bytes exceeds the limit of {policy.max_message_bytes}")
     view = buf if type(buf) is memoryview else memoryview(buf)
     if _crc32c(view[start + b.CRC_START:end]) != header.crc:
         raise Rejected(ErrorCode.CORRUPT_MESSAGE, "record batch CRC-32C mismatch")
@@ -106,7 +98,13 @@ def _batch_spans(buf, max_batch_bytes: int) -> list[tuple[int, int, b.BatchHeade
         raise Rejected(ErrorCode.INVALID_RECORD, "record count does not match the last offset delta")
     if attributes & b.CONTROL:
         raise Rejected(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
-    return spans
+    # 2. timestamps
+    check_timestamps(policy, buf, spans, now)
+    # 3. record-level checks go here (see above); nothing is decoded for them yet
+    # 4. the rewrite
+    if policy.rewrites:
+        buf, spans = rewrite(policy, buf, spans, now)
+    return buf, spans
 
 
 # --- 2. timestamps ---------------------------------------------------------------------------------

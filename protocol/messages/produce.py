@@ -1,6 +1,6 @@
 """Produce (API key 0)."""
 
-from kipper.protocol import produce_codec, produce_runs
+from kipper.protocol import produce_client_codec, produce_codec
 from kipper.protocol.schema import Api, F, FastCodec
 
 PRODUCE = Api(
@@ -53,10 +53,10 @@ PRODUCE = Api(
     fast=FastCodec(
         parse_request=produce_codec.parse_request,
         encode_response=produce_codec.encode_response,
-        encode_request=produce_codec.encode_request_parts,
-        parse_response=produce_codec.parse_response,
-        parse_frame=produce_runs.parse_frame,
-        repeat=produce_runs.repeated_records,
-        run=produce_runs.ProduceRun,
+        encode_request=produce_client_codec.encode_request_parts,
+        parse_response=produce_client_codec.parse_response,
+        parse_frame=produce_codec.parse_frame,
+        repeat=produce_codec.repeated_records,
+        run=produce_codec.ProduceRun,
     ),
 )

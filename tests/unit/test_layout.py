@@ -323,7 +323,7 @@ def _steps(expr: ast.expr, depth_of: dict) -> int | None:
     if not isinstance(expr, ast.Name):
         return None
     chain.reverse()
-    if expr.id == "ctx" and chain[:1] == ["engines"]:
+    if expr.id == "ctx" and chain[:1] in (["engines"], ["broker"]):  # (broker: its name before issue 27)
         return len(chain)
     if expr.id in depth_of:
         return depth_of[expr.id] + len(chain)

@@ -17,7 +17,7 @@ from kipper.broker.server import open_engines
 from kipper.broker.config import load
 from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
-from kipper.protocol import records
+from kipper.protocol import batch as batch_mod, records
 from kipper.protocol.framing import ChunkPool, FrameMemory
 from kipper.protocol.header import decode_response, encode_request, frame_bytes
 from kipper.protocol.messages import APIS
@@ -72,6 +72,14 @@ def metadata_frame(cid: int, version: int = 12, topic: str = "t") -> bytes:
         "include_topic_authorized_operations": False})
 
 
+def as_stored(batch: bytes) -> bytes:
+    """A batch at base offset 0 as the leader stores it: with the partition leader epoch
+    stamped, as Kafka's leader does (neither field is covered by the CRC)."""
+    stored = bytearray(batch)
+    batch_mod.set_partition_leader_epoch(stored, batch_mod.LEADER_EPOCH)
+    return bytes(stored)
+
+
 def test_a_large_produce_is_stored_where_the_socket_put_it(wired):
     state, conn, transport = wired
     batch = records.build_batch([(None, bytes(1000))] * 1000)  # about 1 MB (message.max.bytes)
@@ -95,7 +103,7 @@ def test_a_large_produce_is_stored_where_the_socket_put_it(wired):
     answer = decode_response(PRODUCE, 9, frame_bytes(transport.frames[0])[4:])[1]
     assert answer.responses[0].partition_responses[0].error_code == 0
     stored = state.topics.partition("t", 0).batch_at_offset(0)[1]
-    assert stored == batch  # base offset 0, as the producer sent it
+    assert stored == as_stored(batch)  # base offset 0, as the producer sent it
     # the stored batch is a read-only view of the frame's mapping: no allocation the size of
     # the data (the first version of the path made five, the last one one)
     assert type(stored.obj) is FrameMemory and stored.readonly
@@ -113,7 +121,7 @@ def test_a_kept_frame_is_never_received_into_again(wired):
     assert len({id(s.obj) for s in stored}) == 3  # each frame got its own mapping
     base = 0
     for data, batch in zip(stored, batches):  # base offsets patched in place, the rest intact
-        assert int.from_bytes(data[:8], "big") == base and data[8:] == batch[8:]
+        assert int.from_bytes(data[:8], "big") == base and data[8:] == as_stored(batch)[8:]
         base += 200
     fetched = [data for _, data in state.topics.partition("t", 0).batches()]
     assert all(a is b for a, b in zip(fetched, stored))
@@ -132,7 +140,7 @@ def test_a_small_batch_in_a_large_frame_is_copied(wired):
     receive(conn, frame)
     for p in (0, 1):
         stored = state.topics.partition("two", p).batch_at_offset(0)[1]
-        assert type(stored) is bytes and stored == batch
+        assert type(stored) is bytes and stored == as_stored(batch)
 
 
 def test_a_frame_the_log_did_not_keep_is_received_into_again(wired):
@@ -155,7 +163,7 @@ def test_a_frame_the_log_did_not_keep_is_received_into_again(wired):
     del room
     receive(conn, frame[100:])
     stored = state.topics.partition("t", 0).batch_at_offset(0)[1]
-    assert id(stored.obj) == first and stored == batch
+    assert id(stored.obj) == first and stored == as_stored(batch)
 
 
 def test_a_fetch_answer_is_a_list_of_buffers_holding_the_stored_batches_themselves(wired):

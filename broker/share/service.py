@@ -53,7 +53,7 @@ class ShareGroups:
             "members": sum(len(g.members) for g in self.coordinator.groups.values()),
             "share_sessions": len(self.sessions),
             "share_partitions_loaded": len(self.store.loaded),
-            "in_flight_records": sum(sp.in_flight for sp in loaded),
+            "in_flight_records": sum(sp.window_records for sp in loaded),
             "available_records": sum(sp.available_records for sp in loaded),
             "checkpoints_written": self.store.writes[records.SHARE_CHECKPOINT],
             "deltas_written": self.store.writes[records.SHARE_DELTA],
@@ -68,6 +68,8 @@ class ShareGroups:
         for sp in list(self.store.loaded.values()):
             row = {"group": sp.group_id, "topic": sp.topic, "partition": sp.partition,
                    "spso": sp.spso, "speo": sp.speo, "in_flight": sp.in_flight,
+                   "in_flight_records": sp.window_records,
+                   "max_record_locks": sp.max_in_flight_records,
                    "available": 0, "acquired": 0, "acknowledged": 0, "archived": 0}
             counts: dict[str, int] = {}
             for run in sp.runs:
@@ -208,7 +210,7 @@ class ShareGroups:
             return 0
         if sp.available_records:
             return cap
-        if sp.in_flight >= sp.lock_partition_limit:
+        if sp.at_cap():
             return 0
         total = 0
         for _, _, size in self.store.view(group_id, topic.partitions[partition]).data_spans(sp.speo):

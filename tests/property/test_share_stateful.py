@@ -38,7 +38,7 @@ class SharePartitionMachine(RuleBasedStateMachine):
         self.now = 0
         self._produce(first)
         self.sp = self.store.get("g", self.topic, 0, self.now)
-        self.sp.lock_partition_limit = lock_limit
+        self.sp.max_in_flight_records = lock_limit
         self.held: dict[int, str] = {}  # model: offset -> member holding it
         self.members = {"m1"}
         self.last_spso = self.sp.spso

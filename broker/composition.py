@@ -304,7 +304,7 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
         now = clock()
         replayed = group_journal.replay(offsets, classic, now)
         transactions = txn.recover(now)
-        share_partitions = share.store.load()
+        share_partitions = share.load()
         log.info("coordinators_recovered", transactional_ids=transactions,
                  share_partitions=share_partitions, **replayed)
     cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],

@@ -189,6 +189,20 @@ class ShareGroupCoordinator:
                 self._remove(group, member, now, TIMED_OUT, events)
         return events
 
+    def ensure_group(self, group_id: str, now: int = 0) -> ShareGroup:
+        """An empty share group: made by AlterShareGroupOffsets, as Kafka does, and at
+        start for every group with share state in the log (kipper keeps no group records)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = ShareGroup(group_id, empty_since=now)
+        return group
+
+    def bump_epoch(self, group_id: str) -> None:
+        """The group's share-partitions were altered or deleted (Kafka bumps the group epoch)."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            group.group_epoch += 1
+
     def delete_group(self, group_id: str) -> None:
         """DeleteGroups of a group without members (the GroupCoordinator checked)."""
         self.groups.pop(group_id, None)

@@ -63,7 +63,7 @@ class Durable:
     @property
     def uninitialized(self) -> bool:
         """The latest checkpoint is AlterShareGroupOffsets' -1: no state until the next load."""
-        return self.checkpoint_offset >= 0 and self.durable_end < 0
+        return self.checkpoint_offset >= 0 and self.durable_end == UNINITIALIZED
 
     def plan_checkpoint(self, sp: SharePartition) -> Pending:
         start, end, states = sp.checkpoint_view()

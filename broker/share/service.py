@@ -30,7 +30,9 @@ log = structlog.get_logger(__name__)
 _STATE_KEYS = {AVAILABLE: "available", ACQUIRED: "acquired", ACKNOWLEDGED: "acknowledged",
                ARCHIVED: "archived"}
 
-SHARE_API_KEYS = (76, 77, 78, 79)  # ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
+# ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge, and the offset APIs
+# DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets
+SHARE_API_KEYS = (76, 77, 78, 79, 90, 91, 92)
 
 
 class ShareGroups:
@@ -44,6 +46,14 @@ class ShareGroups:
         self.group_settings = self.store.group_settings
         self.coordinator = ShareGroupCoordinator(settings, topics, self.group_settings)
         self.sessions = ShareSessionCache()
+
+    def load(self) -> int:
+        """At start (log.dirs): the share state in the snapshot files, and an empty share
+        group for each group that has some, as Kafka's persisted groups come back."""
+        count = self.store.load()
+        for group_id in self.store.groups_with_state():
+            self.coordinator.ensure_group(group_id)
+        return count
 
     def snapshot(self) -> dict:
         """Counts for the metrics dump: the engines count, the shell exports."""

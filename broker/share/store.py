@@ -26,7 +26,7 @@ from kipper.broker.share.group_settings import GroupShareSettings
 from kipper.broker.share.log_view import PartitionLogView, log_view
 from kipper.broker.share.recovery import RecoveryError, read_chain, rebuild
 from kipper.broker.share.settings import ShareSettings
-from kipper.broker.share.states import AVAILABLE
+from kipper.broker.share.states import AVAILABLE, TERMINAL
 from kipper.protocol import records
 from kipper.protocol import share_records as sr
 
@@ -122,30 +122,37 @@ class ShareStore:
                      deltas=deltas, spso=sp.spso, speo=sp.speo)
         return sp
 
-    def _rebuild(self, group_id: str, topic: str, plog, durable: Durable):
+    def _rebuild(self, group_id: str, topic: str, plog, durable: Durable, *, move_start: bool = True):
         checkpoint, deltas = read_chain(plog, group_id, durable.head_offset, durable.checkpoint_epoch)
         if checkpoint.start_offset == UNINITIALIZED and not deltas:
             return None, 0
         sp = self._new_engine(group_id, topic, plog.partition, checkpoint.start_offset)
-        rebuild(sp, checkpoint, deltas, self.view(group_id, plog))
+        rebuild(sp, checkpoint, deltas, self.view(group_id, plog), move_start=move_start)
         return sp, len(deltas)
 
-    def peek(self, group_id: str, topic: Topic, partition: int) -> SharePartition | None:
-        """The share-partition as it is now, without loading it: the one in memory, or
-        one rebuilt from the log and dropped again. None when the group has no state
-        there, or the state says it starts again (AlterShareGroupOffsets to -1)."""
+    def summary(self, group_id: str, topic: Topic, partition: int) -> tuple[int, int] | None:
+        """(SPSO, records acknowledged or archived in the window) as the share-partition is
+        now, without loading it: from memory, or from its control records as written (an
+        SPSO that AlterShareGroupOffsets put below the log start shows until the next load,
+        as in Kafka). None when the group has no state there, or the state says it starts
+        again (AlterShareGroupOffsets to -1)."""
         sp = self.loaded.get((group_id, topic.name, partition))
-        if sp is not None:
-            return sp
-        durable = self.index.get((topic.name, partition), {}).get(group_id)
-        if durable is None or durable.uninitialized:
-            return None
-        try:
-            return self._rebuild(group_id, topic.name, topic.partitions[partition], durable)[0]
-        except RecoveryError as exc:
-            log.error("share_partition_recovery_failed", group_id=group_id, topic=topic.name,
-                      partition=partition, error=str(exc))
-            return None
+        if sp is None:
+            durable = self.index.get((topic.name, partition), {}).get(group_id)
+            if durable is None or durable.uninitialized:
+                return None
+            plog = topic.partitions[partition]
+            try:
+                checkpoint, deltas = read_chain(plog, group_id, durable.head_offset,
+                                                durable.checkpoint_epoch)
+                if not deltas and not checkpoint.states:
+                    return checkpoint.start_offset, 0
+                sp, _ = self._rebuild(group_id, topic.name, plog, durable, move_start=False)
+            except RecoveryError as exc:
+                log.error("share_partition_recovery_failed", group_id=group_id, topic=topic.name,
+                          partition=partition, error=str(exc))
+                return None
+        return sp.spso, sum(r.last - r.first + 1 for r in sp.runs if r.state in TERMINAL)
 
     def has_state(self, group_id: str, topic: str, partition: int) -> bool:
         return group_id in self.index.get((topic, partition), {})

@@ -237,7 +237,7 @@ def test_share_groups_appear_in_list_groups_and_disabled_share_groups_are_not_se
     assert {"group_id": "sg", "protocol_type": "share", "group_state": "Stable",
             "group_type": "share"} in rows
 
-    share_apis = {76, 77, 78, 79}
+    share_apis = {76, 77, 78, 79, 90, 91, 92}  # and the share-group offset APIs
     assert share_apis <= set(state.handlers)
     disabled = _state(**{"group.share.enable": "false"})
     assert set(disabled.handlers) == set(state.handlers) - share_apis

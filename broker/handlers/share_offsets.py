@@ -26,12 +26,12 @@ def handle_describe_share_group_offsets(req, ctx):
                            int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None})
             continue
         if g.topics is None:
-            topics = [t for t in offsets.describe(engines.share, engines.topics, g.group_id, None)
+            topics = [t for t in engines.share.describe_offsets(g.group_id, None)
                       if ctx.authorize(DESCRIBE, TOPIC, t["topic_name"])]
         else:
             allowed = [t for t in g.topics if ctx.authorize(DESCRIBE, TOPIC, t.topic_name)]
-            topics = offsets.describe(engines.share, engines.topics, g.group_id,
-                                      [(t.topic_name, list(t.partitions)) for t in allowed])
+            topics = engines.share.describe_offsets(
+                g.group_id, [(t.topic_name, list(t.partitions)) for t in allowed])
             topics += [{"topic_name": t.topic_name, "topic_id": offsets.ZERO_UUID, "partitions": [
                 offsets.refused_row(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_REFUSED)
                 for p in t.partitions]} for t in g.topics if t not in allowed]
@@ -66,7 +66,7 @@ def handle_alter_share_group_offsets(req, ctx):
     code, message = engines.groups.share_offsets_group(req.group_id, create=True)
     if code != ErrorCode.NONE:
         return _top_level(code, message)
-    done = offsets.alter(engines.share, req.group_id, wanted, ctx.now)
+    done = engines.share.alter_offsets(req.group_id, wanted, ctx.now)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "responses": refused + done}
 
@@ -83,4 +83,4 @@ def handle_delete_share_group_offsets(req, ctx):
     if code != ErrorCode.NONE:
         return _top_level(code, message)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-            "responses": refused + offsets.delete(engines.share, engines.topics, req.group_id, allowed)}
+            "responses": refused + engines.share.delete_offsets(req.group_id, allowed)}

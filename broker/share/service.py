@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import structlog
 
+from kipper.broker.share import offsets
 from kipper.broker.share.coordinator import LEFT, TIMED_OUT, ShareGroupCoordinator
 from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
 from kipper.broker.share.settings import ShareSettings
@@ -46,14 +47,6 @@ class ShareGroups:
         self.group_settings = self.store.group_settings
         self.coordinator = ShareGroupCoordinator(settings, topics, self.group_settings)
         self.sessions = ShareSessionCache()
-
-    def load(self) -> int:
-        """At start (log.dirs): the share state in the snapshot files, and an empty share
-        group for each group that has some, as Kafka's persisted groups come back."""
-        count = self.store.load()
-        for group_id in self.store.groups_with_state():
-            self.coordinator.ensure_group(group_id)
-        return count
 
     def snapshot(self) -> dict:
         """Counts for the metrics dump: the engines count, the shell exports."""
@@ -180,6 +173,30 @@ class ShareGroups:
 
     def session_alive(self, session) -> bool:
         return self.sessions.sessions.get((session.group_id, session.member_id)) is session
+
+    def describe(self, group_id: str) -> dict:
+        """ShareGroupDescribe's row of a share group."""
+        return self.coordinator.describe(group_id)
+
+    def recover(self) -> int:
+        """At start, with log.dirs: every share-partition's index entry from its snapshot
+        file and the records after it (the shell runs it: broker/server.py), and an empty
+        share group for each group that has state, as Kafka's persisted groups come back."""
+        count = self.store.load()
+        for group_id in self.store.groups_with_state():
+            self.coordinator.ensure_group(group_id)
+        return count
+
+    # --- the share-group offset APIs (share/offsets.py) -------------------------------------
+
+    def describe_offsets(self, group_id: str, wanted) -> list[dict]:
+        return offsets.describe(self, self.topics, group_id, wanted)
+
+    def alter_offsets(self, group_id: str, wanted, now: int) -> list[dict]:
+        return offsets.alter(self, group_id, wanted, now)
+
+    def delete_offsets(self, group_id: str, names) -> list[dict]:
+        return offsets.delete(self, self.topics, group_id, names)
 
     def lock_duration_ms(self, group_id: str) -> int:
         """The acquisition lock of the group's records (share.record.lock.duration.ms)."""

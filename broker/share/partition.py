@@ -271,8 +271,12 @@ class SharePartition:
         top = RENEW if allow_renew else REJECT
         if any(not GAP <= t <= top for t in types):
             return ErrorCode.INVALID_REQUEST
-        if first < self.spso or last >= self.speo:
+        # Kafka's SharePartition: offsets past what was acquired are an INVALID_REQUEST,
+        # offsets it has no record of an INVALID_RECORD_STATE
+        if not self.runs or first < self.spso:
             return ErrorCode.INVALID_RECORD_STATE
+        if last >= self.speo:
+            return ErrorCode.INVALID_REQUEST
         runs = self.runs
         i = bisect_right(runs, first, key=_first) - 1
         if i < 0 or runs[i].last < first:

@@ -13,7 +13,9 @@ import pytest
 
 from tests.support.broker import BrokerProcess, make_broker
 
-pytest_plugins = ["pytester"]  # tests/integration/test_pytest_plugin.py runs a user's suite
+# pytester: tests/integration/test_pytest_plugin.py runs a user's suite; reference: Apache
+# Kafka and a kipper configured alike, session fixtures (tests/conformance, issue 29)
+pytest_plugins = ["pytester", "tests.support.reference"]
 
 
 @pytest.fixture(scope="module")

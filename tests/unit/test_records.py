@@ -145,7 +145,9 @@ def test_flipping_a_crc_byte_is_a_mismatch():
 def test_changing_base_offset_keeps_the_crc_valid():
     data = sample_batch(compression.GZIP)
     moved = b.with_base_offset(data, 0, len(data), 5000)
-    assert moved[8:] == data[8:]
+    # the partition leader epoch is stamped too (bytes 12-15), as Kafka's leader does
+    assert moved[8:12] == data[8:12] and moved[16:] == data[16:]
+    assert b.read_header(moved).partition_leader_epoch == b.LEADER_EPOCH
     assert b.crc_valid(moved, 0, len(moved), b.read_header(moved))
     assert [x.offset for x in r.decode_batch(moved).records] == [5000, 5001, 5002, 5003, 5004]
 
@@ -474,3 +476,15 @@ def test_keyed_records_encode_as_one_record_at_a_time(n, nulls, spread, rnd):
             run_starts.append(i)
             run_deltas.append(ts - base)
     assert rb.encode_keyed_runs(keys, values, run_starts, run_deltas) == expected
+
+
+@pytest.mark.parametrize("level", [None, 1, 9])
+def test_lz4_frames_have_independent_blocks_as_kafka_requires(level):
+    # Kafka's LZ4 reader refuses linked blocks ("Dependent block stream is unsupported"):
+    # the frame descriptor's FLG byte must have the block-independence bit (0x20) set and
+    # no content checksum (0x04), as KafkaLZ4BlockOutputStream writes it (issue 29)
+    frame = compression.compress(compression.LZ4, b"kipper " * 50_000, level)
+    assert frame[:4] == bytes.fromhex("04224d18")
+    flg = frame[4]
+    assert flg & 0xC0 == 0x40 and flg & 0x20 and not flg & 0x04
+    assert compression.decompress(compression.LZ4, frame) == b"kipper " * 50_000

@@ -70,9 +70,6 @@ class _Fetch:
         self.session = session
         self.entries: dict = {}
         self.acquired = 0
-        if req.share_session_epoch == INITIAL_EPOCH:
-            for key in session.partitions:  # a new session answers every partition, as Kafka
-                self._entry(key)
         for key, error in ack_results.items():
             self._entry(key)["acknowledge_error_code"] = int(error)
 

@@ -91,7 +91,7 @@ def alter(share, group_id: str, wanted, now: int) -> list[dict]:
 
 def delete(share, topics, group_id: str, names) -> list[dict]:
     """DeleteShareGroupOffsets: each topic's share state goes; a topic that does not exist,
-    or has none, is UNKNOWN_TOPIC_OR_PARTITION (Kafka's two messages); failures first."""
+    or has none, is UNKNOWN_TOPIC_OR_PARTITION (Kafka's two messages), after the others."""
     failed, done = [], []
     for name in names:
         topic = topics.get(name)
@@ -103,7 +103,7 @@ def delete(share, topics, group_id: str, names) -> list[dict]:
             done.append(_topic_row(name, topic.topic_id, ErrorCode.NONE, None))
     if done:
         share.coordinator.bump_epoch(group_id)
-    return failed + done
+    return done + failed
 
 
 def _topic_row(name: str, topic_id, code: ErrorCode, message: str | None) -> dict:

@@ -128,9 +128,9 @@ def test_delete_drops_a_topics_state_and_answers_for_topics_without_any():
     b.state.topics.create("u", 1)
     body = delete(b, "g", "nosuch", "u", "t")
     assert [(t.topic_name, t.topic_id == ZERO, t.error_code, t.error_message) for t in body.responses] == [
+        ("t", False, 0, None),
         ("nosuch", True, E.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED),
-        ("u", True, E.UNKNOWN_TOPIC_OR_PARTITION, "There is no offset information to delete."),
-        ("t", False, 0, None)]
+        ("u", True, E.UNKNOWN_TOPIC_OR_PARTITION, "There is no offset information to delete.")]
     assert describe(b, "g").topics == []
     assert rows(describe(b, "g", {"t": [0]})) == {("t", 0): (-1, -1, 0)}
 

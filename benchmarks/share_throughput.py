@@ -9,7 +9,7 @@ share consumers (each in its own process; implicit acknowledgement, or with
 --ack explicit each record acknowledged ACCEPT on its own, so every record is accepted) drain the topic in a fresh share group; the figure is
 records / (time from the start signal to the last acknowledgement answered).
 Ours (client.ShareConsumer) and confluent-kafka's ShareConsumer, same broker
-settings (group.share.record.lock.partition.limit as given).
+settings (group.share.partition.max.record.locks as given).
 
 Recovery: in-process, a share-partition with 10,000 in-flight records and
 1,000 SHARE_DELTA records since its last SHARE_CHECKPOINT is dropped from
@@ -132,7 +132,7 @@ def recovery_time(in_flight: int = 10_000, deltas: int = 1_000, repeat: int = 5)
     plog = topic.partitions[0]
     for _ in range(in_flight * 2 // 100):
         plog.append_batch(records.build_batch([(None, b"x" * 100)] * 100), 0)
-    store = ShareStore(ShareSettings(record_lock_partition_limit=10_000, checkpoint_max_deltas=100_000,
+    store = ShareStore(ShareSettings(partition_max_record_locks=10_000, checkpoint_max_deltas=100_000,
                                      auto_offset_reset="earliest"), topics)
     sp = store.get("bench", topic, 0, 0)
     view = PartitionLogView(plog)
@@ -162,7 +162,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=100)
     ap.add_argument("--consumers", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--lock-limit", type=int, default=2000,
-                    help="group.share.record.lock.partition.limit (100-10000)")
+                    help="group.share.partition.max.record.locks (100-10000)")
     ap.add_argument("--clients", nargs="+", default=["ours", "confluent"])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--ack", choices=["implicit", "explicit"], default="implicit",
@@ -176,7 +176,8 @@ def main() -> None:
         rec, in_flight = recovery_time(repeat=args.repeat)
         print(f"recovery: {in_flight} in-flight records, 1000 deltas since the checkpoint: "
               f"{rec * 1000:.1f} ms (median of {args.repeat})")
-    overrides = {"group.share.record.lock.partition.limit": str(args.lock_limit),
+    overrides = {"group.share.partition.max.record.locks": str(args.lock_limit),
+                 "group.share.max.partition.max.record.locks": str(max(args.lock_limit, 2000)),
                  "log.level": "WARNING"}
     for client in args.clients:
         for n in args.consumers:

@@ -193,8 +193,11 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Acquisition lock of a delivered record.", "share"),
     Key("group.share.record.lock.duration.max.ms", int_in(1000, 3600000), 60000,
         "Largest acquisition lock; group.share.record.lock.duration.ms may not exceed it.", "share"),
-    Key("group.share.record.lock.partition.limit", int_in(100, 10000), 200,
-        "In-flight records (SPEO - SPSO) per share-partition; acquisition stops there.", "share"),
+    Key("group.share.partition.max.record.locks", int_in(100, 10000), 2000,
+        "Records in flight per share-partition (Kafka 4.2+'s default; the seed's draft named "
+        "it group.share.record.lock.partition.limit, default 200): once a share-partition's "
+        "window holds this many, it grows no further until records are acknowledged, "
+        "released or their locks expire.", "share"),
     # Kafka's bounds of the group configs share.* (KIP-1240; GroupConfig); the minimum
     # lock duration keeps the seed's 1000 (Kafka: 15000) so the seed's range still holds
     Key("group.share.min.record.lock.duration.ms", int_in(1000, 30000), 1000,
@@ -203,9 +206,9 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Lowest share.delivery.count.limit a group may set.", "share"),
     Key("group.share.max.delivery.count.limit", int_in(2, 10), 10,
         "Highest share.delivery.count.limit a group may set.", "share"),
-    Key("group.share.min.partition.max.record.locks", int_in(100, 10000), 100,
+    Key("group.share.min.partition.max.record.locks", int_in(100, 2000), 100,
         "Lowest share.partition.max.record.locks a group may set.", "share"),
-    Key("group.share.max.partition.max.record.locks", int_in(100, 10000), 4000,
+    Key("group.share.max.partition.max.record.locks", int_in(2000, 10000), 4000,
         "Highest share.partition.max.record.locks a group may set.", "share"),
     Key("group.share.session.timeout.ms", int_in(1, _INT32), 45000,
         "A share-group member without a heartbeat for this long is removed.", "share"),
@@ -353,9 +356,10 @@ ENV_PREFIX = "KIPPER_"
 TOOL_VARIABLES = frozenset({"KIPPER_CACHE", "KIPPER_KAFKA_VERSION", "KIPPER_KAFKA_HEAP",
                             "KIPPER_CONFORMANCE_REPORT"})
 
-# Kafka 4.x names of keys that seed 004 named differently; either name is accepted
+# Other names of share keys (seed 004's draft and Kafka 4.x named some differently); either
+# name is accepted, the value maps to the key on the right
 ALIASES = {"group.share.max.record.lock.duration.ms": "group.share.record.lock.duration.max.ms",
-           "group.share.partition.max.record.locks": "group.share.record.lock.partition.limit"}
+           "group.share.record.lock.partition.limit": "group.share.partition.max.record.locks"}
 
 
 def env_name(key: str) -> str:
@@ -384,7 +388,7 @@ def load(file: str | Path | None = None, overrides: Mapping[str, str] | None = N
         raw.update(read_properties(file))
     raw.update(from_environment(environ or {}))
     raw.update(overrides or {})
-    for alias, name in ALIASES.items():  # Kafka's name of a key the seed named first
+    for alias, name in ALIASES.items():  # the other name of a key
         if alias in raw:
             raw[name] = raw.pop(alias)
     unknown = sorted(k for k in raw if k not in KEYS)
@@ -436,9 +440,10 @@ def _check_share(values: dict[str, Any]) -> None:
     for lo, key, hi in (("group.share.min.record.lock.duration.ms", "group.share.record.lock.duration.ms",
                          "group.share.record.lock.duration.max.ms"),
                         ("group.share.min.delivery.count.limit", "group.share.delivery.count.limit",
-                         "group.share.max.delivery.count.limit")):
-        # (the in-flight limit keeps the seed's own range 100..10000; its group-level
-        # bounds apply to share.partition.max.record.locks only)
+                         "group.share.max.delivery.count.limit"),
+                        ("group.share.min.partition.max.record.locks",
+                         "group.share.partition.max.record.locks",
+                         "group.share.max.partition.max.record.locks")):
         if not values[lo] <= values[key] <= values[hi]:
             raise ConfigError(f"{key}: {values[key]} is outside [{lo}={values[lo]}, {hi}={values[hi]}]")
     resets = {}

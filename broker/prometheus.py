@@ -174,12 +174,21 @@ def _share_families(groups: dict, partitions: list[dict]) -> list:
                             "Offsets up to the high watermark not yet acknowledged or archived "
                             "(share-partition lag, KIP-1226); counted in offsets like Kafka's "
                             "consumer lag, so control records count too.", labels=labels)
+    records = GaugeMetricFamily("kafka_server_sharepartitionmetrics_inflightrecords",
+                                "Records in the window between SPSO and SPEO: what "
+                                "share.partition.max.record.locks bounds (kipper).", labels=labels)
+    cap = GaugeMetricFamily("kafka_server_sharepartitionmetrics_maxrecordlocks",
+                            "The share-partition's share.partition.max.record.locks (kipper).",
+                            labels=labels)
     expiries = CounterMetricFamily("kafka_server_sharepartitionmetrics_acquisitionlocktimeout",
                                    "Records whose acquisition lock expired since the share-partition "
                                    "was loaded (KIP-1103 AcquisitionLockTimeoutPerSec).", labels=labels)
     for row in partitions:
         key = [str(row.get("group")), str(row.get("topic")), str(row.get("partition"))]
         in_flight.add_metric(key, row.get("in_flight", 0))
+        if row.get("max_record_locks") is not None:
+            records.add_metric(key, row.get("in_flight_records", 0))
+            cap.add_metric(key, row["max_record_locks"])
         expiries.add_metric(key, row.get("lock_expiries", 0))
         hwm = row.get("high_watermark")
         if hwm is not None:
@@ -188,7 +197,7 @@ def _share_families(groups: dict, partitions: list[dict]) -> list:
     count = GaugeMetricFamily("kafka_server_group_coordinator_metrics_group_count",
                               "Groups, per protocol (KIP-932 share-group-count).", labels=["protocol"])
     count.add_metric(["share"], groups.get("groups", 0))
-    return [in_flight, lag, expiries, count,
+    return [in_flight, records, cap, lag, expiries, count,
             GaugeMetricFamily("kafka_server_share_group_members", "Members of share groups.",
                               value=groups.get("members", 0)),
             GaugeMetricFamily("kafka_server_share_group_share_sessions", "Share sessions open.",

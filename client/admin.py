@@ -34,6 +34,9 @@ from kipper.protocol.messages.incremental_alter_configs import INCREMENTAL_ALTER
 from kipper.protocol.messages.list_groups import LIST_GROUPS
 from kipper.protocol.messages.metadata import METADATA
 from kipper.protocol.messages.offset_delete import OFFSET_DELETE
+from kipper.protocol.messages.alter_share_group_offsets import ALTER_SHARE_GROUP_OFFSETS
+from kipper.protocol.messages.delete_share_group_offsets import DELETE_SHARE_GROUP_OFFSETS
+from kipper.protocol.messages.describe_share_group_offsets import DESCRIBE_SHARE_GROUP_OFFSETS
 from kipper.protocol.messages.share_group_describe import SHARE_GROUP_DESCRIBE
 from kipper.protocol.sasl import DEFAULT_ITERATIONS, HASHES, MECHANISM_CODES, salted_password
 
@@ -47,6 +50,7 @@ __all__ = [
     "delete_groups", "delete_offsets", "delete_records", "delete_topics", "describe_client_quotas",
     "describe_configs", "describe_groups", "describe_user_scram_credentials",
     "incremental_alter_configs", "list_groups", "metadata", "share_group_describe",
+    "describe_share_group_offsets", "alter_share_group_offsets", "delete_share_group_offsets",
 ]
 
 
@@ -239,6 +243,33 @@ def share_group_describe(conn: BlockingConnection, group_ids: Iterable[str], *,
     """Share groups (KIP-932). UnsupportedByBroker when the broker has none."""
     return send(conn, SHARE_GROUP_DESCRIBE, {
         "group_ids": list(group_ids), "include_authorized_operations": include_authorized_operations}, version)
+
+
+def describe_share_group_offsets(conn: BlockingConnection,
+                                 groups: Mapping[str, Mapping[str, Iterable[int]] | None], *,
+                                 version: int | None = None):
+    """Share groups' start offsets and lag (v1): ``groups`` maps a group id to {topic:
+    partitions}, or to None for every share-partition the group has state for."""
+    return send(conn, DESCRIBE_SHARE_GROUP_OFFSETS, {"groups": [
+        {"group_id": g, "topics": None if topics is None else [
+            {"topic_name": t, "partitions": list(parts)} for t, parts in topics.items()]}
+        for g, topics in groups.items()]}, version)
+
+
+def alter_share_group_offsets(conn: BlockingConnection, group_id: str,
+                              offsets: Mapping[tuple[str, int], int], *, version: int | None = None):
+    """Start a share group's share-partitions again at the given offsets (the group must
+    have no members)."""
+    return send(conn, ALTER_SHARE_GROUP_OFFSETS, {"group_id": group_id, "topics": [
+        {"topic_name": t, "partitions": [{"partition_index": p, "start_offset": o} for p, o in parts]}
+        for t, parts in by_topic(offsets.items()).items()]}, version)
+
+
+def delete_share_group_offsets(conn: BlockingConnection, group_id: str, topics: Iterable[str], *,
+                               version: int | None = None):
+    """Drop a share group's state for whole topics (the group must have no members)."""
+    return send(conn, DELETE_SHARE_GROUP_OFFSETS, {
+        "group_id": group_id, "topics": [{"topic_name": t} for t in topics]}, version)
 
 
 def consumer_group_describe(conn: BlockingConnection, group_ids: Iterable[str], *,

@@ -30,7 +30,8 @@ PRODUCER_STATE = _struct(mode=S, entries=L, bytes=L, partitions=MapType(S, _stru
 QUOTA_USER = _struct(user=S, quota=D, producer_id_rate=D, tokens=D, throttle_time_ms=D,
                      admitted=L, throttled=L)
 
-SHARE_PARTITION = _struct(group=S, topic=S, partition=I, spso=L, speo=L, in_flight=L, available=L,
+SHARE_PARTITION = _struct(group=S, topic=S, partition=I, spso=L, speo=L, in_flight=L,
+                          in_flight_records=L, max_record_locks=L, available=L,
                           acquired=L, acknowledged=L, archived=L, lock_expiries=L,
                           delivery_counts=MapType(S, L))
 

@@ -69,7 +69,7 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
        "group.share.delivery.count.limit"),
     _g("share.partition.max.record.locks", "int", "2000", at_least(100), APPLIED,
        "In-flight records of each of this share group's share-partitions (KIP-1240).",
-       "group.share.record.lock.partition.limit"),
+       "group.share.partition.max.record.locks"),
     _g("share.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
        "Session timeout of this share group's members.", "group.share.session.timeout.ms"),
     _g("share.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,

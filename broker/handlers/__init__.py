@@ -33,6 +33,10 @@ from kipper.broker.handlers.scram_credentials import (
 from kipper.broker.handlers.share_acknowledge import handle_share_acknowledge
 from kipper.broker.handlers.share_fetch import handle_share_fetch
 from kipper.broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
+from kipper.broker.handlers.share_offsets import (
+    handle_alter_share_group_offsets, handle_delete_share_group_offsets,
+    handle_describe_share_group_offsets,
+)
 from kipper.broker.handlers.topics import handle_create_partitions, handle_create_topics, handle_delete_topics
 from kipper.broker.handlers.txn_admin import (
     handle_describe_producers, handle_describe_transactions, handle_list_transactions,
@@ -92,4 +96,7 @@ HANDLERS = {
     77: handle_share_group_describe,
     78: handle_share_fetch,
     79: handle_share_acknowledge,
+    90: handle_describe_share_group_offsets,
+    91: handle_alter_share_group_offsets,
+    92: handle_delete_share_group_offsets,
 }

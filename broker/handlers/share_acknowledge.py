@@ -8,7 +8,7 @@ stay acquired until the share session ends.
 
 from __future__ import annotations
 
-from kipper.broker.handlers.share_fetch import apply_acknowledgements, no_leader, top_level_error
+from kipper.broker.handlers.share_fetch import apply_acknowledgements, current_leader, top_level_error
 from kipper.broker.acl.model import GROUP, READ
 from kipper.broker.share.sessions import FINAL_EPOCH
 from kipper.protocol.errors import ErrorCode
@@ -17,14 +17,13 @@ from kipper.protocol.errors import ErrorCode
 def handle_share_acknowledge(req, ctx):
     share = ctx.engines.share
     now = ctx.now
-    lock_ms = share.lock_duration_ms(req.group_id)
     if not ctx.authorize(READ, GROUP, req.group_id):
-        return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, lock_ms)
+        return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     code, message, session = share.open_session(req.group_id, req.member_id,
                                                 req.share_session_epoch, now, fetch=False,
                                                 connection=ctx.session)
     if code != ErrorCode.NONE:
-        return top_level_error(code, message, lock_ms)
+        return top_level_error(code, message)
     results = apply_acknowledgements(req, ctx, session, add_to_session=False,
                                      allow_renew=bool(req.get("is_renew_ack", False)))
     if req.share_session_epoch == FINAL_EPOCH:
@@ -33,8 +32,8 @@ def handle_share_acknowledge(req, ctx):
     for (topic_id, partition), error in results.items():
         by_topic.setdefault(topic_id, []).append({
             "partition_index": partition, "error_code": int(error), "error_message": None,
-            "current_leader": no_leader()})
+            "current_leader": current_leader()})
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-            "acquisition_lock_timeout_ms": lock_ms,
+            "acquisition_lock_timeout_ms": share.lock_duration_ms(req.group_id),
             "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()],
             "node_endpoints": []}

@@ -18,13 +18,17 @@ INT32_MAX = 2**31 - 1
 BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1  # ShareAcquireMode (ShareFetch v2, KIP-1206)
 
 
-def top_level_error(code: ErrorCode, message: str | None, lock_ms: int) -> dict:
+def top_level_error(code: ErrorCode, message: str | None) -> dict:
+    """Kafka's error answer: no partitions, and AcquisitionLockTimeoutMs left at 0."""
     return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message,
-            "acquisition_lock_timeout_ms": lock_ms, "responses": [], "node_endpoints": []}
+            "acquisition_lock_timeout_ms": 0, "responses": [], "node_endpoints": []}
 
 
-def no_leader() -> dict:
-    return {"leader_id": -1, "leader_epoch": -1}
+def current_leader() -> dict:
+    """What Kafka 4.4 puts in CurrentLeader when the partition has no leader error: its
+    defaults, 0 and 0 (this broker leads every partition; clients look at it only on
+    NOT_LEADER_OR_FOLLOWER)."""
+    return {"leader_id": 0, "leader_epoch": 0}
 
 
 def apply_acknowledgements(req, ctx, session, *, add_to_session: bool, allow_renew: bool) -> dict:
@@ -75,7 +79,7 @@ class _Fetch:
             entry = self.entries[key] = {
                 "partition_index": key[1], "error_code": 0, "error_message": None,
                 "acknowledge_error_code": 0, "acknowledge_error_message": None,
-                "current_leader": no_leader(), "records": b"", "acquired_records": []}
+                "current_leader": current_leader(), "records": b"", "acquired_records": []}
         return entry
 
     def targets(self) -> list:
@@ -156,17 +160,16 @@ def handle_share_fetch(req, ctx):
     share = ctx.engines.share
     now = ctx.now
     epoch = req.share_session_epoch
-    lock_ms = share.lock_duration_ms(req.group_id)
     if not ctx.authorize(READ, GROUP, req.group_id):
-        return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, lock_ms)
+        return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     if epoch == INITIAL_EPOCH and any(p.acknowledgement_batches for t in req.topics
                                       for p in t.partitions):
         return top_level_error(ErrorCode.INVALID_REQUEST,
-                               "acknowledgements need an established share session", lock_ms)
+                               "acknowledgements need an established share session")
     code, message, session = share.open_session(req.group_id, req.member_id, epoch, now, fetch=True,
                                                 connection=ctx.session)
     if code != ErrorCode.NONE:
-        return top_level_error(code, message, lock_ms)
+        return top_level_error(code, message)
     results = apply_acknowledgements(req, ctx, session, add_to_session=epoch != FINAL_EPOCH,
                                      allow_renew=ctx.api_version >= 2)
     for forgotten in req.forgotten_topics_data:

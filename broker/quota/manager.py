@@ -11,7 +11,10 @@ ids it admitted recently, a token bucket and two sampled stats for metrics.
 
 ``dispose(now)`` drops filters older than 1.5 windows and forgets users with
 no readable filter whose bucket has refilled, so forgetting a user never
-gives it more tokens than it would have had. Time is always an argument.
+gives it more tokens than it would have had. The user's counts of admitted,
+throttled and remembered ids are kept aside then and taken up again when the user
+comes back, so they stay cumulative (a Prometheus counter never goes back).
+Time is always an argument.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class ProducerIdQuotaManager:
         self.default_quota: float | None = None
         self.disposed_filters = 0
         self.cleaned_users = 0
+        self.retired: dict[str, tuple[int, int, int]] = {}  # counts of users forgotten meanwhile
 
     # --- quota values --------------------------------------------------------------------
 
@@ -95,6 +99,8 @@ class ProducerIdQuotaManager:
         u = self.users.get(user)
         if u is None:
             u = self.users[user] = UserProducerIds(settings, burst, now)
+            if self.retired:
+                u.admitted, u.throttled, u.remembered = self.retired.pop(user, (0, 0, 0))
         elif u.bloom.might_contain(producer_id, now):
             u.remembered += 1
             return 0
@@ -125,6 +131,7 @@ class ProducerIdQuotaManager:
                 self.settings.burst(rate)
             if not u.bloom.filters and full:
                 del self.users[name]
+                self.retired[name] = (u.admitted, u.throttled, u.remembered)
                 users += 1
         self.disposed_filters += filters
         self.cleaned_users += users

@@ -11,8 +11,6 @@ for the caller, which ends share sessions and loads share-partitions.
 
 from __future__ import annotations
 
-import base64
-import uuid
 from dataclasses import dataclass, field
 
 import structlog
@@ -54,13 +52,12 @@ class ShareGroup:
         return STABLE if self.members else EMPTY
 
 
-def _new_member_id() -> str:
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-
-
 def _error(code: ErrorCode, message: str | None = None, member_id: str | None = None) -> dict:
+    """Kafka's error answer leaves MemberId null and MemberEpoch 0 (``member_id`` is kept
+    only for the successful leave)."""
     return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message,
-            "member_id": member_id, "member_epoch": -1, "heartbeat_interval_ms": 0,
+            "member_id": member_id if code == ErrorCode.NONE else None,
+            "member_epoch": -1 if code == ErrorCode.NONE else 0, "heartbeat_interval_ms": 0,
             "assignment": None}
 
 
@@ -113,10 +110,12 @@ class ShareGroupCoordinator:
             out = _error(ErrorCode.NONE, None, member_id)
             return out, events
         if epoch == JOIN_EPOCH:
+            if not member_id:  # KIP-1082: the member makes up its own id
+                return _error(ErrorCode.INVALID_REQUEST), events
             subscribed = req.get("subscribed_topic_names")
             if member is None and subscribed is None:
                 return _error(ErrorCode.INVALID_REQUEST,
-                              "SubscribedTopicNames must be set when joining", member_id), events
+                              "SubscribedTopicNames must be set in first request.", member_id), events
             if group is None or not group.members:
                 if self.active_groups() >= s.max_groups:
                     return _error(ErrorCode.GROUP_MAX_SIZE_REACHED,
@@ -129,18 +128,22 @@ class ShareGroupCoordinator:
             if group is None:
                 group = self.groups[group_id] = ShareGroup(group_id)
             if member is None:
-                member = ShareMember(member_id or _new_member_id(), client_id, client_host)
+                member = ShareMember(member_id, client_id, client_host)
                 group.members[member.member_id] = member
                 log.info("share_member_joined", group_id=group_id, member_id=member.member_id,
                          members=len(group.members))
             member.assignment = {}  # a join always gets the full assignment again
         else:
             if member is None:
-                return _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Unknown member {member_id}.",
+                return _error(ErrorCode.UNKNOWN_MEMBER_ID,
+                              f"Member {member_id} is not a member of group {group_id}.",
                               member_id), events
-            if epoch not in (member.member_epoch, member.previous_epoch):
+            if epoch not in (member.member_epoch, member.previous_epoch):  # Kafka's messages
+                side = "greater" if epoch > member.member_epoch else "smaller"
                 return _error(ErrorCode.FENCED_MEMBER_EPOCH,
-                              f"Member epoch {epoch} is not the current {member.member_epoch}.",
+                              f"The share group member has a {side} member epoch ({epoch}) than the "
+                              f"one known by the group coordinator ({member.member_epoch}). The "
+                              "member must abandon all its partitions and rejoin.",
                               member_id), events
         member.deadline = now + self.per_group.session_timeout_ms(group_id)
         member.client_id = client_id
@@ -188,6 +191,20 @@ class ShareGroupCoordinator:
             for member in [m for m in group.members.values() if m.deadline <= now]:
                 self._remove(group, member, now, TIMED_OUT, events)
         return events
+
+    def ensure_group(self, group_id: str, now: int = 0) -> ShareGroup:
+        """An empty share group: made by AlterShareGroupOffsets, as Kafka does, and at
+        start for every group with share state in the log (kipper keeps no group records)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = ShareGroup(group_id, empty_since=now)
+        return group
+
+    def bump_epoch(self, group_id: str) -> None:
+        """The group's share-partitions were altered or deleted (Kafka bumps the group epoch)."""
+        group = self.groups.get(group_id)
+        if group is not None:
+            group.group_epoch += 1
 
     def delete_group(self, group_id: str) -> None:
         """DeleteGroups of a group without members (the GroupCoordinator checked)."""

@@ -17,6 +17,7 @@ from kipper.broker.share.partition import SharePartition, merge_entries
 from kipper.protocol import records
 
 UINT16 = 0xFFFF
+UNINITIALIZED = -1  # a SHARE_CHECKPOINT StartOffset: start again at share.auto.offset.reset
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,11 @@ class Durable:
     durable_end: int = 0  # end of the window as written (the SPEO recovery would see)
     deltas_since_checkpoint: int = 0
     last_checkpoint_ms: int = 0
+
+    @property
+    def uninitialized(self) -> bool:
+        """The latest checkpoint is AlterShareGroupOffsets' -1: no state until the next load."""
+        return self.checkpoint_offset >= 0 and self.durable_end == UNINITIALIZED
 
     def plan_checkpoint(self, sp: SharePartition) -> Pending:
         start, end, states = sp.checkpoint_view()

@@ -42,7 +42,7 @@ class GroupShareSettings:
 
     def record_locks(self, group_id: str) -> int:
         s = self.settings
-        return self._int(group_id, "share.partition.max.record.locks", s.record_lock_partition_limit,
+        return self._int(group_id, "share.partition.max.record.locks", s.partition_max_record_locks,
                          s.min_partition_max_record_locks, s.max_partition_max_record_locks)
 
     def session_timeout_ms(self, group_id: str) -> int:

@@ -74,3 +74,18 @@ class CommittedLogView(PartitionLogView):
 
 def log_view(partition, read_committed: bool) -> PartitionLogView:
     return CommittedLogView(partition) if read_committed else PartitionLogView(partition)
+
+
+def share_record_offsets(partition, start: int, end: int) -> int:
+    """Offsets in [start, end) taken by share-group state (SHARE_CHECKPOINT/SHARE_DELTA:
+    control batches outside transactions), which Kafka keeps elsewhere; the lag a share
+    group reports leaves them out."""
+    count = 0
+    if start >= end:
+        return 0
+    for base, h, _ in partition.headers_from(start):
+        if base >= end:
+            break
+        if h.attributes & b.CONTROL and not h.attributes & b.TRANSACTIONAL:
+            count += min(base + h.last_offset_delta + 1, end) - max(base, start)
+    return count

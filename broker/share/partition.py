@@ -73,7 +73,7 @@ def merge_entries(entries: Iterable[tuple[int, int, int, int]]) -> list[tuple[in
 
 class SharePartition:
     def __init__(self, group_id: str, topic: str, partition: int, *, start_offset: int,
-                 delivery_count_limit: int, lock_duration_ms: int, lock_partition_limit: int):
+                 delivery_count_limit: int, lock_duration_ms: int, max_in_flight_records: int):
         self.group_id = group_id
         self.topic = topic
         self.partition = partition
@@ -81,9 +81,11 @@ class SharePartition:
         self.speo = start_offset
         self.delivery_count_limit = delivery_count_limit
         self.lock_duration_ms = lock_duration_ms
-        self.lock_partition_limit = lock_partition_limit
+        # share.partition.max.record.locks: the window grows no further once it holds this many
+        self.max_in_flight_records = max_in_flight_records
         self.runs: list[Run] = []
         self.available_records = 0
+        self.window_records = 0  # data records in [SPSO, SPEO): what the cap counts
         self.lock_expiries = 0  # records whose acquisition lock ran out (metrics)
         self._next_deadline = NO_DEADLINE
 
@@ -146,6 +148,7 @@ class SharePartition:
                 break
             k += 1
         if k:
+            self.window_records -= sum(r.last - r.first + 1 for r in runs[:k])
             del runs[:k]
         self.spso = max(self.spso, spso)
 
@@ -154,60 +157,83 @@ class SharePartition:
     def acquire(self, member: str, now: int, log: LogView, *, max_records: int,
                 max_bytes: int = INT32_MAX, batch_optimized: bool = False
                 ) -> list[tuple[int, int, int]]:
-        """Lock up to ``max_records`` records for ``member``: released ones first,
-        then new ones from the SPEO. Returns (first, last, delivery_count) ranges.
-        ``batch_optimized`` (KIP-1206's default ShareAcquireMode) takes whole batches
-        and whole released runs, past ``max_records`` and the in-flight limit when a
-        batch straddles them; otherwise acquisition is cut at the record."""
+        """Lock up to ``max_records`` records for ``member`` as Kafka's SharePartition
+        does: released records of the window first, then new ones from the SPEO, with
+        one budget of min(max_records, max_in_flight_records - records in the window).
+        At the cap the window grows no further and only its released records are handed
+        out. ``batch_optimized`` (KIP-1206's default ShareAcquireMode) takes whole batches
+        and whole released runs, so the batch that crosses the budget is taken whole;
+        record_limit cuts at the record and leaves the rest of that batch in the window,
+        AVAILABLE, as Kafka does. Returns (first, last, delivery_count) ranges."""
         if log.log_start_offset > self.spso:
             raise AssertionError("move_start must run before acquiring past the log start")
+        if max_records <= 0:
+            return []
+        budget = min(max_records, self.max_in_flight_records - self.window_records)
+        grow = budget > 0
+        if not grow:
+            if not self.available_records:
+                return []
+            budget = max_records
         deadline = now + self.lock_duration_ms
-        budget = max_records
+        taken = 0
         out: list[tuple[int, int, int]] = []
         runs = self.runs
-        if self.available_records and budget > 0:
+        if self.available_records:
             i = 0
-            while i < len(runs) and budget > 0:
+            while i < len(runs) and taken < budget:
                 r = runs[i]
                 if r.state == AVAILABLE:
                     size = r.last - r.first + 1
-                    if size > budget and not batch_optimized:
-                        self._split_at(r.first + budget)
-                        size = budget
+                    if size > budget - taken and not batch_optimized:
+                        self._split_at(r.first + budget - taken)
+                        size = budget - taken
                     self._set(r, ACQUIRED)
                     r.count += 1
                     r.member = member
                     r.deadline = deadline
-                    budget -= size
+                    taken += size
                     out.append((r.first, r.last, r.count))
                 i += 1
             self._coalesce(0, len(runs))
-        if budget > 0:
-            used = 0
-            for first, last, size in log.data_spans(self.speo):
-                start = max(first, self.speo)
-                if start > last:
-                    continue
-                room = min(budget, self.lock_partition_limit - (start - self.spso))
-                if room <= 0 or (used and used + size > max_bytes):
-                    break
-                n = last - start + 1 if batch_optimized else min(last - start + 1, room)
-                run = Run(start, start + n - 1, ACQUIRED, 1, member, deadline)
-                prev = runs[-1] if runs else None
-                if prev is not None and prev.last + 1 == start and prev.same_as(run):
-                    prev.last = run.last
-                else:
-                    runs.append(run)
-                self.speo = start + n
-                budget -= n
-                used += size
-                out.append((start, start + n - 1, 1))
-                if budget <= 0:
-                    break
+        if grow and taken < budget:
+            taken += self._acquire_new(member, deadline, log, budget - taken, max_bytes,
+                                       batch_optimized, out)
         if out:
             self._next_deadline = min(self._next_deadline, deadline)
         self._advance()
         return _join_ranges(out)
+
+    def _acquire_new(self, member: str, deadline: int, log: LogView, budget: int, max_bytes: int,
+                     batch_optimized: bool, out: list) -> int:
+        """Grow the window over new batches from the SPEO; how many records were taken."""
+        taken = used = 0
+        runs = self.runs
+        for first, last, size in log.data_spans(self.speo):
+            start = max(first, self.speo)
+            if start > last:
+                continue
+            if used and used + size > max_bytes:
+                break
+            n = last - start + 1
+            take = n if batch_optimized else min(n, budget - taken)
+            run = Run(start, start + take - 1, ACQUIRED, 1, member, deadline)
+            prev = runs[-1] if runs else None
+            if prev is not None and prev.last + 1 == start and prev.same_as(run):
+                prev.last = run.last
+            else:
+                runs.append(run)
+            if take < n:  # record_limit: the rest of the batch waits in the window
+                runs.append(Run(start + take, last, AVAILABLE, 0))
+                self.available_records += n - take
+            self.speo = last + 1
+            self.window_records += n
+            taken += take
+            used += size
+            out.append((start, start + take - 1, 1))
+            if taken >= budget:
+                break
+        return taken
 
     # --- acknowledgement ---------------------------------------------------------------
 
@@ -245,8 +271,12 @@ class SharePartition:
         top = RENEW if allow_renew else REJECT
         if any(not GAP <= t <= top for t in types):
             return ErrorCode.INVALID_REQUEST
-        if first < self.spso or last >= self.speo:
+        # Kafka's SharePartition: offsets past what was acquired are an INVALID_REQUEST,
+        # offsets it has no record of an INVALID_RECORD_STATE
+        if not self.runs or first < self.spso:
             return ErrorCode.INVALID_RECORD_STATE
+        if last >= self.speo:
+            return ErrorCode.INVALID_REQUEST
         runs = self.runs
         i = bisect_right(runs, first, key=_first) - 1
         if i < 0 or runs[i].last < first:
@@ -318,6 +348,7 @@ class SharePartition:
         for r in self.runs[:i]:
             if r.state == AVAILABLE:
                 self.available_records -= r.last - r.first + 1
+            self.window_records -= r.last - r.first + 1
         del self.runs[:i]
         self.spso = log_start
         self.speo = max(self.speo, log_start)
@@ -328,7 +359,12 @@ class SharePartition:
 
     @property
     def in_flight(self) -> int:
+        """Offsets between SPSO and SPEO (KIP-1103's InFlightMessageCount)."""
         return self.speo - self.spso
+
+    def at_cap(self) -> bool:
+        """The window may not grow: only released records can be acquired."""
+        return self.window_records >= self.max_in_flight_records
 
     def acquired_by(self, member: str) -> int:
         return sum(r.last - r.first + 1 for r in self.runs if r.member == member)
@@ -398,6 +434,7 @@ class SharePartition:
                     r.count = count
                 self._coalesce(i, j)
         self.available_records = sum(r.last - r.first + 1 for r in self.runs if r.state == AVAILABLE)
+        self.window_records = sum(r.last - r.first + 1 for r in self.runs)
         self._next_deadline = NO_DEADLINE
         self._advance()
         if self.spso == self.speo:

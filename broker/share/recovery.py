@@ -53,8 +53,10 @@ def _entries(value) -> list[tuple[int, int, int, int]]:
     return [(s.base_offset, s.last_offset, s.state, s.delivery_count) for s in value.states]
 
 
-def rebuild(sp, checkpoint, deltas, log) -> None:
-    """Load ``sp`` (a fresh SharePartition) from decoded checkpoint and deltas."""
+def rebuild(sp, checkpoint, deltas, log, *, move_start: bool = True) -> None:
+    """Load ``sp`` (a fresh SharePartition) from decoded checkpoint and deltas; then move
+    it to the log start unless ``move_start`` is false (a look at the state as written)."""
     sp.restore(checkpoint.start_offset, checkpoint.end_offset,
                [_entries(checkpoint)] + [_entries(d) for d in deltas], log)
-    sp.move_start(log.log_start_offset)
+    if move_start:
+        sp.move_start(log.log_start_offset)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import structlog
 
+from kipper.broker.share import offsets
 from kipper.broker.share.coordinator import LEFT, TIMED_OUT, ShareGroupCoordinator
 from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
 from kipper.broker.share.settings import ShareSettings
@@ -30,7 +31,9 @@ log = structlog.get_logger(__name__)
 _STATE_KEYS = {AVAILABLE: "available", ACQUIRED: "acquired", ACKNOWLEDGED: "acknowledged",
                ARCHIVED: "archived"}
 
-SHARE_API_KEYS = (76, 77, 78, 79)  # ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
+# ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge, and the offset APIs
+# DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets
+SHARE_API_KEYS = (76, 77, 78, 79, 90, 91, 92)
 
 
 class ShareGroups:
@@ -53,7 +56,7 @@ class ShareGroups:
             "members": sum(len(g.members) for g in self.coordinator.groups.values()),
             "share_sessions": len(self.sessions),
             "share_partitions_loaded": len(self.store.loaded),
-            "in_flight_records": sum(sp.in_flight for sp in loaded),
+            "in_flight_records": sum(sp.window_records for sp in loaded),
             "available_records": sum(sp.available_records for sp in loaded),
             "checkpoints_written": self.store.writes[records.SHARE_CHECKPOINT],
             "deltas_written": self.store.writes[records.SHARE_DELTA],
@@ -68,6 +71,8 @@ class ShareGroups:
         for sp in list(self.store.loaded.values()):
             row = {"group": sp.group_id, "topic": sp.topic, "partition": sp.partition,
                    "spso": sp.spso, "speo": sp.speo, "in_flight": sp.in_flight,
+                   "in_flight_records": sp.window_records,
+                   "max_record_locks": sp.max_in_flight_records,
                    "available": 0, "acquired": 0, "acknowledged": 0, "archived": 0}
             counts: dict[str, int] = {}
             for run in sp.runs:
@@ -175,8 +180,23 @@ class ShareGroups:
 
     def recover(self) -> int:
         """At start, with log.dirs: every share-partition's index entry from its snapshot
-        file and the records after it (the shell runs it: broker/server.py)."""
-        return self.store.load()
+        file and the records after it (the shell runs it: broker/server.py), and an empty
+        share group for each group that has state, as Kafka's persisted groups come back."""
+        count = self.store.load()
+        for group_id in self.store.groups_with_state():
+            self.coordinator.ensure_group(group_id)
+        return count
+
+    # --- the share-group offset APIs (share/offsets.py) -------------------------------------
+
+    def describe_offsets(self, group_id: str, wanted) -> list[dict]:
+        return offsets.describe(self, self.topics, group_id, wanted)
+
+    def alter_offsets(self, group_id: str, wanted, now: int) -> list[dict]:
+        return offsets.alter(self, group_id, wanted, now)
+
+    def delete_offsets(self, group_id: str, names) -> list[dict]:
+        return offsets.delete(self, self.topics, group_id, names)
 
     def lock_duration_ms(self, group_id: str) -> int:
         """The acquisition lock of the group's records (share.record.lock.duration.ms)."""
@@ -217,7 +237,7 @@ class ShareGroups:
             return 0
         if sp.available_records:
             return cap
-        if sp.in_flight >= sp.lock_partition_limit:
+        if sp.at_cap():
             return 0
         total = 0
         for _, _, size in self.store.view(group_id, topic.partitions[partition]).data_spans(sp.speo):

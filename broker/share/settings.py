@@ -11,7 +11,7 @@ class ShareSettings:
     delivery_count_limit: int = 5
     record_lock_duration_ms: int = 30000
     record_lock_duration_max_ms: int = 60000
-    record_lock_partition_limit: int = 200
+    partition_max_record_locks: int = 2000  # Kafka 4.2+'s default (the seed's draft: 200)
     session_timeout_ms: int = 45000
     heartbeat_interval_ms: int = 5000
     # the bounds of the group configs (KIP-1240); kipper's lock minimum is the seed's 1000
@@ -40,7 +40,7 @@ class ShareSettings:
             record_lock_duration_ms=min(config["group.share.record.lock.duration.ms"],
                                         config["group.share.record.lock.duration.max.ms"]),
             record_lock_duration_max_ms=config["group.share.record.lock.duration.max.ms"],
-            record_lock_partition_limit=config["group.share.record.lock.partition.limit"],
+            partition_max_record_locks=config["group.share.partition.max.record.locks"],
             session_timeout_ms=config["group.share.session.timeout.ms"],
             heartbeat_interval_ms=config["group.share.heartbeat.interval.ms"],
             min_record_lock_duration_ms=config["group.share.min.record.lock.duration.ms"],

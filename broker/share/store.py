@@ -20,13 +20,13 @@ import structlog
 
 from kipper.broker.log.topics import Topic
 from kipper.broker.share import index_file
-from kipper.broker.share.durable import Durable, Pending
+from kipper.broker.share.durable import UNINITIALIZED, Durable, Pending
 from kipper.broker.share.partition import SharePartition
 from kipper.broker.share.group_settings import GroupShareSettings
 from kipper.broker.share.log_view import PartitionLogView, log_view
 from kipper.broker.share.recovery import RecoveryError, read_chain, rebuild
 from kipper.broker.share.settings import ShareSettings
-from kipper.broker.share.states import AVAILABLE
+from kipper.broker.share.states import AVAILABLE, TERMINAL
 from kipper.protocol import records
 from kipper.protocol import share_records as sr
 
@@ -68,13 +68,13 @@ class ShareStore:
         g = self.group_settings
         sp.delivery_count_limit = g.delivery_count_limit(sp.group_id)
         sp.lock_duration_ms = g.lock_duration_ms(sp.group_id)
-        sp.lock_partition_limit = g.record_locks(sp.group_id)
+        sp.max_in_flight_records = g.record_locks(sp.group_id)
         return sp
 
     def _new_engine(self, group_id: str, topic: str, partition: int, start: int) -> SharePartition:
         return self._tune(SharePartition(group_id, topic, partition, start_offset=start,
                                          delivery_count_limit=0, lock_duration_ms=0,
-                                         lock_partition_limit=0))
+                                         max_in_flight_records=0))
 
     def get(self, group_id: str, topic: Topic, partition: int, now: int) -> SharePartition | None:
         """The share-partition, loaded from its control records or created
@@ -96,12 +96,12 @@ class ShareStore:
             except RecoveryError as exc:
                 log.error("share_partition_recovery_failed", group_id=group_id, topic=topic.name,
                           partition=partition, error=str(exc))
-                sp = None
-        if sp is None:
+                durable = None
+        if sp is None:  # new, or reset to "uninitialized" by AlterShareGroupOffsets (-1)
             sp = self._new_engine(group_id, topic.name, partition,
                                   self.start_offset(group_id, topic, plog))
-            durable = Durable(group_id)
-            self.index.setdefault((topic.name, partition), {})[group_id] = durable
+            if durable is None:
+                self.index.setdefault((topic.name, partition), {})[group_id] = Durable(group_id)
             self.loaded[key] = sp
             self.checkpoint(sp, now)
             log.info("share_partition_initialized", group_id=group_id, topic=topic.name,
@@ -111,16 +111,87 @@ class ShareStore:
             self.checkpoint(sp, now)
         return sp
 
-    def recover(self, group_id: str, topic: str, plog, durable: Durable) -> SharePartition:
-        """Rebuild from the latest checkpoint and the deltas after it."""
-        checkpoint, deltas = read_chain(plog, group_id, durable.head_offset, durable.checkpoint_epoch)
-        sp = self._new_engine(group_id, topic, plog.partition, checkpoint.start_offset)
-        rebuild(sp, checkpoint, deltas, self.view(group_id, plog))
-        self.recoveries += 1
-        log.info("share_partition_recovered", group_id=group_id, topic=topic,
-                 partition=plog.partition, checkpoint_offset=durable.checkpoint_offset,
-                 deltas=len(deltas), spso=sp.spso, speo=sp.speo)
+    def recover(self, group_id: str, topic: str, plog, durable: Durable) -> SharePartition | None:
+        """Rebuild from the latest checkpoint and the deltas after it; None when the
+        checkpoint says the share-partition starts again (StartOffset -1)."""
+        sp, deltas = self._rebuild(group_id, topic, plog, durable)
+        if sp is not None:
+            self.recoveries += 1
+            log.info("share_partition_recovered", group_id=group_id, topic=topic,
+                     partition=plog.partition, checkpoint_offset=durable.checkpoint_offset,
+                     deltas=deltas, spso=sp.spso, speo=sp.speo)
         return sp
+
+    def _rebuild(self, group_id: str, topic: str, plog, durable: Durable, *, move_start: bool = True):
+        checkpoint, deltas = read_chain(plog, group_id, durable.head_offset, durable.checkpoint_epoch)
+        if checkpoint.start_offset == UNINITIALIZED and not deltas:
+            return None, 0
+        sp = self._new_engine(group_id, topic, plog.partition, checkpoint.start_offset)
+        rebuild(sp, checkpoint, deltas, self.view(group_id, plog), move_start=move_start)
+        return sp, len(deltas)
+
+    def summary(self, group_id: str, topic: Topic, partition: int) -> tuple[int, int] | None:
+        """(SPSO, records acknowledged or archived in the window) as the share-partition is
+        now, without loading it: from memory, or from its control records as written (an
+        SPSO that AlterShareGroupOffsets put below the log start shows until the next load,
+        as in Kafka). None when the group has no state there, or the state says it starts
+        again (AlterShareGroupOffsets to -1)."""
+        sp = self.loaded.get((group_id, topic.name, partition))
+        if sp is None:
+            durable = self.index.get((topic.name, partition), {}).get(group_id)
+            if durable is None or durable.uninitialized:
+                return None
+            plog = topic.partitions[partition]
+            try:
+                checkpoint, deltas = read_chain(plog, group_id, durable.head_offset,
+                                                durable.checkpoint_epoch)
+                if not deltas and not checkpoint.states:
+                    return checkpoint.start_offset, 0
+                sp, _ = self._rebuild(group_id, topic.name, plog, durable, move_start=False)
+            except RecoveryError as exc:
+                log.error("share_partition_recovery_failed", group_id=group_id, topic=topic.name,
+                          partition=partition, error=str(exc))
+                return None
+        return sp.spso, sum(r.last - r.first + 1 for r in sp.runs if r.state in TERMINAL)
+
+    def has_state(self, group_id: str, topic: str, partition: int) -> bool:
+        return group_id in self.index.get((topic, partition), {})
+
+    def groups_with_state(self) -> set[str]:
+        return {g for entries in self.index.values() for g in entries}
+
+    def partitions_of(self, group_id: str) -> list[tuple[str, int]]:
+        """Every (topic, partition) the group has share state for (Kafka's "initialized")."""
+        return sorted(key for key, entries in self.index.items() if group_id in entries)
+
+    def reset(self, group_id: str, topic: str, partition: int, start: int, now: int) -> None:
+        """AlterShareGroupOffsets: the share-partition starts again at ``start``, nothing in
+        flight and every delivery count back to zero: one SHARE_CHECKPOINT with a new
+        checkpoint epoch, StartOffset = EndOffset = ``start`` (-1: "uninitialized", the next
+        load starts at share.auto.offset.reset, as Kafka's persister does)."""
+        self.loaded.pop((group_id, topic, partition), None)
+        durable = self.index.setdefault((topic, partition), {}).setdefault(group_id, Durable(group_id))
+        sp = self._new_engine(group_id, topic, partition, start)
+        self._write(sp, durable, durable.plan_checkpoint(sp), now)
+        log.info("share_partition_reset", group_id=group_id, topic=topic, partition=partition,
+                 spso=start)
+
+    def delete(self, group_id: str, topic: str) -> int:
+        """DeleteShareGroupOffsets: the group's state on every partition of ``topic`` goes
+        from memory and from the share snapshot files, and the log start it held is
+        released. How many share-partitions there were."""
+        for key in [k for k in self.loaded if k[0] == group_id and k[1] == topic]:
+            del self.loaded[key]
+        gone = 0
+        for (name, partition), entries in self.index.items():
+            if name != topic or entries.pop(group_id, None) is None:
+                continue
+            gone += 1
+            plog = self.topics.partition(name, partition)
+            if plog is not None:
+                plog.start_hold = self.floor(name, partition)
+                self._save_index((name, partition), plog)
+        return gone
 
     def unload(self, key: Key, now: int, *, checkpoint: bool = True) -> None:
         """Drop a share-partition from memory; ``checkpoint`` first so that
@@ -240,6 +311,9 @@ class ShareStore:
                     continue
                 if now - durable.last_checkpoint_ms >= interval and _data_after(plog, durable.checkpoint_offset):
                     # an idle share-partition still moves its SCO on, so it never pins the log start
+                    if durable.uninitialized:
+                        self.reset(group_id, topic, partition, UNINITIALIZED, now)
+                        continue
                     topic_obj = self.topics.get(topic)
                     key = (group_id, topic, partition)
                     self.get(group_id, topic_obj, partition, now)

@@ -138,7 +138,7 @@ def new_offsets(conn, group: str, partitions, args) -> dict[tuple[str, int], int
         if tp not in current:
             raise ToolError(f"group '{group}': cannot shift the offset of {tp[0]}-{tp[1]}: "
                             "it has no committed offset")
-        out[tp] = min(max(current[tp] + args.shift_by, low[tp]), high[tp])
+        out[tp] = min(max(current[tp] + (0 if args.to_current else args.shift_by), low[tp]), high[tp])
     return out
 
 

@@ -4,7 +4,10 @@ kafka-consumer-groups.sh and kafka-share-groups.sh, for all three kinds of group
 describe finds a group's kind with ListGroups and asks the matching API:
 ConsumerGroupDescribe for KIP-848 groups, ShareGroupDescribe for share groups,
 DescribeGroups for classic ones. Consumer groups of both protocols get the
-CURRENT-OFFSET, LOG-END-OFFSET and LAG columns (--members lists the members).
+CURRENT-OFFSET, LOG-END-OFFSET and LAG columns, share groups START-OFFSET and LAG
+(DescribeShareGroupOffsets); --members lists the members, --state the state.
+reset-offsets and delete-offsets of a share group use AlterShareGroupOffsets and
+DeleteShareGroupOffsets (share_offsets.py).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kipper.cli import group_offsets
+from kipper.cli import group_offsets, share_offsets
 from kipper.cli.common import ToolError, UsageError, add_bootstrap, add_command, connect
 from kipper.client import admin
 from kipper.client.blocking import UnsupportedByBroker
@@ -33,8 +36,11 @@ def add_parser(sub) -> None:
     p.add_argument("--group", action="append", default=[],
                    help="group id (describe, delete: repeatable; reset-offsets, delete-offsets: one)")
     p.add_argument("--members", action="store_true", help="describe: list the members, not the offsets")
-    p.add_argument("--state", action="append", default=[], metavar="STATE",
-                   help="list: only groups in this state (Stable, Empty, ...), repeatable")
+    p.add_argument("--offsets", action="store_true",
+                   help="describe: the offsets and lag (the default)")
+    p.add_argument("--state", action="append", nargs="?", const="", default=[], metavar="STATE",
+                   help="list: only groups in this state (Stable, Empty, ...), repeatable; "
+                        "describe: show the group's state")
     p.add_argument("--type", action="append", default=[], choices=("classic", "consumer", "share"),
                    help="list: only groups of this kind, repeatable")
     p.add_argument("--topic", action="append", default=[], metavar="TOPIC[:P,P...]",
@@ -48,7 +54,10 @@ def add_parser(sub) -> None:
     target.add_argument("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss",
                         help="reset to the first offset at or after this time (local time "
                              "unless a zone is given)")
-    target.add_argument("--shift-by", type=int, metavar="N", help="move the committed offset by N (+/-)")
+    target.add_argument("--to-current", action="store_true",
+                        help="reset to the current offset (committed, or a share group's start offset)")
+    target.add_argument("--shift-by", type=int, metavar="N",
+                        help="move the committed offset (a share group's start offset) by N (+/-)")
     run_mode = p.add_mutually_exclusive_group()
     run_mode.add_argument("--dry-run", action="store_true",
                           help="reset-offsets: show the new offsets only (the default)")
@@ -62,28 +71,31 @@ def run(args: argparse.Namespace) -> int:
     if args.action in ("reset-offsets", "delete-offsets") and len(args.group) != 1:
         raise UsageError(f"groups {args.action} needs exactly one --group")
     if args.action == "reset-offsets":
-        if not (args.to_earliest or args.to_latest or args.to_offset is not None
+        if not (args.to_earliest or args.to_latest or args.to_offset is not None or args.to_current
                 or args.to_datetime is not None or args.shift_by is not None):
             raise UsageError("groups reset-offsets needs one of --to-earliest, --to-latest, --to-offset, "
-                             "--to-datetime, --shift-by")
+                             "--to-datetime, --to-current, --shift-by")
         if bool(args.topic) == args.all_topics:
             raise UsageError("groups reset-offsets needs --topic or --all-topics (not both)")
     with connect(args.bootstrap_server, args.command_config) as conn:
         if args.action == "list":
             return _list(conn, args)
         if args.action == "describe":
-            return _describe(conn, args.group, args.members)
+            return _describe(conn, args.group, "members" if args.members else
+                             "state" if args.state else "offsets")
         if args.action == "delete":
             return _delete(conn, args.group)
         group = args.group[0]
+        kind, state = _kind(conn, group)
         if args.action == "delete-offsets":
+            if kind == "share":
+                return share_offsets.delete(conn, group, args)
             return group_offsets.delete(conn, group, args)
         if not args.execute:
             print("WARN: No action is performed without --execute; the offsets the reset would "
                   "commit are shown.", file=sys.stderr)
-        kind, state = _kind(conn, group)
         if kind == "share":
-            raise ToolError(f"group '{group}' is a share group; its offsets cannot be reset here")
+            return share_offsets.reset(conn, group, state or "Empty", args)
         return group_offsets.reset(conn, group, state or "Dead", args)
 
 
@@ -103,7 +115,7 @@ def _kind(conn, group: str) -> tuple[str | None, str | None]:
 
 
 def _list(conn, args) -> int:
-    body = admin.list_groups(conn, states_filter=args.state, types_filter=args.type)
+    body = admin.list_groups(conn, states_filter=[s for s in args.state if s], types_filter=args.type)
     if body.error_code:
         raise ToolError(f"ListGroups: {ErrorCode(body.error_code).name}")
     print(f"{'GROUP':30s} {'TYPE':8s} STATE")
@@ -113,13 +125,15 @@ def _list(conn, args) -> int:
     return 0
 
 
-def _describe(conn, groups: list[str], members: bool) -> int:
+def _describe(conn, groups: list[str], view: str) -> int:
+    """``view``: offsets (the default), members or state."""
     listed = _listed(conn)
+    members = view == "members"
     missing = []
     for group_id in groups:
         g = listed.get(group_id)
         kind = g.get("group_type") if g is not None else None
-        if kind == "share" and _print_share(conn, group_id):
+        if kind == "share" and _print_share(conn, group_id, view):
             continue
         if kind == "consumer" and _print_consumer(conn, group_id, members):
             continue
@@ -132,7 +146,7 @@ def _describe(conn, groups: list[str], members: bool) -> int:
     return 0
 
 
-def _print_share(conn, group_id: str) -> bool:
+def _print_share(conn, group_id: str, view: str) -> bool:
     try:
         g = admin.share_group_describe(conn, [group_id]).groups[0]
     except UnsupportedByBroker:
@@ -141,6 +155,11 @@ def _print_share(conn, group_id: str) -> bool:
         return False
     print(f"GROUP {g.group_id}  TYPE share  STATE {g.group_state}  GROUP-EPOCH {g.group_epoch}  "
           f"ASSIGNOR {g.assignor_name}  MEMBERS {len(g.members)}")
+    if view == "offsets":
+        share_offsets.print_offsets(conn, group_id, len(g.members))
+        return True
+    if view == "state":
+        return True
     if g.members:
         print(f"  {'MEMBER-ID':24s} {'EPOCH':>5s} {'CLIENT-ID':24s} {'HOST':16s} ASSIGNMENT")
     for m in g.members:

@@ -201,8 +201,10 @@ def render(view: dict, top: int = 20) -> str:
     shares = view["share"].get("partitions") or []
     if shares:
         out.append("")
-        _table(["share partition", "in-flight", "acquired", "archived", "lock expiries", "delivery counts"],
+        _table(["share partition", "in-flight", "records/cap", "acquired", "archived", "lock expiries",
+                "delivery counts"],
                [[f"{r.get('group')}/{r.get('topic')}-{r.get('partition')}", _num(r.get("in_flight")),
+                 f"{_num(r.get('in_flight_records'))}/{_num(r.get('max_record_locks'))}",
                  _num(r.get("acquired")), _num(r.get("archived")), _num(r.get("lock_expiries")),
                  " ".join(f"{k}:{v}" for k, v in sorted((r.get("delivery_counts") or {}).items(),
                                                          key=lambda kv: int(kv[0])))]

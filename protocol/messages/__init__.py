@@ -10,6 +10,7 @@ from kipper.protocol.messages.add_offsets_to_txn import ADD_OFFSETS_TO_TXN
 from kipper.protocol.messages.add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 from kipper.protocol.messages.alter_client_quotas import ALTER_CLIENT_QUOTAS
 from kipper.protocol.messages.alter_configs import ALTER_CONFIGS
+from kipper.protocol.messages.alter_share_group_offsets import ALTER_SHARE_GROUP_OFFSETS
 from kipper.protocol.messages.alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
 from kipper.protocol.messages.api_versions import API_VERSIONS
 from kipper.protocol.messages.consumer_group_describe import CONSUMER_GROUP_DESCRIBE
@@ -20,6 +21,7 @@ from kipper.protocol.messages.create_topics import CREATE_TOPICS
 from kipper.protocol.messages.delete_acls import DELETE_ACLS
 from kipper.protocol.messages.delete_groups import DELETE_GROUPS
 from kipper.protocol.messages.delete_records import DELETE_RECORDS
+from kipper.protocol.messages.delete_share_group_offsets import DELETE_SHARE_GROUP_OFFSETS
 from kipper.protocol.messages.delete_topics import DELETE_TOPICS
 from kipper.protocol.messages.describe_acls import DESCRIBE_ACLS
 from kipper.protocol.messages.describe_client_quotas import DESCRIBE_CLIENT_QUOTAS
@@ -28,6 +30,7 @@ from kipper.protocol.messages.describe_configs import DESCRIBE_CONFIGS
 from kipper.protocol.messages.describe_groups import DESCRIBE_GROUPS
 from kipper.protocol.messages.describe_log_dirs import DESCRIBE_LOG_DIRS
 from kipper.protocol.messages.describe_producers import DESCRIBE_PRODUCERS
+from kipper.protocol.messages.describe_share_group_offsets import DESCRIBE_SHARE_GROUP_OFFSETS
 from kipper.protocol.messages.describe_transactions import DESCRIBE_TRANSACTIONS
 from kipper.protocol.messages.describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
 from kipper.protocol.messages.end_txn import END_TXN
@@ -72,6 +75,7 @@ APIS: dict[int, Api] = {
         DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS,
         ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS, OFFSET_DELETE,
         DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
+        DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS,
     )
 }
 

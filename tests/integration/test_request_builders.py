@@ -166,8 +166,11 @@ def test_offset_commit_then_offset_fetch(conn, unique, version):
 def test_share_group_heartbeat_joins_and_leaves_and_describe_and_list_see_the_group(conn, unique):
     topic, group = f"sg-{unique}", f"sg-{unique}"
     admin.create_topics(conn, [NewTopic(topic, 1)])
-    joined = share_group_heartbeat(conn, group, "", 0, subscribed_topic_names=[topic])
-    assert joined.error_code == 0 and joined.member_epoch > 0
+    # KIP-1082: the member makes up its id; an empty one is INVALID_REQUEST, as in Kafka 4.x
+    assert share_group_heartbeat(conn, group, "", 0, subscribed_topic_names=[topic]).error_code == \
+        ErrorCode.INVALID_REQUEST
+    joined = share_group_heartbeat(conn, group, f"member-{unique}", 0, subscribed_topic_names=[topic])
+    assert joined.error_code == 0 and joined.member_epoch > 0 and joined.member_id == f"member-{unique}"
 
     described = admin.share_group_describe(conn, [group, f"none-{unique}"])
     assert [m.member_id for m in described.groups[0].members] == [joined.member_id]

@@ -70,7 +70,7 @@ class ShareAcks(RuleBasedStateMachine):
         super().__init__()
         self.log = TxnLog()
         self.sp = SharePartition("g", "t", 0, start_offset=0, delivery_count_limit=3,
-                                 lock_duration_ms=LOCK, lock_partition_limit=100)
+                                 lock_duration_ms=LOCK, max_in_flight_records=100)
         self.now = 0
         self.acked: set[int] = set()  # acknowledged ACCEPT/RELEASE/REJECT, each once
         self.final: set[int] = set()  # ACCEPT or REJECT: never to be delivered again

@@ -15,7 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from kipper.broker.log.topics import TopicManager
 from kipper.broker.share.log_view import PartitionLogView
 from kipper.broker.share.settings import ShareSettings
-from kipper.broker.share.states import ACCEPT, ACQUIRED, GAP, REJECT, RELEASE
+from kipper.broker.share.states import ACCEPT, ACQUIRED, AVAILABLE, GAP, REJECT, RELEASE
 from kipper.broker.share.store import ShareStore
 from kipper.protocol import records
 
@@ -38,7 +38,7 @@ class SharePartitionMachine(RuleBasedStateMachine):
         self.now = 0
         self._produce(first)
         self.sp = self.store.get("g", self.topic, 0, self.now)
-        self.sp.lock_partition_limit = lock_limit
+        self.sp.max_in_flight_records = lock_limit
         self.held: dict[int, str] = {}  # model: offset -> member holding it
         self.members = {"m1"}
         self.last_spso = self.sp.spso
@@ -150,6 +150,15 @@ class SharePartitionMachine(RuleBasedStateMachine):
             if r.state == ACQUIRED:
                 for o in range(r.first, r.last + 1):
                     assert self.held.get(o) == r.member
+
+    @invariant()
+    def counts_match_the_runs_and_the_window_stays_near_its_cap(self):
+        runs = self.sp.runs
+        assert self.sp.window_records == sum(r.last - r.first + 1 for r in runs)
+        assert self.sp.available_records == sum(r.last - r.first + 1 for r in runs
+                                                if r.state == AVAILABLE)
+        # the window grows only below the cap, by at most one batch past it (batches <= 6)
+        assert self.sp.window_records <= self.sp.max_in_flight_records + 5
 
     @invariant()
     def spso_never_moves_back(self):

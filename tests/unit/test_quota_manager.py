@@ -112,6 +112,18 @@ def test_cleanup_never_gives_a_user_more_tokens_than_the_bucket_would():
     assert sum(m.check("rogue", p, int(1.5 * W)) == 0 for p in range(200, 260)) == 29
 
 
+def test_admitted_and_throttled_stay_cumulative_when_an_idle_user_is_forgotten():
+    m = manager(rate=2.0)
+    for pid in range(41):  # 40 admitted, the 41st throttled
+        m.check("rogue", pid, 0)
+    assert m.dispose(int(1.5 * W)) == (1, 0) and m.dispose(20_000) == (0, 1)
+    assert "rogue" not in m.snapshot(20_000)["users"]
+    for pid in range(100, 105):
+        assert m.check("rogue", pid, 20_000) == 0
+    u = m.snapshot(20_000)["users"]["rogue"]
+    assert (u["admitted"], u["throttled"]) == (45, 1)  # not 5 and 0
+
+
 def test_snapshot_reports_rate_tokens_and_throttle_time_per_user():
     m = manager(rate=2.0)
     for pid in range(41):

@@ -39,7 +39,7 @@ def data(n, per_batch=10):
 
 def engine(start=0, limit=5, lock_limit=200):
     return SharePartition("g", "t", 0, start_offset=start, delivery_count_limit=limit,
-                          lock_duration_ms=LOCK, lock_partition_limit=lock_limit)
+                          lock_duration_ms=LOCK, max_in_flight_records=lock_limit)
 
 
 def states(sp):
@@ -51,8 +51,10 @@ def states(sp):
 def test_acquire_takes_new_records_from_the_speo_with_delivery_count_one():
     sp, log = engine(), data(50)
     assert sp.acquire("a", 0, log, max_records=25) == [(0, 24, 1)]
-    assert (sp.spso, sp.speo) == (0, 25)
-    assert states(sp) == [(0, 24, ACQUIRED, 1, "a")]
+    # record_limit cuts inside the third batch: its rest joins the window, AVAILABLE, as in Kafka
+    assert (sp.spso, sp.speo) == (0, 30)
+    assert states(sp) == [(0, 24, ACQUIRED, 1, "a"), (25, 29, AVAILABLE, 0, None)]
+    assert sp.acquire("b", 0, log, max_records=10) == [(25, 34, 1)]
 
 
 def test_second_member_gets_the_next_records_not_the_same_ones():
@@ -117,12 +119,14 @@ def test_one_bad_offset_fails_its_whole_batch_and_leaves_the_records_as_they_wer
     assert states(sp)[0][:4] == (2, 9, ACQUIRED, 1)
 
 
-def test_acknowledging_beyond_the_speo_or_below_the_spso_is_an_invalid_record_state():
+def test_acknowledging_below_the_spso_or_past_what_was_acquired_fails_as_in_kafka():
     sp, log = engine(), data(50)
+    assert sp.acknowledge("a", [(0, 0, [ACCEPT])], 0)[0] == [ErrorCode.INVALID_RECORD_STATE]  # nothing yet
     sp.acquire("a", 0, log, max_records=10)
     sp.acknowledge("a", [(0, 4, [ACCEPT])], 0)
-    errors, _ = sp.acknowledge("a", [(3, 6, [ACCEPT]), (8, 10, [ACCEPT])], 0)
-    assert errors == [ErrorCode.INVALID_RECORD_STATE, ErrorCode.INVALID_RECORD_STATE]
+    errors, _ = sp.acknowledge("a", [(3, 6, [ACCEPT]), (8, 10, [ACCEPT]), (12, 14, [ACCEPT])], 0)
+    # Kafka 4.4: "Batch record not found. The last/first offset in request is past acquired records."
+    assert errors == [ErrorCode.INVALID_RECORD_STATE, ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST]
 
 
 def test_a_record_already_acknowledged_cannot_be_acknowledged_again():

@@ -43,7 +43,6 @@ SEED_RANGES = [  # (key, default, min, max) from the seed's table
     ("group.share.delivery.count.limit", 5, 2, 10),
     ("group.share.record.lock.duration.ms", 30000, 1000, 60000),
     ("group.share.record.lock.duration.max.ms", 60000, 1000, 3600000),
-    ("group.share.record.lock.partition.limit", 200, 100, 10000),
     ("group.share.max.groups", 10, 1, 100),
     ("group.share.max.size", 200, 10, 1000),
 ]
@@ -61,6 +60,32 @@ def test_share_keys_have_the_seed_default_and_range(key, default, lo, hi):
         load(overrides={key: str(lo - 1)})
     with pytest.raises(ConfigError, match=rf"^{key}: {hi + 1} is above the maximum {hi}$"):
         load(overrides={key: str(hi + 1)})
+
+
+def test_record_lock_cap_has_kafkas_name_default_and_bounds():
+    # Kafka 4.2+ (ShareGroupConfig): 2000 in 100..10000, within the group-config bounds
+    # min (100, in 100..2000) and max (4000, in 2000..10000); the seed's name still works
+    config = load()
+    assert (config["group.share.partition.max.record.locks"],
+            config["group.share.min.partition.max.record.locks"],
+            config["group.share.max.partition.max.record.locks"]) == (2000, 100, 4000)
+    assert load(overrides={"group.share.record.lock.partition.limit": "150"})[
+        "group.share.partition.max.record.locks"] == 150
+    top = {"group.share.partition.max.record.locks": "10000",
+           "group.share.max.partition.max.record.locks": "10000"}
+    assert load(overrides=top)["group.share.partition.max.record.locks"] == 10000
+    for key, value, problem in (
+            ("group.share.partition.max.record.locks", "99", "is below the minimum 100"),
+            ("group.share.partition.max.record.locks", "10001", "is above the maximum 10000"),
+            ("group.share.min.partition.max.record.locks", "2001", "is above the maximum 2000"),
+            ("group.share.max.partition.max.record.locks", "1999", "is below the minimum 2000")):
+        with pytest.raises(ConfigError, match=rf"^{key}: {value} {problem}$"):
+            load(overrides={key: value})
+    with pytest.raises(ConfigError, match="group.share.partition.max.record.locks: 5000 is outside"):
+        load(overrides={"group.share.partition.max.record.locks": "5000"})
+    with pytest.raises(ConfigError, match="group.share.partition.max.record.locks: 150 is outside"):
+        load(overrides={"group.share.partition.max.record.locks": "150",
+                        "group.share.min.partition.max.record.locks": "200"})
 
 
 def test_share_groups_are_enabled_by_default_and_keys_are_in_one_section():

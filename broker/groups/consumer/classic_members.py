@@ -11,12 +11,17 @@ Heartbeat answers REBALANCE_IN_PROGRESS while the member is behind its target,
 so it rejoins. Revocation before assignment holds across protocols: an eager
 member gives everything up before it rejoins; a cooperative one lists what it
 still owns, and keeps its epoch until a rejoin no longer lists it.
+
+Static members (``group.instance.id``) keep their identity across the protocols, as
+in Kafka's GroupMetadataManager: a JoinGroup without a member id for an instance id
+the group knows replaces that member (of either protocol) and takes over its
+assignment; a request from the member it replaced gets FENCED_INSTANCE_ID.
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 
@@ -86,21 +91,32 @@ class ClassicMembers:
             return _error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id)
         topics, owned_names = parsed
         member_id = req.member_id
+        instance_id = req.get("group_instance_id")
         session = req.session_timeout_ms
+        static = group.static_member(instance_id) if instance_id is not None else None
         if not member_id:
-            if len(group.members) >= engine.settings.max_size:
+            if len(group.members) >= engine.settings.max_size and static is None:
                 return _error(ErrorCode.GROUP_MAX_SIZE_REACHED)
             member_id = f"{client_id or 'member'}-{uuid.uuid4()}"
-            if version >= 4:  # KIP-394: the member rejoins with the id
+            if instance_id is not None:  # a static member needs no second round trip
+                if static is not None:
+                    self._replace(group, static, member_id)
+            elif version >= 4:  # KIP-394: the member rejoins with the id
                 self.pending[(group.group_id, member_id)] = now + session
                 return _error(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id, generation_id=-1)
+        elif instance_id is not None:
+            if static is None:
+                return _error(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
+            if static.member_id != member_id:
+                return _error(ErrorCode.FENCED_INSTANCE_ID, member_id=member_id)
         member = group.members.get(member_id)
         new = member is None
         if new:
-            if version >= 4 and self.pending.pop((group.group_id, member_id), None) is None:
+            if (version >= 4 and instance_id is None
+                    and self.pending.pop((group.group_id, member_id), None) is None):
                 return _error(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
-            member = ConsumerMember(member_id, instance_id=req.get("group_instance_id"))
-        elif member.classic is None:
+            member = ConsumerMember(member_id, instance_id=instance_id)
+        elif member.classic is None and static is None:
             return _error(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member_id)
         member.classic = ClassicProtocol(protocols, session)
         member.client_id, member.client_host = client_id, client_host
@@ -119,6 +135,18 @@ class ClassicMembers:
                 "protocol_type": PROTOCOL_TYPE, "protocol_name": member.classic.protocol_name,
                 "leader": "", "member_id": member_id, "skip_assignment": False, "members": []}
 
+    def _replace(self, group: ConsumerGroup, static: ConsumerMember, member_id: str) -> None:
+        """A static member rejoins under a new member id: it takes over the member it
+        replaces (either protocol), its partitions included; that one is fenced."""
+        target = group.target.get(static.member_id, {})
+        group.remove(static)
+        member = replace(static, member_id=member_id, previous_epoch=0, rebalance_deadline=None,
+                         assignment=replace(static.assignment, member_epoch=0))
+        group.add(member)
+        group.target[member_id] = target
+        log.info("consumer_static_member_replaced", group_id=group.group_id, protocol="classic",
+                 instance_id=static.instance_id, member_id=member_id, replaced=static.member_id)
+
     def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, owned, now: int) -> None:
         engine = self.engine
         after = reconcile(member.assignment, target_epoch=group.assignment_epoch,
@@ -130,7 +158,14 @@ class ClassicMembers:
 
     # --- SyncGroup, Heartbeat, LeaveGroup ------------------------------------------------------
 
-    def _member(self, group: ConsumerGroup, member_id: str, generation: int):
+    def _member(self, group: ConsumerGroup, member_id: str, generation: int,
+                instance_id: str | None = None):
+        if instance_id is not None:
+            static = group.static_member(instance_id)
+            if static is not None and static.member_id != member_id:
+                log.info("static_member_fenced", group_id=group.group_id, member_id=member_id,
+                         instance_id=instance_id, current=static.member_id)
+                return None, ErrorCode.FENCED_INSTANCE_ID
         member = group.members.get(member_id)
         if member is None or member.classic is None:
             return None, ErrorCode.UNKNOWN_MEMBER_ID
@@ -139,7 +174,7 @@ class ClassicMembers:
         return member, ErrorCode.NONE
 
     def sync(self, group: ConsumerGroup, req, now: int) -> dict:
-        member, code = self._member(group, req.member_id, req.generation_id)
+        member, code = self._member(group, req.member_id, req.generation_id, req.get("group_instance_id"))
         if member is None:
             return _error(code)
         member.session_deadline = now + member.classic.session_timeout_ms
@@ -149,7 +184,7 @@ class ClassicMembers:
                 "assignment": encode_assignment(assigned)}
 
     def heartbeat(self, group: ConsumerGroup, req, now: int) -> dict:
-        member, code = self._member(group, req.member_id, req.generation_id)
+        member, code = self._member(group, req.member_id, req.generation_id, req.get("group_instance_id"))
         if member is None:
             return _error(code)
         member.session_deadline = now + member.classic.session_timeout_ms
@@ -162,8 +197,12 @@ class ClassicMembers:
         results = []
         for member_id, instance_id in identities:
             member = group.members.get(member_id)
-            if member is None and instance_id:
+            if instance_id:
                 member = group.static_member(instance_id)
+                if member is not None and member_id and member.member_id != member_id:
+                    results.append({"member_id": member_id, "group_instance_id": instance_id,
+                                    "error_code": int(ErrorCode.FENCED_INSTANCE_ID)})
+                    continue
             if member is None or member.classic is None:
                 results.append({"member_id": member_id, "group_instance_id": instance_id,
                                 "error_code": int(ErrorCode.UNKNOWN_MEMBER_ID)})

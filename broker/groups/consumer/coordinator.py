@@ -232,14 +232,16 @@ class ConsumerGroupCoordinator:
         if static is None:
             member = group.members.get(member_id)
             return (member, False) if member is not None else (ConsumerMember(member_id), True)
-        if static.member_epoch != STATIC_LEAVE_EPOCH:
+        if static.member_epoch != STATIC_LEAVE_EPOCH and static.classic is None:
+            # (a classic static member never leaves with -2: a KIP-848 instance replaces it
+            # at once, as Kafka does when one of the two uses the classic protocol)
             raise HeartbeatError(ErrorCode.UNRELEASED_INSTANCE_ID,
                                  f"Static member {member_id} with instance id {instance_id} cannot join "
                                  f"the group because the instance id is owned by {static.member_id} member.")
         # the static member comes back under a new member id and takes over its partitions
         target = group.target.get(static.member_id, {})
         group.remove(static)
-        member = replace(static, member_id=member_id, previous_epoch=0,
+        member = replace(static, member_id=member_id, previous_epoch=0, classic=None,
                          assignment=replace(static.assignment, member_epoch=0), rebalance_deadline=None)
         group.add(member)
         group.target[member_id] = target

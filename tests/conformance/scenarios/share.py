@@ -1,11 +1,14 @@
 """Share groups (KIP-932, seed 004): acquire, acknowledge (accept, release, reject), lock
-expiry, the delivery limit, share session epochs and the heartbeat's errors."""
+expiry, the delivery limit, share session epochs and the heartbeat's errors; the record-lock
+cap; the share-group offset APIs."""
 
 from __future__ import annotations
 
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import scenario
-from tests.conformance.scenarios.versions import share_fetch
+from tests.conformance.scenarios.versions import (
+    alter_share_offsets, delete_share_offsets, describe_share_offsets, share_fetch,
+)
 
 ACCEPT, RELEASE, REJECT = 1, 2, 3
 
@@ -162,3 +165,77 @@ def _(run):
     join(run, g, [t], "m1", conn="second")
     run.call(k.SHARE_GROUP_DESCRIBE, k.top(k.SHARE_GROUP_DESCRIBE), {"group_ids": [g],
                                                                     "include_authorized_operations": False})
+
+
+@scenario("share/offsets-admin")
+def _(run):
+    t = k.create_topic(run)
+    k.produce(run, t, k.batch(5))
+    g, nosuch = run.name("sg"), run.name("nosuch")
+    describe_share_offsets(run, g, {t: [0], nosuch: [0]}, label="no state yet")
+    alter_share_offsets(run, g, {nosuch: {0: 0}, t: {0: 2}}, label="alter makes the group")
+    describe_share_offsets(run, g, None, label="the start offset and the lag")
+    run.call(k.SHARE_GROUP_DESCRIBE, k.top(k.SHARE_GROUP_DESCRIBE), {"group_ids": [g],
+                                                                    "include_authorized_operations": False})
+    alter_share_offsets(run, g, {t: {0: -1}}, label="back to uninitialized")
+    describe_share_offsets(run, g, None, label="uninitialized but listed")
+    delete_share_offsets(run, g, [nosuch, t])
+    delete_share_offsets(run, g, [t], label="nothing left to delete")
+    describe_share_offsets(run, g, None, label="after the delete")
+    k.commit(run, run.name("classic"), t, 1)
+    alter_share_offsets(run, run.name("classic"), {t: {0: 1}}, label="alter a classic group")
+    delete_share_offsets(run, run.name("classic"), [t], label="delete of a classic group")
+    delete_share_offsets(run, run.name("unknown"), [t], label="delete of an unknown group")
+    alter_share_offsets(run, "", {t: {0: 1}}, label="alter an empty group id")
+
+
+@scenario("share/offsets-with-a-member")
+def _(run):
+    t, g, epoch = setup(run)
+    first_fetch(run, g, t)
+    ack(run, g, t, 1, [(0, 2, ACCEPT)])
+    alter_share_offsets(run, g, {t: {0: 0}}, label="refused while the member is there")
+    delete_share_offsets(run, g, [t], label="delete refused too")
+    share_fetch(run, g, t, epoch=2, label="close the session")
+    run.call(k.SHARE_GROUP_HEARTBEAT, k.top(k.SHARE_GROUP_HEARTBEAT), {
+        "group_id": g, "member_id": run.name("m0"), "member_epoch": -1, "rack_id": None,
+        "subscribed_topic_names": None}, label="leave")
+    alter_share_offsets(run, g, {t: {0: 0}}, label="reset to the start")
+    describe_share_offsets(run, g, None, label="after the reset")
+    # (the redelivery is tests/integration/test_share_offsets.py's: Kafka's first fetch after
+    # the reset answers empty while it loads the new state, or not, as timing has it)
+
+
+def _capped(run, batches, size, cap=100):
+    t = k.create_topic(run)
+    for i in range(batches):
+        k.produce(run, t, k.batch(size, start=i * size))
+    g = run.name("sg")
+    k.group_config(run, g, {"share.auto.offset.reset": "earliest", "share.partition.max.record.locks": str(cap)})
+    join(run, g, [t], "m0")
+    join(run, g, [t], "m1", conn="second")
+    return t, g
+
+
+def _fetch_in_mode(run, g, t, member, mode, *, conn="main", max_wait_ms=5000, label="share fetch"):
+    return run.call(k.SHARE_FETCH, k.top(k.SHARE_FETCH), {
+        "group_id": g, "member_id": run.name(member), "share_session_epoch": 0, "max_wait_ms": max_wait_ms,
+        "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 200, "batch_size": 200,
+        "share_acquire_mode": mode, "is_renew_ack": False,
+        "topics": [{"topic_id": k.topic_id(run, t), "partitions": [
+            {"partition_index": 0, "partition_max_bytes": 1 << 20, "acknowledgement_batches": []}]}],
+        "forgotten_topics_data": []}, conn=conn, label=label)
+
+
+@scenario("share/record-lock-cap-batch-optimized")
+def _(run):
+    t, g = _capped(run, batches=10, size=30)
+    _fetch_in_mode(run, g, t, "m0", 0, label="100 rounded up to the batch that crosses it")
+    _fetch_in_mode(run, g, t, "m1", 0, conn="second", max_wait_ms=500, label="at the cap: nothing")
+
+
+@scenario("share/record-lock-cap-record-limit")
+def _(run):
+    t, g = _capped(run, batches=1, size=300)
+    _fetch_in_mode(run, g, t, "m0", 1, label="exactly the cap")
+    _fetch_in_mode(run, g, t, "m1", 1, conn="second", max_wait_ms=500, label="the rest of the cut batch")

@@ -456,6 +456,52 @@ def _share_acknowledge(run, v):
     share_fetch(run, group, t, epoch=2, label="fetch the released record again")
 
 
+def describe_share_offsets(run, group: str, topics: dict | None, *, version: int | None = None,
+                           label: str = "describe share group offsets"):
+    v = k.top(k.DESCRIBE_SHARE_GROUP_OFFSETS) if version is None else version
+    return run.call(k.DESCRIBE_SHARE_GROUP_OFFSETS, v, {"groups": [{"group_id": group, "topics": None if topics is None
+                    else [{"topic_name": t, "partitions": list(ps)} for t, ps in topics.items()]}]}, label=label)
+
+
+def alter_share_offsets(run, group: str, offsets: dict, *, version: int | None = None,
+                        label: str = "alter share group offsets"):
+    """``offsets``: {topic: {partition: start offset}}."""
+    v = k.top(k.ALTER_SHARE_GROUP_OFFSETS) if version is None else version
+    return run.call(k.ALTER_SHARE_GROUP_OFFSETS, v, {"group_id": group, "topics": [
+        {"topic_name": t, "partitions": [{"partition_index": p, "start_offset": o} for p, o in ps.items()]}
+        for t, ps in offsets.items()]}, label=label)
+
+
+def delete_share_offsets(run, group: str, topics: list, *, version: int | None = None,
+                         label: str = "delete share group offsets"):
+    v = k.top(k.DELETE_SHARE_GROUP_OFFSETS) if version is None else version
+    return run.call(k.DELETE_SHARE_GROUP_OFFSETS, v, {"group_id": group,
+                                                      "topics": [{"topic_name": t} for t in topics]}, label=label)
+
+
+def _describe_share_offsets(run, v):
+    t = k.create_topic(run)
+    k.produce(run, t, k.batch(5))
+    alter_share_offsets(run, run.name("sg"), {t: {0: 2}})
+    describe_share_offsets(run, run.name("sg"), {t: [0], run.name("nosuch"): [0]}, version=v)
+    describe_share_offsets(run, run.name("sg"), None, version=v, label="every share-partition")
+
+
+def _alter_share_offsets(run, v):
+    t = k.create_topic(run)
+    k.produce(run, t, k.batch(5))
+    alter_share_offsets(run, run.name("sg"), {t: {0: 3, 7: 1}, run.name("nosuch"): {0: 0}}, version=v)
+    describe_share_offsets(run, run.name("sg"), None)
+
+
+def _delete_share_offsets(run, v):
+    t = k.create_topic(run)
+    k.produce(run, t, k.batch(5))
+    alter_share_offsets(run, run.name("sg"), {t: {0: 1}})
+    delete_share_offsets(run, run.name("sg"), [run.name("nosuch"), t], version=v)
+    delete_share_offsets(run, run.name("sg"), [t], version=v, label="no state left")
+
+
 PROBES = {
     0: _produce, 1: _fetch, 2: _list_offsets, 3: _metadata, 8: _offset_commit, 9: _offset_fetch,
     10: _find_coordinator, 11: _join_group, 12: _heartbeat, 13: _leave_group, 14: _sync_group,
@@ -467,7 +513,8 @@ PROBES = {
     48: _describe_client_quotas, 49: _alter_client_quotas, 50: _describe_scram, 51: _alter_scram,
     60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions, 66: _list_transactions,
     68: _consumer_heartbeat, 69: _consumer_describe, 76: _share_heartbeat, 77: _share_describe,
-    78: _share_fetch, 79: _share_acknowledge,
+    78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets, 91: _alter_share_offsets,
+    92: _delete_share_offsets,
 }
 
 

@@ -1,0 +1,86 @@
+"""DescribeShareGroupOffsets, AlterShareGroupOffsets and DeleteShareGroupOffsets (KIP-932's
+admin APIs): the ACL checks Kafka's KafkaApis makes, then the share state (share/offsets.py).
+
+Describe needs DESCRIBE on the group and on each topic; Alter READ on the group and on each
+topic; Delete DELETE on the group and READ on each topic. A topic refused, or (Alter) unknown,
+is answered here and comes first, as in Kafka's answer; a top-level error from the group check
+replaces every topic result.
+"""
+
+from __future__ import annotations
+
+from kipper.broker.acl.model import DELETE, DESCRIBE, GROUP, READ, TOPIC
+from kipper.broker.share import offsets
+from kipper.protocol.errors import ErrorCode
+
+GROUP_REFUSED = "Group authorization failed."
+TOPIC_REFUSED = "Topic authorization failed."
+
+
+def handle_describe_share_group_offsets(req, ctx):
+    engines = ctx.engines
+    groups = []
+    for g in req.groups:
+        if not ctx.authorize(DESCRIBE, GROUP, g.group_id):
+            groups.append({"group_id": g.group_id, "topics": [], "error_code":
+                           int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None})
+            continue
+        if g.topics is None:
+            topics = [t for t in engines.share.describe_offsets(g.group_id, None)
+                      if ctx.authorize(DESCRIBE, TOPIC, t["topic_name"])]
+        else:
+            allowed = [t for t in g.topics if ctx.authorize(DESCRIBE, TOPIC, t.topic_name)]
+            topics = engines.share.describe_offsets(
+                g.group_id, [(t.topic_name, list(t.partitions)) for t in allowed])
+            topics += [{"topic_name": t.topic_name, "topic_id": offsets.ZERO_UUID, "partitions": [
+                offsets.refused_row(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_REFUSED)
+                for p in t.partitions]} for t in g.topics if t not in allowed]
+        groups.append({"group_id": g.group_id, "topics": topics, "error_code": 0,
+                       "error_message": None})
+    return {"throttle_time_ms": 0, "groups": groups}
+
+
+def _top_level(code: ErrorCode, message: str | None) -> dict:
+    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message,
+            "responses": []}
+
+
+def handle_alter_share_group_offsets(req, ctx):
+    engines = ctx.engines
+    if not ctx.authorize(READ, GROUP, req.group_id):
+        return _top_level(ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_REFUSED)
+    refused, wanted = [], []
+    for t in req.topics:
+        topic = engines.topics.get(t.topic_name)
+        if not ctx.authorize(READ, TOPIC, t.topic_name):
+            code, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_REFUSED
+        elif topic is None:
+            code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, offsets.NOT_HOSTED
+        else:
+            wanted.append((topic, [(p.partition_index, p.start_offset) for p in t.partitions]))
+            continue
+        refused.append({"topic_name": t.topic_name,
+                        "topic_id": topic.topic_id if topic is not None else offsets.ZERO_UUID,
+                        "partitions": [{"partition_index": p.partition_index, "error_code": int(code),
+                                        "error_message": message} for p in t.partitions]})
+    code, message = engines.groups.share_offsets_group(req.group_id, create=True)
+    if code != ErrorCode.NONE:
+        return _top_level(code, message)
+    done = engines.share.alter_offsets(req.group_id, wanted, ctx.now)
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "responses": refused + done}
+
+
+def handle_delete_share_group_offsets(req, ctx):
+    engines = ctx.engines
+    if not ctx.authorize(DELETE, GROUP, req.group_id):
+        return _top_level(ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_REFUSED)
+    allowed = [t.topic_name for t in req.topics if ctx.authorize(READ, TOPIC, t.topic_name)]
+    refused = [{"topic_name": t.topic_name, "topic_id": offsets.ZERO_UUID,
+                "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "error_message": TOPIC_REFUSED}
+               for t in req.topics if t.topic_name not in allowed]
+    code, message = engines.groups.share_offsets_group(req.group_id, create=False)
+    if code != ErrorCode.NONE:
+        return _top_level(code, message)
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
+            "responses": refused + engines.share.delete_offsets(req.group_id, allowed)}

@@ -129,7 +129,7 @@ def _resolve(target: Path, version: str | None, repositories: str | None, out) -
 def add_to(spark, jars: list[str] | None = None) -> list[str]:
     """ADD JAR for each connector jar on a running session; returns them."""
     jars = jars if jars is not None else resolve()
-    loaded = set(spark.sparkContext._jsc.sc().listJars())
+    loaded = spark.sparkContext._jsc.sc().listJars().mkString("\n").split("\n")
     for jar in jars:
         if not any(j.endswith("/" + Path(jar).name) for j in loaded):
             spark.sql(f"ADD JAR '{jar}'")

@@ -56,6 +56,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "(Kafka's Java producer) writes the same records")
     p.add_argument("--no-audit", dest="audit", action="store_false",
                    help="skip the exactly-once audit of the run's topics (spark_jobs/audit.py) at the end")
+    p.add_argument("--metrics-topic", metavar="TOPIC",
+                   help="each task also reports its kipper producers' in-flight requests and batching to TOPIC "
+                        "once a second (the broker's metrics.dump.topic; spark_jobs/stream_metrics.py reads it)")
     add_arguments(p)
     return p.parse_args(argv)
 
@@ -376,6 +379,8 @@ def _spark_run(args, w: Workload, run_id: str, topics: list[str], duration: floa
                   file=sys.stderr)
         lock_ms = int(configs.get("group.share.record.lock.duration.ms") or LOCK_MS_DEFAULT)
         specs = plan(w, args.bootstrap_server, run_id, topics, tasks, duration, lock_ms)
+        for spec in specs:
+            spec.update(run_id=run_id, metrics_topic=args.metrics_topic if args.sink == "kipper" else None)
         target = f"target {w.producer_rate:g} records/s" if w.producer_rate else "unthrottled"
         print(f"loadgen: {w.name}: {w.producers} producer(s) on {len(topics)} topic(s) x "
               f"{w.partitions_per_topic} partitions in {tasks} task(s) on {master}, {duration:g} s, {target}",

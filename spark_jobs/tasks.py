@@ -128,7 +128,7 @@ class Books:
 def run_task(spec: dict) -> dict:
     """Produce ``spec``'s share of the load; returns counts, errors and latency histograms per role."""
     from kipper.client.producer import Producer
-    from kipper.spark_jobs import share_task, txn_task
+    from kipper.spark_jobs import producer_report, share_task, txn_task
 
     started_wall = time.time()
     config = {"bootstrap.servers": spec["bootstrap"], "client.id": f"loadgen-{spec['task']}",
@@ -158,6 +158,7 @@ def run_task(spec: dict) -> dict:
     start = time.monotonic()
     end = start + spec["duration_s"]
     txn = txn_task.start(spec, tail, start, end, books)
+    report = producer_report.start(spec, producers)
     churner = None
     churn_created = [0]
     if dedicated:
@@ -200,6 +201,7 @@ def run_task(spec: dict) -> dict:
     load_end = time.monotonic()
     steady.sent = sent
     unacked = sum(p.flush(FLUSH_TIMEOUT_S) for p in producers)
+    report_lines = report.stop() if report is not None else 0
     for p in producers:
         p.close(5)
     with steady.lock:
@@ -233,7 +235,7 @@ def run_task(spec: dict) -> dict:
         "started_at": started_wall, "load_seconds": load_end - start,
         "seconds": finished - start, "latency": merged.to_dict(),
         "roles": roles, "transactions": txn_result["transactions"], "cpu_seconds": cpu_s,
-        "ledgers": books.result(),
+        "ledgers": books.result(), "producer_report_lines": report_lines,
         "transaction_errors": txn_result["errors"],
         **share_result,
     }

@@ -112,6 +112,18 @@ def test_acked_equals_stored_and_the_analysis_totals_equal_the_broker_counters(s
     assert int(summary[("loadgen", "run_topics_records_in")]) == result["acked"]
 
 
+def test_the_audit_on_the_cluster_reads_every_committed_record_once_and_no_aborted_one(seeds_run):
+    """The seeds run's audit (Spark's Kafka connector, read_committed, on both workers):
+    the aborted and fenced transactions' records stay unread; the rest once, in order."""
+    result = seeds_run["result"]
+    audit, t = result["audit"], result["audit"]["totals"]
+    assert audit["verdict"] == "clean", audit
+    assert t["duplicates"] == t["missing"] == t["misordered"] == t["aborted_seen"] == 0
+    aborted = sum(b - a + 1 for led in result["producers"] for a, b in led["aborted"])
+    assert aborted > 0 and t["records"] == result["stored_records"] - aborted
+    assert t["acked"] > 5_000 and t["acked"] == t["distinct"] - t["stored_unacknowledged"]
+
+
 def test_every_seed_section_of_the_report_has_data(seeds_run):
     report, summary = seeds_run["report"], seeds_run["summary"]
     import pandas as pd

@@ -330,7 +330,9 @@ SEEDS = [
 
 
 def write(out: Path, a: dict) -> dict:
-    summary = summary_rows(a)
+    from kipper.spark_jobs import report_audit
+
+    summary = summary_rows(a) + report_audit.summary_rows(a.get("audit"))
     write_summary(summary, out / "summary.csv")
     s = a["series"]
     files = {
@@ -366,6 +368,7 @@ def write(out: Path, a: dict) -> dict:
              "Tables are also in tables/ (Parquet) and the figures in summary.csv."),
         headline(a),
         "<h2>Load generator and broker</h2>", client_vs_broker(a),
+        "<h2>Audit</h2>", report_audit.section(a.get("audit")),
         "<h2>Throughput</h2>",
         _img(files["throughput"], "throughput") if files["throughput"] else note("No data: nothing was produced."),
         _throughput(a),

@@ -122,6 +122,9 @@ def test_the_audit_on_the_cluster_reads_every_committed_record_once_and_no_abort
     aborted = sum(b - a + 1 for led in result["producers"] for a, b in led["aborted"])
     assert aborted > 0 and t["records"] == result["stored_records"] - aborted
     assert t["acked"] > 5_000 and t["acked"] == t["distinct"] - t["stored_unacknowledged"]
+    html = (seeds_run["report"] / "report.html").read_text()  # the analysis shows the loadgen's audit
+    assert "<h2>Audit</h2>" in html and "every acknowledged record was read exactly once" in html
+    assert seeds_run["summary"][("audit", "verdict")] == "clean"
 
 
 def test_every_seed_section_of_the_report_has_data(seeds_run):

@@ -81,16 +81,17 @@ def audit(spark, bootstrap: str, topics: list[str], ledgers: list[dict] | None =
 
     started = time.monotonic()
     with_ledgers = ledgers is not None
-    spark.conf.set("spark.sql.shuffle.partitions", "8")
+    spark.conf.set("spark.sql.shuffle.partitions", "4")  # a run's identities are few rows per producer
     recs = read_records(spark, bootstrap, topics, options or {}).persist()
     try:
         marked = recs.where("marked")
-        # the first copy of each identity (lowest topic, partition, offset); later copies are duplicates
-        copies = marked.withColumn("copy", F.row_number().over(
-            Window.partitionBy("uid", "counter").orderBy("topic", "partition", "offset")))
+        # One shuffle, by producer: both windows below cluster on uid. A copy of an identity after
+        # its first (the lowest topic, partition, offset) is a duplicate...
+        same = F.lag("counter").over(Window.partitionBy("uid").orderBy("counter", "topic", "partition", "offset"))
+        copies = marked.withColumn("copy", F.when(F.col("counter") == same, 2).otherwise(1))
         firsts = copies.where("copy = 1")
-        # within a partition and producer, first copies must follow the producer's order
-        prev = F.lag("counter").over(Window.partitionBy("topic", "partition", "uid").orderBy("offset"))
+        # ...and within a partition, a producer's first copies must follow its order
+        prev = F.lag("counter").over(Window.partitionBy("uid", "topic", "partition").orderBy("offset"))
         ordered = firsts.withColumn("misordered", F.coalesce((F.col("counter") < prev).cast("int"), F.lit(0)))
         ranges = F.broadcast(expected_ranges(spark, ledgers, firsts))
         states = (ordered.alias("r").join(ranges.alias("e"), (F.col("r.uid") == F.col("e.uid")) &

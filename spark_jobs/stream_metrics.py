@@ -160,15 +160,16 @@ def latest(spark, output: str, name: str):
     return df.withColumn("n", newest).where("n = 1").drop("n", "batch").orderBy(*KEYS[name]).toPandas()
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session=None) -> int:
+    """The command; with ``session`` (a running SparkSession) it runs there and leaves it running."""
     from kipper.spark_jobs.connector import ConnectorError, add_to, resolve
 
     try:
         jars = resolve()
     except ConnectorError as exc:
         raise JobError(str(exc)) from None
-    spark = spark_session("kipper-stream-metrics", args.master, {"spark.sql.shuffle.partitions": "4",
-                                                                  "spark.sql.adaptive.enabled": "false"})
+    spark = session or spark_session("kipper-stream-metrics", args.master, {"spark.sql.shuffle.partitions": "4",
+                                                                             "spark.sql.adaptive.enabled": "false"})
     try:
         add_to(spark, jars)
         print(f"stream_metrics: {args.topic} on {args.bootstrap_server}, windows of {args.window}, "
@@ -187,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
             q.stop()
             q.awaitTermination()  # the last batch is committed to the checkpoint before the next run starts
     finally:
-        spark.stop()
+        if session is None:
+            spark.stop()
     return 0
 
 

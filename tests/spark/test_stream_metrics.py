@@ -13,7 +13,7 @@ import pytest
 from kipper.client.blocking import connect_any
 from kipper.client.producer_requests import produce
 from kipper.protocol import records
-from tests.spark.conftest import METRICS_TOPIC, output_lines, spark_submit
+from tests.spark.conftest import METRICS_TOPIC
 from tests.support.broker import BrokerProcess
 
 pytestmark = pytest.mark.slow
@@ -38,13 +38,20 @@ def replay(loadgen_run):
 
 
 @pytest.fixture(scope="module")
-def first_run(loadgen_run, replay, tmp_path_factory):
+def first_run(spark, loadgen_run, replay, tmp_path_factory):
+    """The command, in the tests' session (its own JVM would add half a minute)."""
+    import contextlib
+    import io
+
+    from kipper.spark_jobs.stream_metrics import parse_args, run
+
     out = tmp_path_factory.mktemp("stream")
-    proc = spark_submit("stream_metrics.py", "--bootstrap-server", replay.bootstrap, "--topic", METRICS_TOPIC,
-                        "--output", str(out / "out"), "--checkpoint", str(out / "ck"), "--available-now",
-                        "--master", "local[2]", timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return out, proc
+    console = io.StringIO()
+    with contextlib.redirect_stdout(console):
+        code = run(parse_args(["--bootstrap-server", replay.bootstrap, "--topic", METRICS_TOPIC, "--output",
+                               str(out / "out"), "--checkpoint", str(out / "ck"), "--available-now"]), spark)
+    assert code == 0
+    return out, console.getvalue()
 
 
 def test_the_windowed_figures_equal_the_batch_aggregates_over_the_same_lines(spark, loadgen_run, first_run):
@@ -52,9 +59,10 @@ def test_the_windowed_figures_equal_the_batch_aggregates_over_the_same_lines(spa
     from kipper.spark_jobs.schema import DUMP_LINE
     from kipper.spark_jobs.stream_metrics import latest
 
-    out, proc = first_run
-    text = "\n".join(output_lines(proc))
+    out, text = first_run
+    assert text.startswith(f"stream_metrics: {METRICS_TOPIC} on ")
     assert "-- batch 0: seeds" in text and "-- batch 0: producer-id quota per user" in text
+    assert "window (UTC)       source" in text and "broker 1" in text
     expected = file_lines(loadgen_run["dumps"])
     seeds = latest(spark, str(out / "out"), "seeds")
     quota = latest(spark, str(out / "out"), "quota_users")

@@ -20,7 +20,9 @@ from tests.spark.conftest import output_lines, spark_submit
 from tests.support.broker import BrokerProcess
 from tests.support.topics import create_topics
 
-pytestmark = pytest.mark.slow
+# the first test also waits for the shared Spark fixtures (a loadgen run with its audit, a JVM);
+# on a busy 2-core machine that alone can pass the suite's 300 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def marked(u: int, counter: int) -> bytes:

@@ -6,7 +6,9 @@ import pytest
 
 from tests.spark.conftest import spark_submit, output_lines
 
-pytestmark = pytest.mark.slow
+# the first test also waits for the shared Spark fixtures (a loadgen run with its audit, a JVM);
+# on a busy 2-core machine that alone can pass the suite's 300 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def test_records_the_broker_stored_equal_the_records_the_job_reports_acknowledged(loadgen_run):

@@ -15,7 +15,9 @@ from kipper.client.blocking import connect_any
 from tests.spark.conftest import spark_submit
 from tests.support.certs import USERS, start_secure_broker
 
-pytestmark = pytest.mark.slow
+# the first test also waits for the shared Spark fixtures (a loadgen run with its audit, a JVM);
+# on a busy 2-core machine that alone can pass the suite's 300 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 PROTOCOL, MECHANISM = "SASL_PLAINTEXT", "SCRAM-SHA-256"
 WORKLOAD = """\

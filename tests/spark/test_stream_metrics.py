@@ -16,7 +16,9 @@ from kipper.protocol import records
 from tests.spark.conftest import METRICS_TOPIC
 from tests.support.broker import BrokerProcess
 
-pytestmark = pytest.mark.slow
+# the first test also waits for the shared Spark fixtures (a loadgen run with its audit, a JVM);
+# on a busy 2-core machine that alone can pass the suite's 300 s
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 WINDOW_MS = 10_000
 ADDED = 30
 

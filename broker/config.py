@@ -243,6 +243,10 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("metrics.dump.dir", string, "",
         "Directory the broker appends metrics-<node.id>-<n>.jsonl to (docs/METRICS.md). "
         "Empty: no dumps.", "metrics"),
+    Key("metrics.dump.topic", string, "",
+        "Topic each metrics dump line is also appended to (JSON value, key node.id), made on first "
+        "use with one partition, as Confluent's metrics reporter does (docs/METRICS.md). Empty: none.",
+        "metrics"),
     Key("metrics.dump.interval.ms", int_in(100, _INT32), 1000,
         "Length of one metrics interval, one dump line each.", "metrics"),
     Key("metrics.dump.max.bytes", int_in(4096, _INT64), 104857600,

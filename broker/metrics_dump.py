@@ -6,6 +6,9 @@ hands the dict to a writer thread through a bounded queue. Only that thread
 serializes, writes, and rotates ``metrics-<broker>-<n>.jsonl`` files by size,
 keeping the newest ``max_files``. If the writer falls behind, lines are dropped
 and counted (``dump.dropped`` in the next line): the loop never waits on disk.
+With ``metrics.dump.topic`` each line is also appended, on the loop, to that topic
+(``TopicPublisher``: JSON value, key = node.id) through the partition's write path,
+as Confluent's metrics reporter publishes to its topic; the topic is made on first use.
 The schema is documented in docs/METRICS.md.
 """
 
@@ -136,7 +139,7 @@ class DumpWriter(threading.Thread):
             if self.failed:
                 continue
             try:
-                self._write(json.dumps(item, separators=(",", ":"), default=str).encode() + b"\n")
+                self._write(item + b"\n" if isinstance(item, bytes) else serialize(item) + b"\n")
             except OSError as exc:
                 self.failed = True
                 log.error("metrics_dump_failed", directory=str(self.directory), error=str(exc))
@@ -144,23 +147,72 @@ class DumpWriter(threading.Thread):
             self._file.close()
 
 
-class MetricsDumper:
-    """The loop's half: snapshot, stamp, enqueue. Never touches a file."""
+def serialize(line: dict) -> bytes:
+    return json.dumps(line, separators=(",", ":"), default=str).encode()
 
-    def __init__(self, metrics, broker_id: int, directory: str | Path, *, max_bytes: int,
+
+class TopicPublisher:
+    """Appends each dump line to ``metrics.dump.topic`` on the loop: one record, the
+    line as its JSON value, the node id as its key, through ``Partition.append``
+    (origin COORDINATOR: broker-written data, not a Produce, so it is not counted in
+    the partitions' records_in). The topic is created with one partition when absent;
+    with more, a node's lines go to partition node.id modulo their number."""
+
+    def __init__(self, topics: Callable[[], object], name: str, broker_id: int,
+                 now_ms: Callable[[], int]):
+        self.topics = topics  # looked up at each line: the embedded broker's reset replaces it
+        self.name = name
+        self.key = str(broker_id).encode()
+        self.broker_id = broker_id
+        self.now_ms = now_ms
+        self.published = 0
+        self.failed = False
+
+    def publish(self, value: bytes) -> None:
+        from kipper.broker.log.partition import COORDINATOR
+        from kipper.protocol import records
+
+        topics = self.topics()
+        topic = topics.get(self.name)
+        if topic is None:
+            code, message, topic = topics.create(self.name, 1)
+            if topic is None:
+                self._fail(f"{code.name}: {message}")
+                return
+        now = self.now_ms()
+        partition = topic.partitions[self.broker_id % len(topic.partitions)]
+        result = partition.append_batch(records.build_batch([(self.key, value, now)]), now, COORDINATOR)
+        if result.error:
+            self._fail(result.error.name)
+        else:
+            self.published += 1
+
+    def _fail(self, error: str) -> None:
+        if not self.failed:  # once: the broker keeps serving and keeps trying
+            log.error("metrics_dump_topic_failed", topic=self.name, error=error)
+        self.failed = True
+
+
+class MetricsDumper:
+    """The loop's half: snapshot, stamp, enqueue (and publish to the topic). Never touches a file."""
+
+    def __init__(self, metrics, broker_id: int, directory: str | Path | None, *, max_bytes: int,
                  max_files: int, clock: Callable[[], float] = time.time,
-                 monotonic: Callable[[], float] = time.monotonic, queue_lines: int = QUEUE_LINES):
+                 monotonic: Callable[[], float] = time.monotonic, queue_lines: int = QUEUE_LINES,
+                 publisher: TopicPublisher | None = None):
         self.metrics = metrics
         self.broker_id = broker_id
         self.clock = clock
         self.monotonic = monotonic
-        self.writer = DumpWriter(directory, broker_id, max_bytes, max_files, queue_lines)
+        self.publisher = publisher
+        self.writer = DumpWriter(directory, broker_id, max_bytes, max_files, queue_lines) if directory else None
         self.dropped = 0
         self._last = monotonic()
         self._closed = False
 
     def start(self) -> None:
-        self.writer.start()
+        if self.writer is not None:
+            self.writer.start()
 
     def snapshot(self) -> dict:
         now = self.monotonic()
@@ -180,20 +232,36 @@ class MetricsDumper:
         """On the loop: take this interval and queue it for the writer."""
         if self._closed:
             return
-        line = self.snapshot()
+        line = self._publish(self.snapshot())
+        if self.writer is None:
+            return
         try:
             self.writer.queue.put_nowait(line)
         except queue.Full:
             self.dropped += 1
+
+    def _publish(self, line: dict) -> dict | bytes:
+        """To the topic, if there is one; the line serialized once, for the writer too."""
+        if self.publisher is None:
+            return line
+        data = serialize(line)
+        try:
+            self.publisher.publish(data)
+        except Exception as exc:  # a dump must never stop the broker
+            self.publisher._fail(str(exc))
+        return data
 
     def close(self, timeout: float = 5.0) -> None:
         """Queue the last interval, then let the writer drain and close its file."""
         if self._closed:
             return
         self._closed = True
+        line = self._publish(self.snapshot())  # on the loop, before the storage closes
+        if self.writer is None:
+            return
         try:
             # shutting down: waiting for room is fine now, and the last interval must not be lost
-            self.writer.queue.put(self.snapshot(), timeout=timeout)
+            self.writer.queue.put(line, timeout=timeout)
             self.writer.queue.put(_STOP, timeout=timeout)
         except queue.Full:
             log.warning("metrics_dump_queue_full_at_close")
@@ -202,10 +270,15 @@ class MetricsDumper:
             self.writer.join(timeout)
 
 
-def from_config(metrics, config) -> MetricsDumper | None:
-    directory = config["metrics.dump.dir"]
-    if not directory:
+def from_config(metrics, config, topics: Callable[[], object] | None = None,
+                now_ms: Callable[[], int] | None = None) -> MetricsDumper | None:
+    """The dumper ``metrics.dump.dir`` and ``metrics.dump.topic`` ask for, or None."""
+    directory, topic = config["metrics.dump.dir"], config["metrics.dump.topic"]
+    if not directory and not topic:
         return None
-    return MetricsDumper(metrics, config["node.id"], directory,
+    publisher = None
+    if topic and topics is not None:
+        publisher = TopicPublisher(topics, topic, config["node.id"], now_ms or (lambda: int(time.time() * 1000)))
+    return MetricsDumper(metrics, config["node.id"], directory or None,
                          max_bytes=config["metrics.dump.max.bytes"],
-                         max_files=config["metrics.dump.max.files"])
+                         max_files=config["metrics.dump.max.files"], publisher=publisher)

@@ -142,7 +142,7 @@ class BrokerServer:
         self.ready = False  # listeners bound and not stopping: /readyz
         self.metrics_http = None  # broker.prometheus.MetricsHttpServer, with metrics.http.listener
         # metrics dumps (issue #7): the loop snapshots, a writer thread does the file I/O
-        self.metrics_dumper = metrics_dumper(engines.metrics, config)
+        self.metrics_dumper = metrics_dumper(engines.metrics, config, lambda: self.engines.topics, engines.clock)
         if self.metrics_dumper is not None:
             self.metrics_dumper.start()
             self.periodic.append(Periodic("metrics-dump", config["metrics.dump.interval.ms"] / 1000,

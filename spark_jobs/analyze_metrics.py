@@ -43,6 +43,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="where Spark writes the Parquet tables (default REPORT_DIR/tables); on a cluster, "
                         "a path every executor can write")
     p.add_argument("--loadgen", metavar="RESULT.json", help="a loadgen result, shown next to the broker's view")
+    p.add_argument("--audit", metavar="AUDIT.json", help="an audit (spark_jobs/audit.py) for the report's Audit "
+                                                         "section (default: the one in the --loadgen result)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--first-task-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="stop when no Spark task has started by then (default %(default)g)")
@@ -72,6 +74,18 @@ def input_paths(arg: str) -> list[str]:
     if remote(arg):
         return [arg]
     return find_inputs(urlparse(arg).path if arg.startswith("file:") else arg)
+
+
+def read_audit(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    try:
+        audit = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise JobError(f"--audit {path}: {exc}") from None
+    if not isinstance(audit, dict) or not {"verdict", "totals", "partitions"} <= audit.keys():
+        raise JobError(f"--audit {path}: not an audit (spark_jobs/audit.py --output)")
+    return audit
 
 
 def read_loadgen(path: str | None) -> dict | None:
@@ -118,7 +132,8 @@ def read_lines(spark, inputs: list[str], tables: str):
     return spark.read.parquet(f"{tables}/dump_lines")
 
 
-def analyze(spark, inputs: list[str], output: Path, tables: str | None = None, loadgen: dict | None = None) -> dict:
+def analyze(spark, inputs: list[str], output: Path, tables: str | None = None, loadgen: dict | None = None,
+            audit: dict | None = None) -> dict:
     from pyspark.sql import functions as F
 
     from kipper.spark_jobs import aggregates as A
@@ -215,6 +230,7 @@ def analyze(spark, inputs: list[str], output: Path, tables: str | None = None, l
         "producer_state": ps_last, "transactions": txn_last,
         "delivery": delivery, "expiries": expiries, "series": series,
         "loadgen": loadgen, "run_topics_in": run_topics_in,
+        "audit": audit if audit is not None else (loadgen or {}).get("audit"),
     }
     analysis["seconds"] = round(time.monotonic() - started, 2)
     return report.write(output, analysis)
@@ -223,6 +239,7 @@ def analyze(spark, inputs: list[str], output: Path, tables: str | None = None, l
 def run(args: argparse.Namespace) -> int:
     inputs = input_paths(args.input)
     loadgen = read_loadgen(args.loadgen)
+    audit = read_audit(args.audit)
     output = Path(args.output)
     try:
         output.mkdir(parents=True, exist_ok=True)
@@ -239,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
         sc.setJobGroup(JOB_GROUP, "kipper metrics analysis", True)
         with Watchdog(sc, JOB_GROUP, args.first_task_timeout) as watchdog:
             try:
-                result = analyze(spark, inputs, output, args.tables, loadgen)
+                result = analyze(spark, inputs, output, args.tables, loadgen, audit)
             except JobError:
                 raise
             except Exception:

@@ -122,7 +122,8 @@ def spark_session(app_name: str, master: str | None, extra: dict | None = None):
     # On a cluster the executors' Python is Spark's to choose: PYSPARK_PYTHON or
     # spark.pyspark.python, usually the packed environment of --archives (docs/SPARK.md).
     for key, value in {**defaults, **(extra or {})}.items():
-        if key in ("spark.task.maxFailures", "spark.ui.enabled") or not conf.contains(key):
+        if key in ("spark.task.maxFailures", "spark.ui.enabled", "spark.ui.showConsoleProgress") \
+                or not conf.contains(key):
             conf.set(key, value)
     spark = SparkSession.builder.config(conf=conf).getOrCreate()
     _load_log4j(spark)

@@ -8,6 +8,7 @@ import threading
 import time
 
 from kipper.protocol.histogram import LatencyHistogram
+from kipper.spark_jobs.ledger import ACKED, FAILED
 
 
 class Counts:
@@ -31,16 +32,31 @@ class Counts:
             if self.first_error is None:
                 self.first_error = f"{name}: {text}"
 
-    def callback(self, sent_at: float):
-        def done(error, metadata, sent_at=sent_at):
+    def callback(self, sent_at: float, ledger=None, counter: int = 0):
+        """``ledger`` (spark_jobs/ledger.py): the record's counter is settled there too."""
+        if ledger is None:
+            def done(error, metadata, sent_at=sent_at):
+                us = int((time.perf_counter() - sent_at) * 1e6)
+                if error is None:
+                    with self.lock:
+                        self.acked += 1
+                        self.record(us)
+                else:
+                    self.error(error_name(error), str(error))
+            return done
+        status = ledger.status  # grows in place (bytearray.extend): the same object throughout
+
+        def settle(error, metadata, sent_at=sent_at):
             us = int((time.perf_counter() - sent_at) * 1e6)
             if error is None:
                 with self.lock:
                     self.acked += 1
                     self.record(us)
+                    status[counter] = ACKED
             else:
+                status[counter] = FAILED
                 self.error(error_name(error), str(error))
-        return done
+        return settle
 
     def result(self) -> dict:
         with self.lock:

@@ -22,8 +22,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # spark-submit spark_jobs/loadgen.py: make the package importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kipper.protocol.errors import KafkaError
 from kipper.spark_jobs.common import JobError, main_wrapper, spark_session
-from kipper.spark_jobs.result import merge, problems, table
+from kipper.spark_jobs.kafka_options import add_arguments, admin_settings, connector_options, is_plaintext
+from kipper.spark_jobs.result import JvmCpu, cpu_figures, merge, problems, table
 from kipper.spark_jobs.workload import Workload, load
 
 PROGRESS_S = 5.0
@@ -31,6 +33,7 @@ FIRST_TASK_TIMEOUT_S = 60.0
 JOB_GROUP = "kipper-loadgen"
 QUOTA_USER = "ANONYMOUS"  # the tasks' clients connect without SASL (docs/QUOTAS.md)
 LOCK_MS_DEFAULT = 30000   # group.share.record.lock.duration.ms when the broker does not say
+SINKS = ("kipper", "spark-kafka")
 
 __all__ = ["merge", "plan", "table", "run", "main"]
 
@@ -48,6 +51,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--first-task-timeout", type=float, default=FIRST_TASK_TIMEOUT_S, metavar="SECONDS",
                    help="stop when no Spark task has started by then (default %(default)g); a job whose "
                         "executors are all lost is stopped at once")
+    p.add_argument("--sink", choices=SINKS, default="kipper",
+                   help="kipper: kipper's Producer in the tasks (default); spark-kafka: Spark's Kafka sink "
+                        "(Kafka's Java producer) writes the same records")
+    p.add_argument("--no-audit", dest="audit", action="store_false",
+                   help="skip the exactly-once audit of the run's topics (spark_jobs/audit.py) at the end")
+    p.add_argument("--metrics-topic", metavar="TOPIC",
+                   help="each task also reports its kipper producers' in-flight requests and batching to TOPIC "
+                        "once a second (the broker's metrics.dump.topic; spark_jobs/stream_metrics.py reads it)")
+    add_arguments(p)
     return p.parse_args(argv)
 
 
@@ -62,15 +74,17 @@ def check_producer_config(w: Workload) -> None:
         raise JobError(f"workload key 'producerConfig': {exc}", 2) from None
 
 
-def connect(bootstrap: str):
-    from kipper.client.blocking import connect_any
+def connect(bootstrap: str, settings: dict | None = None):
+    from kipper.client.connect import connect as connect_with
 
     try:
-        return connect_any(bootstrap, client_id="kipper-loadgen", timeout=5.0)
+        return connect_with(bootstrap, settings, client_id="kipper-loadgen", timeout=5.0)
     except ValueError as exc:
         raise JobError(f"--bootstrap-server: {exc}", 2) from None
     except (ConnectionError, OSError) as exc:
         raise JobError(f"broker unreachable: {exc}") from None
+    except KafkaError as exc:  # SASL refused
+        raise JobError(f"broker refused the connection: {exc}") from None
 
 
 def create_topics(conn, names: list[str], partitions: int, *, share: bool = False) -> None:
@@ -218,9 +232,11 @@ def plan(w: Workload, bootstrap: str, run_id: str, topics: list[str], tasks: int
 class Progress(threading.Thread):
     """Prints the records stored so far (broker end offsets) while the tasks run."""
 
-    def __init__(self, bootstrap: str, topics: list[str], partitions: int, interval: float, out=sys.stdout):
+    def __init__(self, bootstrap: str, topics: list[str], partitions: int, interval: float, out=sys.stdout,
+                 settings: dict | None = None):
         super().__init__(name="loadgen-progress", daemon=True)
         self.args = (bootstrap, topics, partitions)
+        self.settings = settings
         self.interval = interval
         self.out = out
         self.done = threading.Event()
@@ -229,7 +245,7 @@ class Progress(threading.Thread):
         bootstrap, topics, partitions = self.args
         start, last_t, last_n = time.monotonic(), time.monotonic(), 0
         try:
-            conn = connect(bootstrap)
+            conn = connect(bootstrap, self.settings)
         except JobError:
             return
         with conn:
@@ -242,6 +258,23 @@ class Progress(threading.Thread):
                 print(f"progress: {now - start:6.1f} s  {n:,} offsets written  "
                       f"{(n - last_n) / (now - last_t):,.0f} records/s", file=self.out, flush=True)
                 last_t, last_n = now, n
+
+
+def check_sink(args, w: Workload, settings: dict) -> None:
+    """What each sink can do, checked before Spark starts."""
+    if args.sink == "spark-kafka":
+        unsupported = [key for key, used in (
+            ("transactionalProducersPerTopic", w.transactional_producers),
+            ("shareConsumersPerTopic", w.share_consumers_per_topic),
+            ("producerIdChurnPerSecond", w.producer_id_churn_per_second),
+            ("producerIdsRate", w.producer_ids_rate)) if used]
+        if unsupported:
+            raise JobError(f"--sink spark-kafka writes the steady producers' records only; the workload sets "
+                           f"{', '.join(unsupported)} (use --sink kipper)", 2)
+    elif not is_plaintext(settings):
+        raise JobError(f"security.protocol={settings['security.protocol']}: kipper's Producer connects with "
+                       "PLAINTEXT only; use --sink spark-kafka (Kafka's Java producer) on a SASL or TLS "
+                       "listener", 2)
 
 
 def check_clients(w: Workload) -> None:
@@ -272,6 +305,8 @@ def run(args: argparse.Namespace) -> int:
     w = load(args.workload)
     check_producer_config(w)
     check_clients(w)
+    settings = admin_settings(args)
+    check_sink(args, w, settings)
     if args.duration_seconds is not None and args.duration_seconds <= 0:
         raise JobError("--duration-seconds must be above 0", 2)
     if args.tasks is not None and args.tasks < 1:
@@ -281,7 +316,15 @@ def run(args: argparse.Namespace) -> int:
     if w.ignored:
         print(f"loadgen: note: ignoring OMB key(s) {', '.join(w.ignored)}", file=sys.stderr)
     duration = args.duration_seconds if args.duration_seconds is not None else w.duration_s
-    conn = connect(args.bootstrap_server)
+    jars = None
+    if args.audit or args.sink == "spark-kafka":
+        from kipper.spark_jobs.connector import ConnectorError, resolve
+
+        try:
+            jars = resolve()
+        except ConnectorError as exc:
+            raise JobError(f"{exc} (--no-audit runs without it)") from None
+    conn = connect(args.bootstrap_server, settings)
     run_id = f"{w.topic_prefix}-{time.strftime('%Y%m%d%H%M%S')}-{uuid.uuid4().hex[:6]}"
     topics = [f"{run_id}-{i}" for i in range(w.topics)]
     quota = previous_quota = None
@@ -295,17 +338,19 @@ def run(args: argparse.Namespace) -> int:
             quota = {"user": QUOTA_USER, "rate": w.producer_ids_rate, "previous": previous_quota}
             print(f"loadgen: note: {quota_note(w, configs, duration)}", file=sys.stderr, flush=True)
     try:
-        results, wall, started_at, master, tasks = _spark_run(args, w, run_id, topics, duration, configs)
+        results, wall, started_at, master, tasks, extra = _spark_run(args, w, run_id, topics, duration, configs,
+                                                                     settings, jars)
     finally:
         if quota is not None:
-            with connect(args.bootstrap_server) as conn:
+            with connect(args.bootstrap_server, settings) as conn:
                 set_user_quota(conn, QUOTA_USER, previous_quota)
     try:
-        with connect(args.bootstrap_server) as conn:
+        with connect(args.bootstrap_server, settings) as conn:
             stored = stored_records(conn, topics, w.partitions_per_topic)
     except JobError:
         stored = None
     result = merge(results, wall, stored, w, run_id, topics, master, tasks, started_at, quota)
+    result.update(extra)
     out = Path(args.output or f"loadgen-{w.name}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(table(result), flush=True)
@@ -317,9 +362,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _spark_run(args, w: Workload, run_id: str, topics: list[str], duration: float, configs: dict):
+def _spark_run(args, w: Workload, run_id: str, topics: list[str], duration: float, configs: dict,
+               settings: dict, jars: list[str] | None):
     spark = spark_session(f"kipper-loadgen-{w.name}", args.master)
     try:
+        if jars is not None:
+            from kipper.spark_jobs.connector import add_to
+
+            add_to(spark, jars)
         sc = spark.sparkContext
         master = sc.master
         slots = sc.defaultParallelism
@@ -329,18 +379,35 @@ def _spark_run(args, w: Workload, run_id: str, topics: list[str], duration: floa
                   file=sys.stderr)
         lock_ms = int(configs.get("group.share.record.lock.duration.ms") or LOCK_MS_DEFAULT)
         specs = plan(w, args.bootstrap_server, run_id, topics, tasks, duration, lock_ms)
+        for spec in specs:
+            spec.update(run_id=run_id, metrics_topic=args.metrics_topic if args.sink == "kipper" else None)
         target = f"target {w.producer_rate:g} records/s" if w.producer_rate else "unthrottled"
         print(f"loadgen: {w.name}: {w.producers} producer(s) on {len(topics)} topic(s) x "
               f"{w.partitions_per_topic} partitions in {tasks} task(s) on {master}, {duration:g} s, {target}",
               flush=True)
-        progress = Progress(args.bootstrap_server, topics, w.partitions_per_topic, args.progress_interval)
+        progress = Progress(args.bootstrap_server, topics, w.partitions_per_topic, args.progress_interval,
+                            settings=settings)
         progress.start()
+        jvm_cpu = JvmCpu(spark)
         started, started_at = time.monotonic(), time.time()
         try:
-            results = run_job(sc, specs, args.first_task_timeout)
+            if args.sink == "spark-kafka":
+                from kipper.spark_jobs.spark_sink import run as run_spark_sink
+
+                results = run_spark_sink(spark, specs, args.bootstrap_server, connector_options(args), w)
+            else:
+                results = run_job(sc, specs, args.first_task_timeout)
         finally:
             progress.done.set()
-        return results, time.monotonic() - started, started_at, master, tasks
+        wall = time.monotonic() - started
+        extra = {"sink": args.sink, "cpu": cpu_figures(results, jvm_cpu.seconds())}
+        if args.audit:
+            from kipper.spark_jobs.audit import audit
+
+            print(f"loadgen: auditing {len(topics)} topic(s) with Spark's Kafka connector", flush=True)
+            extra["audit"] = audit(spark, args.bootstrap_server, topics,
+                                   [led for r in results for led in r["ledgers"]], connector_options(args))
+        return results, wall, started_at, master, tasks, extra
     finally:
         spark.stop()
 

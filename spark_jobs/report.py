@@ -329,8 +329,38 @@ SEEDS = [
 ]
 
 
+# --- the audit (spark_jobs/audit.py; --audit, or inside a --loadgen result) ---------------------
+AUDIT_FIGURES = ("records", "distinct", "duplicates", "missing", "misordered", "aborted_seen")
+
+
+def audit_summary_rows(audit: dict | None) -> list[tuple[str, str, object, str]]:
+    if not audit:
+        return []
+    t = audit["totals"]
+    return [("audit", "verdict", audit["verdict"], ""), ("audit", "acked", int(t["acked"]), "records"),
+            *(("audit", k, int(t[k]), "records") for k in AUDIT_FIGURES)]
+
+
+def audit_section(audit: dict | None) -> str:
+    if not audit:
+        return note("No audit given: the loadgen's result carries one (or run spark_jobs/audit.py and pass "
+                    "--audit audit.json).")
+    t = audit["totals"]
+    verdict = ("every acknowledged record was read exactly once, in its producer's order"
+               if audit["verdict"] == "clean" else
+               "FAILED: " + ", ".join(f"{integer(t[k])} {k.replace('_', ' ')}" for k in AUDIT_FIGURES[2:] if t[k]))
+    head = (f"<p class=look>Read back with Spark's Kafka connector (read_committed) against the "
+            f"{html.escape(audit['against'])}: {integer(t['records'])} records read, {integer(t['acked'])} "
+            f"acknowledged; {html.escape(verdict)}.</p>")
+    cols = [("topic", "topic", None), ("partition", "partition", None),
+            *((k.replace("_", " "), k, integer) for k in AUDIT_FIGURES if k != "missing")]
+    topics = [("topic", "topic", None), ("acknowledged", "acked", integer), ("missing", "missing", integer),
+              ("producers", "producers", integer)]
+    return head + table(audit["partitions"], cols) + table(audit["per_topic"], topics)
+
+
 def write(out: Path, a: dict) -> dict:
-    summary = summary_rows(a)
+    summary = summary_rows(a) + audit_summary_rows(a.get("audit"))
     write_summary(summary, out / "summary.csv")
     s = a["series"]
     files = {
@@ -366,6 +396,7 @@ def write(out: Path, a: dict) -> dict:
              "Tables are also in tables/ (Parquet) and the figures in summary.csv."),
         headline(a),
         "<h2>Load generator and broker</h2>", client_vs_broker(a),
+        "<h2>Audit</h2>", audit_section(a.get("audit")),
         "<h2>Throughput</h2>",
         _img(files["throughput"], "throughput") if files["throughput"] else note("No data: nothing was produced."),
         _throughput(a),

@@ -78,9 +78,10 @@ def merge(results: list[dict], wall_s: float, stored: int | None, w: Workload, r
             # job submitted -> first task running (scheduling, Python worker start)
             "first_task_start_s": round(first_start - job_started_at, 3) if job_started_at else None,
         },
+        "producers": [led for r in results for led in r.get("ledgers", [])],
         "per_task": [{k: r.get(k) for k in ("task", "host", "workdir", "python", "kipper", "producers",
                                             "producers_created", "sent", "acked", "failed", "unacknowledged",
-                                            "load_seconds", "share_consumed")}
+                                            "load_seconds", "share_consumed", "cpu_seconds")}
                      | {"p99_ms": LatencyHistogram.from_dict(r["latency"]).summary_ms()["p99_ms"]}
                      for r in sorted(results, key=lambda r: r["task"])],
     }
@@ -104,7 +105,44 @@ def problems(result: dict) -> list[str]:
         out.append(f"{len(result['transaction_errors'])} transaction(s) failed: {result['transaction_errors'][0]}")
     if result["share_errors"]:
         out.append(f"share consumer errors: {result['share_errors'][0]}")
+    if result.get("audit"):
+        from kipper.spark_jobs.audit_report import problems as audit_problems
+
+        out += [f"audit: {p}" for p in audit_problems(result["audit"])]
     return out
+
+
+class JvmCpu:
+    """CPU time of the driver's JVM since this object was made. On a local master the
+    executors are that JVM, so it is the Java side of the tasks (Kafka's Java producer
+    with --sink spark-kafka); elsewhere None (their JVMs are on other machines)."""
+
+    def __init__(self, spark):
+        from kipper.spark_jobs.common import is_local
+
+        self.bean = None
+        if is_local(spark.sparkContext.master):
+            try:
+                self.bean = spark.sparkContext._jvm.java.lang.ProcessHandle
+                self.start = self._ns()
+            except Exception:  # a JVM that does not say
+                self.bean = None
+
+    def _ns(self) -> int:
+        return self.bean.current().info().totalCpuDuration().get().toNanos()  # info() is a snapshot
+
+    def seconds(self) -> float | None:
+        return None if self.bean is None else (self._ns() - self.start) / 1e9
+
+
+def cpu_figures(results: list[dict], jvm_s: float | None) -> dict:
+    """CPU the tasks' Python workers spent (each task's process time: its threads and the
+    producers' send threads), the driver JVM's (local masters), and per acknowledged record."""
+    python_s = sum(r.get("cpu_seconds") or 0.0 for r in results)
+    acked = sum(r["acked"] for r in results)
+    total = python_s + (jvm_s or 0.0)
+    return {"python_tasks_s": round(python_s, 3), "jvm_s": round(jvm_s, 3) if jvm_s is not None else None,
+            "us_per_record": round(total / acked * 1e6, 2) if acked else None}
 
 
 def table(result: dict) -> str:
@@ -117,7 +155,8 @@ def table(result: dict) -> str:
         ("throughput", f"{result['records_per_sec']:,.0f} records/s  {result['mb_per_sec']:.2f} MB/s"
                        f"  over {result['duration_s']:.1f} s"),
         ("latency ms", f"p50 {lat['p50_ms']}  p90 {lat['p90_ms']}  p99 {lat['p99_ms']}  "
-                       f"p99.9 {lat['p999_ms']}  max {lat['max_ms']}"),
+                       f"p99.9 {lat['p999_ms']}  max {lat['max_ms']}" if lat.get("count") or not result["acked"]
+                       else "not measured (the Java producer's callbacks stay in the JVM)"),
         ("producers created", f"{result['producers_created']:,}"),
     ]
     roles = result.get("roles") or {}
@@ -143,5 +182,16 @@ def table(result: dict) -> str:
                                        + (f"  ({shown})" if shown else "")))
     if result["errors"]:
         rows.append(("errors", ", ".join(f"{k} {v}" for k, v in sorted(result["errors"].items()))))
+    cpu = result.get("cpu")
+    if cpu and cpu.get("us_per_record") is not None:
+        jvm = f" + JVM {cpu['jvm_s']:.1f} s" if cpu.get("jvm_s") is not None else ""
+        rows.append(("cpu", f"{cpu['us_per_record']:.1f} us/record  (Python tasks {cpu['python_tasks_s']:.1f} s{jvm}, "
+                            f"sink {result.get('sink', 'kipper')})"))
+    a = result.get("audit")
+    if a:
+        t = a["totals"]
+        rows.append(("audit", f"{a['verdict']}: {t['records']:,} read, {t['duplicates']:,} duplicated, "
+                              f"{t['missing']:,} missing, {t['misordered']:,} misordered, "
+                              f"{t['aborted_seen']:,} from aborted transactions"))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)

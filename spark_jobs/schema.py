@@ -52,6 +52,10 @@ AUTHORIZER = _struct(enabled=BooleanType(), acls=L, denied=MapType(S, L))
 SECURITY = _struct(authentications=_struct(authenticated=L, failed=L), scram_users=L,
                    mechanisms=ArrayType(S))
 
+# lines a loadgen task adds to the metrics topic (--metrics-topic): its kipper producers' figures (seed 001)
+CLIENT_PRODUCERS = _struct(client_id=S, producers=L, in_flight_requests=L, requests=L, batches=L, records=L,
+                           bytes=L, request_latency_avg_ms=D)
+
 DUMP_LINE = StructType([
     StructField("schema", I, True),
     StructField("ts_ms", L, True),
@@ -75,6 +79,7 @@ DUMP_LINE = StructType([
     StructField("cleaner", CLEANER, True),
     StructField("authorizer", AUTHORIZER, True),
     StructField("dump", _struct(dropped=L), True),
+    StructField("producers", CLIENT_PRODUCERS, True),
     StructField("_corrupt_record", S, True),
 ])
 

@@ -15,6 +15,7 @@ send-to-ack latency in HDR-style histograms. Nothing here talks to Spark.
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import socket
@@ -25,6 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from kipper.protocol.histogram import LatencyHistogram
 from kipper.spark_jobs.counts import Counts, error_name
+from kipper.spark_jobs.ledger import FAILED, IDENTITY, IDENTITY_SIZE, MAGIC, Ledger, uid
+
+pack = IDENTITY.pack
 
 FLUSH_TIMEOUT_S = 30.0
 BURST_MAX = 2000           # records sent before the pacing clock is read again
@@ -67,8 +71,8 @@ class Closer:
         self.pool.shutdown(wait=True)
 
 
-def _run_churn(spec: dict, config: dict, payload: bytes, counts: Counts, start: float, end: float,
-               closer: Closer) -> int:
+def _run_churn(spec: dict, config: dict, tail: bytes, counts: Counts, start: float, end: float,
+               closer: Closer, books: "Books") -> int:
     """Dedicated churn: a new producer every 1/churn s, ``churn_records`` records each."""
     from kipper.client.producer import Producer
 
@@ -89,10 +93,13 @@ def _run_churn(spec: dict, config: dict, payload: bytes, counts: Counts, start: 
             continue
         p = Producer(config)
         topic = topics[created % len(topics)]
+        ledger = books.new("churn", [topic])
         for _ in range(spec["churn_records"]):
+            c = ledger.next()
             try:
-                p.send(topic, payload, on_delivery=counts.callback(perf()))
+                p.send(topic, ledger.value(c, tail), on_delivery=counts.callback(perf(), ledger, c))
             except Exception as exc:  # a fatal producer error
+                ledger.status[c] = FAILED
                 counts.error(error_name(exc), str(exc))
             with counts.lock:
                 counts.sent += 1
@@ -101,10 +108,27 @@ def _run_churn(spec: dict, config: dict, payload: bytes, counts: Counts, start: 
         next_at += every
 
 
+class Books:
+    """The task's ledgers (spark_jobs/ledger.py), one per producer instance, each with its uid."""
+
+    def __init__(self, task: int):
+        self.task = task
+        self.numbers = itertools.count()  # next() is atomic: the churn and txn threads share it
+        self.ledgers: list[Ledger] = []
+
+    def new(self, role: str, topics) -> Ledger:
+        ledger = Ledger(uid(self.task, next(self.numbers)), role, topics)
+        self.ledgers.append(ledger)
+        return ledger
+
+    def result(self) -> list[dict]:
+        return [ledger.result() for ledger in self.ledgers]
+
+
 def run_task(spec: dict) -> dict:
     """Produce ``spec``'s share of the load; returns counts, errors and latency histograms per role."""
     from kipper.client.producer import Producer
-    from kipper.spark_jobs import share_task, txn_task
+    from kipper.spark_jobs import producer_report, share_task, txn_task
 
     started_wall = time.time()
     config = {"bootstrap.servers": spec["bootstrap"], "client.id": f"loadgen-{spec['task']}",
@@ -115,11 +139,15 @@ def run_task(spec: dict) -> dict:
     stop = threading.Event()
     share = share_task.start(spec, stop)
 
+    cpu_started = time.process_time()
     topics = spec["topics"]
+    books = Books(spec["task"])
     producers = [Producer(config) for _ in topics]
+    ledgers = [books.new("steady", [t]) for t in topics]
     created = len(producers)
     closer = Closer(FLUSH_TIMEOUT_S)
     payload = os.urandom(spec["message_size"])
+    tail = payload[IDENTITY_SIZE:]  # each value: the record's identity, then the payload's tail
     key_for = _keys(spec["key_distributor"])
     rate = spec["rate"]
     dedicated = spec["churn"] > 0 and spec["churn_records"] > 0
@@ -129,12 +157,13 @@ def run_task(spec: dict) -> dict:
     perf = time.perf_counter
     start = time.monotonic()
     end = start + spec["duration_s"]
-    txn = txn_task.start(spec, payload, start, end)
+    txn = txn_task.start(spec, tail, start, end, books)
+    report = producer_report.start(spec, producers)
     churner = None
     churn_created = [0]
     if dedicated:
         churner = threading.Thread(target=lambda: churn_created.__setitem__(0, _run_churn(
-            spec, config, payload, churn, start, end, closer)), name="loadgen-churn", daemon=True)
+            spec, config, tail, churn, start, end, closer, books)), name="loadgen-churn", daemon=True)
         churner.start()
     next_churn = start + churn_every if churn_every else float("inf")
     churn_slot = 0
@@ -145,6 +174,7 @@ def run_task(spec: dict) -> dict:
         if now >= next_churn:
             old = producers[churn_slot]
             producers[churn_slot] = Producer(config)
+            ledgers[churn_slot] = books.new("steady", [topics[churn_slot]])
             created += 1
             closer.close(old, steady)
             churn_slot = (churn_slot + 1) % n
@@ -158,15 +188,20 @@ def run_task(spec: dict) -> dict:
             burst = BURST_MAX // 4
         for _ in range(burst):
             i = sent
+            j = i % n
+            ledger = ledgers[j]
+            c = ledger.next()
             try:
-                producers[i % n].send(topics[i % n], payload, key=key_for(i),
-                                      on_delivery=steady.callback(perf()))
+                producers[j].send(topics[j], pack(MAGIC, ledger.uid, c) + tail, key=key_for(i),
+                                  on_delivery=steady.callback(perf(), ledger, c))
             except Exception as exc:  # BufferExhausted, a fatal producer error
+                ledger.status[c] = FAILED
                 steady.error(error_name(exc), str(exc))
             sent += 1
     load_end = time.monotonic()
     steady.sent = sent
     unacked = sum(p.flush(FLUSH_TIMEOUT_S) for p in producers)
+    report_lines = report.stop() if report is not None else 0
     for p in producers:
         p.close(5)
     with steady.lock:
@@ -178,6 +213,7 @@ def run_task(spec: dict) -> dict:
     stop.set()
     share_result = share.join()
     finished = time.monotonic()
+    cpu_s = time.process_time() - cpu_started  # this Python worker: the task's thread and the send threads
     roles = {"steady": steady.result(), "churn": churn.result(), "transactional": txn_result["counts"]}
     merged = LatencyHistogram()
     for r in roles.values():
@@ -198,7 +234,8 @@ def run_task(spec: dict) -> dict:
         "first_error": next((r["first_error"] for r in roles.values() if r["first_error"]), None),
         "started_at": started_wall, "load_seconds": load_end - start,
         "seconds": finished - start, "latency": merged.to_dict(),
-        "roles": roles, "transactions": txn_result["transactions"],
+        "roles": roles, "transactions": txn_result["transactions"], "cpu_seconds": cpu_s,
+        "ledgers": books.result(), "producer_report_lines": report_lines,
         "transaction_errors": txn_result["errors"],
         **share_result,
     }

@@ -20,6 +20,7 @@ import threading
 import time
 
 from kipper.spark_jobs.counts import Counts
+from kipper.spark_jobs.ledger import ABORTED, ACKED
 
 TIMEOUT_S = 30.0
 # librdkafka's own log lines (a fenced instance logs FATAL, as it should) would land in
@@ -51,19 +52,22 @@ class TxnRun:
                 "transactions": dict(self.stats), "errors": list(self.errors)}
 
 
-def _run(spec: dict, topic: str, transactional_id: str, payload: bytes, start: float, end: float,
-         run: TxnRun) -> None:
+def _run(spec: dict, topic: str, transactional_id: str, tail: bytes, start: float, end: float,
+         run: TxnRun, books) -> None:
     from confluent_kafka import KafkaException, Producer
 
     counts = run.counts
     conf = {"bootstrap.servers": spec["bootstrap"], "transactional.id": transactional_id,
             "client.id": f"loadgen-txn-{spec['task']}", "linger.ms": 5, "logger": _QUIET}
 
+    ledgers = {}  # producer instance -> its ledger: a transaction's records are settled when it ends
+
     def instance():
         p = Producer(conf)
         p.init_transactions(TIMEOUT_S)  # a known transactional.id: the broker bumps its epoch
         with run.lock:
             run.instances += 1
+        ledgers[id(p)] = books.new("transactional", [topic])
         return p
 
     def callback(sent_at: float, acked_here: list):
@@ -94,10 +98,12 @@ def _run(spec: dict, topic: str, transactional_id: str, payload: bytes, start: f
                 continue
             next_at += every
             acked_here = [0]
+            ledger = ledgers[id(producer)]
+            first = ledger.sent
             try:
                 producer.begin_transaction()
                 for i in range(spec["transaction_records"]):
-                    producer.produce(topic, payload, partition=i % partitions,
+                    producer.produce(topic, ledger.value(ledger.next(), tail), partition=i % partitions,
                                      on_delivery=callback(time.perf_counter(), acked_here))
                 with counts.lock:
                     counts.sent += spec["transaction_records"]
@@ -110,16 +116,20 @@ def _run(spec: dict, topic: str, transactional_id: str, payload: bytes, start: f
                     successor = instance()  # fences ``producer``: its open transaction is aborted
                     try:
                         producer.commit_transaction(TIMEOUT_S)
+                        ledger.settle(first, ledger.sent - 1, ACKED)
                         run.bump(committed=1, records_committed=acked_here[0])  # not fenced after all
                     except KafkaException:
+                        ledger.settle(first, ledger.sent - 1, ABORTED)
                         run.bump(fenced=1, records_aborted=acked_here[0])
                     producer = successor
                     continue
                 if rnd.random() * 100 < spec["transaction_abort_percent"]:
                     producer.abort_transaction(TIMEOUT_S)
+                    ledger.settle(first, ledger.sent - 1, ABORTED)
                     run.bump(aborted=1, records_aborted=acked_here[0])
                 else:
                     producer.commit_transaction(TIMEOUT_S)
+                    ledger.settle(first, ledger.sent - 1, ACKED)
                     run.bump(committed=1, records_committed=acked_here[0])
             except KafkaException as exc:
                 error = exc.args[0]
@@ -128,6 +138,7 @@ def _run(spec: dict, topic: str, transactional_id: str, payload: bytes, start: f
                 run.bump(failed=1, records_aborted=acked_here[0])
                 if error.txn_requires_abort():
                     producer.abort_transaction(TIMEOUT_S)
+                    ledger.settle(first, ledger.sent - 1, ABORTED)
                 elif error.fatal():
                     producer = instance()
     except Exception as exc:  # reported with the task's results
@@ -135,10 +146,10 @@ def _run(spec: dict, topic: str, transactional_id: str, payload: bytes, start: f
             run.errors.append(f"{transactional_id}: {type(exc).__name__}: {exc}")
 
 
-def start(spec: dict, payload: bytes, start: float, end: float) -> TxnRun:
+def start(spec: dict, tail: bytes, start: float, end: float, books) -> TxnRun:
     run = TxnRun()
     for topic, transactional_id in spec["transactional"]:
-        t = threading.Thread(target=_run, args=(spec, topic, transactional_id, payload, start, end, run),
+        t = threading.Thread(target=_run, args=(spec, topic, transactional_id, tail, start, end, run, books),
                              name=f"loadgen-txn-{transactional_id}", daemon=True)
         t.start()
         run.threads.append(t)

@@ -1,7 +1,7 @@
 """Files of the broker's config store (``config.dir``): users.json, quotas.json.
 
 Writes are atomic (temporary file, fsync, rename) and read-modify-write runs
-under an advisory lock on ``.lock``, so ``kipper users`` editing the directory
+under an advisory lock on ``.config.lock``, so ``kipper users`` editing the directory
 offline and a running broker answering AlterUserScramCredentials or
 AlterClientQuotas do not lose each other's changes. ``changed()`` compares the
 file's identity (inode, size, mtime) so the broker can reload cheaply.
@@ -14,6 +14,9 @@ import fcntl
 import json
 import os
 from pathlib import Path
+
+
+LOCK = ".config.lock"
 
 
 class StoreFile:
@@ -62,7 +65,10 @@ class StoreFile:
     def locked(self):
         """Hold the directory's lock for a read-modify-write."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        # not ``.lock``: with log.dirs and no config.dir the store lives in the first log
+        # directory, whose ``.lock`` the running broker holds (storage/files.py DirLock); a
+        # flock on a second descriptor of that file would wait forever, on the event loop
+        fd = os.open(self.directory / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

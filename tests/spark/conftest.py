@@ -1,8 +1,10 @@
 """Spark jobs run as a user runs them: ``spark-submit`` subprocesses.
 
-One broker (dumping metrics every 200 ms) and one loadgen run are shared by
-the module's tests: the loadgen test checks what the job reports against what
-the broker stored, the analysis test reads the dump that run left behind.
+One broker (dumping metrics every 200 ms, to files and to METRICS_TOPIC, with a
+durable log) and one loadgen run are shared by the module's tests: the loadgen
+test checks what the job reports (its audit too) against what the broker stored,
+the analysis test reads the dump that run left behind, and the live-metrics test
+restarts the broker on the same log and reads the metrics topic.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from tests.support.readback import read_topic
 
 requires.module("pyspark", "spark")
 requires.java()
+requires.spark_kafka_connector()  # every loadgen run ends with the audit, through the connector
 
 BIN = Path(sys.executable).parent
 
@@ -66,6 +69,9 @@ shareConsumersPerTopic: 1
 """
 
 
+METRICS_TOPIC = "_kipper-metrics"
+
+
 @pytest.fixture(scope="session")
 def loadgen_run(tmp_path_factory):
     """A ~10 s loadgen run, local[2], against a broker that dumps its metrics."""
@@ -73,7 +79,8 @@ def loadgen_run(tmp_path_factory):
     dumps = tmp / "dumps"
     workload = tmp / "workload.yaml"
     workload.write_text(LOAD_WORKLOAD)
-    broker = BrokerProcess({"metrics.dump.dir": str(dumps), "metrics.dump.interval.ms": "200"}).start()
+    broker = BrokerProcess({"metrics.dump.dir": str(dumps), "metrics.dump.interval.ms": "200",
+                            "metrics.dump.topic": METRICS_TOPIC, "log.dirs": str(tmp / "data")}).start()
     try:
         # a producer-id quota for every user, so the dump carries a quota section to analyse
         subprocess.run([sys.executable, "-m", "kipper", "configs", "--bootstrap-server", broker.bootstrap,
@@ -88,4 +95,18 @@ def loadgen_run(tmp_path_factory):
             stored = {t: sum(len(rs) for rs in read_topic(broker.bootstrap, t).values()) for t in result["topics"]}
     finally:
         broker.stop()  # the final interval is flushed on shutdown
-    return {"proc": proc, "result": result, "stored": stored, "dumps": dumps, "tmp": tmp}
+    return {"proc": proc, "result": result, "stored": stored, "dumps": dumps, "tmp": tmp, "log_dirs": tmp / "data"}
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A SparkSession in the test process (local[2]) with the Kafka connector, for the
+    checks that need no spark-submit of their own: one JVM for all of them."""
+    from kipper.spark_jobs.common import spark_session
+    from kipper.spark_jobs.connector import add_to
+
+    session = spark_session("kipper-tests", "local[2]", {"spark.sql.shuffle.partitions": "4",
+                                                          "spark.sql.adaptive.enabled": "false"})
+    add_to(session)
+    yield session
+    session.stop()

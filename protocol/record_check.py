@@ -44,6 +44,14 @@ SCAN_NAME = "python" if _CHOICE == "python" or not COMPILED else "c"
 scan = SCANS[SCAN_NAME]
 
 
+MESSAGE_TOO_LARGE = 10
+# kipper's limit on a compressed batch's records once decompressed (Kafka has none: its
+# leader streams them). A batch of a 1 MB payload that expands past it is almost surely
+# a decompression bomb; every consumer would have to expand it too. MESSAGE_TOO_LARGE
+# makes Kafka's producers split the batch and send the halves.
+MAX_UNCOMPRESSED_BYTES = compression.SCRATCH_BYTES
+
+
 class RecordProblem(NamedTuple):
     """Why a batch is refused: a Kafka error code, the index in the batch of the record
     at fault (-1 when no one record is: bytes after the last record, a bad payload) and
@@ -54,10 +62,12 @@ class RecordProblem(NamedTuple):
     message: str
 
 
-def check_batch(buf, start: int, end: int, header: b.BatchHeader, scan=scan) -> RecordProblem | None:
+def check_batch(buf, start: int, end: int, header: b.BatchHeader, scan=scan,
+                max_uncompressed_bytes: int = MAX_UNCOMPRESSED_BYTES) -> RecordProblem | None:
     """None when every record of the batch ``buf[start:end]`` (``header`` read from it)
     parses and the records fill it exactly; else the problem. ``scan`` is one of
-    ``SCANS`` (the installed default unless a test picks one)."""
+    ``SCANS`` (the installed default unless a test picks one). A compressed batch whose
+    records take more than ``max_uncompressed_bytes`` is refused (MESSAGE_TOO_LARGE)."""
     count = header.records_count
     codec = header.attributes & b.COMPRESSION_MASK
     if codec == compression.NONE:
@@ -68,9 +78,12 @@ def check_batch(buf, start: int, end: int, header: b.BatchHeader, scan=scan) -> 
         return RecordProblem(b.UNSUPPORTED_COMPRESSION_TYPE, -1, f"unknown compression codec {codec}")
     view = buf if type(buf) is memoryview else memoryview(buf)
     try:
-        payload = compression.decompress(codec, view[start + b.HEADER_SIZE:end])
-    except Exception as exc:  # noqa: BLE001 - whatever the codec library raises, the payload is bad
+        found = compression.read_decompressed(codec, view[start + b.HEADER_SIZE:end],
+                                              lambda payload: scan(payload, 0, len(payload), count),
+                                              max_uncompressed_bytes)
+    except compression.TooLarge as exc:
+        return RecordProblem(MESSAGE_TOO_LARGE, -1, f"the {name} payload of the record batch is too large: {exc}")
+    except compression.Undecompressable as exc:
         return RecordProblem(b.CORRUPT_MESSAGE, -1,
                              f"the {name} payload of the record batch does not decompress: {exc}")
-    found = scan(payload, 0, len(payload), count)
     return None if found is None else RecordProblem(*found)

@@ -90,7 +90,7 @@ def scan(buf, start: int, end: int, count: int):
         raise ValueError(f"record count {count} is not an int32")
     if count < 0:
         return INVALID_RECORD, -1, f"record count {count} is negative"
-    data = bytes(buf[start:end])  # indexing bytes is faster than a memoryview
+    data = bytes(memoryview(buf)[start:end])  # any buffer; indexing bytes is faster
     if _fast_walk(data, count):
         return None
     try:

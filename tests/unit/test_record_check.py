@@ -201,3 +201,52 @@ def test_both_forms_give_the_same_answer_for_every_case():
 
 def test_the_python_form_is_the_module_the_c_form_mirrors():
     assert record_check.SCANS["python"] is record_scan.scan
+
+
+# --- a payload that expands past the limit -------------------------------------------------------
+
+def zeros_record(size: int) -> bytes:
+    return m.record(m.body(None, bytes(size)))
+
+
+@pytest.mark.parametrize("codec", m.CODECS[1:], ids=CODEC_IDS[1:])
+def test_a_batch_expanding_past_the_limit_is_message_too_large(codec, scan):
+    data = m.batch(zeros_record(2 << 20), 1, codec)
+    header = b.read_header(data)
+    assert record_check.check_batch(data, 0, len(data), header, scan=scan, max_uncompressed_bytes=3 << 20) is None
+    problem = record_check.check_batch(data, 0, len(data), header, scan=scan, max_uncompressed_bytes=1 << 20)
+    assert problem == (record_check.MESSAGE_TOO_LARGE, -1, f"the {compression.NAMES[codec]} payload of the "
+                       f"record batch is too large: it decompresses to more than {1 << 20} bytes")
+
+
+def _resident_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / (1 << 20)
+
+
+def test_a_decompression_bomb_costs_no_memory(scan):
+    import cramjam
+    import resource
+
+    compressor = cramjam.zstd.Compressor()
+    chunk = bytes(1 << 20)
+    for _ in range(record_check.MAX_UNCOMPRESSED_BYTES // len(chunk) + 8):
+        compressor.compress(chunk)
+    data = m.batch(bytes(compressor.finish()), 1, compression.ZSTD, compress=False)
+    assert len(data) < 20_000
+    resident = _resident_mib()
+    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resident * 1024)
+    problem = check(data, scan)
+    assert problem.code == record_check.MESSAGE_TOO_LARGE
+    # the pages it filled up to the limit are given back after the refusal
+    assert _resident_mib() - resident < compression.KEEP_BYTES / (1 << 20) + 8
+    # and it never held more than the limit (a whole expansion would add 136 MiB and more)
+    assert (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024 < \
+        record_check.MAX_UNCOMPRESSED_BYTES / (1 << 20) + 8
+
+
+def test_batches_larger_than_what_the_scratch_area_keeps_are_read_whole(scan):
+    for fill in (b"a", b"b"):
+        payload = m.record(m.body(None, fill * (compression.KEEP_BYTES + 4096))) + m.records(3, 1)
+        assert check(m.batch(payload, 4, compression.LZ4), scan) is None
+    assert check(m.batch(m.records(5), 5, compression.LZ4), scan) is None

@@ -70,6 +70,25 @@ def golden_batches():
     return out
 
 
+def golden_produce_batches():
+    """The batches inside the Produce requests captured from each client."""
+    import io
+
+    from kipper.protocol.header import REQUEST_HEADERS
+    from kipper.protocol.messages.produce import PRODUCE
+
+    out = []
+    for path in sorted((ROOT / "tests" / "golden").glob("*/Produce_v*.hex")):
+        version = int(path.stem.rsplit("_v", 1)[1])
+        stream = io.BytesIO(bytes.fromhex(path.read_text().strip()))
+        REQUEST_HEADERS[PRODUCE.request_header_version(version)].parse_stream(stream)
+        body = PRODUCE.request_schema(version).parse_stream(stream)
+        for topic in body.topic_data:
+            for part in topic.partition_data:
+                out.append(pytest.param(bytes(part.records), id=f"{path.parent.name}-{path.stem}-{part.index}"))
+    return out
+
+
 def test_golden_batches_cover_every_client_and_codec():
     names = {p.id for p in golden_batches()}
     for client in ("aiokafka", "confluent-kafka"):
@@ -77,9 +96,14 @@ def test_golden_batches_cover_every_client_and_codec():
     assert {"kafka-python_none", "kafka-python_gzip"} <= names
 
 
-@pytest.mark.parametrize("data", golden_batches())
+@pytest.mark.parametrize("data", golden_batches() + golden_produce_batches())
 def test_every_batch_a_client_produced_is_accepted(data, scan):
     assert check(data, scan) is None
+
+
+def test_the_golden_produce_requests_hold_batches_of_every_client():
+    assert {p.id.split("-Produce")[0] for p in golden_produce_batches()} == {
+        "aiokafka", "confluent-kafka", "kafka-python"}
 
 
 @pytest.mark.parametrize("codec", m.CODECS, ids=CODEC_IDS)

@@ -230,7 +230,10 @@ def _cleaner_families(cleaner: dict) -> list:
                               labels=["topic", "partition"])
     for row in cleaner.get("partitions", ()):
         dirty.add_metric([row["topic"], str(row["partition"])], row["dirty_ratio"])
-    return out + [dirty]
+    uncleanable = GaugeMetricFamily("kafka_log_logcleanermanager_uncleanable_partitions_count",
+                                    "Compacted partitions the cleaner stopped at: a batch the record parser refuses.",
+                                    value=len(cleaner.get("uncleanable", ())))
+    return out + [dirty, uncleanable]
 
 
 def _authorizer_families(authorizer: dict) -> list:

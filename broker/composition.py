@@ -32,6 +32,7 @@ from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.handlers import HANDLERS
 from kipper.broker.log.effective import TopicConfigView
+from kipper.broker.log.refusals import RefusedBatches
 from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
 from kipper.broker.log.topics import Topic, TopicManager
@@ -71,7 +72,8 @@ class Broker:
                  share: ShareGroups, txn: Transactions, security: Security,
                  quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
                  handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
-                 acls: Acls, dynamic_configs: DynamicBrokerConfigs, topic_configs: TopicConfigView):
+                 acls: Acls, dynamic_configs: DynamicBrokerConfigs, topic_configs: TopicConfigView,
+                 refusals: RefusedBatches):
         self.config = config  # the static config; dynamic_configs.view has the live values
         self.dynamic_configs = dynamic_configs
         self.topic_configs = topic_configs  # every topic's configs in effect
@@ -93,6 +95,7 @@ class Broker:
         self.quotas = quotas
         self.appends = appends
         self.metrics = metrics
+        self.refusals = refusals  # Produce batches the checks refused: counted, logged sparingly
         self.handlers = handlers
         self.dispatcher = Dispatcher(self, handlers, pre_auth_apis=PRE_AUTH_APIS)
         # listener name -> (host, port) given to clients; filled once bound
@@ -249,7 +252,9 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
     engines = _data_engines(config, clock, storage=storage, metadata=metadata, producer_ids=producer_ids,
                             live=dynamic_configs.view)
     quotas = ProducerIdQuotas(config, engines.producer_states, config_dir)
-    metrics = Metrics(providers=_providers(engines, security, acls, quotas, clock))
+    refusals = RefusedBatches()
+    metrics = Metrics(providers={**_providers(engines, security, acls, quotas, clock),
+                                 "refused_batches": refusals.snapshot})
     handlers = dict(HANDLERS)
     if not engines.share.settings.enable:  # group.share.enable=false: neither served nor advertised
         for key in SHARE_API_KEYS:
@@ -260,7 +265,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
                   topics=engines.topics, producer_states=engines.producer_states,
                   producer_ids=engines.producer_ids, offsets=engines.offsets,
                   group_configs=engines.group_configs, groups=engines.groups, share=engines.share,
-                  txn=engines.txn, appends=engines.appends, cleaner=engines.cleaner)
+                  txn=engines.txn, appends=engines.appends, cleaner=engines.cleaner, refusals=refusals)
 
 
 def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | None,

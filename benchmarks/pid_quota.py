@@ -30,7 +30,8 @@ import time
 from pathlib import Path
 
 from kipper.broker import config as cfg
-from kipper.broker.composition import build_broker
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.server import open_engines
 from kipper.broker.context import Session
 from kipper.broker.security.credentials import CredentialStore
 from kipper.client.admin import ClientQuotaAlteration, NewTopic, alter_client_quotas, create_topics
@@ -152,11 +153,11 @@ def memory_run(rate, n_ids) -> dict:
 # --- the produce path in process ---------------------------------------------------------------
 
 def _produce_path(quota_on: bool, n_requests: int, producers: int = 8, per_batch: int = 100):
-    state = build_broker(cfg.load(overrides={"log.level": "WARNING"}))
+    state = open_engines(cfg.load(overrides={"log.level": "WARNING"}))
     state.topics.create("bench", 1)
     if quota_on:
         state.quotas.manager.set_quotas({}, 1000.0)  # every user under a quota
-    dispatcher = state.dispatcher
+    dispatcher = Dispatcher.of(state)
     session = Session("SASL_PLAINTEXT", "bench", "SASL_PLAINTEXT", principal="User:good")
     payload = [(None, b"x" * 100)] * per_batch
     seqs = [0] * producers

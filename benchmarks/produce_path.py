@@ -1,7 +1,7 @@
 """The broker's CPU per Produce without sockets: this checkout and a baseline, side by side.
 
 Each candidate runs in its own process (the baseline with its checkout's ``.venv``), builds a
-whole broker with ``build_broker`` and feeds it real request frames:
+whole broker with ``open_engines`` and feeds it real request frames:
 
 - ``dispatch``: single-record Produce v9 frames through ``Dispatcher.dispatch`` (header,
   parse, handler, append, response), microseconds of CPU per request;
@@ -36,10 +36,10 @@ ROUNDS = 5
 
 def _broker():
     from kipper.broker import config as cfg
-    from kipper.broker.composition import build_broker
+    from kipper.broker.server import open_engines
     from kipper.broker.context import Session
 
-    state = build_broker(cfg.load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", "log.level": "WARNING"}))
+    state = open_engines(cfg.load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", "log.level": "WARNING"}))
     state.topics.create("t", 1)
     return state, Session("PLAINTEXT", "peer")
 
@@ -67,6 +67,7 @@ def measure(requests: int, n_batches: int = 60) -> dict:
     import gc
 
     from kipper.broker.connection import KafkaConnection
+    from kipper.broker.dispatcher import Dispatcher
     from kipper.broker.context import Session
     from kipper.protocol import batch as b
     from kipper.protocol import records
@@ -76,7 +77,8 @@ def measure(requests: int, n_batches: int = 60) -> dict:
     state, session = _broker()
     frame = _produce_frame(records.build_batch([(None, os.urandom(100))]))
     body = memoryview(frame)[4:]
-    dispatch = state.dispatcher.dispatch
+    dispatcher = Dispatcher.of(state)
+    dispatch = dispatcher.dispatch
     gc.freeze()
     per_round = requests // ROUNDS
     one = [body]
@@ -100,7 +102,7 @@ def measure(requests: int, n_batches: int = 60) -> dict:
     out["idempotent_us"] = _best_cpu(idempotent_round) / per_round * 1e6
     idempotent.clear()
 
-    conn = KafkaConnection(state.dispatcher, lambda transport, peer: Session("PLAINTEXT", peer), set(),
+    conn = KafkaConnection(dispatcher, lambda transport, peer: Session("PLAINTEXT", peer), set(),
                            max_frame=100 << 20)
     conn.connection_made(RecordingTransport())  # keeps the answers: a few thousand frames
     burst = frame * 64

@@ -47,10 +47,10 @@ def bytes_per_entry(mode: str, n_ids: int) -> tuple[float, int]:
 
 def append_rate(idempotent: bool, n_batches: int = 20000, per_batch: int = 100,
                 producers: int = 100) -> float:
-    from kipper.broker.composition import build_broker
+    from kipper.broker.server import open_engines
     from kipper.broker.config import load
 
-    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
+    state = open_engines(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
     _, _, topic = state.topics.create("bench", 1)
     partition = topic.partitions[0]
     payload = [(None, b"x" * 100)] * per_batch

@@ -1,28 +1,31 @@
-"""The composition root: one function builds a whole broker from its config and a clock.
+"""The composition root: one function builds every engine of a broker from its config and a clock.
 
-``build_broker`` constructs every engine once and hands each its
-collaborators through its constructor -- nothing is registered or rewired
-afterwards. The result, ``Broker``, is what handlers see as ``ctx.broker``;
-the asyncio server (broker/server.py), the embedded test broker, the unit
-tests and the benchmarks all build it the same way, so an in-process broker
-behaves exactly like ``kipper broker``.
+``build_engines`` constructs each engine once and hands it its collaborators through
+its constructor; the result, ``Engines``, is one frozen value, what handlers see as
+``ctx.engines``. Nothing is registered or rewired afterwards: a dynamic broker config
+reaches the engines through the live config view they read
+(``dynamic_configs.view``), and ``reset`` builds a new ``Engines`` that the shell
+swaps in whole. Building does no recovery: with log.dirs it opens and locks the
+directories and reads the metadata store, and the shell then runs ``recover``
+(broker/server.py). The asyncio server, the embedded test broker, the unit tests and
+the benchmarks all build engines this way, so an in-process broker is the real one.
 
-``Broker`` also holds the few operations that span engines, such as deleting
-a topic, so that each lives in one place.
+``Engines`` also holds the few operations that span engines (deleting a topic,
+retention, offsets expiry, a dynamic broker config change, a clean stop), so that
+each lives in one place.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
-from typing import Callable, NamedTuple
+from dataclasses import dataclass
+from typing import Callable
 
 import structlog
 
 from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig, Listener
-from kipper.broker.dispatcher import Dispatcher
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
@@ -30,25 +33,23 @@ from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGrou
 from kipper.broker.groups.coordinator import GroupCoordinator
 from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
-from kipper.broker.handlers import HANDLERS
 from kipper.broker.log.effective import TopicConfigView
-from kipper.broker.log.refusals import RefusedBatches
-from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
+from kipper.broker.log.refusals import RefusedBatches
+from kipper.broker.log.recovery import open_topics
 from kipper.broker.log.topics import Topic, TopicManager
 from kipper.broker.metrics import Metrics
 from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
-from kipper.broker.quota.manager import ProducerIdQuotaManager
+from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.quota.service import ProducerIdQuotas
-from kipper.broker.security.service import PRE_AUTH_APIS, Security
+from kipper.broker.security.service import Security
 from kipper.broker.share.index_file import IndexFilesInLogDirs
 from kipper.broker.share.service import SHARE_API_KEYS, ShareGroups
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.storage.log_manager import LogManager
 from kipper.broker.storage.metadata import MetadataStore
-from kipper.broker.log.recovery import open_topics
 from kipper.broker.txn.coordinator import TxnSettings
 from kipper.broker.txn.journal import TransactionJournal
 from kipper.broker.txn.service import Transactions
@@ -63,50 +64,42 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class Broker:
-    """Every engine of one broker, by name. Built only by ``build_broker``."""
+@dataclass(frozen=True, eq=False)
+class Engines:
+    """Every engine of one broker. Built by ``build_engines``; ``reset`` makes another."""
 
-    def __init__(self, *, config: BrokerConfig, clock: Clock, topics: TopicManager,
-                 producer_states: ProducerStates, producer_ids: ProducerIdManager,
-                 offsets: OffsetStore, group_configs: GroupConfigs, groups: GroupCoordinator,
-                 share: ShareGroups, txn: Transactions, security: Security,
-                 quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
-                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
-                 acls: Acls, dynamic_configs: DynamicBrokerConfigs, topic_configs: TopicConfigView,
-                 refusals: RefusedBatches):
-        self.config = config  # the static config; dynamic_configs.view has the live values
-        self.dynamic_configs = dynamic_configs
-        self.topic_configs = topic_configs  # every topic's configs in effect
-        self.node_id: int = config["node.id"]
-        self.cluster_id = cluster_id
-        self.storage = storage  # None: everything in memory
-        self.cleaner = cleaner
-        self.acls = acls
-        self.clock = clock
-        self.topics = topics
-        self.producer_states = producer_states
-        self.producer_ids = producer_ids
-        self.offsets = offsets
-        self.group_configs = group_configs
-        self.groups = groups
-        self.share = share
-        self.txn = txn
-        self.security = security
-        self.quotas = quotas
-        self.appends = appends
-        self.metrics = metrics
-        self.refusals = refusals  # Produce batches the checks refused: counted, logged sparingly
-        self.handlers = handlers
-        self.dispatcher = Dispatcher(self, handlers, pre_auth_apis=PRE_AUTH_APIS)
-        # listener name -> (host, port) given to clients; filled once bound
-        self.advertised: dict[str, tuple[str, int]] = {}
+    config: BrokerConfig  # the static config; dynamic_configs.view has the live values
+    clock: Clock
+    node_id: int
+    cluster_id: str
+    api_keys: frozenset[int]  # the APIs served and advertised (group.share.enable)
+    advertised: dict  # listener name -> (host, port) given to clients; filled once bound
+    storage: LogManager | None  # None: everything in memory
+    dynamic_configs: DynamicBrokerConfigs
+    topic_configs: TopicConfigView  # every topic's configs in effect
+    metrics: Metrics
+    refusals: RefusedBatches  # Produce batches the checks refused: counted, logged sparingly
+    security: Security
+    acls: Acls
+    quotas: ProducerIdQuotas
+    # the engines that hold data, built again by reset
+    appends: AppendNotifier
+    topics: TopicManager
+    producer_states: ProducerStates
+    producer_ids: ProducerIdManager
+    offsets: OffsetStore
+    group_configs: GroupConfigs
+    groups: GroupCoordinator
+    share: ShareGroups
+    txn: Transactions
+    cleaner: LogCleaner
 
     # --- what the broker serves -------------------------------------------------------------
 
     def advertised_apis(self) -> list[dict]:
         """ApiVersions' answer: every API this broker serves, from the registry."""
         out = []
-        for key in sorted(self.handlers):
+        for key in sorted(self.api_keys):
             api = APIS[key]
             if not api.advertise:
                 continue
@@ -119,14 +112,22 @@ class Broker:
     def advertised_address(self, listener_name: str) -> tuple[str, int]:
         return self.advertised[listener_name]
 
-    def set_bound(self, bound: list[tuple[Listener, int]]) -> None:
-        explicit = {a.name: (a.host, a.port) for a in self.config["advertised.listeners"]}
-        for listener, port in bound:
-            if listener.name in explicit:
-                self.advertised[listener.name] = explicit[listener.name]
-            else:
-                host = listener.host if listener.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
-                self.advertised[listener.name] = (host, port)
+    def providers(self) -> dict[str, Callable[[], dict]]:
+        """The engines' own counters, which the metrics read (Metrics.provide) for the
+        metrics dumps and /metrics."""
+        ids, quotas, clock = self.producer_ids, self.quotas, self.clock
+        return {
+            "producer_state": self.producer_states.snapshot,
+            "share_groups": self.share.snapshot,
+            "share": self.share.partitions_snapshot,
+            "security": self.security.snapshot,
+            "quotas": lambda: quotas.snapshot(clock()),
+            "transactions": self.txn.snapshot,
+            "cleaner": self.cleaner.snapshot,
+            "authorizer": self.acls.snapshot,
+            "producer_ids": lambda: {"allocated": ids.allocated, "epoch_bumps": ids.bumps},
+            "refused_batches": self.refusals.snapshot,
+        }
 
     # --- operations that span engines ------------------------------------------------------
 
@@ -157,15 +158,12 @@ class Broker:
         return dropped
 
     def alter_broker_configs(self, layer: str, configs: dict[str, str]) -> None:
-        """Replace one layer of dynamic broker configs ("" or this node) and let the
-        engines that read them see the new values."""
+        """Replace one layer of dynamic broker configs ("" or this node). The engines read
+        them through the live view (producer.id.expiration.ms, log.cleaner.threads,
+        transaction.partition.verification.enable, the topic defaults of Produce); the
+        partitions' storage settings are derived again from it."""
         self.dynamic_configs.replace(layer, configs)
-        live = self.dynamic_configs.view
-        self.txn.settings = replace(self.txn.settings,
-                                    verify_partitions=live["transaction.partition.verification.enable"])
-        self.cleaner.threads = live["log.cleaner.threads"]
-        for topic in self.topics.all():
-            self.topics.factory.reconfigure(topic)
+        self.topics.reconfigure_all()
         log.info("broker_configs_altered", layer=layer or "<default>", configs=sorted(configs))
 
     def expire_offsets(self, now: int) -> int:
@@ -181,26 +179,37 @@ class Broker:
         if self.storage is not None:
             self.storage.checkpoint()
 
-    def reset(self) -> None:
-        """Every topic (internal ones too), group, committed offset, producer state,
-        producer-id epoch and transaction gone, as in a fresh broker; what configures the
-        broker stays: listeners, dynamic broker configs, SCRAM credentials, ACLs, client quotas,
-        the metrics' counters and the producer-id counter (an id is never handed out twice). The embedded test
-        broker calls it between tests (kipper.testing). Needs an in-memory broker: with
+    def recover(self) -> None:
+        """With log.dirs, what the directories hold, in order: the topics and their
+        partitions (log, producer state, transaction index), then what the internal topics
+        say (committed offsets and classic groups, transactions), then share-group state.
+        The shell runs it once after building (broker/server.py); nothing without log.dirs."""
+        if self.storage is None:
+            return
+        open_topics(self.topics, self.storage)
+        now = self.clock()
+        replayed = self.groups.recover(now)
+        transactions = self.txn.recover(now)
+        share_partitions = self.share.recover()
+        log.info("coordinators_recovered", transactional_ids=transactions,
+                 share_partitions=share_partitions, **replayed)
+
+    def reset(self) -> Engines:
+        """A new set of engines in which every topic (internal ones too), group, committed
+        offset, producer state, producer-id epoch and transaction is gone, as in a fresh
+        broker; what configures the broker stays: listeners, dynamic broker configs, SCRAM
+        credentials, ACLs, client quotas, the metrics' counters and the producer-id counter
+        (an id is never handed out twice). The shell swaps it in whole (the embedded test
+        broker calls it between tests: kipper.testing). Needs an in-memory broker: with
         log.dirs, delete the directories and start again instead."""
         if self.storage is not None:
             raise RuntimeError("reset() needs an in-memory broker (log.dirs is set)")
-        producer_ids = ProducerIdManager(self.producer_ids.next_id)
-        engines = _data_engines(self.config, self.clock, storage=None, metadata=MetadataStore(),
-                                producer_ids=producer_ids, live=self.dynamic_configs.view)
-        for name, engine in engines._asdict().items():
-            setattr(self, name, engine)
-        quotas = self.quotas
-        quotas.producer_states = self.producer_states
-        quotas.manager = ProducerIdQuotaManager(quotas.manager.settings)
-        quotas.manager.set_quotas(*quotas.store.rates())
-        self.metrics.providers.update(_providers(engines, self.security, self.acls, quotas, self.clock))
+        self.quotas.forget_producers()
+        engines = _engines(self.config, self.clock, kept=self, metadata=MetadataStore(),
+                           producer_ids=ProducerIdManager(self.producer_ids.next_id))
+        engines.metrics.provide(engines.providers())  # the counters stay; the new engines' are read
         log.info("broker_reset")
+        return engines
 
     def close(self) -> None:
         """A clean stop: with log.dirs, every partition's producer state, indexes and
@@ -215,28 +224,16 @@ class Broker:
         log.info("storage_closed", seconds=round(time.perf_counter() - started, 3))
 
 
-class DataEngines(NamedTuple):
-    topics: TopicManager
-    producer_states: ProducerStates
-    producer_ids: ProducerIdManager
-    offsets: OffsetStore
-    group_configs: GroupConfigs
-    groups: GroupCoordinator
-    share: ShareGroups
-    txn: Transactions
-    appends: AppendNotifier
-    cleaner: LogCleaner
-
-
 def log_dirs(config: BrokerConfig) -> list[str]:
     """log.dirs, or its synonym log.dir; empty: in memory."""
     text = config["log.dirs"] or config["log.dir"]
     return [d.strip() for d in text.split(",") if d.strip()]
 
 
-def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
-    """The whole broker. With log.dirs it opens (and locks) the directories and recovers
-    what they hold; a directory that cannot be used raises StorageError."""
+def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
+    """Every engine of a broker. With log.dirs it opens (and locks) the directories and
+    reads the metadata store (a directory that cannot be used raises StorageError); what
+    the logs hold is recovered by ``Engines.recover``, which the shell runs."""
     dirs = log_dirs(config)
     cluster_id, storage, metadata = config["cluster.id"], None, MetadataStore()
     if dirs:
@@ -245,34 +242,39 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         cluster_id = storage.start()
         metadata = MetadataStore(storage.first_dir).load()
     config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
-    producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids)
-    security = Security(config, config_dir)
-    acls = Acls(config, config_dir)
-    dynamic_configs = DynamicBrokerConfigs(config, metadata)
-    engines = _data_engines(config, clock, storage=storage, metadata=metadata, producer_ids=producer_ids,
-                            live=dynamic_configs.view)
-    quotas = ProducerIdQuotas(config, engines.producer_states, config_dir)
-    refusals = RefusedBatches()
-    metrics = Metrics(providers={**_providers(engines, security, acls, quotas, clock),
-                                 "refused_batches": refusals.snapshot})
-    handlers = dict(HANDLERS)
-    if not engines.share.settings.enable:  # group.share.enable=false: neither served nor advertised
-        for key in SHARE_API_KEYS:
-            handlers.pop(key, None)
-    return Broker(config=config, clock=clock, security=security, acls=acls, quotas=quotas,
-                  metrics=metrics, handlers=handlers, cluster_id=cluster_id, storage=storage,
-                  dynamic_configs=dynamic_configs, topic_configs=TopicConfigView(dynamic_configs),
-                  topics=engines.topics, producer_states=engines.producer_states,
-                  producer_ids=engines.producer_ids, offsets=engines.offsets,
-                  group_configs=engines.group_configs, groups=engines.groups, share=engines.share,
-                  txn=engines.txn, appends=engines.appends, cleaner=engines.cleaner, refusals=refusals)
+    kept = _Kept(cluster_id=cluster_id, advertised={}, storage=storage,
+                 dynamic_configs=DynamicBrokerConfigs(config, metadata), metrics=Metrics(),
+                 refusals=RefusedBatches(),
+                 security=Security(config, config_dir), acls=Acls(config, config_dir),
+                 quotas=ProducerIdQuotas(config, config_dir))
+    engines = _engines(config, clock, kept=kept, metadata=metadata,
+                       producer_ids=ProducerIdManager(metadata.producer_id_block_end,
+                                                      reserve=metadata.reserve_producer_ids))
+    engines.metrics.provide(engines.providers())
+    return engines
 
 
-def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | None,
-                  metadata: MetadataStore, producer_ids: ProducerIdManager, live) -> DataEngines:
-    """The engines that hold topics, groups, producer state and transactions: what
-    ``build_broker`` wires up once and ``Broker.reset`` builds again. ``live`` is the
-    broker config with the dynamic broker configs over it, what these engines read."""
+@dataclass(frozen=True)
+class _Kept:
+    """What a reset keeps: what configures the broker and what it has counted."""
+
+    cluster_id: str
+    advertised: dict
+    storage: LogManager | None
+    dynamic_configs: DynamicBrokerConfigs
+    metrics: Metrics
+    refusals: RefusedBatches
+    security: Security
+    acls: Acls
+    quotas: ProducerIdQuotas
+
+
+def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metadata: MetadataStore,
+             producer_ids: ProducerIdManager) -> Engines:
+    """``kept``'s engines with new ones that hold topics, groups, producer state and
+    transactions: what ``build_engines`` builds once and ``Engines.reset`` builds again.
+    The new engines read the broker config with the dynamic broker configs over it (``live``)."""
+    storage, live = kept.storage, kept.dynamic_configs.view
     appends = AppendNotifier()
     producer_settings = ProducerStateSettings(
         mode=config["producer.state.mode"],
@@ -283,15 +285,12 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
     topics = TopicManager(num_partitions=config["num.partitions"],
                           auto_create=config["auto.create.topics.enable"],
                           partitions=partitions, metadata=metadata)
-    if storage is not None:
-        open_topics(topics, storage)
-    producer_states = ProducerStates(producer_settings, topics)
     group_journal = GroupJournal(topics, num_partitions=config["offsets.topic.num.partitions"],
                                  segment_bytes=config["offsets.topic.segment.bytes"])
     offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000, journal=group_journal)
     group_configs = GroupConfigs(metadata, config)
-    share_settings = ShareSettings.from_config(config)
-    share = ShareGroups(share_settings, topics, notify=appends.notify, group_config=group_configs.get,
+    share = ShareGroups(ShareSettings.from_config(config), topics, notify=appends.notify,
+                        group_config=group_configs.get,
                         index_files=IndexFilesInLogDirs(storage.partition_dir) if storage is not None else None)
     classic = ClassicGroupCoordinator(GroupSettings(
         initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
@@ -299,36 +298,21 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
         max_session_timeout_ms=config["group.max.session.timeout.ms"],
         max_size=config["group.max.size"]), journal=group_journal)
     consumer = ConsumerGroupCoordinator(ConsumerGroupSettings.from_config(config), topics, group_configs)
-    groups = GroupCoordinator(classic, consumer, share, offsets,
+    groups = GroupCoordinator(classic, consumer, share, offsets, journal=group_journal,
                               migration_policy=config["group.consumer.migration.policy"])
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
-    txn = Transactions(TxnSettings.from_config(live), topics=topics, producer_ids=producer_ids,
-                       offsets=offsets, groups=groups, journal=txn_journal)
-    if storage is not None:  # what the internal topics and share records say, in that order
-        now = clock()
-        replayed = group_journal.replay(offsets, classic, now)
-        transactions = txn.recover(now)
-        share_partitions = share.store.load()
-        log.info("coordinators_recovered", transactional_ids=transactions,
-                 share_partitions=share_partitions, **replayed)
-    cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
-                         threads=live["log.cleaner.threads"])
-    return DataEngines(topics, producer_states, producer_ids, offsets, group_configs, groups, share,
-                       txn, appends, cleaner)
+    return Engines(
+        config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
+        api_keys=frozenset(k for k in APIS if config["group.share.enable"] or k not in SHARE_API_KEYS),
+        advertised=kept.advertised, storage=storage, dynamic_configs=kept.dynamic_configs,
+        topic_configs=TopicConfigView(kept.dynamic_configs), metrics=kept.metrics, refusals=kept.refusals,
+        security=kept.security, acls=kept.acls, quotas=kept.quotas,
+        appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
+        producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
+        share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
+        txn=Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
+                         offsets=offsets, groups=groups, journal=txn_journal, live=live))
 
 
-def _providers(engines: DataEngines, security: Security, acls: Acls, quotas: ProducerIdQuotas,
-               clock: Clock) -> dict:
-    share, ids = engines.share, engines.producer_ids
-    return {
-        "producer_state": engines.producer_states.snapshot,
-        "share_groups": share.snapshot,
-        "share": share.partitions_snapshot,
-        "security": security.snapshot,
-        "quotas": lambda: quotas.manager.snapshot(clock()),
-        "transactions": engines.txn.snapshot,
-        "cleaner": engines.cleaner.snapshot,
-        "authorizer": acls.snapshot,
-        "producer_ids": lambda: {"allocated": ids.allocated, "epoch_bumps": ids.bumps},
-    }
+__all__ = ["Engines", "Listener", "build_engines", "log_dirs", "now_ms"]

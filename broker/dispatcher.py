@@ -31,7 +31,9 @@ from typing import Any, Callable
 import structlog
 
 from kipper.broker.context import RequestContext
+from kipper.broker.handlers import HANDLERS
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+from kipper.broker.security.service import PRE_AUTH_APIS
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import encode_response, encode_with_schema, read_client_id
 from kipper.protocol.messages import APIS
@@ -105,6 +107,13 @@ class _Route:
 
 
 class Dispatcher:
+    @classmethod
+    def of(cls, engines, *, runs: bool = True) -> Dispatcher:
+        """The dispatcher of a broker's ``engines`` (broker/composition.py): the handlers
+        of the APIs they serve (``engines.api_keys``; the ApiVersions answer lists the same)."""
+        return cls(engines, {key: HANDLERS[key] for key in engines.api_keys},
+                   pre_auth_apis=PRE_AUTH_APIS, runs=runs)
+
     def __init__(self, engines, handlers: dict[int, Handler], *, pre_auth_apis=frozenset(),
                  runs: bool = True):
         """``runs``: answer requests that repeat a head together (False: one at a time, the

@@ -6,7 +6,9 @@ cumulative counts that ``cumulative`` reads (for the Prometheus exporter) along
 with the interval still open, so the hot paths count once for both; totals
 are never reset. Engines that keep their own counters (producer state, quotas, share
 groups) are *providers*: named callables returning a JSON-ready dict that is
-included in every snapshot, given by the composition root. Nothing here does I/O.
+included in every snapshot; ``provide`` names the engines' own (broker/composition.py,
+at build and again when a reset replaces the engines: these counters stay). Nothing
+here does I/O.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class Metrics:
         self._past_apis: dict[str, LatencyHistogram] = {}
         self._past_partitions: dict[tuple[str, int], _PartitionCounts] = {}
         self._past_errors: dict[str, int] = {}
+
+    def provide(self, providers: dict[str, Callable[[], dict]]) -> None:
+        """Read these providers from now on (by name; others stay)."""
+        self.providers.update(providers)
 
     @property
     def requests(self) -> int:

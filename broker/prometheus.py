@@ -35,12 +35,13 @@ LATENCY_BUCKETS_S = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                      0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
-def broker_snapshot(broker) -> dict:
-    """Everything /metrics shows, taken on the event loop."""
-    snap = broker.metrics.cumulative()
+def broker_snapshot(engines) -> dict:
+    """Everything /metrics shows, taken on the event loop (``engines``: the broker's
+    Engines of the moment, broker/composition.py)."""
+    snap = engines.metrics.cumulative()
     share = normalize_share(snap.get("share"))
     for row in share["partitions"]:
-        partition = broker.topics.partition(row.get("topic"), row.get("partition"))
+        partition = engines.topics.partition(row.get("topic"), row.get("partition"))
         row["high_watermark"] = partition.high_watermark if partition is not None else None
     snap["share"] = share
     snap["quotas"] = normalize_quotas(snap.get("quotas"))

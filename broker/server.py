@@ -1,10 +1,11 @@
 """The broker process: listeners, periodic engine ticks, graceful shutdown.
 
-This is the asyncio shell around the engines, which ``build_broker`` makes
-(broker/composition.py). It binds each listener, hands connections to
-``KafkaConnection``, drives time-based work (group session expiry, retention)
-by calling the engines' ``tick``/``expire`` methods, and on SIGTERM/SIGINT
-stops accepting, closes connections and logs final counters. Message schemas are
+This is the asyncio shell around the engines, which ``build_engines`` makes
+(broker/composition.py). It runs their recovery (``open_engines``), builds the
+``Dispatcher``, binds each listener, hands connections to ``KafkaConnection``,
+drives time-based work (group session expiry, retention) by calling the engines'
+``tick``/``expire`` methods, swaps in a new set of engines on ``reset``, and on
+SIGTERM/SIGINT stops accepting, closes connections and logs final counters. Message schemas are
 compiled per (api, version) on first use, not at start (protocol/schema.py), so a
 broker accepts connections as soon as its listeners are bound; with
 ``metrics.http.listener`` it also serves Prometheus metrics (broker/prometheus.py).
@@ -20,10 +21,11 @@ from typing import Callable
 import structlog
 
 from kipper.broker.cleaner.service import CLEANER_SLICE_S
-from kipper.broker.composition import build_broker, log_dirs, now_ms
+from kipper.broker.composition import Engines, build_engines, log_dirs, now_ms
 from kipper.broker.config import BrokerConfig
 from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
+from kipper.broker.dispatcher import Dispatcher
 from kipper.broker.metrics_dump import from_config as metrics_dumper
 from kipper.broker.security import tls
 from kipper.broker.security.service import SASL_PROTOCOLS
@@ -80,46 +82,59 @@ class Periodic:
             self._handle.cancel()
 
 
+def open_engines(config: BrokerConfig, clock=now_ms) -> Engines:
+    """A broker's engines with what its log.dirs hold recovered: the shell's first step
+    (tests that want a whole broker without sockets take it too)."""
+    engines = build_engines(config, clock)
+    engines.recover()
+    return engines
+
+
 class BrokerServer:
     def __init__(self, config: BrokerConfig, clock=now_ms):
         self.config = config
-        self.broker = broker = build_broker(config, clock)
-        self.dispatcher = broker.dispatcher
+        self.engines = engines = open_engines(config, clock)
+        self.dispatcher = Dispatcher.of(engines)
         self.connections: set[KafkaConnection] = set()
         # receive buffers, shared by the connections (idle ones hold none); large frames in
         # their own mappings when the log keeps them in memory
         self.chunks = ChunkPool(mapped=not log_dirs(config))
         self.servers: list[asyncio.base_events.Server] = []
-        now = broker.clock
+        now = engines.clock
+
+        def current() -> Engines:  # (a reset replaces them: looked up at each call)
+            return self.engines
+
         self.periodic: list[Periodic] = [
-            # (engines are looked up at each call: Broker.reset replaces them)
-            Periodic("groups", GROUP_TICK_S, lambda: broker.groups.tick(now()), idle=lambda: broker.groups.idle()),
+            Periodic("groups", GROUP_TICK_S, lambda: current().groups.tick(now()),
+                     idle=lambda: current().groups.idle()),
             Periodic("retention", config["log.retention.check.interval.ms"] / 1000,
-                     lambda: broker.apply_retention(now())),
+                     lambda: current().apply_retention(now())),
             Periodic("producer-state-expiry", config["producer.id.expiration.check.interval.ms"] / 1000,
-                     lambda: broker.producer_states.expire(now())),
+                     lambda: current().producer_states.expire(now())),
             Periodic("producer-id-rotation", config["producer.id.expiration.ms"] / 1000,
-                     lambda: broker.producer_ids.rotate()),  # Broker.reset replaces producer_ids
-            Periodic("offsets-expiry", 60.0, lambda: broker.expire_offsets(now())),
-            Periodic("share-groups", SHARE_TICK_S, lambda: broker.share.tick(now()), idle=lambda: broker.share.idle()),
-            Periodic("producer-id-quota-cleanup", broker.quotas.cleanup_interval_ms / 1000,
-                     lambda: broker.quotas.tick(now())),
+                     lambda: current().producer_ids.rotate()),
+            Periodic("offsets-expiry", 60.0, lambda: current().expire_offsets(now())),
+            Periodic("share-groups", SHARE_TICK_S, lambda: current().share.tick(now()),
+                     idle=lambda: current().share.idle()),
+            Periodic("producer-id-quota-cleanup", engines.quotas.cleanup_interval_ms / 1000,
+                     lambda: current().quotas.tick(now())),
             Periodic("transactions",
                      config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000,
-                     lambda: broker.txn.tick(now())),
+                     lambda: current().txn.tick(now())),
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
-                     lambda: (broker.security.reload(), broker.quotas.reload(), broker.acls.reload())),
+                     lambda: (current().security.reload(), current().quotas.reload(), current().acls.reload())),
         ]
-        if broker.cleaner.enabled:
+        if engines.cleaner.enabled:
             self.periodic.append(Periodic("log-cleaner", config["log.cleaner.backoff.ms"] / 1000,
                                           self._start_cleaning))
         self._cleaning = False
-        self._requests_seen = 0  # broker.metrics' request count at the last slice
-        if broker.storage is not None:
+        self._requests_seen = 0  # the metrics' request count at the last slice
+        if engines.storage is not None:
             self.periodic += [
-                Periodic("log-flush", LOG_FLUSH_CHECK_S, lambda: broker.flush_logs(now())),
+                Periodic("log-flush", LOG_FLUSH_CHECK_S, lambda: current().flush_logs(now())),
                 Periodic("log-checkpoints", max(config["log.flush.offset.checkpoint.interval.ms"], 1000) / 1000,
-                         broker.checkpoint_logs),
+                         lambda: current().checkpoint_logs()),
             ]
         self.bound: list[tuple] = []
         self._stopped = asyncio.Event()
@@ -127,7 +142,7 @@ class BrokerServer:
         self.ready = False  # listeners bound and not stopping: /readyz
         self.metrics_http = None  # broker.prometheus.MetricsHttpServer, with metrics.http.listener
         # metrics dumps (issue #7): the loop snapshots, a writer thread does the file I/O
-        self.metrics_dumper = metrics_dumper(broker.metrics, config)
+        self.metrics_dumper = metrics_dumper(engines.metrics, config)
         if self.metrics_dumper is not None:
             self.metrics_dumper.start()
             self.periodic.append(Periodic("metrics-dump", config["metrics.dump.interval.ms"] / 1000,
@@ -138,19 +153,19 @@ class BrokerServer:
     # --- the log cleaner, in slices -------------------------------------------------------
 
     def _start_cleaning(self) -> None:
-        if not self._cleaning and self.broker.cleaner.tick(self.broker.clock()):
+        if not self._cleaning and self.engines.cleaner.tick(self.engines.clock()):
             self._cleaning = True
             asyncio.get_running_loop().call_soon(self._clean_slice)
 
     def _clean_slice(self) -> None:
         """One slice of cleaning, and the next one when the cleaner says."""
-        cleaner = self.broker.cleaner
+        cleaner = self.engines.cleaner
         try:
-            more = cleaner.step(self.broker.clock(), CLEANER_SLICE_S)
+            more = cleaner.step(self.engines.clock(), CLEANER_SLICE_S)
         except Exception:
             log.exception("log_cleaner_failed")
             more = False
-        requests, self._requests_seen = self._requests_seen, self.broker.metrics.requests
+        requests, self._requests_seen = self._requests_seen, self.engines.metrics.requests
         delay = cleaner.next_step_in(requests != self._requests_seen) if more else None
         loop = asyncio.get_running_loop()
         if delay is None:
@@ -160,12 +175,28 @@ class BrokerServer:
         else:
             loop.call_soon(self._clean_slice)  # the next loop turn, after its I/O
 
+    def reset(self) -> None:
+        """Every topic, group, producer state and transaction gone, as in a fresh broker
+        (Engines.reset says what stays): a new set of engines, swapped in whole."""
+        self.engines = self.engines.reset()
+        self.dispatcher.engines = self.engines
+
+    def _advertise(self) -> None:
+        """What clients are told to connect to, per listener, once the ports are bound."""
+        explicit = {a.name: (a.host, a.port) for a in self.config["advertised.listeners"]}
+        for listener, port in self.bound:
+            if listener.name in explicit:
+                self.engines.advertised[listener.name] = explicit[listener.name]
+            else:
+                host = listener.host if listener.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
+                self.engines.advertised[listener.name] = (host, port)
+
     def _session_factory(self, listener):
         protocol = self.config["listener.security.protocol.map"][listener.name]
 
         def make(transport, peer: str) -> Session:
             session = Session(listener=listener.name, peer=peer, security_protocol=protocol)
-            self.broker.security.prepare_session(session, transport)
+            self.engines.security.prepare_session(session, transport)
             return session
         return make
 
@@ -196,15 +227,15 @@ class BrokerServer:
             port = server.sockets[0].getsockname()[1]
             self.servers.append(server)
             self.bound.append((listener, port))
-        self.broker.set_bound(self.bound)
+        self._advertise()
         for task in self.periodic:
             task.start()
         if self.config["metrics.http.listener"] is not None:
             self._start_metrics_http(loop)
         self.ready = True
-        log.info("broker_started", node_id=self.broker.node_id,
+        log.info("broker_started", node_id=self.engines.node_id,
                  listeners=[f"{listener.name}://{listener.host}:{port}" for listener, port in self.bound],
-                 advertised={k: f"{h}:{p}" for k, (h, p) in self.broker.advertised.items()},
+                 advertised={k: f"{h}:{p}" for k, (h, p) in self.engines.advertised.items()},
                  loop=type(loop).__module__.split(".")[0],
                  **({"metrics_http": self.metrics_http.url} if self.metrics_http is not None else {}))
 
@@ -214,7 +245,7 @@ class BrokerServer:
         host, port = self.config["metrics.http.listener"]
         self.metrics_http = prometheus.MetricsHttpServer(
             host, port, on_loop=prometheus.on_loop(loop),
-            snapshot=lambda: prometheus.broker_snapshot(self.broker), ready=lambda: self.ready)
+            snapshot=lambda: prometheus.broker_snapshot(self.engines), ready=lambda: self.ready)
         self.metrics_http.start()
 
     def request_stop(self) -> None:
@@ -244,16 +275,16 @@ class BrokerServer:
             except Exception:
                 log.exception("shutdown_hook_failed")
         try:
-            self.broker.close()
+            self.engines.close()
         except Exception:
             log.exception("storage_close_failed")
-        broker = self.broker
-        snap = broker.producer_states.snapshot()
+        engines = self.engines
+        snap = engines.producer_states.snapshot()
         snap.pop("partitions")
-        quota = broker.quotas.manager.snapshot(broker.clock())
-        log.info("broker_stopped", topics=len(broker.topics.all()), producer_state=snap,
+        quota = engines.quotas.snapshot(engines.clock())
+        log.info("broker_stopped", topics=len(engines.topics.all()), producer_state=snap,
                  producer_id_quota={k: quota[k] for k in ("users_tracked", "bloom_bytes")},
-                 producer_ids_allocated=broker.producer_ids.allocated)
+                 producer_ids_allocated=engines.producer_ids.allocated)
 
 
 async def loop_thread(fn: Callable[[], None]) -> None:

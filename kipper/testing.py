@@ -80,12 +80,12 @@ class EmbeddedBroker:
         await asyncio.get_running_loop().run_in_executor(None, self.reset)
 
     def call(self, fn: Callable[[Any], Any], timeout: float = 30.0) -> Any:
-        """``fn(broker)`` on the broker's event loop, its result returned here: a look at
-        the engines (``kipper.broker.composition.Broker``) from a test. Thread mode only."""
+        """``fn(engines)`` on the broker's event loop, its result returned here: a look at
+        the engines (``kipper.broker.composition.Engines``) from a test. Thread mode only."""
         runner = self._require()
         if not isinstance(runner, _ThreadRunner):
             raise RuntimeError("call() needs the thread mode: a subprocess broker's engines are in another process")
-        return runner._call(lambda: fn(runner.server.broker), timeout)
+        return runner._call(lambda: fn(runner.server.engines), timeout)
 
     @property
     def metrics_url(self) -> str | None:
@@ -201,7 +201,7 @@ class _ThreadRunner:
             self._started.set_exception(exc)
             loop.close()
             return
-        host, port = server.broker.advertised[server.bound[0][0].name]
+        host, port = server.engines.advertised[server.bound[0][0].name]
         self._started.set_result(f"{host}:{port}")
         try:
             loop.run_until_complete(server.wait_stopped())
@@ -221,7 +221,7 @@ class _ThreadRunner:
         return done.result(timeout)
 
     def reset(self) -> None:
-        self._call(self.server.broker.reset)
+        self._call(self.server.reset)
 
     @property
     def metrics_url(self) -> str | None:

@@ -88,6 +88,10 @@ class Acls:
             session.acl_version = authorizer.version
         return session.acl_decisions
 
+    def bindings(self) -> list[AclBinding]:
+        """Every ACL (DescribeAcls filters them)."""
+        return self.authorizer.acls() if self.authorizer is not None else []
+
     def authorized_operations(self, session, resource_type: int, name: str) -> int:
         from kipper.broker.acl.model import SUPPORTED
 

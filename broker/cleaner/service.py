@@ -31,10 +31,12 @@ CLEANER_WAIT_S = 0.002
 
 
 class LogCleaner:
-    def __init__(self, topics, *, enabled: bool = True, threads: int = 1):
+    def __init__(self, topics, *, enabled: bool = True, live=None):
         self.topics = topics
         self.enabled = enabled
-        self.threads = threads
+        # the broker config with the dynamic broker configs over it (broker/dynamic_configs.py):
+        # log.cleaner.threads is a dynamic broker config, read at each tick
+        self.live = live if live is not None else {"log.cleaner.threads": 1}
         self.running: list[tuple[str, int, CleaningPass]] = []
         # (topic, partition) -> why: a pass met a batch the record parser refuses (Kafka's
         # uncleanable partitions); they are left alone until the broker restarts
@@ -52,7 +54,7 @@ class LogCleaner:
         if not self.enabled:
             return False
         busy = {(t, p) for t, p, _ in self.running}
-        while len(self.running) < self.threads:
+        while len(self.running) < self.live["log.cleaner.threads"]:
             best = None
             for topic, partition in self._compacted():
                 if (topic.name, partition.partition) in busy or (topic.name, partition.partition) in self.uncleanable:

@@ -1,6 +1,7 @@
 """Classic groups as data: the states, their transitions table, settings, members.
 
-``ClassicGroupCoordinator`` (classic.py) is the engine that moves them.
+``ClassicGroupCoordinator`` (classic.py) is the engine that moves them; every move
+goes through ``Group.transition``, which ``TRANSITIONS`` (broker/transitions.py) checks.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kipper.broker.transitions import Transitions
 from kipper.protocol.errors import ErrorCode
 
 EMPTY = "Empty"
@@ -17,13 +19,13 @@ COMPLETING_REBALANCE = "CompletingRebalance"
 STABLE = "Stable"
 DEAD = "Dead"
 
-TRANSITIONS = {
+TRANSITIONS = Transitions("classic group", {
     EMPTY: {PREPARING_REBALANCE, DEAD},
     PREPARING_REBALANCE: {COMPLETING_REBALANCE, EMPTY, DEAD},
     COMPLETING_REBALANCE: {PREPARING_REBALANCE, STABLE, DEAD},
     STABLE: {PREPARING_REBALANCE, DEAD},
     DEAD: set(),
-}
+})
 
 Reply = Callable[[dict], None]
 
@@ -73,8 +75,7 @@ class Group:
     initial_delay_until: int = 0
 
     def transition(self, target: str) -> None:
-        if target not in TRANSITIONS[self.state]:
-            raise AssertionError(f"group {self.group_id}: illegal move {self.state} -> {target}")
+        TRANSITIONS.check(self.state, target, self.group_id)
         self.state = target
 
     @property

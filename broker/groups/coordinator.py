@@ -40,7 +40,9 @@ CLASSIC, CONSUMER, SHARE = "classic", "consumer", "share"
 
 class GroupCoordinator:
     def __init__(self, classic: ClassicGroupCoordinator, consumer: ConsumerGroupCoordinator,
-                 share, offsets: OffsetStore, *, migration_policy: str = "bidirectional"):
+                 share, offsets: OffsetStore, *, migration_policy: str = "bidirectional",
+                 journal=None):
+        self.journal = journal  # groups/journal.py's GroupJournal: __consumer_offsets, with log.dirs
         self.classic = classic
         self.consumer = consumer
         self.share = share  # broker.share.service.ShareGroups
@@ -97,6 +99,17 @@ class GroupCoordinator:
         if group is not None:
             return self.mixed.heartbeat(group, req, now)
         return self.classic.heartbeat(req, now=now)
+
+    def describe(self, group_id: str) -> dict:
+        """DescribeGroups' row of a classic group (KIP-848 groups: consumer_describe)."""
+        return self.classic.describe(group_id)
+
+    def recover(self, now: int) -> dict:
+        """At start, with log.dirs: committed offsets and classic groups from
+        __consumer_offsets (the shell runs it: broker/server.py). Counts for the log."""
+        if self.journal is None:
+            return {}
+        return self.journal.replay(self.offsets, self.classic, now)
 
     def leave(self, group_id: str, identities, *, now: int):
         group = self.consumer.groups.get(group_id)

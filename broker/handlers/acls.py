@@ -32,7 +32,7 @@ def handle_describe_acls(req, ctx):
                 "error_message": None, "resources": []}
     wanted = _filter(req)
     by_resource: dict[tuple, list] = {}
-    for a in acls.authorizer.acls():
+    for a in acls.bindings():
         if wanted.matches(a):
             by_resource.setdefault((a.resource_type, a.name, a.pattern_type), []).append(
                 {"principal": a.principal, "host": a.host, "operation": a.operation,

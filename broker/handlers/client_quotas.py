@@ -48,7 +48,7 @@ def handle_alter_client_quotas(req, ctx):
             changes.append((user, ops))
         results.append({"error_code": int(code), "error_message": message, "entity": entity})
     if changes and not req.validate_only:
-        engines.quotas.store.apply(changes)
+        engines.quotas.alter_client_quotas(changes)
         log.info("client_quotas_altered", principal=ctx.session.principal,
                  entities=[u if u is not None else "<default>" for u, _ in changes])
     return {"throttle_time_ms": 0, "entries": results}
@@ -69,7 +69,7 @@ def handle_describe_client_quotas(req, ctx):
             return _describe_error(ErrorCode.INVALID_REQUEST, "match is given exactly for match type 0")
         components.append({"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match})
     entries = [{"entity": _entity(user), "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
-               for user, values in engines.quotas.store.describe(components, req.strict)]
+               for user, values in engines.quotas.describe_client_quotas(components, req.strict)]
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "entries": entries}
 
 

@@ -62,7 +62,7 @@ def handle_leave_group(req, ctx):
 
 def handle_describe_groups(req, ctx):
     with_ops = req.get("include_authorized_operations")
-    return {"groups": [{**ctx.engines.groups.classic.describe(g), "authorized_operations":
+    return {"groups": [{**ctx.engines.groups.describe(g), "authorized_operations":
                         ctx.authorized_operations(GROUP, g) if with_ops else NOT_PROVIDED}
                        if ctx.authorize(DESCRIBE, GROUP, g) else
                        {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": g,

@@ -138,7 +138,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     [(_, _, header)] = spans  # one batch a partition (validate.py)
     engines = ctx.engines
     if header.producer_id >= 0:  # the producer-id quota; a plain producer's batches skip it
-        wait = engines.quotas.admit(ctx.session, topic.name, index, spans, now)
+        wait = engines.quotas.admit(ctx.session, partition, spans, now)
         if wait:
             return _row(index, ErrorCode.THROTTLING_QUOTA_EXCEEDED, log_start_offset=partition.log_start_offset,
                         message="producer id quota exceeded"), wait, 0, 0

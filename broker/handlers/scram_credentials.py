@@ -27,7 +27,7 @@ def handle_describe_user_scram_credentials(req, ctx):
     if not may_manage(ctx, DESCRIBE):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                 "error_message": "not a super user", "results": []}
-    known = security.credentials.describe()
+    known = security.describe_credentials()
     wanted = [u.name for u in req.users] if req.users else sorted(known)
     results = []
     for name in dict.fromkeys(wanted):
@@ -67,7 +67,7 @@ def handle_alter_user_scram_credentials(req, ctx):
     errors: dict[str, tuple[ErrorCode, str]] = {}
     order: list[str] = []
     seen: set[tuple[str, int]] = set()
-    users = security.credentials.users
+    users = security.describe_credentials()  # user -> {mechanism name: iterations}
     items = [(d.name, d.mechanism, None, d) for d in req.deletions] + \
             [(u.name, u.mechanism, u.iterations, u) for u in req.upsertions]
     for name, mechanism, iterations, item in items:
@@ -98,7 +98,7 @@ def handle_alter_user_scram_credentials(req, ctx):
                     HASHES[mech], item.salted_password, item.salt, iterations)
 
     if good:
-        security.credentials.change(edit)
+        security.change_credentials(edit)
         log.info("scram_credentials_altered", principal=ctx.session.principal,
                  users=sorted({n for n, *_ in good}))
     results = [{"user": n, "error_code": int(errors[n][0]) if n in errors else 0,

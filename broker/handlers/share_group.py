@@ -20,9 +20,9 @@ def handle_share_group_heartbeat(req, ctx):
 
 
 def handle_share_group_describe(req, ctx):
-    coordinator = ctx.engines.share.coordinator
+    share = ctx.engines.share
     return {"throttle_time_ms": 0, "groups": [
-        {**coordinator.describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
+        {**share.describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
          if req.include_authorized_operations else NOT_PROVIDED}
         if ctx.authorize(DESCRIBE, GROUP, g) else
         {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None, "group_id": g,

@@ -46,7 +46,7 @@ def handle_add_partitions_to_txn(req, ctx):
             return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
                     else ErrorCode.OPERATION_NOT_ATTEMPTED)
     else:
-        error = engines.txn.coordinator.add_partitions(
+        error = engines.txn.add_partitions(
             req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
             req.v3_and_below_producer_epoch,
             [(name, p) for name, parts in topics for p in parts], ctx.now)
@@ -66,8 +66,8 @@ def handle_add_offsets_to_txn(req, ctx):
     elif not ctx.authorize(READ, GROUP, req.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
-        error = ctx.engines.txn.coordinator.add_offsets(req.transactional_id, req.producer_id,
-                                                      req.producer_epoch, req.group_id, ctx.now)
+        error = ctx.engines.txn.add_offsets(req.transactional_id, req.producer_id,
+                                            req.producer_epoch, req.group_id, ctx.now)
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
 
 
@@ -86,8 +86,8 @@ def handle_txn_offset_commit(req, ctx):
     elif not ctx.authorize(READ, GROUP, req.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
-        error = engines.txn.coordinator.verify_offset_commit(req.transactional_id, req.producer_id,
-                                                           req.producer_epoch, req.group_id)
+        error = engines.txn.verify_offset_commit(req.transactional_id, req.producer_id,
+                                                 req.producer_epoch, req.group_id)
     if error == ErrorCode.NONE:
         error = engines.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
                                                   req.get("generation_id_or_member_epoch", -1))

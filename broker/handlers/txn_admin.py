@@ -15,7 +15,7 @@ STATE_NAMES = {s.value: s for s in TxnState}
 
 def handle_describe_producers(req, ctx):
     engines = ctx.engines
-    coordinator_epoch = engines.txn.settings.coordinator_epoch
+    coordinator_epoch = engines.txn.coordinator_epoch
     out = []
     for t in req.topics:
         parts = []
@@ -32,16 +32,14 @@ def handle_describe_producers(req, ctx):
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                               "error_message": None, "active_producers": []})
                 continue
-            psm = partition.producer_state_if_any
-            txn = partition.txn_index_if_any
             producers = []
-            for pid, epoch, last_seq, last_ts in (psm.active() if psm is not None else ()):
-                transactional = engines.txn.coordinator.by_producer_id(pid) is not None
+            for pid, epoch, last_seq, last_ts, txn_start in partition.active_producers():
+                transactional = engines.txn.is_transactional(pid)
                 producers.append({
                     "producer_id": pid, "producer_epoch": epoch, "last_sequence": last_seq,
                     "last_timestamp": last_ts,
                     "coordinator_epoch": coordinator_epoch if transactional else -1,
-                    "current_txn_start_offset": txn.ongoing.get(pid, -1) if txn is not None else -1})
+                    "current_txn_start_offset": txn_start})
             parts.append({"partition_index": index, "error_code": 0, "error_message": None,
                           "active_producers": producers})
         out.append({"name": t.name, "partitions": parts})
@@ -56,10 +54,10 @@ def _by_topic(partitions) -> list[dict]:
 
 
 def handle_describe_transactions(req, ctx):
-    coordinator = ctx.engines.txn.coordinator
+    txn = ctx.engines.txn
     out = []
     for tid in req.transactional_ids:
-        meta = coordinator.transactions.get(tid)
+        meta = txn.transaction(tid)
         if meta is None or not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid):
             code = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
                     if not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid) else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
@@ -88,8 +86,8 @@ def handle_list_transactions(req, ctx):
             pattern = re.compile(pattern)
         except re.error:
             return {**base, "error_code": int(ErrorCode.INVALID_REGULAR_EXPRESSION)}
-    found = ctx.engines.txn.coordinator.list(states, set(req.producer_id_filters),
-                                            req.get("duration_filter", -1), pattern or None, ctx.now)
+    found = ctx.engines.txn.list(states, set(req.producer_id_filters),
+                                 req.get("duration_filter", -1), pattern or None, ctx.now)
     return {**base, "transaction_states": [  # only the ids the session may describe
         {"transactional_id": m.transactional_id, "producer_id": m.producer_id,
          "transaction_state": m.state.value} for m in found

@@ -120,6 +120,16 @@ class Partition:
     def txn_index_if_any(self) -> TxnPartition | None:
         return self._txn
 
+    def active_producers(self) -> list[tuple[int, int, int, int, int]]:
+        """(producer id, epoch, last sequence, last timestamp, first offset of its open
+        transaction or -1) of each producer the partition holds state for (DescribeProducers)."""
+        psm, txn = self._producers, self._txn
+        if psm is None:
+            return []
+        ongoing = txn.ongoing if txn is not None else {}
+        return [(pid, epoch, last_seq, last_ts, ongoing.get(pid, -1))
+                for pid, epoch, last_seq, last_ts in psm.active()]
+
     def expire_producers(self, now: int) -> int:
         """Drop producer state idle for producer.id.expiration.ms (KIP-360 keeps it
         after its batches are deleted, but not forever)."""

@@ -136,6 +136,12 @@ class TopicManager:
         self.metadata.put_topic(topic)
         self.factory.reconfigure(topic)
 
+    def reconfigure_all(self) -> None:
+        """The broker's defaults of the topic configs changed (a dynamic broker config):
+        every partition's storage settings are derived again."""
+        for topic in self._topics.values():
+            self.factory.reconfigure(topic)
+
     def add_partitions(self, topic: Topic, count: int) -> list[Partition]:
         """Grow ``topic`` to ``count`` partitions (already validated); persisted first."""
         old = len(topic.partitions)

@@ -1,9 +1,10 @@
 """The quota engine wired into one broker: state, Produce hook, periodic work.
 
-``ProducerIdQuotas(config, producer_states)`` builds the manager and the
-client-quota store (from config.dir). The Produce handler calls ``admit``
-per partition; the shell calls ``tick(now)`` (dispose, cleanup) and
-``reload()`` (quotas.json edited by someone else).
+``ProducerIdQuotas(config)`` builds the manager and the client-quota store
+(from config.dir). The Produce handler calls ``admit`` per partition; the
+client-quota handlers ``alter_client_quotas`` and ``describe_client_quotas``;
+the shell calls ``tick(now)`` (dispose, cleanup) and ``reload()`` (quotas.json
+edited by someone else).
 
 The hook keeps known producer ids off the bloom filters: a connection
 remembers the ids it was admitted with (``Session.admitted_producer_ids``),
@@ -29,8 +30,7 @@ def user_of(principal: str) -> str:
 
 
 class ProducerIdQuotas:
-    def __init__(self, config, producer_states, config_dir: str | None = None):
-        self.producer_states = producer_states
+    def __init__(self, config, config_dir: str | None = None):
         self.manager = ProducerIdQuotaManager(QuotaSettings.from_config(config))
         self.store = ClientQuotaStore(config_dir or config["config.dir"] or None, on_change=self._apply)
         self.cleanup_interval_ms = config["producer.id.quota.cache.cleanup.scheduler.interval.ms"]
@@ -41,8 +41,9 @@ class ProducerIdQuotas:
 
     # --- Produce hook -----------------------------------------------------------------
 
-    def admit(self, session, topic: str, partition: int, spans, now: int) -> int:
-        """0 when every producer id in ``spans`` may write, else a throttle time in ms."""
+    def admit(self, session, partition, spans, now: int) -> int:
+        """0 when every producer id in ``spans`` may write to ``partition`` (a Partition),
+        else a throttle time in ms."""
         if not self.manager.any_quota:
             return 0  # no quota set: nothing to look up (every idempotent Produce asks)
         admitted = session.admitted_producer_ids
@@ -50,17 +51,17 @@ class ProducerIdQuotas:
             pid = h.producer_id
             if pid < 0 or pid in admitted:
                 continue
-            wait = self._admit_new(session, topic, partition, pid, now)
+            wait = self._admit_new(session, partition, pid, now)
             if wait:
                 return wait
         return 0
 
-    def _admit_new(self, session, topic: str, partition: int, pid: int, now: int) -> int:
+    def _admit_new(self, session, partition, pid: int, now: int) -> int:
         manager = self.manager
         user = user_of(session.principal)
         if manager.quota_for(user) is None:
             return 0
-        psm = self.producer_states.get(topic, partition)
+        psm = partition.producer_state_if_any
         if psm is None or psm.table.find(pid) < 0:
             wait = manager.check(user, pid, now)
             if wait:
@@ -68,6 +69,25 @@ class ProducerIdQuotas:
         if len(session.admitted_producer_ids) < MAX_ADMITTED_PER_CONNECTION:
             session.admitted_producer_ids.add(pid)
         return 0
+
+    # --- client quotas (AlterClientQuotas, DescribeClientQuotas) -----------------------------
+
+    def alter_client_quotas(self, changes) -> None:
+        """Apply ``changes`` [(user or None, [Op])] and save them (quotas.json)."""
+        self.store.apply(changes)
+
+    def describe_client_quotas(self, components, strict: bool):
+        """(user, {key: value}) of the quotas the filter ``components`` matches."""
+        return self.store.describe(components, strict)
+
+    def forget_producers(self) -> None:
+        """Every producer id seen is forgotten, as in a fresh broker; the quotas set stay
+        (the embedded test broker's reset)."""
+        self.manager = ProducerIdQuotaManager(self.manager.settings)
+        self.manager.set_quotas(*self.store.rates())
+
+    def snapshot(self, now: int) -> dict:
+        return self.manager.snapshot(now)
 
     # --- periodic work ----------------------------------------------------------------------
 

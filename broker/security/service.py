@@ -40,6 +40,14 @@ class Security:
             cert = ssl_object.getpeercert() if ssl_object is not None else None
             session.principal = principal_from_cert(cert) or session.principal
 
+    def describe_credentials(self) -> dict[str, dict[str, int]]:
+        """user -> {SCRAM mechanism: iterations} (DescribeUserScramCredentials)."""
+        return self.credentials.describe()
+
+    def change_credentials(self, edit) -> None:
+        """Apply ``edit(users)`` to the stored credentials and save them (users.json)."""
+        self.credentials.change(edit)
+
     def login_succeeded(self) -> None:
         self.counters["authenticated"] += 1
 

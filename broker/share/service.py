@@ -169,6 +169,15 @@ class ShareGroups:
     def session_alive(self, session) -> bool:
         return self.sessions.sessions.get((session.group_id, session.member_id)) is session
 
+    def describe(self, group_id: str) -> dict:
+        """ShareGroupDescribe's row of a share group."""
+        return self.coordinator.describe(group_id)
+
+    def recover(self) -> int:
+        """At start, with log.dirs: every share-partition's index entry from its snapshot
+        file and the records after it (the shell runs it: broker/server.py)."""
+        return self.store.load()
+
     def lock_duration_ms(self, group_id: str) -> int:
         """The acquisition lock of the group's records (share.record.lock.duration.ms)."""
         return self.group_settings.lock_duration_ms(group_id)

@@ -7,22 +7,25 @@
 
 ACKNOWLEDGED and ARCHIVED are terminal; the SPSO moves over them. The numbers
 are the ones the seed writes into SHARE_CHECKPOINT/SHARE_DELTA (ACQUIRED is
-transient and never written).
+transient and never written). ``TRANSITIONS`` is enforced by broker/transitions.py
+(``check_move``).
 """
 
 from __future__ import annotations
 
+from kipper.broker.transitions import IllegalTransition, Transitions  # noqa: F401  (share's too)
 from kipper.protocol.share_records import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
 
 STATE_NAMES = {AVAILABLE: "AVAILABLE", ACQUIRED: "ACQUIRED", ACKNOWLEDGED: "ACKNOWLEDGED",
                ARCHIVED: "ARCHIVED"}
 
-TRANSITIONS = {
-    AVAILABLE: frozenset({ACQUIRED}),
-    ACQUIRED: frozenset({AVAILABLE, ACKNOWLEDGED, ARCHIVED, ACQUIRED}),
-    ACKNOWLEDGED: frozenset(),
-    ARCHIVED: frozenset(),
-}
+TRANSITIONS = Transitions("record state", {
+    AVAILABLE: {ACQUIRED},
+    ACQUIRED: {AVAILABLE, ACKNOWLEDGED, ARCHIVED, ACQUIRED},
+    ACKNOWLEDGED: set(),
+    ARCHIVED: set(),
+}, name=STATE_NAMES.__getitem__)
+check_move = TRANSITIONS.check  # (current, target): raises IllegalTransition
 
 TERMINAL = frozenset({ACKNOWLEDGED, ARCHIVED})
 
@@ -30,12 +33,3 @@ TERMINAL = frozenset({ACKNOWLEDGED, ARCHIVED})
 GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
 ACK_TYPE_NAMES = {GAP: "GAP", ACCEPT: "ACCEPT", RELEASE: "RELEASE", REJECT: "REJECT", RENEW: "RENEW"}
 
-
-class IllegalTransition(AssertionError):
-    """A bug: the engine tried a move the table does not allow."""
-
-
-def check_move(current: int, target: int) -> None:
-    if target not in TRANSITIONS[current]:
-        raise IllegalTransition(f"record state {STATE_NAMES[current]} -> {STATE_NAMES[target]} "
-                                "is not allowed")

@@ -40,14 +40,12 @@ S = TxnState
 class TxnSettings:
     max_timeout_ms: int = 900_000  # transaction.max.timeout.ms (Kafka's default, 15 min)
     id_expiration_ms: int = 604_800_000  # transactional.id.expiration.ms (Kafka's default, 7 days)
-    verify_partitions: bool = True  # transaction.partition.verification.enable (KIP-890)
     coordinator_epoch: int = 0  # one broker, never a coordinator change
 
     @classmethod
     def from_config(cls, config) -> "TxnSettings":
         return cls(max_timeout_ms=config["transaction.max.timeout.ms"],
-                   id_expiration_ms=config["transactional.id.expiration.ms"],
-                   verify_partitions=config["transaction.partition.verification.enable"])
+                   id_expiration_ms=config["transactional.id.expiration.ms"])
 
 
 @dataclass

@@ -25,8 +25,11 @@ log = structlog.get_logger(__name__)
 
 class Transactions:
     def __init__(self, settings: TxnSettings, *, topics, producer_ids, offsets, groups,
-                 journal=None):
+                 journal=None, live=None):
         self.settings = settings
+        # the broker config with the dynamic broker configs over it (broker/dynamic_configs.py):
+        # transaction.partition.verification.enable is read there at each transactional Produce
+        self.live = live if live is not None else {"transaction.partition.verification.enable": True}
         self.topics = topics
         self.offsets = offsets
         self.groups = groups
@@ -61,6 +64,34 @@ class Transactions:
         return len(restored)
 
     # --- coordinator requests ------------------------------------------------------------------
+
+    @property
+    def coordinator_epoch(self) -> int:
+        return self.settings.coordinator_epoch
+
+    def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                       partitions, now: int) -> ErrorCode:
+        return self.coordinator.add_partitions(transactional_id, producer_id, producer_epoch,
+                                               partitions, now)
+
+    def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                    group_id: str, now: int) -> ErrorCode:
+        return self.coordinator.add_offsets(transactional_id, producer_id, producer_epoch, group_id, now)
+
+    def verify_offset_commit(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                             group_id: str) -> ErrorCode:
+        return self.coordinator.verify_offset_commit(transactional_id, producer_id, producer_epoch, group_id)
+
+    def is_transactional(self, producer_id: int) -> bool:
+        """Does a transactional id hold ``producer_id`` (DescribeProducers' coordinator epoch)?"""
+        return self.coordinator.by_producer_id(producer_id) is not None
+
+    def transaction(self, transactional_id: str):
+        """The TransactionMetadata of a transactional id, or None (DescribeTransactions)."""
+        return self.coordinator.transactions.get(transactional_id)
+
+    def list(self, states, producer_ids: set[int], duration_ms: int, pattern, now: int) -> list:
+        return self.coordinator.list(states, producer_ids, duration_ms, pattern, now)
 
     def init_producer_id(self, transactional_id: str, timeout_ms: int, producer_id: int,
                          producer_epoch: int, now: int) -> InitResult:
@@ -128,7 +159,7 @@ class Transactions:
                 continue
             if h.producer_id < 0:
                 return ErrorCode.INVALID_RECORD, "transactional batch without a producer id"
-            if not self.settings.verify_partitions:
+            if not self.live["transaction.partition.verification.enable"]:
                 continue
             error = self.coordinator.verify_produce(h.producer_id, h.producer_epoch, topic, partition)
             if error != ErrorCode.NONE:

@@ -6,12 +6,15 @@
     Empty, CompleteCommit, CompleteAbort --InitProducerId--> Empty;  --expiry--> Dead
 
 ``TRANSITIONS`` is Kafka's TransactionState table (valid previous states,
-read the other way round); ``transition`` is the only place a state changes.
+read the other way round), enforced by broker/transitions.py; ``transition`` is
+the only place a state changes.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+
+from kipper.broker.transitions import IllegalTransition, Transitions  # noqa: F401  (txn's too)
 
 
 class TxnState(str, Enum):
@@ -27,16 +30,16 @@ class TxnState(str, Enum):
 
 S = TxnState
 
-TRANSITIONS: dict[TxnState, frozenset[TxnState]] = {
-    S.EMPTY: frozenset({S.EMPTY, S.ONGOING, S.DEAD}),
-    S.ONGOING: frozenset({S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE}),
-    S.PREPARE_COMMIT: frozenset({S.COMPLETE_COMMIT}),
-    S.PREPARE_ABORT: frozenset({S.COMPLETE_ABORT}),
-    S.PREPARE_EPOCH_FENCE: frozenset({S.PREPARE_ABORT}),
-    S.COMPLETE_COMMIT: frozenset({S.EMPTY, S.ONGOING, S.DEAD}),
-    S.COMPLETE_ABORT: frozenset({S.EMPTY, S.ONGOING, S.DEAD}),
-    S.DEAD: frozenset(),
-}
+TRANSITIONS = Transitions("transaction", {
+    S.EMPTY: {S.EMPTY, S.ONGOING, S.DEAD},
+    S.ONGOING: {S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE},
+    S.PREPARE_COMMIT: {S.COMPLETE_COMMIT},
+    S.PREPARE_ABORT: {S.COMPLETE_ABORT},
+    S.PREPARE_EPOCH_FENCE: {S.PREPARE_ABORT},
+    S.COMPLETE_COMMIT: {S.EMPTY, S.ONGOING, S.DEAD},
+    S.COMPLETE_ABORT: {S.EMPTY, S.ONGOING, S.DEAD},
+    S.DEAD: set(),
+}, name=lambda state: state.value)
 
 # a commit or abort is being completed: the client must retry (CONCURRENT_TRANSACTIONS)
 COMPLETING = frozenset({S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE})
@@ -44,13 +47,8 @@ COMPLETING = frozenset({S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE
 SETTLED = frozenset({S.EMPTY, S.COMPLETE_COMMIT, S.COMPLETE_ABORT})
 
 
-class IllegalTransition(RuntimeError):
-    """A move the table does not allow: a coordinator bug, never a client error."""
-
-
 def transition(meta, to: TxnState, now: int) -> None:
     """Move ``meta`` (a TransactionMetadata) to ``to``, or raise IllegalTransition."""
-    if to not in TRANSITIONS[meta.state]:
-        raise IllegalTransition(f"{meta.transactional_id}: {meta.state.value} -> {to.value}")
+    TRANSITIONS.check(meta.state, to, meta.transactional_id)
     meta.state = to
     meta.last_update = now

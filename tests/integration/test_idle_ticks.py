@@ -43,7 +43,7 @@ def test_group_ticks_sleep_while_idle_and_wake_for_a_group():
 
 
 def test_the_ticks_follow_the_engines_a_reset_puts_in_place():
-    """Broker.reset (the pytest plugin, between tests) replaces the group coordinator: the
+    """Engines.reset (the pytest plugin, between tests) replaces the group coordinator: the
     tick asks the new one whether it is idle."""
     with EmbeddedBroker() as broker:
         consumer = _join(broker, broker.create_topic(partitions=1), "g-before")

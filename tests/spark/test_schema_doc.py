@@ -33,11 +33,11 @@ def map_fields(schema, prefix: str = "") -> set[str]:
 
 def test_a_line_written_by_the_broker_fits_the_schema(tmp_path):
     """Every key of a real snapshot is a schema field (nothing the reader would drop silently)."""
-    from kipper.broker.composition import build_broker
+    from kipper.broker.server import open_engines
     from kipper.broker.config import load
     from kipper.broker.metrics_dump import MetricsDumper
 
-    m = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"})).metrics
+    m = open_engines(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"})).metrics
     m.record_in("t", 0, 10, 1)
     m.observe_request("Produce", 100)
     line = MetricsDumper(m, 1, tmp_path, max_bytes=1 << 20, max_files=2).snapshot()
@@ -90,11 +90,11 @@ def conforms(value, kind, name="line") -> list[str]:
 def test_every_value_of_a_busy_line_has_the_type_the_schema_reads(tmp_path):
     """A named user's quota, a tracked user, transactions and producer ids: nothing
     in the line may make Spark's reader drop it as corrupt."""
-    from kipper.broker.composition import build_broker
+    from kipper.broker.server import open_engines
     from kipper.broker.config import load
     from kipper.broker.metrics_dump import MetricsDumper
 
-    broker = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
+    broker = open_engines(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
     broker.quotas.manager.set_quotas({"alice": 2.0}, 5.0)
     broker.quotas.manager.check("alice", 7, 1_000)
     broker.txn.coordinator.init_producer_id("app", 60_000, -1, -1, 0)

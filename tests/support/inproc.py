@@ -1,12 +1,12 @@
-"""A whole broker in the test process (build_broker, no sockets) driven with real
+"""A whole broker in the test process (open_engines, no sockets) driven with real
 request frames through its dispatcher, under a settable clock."""
 
 from __future__ import annotations
 
 from kipper.broker import config as cfg
-from kipper.broker.composition import build_broker
+from kipper.broker.server import open_engines
 from kipper.broker.context import Session
-from kipper.broker.dispatcher import Later
+from kipper.broker.dispatcher import Dispatcher, Later
 from kipper.broker.handlers.replies import Reply
 from kipper.protocol import records
 from kipper.protocol.header import decode_response, encode_request
@@ -18,9 +18,10 @@ PRODUCE = 0
 class InProcessBroker:
     def __init__(self, now: int = 1_700_000_000_000, **overrides):
         self.now = now
-        self.state = build_broker(cfg.load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0",
+        self.state = open_engines(cfg.load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0",
                                                       **overrides}), clock=lambda: self.now)
         self.state.advertised["PLAINTEXT"] = ("127.0.0.1", 9092)
+        self.dispatcher = Dispatcher.of(self.state)
         self.session = Session("PLAINTEXT", "127.0.0.1:5555")
         self.cid = 0
 
@@ -29,7 +30,7 @@ class InProcessBroker:
         api = APIS[api_key]
         self.cid += 1
         frame = encode_request(api, version, self.cid, "test", body)[4:]
-        [result], _ = self.state.dispatcher.dispatch([frame], 0, session or self.session)
+        [result], _ = self.dispatcher.dispatch([frame], 0, session or self.session)
         if type(result) is Reply:
             result = result.body
         assert type(result) is not Later, "a deferred answer: drive the engine directly instead"

@@ -1,9 +1,10 @@
-"""Compaction in a whole broker (build_broker), without sockets: keyless records refused on
+"""Compaction in a whole broker (open_engines), without sockets: keyless records refused on
 a compacted topic, retention by policy, and the internal topics compacted and replayed."""
 
 from __future__ import annotations
 
-from kipper.broker.composition import build_broker
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.server import open_engines
 from kipper.broker.config import load
 from kipper.broker.context import Session
 from kipper.protocol import batch as b
@@ -18,14 +19,14 @@ def broker(**overrides):
               "offsets.topic.segment.bytes": "400",
               # records carry today's time, the clock says 1970: no future-timestamp limit
               "log.message.timestamp.after.max.ms": str(2**63 - 1), **overrides}
-    return build_broker(load(overrides=values), clock=lambda: 1_000_000)
+    return open_engines(load(overrides=values), clock=lambda: 1_000_000)
 
 
 def produce(state, topic: str, data: bytes, version: int = 9):
     body = {"transactional_id": None, "acks": -1, "timeout_ms": 1000,
             "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": data}]}]}
     frame = encode_request(PRODUCE, version, 1, "test", body)[4:]
-    [answer], _ = state.dispatcher.dispatch([frame], 0, Session("PLAINTEXT", "peer"))
+    [answer], _ = Dispatcher.of(state).dispatch([frame], 0, Session("PLAINTEXT", "peer"))
     return decode_response(PRODUCE, version, answer[4:])[1].responses[0].partition_responses[0]
 
 

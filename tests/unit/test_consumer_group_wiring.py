@@ -1,4 +1,4 @@
-"""KIP-848 consumer groups inside a whole broker (build_broker), without sockets: one group id is
+"""KIP-848 consumer groups inside a whole broker (open_engines), without sockets: one group id is
 one kind of group, and OffsetCommit/OffsetFetch/ListGroups/DescribeGroups treat
 consumer groups the way Kafka does."""
 
@@ -9,14 +9,14 @@ from construct import Container
 from kipper.broker.config import load
 from kipper.broker.handlers.groups import handle_describe_groups, handle_list_groups
 from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
-from kipper.broker.composition import build_broker
+from kipper.broker.server import open_engines
 from kipper.broker.context import RequestContext, Session
 from kipper.protocol.errors import ErrorCode
 from tests.unit.test_consumer_group_coordinator import request
 
 
 def broker():
-    state = build_broker(load(overrides={"group.consumer.session.timeout.ms": "10000",
+    state = open_engines(load(overrides={"group.consumer.session.timeout.ms": "10000",
                                          "group.consumer.min.session.timeout.ms": "1000"}),
                          clock=lambda: 0)
     state.topics.create("t", 2)

@@ -259,4 +259,4 @@ def test_an_in_memory_broker_maps_large_frames_and_a_durable_one_does_not(tmp_pa
     try:
         assert not durable.chunks.mapped
     finally:
-        durable.broker.close()
+        durable.engines.close()

@@ -3,7 +3,7 @@ bytes are not copied at all (the in-memory log keeps them in the frame's own map
 the kernel received them) and a small one's once (into the stored batch), a Fetch answer refers to the stored batches
 instead of copying them, requests leave no cyclic garbage behind, and Metadata keeps a
 topic's encoded partitions until its partition count changes. A whole broker
-(build_broker) behind a real KafkaConnection, with a recording transport."""
+(open_engines) behind a real KafkaConnection, with a recording transport."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import time
 import tracemalloc
 
 import pytest
-from kipper.broker.composition import build_broker
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.server import open_engines
 from kipper.broker.config import load
 from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
@@ -29,10 +30,10 @@ PRODUCE, FETCH, METADATA, CREATE_PARTITIONS = APIS[0], APIS[1], APIS[3], APIS[37
 
 @pytest.fixture
 def wired():
-    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: int(time.time() * 1000))
+    state = open_engines(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: int(time.time() * 1000))
     state.advertised["PLAINTEXT"] = ("127.0.0.1", 9092)
     state.topics.create("t", 1)
-    conn = KafkaConnection(state.dispatcher, lambda t, peer: Session("PLAINTEXT", peer), set(),
+    conn = KafkaConnection(Dispatcher.of(state), lambda t, peer: Session("PLAINTEXT", peer), set(),
                            max_frame=1 << 28)
     transport = Transport()
     conn.connection_made(transport)
@@ -244,10 +245,10 @@ def test_metadata_with_cached_partitions_is_what_the_schema_builds(wired, versio
 
 
 def test_an_idle_connection_gives_its_receive_buffer_back_to_the_pool():
-    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: int(time.time() * 1000))
+    state = open_engines(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}), clock=lambda: int(time.time() * 1000))
     state.topics.create("t", 1)
     pool = ChunkPool()
-    conns = [KafkaConnection(state.dispatcher, lambda t, peer: Session("PLAINTEXT", peer), set(),
+    conns = [KafkaConnection(Dispatcher.of(state), lambda t, peer: Session("PLAINTEXT", peer), set(),
                              max_frame=1 << 20, pool=pool) for _ in range(3)]
     for i, conn in enumerate(conns):
         conn.connection_made(Transport())

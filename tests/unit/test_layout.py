@@ -189,7 +189,7 @@ def test_the_broker_has_no_string_keyed_hooks():
 
 def test_a_string_keyed_hook_would_be_found():
     code = ("session.extras['sasl'] = auth\nx = ctx.session.hooks.get('acl')\nBroker(**engines)\n"
-            "self.totals['requests'] += 1\nconfig['log.dirs']\nctx.broker.config['node.id']\n")
+            "self.totals['requests'] += 1\nconfig['log.dirs']\nctx.engines.config['node.id']\n")
     assert [text for _, text in _string_keyed_hooks(ast.parse(code))] == [
         "session.extras['sasl']", "ctx.session.hooks.get('acl')", "**engines"]
 
@@ -201,7 +201,7 @@ def test_a_string_keyed_hook_would_be_found():
 # cycle. A new package must be given a floor here.
 FLOORS = (
     # what every floor reads: config, logging set-up, counters, wake-ups, the state-machine helper
-    {"config", "config_values", "logging_setup", "metrics", "notify"},
+    {"config", "config_values", "logging_setup", "metrics", "notify", "transitions"},
     # bytes on disk or in memory: segments, indexes, the in-memory log, log.dirs, metadata
     {"storage"},
     # idempotent-producer state, which each partition owns (as Kafka's UnifiedLog owns its
@@ -211,11 +211,12 @@ FLOORS = (
     {"log"},
     # the engines over partitions
     {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs"},
+    # the composition root: every engine built once, one frozen Engines
+    {"composition"},
     # handlers: (request, context) -> response
     {"handlers", "context"},
-    # the shell: event loop, connections, dispatch, exporters; the composition root (for now:
-    # it still builds the Dispatcher)
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "composition"},
+    # the shell: event loop, connections, dispatch, recovery at start, exporters
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus"},
     # the command
     {"main", "__main__"},
 )
@@ -283,3 +284,63 @@ def _handlers_in(path: Path) -> list[str]:
 def test_produce_has_one_handler():
     """Every Produce takes one route: a request alone is a run of one (broker/dispatcher.py)."""
     assert _handlers_in(ROOT / "broker" / "handlers" / "produce.py") == ["handle_produce"]
+
+
+def test_the_composition_root_only_builds():
+    """broker/composition.py builds engines and hands each its collaborators: it makes no
+    Dispatcher (the shell does, broker/server.py) and sets no attribute by name."""
+    tree = ast.parse((ROOT / "broker" / "composition.py").read_text(encoding="utf-8"))
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} | \
+            {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    assert sorted(names & {"Dispatcher", "setattr", "__setattr__"}) == []
+
+
+def _engine_chains(tree: ast.AST) -> list[tuple[int, str]]:
+    """Attribute chains that go three steps into the engines (``ctx.engines.txn.coordinator.
+    add_offsets``), from ``ctx`` or from a name bound to ``ctx.engines`` or one of its engines."""
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        depth_of = {}  # a name -> how many steps into the engines it already is
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                steps = _steps(node.value, depth_of)
+                if steps is not None:
+                    depth_of[node.targets[0].id] = steps
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute) and (_steps(node, depth_of) or 0) > 3:
+                found.append((node.lineno, ast.unparse(node)))
+    return sorted(set(found))
+
+
+def _steps(expr: ast.expr, depth_of: dict) -> int | None:
+    """How many attribute steps past ``engines`` ``expr`` is (``ctx.engines.txn`` -> 1)."""
+    chain = []
+    while isinstance(expr, ast.Attribute):
+        chain.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    chain.reverse()
+    if expr.id == "ctx" and chain[:1] == ["engines"]:
+        return len(chain)
+    if expr.id in depth_of:
+        return depth_of[expr.id] + len(chain)
+    return None
+
+
+def test_handlers_ask_one_engine_one_question():
+    """A handler calls a method of an engine (``ctx.engines.txn.add_offsets``); it does not
+    walk through an engine into its parts (``ctx.engines.txn.coordinator.add_offsets``)."""
+    found = sorted(f"{p.relative_to(ROOT)}:{line}: {text}" for p in _sources(["broker/handlers"])
+                   for line, text in _engine_chains(ast.parse(p.read_text(encoding="utf-8"))))
+    assert found == []
+
+
+def test_a_walk_through_an_engine_would_be_found():
+    code = ("def h(req, ctx):\n    ctx.engines.txn.coordinator.add_offsets(1)\n"
+            "    share = ctx.engines.share\n    share.coordinator.describe(1)\n"
+            "    ctx.engines.txn.add_offsets(1)\n    engines = ctx.engines\n    engines.topics.get('t')\n")
+    assert [text for _, text in _engine_chains(ast.parse(code))] == [
+        "ctx.engines.txn.coordinator.add_offsets", "share.coordinator.describe"]

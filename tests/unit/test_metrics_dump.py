@@ -146,10 +146,10 @@ def test_malformed_provider_sections_become_empty_rows(value):
 def test_the_derived_share_provider_counts_states_and_delivery_counts():
     from kipper.broker.config import load
     from kipper.broker.share.states import REJECT
-    from kipper.broker.composition import build_broker
+    from kipper.broker.server import open_engines
     from tests.unit.test_share_partition import LOCK, data, engine
 
-    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
+    state = open_engines(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0"}))
     sp, log = engine(), data(10)
     sp.acquire("a", 0, log, max_records=10)      # 0-9 acquired, delivery count 1
     sp.expire(LOCK)                                # ... their locks run out: available again

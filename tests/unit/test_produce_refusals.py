@@ -1,5 +1,5 @@
 """A batch the record parser refuses, through the real dispatcher of a whole broker
-(build_broker, no sockets, a settable clock): Kafka's answer, and nothing moves —
+(open_engines, no sockets, a settable clock): Kafka's answer, and nothing moves —
 no append, no high watermark, no producer state, no transaction in the partition, no
 produced bytes in the metrics — and the log says so once a second per producer."""
 
@@ -10,7 +10,8 @@ import time
 import structlog
 
 from kipper.broker import config as cfg
-from kipper.broker.composition import build_broker
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.server import open_engines
 from kipper.broker.context import Session
 from kipper.broker.log.refusals import RefusedBatches
 from kipper.protocol import compression
@@ -27,7 +28,8 @@ SESSION = Session("PLAINTEXT", "10.0.0.1:4242")
 class Broker:
     def __init__(self, **overrides):
         self.now = int(time.time() * 1000)
-        self.state = build_broker(cfg.load(overrides=overrides), clock=lambda: self.now)
+        self.state = open_engines(cfg.load(overrides=overrides), clock=lambda: self.now)
+        self.dispatcher = Dispatcher.of(self.state)
         self.state.topics.create("t", 1)
         self.cid = 0
 
@@ -36,7 +38,7 @@ class Broker:
         body = {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
             {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}
         frame = encode_request(PRODUCE, version, self.cid, client_id, body)[4:]
-        [result], _ = self.state.dispatcher.dispatch([frame], 0, SESSION)
+        [result], _ = self.dispatcher.dispatch([frame], 0, SESSION)
         return decode_response(PRODUCE, version, result[4:])[1].responses[0].partition_responses[0]
 
     @property

@@ -1,5 +1,5 @@
 """The producer-id quota on the Produce path, through the real dispatcher of a
-whole broker (build_broker, no sockets): throttled ids get THROTTLING_QUOTA_EXCEEDED and a
+whole broker (open_engines, no sockets): throttled ids get THROTTLING_QUOTA_EXCEEDED and a
 throttle time, admitted ones are never throttled, and the client-quota store
 keeps values in config.dir."""
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from kipper.broker import config as cfg
-from kipper.broker.composition import build_broker
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.server import open_engines
 from kipper.broker.context import Session
 from kipper.broker.handlers.replies import Reply
 from kipper.broker.quota.client_quotas import ClientQuotaStore, Op, check_entity, check_op
@@ -27,8 +28,8 @@ class Broker:
         values = {"producer.id.quota.window.num": "2", "producer.id.quota.window.size.seconds": "10",
                   "config.dir": str(tmp_path / "cfg"), **overrides}
         self.now = 0
-        self.state = build_broker(cfg.load(overrides=values), clock=lambda: self.now)
-        self.dispatcher = self.state.dispatcher
+        self.state = open_engines(cfg.load(overrides=values), clock=lambda: self.now)
+        self.dispatcher = Dispatcher.of(self.state)
         self.state.topics.create("t", 1)
         self.cid = 0
         self.mute_ms = 0  # what the last reply asked of the connection

@@ -6,7 +6,8 @@ from construct import Container
 
 from bisect import bisect_right
 
-from kipper.broker.composition import build_broker
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.server import open_engines
 from kipper.broker.config import load
 from kipper.broker.log.topics import TopicManager
 from kipper.broker.share.log_view import PartitionLogView
@@ -186,7 +187,7 @@ def test_topic_deletion_forgets_its_share_partitions():
 def _state(**overrides):
     base = {"group.share.auto.offset.reset": "earliest", "retention.ms": "1"}
     base.update(overrides)
-    return build_broker(load(overrides=base))
+    return open_engines(load(overrides=base))
 
 
 def test_retention_never_removes_the_latest_checkpoint_or_the_deltas_after_it():
@@ -238,9 +239,9 @@ def test_share_groups_appear_in_list_groups_and_disabled_share_groups_are_not_se
             "group_type": "share"} in rows
 
     share_apis = {76, 77, 78, 79}
-    assert share_apis <= set(state.handlers)
+    assert share_apis <= set(Dispatcher.of(state).handlers)
     disabled = _state(**{"group.share.enable": "false"})
-    assert set(disabled.handlers) == set(state.handlers) - share_apis
+    assert set(Dispatcher.of(disabled).handlers) == set(Dispatcher.of(state).handlers) - share_apis
 
 
 def test_a_fetch_right_after_delete_records_sees_the_new_log_start():

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from kipper.broker.composition import build_broker
+from kipper.broker.server import open_engines
 from kipper.broker.config import load
 from kipper.broker.storage.files import CLEAN_SHUTDOWN, StorageError
 from kipper.broker.storage.log_manager import LogManager
@@ -23,7 +23,7 @@ def broker(path, **overrides):
     values = {"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(path),
               "offsets.topic.num.partitions": "3", "transaction.state.log.num.partitions": "2",
               **overrides}
-    return build_broker(load(overrides=values), clock=lambda: 1_000_000)
+    return open_engines(load(overrides=values), clock=lambda: 1_000_000)
 
 
 def test_a_directory_held_by_another_broker_is_refused(tmp_path):

@@ -1,11 +1,12 @@
-"""Transactions in a whole broker (build_broker), without sockets: the Produce path,
+"""Transactions in a whole broker (open_engines), without sockets: the Produce path,
 markers in the log and in producer state, LSO and aborted transactions, timeouts by tick."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 
-from kipper.broker.composition import Broker, build_broker
+from kipper.broker.composition import Engines
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.server import open_engines
 from kipper.broker.config import load
 from kipper.broker.context import Session
 from kipper.protocol import records
@@ -17,8 +18,8 @@ E = ErrorCode
 TID = "app"
 
 
-def make_state(**overrides) -> Broker:
-    state = build_broker(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", **overrides}),
+def make_state(**overrides) -> Engines:
+    state = open_engines(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", **overrides}),
                          clock=lambda: 0)
     state.topics.create("t", 2)
     return state
@@ -31,7 +32,7 @@ def append(state, pid, epoch, seq, n=2, partition=0, transactional=True):
     body = {"transactional_id": TID if transactional else None, "acks": -1, "timeout_ms": 1000,
             "topic_data": [{"name": "t", "partition_data": [{"index": partition, "records": data}]}]}
     frame = encode_request(PRODUCE, 9, 1, "test", body)[4:]
-    [answer], _ = state.dispatcher.dispatch([frame], 0, Session("PLAINTEXT", "peer"))
+    [answer], _ = Dispatcher.of(state).dispatch([frame], 0, Session("PLAINTEXT", "peer"))
     return decode_response(PRODUCE, 9, answer[4:])[1].responses[0].partition_responses[0]
 
 
@@ -101,7 +102,7 @@ def test_timeout_abort_by_tick_fences_the_old_epoch_in_the_partition():
     psm = state.producer_states.get("t", 0)
     assert psm.entry(pid)["producer_epoch"] == epoch + 1
     # even with verification off, the partition's producer state refuses the old epoch
-    state.txn.settings = replace(state.txn.settings, verify_partitions=False)
+    state.alter_broker_configs("", {"transaction.partition.verification.enable": "false"})
     assert append(state, pid, epoch, 2)["error_code"] == E.INVALID_PRODUCER_EPOCH
 
 

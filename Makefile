@@ -11,11 +11,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-$(STAMP_RUN): pyproject.toml | $(BIN)/python
+$(STAMP_RUN): pyproject.toml setup.py protocol/_record_scan.c | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(STAMP_TEST): pyproject.toml | $(BIN)/python
+$(STAMP_TEST): pyproject.toml setup.py protocol/_record_scan.c | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,interop,spark]'
 	touch $@ $(STAMP_RUN)
 

@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.broker_ingest [--records 1000000] [--size 100] [--producers 1]
     .venv/bin/python -m benchmarks.broker_ingest --log-dirs     # durable kipper vs in-memory kipper
     .venv/bin/python -m benchmarks.broker_ingest --baseline DIR --rounds 3   # this kipper vs another checkout
+    .venv/bin/python -m benchmarks.broker_ingest --compression lz4          # the producers compress
 
 With ``--log-dirs`` the second broker is kipper with log.dirs in a fresh
 temporary directory (Kafka's default flush policy: the page cache), instead of
@@ -34,12 +35,12 @@ TOPIC = "ingest"
 
 
 def _produce(bootstrap: str, n: int, size: int, callbacks: bool, start_evt, done_q,
-             idempotent: bool = False) -> None:
+             idempotent: bool = False, compression: str = "none") -> None:
     from confluent_kafka import Producer
 
     payload = os.urandom(size)
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all" if idempotent else "1",
-                  "enable.idempotence": idempotent})
+                  "enable.idempotence": idempotent, "compression.type": compression})
     p.produce(TOPIC, payload)
     p.flush(30)
     start_evt.wait()
@@ -83,14 +84,14 @@ def create_topic(bootstrap: str, partitions: int, topic: str = TOPIC) -> None:
 
 
 def run_against(name: str, broker, n: int, size: int, producers: int, partitions: int,
-                callbacks: bool = False, idempotent: bool = False) -> dict:
+                callbacks: bool = False, idempotent: bool = False, compression: str = "none") -> dict:
     create_topic(broker.bootstrap, partitions)
     ctx = mp.get_context("spawn")
     start_evt = ctx.Event()
     done_q = ctx.Queue()
     share = n // producers
     procs = [ctx.Process(target=_produce, args=(broker.bootstrap, share, size, callbacks, start_evt, done_q,
-                                                idempotent))
+                                                idempotent, compression))
              for _ in range(producers)]
     for p in procs:
         p.start()
@@ -132,7 +133,8 @@ def compare_with_baseline(args) -> None:
         for name, checkout in (("baseline", args.baseline), ("this", None)):
             with BrokerProcess({"log.level": "WARNING"}, checkout=checkout) as broker:
                 runs[name].append(run_against(name, broker, args.records, args.size, args.producers,
-                                              args.partitions, args.callbacks, args.idempotent))
+                                              args.partitions, args.callbacks, args.idempotent,
+                                              args.compression))
     mean = {name: {key: sum(r[key] for r in rows) / len(rows)
                    for key in ("records_per_sec", "broker_cpu_s_per_million")} for name, rows in runs.items()}
     for name, m in mean.items():
@@ -154,24 +156,27 @@ def main() -> None:
                     help="idempotent producers with acks=all (as the side-by-side ingest passes)")
     ap.add_argument("--log-dirs", action="store_true",
                     help="compare kipper with log.dirs (durable) against kipper in memory")
+    ap.add_argument("--compression", default="none", choices=["none", "gzip", "snappy", "lz4", "zstd"],
+                    help="the producers' compression.type")
     ap.add_argument("--baseline", metavar="DIR", help="compare with kipper run from another checkout")
     ap.add_argument("--rounds", type=int, default=1, help="with --baseline: alternating rounds")
     args = ap.parse_args()
     print(f"{args.records:,} records of {args.size} bytes, "
           f"{'idempotent, acks=all' if args.idempotent else 'acks=1'}, {args.producers} confluent-kafka "
           f"producer(s), {args.partitions} partition(s), "
-          f"{'a delivery callback per record' if args.callbacks else 'no delivery callbacks'}")
+          f"{'a delivery callback per record' if args.callbacks else 'no delivery callbacks'}, "
+          f"compression {args.compression}")
     if args.baseline:
         compare_with_baseline(args)
         return
     with BrokerProcess({"log.level": "WARNING"}) as broker:
         kipper = run_against("kipper", broker, args.records, args.size, args.producers,
-                             args.partitions, args.callbacks, args.idempotent)
+                             args.partitions, args.callbacks, args.idempotent, args.compression)
     if args.log_dirs:
         with tempfile.TemporaryDirectory(prefix="kipper-ingest-") as data:
             with BrokerProcess({"log.level": "WARNING", "log.dirs": data}) as broker:
                 durable = run_against("durable", broker, args.records, args.size, args.producers,
-                                      args.partitions, args.callbacks, args.idempotent)
+                                      args.partitions, args.callbacks, args.idempotent, args.compression)
         print(f"durable/in-memory: {durable['records_per_sec'] / kipper['records_per_sec']:.2f}x "
               f"throughput, {durable['broker_cpu_s_per_million'] / kipper['broker_cpu_s_per_million']:.2f}x "
               f"CPU per record")
@@ -181,7 +186,7 @@ def main() -> None:
         return
     with TansuProcess() as tansu:
         tansu_result = run_against("tansu", tansu, args.records, args.size, args.producers,
-                                   args.partitions, args.callbacks, args.idempotent)
+                                   args.partitions, args.callbacks, args.idempotent, args.compression)
     print(f"kipper/Tansu: {kipper['records_per_sec'] / tansu_result['records_per_sec']:.2f}x throughput, "
           f"{kipper['broker_cpu_s_per_million'] / tansu_result['broker_cpu_s_per_million']:.2f}x CPU per record")
 

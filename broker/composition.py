@@ -35,6 +35,7 @@ from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
+from kipper.broker.log.refusals import RefusedBatches
 from kipper.broker.log.recovery import open_topics
 from kipper.broker.log.topics import Topic, TopicManager
 from kipper.broker.metrics import Metrics
@@ -77,6 +78,7 @@ class Engines:
     dynamic_configs: DynamicBrokerConfigs
     topic_configs: TopicConfigView  # every topic's configs in effect
     metrics: Metrics
+    refusals: RefusedBatches  # Produce batches the checks refused: counted, logged sparingly
     security: Security
     acls: Acls
     quotas: ProducerIdQuotas
@@ -124,6 +126,7 @@ class Engines:
             "cleaner": self.cleaner.snapshot,
             "authorizer": self.acls.snapshot,
             "producer_ids": lambda: {"allocated": ids.allocated, "epoch_bumps": ids.bumps},
+            "refused_batches": self.refusals.snapshot,
         }
 
     # --- operations that span engines ------------------------------------------------------
@@ -241,6 +244,7 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
     config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
     kept = _Kept(cluster_id=cluster_id, advertised={}, storage=storage,
                  dynamic_configs=DynamicBrokerConfigs(config, metadata), metrics=Metrics(),
+                 refusals=RefusedBatches(),
                  security=Security(config, config_dir), acls=Acls(config, config_dir),
                  quotas=ProducerIdQuotas(config, config_dir))
     engines = _engines(config, clock, kept=kept, metadata=metadata,
@@ -259,6 +263,7 @@ class _Kept:
     storage: LogManager | None
     dynamic_configs: DynamicBrokerConfigs
     metrics: Metrics
+    refusals: RefusedBatches
     security: Security
     acls: Acls
     quotas: ProducerIdQuotas
@@ -301,7 +306,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
         api_keys=frozenset(k for k in APIS if config["group.share.enable"] or k not in SHARE_API_KEYS),
         advertised=kept.advertised, storage=storage, dynamic_configs=kept.dynamic_configs,
-        topic_configs=TopicConfigView(kept.dynamic_configs), metrics=kept.metrics,
+        topic_configs=TopicConfigView(kept.dynamic_configs), metrics=kept.metrics, refusals=kept.refusals,
         security=kept.security, acls=kept.acls, quotas=kept.quotas,
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,

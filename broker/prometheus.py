@@ -102,6 +102,12 @@ def families(snap: dict) -> list:
     out += _quota_families(snap["quotas"]["users"])
     out += _cleaner_families(snap.get("cleaner") or {})
     out += _authorizer_families(snap.get("authorizer") or {})
+    refused = CounterMetricFamily("kafka_server_brokertopicmetrics_refused_batches",
+                                  "Produce batches refused by the checks before the append, by Kafka error.",
+                                  labels=["error"])
+    for error, n in sorted(((snap.get("refused_batches") or {}).get("by_error") or {}).items()):
+        refused.add_metric([error], n)
+    out.append(refused)
     auth = (snap.get("security") or {}).get("authentications") or {}
     out += [
         CounterMetricFamily("kafka_server_socket_server_metrics_successful_authentication",
@@ -240,7 +246,10 @@ def _cleaner_families(cleaner: dict) -> list:
                               labels=["topic", "partition"])
     for row in cleaner.get("partitions", ()):
         dirty.add_metric([row["topic"], str(row["partition"])], row["dirty_ratio"])
-    return out + [dirty]
+    uncleanable = GaugeMetricFamily("kafka_log_logcleanermanager_uncleanable_partitions_count",
+                                    "Compacted partitions the cleaner stopped at: a batch the record parser refuses.",
+                                    value=len(cleaner.get("uncleanable", ())))
+    return out + [dirty, uncleanable]
 
 
 def _authorizer_families(authorizer: dict) -> list:

@@ -7,7 +7,9 @@ standard frame format (Kafka magic >= 1), zstd and gzip their usual frames.
 
 from __future__ import annotations
 
+import mmap
 import struct
+import threading
 
 import cramjam
 
@@ -97,6 +99,83 @@ def compress(codec: int, data, level: int | None = None) -> bytes:
         return _COMPRESS[codec](data)
     except KeyError:
         raise UnsupportedCodec(f"unknown compression codec {codec}") from None
+
+
+class TooLarge(ValueError):
+    """The payload decompresses to more than the limit it was given."""
+
+
+class Undecompressable(ValueError):
+    """The payload is not what its codec writes (the codec library's words in the message)."""
+
+
+# A payload's output goes into one reused area per thread: an anonymous mapping whose pages
+# are committed only as output is written, so the limit costs address space, not memory,
+# and a batch decompresses without allocating or faulting in fresh pages (allocating the
+# output each time cost about as much again as decompressing it: benchmarks/record_check.py).
+# Pages past KEEP_BYTES are given back after a batch that used them.
+SCRATCH_BYTES = 128 << 20
+KEEP_BYTES = 16 << 20
+_scratch = threading.local()
+_TOO_SMALL = ("failed to write whole buffer", "smaller than required")  # cramjam's words for it
+
+
+def _scratch_area() -> mmap.mmap:
+    area = getattr(_scratch, "area", None)
+    if area is None:
+        area = _scratch.area = mmap.mmap(-1, SCRATCH_BYTES)
+    return area
+
+
+def _snappy_into(data, out: memoryview) -> int:
+    data = bytes(data)
+    if not data.startswith(_XERIAL_MAGIC):
+        return cramjam.snappy.decompress_raw_into(data, out)
+    pos = len(_XERIAL_HEADER)
+    written = 0
+    while pos < len(data):
+        (size,) = _I32.unpack_from(data, pos)
+        pos += 4
+        if size < 0 or pos + size > len(data):
+            raise ValueError("truncated xerial snappy block")
+        written += cramjam.snappy.decompress_raw_into(data[pos:pos + size], out[written:])
+        pos += size
+    return written
+
+
+_DECOMPRESS_INTO = {
+    GZIP: cramjam.gzip.decompress_into,
+    SNAPPY: _snappy_into,
+    LZ4: cramjam.lz4.decompress_into,
+    ZSTD: cramjam.zstd.decompress_into,
+}
+
+
+def read_decompressed(codec: int, data, read, limit: int = SCRATCH_BYTES):
+    """``read(view)`` of ``data`` decompressed, where ``view`` is a read-only view of this
+    thread's scratch area, valid only during the call (``read`` keeps nothing of it).
+    More than ``limit`` bytes of output (at most SCRATCH_BYTES) raise TooLarge before
+    more than that is written: a small payload that expands to gigabytes costs no
+    memory. A payload that does not decompress raises Undecompressable; what ``read``
+    raises goes to the caller as it is."""
+    if codec not in _DECOMPRESS_INTO:
+        raise UnsupportedCodec(f"unknown compression codec {codec}")
+    limit = min(limit, SCRATCH_BYTES)
+    area = _scratch_area()
+    n = SCRATCH_BYTES  # until the codec says how much it wrote: anything up to the limit
+    try:
+        with memoryview(area) as out:
+            try:
+                n = _DECOMPRESS_INTO[codec](data, out[:limit])
+            except Exception as exc:  # noqa: BLE001 - whatever the codec library raises, the payload is bad
+                if any(words in str(exc) for words in _TOO_SMALL):
+                    raise TooLarge(f"it decompresses to more than {limit} bytes") from None
+                raise Undecompressable(str(exc)) from None
+            with out[:n].toreadonly() as view:
+                return read(view)
+    finally:
+        if n > KEEP_BYTES:  # give back the pages a large payload (or a bomb) touched
+            area.madvise(mmap.MADV_DONTNEED, KEEP_BYTES, SCRATCH_BYTES - KEEP_BYTES)
 
 
 def decompress(codec: int, data) -> bytes:

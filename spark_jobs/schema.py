@@ -45,7 +45,10 @@ TRANSACTIONS = _struct(transactional_ids=L, states=MapType(S, L), commits=L, abo
 PRODUCER_IDS = _struct(allocated=L, epoch_bumps=L)
 
 CLEANER = _struct(runs=L, bytes_read=L, bytes_written=L, records_removed=L, running=L,
-                  partitions=ArrayType(_struct(topic=S, partition=I, dirty_ratio=D)))
+                  partitions=ArrayType(_struct(topic=S, partition=I, dirty_ratio=D)),
+                  uncleanable=ArrayType(_struct(topic=S, partition=I, reason=S)))
+
+REFUSED_BATCHES = _struct(total=L, by_error=MapType(S, L))
 
 AUTHORIZER = _struct(enabled=BooleanType(), acls=L, denied=MapType(S, L))
 
@@ -77,6 +80,7 @@ DUMP_LINE = StructType([
     StructField("producer_ids", PRODUCER_IDS, True),
     StructField("security", SECURITY, True),
     StructField("cleaner", CLEANER, True),
+    StructField("refused_batches", REFUSED_BATCHES, True),
     StructField("authorizer", AUTHORIZER, True),
     StructField("dump", _struct(dropped=L), True),
     StructField("producers", CLIENT_PRODUCERS, True),

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from kipper.broker.storage.log_config import LogConfig
 from kipper.protocol import batch as b
-from kipper.protocol import records
+from kipper.protocol import record_check, records
 
 
 class Cleanable(NamedTuple):
@@ -90,6 +90,23 @@ WAITING = "waiting"  # what a pass yields while the storage thread works for it
 RECORDS_PER_STEP = 16  # records read between two yields inside one batch
 
 
+class Uncleanable(Exception):
+    """A batch the record parser refuses, read from the log or about to be written: the
+    pass stops, nothing of it replaces a segment, and the partition is not cleaned again
+    (Kafka marks such a partition uncleanable). Recovery cuts such a batch at a start
+    after a crash; the append path never stores one."""
+
+    def __init__(self, base_offset: int, message: str):
+        super().__init__(f"the batch at offset {base_offset} {message}")
+        self.base_offset = base_offset
+
+
+def parsed(data: bytes, h: b.BatchHeader, what: str = "does not parse") -> None:
+    problem = record_check.check_batch(data, 0, len(data), h)
+    if problem is not None:
+        raise Uncleanable(h.base_offset, f"{what}: {problem.message}")
+
+
 class PassStats(NamedTuple):
     bytes_read: int
     bytes_written: int
@@ -107,6 +124,7 @@ class CleaningPass:
         self.bytes_read = self.bytes_written = self.records_removed = 0
         self.started = time.perf_counter()
         self.done = False
+        self.failed: Uncleanable | None = None
         self.waiting = False  # the last step ended waiting for the storage thread
         self._aborted = _aborted_ranges(partition)
         self._steps = self._run()
@@ -114,10 +132,13 @@ class CleaningPass:
     def step(self, budget_s: float) -> bool:
         """Work for about ``budget_s``; True while there is more to do."""
         deadline = time.perf_counter() + budget_s
-        for state in self._steps:
-            self.waiting = state is WAITING
-            if self.waiting or time.perf_counter() >= deadline:
-                return True
+        try:
+            for state in self._steps:
+                self.waiting = state is WAITING
+                if self.waiting or time.perf_counter() >= deadline:
+                    return True
+        except Uncleanable as exc:
+            self.failed = exc
         self.waiting = False
         self.done = True
         return False
@@ -138,6 +159,7 @@ class CleaningPass:
         for seg in self._segments(plan.first_dirty, plan.end):  # 1. the offset map
             for base, data in log.segment_batches(seg.base_offset):
                 h = b.read_header(data)
+                parsed(data, h)
                 if not h.is_control and not self._is_aborted(h):
                     for i, rec in enumerate(records.iter_batch_records(data, h), 1):
                         if rec.key is not None and rec.offset < plan.end:
@@ -150,14 +172,18 @@ class CleaningPass:
             if not self._still_there(seg.base_offset):
                 continue  # retention or DeleteRecords removed it meanwhile
             writer, changed = log.cleaned_writer(seg.base_offset), False
-            for base, data in log.segment_batches(seg.base_offset):
-                self.bytes_read += len(data)
-                out = yield from self._clean_batch(data, observed)
-                changed |= out is not data
-                if out is not None:
-                    writer.add(out)
-                    self.bytes_written += len(out)
-                yield
+            try:
+                for base, data in log.segment_batches(seg.base_offset):
+                    self.bytes_read += len(data)
+                    out = yield from self._clean_batch(data, observed)
+                    changed |= out is not data
+                    if out is not None:
+                        writer.add(out)
+                        self.bytes_written += len(out)
+                    yield
+            except Uncleanable:
+                writer.abort()
+                raise
             syncing = writer.sync_in_background() if changed else None
             while syncing is not None and not syncing.done():
                 yield WAITING  # the disk works; the loop serves requests
@@ -180,6 +206,7 @@ class CleaningPass:
         that yields every RECORDS_PER_STEP records read or written and returns it, since
         one producer batch may hold thousands of records."""
         h = b.read_header(data)
+        parsed(data, h)
         now = self.now
         horizon_set = bool(h.attributes & b.DELETE_HORIZON)
         horizon = h.base_timestamp if horizon_set else now + self.config.delete_retention_ms
@@ -194,7 +221,7 @@ class CleaningPass:
             if horizon_set:
                 return data
             marker = list(records.iter_batch_records(data, h))
-            return records.rebuild_batch(h, marker, delete_horizon_ms=horizon)
+            return _checked(records.rebuild_batch(h, marker, delete_horizon_ms=horizon))
         if h.is_transactional:
             observed.add(h.producer_id)
             if self._is_aborted(h):
@@ -217,7 +244,7 @@ class CleaningPass:
             return None
         if len(kept) == h.records_count and (horizon_set or not tombstones):
             return data
-        return (yield from records.rebuild_steps(h, kept, delete_horizon_ms=horizon if tombstones else None))
+        return _checked((yield from records.rebuild_steps(h, kept, delete_horizon_ms=horizon if tombstones else None)))
 
     def _is_aborted(self, h) -> bool:
         ranges = self._aborted.get(h.producer_id)
@@ -225,6 +252,12 @@ class CleaningPass:
             return False
         i = bisect_right(ranges, (h.base_offset, 1 << 62)) - 1
         return i >= 0 and ranges[i][0] <= h.base_offset < ranges[i][1]
+
+
+def _checked(rebuilt: bytes) -> bytes:
+    """The cleaner's copy of a batch, through the parser before it may replace anything."""
+    parsed(rebuilt, b.read_header(rebuilt), "as the cleaner rebuilt it does not parse")
+    return rebuilt
 
 
 def _aborted_ranges(partition) -> dict[int, list[tuple[int, int]]]:

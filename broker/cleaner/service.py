@@ -38,6 +38,9 @@ class LogCleaner:
         # log.cleaner.threads is a dynamic broker config, read at each tick
         self.live = live if live is not None else {"log.cleaner.threads": 1}
         self.running: list[tuple[str, int, CleaningPass]] = []
+        # (topic, partition) -> why: a pass met a batch the record parser refuses (Kafka's
+        # uncleanable partitions); they are left alone until the broker restarts
+        self.uncleanable: dict[tuple[str, int], str] = {}
         self.counters = {"runs": 0, "bytes_read": 0, "bytes_written": 0, "records_removed": 0}
 
     def _compacted(self):
@@ -54,7 +57,7 @@ class LogCleaner:
         while len(self.running) < self.live["log.cleaner.threads"]:
             best = None
             for topic, partition in self._compacted():
-                if (topic.name, partition.partition) in busy:
+                if (topic.name, partition.partition) in busy or (topic.name, partition.partition) in self.uncleanable:
                     continue
                 plan = cleanable(partition, partition.log.config, now)
                 if plan is not None and (best is None or plan.dirty_ratio > best[2].dirty_ratio):
@@ -95,6 +98,10 @@ class LogCleaner:
         return CLEANER_PAUSE_S if clients_active else 0.0
 
     def _finished(self, topic: str, partition: int, cleaning: CleaningPass) -> None:
+        if cleaning.failed is not None:
+            self.uncleanable[(topic, partition)] = str(cleaning.failed)
+            log.error("log_uncleanable", topic=topic, partition=partition, reason=str(cleaning.failed))
+            return
         stats = cleaning.stats()
         c = self.counters
         c["runs"] += 1
@@ -119,5 +126,7 @@ class LogCleaner:
 
     def snapshot(self) -> dict:
         return {**self.counters, "running": len(self.running),
+                "uncleanable": [{"topic": t, "partition": p, "reason": why}
+                                for (t, p), why in sorted(self.uncleanable.items())],
                 "partitions": [{"topic": t.name, "partition": p.partition,
                                 "dirty_ratio": round(dirty_ratio(p), 4)} for t, p in self._compacted()]}

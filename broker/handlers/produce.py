@@ -19,7 +19,7 @@ from typing import NamedTuple
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.broker.log import validate
-from kipper.protocol.batch import TRANSACTIONAL
+from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
 
 VALID_ACKS = (0, 1, -1)
@@ -130,8 +130,13 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     partition = topic.partitions[index]
     try:
         records, spans = validate.checked_batch(records, policy, now)
-    except validate.Rejected as exc:
-        return _row(index, exc.code, message=exc.message), 0, 0, 0
+    except validate.Rejected as exc:  # nothing is appended, nothing of the producer's state moves
+        _log_refusal(ctx, topic.name, index, records, exc.code, exc.message, now)
+        row = _row(index, exc.code, message=exc.message)
+        if exc.record_errors:
+            row["record_errors"] = [{"batch_index": i, "batch_index_error_message": m}
+                                    for i, m in exc.record_errors]
+        return row, 0, 0, 0
     [(_, _, header)] = spans  # one batch a partition (validate.py)
     engines = ctx.engines
     if header.producer_id >= 0:  # the producer-id quota; a plain producer's batches skip it
@@ -142,7 +147,9 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     if policy.compact:  # (the topic's cleanup.policy in effect)
         keyless = validate.keyless_records(records, spans)
         if keyless:  # Kafka's answer; nothing of the batch is appended
-            return _keyless_refused(index, keyless, topic.name, partition), 0, 0, 0
+            row = _keyless_refused(index, keyless, topic.name, partition)
+            _log_refusal(ctx, topic.name, index, records, ErrorCode.INVALID_RECORD, row["error_message"], now)
+            return row, 0, 0, 0
     if header.attributes & TRANSACTIONAL:
         code, message = engines.txn.check_append(topic.name, index, [header])
         if code != ErrorCode.NONE:
@@ -154,6 +161,17 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     if not appended.appended:  # refused, or a retry answered from producer state
         return row, 0, 0, 0
     return row, 0, len(records), header.records_count
+
+
+def _log_refusal(ctx, topic: str, index: int, records, code: ErrorCode, message: str, now: int) -> None:
+    """Count the refusal; a line in the log at most once a second per producer (its
+    producer id, or else its connection and client id)."""
+    producer_id = read_header(records).producer_id if len(records) >= HEADER_SIZE else -1
+    session = ctx.session
+    producer = producer_id if producer_id >= 0 else (session.peer, ctx.client_id)
+    ctx.engines.refusals.refused(now, producer, error=ErrorCode(code).name, message=message, topic=topic,
+                                 partition=index, producer_id=producer_id, client_id=ctx.client_id,
+                                 peer=session.peer)
 
 
 def _row(index: int, code: ErrorCode = ErrorCode.NONE, base_offset: int = -1,

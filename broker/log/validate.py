@@ -9,19 +9,22 @@ first that fails:
 1. the batch, from its 61-byte header: framing, one batch per partition (Kafka's rule
    for magic v2), size (max.message.bytes), CRC-32C, codec, record count, no control
    batch from a client;
-2. the timestamps the topic's configs refuse: message.timestamp.after.max.ms from the
+2. every record, with the record parser (protocol/record_check.py, compiled), as
+   Kafka's LogValidator iterates every record of every batch (decompressing a
+   compressed one): each record's fields within its length, the records filling the
+   batch exactly and numbering its record count. A record that does not parse is
+   INVALID_RECORD with its index in the record errors; a payload that does not
+   decompress is CORRUPT_MESSAGE. It comes before anything decodes records, so that
+   nothing after it meets a malformed one;
+3. the timestamps the topic's configs refuse: message.timestamp.after.max.ms from the
    header; message.timestamp.before.max.ms record by record, only when it is set;
-3. record-level checks: none yet. A per-record validator goes here, in ``checked_batch``
-   between the timestamps and the rewrite: it sees every batch that is about to be
-   stored, before anything changes, and refuses it with INVALID_RECORD and the record
-   errors of Kafka's answer;
 4. the rewrite a topic config asks for: LogAppendTime stamps the header and recomputes
    the CRC; a compression.type other than producer recompresses the records section.
 
-With a topic's defaults only the header is read: records are decoded only when a
-config asks for it. A compacted topic's refusal of keyless records (``keyless_records``)
-reads them too; the Produce handler asks it after the producer-id quota, which comes
-first in Kafka.
+With a topic's defaults the records are walked but not decoded into objects: they
+are decoded only when a config asks for it. A compacted topic's refusal of keyless
+records (``keyless_records``) reads them too; the Produce handler asks it after the
+producer-id quota, which comes first in Kafka.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from crc32c import crc32c as _crc32c
 
 from kipper.broker.log.topic_configs import LONG_MAX
 from kipper.protocol import batch as b
-from kipper.protocol import compression
+from kipper.protocol import compression, record_check
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
 
@@ -40,10 +43,14 @@ NO_TIMESTAMP = -1
 
 
 class Rejected(Exception):
-    def __init__(self, code: ErrorCode, message: str):
+    """``record_errors``: (index of the record in the partition's records, message) for
+    Produce v8+'s record_errors; empty when no single record is at fault."""
+
+    def __init__(self, code: ErrorCode, message: str, record_errors: tuple = ()):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.record_errors = record_errors
 
 
 @dataclass(frozen=True)
@@ -98,16 +105,20 @@ def checked_batch(buf, policy: AppendPolicy, now: int):
         raise Rejected(ErrorCode.INVALID_RECORD, "record count does not match the last offset delta")
     if attributes & b.CONTROL:
         raise Rejected(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
-    # 2. timestamps
+    # 2. every record
+    problem = record_check.check_batch(buf, start, end, header)
+    if problem is not None:  # one batch a partition: its record index is the partition's
+        raise Rejected(ErrorCode(problem.code), problem.message,
+                       ((problem.batch_index, problem.message),) if problem.batch_index >= 0 else ())
+    # 3. timestamps
     check_timestamps(policy, buf, spans, now)
-    # 3. record-level checks go here (see above); nothing is decoded for them yet
     # 4. the rewrite
     if policy.rewrites:
         buf, spans = rewrite(policy, buf, spans, now)
     return buf, spans
 
 
-# --- 2. timestamps ---------------------------------------------------------------------------------
+# --- 3. timestamps ---------------------------------------------------------------------------------
 
 def _out_of_range(timestamp: int, offset: int, now: int, policy: AppendPolicy) -> Rejected:
     low = now - policy.before_max_ms if policy.before_max_ms < LONG_MAX else "-inf"
@@ -134,7 +145,7 @@ def check_timestamps(policy: AppendPolicy, buf, spans, now: int) -> None:
                 raise _out_of_range(rec.timestamp, rec.offset, now, policy)
 
 
-# --- 3. record by record -------------------------------------------------------------------------
+# --- keyless records (a compacted topic) -----------------------------------------------------------
 
 def keyless_records(buf, spans) -> list[int]:
     """Indexes (within the partition's records) of the records without a key (a compacted

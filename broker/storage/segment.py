@@ -13,7 +13,8 @@ stores them. Its indexes are Kafka's formats:
 The indexes live in memory while the segment is open and are written to their
 files when the segment rolls or the broker stops cleanly; after a crash they are
 rebuilt by ``recover``, which also validates every batch (length, magic,
-CRC-32C) and cuts the file at the first one that is not whole. Reads use
+CRC-32C, and every record with the parser the append path runs) and cuts the file
+at the first one that is not whole. Reads use
 ``pread``: nothing of the data stays in the broker's memory.
 """
 
@@ -29,6 +30,7 @@ import crc32c
 
 from kipper.broker.storage.files import in_background
 from kipper.protocol import batch as b
+from kipper.protocol import record_check
 
 _INDEX_ENTRY = struct.Struct(">ii")
 _TIME_ENTRY = struct.Struct(">qi")
@@ -192,8 +194,9 @@ class LogSegment:
     # --- recovery ----------------------------------------------------------------------------
 
     def recover(self) -> tuple[int, str | None]:
-        """Validate every batch (length, magic, offsets going up, CRC-32C), rebuild the
-        indexes, and cut the file at the first batch that is not whole. (bytes cut, why)."""
+        """Validate every batch (length, magic, offsets going up, CRC-32C, its records),
+        rebuild the indexes, and cut the file at the first batch that is not whole.
+        (bytes cut, why)."""
         self._idx_offsets, self._idx_positions = array("q"), array("q")
         self._time_ts, self._time_offsets = array("q"), array("q")
         self._since_index = 0
@@ -225,14 +228,14 @@ class LogSegment:
             if base < expected:
                 reason = f"offset {base} goes back (expected {expected} or more)"
                 break
-            if rel + total > len(buf) and total <= _SCAN_BLOCK:
+            if rel + total > len(buf):  # a batch larger than the block is read whole
                 buf, buf_pos, rel = os.pread(fd, min(max(total, _SCAN_BLOCK), size - pos), pos), pos, 0
-            if rel + total <= len(buf):
-                ok = crc32c.crc32c(memoryview(buf)[rel + b.CRC_START:rel + total]) == h.crc
-            else:
-                ok = _crc_streamed(fd, pos, total, h.crc)
-            if not ok:
+            if crc32c.crc32c(memoryview(buf)[rel + b.CRC_START:rel + total]) != h.crc:
                 reason = f"the batch at offset {base} fails its CRC-32C"
+                break
+            problem = record_check.check_batch(buf, rel, rel + total, h)
+            if problem is not None:  # the parser the append path runs: never serve what it refuses
+                reason = f"the batch at offset {base} does not parse: {problem.message}"
                 break
             last = base + h.last_offset_delta
             if self._since_index >= self.index_interval or not self._idx_positions:
@@ -352,20 +355,6 @@ def _writev_all(fd: int, chunks: list) -> int:
             done += len(c)
         written += os.writev(fd, rest)
     return total
-
-
-def _crc_streamed(fd: int, pos: int, total: int, expected: int) -> bool:
-    """The CRC-32C of a batch too large to read at once."""
-    crc = 0
-    at = pos + b.CRC_START
-    end = pos + total
-    while at < end:
-        chunk = os.pread(fd, min(_SCAN_BLOCK, end - at), at)
-        if not chunk:
-            return False
-        crc = crc32c.crc32c(chunk, crc)
-        at += len(chunk)
-    return crc == expected
 
 
 class CleanedSegment:

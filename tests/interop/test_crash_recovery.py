@@ -5,7 +5,8 @@ same port and directory; librdkafka and kafka-python reconnect and retry. Every
 acknowledged record must be stored, none twice, and each key's records in the
 order they were sent: the broker's producer state comes back from its snapshot
 and the batches after it, so retries of batches that reached the log before the
-kill are recognised as duplicates.
+kill are recognised as duplicates. A batch whose records do not parse (CRC intact),
+put in the tail while the broker is down, is cut at recovery like a torn one.
 """
 
 from __future__ import annotations
@@ -129,3 +130,78 @@ def test_sigkill_under_idempotent_load_loses_nothing_and_duplicates_nothing(dura
         for r in recs:
             assert last.get(r.key, -1) < int(r.value), f"key {r.key!r} out of order"
             last[r.key] = int(r.value)
+
+
+# --- a corrupt record in the tail, CRC intact (issue 28) ------------------------------------------
+
+def _corrupt_tails(data_dir, topic: str) -> int:
+    """While the broker is down: after the last whole batch of each partition's active
+    segment, a batch whose CRC is right but whose records do not parse, and a sound one
+    after it (neither was ever acknowledged). How many partitions got one."""
+    from kipper.protocol import batch as b
+    from kipper.protocol import records
+    from tests.support import malformed
+
+    done = 0
+    for part_dir in sorted(data_dir.glob(f"{topic}-*")):
+        segment = max(part_dir.glob("*.log"))
+        data = segment.read_bytes()
+        pos, next_offset = 0, int(segment.stem)
+        while len(data) - pos >= b.HEADER_SIZE and pos + b.read_header(data, pos).size <= len(data):
+            h = b.read_header(data, pos)
+            pos, next_offset = pos + h.size, h.last_offset + 1
+        case = malformed.MALFORMED["key length beyond its record"]
+        bad = malformed.batch(case.payload, case.count, base_offset=next_offset)
+        after = records.build_batch([(b"x", b"-1")], base_offset=next_offset + case.count)
+        with open(segment, "r+b") as f:
+            f.truncate(pos)  # a torn batch (never acknowledged) would be cut anyway
+            f.seek(pos)
+            f.write(bad + after)
+        done += 1
+    return done
+
+
+def test_a_corrupt_record_in_the_tail_is_cut_at_recovery_and_nothing_acknowledged_is_lost(tmp_path, unique):
+    from confluent_kafka import Producer
+
+    broker = BrokerProcess({"log.dirs": str(tmp_path / "data")}, port=free_port()).start()
+    try:
+        topic = f"tail-{unique}"
+        create_topics(broker.bootstrap, topic)
+        acked: set[int] = set()
+        failed = []
+        p = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True, "acks": "all",
+                      "linger.ms": 5, "batch.num.messages": 100, "message.timeout.ms": 120_000,
+                      "reconnect.backoff.ms": 50, "reconnect.backoff.max.ms": 200})
+        corrupted = []
+
+        def kill_corrupt_start():
+            while len(acked) < KILL_AFTER:
+                time.sleep(0.005)
+            broker.kill()
+            corrupted.append(_corrupt_tails(tmp_path / "data", topic))
+            broker.start()
+
+        killer = threading.Thread(target=kill_corrupt_start)
+        killer.start()
+        for i in range(N):
+            while True:
+                try:
+                    p.produce(topic, key=_key(i), value=_value(i),
+                              on_delivery=lambda err, msg: failed.append(err) if err else acked.add(int(msg.value())))
+                    break
+                except BufferError:
+                    p.poll(0.01)
+            p.poll(0.001 if i % 50 == 0 else 0)
+        while killer.is_alive():
+            p.poll(0.05)
+        assert p.flush(120) == 0 and not failed
+        assert corrupted == [3]
+        log_text = broker.log_text()
+        assert log_text.count("log_truncated") == 3 and log_text.count("does not parse") == 3, log_text[-3000:]
+        stored = read_topic(broker.bootstrap, topic)
+        values = [int(r.value) for recs in stored.values() for r in recs]
+        assert -1 not in values  # the sound batch after the corrupt one went with it
+        assert len(values) == len(set(values)) and acked == set(values) == set(range(N))
+    finally:
+        broker.stop()

@@ -276,6 +276,59 @@ def test_the_cleaner_service_picks_compacted_partitions_and_counts(tmp_path):
     assert snap["partitions"] == [{"topic": "c", "partition": 0, "dirty_ratio": 0.0}]
 
 
+def test_a_batch_that_does_not_parse_makes_the_partition_uncleanable(kind, tmp_path):
+    """Kafka marks such a partition uncleanable: nothing is rewritten, nothing dropped."""
+    from tests.support import malformed
+
+    topics = TopicManager(num_partitions=1, auto_create=False)
+    _, _, topic = topics.create("c", 1, configs={"cleanup.policy": "compact"})
+    p = make_partition(kind, tmp_path, compact_config())
+    topic.partitions[0] = p
+    for i in range(3):
+        put(p, b"k", b"v%d" % i)
+    case = malformed.MALFORMED["negative header count"]
+    bad = malformed.batch(case.payload, case.count, base_offset=p.log.log_end_offset)
+    p.log.append(bad, b.split_batches(bad), 0)  # stored as an older broker might have: not by Produce
+    roll(p)
+    put(p, b"z", b"z")
+    before = [(o, k, v) for o, k, v in stored(p)]
+    cleaner = LogCleaner(topics)
+    cleaner.clean_now(1000)
+    assert stored(p) == before  # three records of one key: the pass would have removed two
+    snap = cleaner.snapshot()
+    assert snap["runs"] == 0
+    assert snap["uncleanable"] == [{"topic": "c", "partition": 0, "reason": (
+        "the batch at offset 3 does not parse: record 0: header count -1 is negative")}]
+    assert not cleaner.tick(2000)  # left alone from then on
+
+
+def test_a_rebuilt_batch_that_does_not_parse_replaces_nothing(kind, tmp_path, monkeypatch):
+    """The cleaner's own copies go through the parser before they are written."""
+    real = records.rebuild_steps
+
+    def broken(h, kept, **kw):
+        data = bytearray((yield from real(h, kept, **kw)))
+        data += b"\x00"  # a byte after the last record
+        return malformed_recrc(data)
+
+    from tests.support.malformed import recrc as malformed_recrc
+
+    monkeypatch.setattr(records, "rebuild_steps", broken)
+    p = make_partition(kind, tmp_path, compact_config())
+    data = records.build_batch([(b"k", b"a", 0), (b"j", b"b", 0)])
+    p.append(data, b.split_batches(data), 0)
+    put(p, b"k", b"new")  # the batch above keeps only j: the cleaner rebuilds it
+    roll(p)
+    put(p, b"z", b"z")
+    before = stored(p)
+    plan = cleanable(p, p.log.config, 1000)
+    cleaning = CleaningPass(p, p.log.config, plan, 1000)
+    while cleaning.step(1.0):
+        pass
+    assert "as the cleaner rebuilt it does not parse: 1 bytes follow the last of the 1 records" in str(cleaning.failed)
+    assert stored(p) == before
+
+
 def test_a_segment_is_read_in_chunks_that_survive_retention_in_front(kind, tmp_path, monkeypatch):
     import kipper.broker.storage.memory_log as memory
 

@@ -103,11 +103,13 @@ def test_cleaner_and_authorizer_families():
     m = Metrics()
     m.providers["cleaner"] = lambda: {"runs": 2, "bytes_read": 1000, "bytes_written": 400,
                                       "records_removed": 9, "running": 0,
-                                      "partitions": [{"topic": "c", "partition": 0, "dirty_ratio": 0.25}]}
+                                      "partitions": [{"topic": "c", "partition": 0, "dirty_ratio": 0.25}],
+                                      "uncleanable": [{"topic": "d", "partition": 1, "reason": "x"}]}
     m.providers["authorizer"] = lambda: {"enabled": True, "acls": 12, "denied": {"Produce": 3, "Metadata": 1}}
     s = samples(m)
     assert s[("kafka_log_logcleaner_records_removed_total", ())] == 9
     assert s[("kafka_log_logcleanermanager_dirty_ratio", (("partition", "0"), ("topic", "c")))] == 0.25
+    assert s[("kafka_log_logcleanermanager_uncleanable_partitions_count", ())] == 1
     assert s[("kafka_server_authorizer_metrics_acls_total_count", ())] == 12
     assert s[("kafka_server_authorizer_metrics_authorization_denied_total", (("request", "Produce"),))] == 3
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,9 @@ from kipper.broker.log.partition import Partition
 from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.storage.file_log import FileLog, LogConfig
 from kipper.protocol import batch as b
-from kipper.protocol import records
+from kipper.protocol import compression, records
 from kipper.protocol.errors import ErrorCode
+from tests.support import malformed
 
 
 def _write(directory, sizes, **config) -> tuple[FileLog, list[int]]:
@@ -76,6 +78,25 @@ def test_a_corrupt_byte_cuts_the_log_before_the_batch_that_holds_it(tmp_path_fac
     again = _reopen(directory)
     assert again.log_end_offset == victim
     assert _stored(again) == list(range(victim))
+
+
+@pytest.mark.parametrize("codec", malformed.CODECS, ids=[compression.NAMES[c] for c in malformed.CODECS])
+@pytest.mark.parametrize("fault", ["records_count 3 with two records", "negative header count",
+                                   "key length beyond its record", "bytes left over after the last record"])
+def test_a_batch_whose_records_do_not_parse_is_cut_though_its_crc_holds(tmp_path, fault, codec):
+    directory = tmp_path / "t-0"
+    log, ends = _write(directory, [40, 60, 80])
+    log.close()
+    case = malformed.MALFORMED[fault]
+    bad = bytearray(malformed.batch(case.payload, case.count, codec, base_offset=3))
+    with open(directory / "00000000000000000000.log", "ab") as f:  # a corrupt tail, CRC intact
+        f.write(bytes(bad) + records.build_batch([(b"k", b"after")], base_offset=3 + case.count))
+    assert b.crc_valid(bad, 0, len(bad), b.read_header(bad))
+    again = _reopen(directory)
+    assert again.log_end_offset == 3 and _stored(again) == [0, 1, 2]
+    assert os.path.getsize(directory / "00000000000000000000.log") == ends[-1]
+    assert again.append(records.build_batch([(None, b"next")]),
+                        b.split_batches(records.build_batch([(None, b"next")])), 0)[0] == 3
 
 
 def test_segments_after_a_torn_one_are_removed_and_indexes_are_rebuilt(tmp_path):

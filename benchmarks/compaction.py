@@ -43,9 +43,10 @@ def cleaning_rate(kind: str, megabytes: int, keys: int, size: int, per_batch: in
     then again on the same data with the broker's slice budget: how long each step took."""
     from kipper.broker.cleaner.compaction import CleaningPass, cleanable
     from kipper.broker.cleaner.service import CLEANER_SLICE_S
-    from kipper.broker.log.config import LogConfig
-    from kipper.broker.log.memory import MemoryLog
-    from kipper.broker.log.partition import Partition, ProducerStateSettings
+    from kipper.broker.storage.log_config import LogConfig
+    from kipper.broker.storage.memory_log import MemoryLog
+    from kipper.broker.log.partition import Partition
+    from kipper.broker.producer_state.settings import ProducerStateSettings
     from kipper.broker.storage.file_log import FileLog
 
     config = LogConfig(compact=True, delete=False, min_cleanable_dirty_ratio=0.0)

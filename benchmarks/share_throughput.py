@@ -121,7 +121,7 @@ def _check_all_accepted(bootstrap: str, group: str) -> None:
 
 def recovery_time(in_flight: int = 10_000, deltas: int = 1_000, repeat: int = 5) -> tuple[float, int]:
     from kipper.broker.log.topics import TopicManager
-    from kipper.broker.share.recovery import PartitionLogView
+    from kipper.broker.share.log_view import PartitionLogView
     from kipper.broker.share.settings import ShareSettings
     from kipper.broker.share.states import ACCEPT, RELEASE
     from kipper.broker.share.store import ShareStore

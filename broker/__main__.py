@@ -1,6 +1,6 @@
-"""``python -m kipper.broker``: the same as ``kipper broker``."""
+"""``python -m kipper.broker``: the same as ``kipper broker`` (broker/main.py)."""
 
-from kipper.cli import main
+from kipper.broker.main import main
 
 if __name__ == "__main__":
-    raise SystemExit(main(["broker", *__import__("sys").argv[1:]]))
+    raise SystemExit(main())

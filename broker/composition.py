@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import structlog
 
@@ -32,22 +32,22 @@ from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.handlers import HANDLERS, RUN_HANDLERS
 from kipper.broker.log.effective import TopicConfigView
-from kipper.broker.log.partition import ProducerStateSettings
-from kipper.broker.log.topics import InMemoryPartitions, Topic, TopicManager
+from kipper.broker.producer_state.settings import ProducerStateSettings
+from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
+from kipper.broker.log.topics import Topic, TopicManager
 from kipper.broker.metrics import Metrics
-from kipper.broker.metrics_dump import share_partitions_provider
 from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
 from kipper.broker.quota.manager import ProducerIdQuotaManager
 from kipper.broker.quota.service import ProducerIdQuotas
 from kipper.broker.security.service import PRE_AUTH_APIS, Security
+from kipper.broker.share.index_file import IndexFilesInLogDirs
 from kipper.broker.share.service import SHARE_API_KEYS, ShareGroups
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.storage.log_manager import LogManager
 from kipper.broker.storage.metadata import MetadataStore
-from kipper.broker.storage.partitions import DurablePartitions
-from kipper.broker.storage.recovery import open_topics
+from kipper.broker.log.recovery import open_topics
 from kipper.broker.txn.coordinator import TxnSettings
 from kipper.broker.txn.journal import TransactionJournal
 from kipper.broker.txn.service import Transactions
@@ -159,7 +159,6 @@ class Broker:
         engines that read them see the new values."""
         self.dynamic_configs.replace(layer, configs)
         live = self.dynamic_configs.view
-        self.producer_states.settings.expiration_ms = live["producer.id.expiration.ms"]
         self.txn.settings = replace(self.txn.settings,
                                     verify_partitions=live["transaction.partition.verification.enable"])
         self.cleaner.threads = live["log.cleaner.threads"]
@@ -192,7 +191,7 @@ class Broker:
         producer_ids = ProducerIdManager(self.producer_ids.next_id)
         engines = _data_engines(self.config, self.clock, storage=None, metadata=MetadataStore(),
                                 producer_ids=producer_ids, live=self.dynamic_configs.view)
-        for name, engine in engines.items():
+        for name, engine in engines._asdict().items():
             setattr(self, name, engine)
         quotas = self.quotas
         quotas.producer_states = self.producer_states
@@ -212,6 +211,19 @@ class Broker:
             partition.close()
         self.storage.close()
         log.info("storage_closed", seconds=round(time.perf_counter() - started, 3))
+
+
+class DataEngines(NamedTuple):
+    topics: TopicManager
+    producer_states: ProducerStates
+    producer_ids: ProducerIdManager
+    offsets: OffsetStore
+    group_configs: GroupConfigs
+    groups: GroupCoordinator
+    share: ShareGroups
+    txn: Transactions
+    appends: AppendNotifier
+    cleaner: LogCleaner
 
 
 def log_dirs(config: BrokerConfig) -> list[str]:
@@ -237,28 +249,31 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
     dynamic_configs = DynamicBrokerConfigs(config, metadata)
     engines = _data_engines(config, clock, storage=storage, metadata=metadata, producer_ids=producer_ids,
                             live=dynamic_configs.view)
-    quotas = ProducerIdQuotas(config, engines["producer_states"], config_dir)
+    quotas = ProducerIdQuotas(config, engines.producer_states, config_dir)
     metrics = Metrics(providers=_providers(engines, security, acls, quotas, clock))
     handlers = dict(HANDLERS)
-    if not engines["share"].settings.enable:  # group.share.enable=false: neither served nor advertised
+    if not engines.share.settings.enable:  # group.share.enable=false: neither served nor advertised
         for key in SHARE_API_KEYS:
             handlers.pop(key, None)
     return Broker(config=config, clock=clock, security=security, acls=acls, quotas=quotas,
                   metrics=metrics, handlers=handlers,
                   run_handlers={k: h for k, h in RUN_HANDLERS.items() if k in handlers}, cluster_id=cluster_id, storage=storage,
-                  dynamic_configs=dynamic_configs, topic_configs=TopicConfigView(dynamic_configs), **engines)
+                  dynamic_configs=dynamic_configs, topic_configs=TopicConfigView(dynamic_configs),
+                  topics=engines.topics, producer_states=engines.producer_states,
+                  producer_ids=engines.producer_ids, offsets=engines.offsets,
+                  group_configs=engines.group_configs, groups=engines.groups, share=engines.share,
+                  txn=engines.txn, appends=engines.appends, cleaner=engines.cleaner)
 
 
 def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | None,
-                  metadata: MetadataStore, producer_ids: ProducerIdManager, live) -> dict:
+                  metadata: MetadataStore, producer_ids: ProducerIdManager, live) -> DataEngines:
     """The engines that hold topics, groups, producer state and transactions: what
     ``build_broker`` wires up once and ``Broker.reset`` builds again. ``live`` is the
     broker config with the dynamic broker configs over it, what these engines read."""
     appends = AppendNotifier()
     producer_settings = ProducerStateSettings(
         mode=config["producer.state.mode"],
-        window=config["max.in.flight.sequence.number.per.connection"],
-        expiration_ms=live["producer.id.expiration.ms"])
+        window=config["max.in.flight.sequence.number.per.connection"], live=live)
     partitions = InMemoryPartitions(producer_settings, appends.notify, live)
     if storage is not None:
         partitions = DurablePartitions(storage, live, producer_settings, appends.notify, clock)
@@ -273,7 +288,8 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
     offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000, journal=group_journal)
     group_configs = GroupConfigs(metadata, config)
     share_settings = ShareSettings.from_config(config)
-    share = ShareGroups(share_settings, topics, notify=appends.notify, group_config=group_configs.get)
+    share = ShareGroups(share_settings, topics, notify=appends.notify, group_config=group_configs.get,
+                        index_files=IndexFilesInLogDirs(storage.partition_dir) if storage is not None else None)
     classic = ClassicGroupCoordinator(GroupSettings(
         initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
         min_session_timeout_ms=config["group.min.session.timeout.ms"],
@@ -295,22 +311,21 @@ def _data_engines(config: BrokerConfig, clock: Clock, *, storage: LogManager | N
                  share_partitions=share_partitions, **replayed)
     cleaner = LogCleaner(topics, enabled=config["log.cleaner.enable"],
                          threads=live["log.cleaner.threads"])
-    return {"topics": topics, "producer_states": producer_states, "producer_ids": producer_ids,
-            "offsets": offsets, "group_configs": group_configs, "groups": groups, "share": share,
-            "txn": txn, "appends": appends, "cleaner": cleaner}
+    return DataEngines(topics, producer_states, producer_ids, offsets, group_configs, groups, share,
+                       txn, appends, cleaner)
 
 
-def _providers(engines: dict, security: Security, acls: Acls, quotas: ProducerIdQuotas,
+def _providers(engines: DataEngines, security: Security, acls: Acls, quotas: ProducerIdQuotas,
                clock: Clock) -> dict:
-    share, ids = engines["share"], engines["producer_ids"]
+    share, ids = engines.share, engines.producer_ids
     return {
-        "producer_state": engines["producer_states"].snapshot,
+        "producer_state": engines.producer_states.snapshot,
         "share_groups": share.snapshot,
-        "share": share_partitions_provider(share),
+        "share": share.partitions_snapshot,
         "security": security.snapshot,
         "quotas": lambda: quotas.manager.snapshot(clock()),
-        "transactions": engines["txn"].snapshot,
-        "cleaner": engines["cleaner"].snapshot,
+        "transactions": engines.txn.snapshot,
+        "cleaner": engines.cleaner.snapshot,
         "authorizer": acls.snapshot,
         "producer_ids": lambda: {"allocated": ids.allocated, "epoch_bumps": ids.bumps},
     }

@@ -17,8 +17,12 @@ from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener,
     BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
     cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map, string,
 )
-from kipper.broker.acl.authorizer import CLASS_NAMES as AUTHORIZER_CLASS_NAMES
 from kipper.protocol import properties
+
+# authorizer.class.name values that turn on ACLs (broker/acl/): Kafka's two class names
+# (KRaft's and ZooKeeper's), so a Kafka properties file works as it is, and two short ones
+AUTHORIZER_CLASS_NAMES = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                          "kafka.security.authorizer.AclAuthorizer", "standard", "acl")
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from collections import deque
 import structlog
 
 from kipper.broker.context import Session
-from kipper.broker.dispatcher import NO_RESPONSE, CloseConnection, Dispatcher, Reply
+from kipper.broker.dispatcher import CloseConnection, Dispatcher
+from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.protocol.framing import CHUNK_SIZE, ChunkPool, FrameDecoder, FrameTooLarge, InvalidFrame
 
 log = structlog.get_logger(__name__)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kipper.broker.security.authenticator import SaslAuthenticator
+
 
 @dataclass
 class Session:
@@ -20,7 +22,12 @@ class Session:
     security_protocol: str = "PLAINTEXT"
     principal: str = "User:ANONYMOUS"
     authenticated: bool = True
-    extras: dict = field(default_factory=dict)
+    # on a SASL listener, the login in progress or done (broker/security/service.py)
+    sasl: SaslAuthenticator | None = None
+    # the authorizer's decisions for this session, made at ACL version ``acl_version``
+    # (broker/acl/service.py: a change of the ACLs empties them)
+    acl_decisions: dict = field(default_factory=dict)
+    acl_version: int = -1
     admitted_producer_ids: set = field(default_factory=set)  # producer-id quota fast path
     kept_heads: object = None  # recent Produce requests' heads (protocol/produce_codec.RepeatedHeads)
 

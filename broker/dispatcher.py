@@ -19,6 +19,7 @@ from typing import Any, Callable
 import structlog
 
 from kipper.broker.context import RequestContext
+from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import encode_response, encode_with_schema, read_client_id
 from kipper.protocol.messages import APIS
@@ -26,21 +27,9 @@ from kipper.protocol.messages.api_versions import API_VERSIONS
 
 log = structlog.get_logger(__name__)
 
-NO_RESPONSE = object()
 _KEY_VERSION_CID = struct.Struct(">hhi")
 
 Handler = Callable[[Any, RequestContext], Any]
-
-
-class Reply:
-    """A response body and what the connection does once it is sent."""
-
-    __slots__ = ("body", "mute_ms", "close")
-
-    def __init__(self, body, *, mute_ms: int = 0, close: bool = False):
-        self.body = body
-        self.mute_ms = mute_ms  # a quota throttle: read nothing more for this long (Kafka mutes)
-        self.close = close  # close after the answer (a failed SASL login)
 
 
 def _no_fast_encoder(version, correlation_id, body) -> None:

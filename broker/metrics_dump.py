@@ -18,7 +18,6 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Callable
 
 import structlog
 
@@ -67,38 +66,6 @@ def normalize_share(section) -> dict:
     out = {k: v for k, v in section.items() if k != "partitions"}
     out["partitions"] = _rows(section, "partitions", "key")
     return out
-
-
-def share_partitions_provider(share) -> Callable[[], dict]:
-    """A "share" provider derived from the loaded share-partitions, for brokers
-    whose share engine registers only aggregate counts ("share_groups"). Counts
-    are of the records in each window at the snapshot; lock_expiries is the
-    engine's cumulative counter."""
-    from kipper.broker.share.states import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
-
-    names = {AVAILABLE: "available", ACQUIRED: "acquired", ACKNOWLEDGED: "acknowledged",
-             ARCHIVED: "archived"}
-
-    def provide() -> dict:
-        rows = []
-        for sp in list(share.store.loaded.values()):
-            row = {"group": sp.group_id, "topic": sp.topic, "partition": sp.partition,
-                   "spso": sp.spso, "speo": sp.speo, "in_flight": sp.in_flight,
-                   "available": 0, "acquired": 0, "acknowledged": 0, "archived": 0}
-            counts: dict[str, int] = {}
-            for run in sp.runs:
-                n = run.last - run.first + 1
-                name = names.get(run.state)
-                if name:
-                    row[name] += n
-                if run.count:
-                    counts[str(run.count)] = counts.get(str(run.count), 0) + n
-            row["delivery_counts"] = counts
-            row["lock_expiries"] = sp.lock_expiries
-            rows.append(row)
-        rows.sort(key=lambda r: (r["group"], r["topic"], r["partition"]))
-        return {"partitions": rows}
-    return provide
 
 
 def file_pattern(broker_id: int) -> re.Pattern:

@@ -150,7 +150,7 @@ class BrokerServer:
         except Exception:
             log.exception("log_cleaner_failed")
             more = False
-        requests, self._requests_seen = self._requests_seen, self.broker.metrics.totals["requests"]
+        requests, self._requests_seen = self._requests_seen, self.broker.metrics.requests
         delay = cleaner.next_step_in(requests != self._requests_seen) if more else None
         loop = asyncio.get_running_loop()
         if delay is None:

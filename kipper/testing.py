@@ -300,10 +300,10 @@ class _ProcessRunner:
 
 def _serve_on_stdin(overrides: dict) -> int:
     """The child of ``subprocess=True``: the thread-mode broker, driven by stdin lines."""
-    from kipper.broker import logs
+    from kipper.broker import logging_setup
 
     config = _load_config(overrides)
-    logs.configure(config["log.level"], config["log.format"])
+    logging_setup.configure(config["log.level"], config["log.format"])
     runner = _ThreadRunner(overrides)
     bootstrap = runner.start(60.0)
     print(json.dumps({"bootstrap_servers": bootstrap, "metrics_url": runner.metrics_url}), flush=True)

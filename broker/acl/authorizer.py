@@ -25,9 +25,6 @@ from kipper.broker.acl.model import (
     ALL, ALLOW, DENY, LITERAL, PREFIXED, SUPPORTED, WILDCARD, AclBinding, AclFilter, allowed_by,
 )
 
-CLASS_NAMES = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-               "kafka.security.authorizer.AclAuthorizer", "standard", "acl")
-
 
 class Authorizer:
     def __init__(self, *, super_users=(), allow_everyone_if_no_acl_found: bool = False):

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import structlog
 
-from kipper.broker.acl.authorizer import CLASS_NAMES, Authorizer
+from kipper.broker.acl.authorizer import Authorizer
 from kipper.broker.acl.model import AclBinding, AclFilter
+from kipper.broker.config import AUTHORIZER_CLASS_NAMES as CLASS_NAMES
 from kipper.broker.storage.files import write_atomically
 
 log = structlog.get_logger(__name__)
@@ -82,10 +83,10 @@ class Acls:
     @staticmethod
     def _decisions(session, authorizer) -> dict:
         """The session's cached decisions, emptied whenever the ACLs change (their version)."""
-        cache = session.extras.get("acl")
-        if cache is None or cache[0] != authorizer.version:
-            cache = session.extras["acl"] = (authorizer.version, {})
-        return cache[1]
+        if session.acl_version != authorizer.version:
+            session.acl_decisions = {}
+            session.acl_version = authorizer.version
+        return session.acl_decisions
 
     def authorized_operations(self, session, resource_type: int, name: str) -> int:
         from kipper.broker.acl.model import SUPPORTED

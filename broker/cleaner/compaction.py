@@ -29,7 +29,7 @@ import time
 from bisect import bisect_right
 from typing import NamedTuple
 
-from kipper.broker.log.config import LogConfig
+from kipper.broker.storage.log_config import LogConfig
 from kipper.protocol import batch as b
 from kipper.protocol import records
 

@@ -3,7 +3,7 @@
 No fetch sessions are created (session id 0 in every answer), which KIP-227
 allows: clients then send full fetch requests each time. With read_committed
 a partition returns data only below its last stable offset, with the aborted
-transactions that overlap it (broker/txn/partition.py).
+transactions that overlap it (broker/log/txn_index.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ OffsetDelete over the GroupCoordinator, for every kind of group."""
 
 from __future__ import annotations
 
-from kipper.broker.handlers.util import Deferred
+from kipper.broker.handlers.replies import Deferred
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, NOT_PROVIDED, READ, TOPIC,
 )

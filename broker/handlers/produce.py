@@ -14,7 +14,7 @@ throttled producer's connection is muted after the answer.
 from __future__ import annotations
 
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
-from kipper.broker.dispatcher import NO_RESPONSE, Reply
+from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.broker.log import append_policy
 from kipper.broker.log.validate import Rejected, keyless_records, validate_records
 from kipper.protocol.batch import TRANSACTIONAL

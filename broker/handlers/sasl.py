@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import structlog
 
-from kipper.broker.dispatcher import Reply
+from kipper.broker.handlers.replies import Reply
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -21,14 +21,14 @@ log = structlog.get_logger(__name__)
 def handle_sasl_handshake(req, ctx):
     session = ctx.session
     security = ctx.broker.security
-    auth = session.extras.get("sasl")
+    auth = session.sasl
     if auth is None:  # not a SASL listener
         return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": list(security.mechanisms)}
     code = auth.handshake(req.mechanism)
     if code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
         log.warning("authentication_failed", peer=session.peer, listener=session.listener,
                     mechanism=req.mechanism, reason="unsupported_mechanism")
-        security.counters["failed"] += 1
+        security.login_failed()
         return Reply({"error_code": int(code), "mechanisms": list(auth.mechanisms)}, close=True)
     return {"error_code": int(code), "mechanisms": list(auth.mechanisms)}
 
@@ -36,18 +36,18 @@ def handle_sasl_handshake(req, ctx):
 def handle_sasl_authenticate(req, ctx):
     session = ctx.session
     security = ctx.broker.security
-    auth = session.extras.get("sasl")
+    auth = session.sasl
     if auth is None:
         return Reply(_answer(ErrorCode.ILLEGAL_SASL_STATE, "not a SASL listener", b""), close=True)
     step = auth.authenticate(req.auth_bytes or b"")
     if step.principal is not None:
         session.principal = step.principal
         session.authenticated = True
-        security.counters["authenticated"] += 1
+        security.login_succeeded()
         log.debug("authenticated", peer=session.peer, listener=session.listener,
                   mechanism=auth.mechanism, principal=step.principal)
     elif step.error:
-        security.counters["failed"] += 1
+        security.login_failed()
         log.warning("authentication_failed", peer=session.peer, listener=session.listener,
                     mechanism=auth.mechanism, user=auth.username, reason=step.reason)
         return Reply(_answer(step.error, step.message, step.token), close=step.close)

@@ -17,7 +17,7 @@ from kipper.protocol.errors import ErrorCode
 def handle_share_acknowledge(req, ctx):
     share = ctx.broker.share
     now = ctx.now
-    lock_ms = share.groups.lock_duration_ms(req.group_id)
+    lock_ms = share.lock_duration_ms(req.group_id)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, lock_ms)
     code, message, session = share.open_session(req.group_id, req.member_id,

@@ -147,7 +147,7 @@ class _Fetch:
         for (topic_id, _), entry in self.entries.items():
             by_topic.setdefault(topic_id, []).append(entry)
         return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-                "acquisition_lock_timeout_ms": self.share.groups.lock_duration_ms(self.req.group_id),
+                "acquisition_lock_timeout_ms": self.share.lock_duration_ms(self.req.group_id),
                 "responses": [{"topic_id": t, "partitions": parts} for t, parts in by_topic.items()],
                 "node_endpoints": []}
 
@@ -156,7 +156,7 @@ def handle_share_fetch(req, ctx):
     share = ctx.broker.share
     now = ctx.now
     epoch = req.share_session_epoch
-    lock_ms = share.groups.lock_duration_ms(req.group_id)
+    lock_ms = share.lock_duration_ms(req.group_id)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, lock_ms)
     if epoch == INITIAL_EPOCH and any(p.acknowledgement_batches for t in req.topics

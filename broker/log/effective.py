@@ -10,7 +10,6 @@ its configs or the dynamic broker configs change.
 from __future__ import annotations
 
 from kipper.broker.config import KEYS
-from kipper.broker.dynamic_configs import DynamicBrokerConfigs
 from kipper.broker.log.append_policy import AppendPolicy
 from kipper.broker.log.topic_configs import CONFIG_TYPES, LONG_MAX, TOPIC_CONFIGS, TopicConfigDef
 from kipper.protocol import compression
@@ -26,7 +25,10 @@ def _text(value) -> str:
 
 
 class TopicConfigView:
-    def __init__(self, dynamic: DynamicBrokerConfigs):
+    def __init__(self, dynamic):
+        """``dynamic``: the broker's DynamicBrokerConfigs (broker/dynamic_configs.py, a floor
+        above this one: it validates broker configs against the topic config table here),
+        read for its ``static`` config, its two ``layers``, this ``node`` and ``generation``."""
         self.dynamic = dynamic
         self.static = dynamic.static
         self._policies: dict[str, tuple[tuple, AppendPolicy]] = {}

@@ -20,14 +20,13 @@ the producer-id quota come before ``append``; they are not the log's business.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
-from kipper.broker.log.storage import LogStorage
-from kipper.broker.log.storage import ReadResult
+from kipper.broker.log.txn_index import AbortedTxn, TxnPartition
 from kipper.broker.producer_state import snapshot as producer_snapshot
-from kipper.broker.producer_state.manager import DUPLICATE, REJECT, Counters, ProducerStateManager
-from kipper.broker.txn.partition import AbortedTxn, TxnPartition
+from kipper.broker.producer_state.manager import DUPLICATE, REJECT, ProducerStateManager
+from kipper.broker.producer_state.settings import ProducerStateSettings
+from kipper.broker.storage.log_storage import LogStorage, ReadResult
 from kipper.protocol import batch as b
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
@@ -52,20 +51,6 @@ def _appended(base_offset: int) -> AppendResult:
     """A successful append's result, made without the namedtuple's Python-level __new__
     (every Produce makes one)."""
     return _new_tuple(AppendResult, (ErrorCode.NONE, base_offset, None, True))
-
-
-@dataclass
-class ProducerStateSettings:
-    """What every partition's producer state shares: the mode, the duplicate window,
-    the expiry and one set of counters."""
-
-    mode: str = "latest"
-    window: int = 10_000_000
-    expiration_ms: int = 86_400_000
-    counters: Counters = field(default_factory=Counters)
-
-    def new_manager(self) -> ProducerStateManager:
-        return ProducerStateManager(self.mode, self.window, self.counters)
 
 
 class Partition:

@@ -2,8 +2,8 @@
 
 Sans-I/O and synchronous; the handlers for Metadata, CreateTopics,
 DeleteTopics and Produce all go through here. Partitions are made by the
-``new_partition`` factory the composition root passes in, so the registry does
-not know how a partition stores its data. Errors are Kafka error codes.
+factory the composition root passes in (broker/log/partitions.py), so the
+registry does not know how a partition stores its data. Errors are Kafka error codes.
 """
 
 from __future__ import annotations
@@ -12,11 +12,8 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from typing import Callable, Protocol
-
-from kipper.broker.log.config import LogConfig, LogConfigs
-from kipper.broker.log.memory import MemoryLog
-from kipper.broker.log.partition import Partition, ProducerStateSettings
+from kipper.broker.log.partition import Partition
+from kipper.broker.log.partitions import InMemoryPartitions, PartitionFactory
 from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs  # noqa: F401
 from kipper.broker.storage.metadata import MetadataStore
 from kipper.protocol.errors import ErrorCode
@@ -48,39 +45,6 @@ class Topic:
     # what handlers derive from the topic and keep while it lives (the encoded partitions
     # of a Metadata answer); each entry records what it depends on (the partition count)
     derived: dict = field(default_factory=dict, repr=False, compare=False)
-
-
-class PartitionFactory(Protocol):
-    """Makes the partitions of a topic: in memory, or in log.dirs (broker/storage/)."""
-
-    def new(self, topic: Topic, index: int) -> Partition: ...
-
-    def reconfigure(self, topic: Topic) -> None:
-        """The topic's configs changed: tell its partitions' storage."""
-
-
-class InMemoryPartitions:
-    """The broker's default storage: partitions that keep everything in memory."""
-
-    def __init__(self, settings: ProducerStateSettings | None = None,
-                 notify: Callable[[str, int], None] | None = None, broker_config=None):
-        self.settings = settings or ProducerStateSettings()
-        self.notify = notify
-        self.broker_config = broker_config  # None: Kafka's defaults (engine tests)
-        self._configs = LogConfigs(broker_config)
-
-    def _config(self, topic: Topic) -> LogConfig:
-        if self.broker_config is None:
-            return LogConfig()
-        return self._configs.of(topic)
-
-    def new(self, topic: Topic, index: int) -> Partition:
-        return Partition(topic.name, index, MemoryLog(self._config(topic)), self.settings, self.notify)
-
-    def reconfigure(self, topic: Topic) -> None:
-        config = self._config(topic)
-        for partition in topic.partitions:
-            partition.log.config = config
 
 
 class TopicManager:

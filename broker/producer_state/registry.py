@@ -5,7 +5,7 @@ object only walks them."""
 
 from __future__ import annotations
 
-from kipper.broker.log.partition import ProducerStateSettings
+from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.producer_state.manager import ProducerStateManager
 
 

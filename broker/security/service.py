@@ -34,11 +34,17 @@ class Security:
     def prepare_session(self, session, transport) -> None:
         if session.security_protocol in SASL_PROTOCOLS:
             session.authenticated = False
-            session.extras["sasl"] = SaslAuthenticator(self.mechanisms, self.credentials)
+            session.sasl = SaslAuthenticator(self.mechanisms, self.credentials)
         elif session.security_protocol == "SSL" and transport is not None:
             ssl_object = transport.get_extra_info("ssl_object")
             cert = ssl_object.getpeercert() if ssl_object is not None else None
             session.principal = principal_from_cert(cert) or session.principal
+
+    def login_succeeded(self) -> None:
+        self.counters["authenticated"] += 1
+
+    def login_failed(self) -> None:
+        self.counters["failed"] += 1
 
     def may_manage(self, principal: str) -> bool:
         return not self.super_users or principal in self.super_users

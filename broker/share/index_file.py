@@ -11,13 +11,56 @@ last rewrite have to be scanned to find every chain head again.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Callable, Protocol
 
 from kipper.broker.share.durable import Durable
+from kipper.broker.storage.files import write_atomically
 from kipper.protocol import batch as b
 from kipper.protocol import records
 from kipper.protocol import share_records as sr
 
 VERSION = 1
+FILE_NAME = "share-state.json"
+
+
+class IndexFiles(Protocol):
+    """Where ShareStore keeps each topic-partition's snapshot file: the one thing it
+    stores beside the log rather than in it."""
+
+    def read(self, topic: str, partition: int) -> bytes | None: ...
+
+    def write(self, topic: str, partition: int, data: bytes) -> None: ...
+
+
+class NoIndexFiles:
+    """In memory (no log.dirs): there is no crash to recover from, so no file."""
+
+    def read(self, topic: str, partition: int) -> None:
+        return None
+
+    def write(self, topic: str, partition: int, data: bytes) -> None:
+        pass
+
+
+class IndexFilesInLogDirs:
+    """With log.dirs: the file lives in the partition's directory, next to its segments,
+    and goes when the partition's directory goes."""
+
+    def __init__(self, partition_dir: Callable[[str, int], Path | None]):
+        self.partition_dir = partition_dir  # storage/log_manager.py's LogManager.partition_dir
+
+    def read(self, topic: str, partition: int) -> bytes | None:
+        directory = self.partition_dir(topic, partition)
+        try:
+            return (directory / FILE_NAME).read_bytes() if directory is not None else None
+        except OSError:
+            return None
+
+    def write(self, topic: str, partition: int, data: bytes) -> None:
+        directory = self.partition_dir(topic, partition)
+        if directory is not None:
+            write_atomically(directory / FILE_NAME, data, sync=False)
 
 
 def encode(entries: dict[str, Durable], scanned_to: int) -> bytes:

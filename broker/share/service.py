@@ -18,6 +18,7 @@ import structlog
 from kipper.broker.share.coordinator import LEFT, TIMED_OUT, ShareGroupCoordinator
 from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
 from kipper.broker.share.settings import ShareSettings
+from kipper.broker.share.states import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
 from kipper.broker.share.store import ShareStore
 from kipper.protocol import batch as b
 from kipper.protocol import records
@@ -25,16 +26,23 @@ from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 
+# a record state -> its count's key in partitions_snapshot
+_STATE_KEYS = {AVAILABLE: "available", ACQUIRED: "acquired", ACKNOWLEDGED: "acknowledged",
+               ARCHIVED: "archived"}
+
 SHARE_API_KEYS = (76, 77, 78, 79)  # ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge
 
 
 class ShareGroups:
-    def __init__(self, settings: ShareSettings, topics, *, notify=None, group_config=None):
+    def __init__(self, settings: ShareSettings, topics, *, notify=None, group_config=None,
+                 index_files=None):
         self.settings = settings
         self.topics = topics
-        self.store = ShareStore(settings, topics, on_available=notify, group_config=group_config)
-        self.groups = self.store.groups  # per-group settings (group configs over broker keys)
-        self.coordinator = ShareGroupCoordinator(settings, topics, self.groups)
+        self.store = ShareStore(settings, topics, on_available=notify, group_config=group_config,
+                                index_files=index_files)
+        # each group's share settings: its group configs over the broker's keys
+        self.group_settings = self.store.group_settings
+        self.coordinator = ShareGroupCoordinator(settings, topics, self.group_settings)
         self.sessions = ShareSessionCache()
 
     def snapshot(self) -> dict:
@@ -51,6 +59,29 @@ class ShareGroups:
             "deltas_written": self.store.writes[records.SHARE_DELTA],
             "recoveries": self.store.recoveries,
         }
+
+    def partitions_snapshot(self) -> dict:
+        """The metrics dumps' "share" section: each loaded share-partition's records by
+        state (counted in its window at the snapshot) and by delivery count, and its
+        cumulative lock expiries."""
+        rows = []
+        for sp in list(self.store.loaded.values()):
+            row = {"group": sp.group_id, "topic": sp.topic, "partition": sp.partition,
+                   "spso": sp.spso, "speo": sp.speo, "in_flight": sp.in_flight,
+                   "available": 0, "acquired": 0, "acknowledged": 0, "archived": 0}
+            counts: dict[str, int] = {}
+            for run in sp.runs:
+                n = run.last - run.first + 1
+                name = _STATE_KEYS.get(run.state)
+                if name:
+                    row[name] += n
+                if run.count:
+                    counts[str(run.count)] = counts.get(str(run.count), 0) + n
+            row["delivery_counts"] = counts
+            row["lock_expiries"] = sp.lock_expiries
+            rows.append(row)
+        rows.sort(key=lambda r: (r["group"], r["topic"], r["partition"]))
+        return {"partitions": rows}
 
     # --- membership -----------------------------------------------------------------------
 
@@ -101,7 +132,7 @@ class ShareGroups:
     def tick(self, now: int) -> None:
         self._handle(self.coordinator.tick(now), now)
         for session in list(self.sessions.sessions.values()):
-            idle = now - self.groups.session_timeout_ms(session.group_id)
+            idle = now - self.group_settings.session_timeout_ms(session.group_id)
             if session.last_used < idle and not self.coordinator.is_member(session.group_id,
                                                                             session.member_id):
                 self.close_session(session.group_id, session.member_id, now)
@@ -138,6 +169,10 @@ class ShareGroups:
     def session_alive(self, session) -> bool:
         return self.sessions.sessions.get((session.group_id, session.member_id)) is session
 
+    def lock_duration_ms(self, group_id: str) -> int:
+        """The acquisition lock of the group's records (share.record.lock.duration.ms)."""
+        return self.group_settings.lock_duration_ms(group_id)
+
     def is_member(self, group_id: str, member_id: str) -> bool:
         return self.coordinator.is_member(group_id, member_id)
 
@@ -162,7 +197,7 @@ class ShareGroups:
         if sp is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         errors, changes = sp.acknowledge(member_id, batches, now, allow_renew=allow_renew,
-                                         renew_enabled=self.groups.renew_enabled(group_id))
+                                         renew_enabled=self.group_settings.renew_enabled(group_id))
         self.store.persist(sp, changes, now)
         return next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
 

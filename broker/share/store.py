@@ -23,9 +23,8 @@ from kipper.broker.share import index_file
 from kipper.broker.share.durable import Durable, Pending
 from kipper.broker.share.partition import SharePartition
 from kipper.broker.share.group_settings import GroupShareSettings
-from kipper.broker.share.recovery import (
-    PartitionLogView, RecoveryError, log_view, read_chain, rebuild,
-)
+from kipper.broker.share.log_view import PartitionLogView, log_view
+from kipper.broker.share.recovery import RecoveryError, read_chain, rebuild
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.share.states import AVAILABLE
 from kipper.protocol import records
@@ -39,9 +38,11 @@ Key = tuple[str, str, int]  # (group_id, topic, partition)
 class ShareStore:
     def __init__(self, settings: ShareSettings, topics, *,
                  on_available: Callable[[str, int], None] | None = None,
-                 group_config: Callable[[str, str], str | None] | None = None):
+                 group_config: Callable[[str, str], str | None] | None = None,
+                 index_files: index_file.IndexFiles | None = None):
         self.settings = settings
-        self.groups = GroupShareSettings(settings, group_config)
+        self.index_files = index_files or index_file.NoIndexFiles()
+        self.group_settings = GroupShareSettings(settings, group_config)
         self.topics = topics
         self.on_available = on_available or (lambda topic, partition: None)
         self.loaded: dict[Key, SharePartition] = {}
@@ -53,18 +54,18 @@ class ShareStore:
     # --- loading -----------------------------------------------------------------------
 
     def start_offset(self, group_id: str, topic: Topic, plog) -> int:
-        reset = self.groups.auto_offset_reset(group_id, topic.configs)
+        reset = self.group_settings.auto_offset_reset(group_id, topic.configs)
         if reset != "earliest":
             return self.view(group_id, plog).log_end_offset
         return plog.log_start_offset
 
     def view(self, group_id: str, plog) -> PartitionLogView:
         """The log as this group reads it (share.isolation.level)."""
-        return log_view(plog, self.groups.read_committed(group_id))
+        return log_view(plog, self.group_settings.read_committed(group_id))
 
     def _tune(self, sp: SharePartition) -> SharePartition:
         """The group's configs in force now (they may change at any time)."""
-        g = self.groups
+        g = self.group_settings
         sp.delivery_count_limit = g.delivery_count_limit(sp.group_id)
         sp.lock_duration_ms = g.lock_duration_ms(sp.group_id)
         sp.lock_partition_limit = g.record_locks(sp.group_id)
@@ -163,7 +164,7 @@ class ShareStore:
 
     def _save_index(self, key, plog) -> None:
         self._indexed.add(key)
-        plog.log.write_share_index(index_file.encode(self.index.get(key, {}), plog.log_end_offset))
+        self.index_files.write(*key, index_file.encode(self.index.get(key, {}), plog.log_end_offset))
 
     def load(self) -> int:
         """At start: every share-partition's index entry from its partition's snapshot
@@ -171,7 +172,7 @@ class ShareStore:
         count = 0
         for topic in self.topics.all():
             for plog in topic.partitions:
-                data = plog.log.read_share_index()
+                data = self.index_files.read(topic.name, plog.partition)
                 if data is None:
                     continue
                 key = (topic.name, plog.partition)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import structlog
 
-from kipper.broker.log.config import LogConfig
-from kipper.broker.log.storage import ReadResult, SegmentInfo
+from kipper.broker.storage.log_config import LogConfig
+from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.broker.storage.segment import LogSegment, file_name
 from kipper.protocol import batch as b
 from kipper.protocol import records
@@ -34,7 +34,6 @@ log = structlog.get_logger(__name__)
 _SEGMENT = re.compile(r"^(\d{20})\.log$")
 _SNAPSHOT = re.compile(r"^(\d{20})\.snapshot$")
 SNAPSHOTS_KEPT = 2
-SHARE_INDEX = "share-state.json"
 
 
 class FileLog:
@@ -376,19 +375,6 @@ class FileLog:
                 log.warning("producer_snapshot_unreadable", directory=str(self.directory),
                             offset=offset, error=str(exc))
         return None
-
-    # --- the share snapshot file ----------------------------------------------------------------
-
-    def write_share_index(self, data: bytes) -> None:
-        from kipper.broker.storage.files import write_atomically
-
-        write_atomically(self.directory / SHARE_INDEX, data, sync=False)
-
-    def read_share_index(self) -> bytes | None:
-        try:
-            return (self.directory / SHARE_INDEX).read_bytes()
-        except OSError:
-            return None
 
     # --- end of life ---------------------------------------------------------------------------
 

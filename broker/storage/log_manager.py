@@ -162,6 +162,12 @@ class LogManager:
         entry = self.logs.get((topic, partition))
         return entry[0].path if entry is not None else None
 
+    def partition_dir(self, topic: str, partition: int) -> Path | None:
+        """The directory of an open partition's files (its segments, indexes, snapshots,
+        and what other engines keep beside them: the share snapshot file)."""
+        entry = self.logs.get((topic, partition))
+        return entry[1].directory if entry is not None else None
+
     def _register(self, key, d: LogDirectory, log_: FileLog) -> FileLog:
         d.partitions += 1
         self.logs[key] = (d, log_)

@@ -11,7 +11,6 @@ client: a broker's start is timed (docs/PERFORMANCE.md), the tools are not.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from kipper.cli.help import HelpFormatter, add_command
@@ -42,36 +41,11 @@ class _VersionAction(argparse.Action):
 
 
 def _broker_parser(sub) -> None:
-    p = add_command(sub, "broker", "run a broker",
-                    "Run a kipper broker. Settings use Kafka's property names; logs go to stderr. "
-                    "Stop it with Ctrl-C or SIGTERM.")
-    p.add_argument("--config", metavar="FILE.properties", help="broker properties file")
-    p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                   help="set a property, repeatable; wins over the file and KIPPER_* variables")
-    p.set_defaults(func=_run_broker)
+    from kipper.broker import main as broker_main  # argparse only: nothing of the broker yet
 
-
-def _run_broker(args) -> int:
-    from kipper.broker import config as cfg
-    from kipper.broker import logs
-    from kipper.broker.server import run
-    from kipper.broker.storage.files import StorageError
-
-    try:
-        config = cfg.load(args.config, cfg.parse_overrides(args.override), os.environ)
-    except cfg.ConfigError as exc:
-        print(f"kipper broker: configuration error: {exc}", file=sys.stderr)
-        return 2
-    logs.configure(config["log.level"], config["log.format"])
-    try:
-        run(config)
-    except StorageError as exc:
-        print(f"kipper broker: cannot start: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"kipper broker: cannot start: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    return 0
+    p = add_command(sub, "broker", "run a broker", broker_main.DESCRIPTION)
+    broker_main.add_arguments(p)
+    p.set_defaults(func=broker_main.run)
 
 
 def _top_parser() -> tuple[argparse.ArgumentParser, object]:

@@ -13,7 +13,7 @@ from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from kipper.broker.log.topics import TopicManager
-from kipper.broker.share.recovery import PartitionLogView
+from kipper.broker.share.log_view import PartitionLogView
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.share.states import ACCEPT, ACQUIRED, GAP, REJECT, RELEASE
 from kipper.broker.share.store import ShareStore

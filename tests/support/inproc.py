@@ -6,7 +6,7 @@ from __future__ import annotations
 from kipper.broker import config as cfg
 from kipper.broker.composition import build_broker
 from kipper.broker.context import Session
-from kipper.broker.dispatcher import Reply
+from kipper.broker.handlers.replies import Reply
 from kipper.protocol import records
 from kipper.protocol.header import decode_response, encode_request
 from kipper.protocol.messages import APIS

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 
 from kipper.broker.cleaner.compaction import CleaningPass, cleanable
 from kipper.broker.cleaner.service import LogCleaner
-from kipper.broker.log.config import LogConfig
-from kipper.broker.log.memory import MemoryLog
-from kipper.broker.log.partition import Partition, ProducerStateSettings
+from kipper.broker.storage.log_config import LogConfig
+from kipper.broker.storage.memory_log import MemoryLog
+from kipper.broker.log.partition import Partition
+from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.log.topics import TopicManager
 from kipper.broker.storage.file_log import FileLog
 from kipper.protocol import batch as b
@@ -276,7 +277,7 @@ def test_the_cleaner_service_picks_compacted_partitions_and_counts(tmp_path):
 
 
 def test_a_segment_is_read_in_chunks_that_survive_retention_in_front(kind, tmp_path, monkeypatch):
-    import kipper.broker.log.memory as memory
+    import kipper.broker.storage.memory_log as memory
 
     monkeypatch.setattr(memory, "SEGMENT_CHUNK", 4)  # many chunk boundaries in a small segment
     p = make_partition(kind, tmp_path, compact_config())

@@ -16,7 +16,8 @@ import pytest
 
 from kipper.broker.connection import MAX_PENDING, RESUME_PENDING, KafkaConnection
 from kipper.broker.context import Session
-from kipper.broker.dispatcher import NO_RESPONSE, CloseConnection, Reply
+from kipper.broker.dispatcher import CloseConnection
+from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.broker.metrics import Metrics
 
 

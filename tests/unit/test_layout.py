@@ -4,12 +4,16 @@ Read from the sources with ``ast`` (nothing is imported): every import
 statement, at module level or inside a function, is an edge of the module
 graph. ``kipper.protocol`` is the bottom layer; ``kipper.client`` and
 ``kipper.spark_jobs`` never reach the broker; nothing installed imports the
-tests; the broker keeps no string-keyed hooks.
+tests. Inside the broker, every package (or top-level module) stands on a
+floor (``FLOORS``) and imports only from its own floor or the ones below,
+without a cycle between packages; nothing in the broker imports the command
+(kipper/); and the broker keeps no string-keyed hooks.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +51,7 @@ def _imports(path: Path, modules: set[str] | frozenset = frozenset()) -> set[str
     return out
 
 
+@functools.lru_cache(maxsize=1)
 def _graph() -> dict[str, set[str]]:
     modules = {_module_name(p): p for p in _sources(INSTALLED)}
     graph = {}
@@ -139,8 +144,131 @@ def test_no_source_file_is_over_500_lines():
     assert long == []
 
 
+# Mappings that are looked up by a string key on purpose: Kafka's property names.
+CONFIG_MAPPINGS = frozenset({"config", "view", "live", "static"})
+
+
+def _class_name(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _string_keyed_hooks(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a dict that belongs to another object is read or written by a literal string
+    key (``session.extras["sasl"] = ...``, ``ctx.session.state.get("acl")``), or a dict of
+    collaborators is spread into a call (``Broker(**engines)``): state and collaborators
+    are then found by spelling a name right, which no reader, linter or type checker sees.
+    An object's own dicts (``self.x["k"]``) and config lookups by property name are fine."""
+    found = []
+    for node in ast.walk(tree):
+        target = key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            target, key = node.value, node.slice.value
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("get", "setdefault", "pop") and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            target, key = node.func.value, node.args[0].value
+        elif isinstance(node, ast.Call) and _class_name(node.func)[:1].isupper():
+            # a constructor given a dict's entries as its collaborators (a log event's
+            # ``**counts`` is not one)
+            found += [(node.lineno, f"**{ast.unparse(k.value)}") for k in node.keywords
+                      if k.arg is None]
+        if (isinstance(key, str) and isinstance(target, ast.Attribute)
+                and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+                and target.attr not in CONFIG_MAPPINGS):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
 def test_the_broker_has_no_string_keyed_hooks():
-    """Engines get their collaborators through constructors (broker/composition.py)."""
-    found = sorted(str(p.relative_to(ROOT)) for p in _sources(["broker"])
-                   if "extensions" in p.read_text(encoding="utf-8"))
+    """Engines get their collaborators through constructors (broker/composition.py), and a
+    session's state is fields of the session (broker/context.py)."""
+    found = sorted(f"{p.relative_to(ROOT)}:{line}: {text}" for p in _sources(["broker"])
+                   for line, text in _string_keyed_hooks(ast.parse(p.read_text(encoding="utf-8"))))
     assert found == []
+
+
+def test_a_string_keyed_hook_would_be_found():
+    code = ("session.extras['sasl'] = auth\nx = ctx.session.hooks.get('acl')\nBroker(**engines)\n"
+            "self.totals['requests'] += 1\nconfig['log.dirs']\nctx.broker.config['node.id']\n")
+    assert [text for _, text in _string_keyed_hooks(ast.parse(code))] == [
+        "session.extras['sasl']", "ctx.session.hooks.get('acl')", "**engines"]
+
+
+# --- the broker's floors ------------------------------------------------------------------------
+
+# Lowest first. A package (or a top-level module of broker/) imports only from its own
+# floor or the floors below, and the packages of one floor import each other without a
+# cycle. A new package must be given a floor here.
+FLOORS = (
+    # what every floor reads: config, logging set-up, counters, wake-ups, the state-machine helper
+    {"config", "config_values", "logging_setup", "metrics", "notify"},
+    # bytes on disk or in memory: segments, indexes, the in-memory log, log.dirs, metadata
+    {"storage"},
+    # idempotent-producer state, which each partition owns (as Kafka's UnifiedLog owns its
+    # ProducerStateManager)
+    {"producer_state"},
+    # partitions (the one write path), topics, topic configs, the transaction index
+    {"log"},
+    # the engines over partitions
+    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs"},
+    # handlers: (request, context) -> response
+    {"handlers", "context"},
+    # the shell: event loop, connections, dispatch, exporters; the composition root (for now:
+    # it still builds the Dispatcher)
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "composition"},
+    # the command
+    {"main", "__main__"},
+)
+
+
+def _unit(module: str) -> str | None:
+    """The broker package (or top-level module) a module belongs to; None outside it."""
+    parts = module.split(".")
+    if parts[:2] != ["kipper", "broker"]:
+        return None
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """broker package -> the broker packages it imports (the package's __init__ aside)."""
+    graph: dict[str, set[str]] = {}
+    for name, targets in _graph().items():
+        unit = _unit(name)
+        if unit is None or unit == "__init__":
+            continue
+        graph.setdefault(unit, set())
+        graph[unit].update(t for t in map(_unit, targets) if t not in (None, "__init__", unit))
+    return graph
+
+
+def _floor_offences(graph: dict[str, set[str]], floors=FLOORS) -> list[str]:
+    floor = {unit: i for i, units in enumerate(floors) for unit in units}
+    return sorted(f"{a} (floor {floor[a]}) imports {b} (floor {floor[b]})"
+                  for a, targets in graph.items() for b in targets
+                  if a in floor and b in floor and floor[b] > floor[a])
+
+
+def test_every_broker_package_stands_on_a_floor():
+    placed = set().union(*FLOORS)
+    assert sorted(set(_package_graph()) - placed) == []
+    assert sorted(placed - set(_package_graph())) == []  # no floor names a package that is gone
+
+
+def test_broker_packages_import_only_from_their_floor_or_below():
+    assert _floor_offences(_package_graph()) == []
+
+
+def test_broker_packages_import_each_other_without_a_cycle():
+    assert _cycles(_package_graph()) == []
+
+
+def test_an_upward_import_would_be_found():
+    floors = ({"storage"}, {"log"}, {"txn"})
+    assert _floor_offences({"storage": {"log"}, "log": {"storage"}, "txn": {"log"}}, floors) == [
+        "storage (floor 0) imports log (floor 1)"]
+
+
+def test_nothing_in_the_broker_imports_the_command():
+    """``python -m kipper.broker`` runs without kipper/ (the command sits above the broker)."""
+    command = {_module_name(p) for p in _sources(["kipper"])} - {"kipper"}  # (the root of all)
+    assert _offenders("kipper.broker", tuple(command)) == []

@@ -156,7 +156,7 @@ def test_the_derived_share_provider_counts_states_and_delivery_counts():
     sp.acquire("a", LOCK, log, max_records=4)     # 0-3 acquired, delivery count 2
     sp.acknowledge("a", [(2, 3, [REJECT])], LOCK)  # 2-3 archived
     state.share.store.loaded[("g", "t", 0)] = sp
-    row = md.share_partitions_provider(state.share)()["partitions"][0]
+    row = state.share.partitions_snapshot()["partitions"][0]
     assert (row["acquired"], row["archived"], row["available"]) == (2, 2, 6)
     assert row["delivery_counts"] == {"2": 4, "1": 6}
     assert row["lock_expiries"] == 10

@@ -10,7 +10,7 @@ import pytest
 from kipper.broker import config as cfg
 from kipper.broker.composition import build_broker
 from kipper.broker.context import Session
-from kipper.broker.dispatcher import Reply
+from kipper.broker.handlers.replies import Reply
 from kipper.broker.quota.client_quotas import ClientQuotaStore, Op, check_entity, check_op
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode

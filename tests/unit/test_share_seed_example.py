@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from kipper.broker.log.topics import TopicManager
-from kipper.broker.share.recovery import PartitionLogView, read_share_record
+from kipper.broker.share.log_view import PartitionLogView
+from kipper.broker.share.recovery import read_share_record
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.share.states import ACCEPT, RELEASE
 from kipper.broker.share.store import ShareStore

@@ -120,8 +120,8 @@ def test_group_configs_override_the_broker_keys_for_their_group_only():
     configs.set(GROUP, "share.delivery.count.limit", "2")
     configs.set(GROUP, "share.renew.acknowledge.enable", "false")
     share = inproc.state.share
-    assert share.groups.lock_duration_ms(GROUP) == 1000
-    assert share.groups.lock_duration_ms("another") == 30000
+    assert share.lock_duration_ms(GROUP) == 1000
+    assert share.lock_duration_ms("another") == 30000
     append(inproc, [b"a"])
     join(inproc, "m")
     session(inproc, "m")
@@ -138,7 +138,7 @@ def test_group_configs_override_the_broker_keys_for_their_group_only():
 def test_a_group_value_outside_narrowed_broker_bounds_is_capped():
     inproc = broker(**{"group.share.record.lock.duration.max.ms": "40000"})
     inproc.state.group_configs.set(GROUP, "share.record.lock.duration.ms", "60000")
-    assert inproc.state.share.groups.lock_duration_ms(GROUP) == 40000
+    assert inproc.state.share.lock_duration_ms(GROUP) == 40000
 
 
 # --- read_committed -------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from bisect import bisect_right
 from kipper.broker.composition import build_broker
 from kipper.broker.config import load
 from kipper.broker.log.topics import TopicManager
-from kipper.broker.share.recovery import PartitionLogView
+from kipper.broker.share.log_view import PartitionLogView
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.share.states import ACCEPT, RELEASE
 from kipper.broker.share.store import ShareStore

@@ -10,7 +10,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kipper.broker.log.partition import Partition, ProducerStateSettings
+from kipper.broker.log.partition import Partition
+from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.storage.file_log import FileLog, LogConfig
 from kipper.protocol import batch as b
 from kipper.protocol import records

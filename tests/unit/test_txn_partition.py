@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.producer_state import APPEND, LATEST, REJECT, WINDOW5, ProducerStateManager
-from kipper.broker.txn import AbortedTxn, TxnPartition
+from kipper.broker.log.txn_index import AbortedTxn, TxnPartition
 from kipper.protocol import batch as b
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode

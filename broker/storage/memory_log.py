@@ -14,8 +14,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 
-from kipper.broker.log.config import LogConfig
-from kipper.broker.log.storage import ReadResult, SegmentInfo
+from kipper.broker.storage.log_config import LogConfig
+from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.protocol import batch as b
 from kipper.protocol import records
 
@@ -330,12 +330,6 @@ class MemoryLog:
         pass
 
     def latest_producer_snapshot(self) -> None:
-        return None
-
-    def write_share_index(self, data: bytes) -> None:
-        pass
-
-    def read_share_index(self) -> None:
         return None
 
     def flush_if_due(self, now_ms: int) -> bool:

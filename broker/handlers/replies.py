@@ -1,9 +1,27 @@
-"""Deferred replies: how a handler answers later without blocking the loop."""
+"""What a handler may return besides a response body: a ``Reply`` (a body and what the
+connection does after sending it), ``NO_RESPONSE`` (Produce with acks=0), or, through
+``Deferred``, an answer that comes later without blocking the loop.
+
+They live with the handlers, on the floor below the shell that acts on them
+(broker/dispatcher.py, broker/connection.py).
+"""
 
 from __future__ import annotations
 
 import asyncio
 
+NO_RESPONSE = object()
+
+
+class Reply:
+    """A response body and what the connection does once it is sent."""
+
+    __slots__ = ("body", "mute_ms", "close")
+
+    def __init__(self, body, *, mute_ms: int = 0, close: bool = False):
+        self.body = body
+        self.mute_ms = mute_ms  # a quota throttle: read nothing more for this long (Kafka mutes)
+        self.close = close  # close after the answer (a failed SASL login)
 
 
 class Deferred:

@@ -102,12 +102,6 @@ class LogStorage(Protocol):
     def latest_producer_snapshot(self):
         """(offset, entries) of the newest snapshot, or None."""
 
-    def write_share_index(self, data: bytes) -> None:
-        """Replace the share snapshot file (broker/share/index_file.py)."""
-
-    def read_share_index(self) -> bytes | None:
-        """The share snapshot file, or None."""
-
     def flush_if_due(self, now_ms: int) -> bool:
         """fsync if flush.ms has passed since the last flush."""
 

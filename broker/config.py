@@ -347,6 +347,11 @@ class BrokerConfig(Mapping):
 
 
 ENV_PREFIX = "KIPPER_"
+# Variables of the project's own tools that share the prefix but are not broker settings
+# (scripts/kafka-reference and the conformance suite, docs/CONFORMANCE.md): a shell that
+# exports them must still start a broker.
+TOOL_VARIABLES = frozenset({"KIPPER_CACHE", "KIPPER_KAFKA_VERSION", "KIPPER_KAFKA_HEAP",
+                            "KIPPER_CONFORMANCE_REPORT"})
 
 # Kafka 4.x names of keys that seed 004 named differently; either name is accepted
 ALIASES = {"group.share.max.record.lock.duration.ms": "group.share.record.lock.duration.max.ms",
@@ -363,7 +368,7 @@ def from_environment(environ: Mapping[str, str]) -> dict[str, str]:
     by_env = {env_name(k): k for k in (*KEYS, *ALIASES)}
     out = {}
     for name, value in environ.items():
-        if not name.startswith(ENV_PREFIX):
+        if not name.startswith(ENV_PREFIX) or name in TOOL_VARIABLES:
             continue
         if name not in by_env:
             raise ConfigError(f"unknown configuration variable {name}")

@@ -54,10 +54,19 @@ def _snappy_decompress(data) -> bytes:
     return b"".join(out)
 
 
+def _lz4_frame(data, level: int | None = None) -> bytes:
+    """An LZ4 frame with independent blocks and no content checksum, as Kafka's
+    KafkaLZ4BlockOutputStream writes: Kafka refuses linked ("dependent") blocks with
+    "Dependent block stream is unsupported", cramjam's default."""
+    out = cramjam.lz4.Compressor(level=level, content_checksum=False, block_linked=False)
+    out.compress(data)
+    return bytes(out.finish())
+
+
 _COMPRESS = {
     GZIP: lambda d: bytes(cramjam.gzip.compress(d)),
     SNAPPY: _snappy_compress,
-    LZ4: lambda d: bytes(cramjam.lz4.compress(d)),
+    LZ4: _lz4_frame,
     ZSTD: lambda d: bytes(cramjam.zstd.compress(d)),
 }
 _DECOMPRESS = {
@@ -70,7 +79,7 @@ _DECOMPRESS = {
 
 _LEVELED = {
     GZIP: lambda d, level: bytes(cramjam.gzip.compress(d, level=level)),
-    LZ4: lambda d, level: bytes(cramjam.lz4.compress(d, level=level)),
+    LZ4: _lz4_frame,
     ZSTD: lambda d, level: bytes(cramjam.zstd.compress(d, level=level)),
 }
 # Kafka's "use the codec's default" levels (compression.<codec>.level defaults)

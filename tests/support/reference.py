@@ -68,10 +68,37 @@ def start_kafka(workdir: Path) -> kref.KafkaReference:
     kafka = kref.KafkaReference(workdir=workdir, properties=dict(SHARED), scram_users=dict(USERS),
                                 features=dict(KAFKA_FEATURES), heap=os.environ.get("KIPPER_KAFKA_HEAP", "512m"))
     try:
-        return kafka.start()
+        kafka.start()
     except kref.KafkaReferenceError as exc:
         kafka.stop()
         requires.unavailable(f"Apache Kafka could not be fetched or started: {exc}")
+    warm_up(kafka.bootstrap)
+    return kafka
+
+
+def warm_up(bootstrap: str, timeout: float = 60.0) -> None:
+    """Kafka creates __consumer_offsets and __transaction_state, and loads its coordinators,
+    on first use, answering COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS meanwhile, as any
+    client sees once; kipper has them at start. Tests start after that moment."""
+    import time
+
+    from kipper.client.blocking import connect_any
+    from kipper.protocol.messages import APIS
+
+    deadline = time.monotonic() + timeout
+    with connect_any(bootstrap) as conn:
+        for key_type in (0, 1):  # group, transaction
+            while True:
+                resp = conn.request(10, {"key": "warm-up", "key_type": key_type, "coordinator_keys": ["warm-up"]},
+                                    version=4)
+                if resp.coordinators[0].error_code == 0 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+        while conn.send_raw(APIS[22], 4, {"transactional_id": None, "transaction_timeout_ms": 60000,
+                                          "producer_id": -1, "producer_epoch": -1}).error_code:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
 
 
 def start_kipper(workdir: Path) -> BrokerProcess:

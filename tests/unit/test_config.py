@@ -440,3 +440,11 @@ def test_environment_variables_sit_between_the_file_and_overrides(tmp_path):
 def test_unknown_kipper_environment_variable_is_refused():
     with pytest.raises(ConfigError, match="KIPPER_NO_SUCH"):
         load(environ={"KIPPER_NO_SUCH": "1"})
+
+
+def test_the_project_tools_variables_are_not_taken_for_broker_settings():
+    # scripts/kafka-reference and the conformance suite read these; a shell exporting them
+    # (KIPPER_CONFORMANCE_REPORT=... make test) must still start brokers
+    environ = {"KIPPER_CACHE": "/tmp/c", "KIPPER_KAFKA_VERSION": "4.4.0", "KIPPER_KAFKA_HEAP": "512m",
+               "KIPPER_CONFORMANCE_REPORT": "/tmp/r.json", "KIPPER_NUM_PARTITIONS": "4"}
+    assert load(environ=environ)["num.partitions"] == 4

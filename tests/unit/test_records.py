@@ -474,3 +474,15 @@ def test_keyed_records_encode_as_one_record_at_a_time(n, nulls, spread, rnd):
             run_starts.append(i)
             run_deltas.append(ts - base)
     assert rb.encode_keyed_runs(keys, values, run_starts, run_deltas) == expected
+
+
+@pytest.mark.parametrize("level", [None, 1, 9])
+def test_lz4_frames_have_independent_blocks_as_kafka_requires(level):
+    # Kafka's LZ4 reader refuses linked blocks ("Dependent block stream is unsupported"):
+    # the frame descriptor's FLG byte must have the block-independence bit (0x20) set and
+    # no content checksum (0x04), as KafkaLZ4BlockOutputStream writes it (issue 29)
+    frame = compression.compress(compression.LZ4, b"kipper " * 50_000, level)
+    assert frame[:4] == bytes.fromhex("04224d18")
+    flg = frame[4]
+    assert flg & 0xC0 == 0x40 and flg & 0x20 and not flg & 0x04
+    assert compression.decompress(compression.LZ4, frame) == b"kipper " * 50_000

@@ -28,6 +28,9 @@ KAFKA_TOPIC_CONFIGS = {
     "remote.log.delete.on.disable", "remote.storage.enable", "retention.bytes", "retention.ms",
     "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
     "unclean.leader.election.enable", "share.auto.offset.reset",
+    # Kafka 4.4's (the conformance suite found them in CreateTopics answers, issue 29)
+    "errors.deadletterqueue.group.enable", "max.decompressed.message.bytes", "remote.copy.lag.bytes",
+    "remote.copy.lag.ms",
 }
 NOW = 1_700_000_000_000
 

@@ -1,0 +1,123 @@
+"""Field-by-field comparison of two normalised responses, and the list of differences that
+are allowed (tests/conformance/allowed_differences.toml, mirrored by docs/KAFKA_DIFFERENCES.md).
+
+A difference is (scenario, API, version, path, Kafka's value, kipper's value). The path
+names fields with dots and array elements by index: ``topics.0.partitions.1.error_code``.
+An allowed entry matches a difference when its ``api``, ``path`` and ``scenario`` globs (and
+``versions``, ``kafka``, ``kipper`` when given) all match.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ALLOWED_FILE = Path(__file__).with_name("allowed_differences.toml")
+KINDS = ("deliberate", "pending", "version", "limitation")
+
+
+@dataclass
+class Difference:
+    scenario: str
+    label: str
+    api: str
+    version: int
+    path: str
+    kafka: Any
+    kipper: Any
+    allowed: str | None = None
+
+    def as_dict(self) -> dict:
+        return {"scenario": self.scenario, "request": self.label, "api": self.api, "version": self.version,
+                "path": self.path, "kafka": _short(self.kafka), "kipper": _short(self.kipper),
+                "allowed_by": self.allowed}
+
+
+@dataclass
+class Allowed:
+    id: str
+    kind: str
+    reason: str
+    api: str = "*"
+    path: str = "*"
+    scenario: str = "*"
+    versions: str | None = None
+    kafka: Any = None
+    kipper: Any = None
+    seed: str | None = None
+    issue: int | None = None
+    has_kafka: bool = False
+    has_kipper: bool = False
+    used: int = field(default=0)
+
+    def matches(self, d: Difference) -> bool:
+        if not fnmatch.fnmatchcase(d.api, self.api) or not fnmatch.fnmatchcase(d.path, self.path):
+            return False
+        if not fnmatch.fnmatchcase(d.scenario, self.scenario):
+            return False
+        if self.versions is not None:
+            lo, _, hi = self.versions.partition("-")
+            if not int(lo) <= d.version <= int(hi or lo):
+                return False
+        if self.has_kafka and d.kafka != self.kafka:
+            return False
+        if self.has_kipper and d.kipper != self.kipper:
+            return False
+        return True
+
+
+def load_allowed(path: Path = ALLOWED_FILE) -> list[Allowed]:
+    data = tomllib.loads(path.read_text())
+    out = []
+    for entry in data.get("difference", []):
+        entry = dict(entry)
+        has_kafka, has_kipper = "kafka" in entry, "kipper" in entry
+        for k in ("kafka", "kipper"):
+            if entry.get(k) == "null":
+                entry[k] = None
+        allowed = Allowed(**entry, has_kafka=has_kafka, has_kipper=has_kipper)
+        if allowed.kind not in KINDS:
+            raise ValueError(f"{allowed.id}: kind {allowed.kind!r} is not one of {KINDS}")
+        if allowed.kind == "pending" and not allowed.issue:
+            raise ValueError(f"{allowed.id}: a pending difference names the issue that owns it")
+        out.append(allowed)
+    ids = [a.id for a in out]
+    if len(ids) != len(set(ids)):
+        raise ValueError("allowed_differences.toml has duplicate ids")
+    return out
+
+
+def diff(kafka: Any, kipper: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    if isinstance(kafka, dict) and isinstance(kipper, dict):
+        out = []
+        for k in list(kafka) + [k for k in kipper if k not in kafka]:
+            out += diff(kafka.get(k, "<absent>"), kipper.get(k, "<absent>"), f"{path}.{k}" if path else k)
+        return out
+    if isinstance(kafka, list) and isinstance(kipper, list):
+        if len(kafka) != len(kipper):
+            # say which elements are missing where both are lists of keyed structs
+            return [(f"{path}.<length>" if path else "<length>", kafka, kipper)]
+        out = []
+        for i, (a, b) in enumerate(zip(kafka, kipper)):
+            out += diff(a, b, f"{path}.{i}" if path else str(i))
+        return out
+    if kafka == kipper and type(kafka) is type(kipper):
+        return []
+    return [(path or "<response>", kafka, kipper)]
+
+
+def classify(differences: list[Difference], allowed: list[Allowed]) -> None:
+    for d in differences:
+        for a in allowed:
+            if a.matches(d):
+                d.allowed = a.id
+                a.used += 1
+                break
+
+
+def _short(v: Any, limit: int = 600) -> Any:
+    text = repr(v)
+    return v if len(text) <= limit else text[:limit] + "..."

@@ -1,0 +1,122 @@
+"""What two correct brokers may answer differently, made equal before comparing.
+
+Ids a broker makes up (cluster id, topic ids, member ids, producer ids, fetch session ids)
+become names in order of first appearance within the scenario (``topic_id#1``,
+``producer_id#2``), so a mix-up of two ids still shows. Addresses, throttle times, the
+broker's clock and the text of error messages become markers. Lists whose order Kafka does
+not define are sorted. Resources of other scenarios (both brokers serve the whole session)
+are dropped from listings.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# field name -> id family, mapped by first appearance
+MAPPED = {
+    "topic_id": "topic_id", "producer_id": "producer_id", "member_id": "member_id",
+    "leader": "member_id", "session_id": "session_id", "incarnation_id": "incarnation_id",
+    "active_producer_id": "producer_id", "assigned_broker_ids": None,
+}
+MAPPED_SKIP = {-1, 0, "", None, "00000000-0000-0000-0000-000000000000", "AAAAAAAAAAAAAAAAAAAAAA"}
+CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "throttle_time_ms": 0,
+            "log_dir": "<dir>", "total_bytes": "<bytes>", "usable_bytes": "<bytes>", "client_host": "<client host>", "member_host": "<client host>"}
+MESSAGES = {"error_message", "error_msg", "status_message"}
+CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms"}
+# lists whose order is the broker's own (hash maps in Kafka): sorted by these keys
+SORT_KEYS = {
+    "groups": ("group_id",), "topics": ("name", "topic", "topic_id"), "results": ("resource_name", "name", "group_id", "user"), "mechanisms": (),
+    "configs": ("name",), "synonyms": ("name", "source"), "api_keys": ("api_key",),
+    "transaction_states": ("transactional_id",), "resources": ("resource_type", "resource_name"),
+    "acls": ("principal", "host", "operation", "permission_type"), "members": ("member_id", "group_instance_id"),
+    "partitions": ("partition_index", "partition"), "brokers": ("node_id", "broker_id"),
+    "supported_features": ("name",), "finalized_features": ("name",), "entries": ("entity",),
+    "matching_acls": ("principal", "host", "operation"), "filter_results": (),
+    "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
+    "creation_responses": (), "responses": ("name", "resource_name"), "leader_epochs": (),
+}
+TOKEN = re.compile(r"^c\d{4}-")
+
+
+class Normaliser:
+    def __init__(self, token: str):
+        self.token = token
+        self.ids: dict[str, dict[Any, str]] = {}
+
+    def ident(self, family: str, value: Any) -> Any:
+        if value in MAPPED_SKIP:
+            return value
+        table = self.ids.setdefault(family, {})
+        if value not in table:
+            table[value] = f"{family}#{len(table) + 1}"
+        return table[value]
+
+    def response(self, obj: Any, key: str = "") -> Any:
+        if isinstance(obj, dict):
+            out = {}
+            for k, v in obj.items():
+                out[k] = self.field(k, v, obj)
+            return out
+        if isinstance(obj, list):
+            items = [self.response(v, key) for v in obj if not self._foreign(v)]
+            return _sorted(key, items)
+        return obj
+
+    def field(self, k: str, v: Any, parent: dict) -> Any:
+        if k in CONSTANT and v is not None and not isinstance(v, (list, dict)):
+            return CONSTANT[k]
+        if k in MESSAGES:  # text, and whether there is any, is the broker's to choose
+            return "<message>"
+        if k in CLOCK and isinstance(v, int) and v > 0:
+            return "<time>"
+        if k == "records" and isinstance(v, list):
+            return [self.batch(batch) for batch in v]
+        family = MAPPED.get(k)
+        if family and isinstance(v, (int, str)):
+            return self.ident(family, v)
+        if family and isinstance(v, list) and all(isinstance(x, (int, str)) for x in v):
+            return [self.ident(family, x) for x in v]
+        return self.response(v, k)
+
+    def batch(self, batch: Any) -> Any:
+        if not isinstance(batch, dict):
+            return batch
+        out = dict(batch)
+        out["producer_id"] = self.ident("producer_id", out.get("producer_id"))
+        broker_clock = out.get("control") or out.get("timestamp_type") == 1
+        if broker_clock:  # markers and LogAppendTime carry the broker's clock
+            out["base_timestamp"] = out["max_timestamp"] = "<time>"
+            out["records"] = [dict(r, timestamp="<time>") for r in out["records"]]
+        return out
+
+    def _foreign(self, item: Any) -> bool:
+        """An element of a listing that another scenario created."""
+        if not isinstance(item, dict):
+            return False
+        for k in ("name", "group_id", "transactional_id", "topic", "resource_name"):
+            v = item.get(k)
+            if isinstance(v, str) and TOKEN.match(v) and not v.startswith(self.token + "-"):
+                return True
+        return False
+
+
+def _sorted(key: str, items: list) -> list | dict:
+    """A listing keyed by a field that names its elements becomes a dict ("name=x": item),
+    so a missing or extra element is one difference, not a shifted list; other listings
+    in undefined order are sorted."""
+    fields = SORT_KEYS.get(key)
+    if fields is not None and items and all(isinstance(i, str) for i in items):
+        return sorted(items)
+    if not fields or not items or not all(isinstance(i, dict) for i in items):
+        return items
+    for f in fields:
+        values = [i.get(f) for i in items]
+        if all(isinstance(v, (int, str)) for v in values) and len(set(values)) == len(values):
+            return {f"{f}={v}": i for v, i in sorted(zip(values, items), key=lambda p: repr(p[0]))}
+    return sorted(items, key=lambda i: tuple(repr(i.get(f)) for f in fields))
+
+
+def normalise(transcript, token: str) -> list:
+    norm = Normaliser(token)
+    return [norm.response(x.response) for x in transcript]

@@ -1,0 +1,79 @@
+"""The differential suite: every scenario runs against Apache Kafka and against kipper, and
+their answers must agree field by field after normalisation, or differ only as
+allowed_differences.toml (= docs/KAFKA_DIFFERENCES.md) allows. See docs/CONFORMANCE.md."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.compare import Difference, classify, diff, load_allowed
+from tests.conformance.harness import run_both
+from tests.conformance.normalise import normalise
+from tests.conformance.report import Report
+from tests.conformance.scenarios import load_all
+from tests.support.reference import require_kafka
+
+require_kafka()
+
+SCENARIOS = load_all()
+MINIMUM_SCENARIOS = 300
+
+
+@pytest.fixture(scope="session")
+def report(tmp_path_factory, kafka_reference, kipper_reference):
+    rep = Report(load_allowed())
+    rep.versions = {"kafka": kafka_reference.version, "kipper": kipper_reference.version}
+    yield rep
+    path = rep.write(tmp_path_factory.getbasetemp())
+    print(f"\nconformance: {rep.scenarios} scenarios, {rep.requests} requests compared, {rep.identical} identical, "
+          f"{sum(1 for d in rep.differences if d.allowed)} listed and "
+          f"{sum(1 for d in rep.differences if not d.allowed)} unlisted differences; report in {path}")
+
+
+def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Difference]]]:
+    a = [x for x in kafka_run.transcript if x.recorded]
+    b = [x for x in kipper_run.transcript if x.recorded]
+    na, nb = normalise(a, scenario.token), normalise(b, scenario.token)
+    out = []
+    for i in range(max(len(a), len(b))):
+        if i >= len(a) or i >= len(b):
+            x = a[i] if i < len(a) else b[i]
+            out.append((x.api, x.version, [Difference(scenario.name, x.label, x.api, x.version, "<exchange>",
+                                                      na[i] if i < len(a) else "<absent>",
+                                                      nb[i] if i < len(b) else "<absent>")]))
+            continue
+        x = a[i]
+        label = x.label if x.label == b[i].label else f"{x.label} / {b[i].label}"
+        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb)
+                 for path, ka, kb in diff(na[i], nb[i])]
+        out.append((x.api, x.version, diffs))
+    return out
+
+
+def dump(directory: Path, scenario, *runs) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    out = {run.broker: [{"label": x.label, "api": x.api, "version": x.version, "recorded": x.recorded,
+                         "request": x.request, "response": x.response} for x in run.transcript] for run in runs}
+    (directory / (scenario.name.replace("/", "_") + ".json")).write_text(json.dumps(out, indent=1, default=repr))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_kipper_answers_as_kafka_does(scenario, kafka_reference, kipper_reference, report):
+    kafka_run, kipper_run = run_both(scenario.fn, kafka_reference, kipper_reference, scenario.token)
+    exchanges = compare(scenario, kafka_run, kipper_run)
+    if os.environ.get("CONFORMANCE_DUMP"):  # a directory: both transcripts of each scenario, for reading
+        dump(Path(os.environ["CONFORMANCE_DUMP"]), scenario, kafka_run, kipper_run)
+    for _, _, diffs in exchanges:
+        classify(diffs, report.allowed)
+    report.add(exchanges)
+    unlisted = [d for _, _, diffs in exchanges for d in diffs if not d.allowed]
+    assert not unlisted, "differences from Kafka that allowed_differences.toml does not list:\n" + "\n".join(
+        f"  [{d.label}] {d.api} v{d.version} {d.path}: kafka={d.kafka!r} kipper={d.kipper!r}" for d in unlisted[:40])
+
+
+def test_the_suite_has_enough_scenarios():
+    assert len(SCENARIOS) >= MINIMUM_SCENARIOS, f"{len(SCENARIOS)} scenarios; the issue asks for {MINIMUM_SCENARIOS}"

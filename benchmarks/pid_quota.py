@@ -179,7 +179,7 @@ def produce_path_rates(rounds: int = 15, n_requests: int = 4000, per_batch: int 
             gc.disable()
             started = time.perf_counter()
             for frame in frames:
-                dispatcher.dispatch(frame, session)
+                dispatcher.dispatch([frame], 0, session)
             elapsed = time.perf_counter() - started
             gc.enable()
             best[on] = max(best[on], n_requests * per_batch / elapsed)

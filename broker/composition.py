@@ -30,7 +30,7 @@ from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGrou
 from kipper.broker.groups.coordinator import GroupCoordinator
 from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
-from kipper.broker.handlers import HANDLERS, RUN_HANDLERS
+from kipper.broker.handlers import HANDLERS
 from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
@@ -70,7 +70,7 @@ class Broker:
                  offsets: OffsetStore, group_configs: GroupConfigs, groups: GroupCoordinator,
                  share: ShareGroups, txn: Transactions, security: Security,
                  quotas: ProducerIdQuotas, appends: AppendNotifier, metrics: Metrics,
-                 handlers: dict, run_handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
+                 handlers: dict, cluster_id: str, storage: LogManager | None, cleaner: LogCleaner,
                  acls: Acls, dynamic_configs: DynamicBrokerConfigs, topic_configs: TopicConfigView):
         self.config = config  # the static config; dynamic_configs.view has the live values
         self.dynamic_configs = dynamic_configs
@@ -94,8 +94,7 @@ class Broker:
         self.appends = appends
         self.metrics = metrics
         self.handlers = handlers
-        self.run_handlers = run_handlers  # runs of repeated requests (broker/dispatcher.py)
-        self.dispatcher = Dispatcher(self, pre_auth_apis=PRE_AUTH_APIS)
+        self.dispatcher = Dispatcher(self, handlers, pre_auth_apis=PRE_AUTH_APIS)
         # listener name -> (host, port) given to clients; filled once bound
         self.advertised: dict[str, tuple[str, int]] = {}
 
@@ -256,8 +255,7 @@ def build_broker(config: BrokerConfig, clock: Clock = now_ms) -> Broker:
         for key in SHARE_API_KEYS:
             handlers.pop(key, None)
     return Broker(config=config, clock=clock, security=security, acls=acls, quotas=quotas,
-                  metrics=metrics, handlers=handlers,
-                  run_handlers={k: h for k, h in RUN_HANDLERS.items() if k in handlers}, cluster_id=cluster_id, storage=storage,
+                  metrics=metrics, handlers=handlers, cluster_id=cluster_id, storage=storage,
                   dynamic_configs=dynamic_configs, topic_configs=TopicConfigView(dynamic_configs),
                   topics=engines.topics, producer_states=engines.producer_states,
                   producer_ids=engines.producer_ids, offsets=engines.offsets,

@@ -21,7 +21,7 @@ from collections import deque
 import structlog
 
 from kipper.broker.context import Session
-from kipper.broker.dispatcher import CloseConnection, Dispatcher
+from kipper.broker.dispatcher import Close, Dispatcher, Later
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.protocol.framing import CHUNK_SIZE, ChunkPool, FrameDecoder, FrameTooLarge, InvalidFrame
 
@@ -32,6 +32,7 @@ RESUME_PENDING = 64
 FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.delay.ms default
 
 _PENDING = object()
+_FRAME_TYPES = (bytes, bytearray, list)  # a ready frame (a list: buffers carrying stored batches)
 
 
 class _Slot:
@@ -134,23 +135,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if self._held:  # muted: keep request order behind the frames already held
             self._held.extend(frames)
             frames = []
-        i, n = 0, len(frames)
-        while i < n:
-            # requests repeating the last one's head are answered as a run (Dispatcher.dispatch_run)
-            done = self.handle_run(frames, i) if self.session.kept_heads is not None else 0
-            if not done:
-                self.handle_frame(frames[i])
-                done = 1
-            i += done
-            if self.closing:
-                return
-            if self._close_after:
-                break  # a failed login: nothing after it is handled (Kafka mutes, then closes)
-            if self._mute_after_ms and i < n:
-                # a throttled connection reads nothing more until its mute ends (Kafka mutes
-                # the channel); frames already decoded wait here
-                self._held.extend(frames[i:])
-                break
+        self._handle(frames)
+        if self.closing:
+            return
         if self.decoder.error is not None:
             self.abort("invalid_frame", str(self.decoder.error))
             return
@@ -198,86 +185,77 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._mute_handle = None
         self._muted = False
         held, self._held = self._held, []
-        for i, frame in enumerate(held):
-            if self.closing:
-                return
-            self.handle_frame(frame)
-            if self._close_after:
-                break
-            if self._mute_after_ms and i + 1 < len(held):
-                self._held = held[i + 1:]
-                break
+        self._handle(held)
+        if self.closing:
+            return
         self.flush()
         self._after_burst()
         self._update_reading()
 
     # --- requests ------------------------------------------------------------------------
 
-    def handle_run(self, frames: list, i: int) -> int:
-        """Answer ``frames[i]`` and those after it that repeat its head together; how many
-        were answered (0: it does not, and goes through ``handle_frame``)."""
-        try:
-            answers = self.dispatcher.dispatch_run(frames, i, self.session)
-        except Exception:
-            log.exception("handler_failed", peer=self.session.peer)
-            self.abort("handler_failed", "internal error while handling a request")
-            return 1
-        if not self.slots and Reply not in map(type, answers) and NO_RESPONSE not in answers:
-            self._ready += answers  # frames, nothing queued before them: the common case
-        else:
-            for result in answers:
-                self._answered(result)
-        return len(answers)
+    def _handle(self, frames: list) -> None:
+        """Answer ``frames`` in order, until a reply closes the connection or mutes it (the
+        frames after that wait in ``_held``)."""
+        i, n = 0, len(frames)
+        dispatch = self.dispatcher.dispatch
+        ready, slots = self._ready, self.slots
+        while i < n:
+            # a run of requests repeating one head is answered together (broker/dispatcher.py)
+            answers, done = dispatch(frames, i, self.session)
+            i += done
+            for answer in answers:
+                if not slots and type(answer) in _FRAME_TYPES:
+                    ready.append(answer)  # a frame, nothing queued before it: the common case
+                else:
+                    self._answered(answer)
+                    if self.closing:
+                        return
+            if self._close_after:
+                return  # a failed login: nothing after it is handled (Kafka mutes, then closes)
+            if self._mute_after_ms and i < n:
+                # a throttled connection reads nothing more until its mute ends (Kafka mutes
+                # the channel); frames already decoded wait here
+                self._held.extend(frames[i:])
+                return
 
-    def handle_frame(self, frame) -> None:
-        try:
-            result, encode = self.dispatcher.dispatch(frame, self.session)
-        except CloseConnection as exc:
-            self.abort("request_rejected", str(exc))
+    def _answered(self, answer) -> None:
+        """Queue an answer: a frame, a Reply holding one, NO_RESPONSE, a Later (a long
+        poll, a rebalance: it takes a slot now and fills it when it comes), or a Close."""
+        kind = type(answer)
+        if kind is Close:
+            self.abort(answer.event, answer.reason)
             return
-        except Exception:
-            log.exception("handler_failed", peer=self.session.peer)
-            self.abort("handler_failed", "internal error while handling a request")
+        if kind is Later:
+            slot = _Slot()
+            self.slots.append(slot)
+            task = asyncio.ensure_future(answer.pending)
+            self.tasks.add(task)
+            task.add_done_callback(lambda t, s=slot, f=answer.finish: self._complete(t, s, f))
+            self._update_reading()
             return
-        if encode is None:
-            self._answered(result)
-            return
-        slot = _Slot()  # a coroutine (a long poll, a rebalance): answered when it finishes
-        self.slots.append(slot)
-        task = asyncio.ensure_future(result)
-        self.tasks.add(task)
-        task.add_done_callback(lambda t, s=slot, e=encode: self._complete(t, s, e))
-        self._update_reading()
-
-    def _answered(self, result) -> None:
-        """Queue an answer that is ready (a frame, a Reply holding one, or NO_RESPONSE)."""
-        if type(result) is Reply:
-            self._note(result)
-            result = result.body
-        if result is NO_RESPONSE:
+        if kind is Reply:
+            self._note(answer)
+            answer = answer.body
+        if answer is NO_RESPONSE:
             return
         if self.slots:
-            self.slots.append(_Slot(result))
+            self.slots.append(_Slot(answer))
         else:
-            self._ready.append(result)
+            self._ready.append(answer)
 
-    def _complete(self, task: asyncio.Task, slot: _Slot, encode) -> None:
+    def _complete(self, task: asyncio.Task, slot: _Slot, finish) -> None:
         self.tasks.discard(task)
         if self.closing or task.cancelled():
             return
-        exc = task.exception()
-        if exc is not None:
-            if isinstance(exc, CloseConnection):
-                self.abort("request_rejected", str(exc))
-            else:
-                log.error("handler_failed", peer=self.session.peer, exc_info=exc)
-                self.abort("handler_failed", "internal error while handling a request")
+        answer = finish(task)  # the dispatcher's: a frame, a Reply, or a Close
+        if type(answer) is Close:
+            self.abort(answer.event, answer.reason)
             return
-        value = task.result()
-        if type(value) is Reply:
-            self._note(value)
-            value = value.body
-        slot.frame = encode(value)
+        if type(answer) is Reply:
+            self._note(answer)
+            answer = answer.body
+        slot.frame = answer
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._scheduled_flush)

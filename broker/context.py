@@ -1,8 +1,8 @@
-"""What a handler sees of a request: the broker, the connection's session, the header.
+"""What a handler sees of a request: the engines, the connection's session, the header.
 
 ``Session`` is per-connection state that outlives one request (listener, peer,
 authentication). ``RequestContext`` is the per-request view handed to every
-handler, with ``ctx.broker`` giving the engines (broker/composition.py).
+handler, with ``ctx.engines`` giving the engines (broker/composition.py).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Session:
 
 @dataclass(slots=True)
 class RequestContext:
-    broker: Any  # kipper.broker.composition.Broker
+    engines: Any  # kipper.broker.composition's Engines
     session: Session
     api_key: int
     api_version: int
@@ -43,12 +43,12 @@ class RequestContext:
 
     @property
     def now(self) -> int:
-        return self.broker.clock()
+        return self.engines.clock()
 
     def authorize(self, operation: int, resource_type: int, name: str) -> bool:
         """May this session do ``operation`` on the resource (broker/acl/)? Always true
         without an authorizer; a refusal is counted for the request's API."""
-        acls = self.broker.acls
+        acls = self.engines.acls
         if acls.authorizer is None:
             return True
         return acls.authorize(self.session, operation, resource_type, name, _api_name(self.api_key))
@@ -56,7 +56,7 @@ class RequestContext:
     def authorize_any(self, operation: int, resource_type: int) -> bool:
         """May it do ``operation`` on some resource of the type (Kafka's
         authorizeByResourceType: WRITE on any topic grants idempotence, KIP-679)?"""
-        acls = self.broker.acls
+        acls = self.engines.acls
         if acls.authorizer is None:
             return True
         return acls.authorize_any(self.session, operation, resource_type, _api_name(self.api_key))
@@ -65,7 +65,7 @@ class RequestContext:
     def authorized_operations(self, resource_type: int, name: str) -> int:
         """KIP-430's bit field of what this session may do on the resource: every
         operation Kafka supports on the type when there is no authorizer."""
-        return self.broker.acls.authorized_operations(self.session, resource_type, name)
+        return self.engines.acls.authorized_operations(self.session, resource_type, name)
 
 
 def _api_name(api_key: int) -> str:

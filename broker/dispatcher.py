@@ -1,17 +1,29 @@
-"""From a request frame to a response frame: the one place errors are mapped.
+"""From request frames to response frames: the one place an exception becomes a closed connection.
 
-Parses the header, finds the API and its handler, parses the body, calls the
-handler and encodes what it returns. A handler returns a response body, a
-``Reply`` (a body plus what the connection must do after sending it: mute
-for a quota throttle, close after a failed login), a coroutine producing
-either (long-polls, rebalances), or ``NO_RESPONSE`` (Produce with acks=0).
-A frame that cannot be parsed, an unknown API or an unsupported version
-raises ``CloseConnection``; nothing else leaves this module.
+For each frame: read the API key and version, find the route, check the session may
+send it, parse the header and the body, call the handler with a ``RequestContext``
+and encode what it returns: a response body, a ``Reply`` (a body and what the
+connection does after sending it), ``NO_RESPONSE`` (Produce with acks=0), or a
+coroutine producing either (long polls, rebalances) (broker/handlers/replies.py).
+
+An API whose codec declares runs (Produce: protocol/produce_runs.py) is answered in
+runs: a connection's consecutive requests of one read burst that repeat the head of an
+earlier one go to its handler together, and a request alone is a run of one. Why: a
+producer with many single-batch requests in flight (librdkafka with linger.ms=0) sends
+bursts of them that differ only in their correlation ids and records; the header, the
+context, the lookups and the handler's set-up are paid once per run instead of once
+per request. Each request of a run gets the answer it would get alone
+(tests/property/test_produce_runs.py).
+
+Nothing raises out of here. A frame that cannot be parsed, an unknown API or version,
+a request before authentication (``CloseConnection``), and any other exception (a bug)
+become a ``Close`` answer in ``_closing``: the connection writes the answers before it
+and closes, and nothing stored changes. Failures a client should see are error codes in
+the body, never exceptions.
 """
 
 from __future__ import annotations
 
-import io
 import struct
 from time import perf_counter as _perf_counter
 from typing import Any, Callable
@@ -28,16 +40,46 @@ from kipper.protocol.messages.api_versions import API_VERSIONS
 log = structlog.get_logger(__name__)
 
 _KEY_VERSION_CID = struct.Struct(">hhi")
+_NO_REPEATS = ((), ())
 
 Handler = Callable[[Any, RequestContext], Any]
 
 
-def _no_fast_encoder(version, correlation_id, body) -> None:
-    return None
-
-
 class CloseConnection(Exception):
     """The request cannot be answered; the connection must be closed."""
+
+
+class Close:
+    """An answer that closes the connection (after the answers before it are written)."""
+
+    __slots__ = ("event", "reason")
+
+    def __init__(self, event: str, reason: str):
+        self.event = event  # counted per kind in the metrics (Metrics.observe_rejected)
+        self.reason = reason
+
+
+class Later:
+    """An answer that comes later: the connection awaits ``pending`` and then writes
+    ``finish(task)``, a ready answer (never an exception: a failure is a ``Close``)."""
+
+    __slots__ = ("pending", "finish")
+
+    def __init__(self, pending, finish: Callable[[Any], Any]):
+        self.pending = pending
+        self.finish = finish
+
+
+def _closing(exc: BaseException, session) -> Close:
+    """The one place an exception becomes what the connection does: close."""
+    if isinstance(exc, CloseConnection):
+        return Close("request_rejected", str(exc))
+    log.error("handler_failed", peer=session.peer, exc_info=exc)
+    return Close("handler_failed", "internal error while handling a request")
+
+
+def _no_fast_encoder(version, correlation_id, body) -> None:
+    return None
 
 
 class _Route:
@@ -45,146 +87,164 @@ class _Route:
     (a single-record Produce costs the broker a few microseconds in all, so the lookups,
     version checks and method calls of a general dispatch were a tenth of it)."""
 
-    __slots__ = ("api", "handler", "flexible", "parse", "parse_frame", "encode", "latency",
-                 "run_handler", "repeat")
+    __slots__ = ("api", "handler", "flexible", "parse", "parse_frame", "repeat", "run", "encode",
+                 "latency")
 
-    def __init__(self, api, handler: Handler, version: int, latency, run_handler=None):
+    def __init__(self, api, handler: Handler, version: int, latency, runs: bool):
+        fast = api.fast
         self.api = api
         self.handler = handler
-        self.run_handler = run_handler  # requests repeating one head, together (dispatch_run)
-        self.repeat = api.repeat_fast if run_handler is not None else None
         self.flexible = api.is_flexible(version)
-        schema = api.request_schema(version) if api.parse_fast is None else None
-        self.parse = api.parse_fast or (lambda frame, pos, _version: schema.parse_stream(io.BytesIO(frame[pos:])))
-        self.parse_frame = api.parse_frame_fast  # Produce: header and body at once, see below
+        self.parse = api.parse_request  # (the fast path's, or the schema's)
+        self.parse_frame = fast.parse_frame  # Produce: header and body at once
+        self.run = fast.run  # None: the handler answers one request
+        self.repeat = fast.repeat if runs else None  # None: every run is a run of one
         # a response frame, or None for the schema's encoder (encode_with_schema)
-        self.encode = api.encode_fast or _no_fast_encoder
+        self.encode = fast.encode_response or _no_fast_encoder
         self.latency = latency  # this API's request-latency histogram (broker/metrics.py)
 
 
 class Dispatcher:
-    def __init__(self, broker, *, pre_auth_apis=frozenset()):
-        self.broker = broker
-        self.handlers: dict[int, Handler] = broker.handlers
-        self.metrics = broker.metrics
+    def __init__(self, engines, handlers: dict[int, Handler], *, pre_auth_apis=frozenset(),
+                 runs: bool = True):
+        """``runs``: answer requests that repeat a head together (False: one at a time, the
+        reference tests/property/test_produce_runs.py holds runs to)."""
+        self.engines = engines  # the shell swaps it whole on reset (broker/server.py)
+        self.metrics = engines.metrics  # (a reset keeps the metrics)
+        self.handlers = handlers
         self.pre_auth_apis = pre_auth_apis
+        self.runs = runs
         self._routes: dict[int, _Route] = {}  # api_key << 16 | version
 
     def connection_closed(self, session) -> None:
         """What outlives requests but not the connection ends with it (share sessions)."""
-        self.broker.share.connection_closed(session, self.broker.clock())
+        engines = self.engines
+        engines.share.connection_closed(session, engines.clock())
 
-    def dispatch(self, frame, session) -> tuple[Any, Callable[[Any], Any] | None]:
-        """Returns (result, encoder). ``result`` is a ready frame (bytes, or a list of
-        buffers for responses that carry stored batches), a Reply whose ``body`` is a
-        ready frame or NO_RESPONSE, NO_RESPONSE, or a coroutine whose value (a body or
-        a Reply) goes through ``encoder``. ``frame`` may be a memoryview; nothing here
-        keeps it."""
+    def dispatch(self, frames: list, i: int, session) -> tuple[list, int]:
+        """The answers to ``frames[i]`` and, for an API answered in runs, the frames after
+        it that repeat its head; and how many frames they answer. An answer is a ready
+        frame (bytes, or a list of buffers carrying stored batches), a ``Reply`` whose
+        body is one, ``NO_RESPONSE``, a ``Later``, or a ``Close``. The frames may be
+        memoryviews; nothing here keeps them."""
         started = _perf_counter()
-        if len(frame) < 8:
-            raise CloseConnection(f"request of {len(frame)} bytes is too short for a header")
-        api_key, version, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
-        route = self._routes.get(api_key << 16 | version)
-        if route is None:
-            route = self._route(api_key, version, correlation_id)
-            if type(route) is bytes:  # ApiVersions in a version we do not know
-                return route, None
-        if not session.authenticated and api_key not in self.pre_auth_apis:
-            raise CloseConnection(f"{route.api.name} before authentication completed")
         try:
-            if route.parse_frame is not None:
-                # a pipelined producer's requests repeat their head byte for byte; the
-                # connection keeps its recent ones (protocol/produce_codec.py, RepeatedHeads)
-                client_id, body, session.kept_heads = route.parse_frame(frame, version, session.kept_heads)
-            else:
-                client_id, pos = read_client_id(frame, route.flexible)
-                body = route.parse(frame, pos, version)
-        except Exception as exc:  # construct/struct/unicode errors: all mean "malformed"
-            raise CloseConnection(f"malformed {route.api.name} v{version} request: {exc}") from None
-        result = route.handler(body, RequestContext(self.broker, session, api_key, version,
-                                                    correlation_id, client_id))
-        if type(result) is dict:  # answered at once, the common case: encode it now
-            out = route.encode(version, correlation_id, result) or \
-                encode_with_schema(route.api, version, correlation_id, result)
-            self.metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6))
-            return out, None
-        metrics = self.metrics
-        if result is NO_RESPONSE or (type(result) is Reply and result.body is NO_RESPONSE):
-            metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6))
-            return result, None
+            frame = frames[i]
+            if len(frame) < 8:
+                raise CloseConnection(f"request of {len(frame)} bytes is too short for a header")
+            api_key, version, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
+            route = self._routes.get(api_key << 16 | version)
+            if route is None:
+                route = self._route(api_key, version, correlation_id)
+                if type(route) is bytes:  # ApiVersions in a version we do not know
+                    return [route], 1
+            if not session.authenticated and api_key not in self.pre_auth_apis:
+                raise CloseConnection(f"{route.api.name} before authentication completed")
+            try:
+                if route.parse_frame is not None:
+                    client_id, body, session.kept_heads = route.parse_frame(frame, version, session.kept_heads)
+                else:
+                    client_id, pos = read_client_id(frame, route.flexible)
+                    body = route.parse(frame, pos, version)
+            except Exception as exc:  # construct/struct/unicode errors: all mean "malformed"
+                raise CloseConnection(f"malformed {route.api.name} v{version} request: {exc}") from None
+            ctx = RequestContext(self.engines, session, api_key, version, correlation_id, client_id)
+            if route.run is None:
+                result = route.handler(body, ctx)
+            else:  # an API answered in runs: this request, and those after it that repeat its head
+                cids, parts = self._repeats(route, frames, i, version, session.kept_heads) \
+                    if i + 1 < len(frames) else _NO_REPEATS
+                if parts:
+                    cids.insert(0, correlation_id)
+                    return self._run(route, version, cids, body, parts, ctx, started)
+                [result] = route.handler((body,), ctx)  # a request alone: a run of one
+            if type(result) is dict:  # answered at once, the common case: encode it now
+                out = route.encode(version, correlation_id, result) or \
+                    encode_with_schema(route.api, version, correlation_id, result)
+                self.metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6))
+                return [out], 1
+            return [self._answer(route, version, correlation_id, result, started, session)], 1
+        except Exception as exc:  # noqa: BLE001  (the one place: see _closing)
+            return [_closing(exc, session)], 1
 
-        def encode(value, _api=route.api, _version=version, _cid=correlation_id):
-            out = encode_response(_api, _version, _cid, value)
-            metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6))
-            return out
-
-        if hasattr(result, "__await__"):
-            return result, encode
-        if type(result) is Reply:
-            result.body = encode(result.body)
-            return result, None
-        return encode(result), None
-
-    def dispatch_run(self, frames: list, i: int, session) -> list:
-        """The answers to ``frames[i]`` and the frames after it while they repeat a head
-        the connection kept from its earlier requests (``session.kept_heads``, Produce's:
-        protocol/produce_codec.RepeatedHeads), handled together by the API's run handler;
-        empty when ``frames[i]`` repeats none (the caller dispatches it alone). Each
-        answer is what ``dispatch`` would return first for its frame.
-
-        Why: a producer with many single-batch requests in flight (librdkafka with
-        linger.ms=0) sends bursts of them that differ only in their correlation ids and
-        records; the header, the context, the lookups and the handler's set-up were paid
-        once per request, and are once per run here. Requests in a run are answered in
-        order and each as it would be alone (tests/property/test_produce_runs.py)."""
-        frame = frames[i]
-        kept = session.kept_heads
-        if kept is None or len(frame) < 8 or not session.authenticated:
-            return []
-        api_key, version, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
-        route = self._routes.get(api_key << 16 | version)
-        if route is None or route.repeat is None:
-            return []
-        head = kept.find(frame, version)
-        if head is None:
-            return []
+    @staticmethod
+    def _repeats(route: _Route, frames: list, i: int, version: int, kept) -> tuple[list, list]:
+        """The correlation ids of the frames after ``frames[i]`` that repeat the head
+        ``frames[i]`` repeated, while they do, and what each adds to it (its records)."""
+        head = kept.found if kept is not None else None
+        if head is None or route.repeat is None:
+            return _NO_REPEATS
         repeat = route.repeat
-        started = _perf_counter()
-        correlation_ids = []
-        parts = []  # what each frame adds to the head (Produce: its records)
+        api_key = route.api.key
+        correlation_ids, parts = [], []
         try:
-            for frame in frames[i:]:
+            for frame in frames[i + 1:]:
                 key, v, correlation_id = _KEY_VERSION_CID.unpack_from(frame, 0)
                 part = repeat(frame, version, head) if key == api_key and v == version else None
                 if part is None:
                     break
                 correlation_ids.append(correlation_id)
                 parts.append(part)
-        except struct.error:  # a frame too short for a header: dispatch says so
+        except struct.error:  # a frame too short for a header: dispatched alone, it says so
             pass
-        if not parts:
-            return []
-        ctx = RequestContext(self.broker, session, api_key, version, correlation_ids[0], head.client_id)
-        bodies = route.run_handler(head, parts, ctx)
-        encode = route.encode
-        api = route.api
-        out = []
-        for correlation_id, body in zip(correlation_ids, bodies):
-            if type(body) is dict:  # nearly always
-                out.append(encode(version, correlation_id, body) or encode_with_schema(api, version, correlation_id, body))
-                continue
-            reply = body if type(body) is Reply else None
-            if reply is not None:
-                body = reply.body
-            if body is not NO_RESPONSE:
-                body = encode(version, correlation_id, body) or encode_with_schema(api, version, correlation_id, body)
-            if reply is not None:
-                reply.body = body
-                body = reply
-            out.append(body)
+        return correlation_ids, parts
+
+    def _run(self, route: _Route, version: int, correlation_ids: list, body, parts: list, ctx,
+             started: float) -> tuple[list, int]:
+        """The answers to a run of more than one request: ``body`` and the ``parts`` of
+        the frames that repeat its head."""
+        bodies = route.handler(route.run(body, parts), ctx)
+        encode, api = route.encode, route.api
+        answers = []
+        for cid, b in zip(correlation_ids, bodies):
+            if type(b) is dict:  # nearly always
+                answers.append(encode(version, cid, b) or encode_with_schema(api, version, cid, b))
+            else:
+                answers.append(self._encoded(route, version, cid, b))
         # each answer is as late as the run's last: they leave in the same write
-        self.metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6), len(out))
-        return out
+        self.metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6), len(answers))
+        return answers, len(answers)
+
+    def _encoded(self, route: _Route, version: int, correlation_id: int, body):
+        """A run's answer that is not a plain body: a Reply, or NO_RESPONSE, encoded."""
+        reply = body if type(body) is Reply else None
+        if reply is not None:
+            body = reply.body
+        if body is not NO_RESPONSE:
+            body = route.encode(version, correlation_id, body) or \
+                encode_with_schema(route.api, version, correlation_id, body)
+        if reply is not None:
+            reply.body = body
+            return reply
+        return body
+
+    def _answer(self, route: _Route, version: int, correlation_id: int, result, started: float, session):
+        """The answer to one request whose handler returned something else than a body."""
+        metrics = self.metrics
+        if result is NO_RESPONSE or (type(result) is Reply and result.body is NO_RESPONSE):
+            metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6))
+            return result
+
+        def encode(value):
+            out = encode_response(route.api, version, correlation_id, value)
+            metrics.observe_latency(route.latency, int((_perf_counter() - started) * 1e6))
+            return out
+
+        if hasattr(result, "__await__"):
+            def finish(task):
+                exc = task.exception()
+                if exc is not None:
+                    return _closing(exc, session)
+                value = task.result()
+                if type(value) is Reply:
+                    value.body = encode(value.body)
+                    return value
+                return encode(value)
+            return Later(result, finish)
+        if type(result) is Reply:
+            result.body = encode(result.body)
+            return result
+        return encode(result)
 
     def _route(self, api_key: int, version: int, correlation_id: int) -> _Route | bytes:
         """The route of a (key, version) seen for the first time, or why there is none."""
@@ -198,12 +258,12 @@ class Dispatcher:
             raise CloseConnection(f"{api.name} v{version} is not supported "
                                   f"(supported {api.min_version}-{api.max_version})")
         route = self._routes[api_key << 16 | version] = _Route(
-            api, handler, version, self.metrics.latency_of(api.name), self.broker.run_handlers.get(api_key))
+            api, handler, version, self.metrics.latency_of(api.name), self.runs)
         return route
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         body = {"error_code": int(ErrorCode.UNSUPPORTED_VERSION),
-                "api_keys": [a for a in self.broker.advertised_apis() if a["api_key"] == API_VERSIONS.key]
+                "api_keys": [a for a in self.engines.advertised_apis() if a["api_key"] == API_VERSIONS.key]
                 or [{"api_key": 18, "min_version": API_VERSIONS.min_version,
                      "max_version": API_VERSIONS.max_version}]}
         return encode_response(API_VERSIONS, 0, correlation_id, body)

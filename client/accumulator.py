@@ -16,7 +16,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 
-from kipper.client.batch import Callback, ProducerBatch, RecordFuture
+from kipper.client.batch import Callback, ProducerBatch, RecordFuture, prepared_record
 
 TopicPartition = tuple[str, int]
 
@@ -71,23 +71,31 @@ class Accumulator:
                callback: Callback | None, clock) -> tuple[ProducerBatch, bool]:
         """Append to the partition's open batch; returns (batch, new_batch_created).
         ``clock()`` is read only when a batch is created."""
+        key, value, headers, size = prepared_record(key, value, headers)
         dq = self.queues.get(tp)
+        new = False
         if dq is None:
             dq = self.queues[tp] = deque()
-        elif dq:
-            batch = dq[-1]
-            if not batch.closed:
-                if batch.room:
-                    self.unreserve(batch)
-                added = batch.try_append(key, value, timestamp, headers, self.batch_size, future, callback)
-                if added:
-                    self.appended += added
-                    return batch, False
+        batch = dq[-1] if dq else None
+        if batch is not None and not batch.closed:
+            if batch.room:
+                self.unreserve(batch)
+            index = batch.try_append(key, value, headers, timestamp, 0.0, size, self.batch_size)
+            if index < 0:
                 batch.closed = True
-        batch = ProducerBatch(tp[0], tp[1], clock())
-        self.appended += batch.try_append(key, value, timestamp, headers, self.batch_size, future, callback)
-        dq.append(batch)
-        return batch, True
+        else:
+            index = -1
+        if index < 0:  # a new batch takes any record, however large
+            batch = ProducerBatch(tp[0], tp[1], clock())
+            index = batch.try_append(key, value, headers, timestamp, 0.0, size, self.batch_size)
+            dq.append(batch)
+            new = True
+        self.appended += size
+        future.batch = batch
+        future.index = index
+        if callback is not None:
+            batch.add_callback(future, callback)
+        return batch, new
 
     def reserve(self, batch: ProducerBatch) -> None:
         """Hold the rest of an open batch's batch.size (as much as buffer.memory

@@ -171,6 +171,20 @@ def record_size_bound(key, value, headers) -> int:
     return size + _varint_len(size)
 
 
+def prepared_record(key, value, headers) -> tuple:
+    """(key, value, headers, size) of a record as a batch keeps it until the send thread
+    encodes it: headers checked and copied now (a bad one could not be reported later, on
+    the send thread), a mutable buffer copied as encoding it at once used to, and the bytes
+    it counts for (``record_size_bound``)."""
+    if headers:
+        headers = _checked_headers(headers)
+    if value is not None and type(value) is not bytes:
+        value = bytes(value)
+    if key is not None and type(key) is not bytes:
+        key = bytes(key)
+    return key, value, headers, record_size_bound(key, value, headers)
+
+
 def _checked_headers(headers) -> tuple:
     """Headers as (bytes, bytes | None) pairs, checked and copied now: they are
     encoded later, on the send thread, where a bad one could not be reported."""
@@ -284,49 +298,69 @@ class ProducerBatch:
 
     # --- appending ----------------------------------------------------------------------
 
-    def try_append(self, key, value, timestamp: int, headers, batch_size: int,
-                   future: RecordFuture, callback: Callback | None) -> int:
-        """Add one record; returns the bytes it counts for, or 0 if it would
-        overflow a non-empty batch (the caller then starts a new one). The
-        batch holds no room (Accumulator.append gives it back first)."""
+    def try_append(self, key, value, headers, timestamp: int, now: float, size: int, limit: int) -> int:
+        """The one way a record enters a batch, from either path; the record's index, or -1
+        when it does not fit.
+
+        ``size`` is the record's ``record_size_bound``. The general path (Accumulator.append,
+        under the producer lock; the batch holds no room then) passes ``limit``, batch.size: a
+        non-empty batch takes the record while it stays within it, and counts its bytes. The
+        fast path (Producer.send, holding the lock's token) passes -1: the bytes come out of
+        the room held for it (``room``), already counted. ``timestamp``: the record's own (ms),
+        or -1 for the time of send, ``now`` (time.time()), which starts a run only when its
+        millisecond differs from the last run's. The caller made the record's fields fit to be
+        kept (prepared_record)."""
         n = self.count
-        if headers:
-            headers = _checked_headers(headers)
-        size = record_size_bound(key, value, headers)
-        if n and self.size + size > batch_size:
-            return 0
-        # the batch keeps the record until the send thread encodes it: a mutable
-        # buffer is copied now, as encoding it at once used to
-        if value is not None and type(value) is not bytes:
-            value = bytes(value)
+        if limit < 0:
+            room = self.room - size
+            if room < 0:  # a closed or drained batch has none
+                return -1
+            self.room = room
+            # What the fast path appends is known (OpenBatches): a bytes value of plain
+            # size and no headers, into a batch without headers whose keys are kept exactly
+            # when ``key`` is given; so only what can change is looked at (this runs for
+            # every record at several hundred thousand a second).
+            self.values.append(value)
+            if key is not None:
+                self.keys.append(key)
+            elif len(value) != self.value_size:
+                self.value_size = -1
+            if now >= self.ts_hi or now < self.ts_lo:
+                self.stamp(n, now)
+            self.count = n + 1
+            return n
+        if n and self.size + size > limit:
+            return -1
+        self.size += size
+        self.values.append(value)
+        keys = self.keys
         if key is not None:
-            if self.keys is None:
-                self.keys = [None] * n
-            self.keys.append(key if type(key) is bytes else bytes(key))
-        elif self.keys is not None:
-            self.keys.append(None)
+            if keys is None:
+                keys = self.keys = [None] * n
+            keys.append(key)
+        elif keys is not None:
+            keys.append(None)
         if headers:
             if self.headers is None:
                 self.headers = [()] * n
             self.headers.append(headers)
         elif self.headers is not None:
             self.headers.append(())
-        self.values.append(value)
+        # the length every value shares, while one does (the send thread then encodes the
+        # batch without measuring each value)
         plain = -1 if key is not None or headers or value is None or len(value) > PLAIN_MAX_VALUE else len(value)
         if n == 0:
             self.value_size = plain
         elif plain != self.value_size:
             self.value_size = -1
-        if not self.stamps or self.stamps[-1] != timestamp:
+        if timestamp < 0:
+            if now >= self.ts_hi or now < self.ts_lo:
+                self.stamp(n, now)
+        elif not self.stamps or self.stamps[-1] != timestamp:
             self._mark(n, timestamp)
             self.ts_lo = self.ts_hi = 0.0  # the fast path's next record starts a run of its own
         self.count = n + 1
-        self.size += size
-        future.batch = self
-        future.index = n
-        if callback is not None:
-            self.add_callback(future, callback)
-        return size
+        return n
 
     def add_callback(self, future, callback: Callback) -> None:
         """``callback(error, metadata)`` for ``future``'s record, run when the batch completes."""

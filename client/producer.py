@@ -87,9 +87,10 @@ class Producer:
         # record). Without a key, that is the topic's open batch without keys
         # (OpenBatches.unkeyed); with one, the open batch with keys of the
         # partition the key hashes to, once the partitioner has hashed that key
-        # (OpenBatches.keyed_batch). It appends the record to that batch, starts
-        # a timestamp run only when the millisecond changed, and returns a
-        # (batch, index) future; the send thread encodes the whole batch later.
+        # (OpenBatches.keyed_batch). It appends the record to that batch through
+        # the one append route (ProducerBatch.try_append, out of the batch's room),
+        # and returns a (batch, index) future; the send thread encodes the whole
+        # batch later.
         # Why: at several hundred thousand records a second, the checks, calls
         # and per-record encoding of the general path (_send) were most of the
         # producer's CPU.
@@ -101,10 +102,8 @@ class Producer:
                 batch = self._open_batches[topic]
             except (KeyError, TypeError):  # no open batch, or an unhashable topic (_send says so)
                 return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
-            if size != batch.value_size:  # not the length the batch's values share (ProducerBatch.value_size)
-                if size > self._plain_limit:
-                    return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
-                batch.value_size = -1  # safe without the token: it only ever goes to -1
+            if size > self._plain_limit:
+                return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
             size += PLAIN_OVERHEAD
         else:
             batch = self._fast_path.keyed_batch(topic, key)
@@ -123,16 +122,8 @@ class Producer:
         except IndexError:
             return self._send(topic, value, key, partition, headers, timestamp, on_delivery)
         try:
-            room = batch.room - size
-            if room >= 0:  # a closed or drained batch has no room
-                batch.room = room
-                index = batch.count
-                batch.values.append(value)
-                if key is not None:
-                    batch.keys.append(key)
-                batch.count = index + 1
-                if now >= batch.ts_hi or now < batch.ts_lo:
-                    batch.stamp(index, now)
+            index = batch.try_append(key, value, None, -1, now, size, -1)  # -1: out of its room
+            if index >= 0:
                 # reuse the last future if its caller dropped it (see _spare)
                 if _getrefcount(self._spare) == 2:
                     future = self._spare

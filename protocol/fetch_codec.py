@@ -91,22 +91,17 @@ class _Tagged(Exception):
     """A tagged-field section that is not empty: the general codec reads it."""
 
 
-def request_parser(general):
-    """The ``parse_fast`` of FETCH: ``general(version)`` is the declared schema, which reads
-    requests carrying tagged fields (only brokers and KRaft voters send them)."""
-
-    def parse_request(buf, pos: int, version: int):
-        """A Fetch request body from ``buf[pos:]``."""
-        if type(buf) is not memoryview:
-            buf = memoryview(buf)
-        try:
-            return _parse(buf, pos, version)
-        except _Tagged:
-            return general(version).parse(bytes(buf[pos:]))
-        except (IndexError, struct.error) as exc:
-            raise Truncated(f"Fetch v{version} request ends early: {exc}") from None
-
-    return parse_request
+def parse_request(buf, pos: int, version: int) -> FetchRequestData | None:
+    """A Fetch request body from ``buf[pos:]``; None when it carries tagged fields (only
+    brokers and KRaft voters send them), which the declared schema then reads."""
+    if type(buf) is not memoryview:
+        buf = memoryview(buf)
+    try:
+        return _parse(buf, pos, version)
+    except _Tagged:
+        return None
+    except (IndexError, struct.error) as exc:
+        raise Truncated(f"Fetch v{version} request ends early: {exc}") from None
 
 
 def _parse(buf, pos: int, version: int) -> FetchRequestData:

@@ -98,8 +98,8 @@ def encode_request_parts(api, version: int, correlation_id: int, client_id: str 
     """``encode_request`` as a list of buffers for a scatter-gather send: record
     batches given as lists of chunks (a producer's sealed batches) are not
     copied into the frame."""
-    if api.encode_request_fast is not None:
-        out = api.encode_request_fast(version, correlation_id, client_id, body)
+    if api.fast.encode_request is not None:
+        out = api.fast.encode_request(version, correlation_id, client_id, body)
         if out is not None:
             return out
     stream = GatherStream()
@@ -143,8 +143,8 @@ def encode_response(api, version: int, correlation_id: int, body):
     """A complete size-prefixed response frame: bytes (or a bytearray), or, when the
     body holds stored batches as lists of chunks (Fetch), a list of buffers that
     refer to them instead of copying them."""
-    if api.encode_fast is not None:
-        out = api.encode_fast(version, correlation_id, body)
+    if api.fast.encode_response is not None:
+        out = api.fast.encode_response(version, correlation_id, body)
         if out is not None:
             return out
     return encode_with_schema(api, version, correlation_id, body)
@@ -172,8 +172,8 @@ def frame_bytes(frame) -> bytes:
 
 def decode_response(api, version: int, frame):
     """(correlation_id, body) of a response frame without its size prefix."""
-    if api.parse_response_fast is not None:
-        out = api.parse_response_fast(frame, version)
+    if api.fast.parse_response is not None:
+        out = api.fast.parse_response(frame, version)
         if out is not None:
             return out
     stream = _io.BytesIO(frame)

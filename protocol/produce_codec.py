@@ -1,15 +1,19 @@
-"""Fast paths for the one API every record goes through: Produce, versions 3-13,
-on both sides (the broker parses requests and packs responses, the producer packs
-requests and parses responses).
+"""Fast paths for the one API every record goes through: Produce, versions 3-13, on
+both sides: the broker parses requests and packs responses, the producer packs
+requests (3-12) and parses responses. Declared, with the schema they stand in for,
+in protocol/messages/produce.py's ``Api(fast=...)``; tests check that they agree with
+that declaration on every version (tests/property/test_produce_codec.py).
 
 Why: a single-record Produce used to cost the broker 35-40 us of CPU, most of it
 the general codec (a Container per struct, a Python call per field and per
-tagged-field section) and copies of the records. Here the request is read with
-fixed-field ``struct`` unpacks straight from the frame, the records stay
-memoryviews into it (the stored batch is their only copy), and the response is
-packed into one bytearray. Everything else about Produce is declared once in
-protocol/messages/produce.py; tests check that these functions agree with that
-declaration on every version (tests/property/test_produce_codec.py).
+tagged-field section) and copies of the records; on the producer's send thread the
+general codec took 20-40 us a request, as much as encoding a tenth of the batch.
+Here a request is read with fixed-field ``struct`` unpacks straight from the frame,
+the records stay memoryviews into it (the stored batch is their only copy), a
+response is packed into one bytearray, and a request is packed as buffers around the
+sealed batches. Anything a path does not write or read (topic ids from v13 on the
+producer's side, tagged fields such as current_leader) returns None, and the schema
+does it. A pipelined producer's next requests: produce_runs.py.
 """
 
 from __future__ import annotations
@@ -26,9 +30,12 @@ from kipper.protocol.fixed_fields import (
     put_count,
     put_string,
     read_count,
+    read_length,
+    read_string,
     read_text,
 )
-from kipper.protocol.header import read_client_id, skip_tagged_fields
+from kipper.protocol.header import skip_tagged_fields
+from kipper.protocol.primitives import encode_uvarint
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -67,13 +74,16 @@ class ProduceRequestData(Part):
         self.topic_data = topic_data
 
 
+# --- the broker's side: the request ------------------------------------------------------------
+
 def parse_request(buf, pos: int, version: int) -> ProduceRequestData:
     """A Produce request body from ``buf[pos:]``; ``records`` are memoryviews into ``buf``."""
-    return _parse(buf, pos, version)[0]
+    return parse_with_length_at(buf, pos, version)[0]
 
 
-def _parse(buf, pos: int, version: int) -> tuple[ProduceRequestData, int]:
-    """The request, and where the last partition's records length starts (``RepeatedHead``).
+def parse_with_length_at(buf, pos: int, version: int) -> tuple[ProduceRequestData, int]:
+    """The request, and where the last partition's records length starts (where a
+    repeated head ends: produce_runs.py).
 
     Straight-line on purpose: each length is read where it is (one byte in a flexible
     version unless it is 128 or more; records, usually 128 bytes to 16 KiB, in two), so
@@ -140,115 +150,7 @@ def _parse(buf, pos: int, version: int) -> tuple[ProduceRequestData, int]:
     return ProduceRequestData(transactional_id, acks, timeout_ms, topics), length_at
 
 
-# --- a pipelined producer's next request -------------------------------------------------------
-
-class RepeatedHead:
-    """A one-partition Produce request's bytes from the client id up to its records
-    length, and what they parsed to. Why: a producer sending one small batch per request
-    (librdkafka with linger.ms=0, many in flight) repeats these bytes exactly, request
-    after request (same client id, acks, timeout, topic and partition); a frame that
-    starts with them parses to the same request around new records, so one comparison
-    replaces the header's and the body's field-by-field parse, a fifth of what such a
-    request cost the broker. A connection keeps its recent ones (``RepeatedHeads``)."""
-
-    __slots__ = ("version", "head", "length_at", "client_id", "transactional_id", "acks",
-                 "timeout_ms", "name", "topic_id", "index")
-
-
-MAX_HEADS = 64  # per connection: a producer's partitions of one-partition requests
-
-
-class RepeatedHeads:
-    """A connection's ``RepeatedHead``s, found by their bytes: a producer writing to a few
-    partitions one request at a time alternates between a few heads. Past ``MAX_HEADS``
-    it starts again from none."""
-
-    __slots__ = ("_by_bytes", "_lengths")
-
-    def __init__(self):
-        self._by_bytes: dict[bytes, RepeatedHead] = {}
-        self._lengths: list[int] = []  # the heads' lengths (one per topic name length, usually one)
-
-    def find(self, frame, version: int) -> RepeatedHead | None:
-        """The head ``frame`` starts with, or None."""
-        for end in self._lengths:
-            head = self._by_bytes.get(bytes(frame[8:end]))
-            if head is not None and head.version == version:
-                return head
-        return None
-
-    def keep(self, head: RepeatedHead) -> None:
-        if len(self._by_bytes) >= MAX_HEADS:
-            self._by_bytes.clear()
-            self._lengths.clear()
-        self._by_bytes[head.head] = head
-        if head.length_at not in self._lengths:
-            self._lengths.append(head.length_at)
-
-
-def parse_frame(frame, version: int, kept) -> tuple[str | None, ProduceRequestData, RepeatedHeads | None]:
-    """(client id, request, the heads to keep) of a request ``frame`` (after the size
-    prefix); ``kept`` is the connection's ``RepeatedHeads``, or None before its first."""
-    head = kept.find(frame, version) if kept is not None else None
-    if head is not None:
-        records = _records_after(frame, head)  # find compared the head's bytes
-        if records is not None:
-            return head.client_id, ProduceRequestData(head.transactional_id, head.acks, head.timeout_ms, [
-                TopicProduceData(head.name, head.topic_id, [PartitionProduceData(head.index, records)])]), kept
-    flexible = version >= FLEXIBLE_FROM
-    client_id, pos = read_client_id(frame, flexible)
-    request, length_at = _parse(frame, pos, version)
-    if len(request.topic_data) != 1 or len(request.topic_data[0].partition_data) != 1 \
-            or request.topic_data[0].partition_data[0].records is None:
-        return client_id, request, kept
-    topic = request.topic_data[0]
-    head = RepeatedHead()
-    head.version, head.head, head.length_at = version, bytes(frame[8:length_at]), length_at
-    head.client_id, head.transactional_id = client_id, request.transactional_id
-    head.acks, head.timeout_ms = request.acks, request.timeout_ms
-    head.name, head.topic_id, head.index = topic.name, topic.topic_id, topic.partition_data[0].index
-    if kept is None:
-        kept = RepeatedHeads()
-    kept.keep(head)
-    return client_id, request, kept
-
-
-def repeated_records(frame, version: int, head: RepeatedHead):
-    """The records (a view into ``frame``) of a request that repeats ``head``: it starts
-    with the head's bytes, and its records run to the end of the frame but for the empty
-    tagged fields of the partition, the topic and the request (flexible versions). None
-    otherwise: the frame is parsed in full."""
-    if head.version != version or bytes(frame[8:head.length_at]) != head.head:
-        return None  # (a memoryview's == is slower than a copy's)
-    return _records_after(frame, head)
-
-
-def _records_after(frame, head: RepeatedHead):
-    """``repeated_records`` of a frame known to start with ``head``'s bytes."""
-    pos = head.length_at
-    size = len(frame)
-    if pos + 4 > size:  # too short to hold records: the full parse says what is wrong
-        return None
-    if head.version >= FLEXIBLE_FROM:
-        if frame[pos] < 0x80:
-            n, pos = frame[pos] - 1, pos + 1
-        elif frame[pos + 1] < 0x80:
-            n, pos = (frame[pos] & 0x7F | frame[pos + 1] << 7) - 1, pos + 2
-        else:
-            return None
-        end = pos + n
-        if n < 0 or end + 3 != size or frame[end] or frame[end + 1] or frame[end + 2]:
-            return None
-    else:
-        n = _I32.unpack_from(frame, pos)[0]
-        pos += 4
-        end = pos + n
-        if n < 0 or end != size:
-            return None
-    return frame[pos:end]
-
-
-# --- the response ----------------------------------------------------------------------------
+# --- the broker's side: the response ----------------------------------------------------------------------------
 
 _ROW_KEYS = frozenset(("index", "error_code", "base_offset", "log_append_time_ms", "log_start_offset",
                        "error_message", "record_errors"))
@@ -355,3 +257,145 @@ def _name_field(name: str, flexible: bool) -> bytes:
     out = bytearray()
     put_string(out, name, flexible)
     return bytes(out)
+
+
+# --- the producer's side: the request and the response -----------------------------------------
+
+_HEADER = struct.Struct(">ihhi")  # size (set last), api key 0, version, correlation id
+
+
+class PartitionProduceResponse(Part):
+    __slots__ = ("index", "error_code", "base_offset", "log_append_time_ms", "log_start_offset",
+                 "record_errors", "error_message")
+
+
+class BatchIndexAndErrorMessage(Part):
+    __slots__ = ("batch_index", "batch_index_error_message")
+
+
+class TopicProduceResponse(Part):
+    __slots__ = ("name", "partition_responses")
+
+
+class ProduceResponseData(Part):
+    __slots__ = ("responses", "throttle_time_ms")
+
+
+def encode_request_parts(version: int, correlation_id: int, client_id: str | None, body) -> list | None:
+    """A Produce request frame as a list of buffers for a scatter-gather send, each
+    partition's records (a list of chunks: a sealed batch's header and records)
+    left where they are; None for what this path does not write (topic ids, v13),
+    which the general codec then encodes."""
+    if version >= TOPIC_ID_FROM:
+        return None
+    flexible = version >= FLEXIBLE_FROM
+    head = bytearray(_HEADER.pack(0, 0, version, correlation_id))
+    if client_id is None:
+        head += b"\xff\xff"
+    else:
+        raw = client_id.encode("utf-8")
+        head += _I16.pack(len(raw))
+        head += raw
+    if flexible:
+        head.append(0)  # request header v2's tagged fields
+    put_string(head, body["transactional_id"], flexible)
+    head += ACKS_TIMEOUT.pack(body["acks"], body["timeout_ms"])
+    topics = body["topic_data"]
+    put_count(head, len(topics), flexible)
+    out = [head]
+    for topic in topics:
+        put_string(head, topic["name"], flexible)
+        parts = topic["partition_data"]
+        put_count(head, len(parts), flexible)
+        for p in parts:
+            head += _I32.pack(p["index"])
+            chunks = p["records"]
+            if chunks is None:
+                head += b"\x00" if flexible else b"\xff\xff\xff\xff"
+            else:
+                if not isinstance(chunks, list):
+                    chunks = [chunks]
+                n = sum(map(len, chunks))
+                head += encode_uvarint(n + 1) if flexible else _I32.pack(n)
+                out += chunks
+                head = bytearray()  # what follows the records
+                out.append(head)
+            if flexible:
+                head.append(0)
+        if flexible:
+            head.append(0)
+    if flexible:
+        head.append(0)
+    _I32.pack_into(out[0], 0, sum(map(len, out)) - 4)
+    return out
+
+
+def parse_response(frame, version: int):
+    """(correlation_id, body) of a Produce response frame (without its size prefix),
+    or None when it carries tagged fields (current_leader, node_endpoints): the
+    general codec then reads it, so nothing it would give is lost."""
+    if type(frame) is not memoryview:
+        frame = memoryview(frame)
+    try:
+        return _parse_response(frame, version)
+    except (struct.error, IndexError) as exc:
+        raise Truncated(f"Produce response cut short: {exc}") from exc
+
+
+def _parse_response(frame: memoryview, version: int):
+    flexible = version >= FLEXIBLE_FROM
+    correlation_id = _I32.unpack_from(frame, 0)[0]
+    pos = 4
+    if flexible:
+        if frame[pos] != 0:
+            return None
+        pos += 1
+    if version >= TOPIC_ID_FROM:
+        return None
+    row = ROW_V5 if version >= 5 else ROW_V3
+    n, pos = read_count(frame, pos, flexible)
+    topics = []
+    for _ in range(n):
+        k, pos = read_length(frame, pos, flexible)
+        topic = TopicProduceResponse()
+        topic.name, pos = read_text(frame, pos, k)
+        m, pos = read_count(frame, pos, flexible)
+        rows = []
+        for _ in range(m):
+            p = PartitionProduceResponse()
+            fields = row.unpack_from(frame, pos)
+            pos += row.size
+            p.index, p.error_code, p.base_offset = fields[:3]
+            p.log_append_time_ms = fields[3]
+            p.log_start_offset = fields[4] if version >= 5 else -1
+            p.record_errors = []
+            p.error_message = None
+            if version >= 8:
+                e, pos = read_count(frame, pos, flexible)
+                for _ in range(e):
+                    r = BatchIndexAndErrorMessage()
+                    r.batch_index = _I32.unpack_from(frame, pos)[0]
+                    r.batch_index_error_message, pos = read_string(frame, pos + 4, flexible)
+                    p.record_errors.append(r)
+                    if flexible:
+                        if frame[pos] != 0:
+                            return None
+                        pos += 1
+                p.error_message, pos = read_string(frame, pos, flexible)
+            if flexible:
+                if frame[pos] != 0:
+                    return None
+                pos += 1
+            rows.append(p)
+        topic.partition_responses = rows
+        if flexible:
+            if frame[pos] != 0:
+                return None
+            pos += 1
+        topics.append(topic)
+    body = ProduceResponseData()
+    body.responses = topics
+    body.throttle_time_ms = _I32.unpack_from(frame, pos)[0] if version >= 1 else 0
+    if flexible and frame[pos + 4] != 0:
+        return None
+    return correlation_id, body

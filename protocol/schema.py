@@ -13,6 +13,7 @@ from __future__ import annotations
 import io as _io
 import threading
 from dataclasses import dataclass, field as dc_field
+from typing import Callable
 
 from construct import Container
 
@@ -173,6 +174,31 @@ class Schema:
         self._build(obj, stream, None)
 
 
+@dataclass(frozen=True)
+class FastCodec:
+    """An API's hand-written hot paths, declared in its ``Api(fast=...)`` beside the
+    schema they stand in for. Each returns None for what it does not handle, and the
+    schema does that instead; property tests check that both agree
+    (tests/property/test_produce_codec.py, test_fetch_codec.py)."""
+
+    parse_request: Callable | None = None  # (buf, pos, version) -> body
+    encode_response: Callable | None = None  # (version, correlation_id, body) -> frame
+    encode_request: Callable | None = None  # (version, correlation_id, client_id, body) -> buffers
+    parse_response: Callable | None = None  # (frame, version) -> (correlation_id, body)
+    # Requests answered in runs (Produce: protocol/produce_runs.py). parse_frame(frame,
+    # version, kept) -> (client_id, body, kept) reads the header and the body together, with
+    # what the connection keeps of its earlier requests (``kept``, whose ``found`` is the
+    # head the frame repeated); repeat(frame, version, head) -> what a frame repeating
+    # ``head`` adds to it (its records), or None; run(body, parts) -> what the handler gets
+    # for a run of more than one (a request alone comes as ``(body,)``).
+    parse_frame: Callable | None = None
+    repeat: Callable | None = None
+    run: Callable | None = None
+
+
+NO_FAST_CODEC = FastCodec()
+
+
 @dataclass
 class Api:
     """A Kafka API: its key, version ranges and the fields of both messages.
@@ -189,20 +215,7 @@ class Api:
     response: tuple
     supported: str | None = None
     advertise: bool = True
-    # hand-written hot paths (protocol/produce_codec.py): parse_fast(buf, pos, version) and
-    # encode_fast(version, correlation_id, body) -> frame, or None to use the schema; and
-    # a client's: encode_request_fast(version, correlation_id, client_id, body) -> buffers
-    # and parse_response_fast(frame, version) -> (correlation_id, body), or None likewise
-    parse_fast: object = dc_field(default=None, repr=False)
-    # parse_frame_fast(frame, version, last) -> (client_id, body, kept): the header and the
-    # body together, with what the connection keeps from its last request (``kept``)
-    parse_frame_fast: object = dc_field(default=None, repr=False)
-    # repeat_fast(frame, version, kept) -> what the frame adds to ``kept`` (Produce: its
-    # records), or None unless the frame repeats it
-    repeat_fast: object = dc_field(default=None, repr=False)
-    encode_fast: object = dc_field(default=None, repr=False)
-    encode_request_fast: object = dc_field(default=None, repr=False)
-    parse_response_fast: object = dc_field(default=None, repr=False)
+    fast: FastCodec = dc_field(default=NO_FAST_CODEC, repr=False)
     _cache: dict = dc_field(default_factory=dict, repr=False)
     _lock: threading.Lock = dc_field(default_factory=threading.Lock, repr=False)
 
@@ -214,6 +227,16 @@ class Api:
         self.min_version, self.max_version = rng.lo, rng.hi
         # responses that carry stored batches are sent as a list of buffers (no join)
         self.carries_records = _has_records(self.response)
+
+    def parse_request(self, buf, pos: int, version: int):
+        """A request body from ``buf[pos:]`` (after the header): the fast path's, or the
+        schema's for what it leaves."""
+        fast = self.fast.parse_request
+        if fast is not None:
+            body = fast(buf, pos, version)
+            if body is not None:
+                return body
+        return self.request_schema(version).parse(bytes(buf[pos:]))
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version

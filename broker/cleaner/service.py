@@ -41,7 +41,7 @@ class LogCleaner:
     def _compacted(self):
         for topic in self.topics.all():
             for partition in topic.partitions:
-                if partition.log.config.compact:
+                if partition.compacted:
                     yield topic, partition
 
     def tick(self, now: int) -> bool:

@@ -1,6 +1,7 @@
 """Request handlers: small functions of (request, context), one file per API
 family. ``HANDLERS`` maps API keys to them; the ApiVersions answer covers
-exactly these keys."""
+exactly these keys. Produce's handler answers a run of requests
+(broker/dispatcher.py, protocol/produce_runs.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from kipper.broker.handlers.groups import (
 from kipper.broker.handlers.list_offsets import handle_list_offsets
 from kipper.broker.handlers.metadata import handle_metadata
 from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
-from kipper.broker.handlers.produce import handle_produce, handle_produce_run
+from kipper.broker.handlers.produce import handle_produce
 from kipper.broker.handlers.producer_ids import handle_init_producer_id
 from kipper.broker.handlers.sasl import handle_sasl_authenticate, handle_sasl_handshake
 from kipper.broker.handlers.scram_credentials import (
@@ -92,6 +93,3 @@ HANDLERS = {
     78: handle_share_fetch,
     79: handle_share_acknowledge,
 }
-
-# handlers of a run of consecutive requests that repeat one head (broker/dispatcher.py)
-RUN_HANDLERS = {0: handle_produce_run}

@@ -23,7 +23,7 @@ def _filter(f) -> AclFilter:
 
 
 def handle_describe_acls(req, ctx):
-    acls = ctx.broker.acls
+    acls = ctx.engines.acls
     if not acls.enabled:
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.SECURITY_DISABLED),
                 "error_message": DISABLED, "resources": []}
@@ -43,7 +43,7 @@ def handle_describe_acls(req, ctx):
 
 
 def handle_create_acls(req, ctx):
-    acls = ctx.broker.acls
+    acls = ctx.engines.acls
     if not acls.enabled:
         return {"throttle_time_ms": 0, "results": [
             {"error_code": int(ErrorCode.SECURITY_DISABLED), "error_message": DISABLED}
@@ -68,7 +68,7 @@ def handle_create_acls(req, ctx):
 
 
 def handle_delete_acls(req, ctx):
-    acls = ctx.broker.acls
+    acls = ctx.engines.acls
     if not acls.enabled:
         return {"throttle_time_ms": 0, "filter_results": [
             {"error_code": int(ErrorCode.SECURITY_DISABLED), "error_message": DISABLED,

@@ -90,23 +90,23 @@ def _preprocess(resources, incremental: bool) -> dict[int, Refused]:
 
 # --- one resource, given its whole new set -------------------------------------------------
 
-def _topic(broker, name: str, build, validate_only: bool) -> None:
-    topic = broker.topics.get(name)
+def _topic(engines, name: str, build, validate_only: bool) -> None:
+    topic = engines.topics.get(name)
     if topic is None:
         raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
-    view = broker.topic_configs
+    view = engines.topic_configs
     new = build(topic.configs, TOPIC_CONFIGS, lambda key: view.value(topic.configs, key))
     problem = validate_topic_configs(new)
     if problem:
         raise Refused(ErrorCode.INVALID_CONFIG, problem)
     if not validate_only:
-        broker.topics.update_configs(topic, new)
+        engines.topics.update_configs(topic, new)
 
 
-def _group(broker, name: str, build, validate_only: bool) -> None:
+def _group(engines, name: str, build, validate_only: bool) -> None:
     if not name:
         raise Refused(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
-    store = broker.group_configs
+    store = engines.group_configs
     new = build(store.current(name), GROUP_CONFIGS)
     problem = store.check_all(new)
     if problem:
@@ -115,8 +115,8 @@ def _group(broker, name: str, build, validate_only: bool) -> None:
         store.replace(name, new)
 
 
-def _broker(broker, name: str, build, validate_only: bool) -> None:
-    dynamic = broker.dynamic_configs
+def _broker(engines, name: str, build, validate_only: bool) -> None:
+    dynamic = engines.dynamic_configs
     code, message = dynamic.layer_for(name)
     if code != ErrorCode.NONE:
         raise Refused(code, message)
@@ -125,7 +125,7 @@ def _broker(broker, name: str, build, validate_only: bool) -> None:
     if code != ErrorCode.NONE:
         raise Refused(code, message)
     if not validate_only:
-        broker.alter_broker_configs(name, new)
+        engines.alter_broker_configs(name, new)
 
 
 def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]:
@@ -146,11 +146,11 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
             if denied is not None:
                 raise Refused(denied, None)
             if res.resource_type == TOPIC:
-                _topic(ctx.broker, res.resource_name, build, validate_only)
+                _topic(ctx.engines, res.resource_name, build, validate_only)
             elif res.resource_type in GROUP_TYPES:
-                _group(ctx.broker, res.resource_name, build, validate_only)
+                _group(ctx.engines, res.resource_name, build, validate_only)
             elif res.resource_type == BROKER:
-                _broker(ctx.broker, res.resource_name, build, validate_only)
+                _broker(ctx.engines, res.resource_name, build, validate_only)
             else:
                 raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {res.resource_type}")
         except Refused as exc:

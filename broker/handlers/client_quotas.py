@@ -21,16 +21,16 @@ log = structlog.get_logger(__name__)
 def may_manage(ctx, operation: int) -> bool:
     """With an authorizer, the operation on the cluster; without one, super.users (or
     everyone when that list is empty), as before ACLs existed."""
-    if ctx.broker.acls.enabled:
+    if ctx.engines.acls.enabled:
         return ctx.authorize(operation, CLUSTER, CLUSTER_NAME)
-    return ctx.broker.security.may_manage(ctx.session.principal)
+    return ctx.engines.security.may_manage(ctx.session.principal)
 
 def _entity(user) -> list[dict]:
     return [{"entity_type": USER, "entity_name": user}]
 
 
 def handle_alter_client_quotas(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     allowed = may_manage(ctx, DESCRIBE_CONFIGS)
     results, changes = [], []
     for entry in req.entries:
@@ -48,14 +48,14 @@ def handle_alter_client_quotas(req, ctx):
             changes.append((user, ops))
         results.append({"error_code": int(code), "error_message": message, "entity": entity})
     if changes and not req.validate_only:
-        broker.quotas.store.apply(changes)
+        engines.quotas.store.apply(changes)
         log.info("client_quotas_altered", principal=ctx.session.principal,
                  entities=[u if u is not None else "<default>" for u, _ in changes])
     return {"throttle_time_ms": 0, "entries": results}
 
 
 def handle_describe_client_quotas(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     if not may_manage(ctx, ALTER_CONFIGS):
         return _describe_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
     components = []
@@ -69,7 +69,7 @@ def handle_describe_client_quotas(req, ctx):
             return _describe_error(ErrorCode.INVALID_REQUEST, "match is given exactly for match type 0")
         components.append({"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match})
     entries = [{"entity": _entity(user), "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
-               for user, values in broker.quotas.store.describe(components, req.strict)]
+               for user, values in engines.quotas.store.describe(components, req.strict)]
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "entries": entries}
 
 

@@ -20,10 +20,10 @@ UNKNOWN_BYTES = -1
 
 
 def handle_describe_cluster(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     endpoint_type = req.get("endpoint_type", BROKER_ENDPOINT)
     base = {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
-            "endpoint_type": BROKER_ENDPOINT, "cluster_id": broker.cluster_id,
+            "endpoint_type": BROKER_ENDPOINT, "cluster_id": engines.cluster_id,
             "controller_id": -1, "brokers": [], "cluster_authorized_operations": NOT_PROVIDED}
     if endpoint_type not in (BROKER_ENDPOINT, CONTROLLER_ENDPOINT):  # Kafka's AuthHelper checks
         code = ErrorCode.INVALID_REQUEST if ctx.api_version == 0 else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
@@ -32,9 +32,9 @@ def handle_describe_cluster(req, ctx):
         code = ErrorCode.INVALID_REQUEST if ctx.api_version == 0 else ErrorCode.MISMATCHED_ENDPOINT_TYPE
         return {**base, "error_code": int(code), "error_message": "The request was sent to an endpoint "
                 "of type BROKER, but we wanted an endpoint of type CONTROLLER"}
-    host, port = broker.advertised_address(ctx.session.listener)
-    return {**base, "controller_id": broker.node_id,
-            "brokers": [{"broker_id": broker.node_id, "host": host, "port": port, "rack": None,
+    host, port = engines.advertised_address(ctx.session.listener)
+    return {**base, "controller_id": engines.node_id,
+            "brokers": [{"broker_id": engines.node_id, "host": host, "port": port, "rack": None,
                          "is_fenced": False}],
             "cluster_authorized_operations": _cluster_operations(ctx)
             if req.include_cluster_authorized_operations else NOT_PROVIDED}
@@ -47,13 +47,13 @@ def _cluster_operations(ctx) -> int:
     return ctx.authorized_operations(CLUSTER, CLUSTER_NAME)
 
 
-def _wanted(broker, topics):
+def _wanted(engines, topics):
     """(topic, [partition]) pairs asked for; every partition when ``topics`` is None."""
     if topics is None:
-        return [(t, list(t.partitions)) for t in broker.topics.all()]
+        return [(t, list(t.partitions)) for t in engines.topics.all()]
     out = []
     for item in topics:
-        topic = broker.topics.get(item.topic)
+        topic = engines.topics.get(item.topic)
         if topic is not None:
             out.append((topic, [topic.partitions[i] for i in item.partitions
                                 if 0 <= i < len(topic.partitions)]))
@@ -69,12 +69,12 @@ def _space(directory: str) -> tuple[int, int]:
 
 
 def handle_describe_log_dirs(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     if not ctx.authorize(DESCRIBE, CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                 "results": []}
-    storage = broker.storage
-    wanted = _wanted(broker, req.topics)
+    storage = engines.storage
+    wanted = _wanted(engines, req.topics)
     if storage is None:
         dirs = {IN_MEMORY_DIR: wanted}
     else:

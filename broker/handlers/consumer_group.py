@@ -15,13 +15,13 @@ def handle_consumer_group_heartbeat(req, ctx):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                 "error_message": None, "member_id": req.member_id, "member_epoch": -1,
                 "heartbeat_interval_ms": 0, "assignment": None}
-    return ctx.broker.groups.consumer_heartbeat(req, version=ctx.api_version,
+    return ctx.engines.groups.consumer_heartbeat(req, version=ctx.api_version,
                                                 client_id=ctx.client_id or "",
                                                 client_host=_host(ctx), now=ctx.now)
 
 
 def handle_consumer_group_describe(req, ctx):
-    groups = ctx.broker.groups
+    groups = ctx.engines.groups
     return {"throttle_time_ms": 0, "groups": [
         {**groups.consumer_describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
          if req.include_authorized_operations else NOT_PROVIDED}

@@ -10,12 +10,12 @@ from kipper.protocol.errors import ErrorCode
 
 
 def handle_delete_records(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     out = []
     for t in req.topics:
         parts = []
         for p in t.partitions:
-            plog = broker.topics.partition(t.name, p.partition_index)
+            plog = engines.topics.partition(t.name, p.partition_index)
             if not ctx.authorize(DELETE, TOPIC, t.name):
                 parts.append({"partition_index": p.partition_index, "low_watermark": -1,
                               "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})

@@ -41,16 +41,16 @@ def _type_of(name: str) -> int:
     return CONFIG_TYPES["string"]
 
 
-def _broker_row(broker, name: str, synonyms: bool, docs: bool, default_layer_only: bool) -> dict | None:
-    dynamic = broker.dynamic_configs
+def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_only: bool) -> dict | None:
+    dynamic = engines.dynamic_configs
     found = []
     for layer, source in ((dynamic.node, 2), ("", 3)):
         value = dynamic.layers[layer].get(name)
         if value is not None:
             found.append((name, value, source))
     if name in KEYS:
-        if name in broker.config.explicit:
-            found.append((name, _text(broker.config[name]), STATIC_BROKER_CONFIG))
+        if name in engines.config.explicit:
+            found.append((name, _text(engines.config[name]), STATIC_BROKER_CONFIG))
         found.append((name, defaults_text(name), DEFAULT_CONFIG))
     else:
         found.append((name, DYNAMIC_KEYS[name].default, DEFAULT_CONFIG))
@@ -98,7 +98,7 @@ def config_resource_denied(ctx, res, operation: int) -> ErrorCode | None:
 
 
 def handle_describe_configs(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     synonyms = req.get("include_synonyms", False)
     docs = req.get("include_documentation", False)
     results = []
@@ -110,12 +110,12 @@ def handle_describe_configs(req, ctx):
         if denied is not None:
             row.update(error_code=int(denied))
         elif res.resource_type == TOPIC:
-            topic = broker.topics.get(res.resource_name)
+            topic = engines.topics.get(res.resource_name)
             if topic is None:
                 row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                            error_message=f"Topic '{res.resource_name}' does not exist.")
             else:
-                view = broker.topic_configs
+                view = engines.topic_configs
                 row["configs"] = [view.row(topic.configs, k, include_synonyms=synonyms,
                                            include_documentation=docs)
                                   for k in describable() if not keys or k in keys]
@@ -124,15 +124,15 @@ def handle_describe_configs(req, ctx):
                 row.update(error_code=int(ErrorCode.INVALID_REQUEST),
                            error_message="Group name must not be empty")
             else:
-                row["configs"] = _filter([_group_row(broker.group_configs, res.resource_name, k,
+                row["configs"] = _filter([_group_row(engines.group_configs, res.resource_name, k,
                                                      synonyms, docs) for k in GROUP_CONFIGS], keys)
         elif res.resource_type == BROKER:
-            code, message = broker.dynamic_configs.layer_for(res.resource_name)
+            code, message = engines.dynamic_configs.layer_for(res.resource_name)
             if code != ErrorCode.NONE:
                 row.update(error_code=int(code), error_message=message)
             else:
                 names = sorted(set(KEYS) | set(DYNAMIC_KEYS))
-                rows = [_broker_row(broker, n, synonyms, docs, res.resource_name == "")
+                rows = [_broker_row(engines, n, synonyms, docs, res.resource_name == "")
                         for n in names if not keys or n in keys]
                 row["configs"] = [r for r in rows if r is not None]
         else:

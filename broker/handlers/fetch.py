@@ -15,7 +15,7 @@ READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 
 
 def _read(req, ctx) -> tuple[dict, int, list]:
-    topics = ctx.broker.topics
+    topics = ctx.engines.topics
     remaining = req.get("max_bytes", 0x7FFFFFFF)
     if remaining <= 0:
         remaining = 0x7FFFFFFF
@@ -68,7 +68,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
 
 
 def _count_out(ctx, reads) -> None:
-    metrics = ctx.broker.metrics
+    metrics = ctx.engines.metrics
     for topic, partition, size, count in reads:
         metrics.record_out(topic, partition, size, count)
 
@@ -82,10 +82,10 @@ def handle_fetch(req, ctx):
 
 
 async def _long_poll(req, ctx, watched):
-    loop_time = ctx.broker.clock
+    loop_time = ctx.engines.clock
     deadline = loop_time() + req.max_wait_ms
     while True:
-        await ctx.broker.appends.wait(watched, (deadline - loop_time()) / 1000)
+        await ctx.engines.appends.wait(watched, (deadline - loop_time()) / 1000)
         body, size, watched, reads = _read(req, ctx)
         if size >= req.min_bytes or loop_time() >= deadline or not watched:
             _count_out(ctx, reads)

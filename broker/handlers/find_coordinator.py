@@ -10,7 +10,7 @@ GROUP, TRANSACTION, SHARE = 0, 1, 2
 
 
 def _coordinator(key: str, key_type: int, ctx) -> dict:
-    host, port = ctx.broker.advertised_address(ctx.session.listener)
+    host, port = ctx.engines.advertised_address(ctx.session.listener)
     if key_type not in (GROUP, TRANSACTION, SHARE):
         return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": f"unknown key type {key_type}", "node_id": -1, "host": "", "port": -1}
@@ -23,7 +23,7 @@ def _coordinator(key: str, key_type: int, ctx) -> dict:
     if key_type != TRANSACTION and not ctx.authorize(DESCRIBE, ACL_GROUP, key):
         return {"key": key, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                 "error_message": None, "node_id": -1, "host": "", "port": -1}
-    return {"key": key, "error_code": 0, "error_message": None, "node_id": ctx.broker.node_id,
+    return {"key": key, "error_code": 0, "error_message": None, "node_id": ctx.engines.node_id,
             "host": host, "port": port}
 
 

@@ -28,7 +28,7 @@ def handle_join_group(req, ctx):
     if (refused := _refused(req, ctx)) is not None:
         return refused
     d = Deferred()
-    ctx.broker.groups.join(req, version=ctx.api_version, client_id=ctx.client_id or "",
+    ctx.engines.groups.join(req, version=ctx.api_version, client_id=ctx.client_id or "",
                            client_host=_host(ctx), now=ctx.now, reply=d.reply)
     return d.result()
 
@@ -37,14 +37,14 @@ def handle_sync_group(req, ctx):
     if (refused := _refused(req, ctx)) is not None:
         return refused
     d = Deferred()
-    ctx.broker.groups.sync(req, now=ctx.now, reply=d.reply)
+    ctx.engines.groups.sync(req, now=ctx.now, reply=d.reply)
     return d.result()
 
 
 def handle_heartbeat(req, ctx):
     if (refused := _refused(req, ctx)) is not None:
         return refused
-    return ctx.broker.groups.heartbeat(req, now=ctx.now)
+    return ctx.engines.groups.heartbeat(req, now=ctx.now)
 
 
 def handle_leave_group(req, ctx):
@@ -54,7 +54,7 @@ def handle_leave_group(req, ctx):
         identities = [(m.member_id, m.group_instance_id) for m in req.members]
     else:
         identities = [(req.member_id, None)]
-    code, members = ctx.broker.groups.leave(req.group_id, identities, now=ctx.now)
+    code, members = ctx.engines.groups.leave(req.group_id, identities, now=ctx.now)
     if ctx.api_version < 3 and members:
         return {"error_code": members[0]["error_code"]}
     return {"error_code": int(code), "members": members}
@@ -62,7 +62,7 @@ def handle_leave_group(req, ctx):
 
 def handle_describe_groups(req, ctx):
     with_ops = req.get("include_authorized_operations")
-    return {"groups": [{**ctx.broker.groups.classic.describe(g), "authorized_operations":
+    return {"groups": [{**ctx.engines.groups.classic.describe(g), "authorized_operations":
                         ctx.authorized_operations(GROUP, g) if with_ops else NOT_PROVIDED}
                        if ctx.authorize(DESCRIBE, GROUP, g) else
                        {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": g,
@@ -74,7 +74,7 @@ def handle_describe_groups(req, ctx):
 def handle_list_groups(req, ctx):
     states = set(req.get("states_filter") or ())
     types = set(req.get("types_filter") or ())
-    groups = ctx.broker.groups.list_groups(states, types)
+    groups = ctx.engines.groups.list_groups(states, types)
     if not ctx.authorize(DESCRIBE, CLUSTER, CLUSTER_NAME):  # Kafka: only the groups one may describe
         groups = [g for g in groups if ctx.authorize(DESCRIBE, GROUP, g["group_id"])]
     return {"error_code": 0, "groups": groups}
@@ -87,7 +87,7 @@ def handle_delete_groups(req, ctx):
             results.append({"group_id": group_id, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                             "error_message": None})
             continue
-        code, message = ctx.broker.groups.delete_group(group_id, ctx.now)
+        code, message = ctx.engines.groups.delete_group(group_id, ctx.now)
         results.append({"group_id": group_id, "error_code": int(code), "error_message": message})
     return {"throttle_time_ms": 0, "results": results}
 
@@ -97,7 +97,7 @@ def handle_offset_delete(req, ctx):
         return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "throttle_time_ms": 0, "topics": []}
     allowed = {t.name for t in req.topics if ctx.authorize(READ, TOPIC, t.name)}
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in req.topics if t.name in allowed]
-    code, topics = ctx.broker.groups.delete_offsets(req.group_id, wanted, ctx.now)
+    code, topics = ctx.engines.groups.delete_offsets(req.group_id, wanted, ctx.now)
     if code == ErrorCode.NONE:  # Kafka answers the topics it may not read with their own error
         topics += [(t.name, [(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions])
                    for t in req.topics if t.name not in allowed]

@@ -32,7 +32,7 @@ def _lookup(plog, timestamp: int, end: int) -> dict:
 
 
 def handle_list_offsets(req, ctx):
-    topics = ctx.broker.topics
+    topics = ctx.engines.topics
     committed = req.get("isolation_level", 0) == READ_COMMITTED
     out = []
     for t in req.topics:

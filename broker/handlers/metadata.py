@@ -54,10 +54,10 @@ def encoded_partitions(topic, node_id: int, version: int) -> Encoded:
 
 
 def handle_metadata(req, ctx):
-    broker = ctx.broker
-    node_id = broker.node_id
-    host, port = broker.advertised_address(ctx.session.listener)
-    topics = broker.topics
+    engines = ctx.engines
+    node_id = engines.node_id
+    host, port = engines.advertised_address(ctx.session.listener)
+    topics = engines.topics
     wanted = req.topics
     with_ops = bool(req.get("include_topic_authorized_operations"))
 
@@ -98,7 +98,7 @@ def handle_metadata(req, ctx):
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],
-        "cluster_id": broker.cluster_id,
+        "cluster_id": engines.cluster_id,
         "controller_id": node_id,
         "topics": out,
         "cluster_authorized_operations": ctx.authorized_operations(CLUSTER, CLUSTER_NAME)

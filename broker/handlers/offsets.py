@@ -17,17 +17,17 @@ MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 
 def handle_offset_commit(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     if not ctx.authorize(READ, GROUP, req.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
-        error = broker.groups.validate_commit(req.group_id, req.get("member_id", ""),
+        error = engines.groups.validate_commit(req.group_id, req.get("member_id", ""),
                                               req.get("generation_id_or_member_epoch", -1),
                                               req.get("group_instance_id"), ctx.api_version)
     out = []
     commits = []
     for t in req.topics:
-        topic = broker.topics.get(t.name)
+        topic = engines.topics.get(t.name)
         readable = error != ErrorCode.NONE or ctx.authorize(READ, TOPIC, t.name)
         parts = []
         for p in t.partitions:
@@ -45,14 +45,14 @@ def handle_offset_commit(req, ctx):
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         out.append({"name": t.name, "partitions": parts})
     if commits:  # journaled, then applied; a commit that failed makes no group
-        broker.offsets.commit_all(req.group_id, commits, ctx.now)
-        broker.groups.ensure_simple_group(req.group_id)
+        engines.offsets.commit_all(req.group_id, commits, ctx.now)
+        engines.groups.ensure_simple_group(req.group_id)
     return {"throttle_time_ms": 0, "topics": out}
 
 
 def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False) -> list[dict]:
-    broker = ctx.broker
-    stored = broker.offsets.group_offsets(group_id)
+    engines = ctx.engines
+    stored = engines.offsets.group_offsets(group_id)
     if topics is None:
         by_topic: dict[str, list[int]] = {}
         for (topic, partition) in sorted(stored):
@@ -70,7 +70,7 @@ def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False) -> li
                 rows.append({"partition_index": index, "committed_offset": -1,
                              "committed_leader_epoch": -1, "metadata": "",
                              "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
-            elif require_stable and broker.offsets.has_pending(group_id, name, index):
+            elif require_stable and engines.offsets.has_pending(group_id, name, index):
                 rows.append({"partition_index": index, "committed_offset": -1,
                              "committed_leader_epoch": -1, "metadata": "",
                              "error_code": int(ErrorCode.UNSTABLE_OFFSET_COMMIT)})
@@ -86,23 +86,23 @@ def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False) -> li
     return out
 
 
-def _check_members(broker, groups, response: dict) -> dict:
+def _check_members(engines, groups, response: dict) -> dict:
     """OffsetFetch v9+ by a consumer-group member (KIP-848): an unknown member or a
     stale member epoch fails its group, as Kafka's validateOffsetFetch does."""
     for g, out in zip(groups, response["groups"]):
-        code = broker.groups.validate_fetch(g.group_id, g.get("member_id"), g.get("member_epoch", -1))
+        code = engines.groups.validate_fetch(g.group_id, g.get("member_id"), g.get("member_epoch", -1))
         if code != ErrorCode.NONE:
             out["error_code"], out["topics"] = int(code), []
     return response
 
 
 def handle_offset_fetch(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     stable = req.get("require_stable", False)
     denied = int(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.api_version >= 8:
         allowed = [g for g in req.groups if ctx.authorize(DESCRIBE, GROUP, g.group_id)]
-        body = _check_members(broker, allowed, {"throttle_time_ms": 0, "groups": [
+        body = _check_members(engines, allowed, {"throttle_time_ms": 0, "groups": [
             {"group_id": g.group_id, "topics": _fetch_group(ctx, g.group_id, g.topics, stable),
              "error_code": 0} for g in allowed]})
         by_id = {g["group_id"]: g for g in body["groups"]}

@@ -29,21 +29,21 @@ def _denied(req, ctx) -> ErrorCode | None:
 
 
 def handle_init_producer_id(req, ctx):
-    broker = ctx.broker
-    window = (broker.config["max.in.flight.sequence.number.per.connection"]
-              if broker.config["producer.state.mode"] == "latest" else -1)
+    engines = ctx.engines
+    window = (engines.config["max.in.flight.sequence.number.per.connection"]
+              if engines.config["producer.state.mode"] == "latest" else -1)
     denied = _denied(req, ctx)
     if denied is not None:
         return {"throttle_time_ms": 0, "error_code": int(denied), "producer_id": -1, "producer_epoch": -1,
                 "max_in_flight_sequence_number_per_connection": window}
     if req.transactional_id is not None:
-        error, pid, epoch, _ = broker.txn.init_producer_id(
+        error, pid, epoch, _ = engines.txn.init_producer_id(
             req.transactional_id, req.transaction_timeout_ms, req.get("producer_id", -1),
             req.get("producer_epoch", -1), ctx.now)
         if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
             error = ErrorCode.INVALID_PRODUCER_EPOCH  # v4 brought PRODUCER_FENCED (KIP-588)
     else:
-        error, pid, epoch = broker.producer_ids.init(req.get("producer_id", -1),
+        error, pid, epoch = engines.producer_ids.init(req.get("producer_id", -1),
                                                     req.get("producer_epoch", -1))
     return {"throttle_time_ms": 0, "error_code": int(error), "producer_id": pid,
             "producer_epoch": epoch,

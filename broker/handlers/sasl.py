@@ -20,7 +20,7 @@ log = structlog.get_logger(__name__)
 
 def handle_sasl_handshake(req, ctx):
     session = ctx.session
-    security = ctx.broker.security
+    security = ctx.engines.security
     auth = session.sasl
     if auth is None:  # not a SASL listener
         return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": list(security.mechanisms)}
@@ -35,7 +35,7 @@ def handle_sasl_handshake(req, ctx):
 
 def handle_sasl_authenticate(req, ctx):
     session = ctx.session
-    security = ctx.broker.security
+    security = ctx.engines.security
     auth = session.sasl
     if auth is None:
         return Reply(_answer(ErrorCode.ILLEGAL_SASL_STATE, "not a SASL listener", b""), close=True)

@@ -23,7 +23,7 @@ log = structlog.get_logger(__name__)
 
 
 def handle_describe_user_scram_credentials(req, ctx):
-    security = ctx.broker.security
+    security = ctx.engines.security
     if not may_manage(ctx, DESCRIBE):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                 "error_message": "not a super user", "results": []}
@@ -62,7 +62,7 @@ def _check(name: str, mechanism: int, iterations: int | None, item, users) -> tu
 
 
 def handle_alter_user_scram_credentials(req, ctx):
-    security = ctx.broker.security
+    security = ctx.engines.security
     allowed = may_manage(ctx, ALTER)
     errors: dict[str, tuple[ErrorCode, str]] = {}
     order: list[str] = []

@@ -15,7 +15,7 @@ from kipper.protocol.errors import ErrorCode
 
 
 def handle_share_acknowledge(req, ctx):
-    share = ctx.broker.share
+    share = ctx.engines.share
     now = ctx.now
     lock_ms = share.lock_duration_ms(req.group_id)
     if not ctx.authorize(READ, GROUP, req.group_id):

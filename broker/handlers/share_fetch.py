@@ -29,8 +29,8 @@ def no_leader() -> dict:
 
 def apply_acknowledgements(req, ctx, session, *, add_to_session: bool, allow_renew: bool) -> dict:
     """Apply every acknowledgement batch of the request; error per (topic id, partition)."""
-    share = ctx.broker.share
-    topics = ctx.broker.topics
+    share = ctx.engines.share
+    topics = ctx.engines.topics
     now = ctx.now
     results = {}
     for t in req.topics:
@@ -62,7 +62,7 @@ class _Fetch:
     def __init__(self, req, ctx, session, ack_results: dict):
         self.req = req
         self.ctx = ctx
-        self.share = ctx.broker.share
+        self.share = ctx.engines.share
         self.session = session
         self.entries: dict = {}
         self.acquired = 0
@@ -80,7 +80,7 @@ class _Fetch:
 
     def targets(self) -> list:
         """(key, topic, partition) of the session's partitions, rotated."""
-        topics = self.ctx.broker.topics
+        topics = self.ctx.engines.topics
         keys = list(self.session.partitions)
         if keys:
             k = self.session.cursor % len(keys)
@@ -139,7 +139,7 @@ class _Fetch:
             self.acquired += count
             size = sum(len(d) for d in batches)
             bytes_left -= size
-            self.ctx.broker.metrics.record_out(topic.name, partition, size, count)
+            self.ctx.engines.metrics.record_out(topic.name, partition, size, count)
         self.session.cursor += 1
 
     def body(self) -> dict:
@@ -153,7 +153,7 @@ class _Fetch:
 
 
 def handle_share_fetch(req, ctx):
-    share = ctx.broker.share
+    share = ctx.engines.share
     now = ctx.now
     epoch = req.share_session_epoch
     lock_ms = share.lock_duration_ms(req.group_id)
@@ -187,13 +187,13 @@ def handle_share_fetch(req, ctx):
 
 async def _long_poll(fetch: _Fetch):
     ctx = fetch.ctx
-    clock = ctx.broker.clock
+    clock = ctx.engines.clock
     deadline = clock() + fetch.req.max_wait_ms
     while True:
         keys = fetch.watch_keys()
         remaining = deadline - clock()
         if remaining > 0 and keys:
-            await ctx.broker.appends.wait(keys, remaining / 1000)
+            await ctx.engines.appends.wait(keys, remaining / 1000)
         if not fetch.share.session_alive(fetch.session):
             return fetch.body()
         now = clock()

@@ -15,12 +15,12 @@ def handle_share_group_heartbeat(req, ctx):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                 "error_message": None, "member_id": req.member_id, "member_epoch": -1,
                 "heartbeat_interval_ms": 0, "assignment": None}
-    return ctx.broker.groups.share_heartbeat(req, client_id=ctx.client_id or "",
+    return ctx.engines.groups.share_heartbeat(req, client_id=ctx.client_id or "",
                                              client_host=_host(ctx), now=ctx.now)
 
 
 def handle_share_group_describe(req, ctx):
-    coordinator = ctx.broker.share.coordinator
+    coordinator = ctx.engines.share.coordinator
     return {"throttle_time_ms": 0, "groups": [
         {**coordinator.describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
          if req.include_authorized_operations else NOT_PROVIDED}

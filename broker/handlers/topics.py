@@ -70,7 +70,7 @@ def _assigned_count(t, node_id: int) -> int:
 
 
 def handle_create_topics(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     validate_only = req.get("validate_only", False)
     names = [t.name for t in req.topics]
     out = []
@@ -86,25 +86,25 @@ def handle_create_topics(req, ctx):
         configs = {c.name: c.value for c in t.configs}
         count = t.num_partitions
         if t.assignments:
-            code, message, _ = broker.topics.check_new(t.name, 1, 1, configs)
+            code, message, _ = engines.topics.check_new(t.name, 1, 1, configs)
             if code == ErrorCode.NONE:
                 try:
-                    count = _assigned_count(t, broker.node_id)
+                    count = _assigned_count(t, engines.node_id)
                 except Refused as exc:
                     code, message = exc.code, exc.message
             if code != ErrorCode.NONE:
                 out.append({"name": t.name, "error_code": int(code), "error_message": message})
                 continue
         if validate_only:
-            code, message, count = broker.topics.check_new(t.name, count, t.replication_factor, configs)
+            code, message, count = engines.topics.check_new(t.name, count, t.replication_factor, configs)
             topic = Topic(t.name, uuid.uuid4(), [], {k: v for k, v in configs.items() if v is not None}) \
                 if code == ErrorCode.NONE else None
         else:
-            code, message, topic = broker.topics.create(t.name, count, t.replication_factor, configs)
+            code, message, topic = engines.topics.create(t.name, count, t.replication_factor, configs)
             count = len(topic.partitions) if topic is not None else 0
         row = {"name": t.name, "error_code": int(code), "error_message": message}
         if topic is not None:
-            view = broker.topic_configs
+            view = engines.topic_configs
             row.update(topic_id=topic.topic_id, num_partitions=count, replication_factor=1,
                        configs=[view.row(topic.configs, k) for k in describable()])
         out.append(row)
@@ -112,14 +112,14 @@ def handle_create_topics(req, ctx):
 
 
 def handle_delete_topics(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     if ctx.api_version >= 6:
         wanted = [(t.get("name"), t.get("topic_id")) for t in req.topics]
     else:
         wanted = [(name, None) for name in req.topic_names]
     out = []
     for name, topic_id in wanted:
-        topic = broker.topics.get(name) if name else broker.topics.by_id(topic_id)
+        topic = engines.topics.get(name) if name else engines.topics.by_id(topic_id)
         if topic is not None and not ctx.authorize(DELETE, TOPIC, topic.name):
             # Kafka: a topic asked for by id keeps its name hidden unless it may be described
             shown = name or (topic.name if ctx.authorize(DESCRIBE, TOPIC, topic.name) else None)
@@ -134,13 +134,13 @@ def handle_delete_topics(req, ctx):
             code = ErrorCode.UNKNOWN_TOPIC_ID if not name else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             out.append({"name": name, "topic_id": topic_id, "error_code": int(code)})
             continue
-        broker.delete_topic(topic)
+        engines.delete_topic(topic)
         out.append({"name": topic.name, "topic_id": topic.topic_id, "error_code": 0})
     return {"throttle_time_ms": 0, "responses": out}
 
 
-def _check_growth(broker, t) -> Topic:
-    topic = broker.topics.get(t.name)
+def _check_growth(engines, t) -> Topic:
+    topic = engines.topics.get(t.name)
     if topic is None:
         raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                       "This server does not host this topic-partition.")
@@ -160,7 +160,7 @@ def _check_growth(broker, t) -> Topic:
                           f"additional partition(s), but only {len(t.assignments)} assignment(s) "
                           "were specified.")
         for a in t.assignments:
-            check_assignment(list(a.broker_ids), broker.node_id, 1)
+            check_assignment(list(a.broker_ids), engines.node_id, 1)
     return topic
 
 
@@ -168,7 +168,7 @@ def handle_create_partitions(req, ctx):
     """Grow topics; new partitions are in Metadata at once, and groups subscribed to
     the topic rebalance (KIP-848 groups on their next heartbeat, classic groups when
     their clients see the new metadata)."""
-    broker = ctx.broker
+    engines = ctx.engines
     names = [t.name for t in req.topics]
     results = []
     for t in req.topics:
@@ -178,9 +178,9 @@ def handle_create_partitions(req, ctx):
                 raise Refused(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
             if not ctx.authorize(ALTER, TOPIC, t.name):
                 raise Refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
-            topic = _check_growth(broker, t)
+            topic = _check_growth(engines, t)
             if not req.validate_only:
-                broker.topics.add_partitions(topic, t.count)
+                engines.topics.add_partitions(topic, t.count)
         except Refused as exc:
             code, message = exc.code, exc.message
         results.append({"name": t.name, "error_code": int(code), "error_message": message})

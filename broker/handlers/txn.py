@@ -24,14 +24,14 @@ def _for_version(error: ErrorCode, ctx) -> int:
     return int(error)
 
 
-def _known(broker, topic: str, partition: int) -> bool:
-    return broker.topics.partition(topic, partition) is not None
+def _known(engines, topic: str, partition: int) -> bool:
+    return engines.topics.partition(topic, partition) is not None
 
 
 def handle_add_partitions_to_txn(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     topics = [(t.name, list(t.partitions)) for t in req.v3_and_below_topics]
-    unknown = {(name, p) for name, parts in topics for p in parts if not _known(broker, name, p)}
+    unknown = {(name, p) for name, parts in topics for p in parts if not _known(engines, name, p)}
     refused = {name for name, _ in topics if not ctx.authorize(WRITE, TOPIC, name)}
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.v3_and_below_transactional_id):
         def code(name, p):
@@ -46,7 +46,7 @@ def handle_add_partitions_to_txn(req, ctx):
             return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
                     else ErrorCode.OPERATION_NOT_ATTEMPTED)
     else:
-        error = broker.txn.coordinator.add_partitions(
+        error = engines.txn.coordinator.add_partitions(
             req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
             req.v3_and_below_producer_epoch,
             [(name, p) for name, parts in topics for p in parts], ctx.now)
@@ -66,7 +66,7 @@ def handle_add_offsets_to_txn(req, ctx):
     elif not ctx.authorize(READ, GROUP, req.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
-        error = ctx.broker.txn.coordinator.add_offsets(req.transactional_id, req.producer_id,
+        error = ctx.engines.txn.coordinator.add_offsets(req.transactional_id, req.producer_id,
                                                       req.producer_epoch, req.group_id, ctx.now)
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
 
@@ -74,22 +74,22 @@ def handle_add_offsets_to_txn(req, ctx):
 def handle_end_txn(req, ctx):
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
-    error = ctx.broker.txn.end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
+    error = ctx.engines.txn.end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
                                   req.committed, ctx.now)
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
 
 
 def handle_txn_offset_commit(req, ctx):
-    broker = ctx.broker
+    engines = ctx.engines
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
         error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     elif not ctx.authorize(READ, GROUP, req.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
-        error = broker.txn.coordinator.verify_offset_commit(req.transactional_id, req.producer_id,
+        error = engines.txn.coordinator.verify_offset_commit(req.transactional_id, req.producer_id,
                                                            req.producer_epoch, req.group_id)
     if error == ErrorCode.NONE:
-        error = broker.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
+        error = engines.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
                                                   req.get("generation_id_or_member_epoch", -1))
     out = []
     for t in req.topics:
@@ -99,12 +99,12 @@ def handle_txn_offset_commit(req, ctx):
             if code == ErrorCode.NONE:
                 if not ctx.authorize(READ, TOPIC, t.name):
                     code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-                elif not _known(broker, t.name, p.partition_index):
+                elif not _known(engines, t.name, p.partition_index):
                     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
                     code = ErrorCode.OFFSET_METADATA_TOO_LARGE
                 else:
-                    broker.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
+                    engines.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
                                          p.committed_offset, p.get("committed_leader_epoch", -1),
                                          p.committed_metadata, ctx.now,
                                          producer_epoch=req.producer_epoch)
@@ -114,7 +114,7 @@ def handle_txn_offset_commit(req, ctx):
 
 
 def handle_write_txn_markers(req, ctx):
-    txn = ctx.broker.txn
+    txn = ctx.engines.txn
     if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
         return {"markers": [{"producer_id": m.producer_id, "topics": [
             {"name": t.name, "partitions": [

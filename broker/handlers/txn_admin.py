@@ -14,14 +14,14 @@ STATE_NAMES = {s.value: s for s in TxnState}
 
 
 def handle_describe_producers(req, ctx):
-    broker = ctx.broker
-    coordinator_epoch = broker.txn.settings.coordinator_epoch
+    engines = ctx.engines
+    coordinator_epoch = engines.txn.settings.coordinator_epoch
     out = []
     for t in req.topics:
         parts = []
         readable = ctx.authorize(READ, TOPIC, t.name)
         for index in t.partition_indexes:
-            partition = broker.topics.partition(t.name, index)
+            partition = engines.topics.partition(t.name, index)
             if not readable:
                 parts.append({"partition_index": index,
                               "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
@@ -36,7 +36,7 @@ def handle_describe_producers(req, ctx):
             txn = partition.txn_index_if_any
             producers = []
             for pid, epoch, last_seq, last_ts in (psm.active() if psm is not None else ()):
-                transactional = broker.txn.coordinator.by_producer_id(pid) is not None
+                transactional = engines.txn.coordinator.by_producer_id(pid) is not None
                 producers.append({
                     "producer_id": pid, "producer_epoch": epoch, "last_sequence": last_seq,
                     "last_timestamp": last_ts,
@@ -56,7 +56,7 @@ def _by_topic(partitions) -> list[dict]:
 
 
 def handle_describe_transactions(req, ctx):
-    coordinator = ctx.broker.txn.coordinator
+    coordinator = ctx.engines.txn.coordinator
     out = []
     for tid in req.transactional_ids:
         meta = coordinator.transactions.get(tid)
@@ -88,7 +88,7 @@ def handle_list_transactions(req, ctx):
             pattern = re.compile(pattern)
         except re.error:
             return {**base, "error_code": int(ErrorCode.INVALID_REGULAR_EXPRESSION)}
-    found = ctx.broker.txn.coordinator.list(states, set(req.producer_id_filters),
+    found = ctx.engines.txn.coordinator.list(states, set(req.producer_id_filters),
                                             req.get("duration_filter", -1), pattern or None, ctx.now)
     return {**base, "transaction_states": [  # only the ids the session may describe
         {"transactional_id": m.transactional_id, "producer_id": m.producer_id,

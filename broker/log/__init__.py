@@ -6,6 +6,6 @@
   ``recovery``: opening log.dirs at start;
 - ``topics``: the topic registry; ``topic_configs``, ``effective``: Kafka's topic config
   table and a topic's values in effect;
-- ``validate``, ``append_policy``: what a Produce's batches are checked and rewritten
-  against before the append.
+- ``validate``: what a Produce's batch is checked against and rewritten to before the
+  append (Kafka's LogValidator).
 """

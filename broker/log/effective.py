@@ -10,7 +10,7 @@ its configs or the dynamic broker configs change.
 from __future__ import annotations
 
 from kipper.broker.config import KEYS
-from kipper.broker.log.append_policy import AppendPolicy
+from kipper.broker.log.validate import AppendPolicy
 from kipper.broker.log.topic_configs import CONFIG_TYPES, LONG_MAX, TOPIC_CONFIGS, TopicConfigDef
 from kipper.protocol import compression
 

@@ -92,6 +92,12 @@ class Partition:
             return hw
         return self._txn.last_stable_offset(hw, self.log.log_start_offset)
 
+    @property
+    def compacted(self) -> bool:
+        """cleanup.policy holds compact: keyless records are refused, the cleaner keeps the
+        last record of each key."""
+        return self.log.config.compact
+
     # --- what the partition owns --------------------------------------------------------
 
     @property

@@ -1,7 +1,7 @@
 """Fetch (API key 1)."""
 
 from kipper.protocol import fetch_codec
-from kipper.protocol.schema import Api, F
+from kipper.protocol.schema import Api, F, FastCodec
 
 FETCH = Api(
     key=1, name='Fetch', valid='4-18', flexible='12+', supported='4-17',
@@ -79,9 +79,7 @@ FETCH = Api(
             F('rack', 'string', '16+', nullable='16+', default=None),
         )),
     ),
+    # Every consumed record goes out through here: fixed-field parsing and packing (issue 15),
+    # checked against the declaration above by tests/property/test_fetch_codec.py.
+    fast=FastCodec(parse_request=fetch_codec.parse_request, encode_response=fetch_codec.encode_response),
 )
-
-# Every consumed record goes out through here: fixed-field parsing and packing (issue 15),
-# checked against the declaration above by tests/property/test_fetch_codec.py.
-FETCH.parse_fast = fetch_codec.request_parser(FETCH.request_schema)
-FETCH.encode_fast = fetch_codec.encode_response

@@ -1,7 +1,7 @@
 """Produce (API key 0)."""
 
-from kipper.protocol import produce_client_codec, produce_codec
-from kipper.protocol.schema import Api, F
+from kipper.protocol import produce_codec, produce_runs
+from kipper.protocol.schema import Api, F, FastCodec
 
 PRODUCE = Api(
     key=0, name='Produce', valid='3-13', flexible='9+', supported='3-12',
@@ -47,13 +47,16 @@ PRODUCE = Api(
             F('rack', 'string', '10+', nullable='10+', default=None),
         )),
     ),
+    # Every record goes through here: fixed-field parsing and packing on both sides (issue 15),
+    # and a pipelined producer's repeated requests answered as runs; checked against the
+    # declaration above by tests/property/test_produce_codec.py and test_produce_runs.py.
+    fast=FastCodec(
+        parse_request=produce_codec.parse_request,
+        encode_response=produce_codec.encode_response,
+        encode_request=produce_codec.encode_request_parts,
+        parse_response=produce_codec.parse_response,
+        parse_frame=produce_runs.parse_frame,
+        repeat=produce_runs.repeated_records,
+        run=produce_runs.ProduceRun,
+    ),
 )
-
-# Every record goes through here: fixed-field parsing and packing (issue 15), checked against
-# the declaration above by tests/property/test_produce_codec.py.
-PRODUCE.parse_fast = produce_codec.parse_request
-PRODUCE.parse_frame_fast = produce_codec.parse_frame
-PRODUCE.repeat_fast = produce_codec.repeated_records
-PRODUCE.encode_fast = produce_codec.encode_response
-PRODUCE.encode_request_fast = produce_client_codec.encode_request_parts
-PRODUCE.parse_response_fast = produce_client_codec.parse_response

@@ -6,6 +6,7 @@ stored batches handed on as the same objects (not copied)."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -44,7 +45,7 @@ def request_bodies():
 def _parse_both(version: int, body: dict):
     frame = memoryview(encode_request(FETCH, version, 7, "c", body))[4:]
     _, pos = read_client_id(frame, FETCH.is_flexible(version))
-    return FETCH.parse_fast(frame, pos, version), FETCH.request_schema(version).parse(bytes(frame[pos:]))
+    return FETCH.parse_request(frame, pos, version), FETCH.request_schema(version).parse(bytes(frame[pos:]))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -84,7 +85,7 @@ def test_fast_request_parse_refuses_a_truncated_frame():
     frame = encode_request(FETCH, 11, 1, "c", body)[4:]
     _, pos = read_client_id(frame, False)
     with pytest.raises(ValueError):
-        FETCH.parse_fast(frame[:-12], pos, 11)
+        FETCH.parse_request(frame[:-12], pos, 11)
 
 
 def response_bodies():
@@ -103,11 +104,11 @@ def response_bodies():
 
 
 def _general(version: int, correlation_id: int, body) -> bytes:
-    fast, FETCH.encode_fast = FETCH.encode_fast, None
+    fast, FETCH.fast = FETCH.fast, replace(FETCH.fast, encode_response=None)
     try:
         return frame_bytes(encode_response(FETCH, version, correlation_id, body))
     finally:
-        FETCH.encode_fast = fast
+        FETCH.fast = fast
 
 
 @pytest.mark.parametrize("version", VERSIONS)

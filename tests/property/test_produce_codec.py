@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import io
 import uuid
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kipper.protocol import produce_client_codec, produce_codec
+from kipper.protocol import produce_codec, produce_runs
 from kipper.protocol.header import (
     RESPONSE_HEADERS,
     decode_response,
@@ -93,10 +94,10 @@ def test_a_repeated_head_parses_the_next_request_as_the_full_parse_does(version,
     else:
         nxt = data.draw(request_bodies(version))
     client = data.draw(st.sampled_from(["c", "c", "other"]))
-    _, _, kept = produce_codec.parse_frame(memoryview(encode_request(PRODUCE, version, 7, "c", first))[4:],
+    _, _, kept = produce_runs.parse_frame(memoryview(encode_request(PRODUCE, version, 7, "c", first))[4:],
                                            version, None)
     frame = memoryview(encode_request(PRODUCE, version, 8, client, nxt))[4:]
-    client_id, got, _ = produce_codec.parse_frame(frame, version, kept)
+    client_id, got, _ = produce_runs.parse_frame(frame, version, kept)
     expected_client, pos = read_client_id(frame, PRODUCE.is_flexible(version))
     assert client_id == expected_client
     assert _fields(got) == _fields(produce_codec.parse_request(frame, pos, version))
@@ -107,11 +108,11 @@ def test_a_repeated_head_never_hides_a_truncated_or_padded_frame(cut):
     body = {"transactional_id": None, "acks": 1, "timeout_ms": 5, "topic_data": [
         {"name": "t", "partition_data": [{"index": 0, "records": b"x" * 50}]}]}
     frame = encode_request(PRODUCE, 9, 1, "c", body)[4:]
-    _, _, kept = produce_codec.parse_frame(frame, 9, None)
+    _, _, kept = produce_runs.parse_frame(frame, 9, None)
     assert kept is not None
     with pytest.raises((ValueError, IndexError)):  # the dispatcher closes the connection on either
-        produce_codec.parse_frame(frame[:-cut], 9, kept)
-    _, request, _ = produce_codec.parse_frame(frame + b"\0" * cut, 9, kept)  # trailing bytes: full parse
+        produce_runs.parse_frame(frame[:-cut], 9, kept)
+    _, request, _ = produce_runs.parse_frame(frame + b"\0" * cut, 9, kept)  # trailing bytes: full parse
     assert bytes(request.topic_data[0].partition_data[0].records) == b"x" * 50
 
 
@@ -165,11 +166,11 @@ def test_topic_ids_are_read_from_v13():
 
 def general_request_parts(version, cid, client_id, body):
     """What the schema builds (encode_request_parts without the fast path)."""
-    saved, PRODUCE.encode_request_fast = PRODUCE.encode_request_fast, None
+    saved, PRODUCE.fast = PRODUCE.fast, replace(PRODUCE.fast, encode_request=None)
     try:
         return b"".join(bytes(b) for b in encode_request_parts(PRODUCE, version, cid, client_id, body))
     finally:
-        PRODUCE.encode_request_fast = saved
+        PRODUCE.fast = saved
 
 
 @pytest.mark.parametrize("version", range(3, 13))
@@ -182,7 +183,7 @@ def test_fast_request_packing_is_byte_for_byte_the_schemas(version, data):
         for p in topic["partition_data"]:
             if p["records"] is not None and data.draw(st.booleans()):
                 p["records"] = [p["records"][:7], p["records"][7:]]
-    fast = produce_client_codec.encode_request_parts(version, 99, client_id, body)
+    fast = produce_codec.encode_request_parts(version, 99, client_id, body)
     assert b"".join(bytes(b) for b in fast) == general_request_parts(version, 99, client_id, body)
     chunks = [c for t in body["topic_data"] for p in t["partition_data"] if isinstance(p["records"], list)
               for c in p["records"]]
@@ -195,7 +196,7 @@ def test_fast_request_packing_is_byte_for_byte_the_schemas(version, data):
 def test_fast_response_parse_agrees_with_the_schema(version, data):
     body = data.draw(response_bodies(version))
     frame = bytes(produce_codec.encode_response(version, 42, body))[4:]
-    got = produce_client_codec.parse_response(frame, version)
+    got = produce_codec.parse_response(frame, version)
     if version >= 13:
         assert got is None  # topic ids: the schema reads them
         return
@@ -221,13 +222,13 @@ def test_a_response_with_tagged_fields_is_left_to_the_schema_and_a_cut_one_is_re
         {"index": 0, "error_code": 6, "base_offset": -1,
          "current_leader": {"leader_id": 1, "leader_epoch": 3}}]}], "throttle_time_ms": 0}
     frame = (7).to_bytes(4, "big") + b"\x00" + PRODUCE.response_schema(10).build(body)
-    assert produce_client_codec.parse_response(frame, 10) is None
+    assert produce_codec.parse_response(frame, 10) is None
     cid, parsed = decode_response(PRODUCE, 10, frame)
     assert cid == 7 and parsed.responses[0].partition_responses[0].current_leader.leader_epoch == 3
     ok = bytes(produce_codec.encode_response(9, 7, {**body, "responses": [
         {"name": "t", "partition_responses": [{"index": 0, "error_code": 0, "base_offset": 5}]}]}))[4:]
     with pytest.raises(ValueError):
-        produce_client_codec.parse_response(ok[:-6], 9)
+        produce_codec.parse_response(ok[:-6], 9)
 
 
 def test_a_connection_keeps_the_heads_of_the_partitions_it_writes_to():
@@ -240,13 +241,13 @@ def test_a_connection_keeps_the_heads_of_the_partitions_it_writes_to():
 
     kept = None
     for index in range(3):
-        _, _, kept = produce_codec.parse_frame(frame(index), 9, kept)
-    _, _, kept = produce_codec.parse_frame(frame(0, topic="longer-name"), 9, kept)
+        _, _, kept = produce_runs.parse_frame(frame(index), 9, kept)
+    _, _, kept = produce_runs.parse_frame(frame(0, topic="longer-name"), 9, kept)
     for index in range(3):
         assert kept.find(frame(index, b"other records"), 9).index == index
     assert kept.find(frame(0, topic="longer-name"), 9).name == "longer-name"
     assert kept.find(frame(7), 9) is None and kept.find(frame(0), 10) is None
-    for index in range(produce_codec.MAX_HEADS):
-        _, _, kept = produce_codec.parse_frame(frame(100 + index), 9, kept)
+    for index in range(produce_runs.MAX_HEADS):
+        _, _, kept = produce_runs.parse_frame(frame(100 + index), 9, kept)
     assert kept.find(frame(0), 9) is None  # started again
-    assert kept.find(frame(100 + produce_codec.MAX_HEADS - 1), 9) is not None
+    assert kept.find(frame(100 + produce_runs.MAX_HEADS - 1), 9) is not None

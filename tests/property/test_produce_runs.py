@@ -1,10 +1,10 @@
-"""A burst of Produce requests answered as runs (Dispatcher.dispatch_run, handle_produce_run)
+"""A burst of Produce requests answered as runs (Dispatcher.dispatch, handle_produce)
 gets the answers, and leaves the logs, that the same requests get one at a time.
 
 Two whole brokers (``build_broker``, one clock) each serve one connection
 (``KafkaConnection`` on a recording transport). One is fed every request in a single
-read, so requests repeating a head the connection kept go through the run path; the
-other has no run handlers, so each request goes through ``Dispatcher.dispatch`` alone.
+read, so requests repeating a head the connection kept are answered as runs; the
+other's dispatcher answers no runs, so each request is a run of one.
 The requests mix what a run must get right: repeated heads with records of other sizes,
 idempotent sequences with duplicates, gaps and fenced epochs, corrupt batches, other
 partitions, topics that do not exist, acks 0 and invalid acks, transactional ids
@@ -18,6 +18,9 @@ from kipper.broker import config as cfg
 from kipper.broker.composition import build_broker
 from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
+from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.handlers import HANDLERS
+from kipper.broker.security.service import PRE_AUTH_APIS
 from kipper.protocol import records
 from kipper.protocol.header import encode_request
 from kipper.protocol.messages.produce import PRODUCE
@@ -31,8 +34,7 @@ TOPICS = ("a", "b")
 def _broker(runs: bool, **overrides):
     broker = build_broker(cfg.load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", "log.level": "WARNING",
                                               **overrides}), clock=lambda: NOW)
-    if not runs:
-        broker.run_handlers.clear()  # read when a route is made, at the first request
+    broker.dispatcher = Dispatcher(broker, dict(HANDLERS), pre_auth_apis=PRE_AUTH_APIS, runs=runs)
     for name in TOPICS:
         broker.topics.create(name, 2)
     transport = RecordingTransport()
@@ -121,8 +123,13 @@ def test_a_burst_of_repeated_requests_goes_through_one_run():
     broker, conn, transport = _broker(runs=True)
     batches = [records.build_batch([(None, b"v%d" % i, NOW)]) for i in range(10)]
     calls = []
-    handler = broker.run_handlers[PRODUCE.key]
-    broker.run_handlers[PRODUCE.key] = lambda head, parts, ctx: calls.append(len(parts)) or handler(head, parts, ctx)
+    handler = broker.dispatcher.handlers[PRODUCE.key]
+
+    def counting(run, ctx):
+        if len(run) > 1:  # (a request alone is a run of one)
+            calls.append(len(run))
+        return handler(run, ctx)
+    broker.dispatcher.handlers[PRODUCE.key] = counting
     conn.data_received(b"".join(_frames([(9, "c", 1, None, "a", 0, b) for b in batches])))
     assert calls == [9]  # the first request keeps the head; the nine after it repeat it
     assert broker.topics.get("a").partitions[0].log_end_offset == 10
@@ -156,7 +163,7 @@ def test_a_run_stops_at_a_throttled_answer_and_the_rest_wait(tmp_path):
         alter = {"entries": [{"entity": [{"entity_type": "user", "entity_name": "ANONYMOUS"}],
                               "ops": [{"key": "producer_ids_rate", "value": 1.0, "remove": False}]}],
                  "validate_only": False}
-        broker.dispatcher.dispatch(encode_request(APIS[49], 1, 1, "admin", alter)[4:], Session("PLAINTEXT", "a"))
+        broker.dispatcher.dispatch([encode_request(APIS[49], 1, 1, "admin", alter)[4:]], 0, Session("PLAINTEXT", "a"))
         batches = [records.build_batch([(None, b"v", NOW)], producer_id=pid, producer_epoch=0, base_sequence=seq)
                    for pid, seq in [(pid, 0) for pid in range(1, 23)] + [(1, 1), (2, 1)]]
         conn.data_received(b"".join(_frames([(9, "c", -1, None, "a", 0, b) for b in batches])))

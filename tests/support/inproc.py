@@ -6,6 +6,7 @@ from __future__ import annotations
 from kipper.broker import config as cfg
 from kipper.broker.composition import build_broker
 from kipper.broker.context import Session
+from kipper.broker.dispatcher import Later
 from kipper.broker.handlers.replies import Reply
 from kipper.protocol import records
 from kipper.protocol.header import decode_response, encode_request
@@ -28,10 +29,10 @@ class InProcessBroker:
         api = APIS[api_key]
         self.cid += 1
         frame = encode_request(api, version, self.cid, "test", body)[4:]
-        result, encoder = self.state.dispatcher.dispatch(frame, session or self.session)
+        [result], _ = self.state.dispatcher.dispatch([frame], 0, session or self.session)
         if type(result) is Reply:
             result = result.body
-        assert encoder is None, "a deferred answer: drive the engine directly instead"
+        assert type(result) is not Later, "a deferred answer: drive the engine directly instead"
         return decode_response(api, version, result[4:])[1]
 
     def produce(self, topic: str, partition: int, rows, *, version: int = 9, **batch) -> dict:

@@ -25,7 +25,7 @@ def produce(state, topic: str, data: bytes, version: int = 9):
     body = {"transactional_id": None, "acks": -1, "timeout_ms": 1000,
             "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": data}]}]}
     frame = encode_request(PRODUCE, version, 1, "test", body)[4:]
-    answer, _ = state.dispatcher.dispatch(frame, Session("PLAINTEXT", "peer"))
+    [answer], _ = state.dispatcher.dispatch([frame], 0, Session("PLAINTEXT", "peer"))
     return decode_response(PRODUCE, version, answer[4:])[1].responses[0].partition_responses[0]
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from kipper.broker.connection import MAX_PENDING, RESUME_PENDING, KafkaConnection
 from kipper.broker.context import Session
-from kipper.broker.dispatcher import CloseConnection
+from kipper.broker.dispatcher import Close, CloseConnection, Later
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.broker.metrics import Metrics
 
@@ -78,17 +78,17 @@ class Dispatcher:
     def connection_closed(self, session):
         self.closed_sessions.append(session)
 
-    def dispatch(self, data: bytes, session):
-        n = struct.unpack_from(">i", data)[0]
+    def dispatch(self, frames: list, i: int, session):
+        n = struct.unpack_from(">i", frames[i])[0]
         self.seen.append(n)
         what = self.plan.get(n)
         if what is None:
-            return answer(n), None
-        if isinstance(what, BaseException):
-            raise what
+            return [answer(n)], 1
+        if isinstance(what, CloseConnection):  # what the real dispatcher answers to a refusal
+            return [Close("request_rejected", str(what))], 1
         if isinstance(what, asyncio.Future):
-            return what, lambda value: answer(value)
-        return what, None
+            return [Later(what, lambda task: answer(task.result()))], 1
+        return [what], 1
 
 
 @pytest.fixture

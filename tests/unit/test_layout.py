@@ -272,3 +272,14 @@ def test_nothing_in_the_broker_imports_the_command():
     """``python -m kipper.broker`` runs without kipper/ (the command sits above the broker)."""
     command = {_module_name(p) for p in _sources(["kipper"])} - {"kipper"}  # (the root of all)
     assert _offenders("kipper.broker", tuple(command)) == []
+
+
+def _handlers_in(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.name for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("handle_")]
+
+
+def test_produce_has_one_handler():
+    """Every Produce takes one route: a request alone is a run of one (broker/dispatcher.py)."""
+    assert _handlers_in(ROOT / "broker" / "handlers" / "produce.py") == ["handle_produce"]

@@ -36,7 +36,7 @@ class Broker:
     def call(self, api, version, body, session):
         self.cid += 1
         frame = encode_request(api, version, self.cid, "test", body)[4:]
-        result, _ = self.dispatcher.dispatch(frame, session)
+        [result], _ = self.dispatcher.dispatch([frame], 0, session)
         self.mute_ms = result.mute_ms if type(result) is Reply else 0
         if type(result) is Reply:
             result = result.body

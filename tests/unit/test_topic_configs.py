@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kipper.broker.log import append_policy
-from kipper.broker.log.append_policy import AppendPolicy
+from kipper.broker.log import validate
+from kipper.broker.log.validate import AppendPolicy
 from kipper.broker.log.topic_configs import TOPIC_CONFIGS, describable, validate_topic_configs
 from kipper.broker.log.validate import Rejected
 from kipper.protocol import batch as b
@@ -116,7 +116,7 @@ def test_log_append_time_stamps_the_header_and_keeps_the_crc_valid():
     data = records.build_batch([(b"k", b"v1", 5), (b"k", b"v2", 9)], producer_id=7, producer_epoch=1,
                                base_sequence=0)
     policy = AppendPolicy(log_append_time=True)
-    out, spans = append_policy.rewrite(policy, data, _spans(data), NOW)
+    out, spans = validate.rewrite(policy, data, _spans(data), NOW)
     [(start, end, h)] = spans
     assert h.attributes & b.TIMESTAMP_TYPE and h.max_timestamp == NOW
     assert b.crc_valid(out, start, end, h)
@@ -129,7 +129,7 @@ def test_topic_compression_type_recompresses_and_keeps_the_records():
                                compression_type=compression.GZIP, producer_id=3, producer_epoch=0,
                                base_sequence=10)
     policy = AppendPolicy(codec=compression.ZSTD, level=3)
-    out, [(start, end, h)] = append_policy.rewrite(policy, data, _spans(data), NOW)
+    out, [(start, end, h)] = validate.rewrite(policy, data, _spans(data), NOW)
     assert h.compression == compression.ZSTD and b.crc_valid(out, start, end, h)
     assert h.base_sequence == 10 and h.records_count == 5
     assert [r.key for r in records.decode_batch(out).records] == [b"k%d" % i for i in range(5)]
@@ -137,24 +137,24 @@ def test_topic_compression_type_recompresses_and_keeps_the_records():
 
 def test_producer_codec_keeps_the_bytes_as_they_came():
     data = records.build_batch([(None, b"v", NOW)], compression_type=compression.LZ4)
-    out, _ = append_policy.rewrite(AppendPolicy(), data, _spans(data), NOW)
+    out, _ = validate.rewrite(AppendPolicy(), data, _spans(data), NOW)
     assert out is data
 
 
 def test_a_record_too_far_in_the_future_gets_invalid_timestamp():
     data = records.build_batch([(None, b"v", NOW + 3_600_001)])
     with pytest.raises(Rejected) as exc:
-        append_policy.check(AppendPolicy(), data, _spans(data), NOW)
+        validate.check_timestamps(AppendPolicy(), data, _spans(data), NOW)
     assert exc.value.code == ErrorCode.INVALID_TIMESTAMP
     assert "out of range" in exc.value.message
-    append_policy.check(AppendPolicy(log_append_time=True), data, _spans(data), NOW)  # ignored
+    validate.check_timestamps(AppendPolicy(log_append_time=True), data, _spans(data), NOW)  # ignored
 
 
 def test_before_max_ms_reads_every_record():
     data = records.build_batch([(None, b"new", NOW), (None, b"old", NOW - 10_000)])
-    append_policy.check(AppendPolicy(before_max_ms=20_000), data, _spans(data), NOW)
+    validate.check_timestamps(AppendPolicy(before_max_ms=20_000), data, _spans(data), NOW)
     with pytest.raises(Rejected) as exc:
-        append_policy.check(AppendPolicy(before_max_ms=5_000), data, _spans(data), NOW)
+        validate.check_timestamps(AppendPolicy(before_max_ms=5_000), data, _spans(data), NOW)
     assert exc.value.code == ErrorCode.INVALID_TIMESTAMP
 
 

@@ -31,7 +31,7 @@ def append(state, pid, epoch, seq, n=2, partition=0, transactional=True):
     body = {"transactional_id": TID if transactional else None, "acks": -1, "timeout_ms": 1000,
             "topic_data": [{"name": "t", "partition_data": [{"index": partition, "records": data}]}]}
     frame = encode_request(PRODUCE, 9, 1, "test", body)[4:]
-    answer, _ = state.dispatcher.dispatch(frame, Session("PLAINTEXT", "peer"))
+    [answer], _ = state.dispatcher.dispatch([frame], 0, Session("PLAINTEXT", "peer"))
     return decode_response(PRODUCE, 9, answer[4:])[1].responses[0].partition_responses[0]
 
 

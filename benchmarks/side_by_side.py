@@ -1,9 +1,10 @@
-"""kipper and Tansu side by side, every workload of issue 15 in one run.
+"""kipper, Tansu and Apache Kafka side by side, every workload of issue 15 in one run.
 
     .venv/bin/python -m benchmarks.side_by_side --label after
     .venv/bin/python -m benchmarks.side_by_side --label before --kipper-root /tmp/kipper-before
 
-Passes (each with a fresh broker per candidate, kipper first, then Tansu):
+Passes (each with a fresh broker per candidate, kipper first, then Tansu, then Kafka, which
+scripts/kafka-reference fetches; ``--no-kafka`` leaves it out):
 
 - ``ingest1``/``ingest2``: 1 and 2 idempotent confluent-kafka producers (benchmarks/broker_ingest.py);
 - ``consume``: a topic filled with records, read back by one confluent-kafka consumer;
@@ -35,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import broker_ingest, start_time, workloads
+from benchmarks import broker_ingest, kafka_peer, start_time, workloads
 from benchmarks.machine import LoadProbe, process_cpu_seconds, rss_kib
 from benchmarks.side_by_side_report import markdown, update_docs
 from tests.support.broker import BrokerProcess, free_port
@@ -67,13 +68,16 @@ def run(fn, *args, timeout: float = 1800):
 
 
 class Candidates:
-    def __init__(self, kipper_root: Path | None):
+    def __init__(self, kipper_root: Path | None, kafka: bool = True):
         self.kipper_root = kipper_root
-        self.names = ["kipper"] + (["tansu"] if tansu_binary() is not None else [])
+        self.names = (["kipper"] + (["tansu"] if tansu_binary() is not None else [])
+                      + (["kafka"] if kafka and kafka_peer.available() else []))
 
     def start(self, name: str, overrides: dict | None = None):
         if name == "kipper":
             return BrokerProcess({"log.level": "WARNING", **(overrides or {})}, checkout=self.kipper_root)
+        if name == "kafka":
+            return kafka_peer.KafkaPeer()
         return TansuProcess()
 
 
@@ -204,6 +208,8 @@ def p_start(cands: Candidates, args) -> dict:
         for name, cmd in cmds.items():
             port = free_port()
             runs.setdefault(name, []).append(start_time.time_to_accept(cmd(port), port, cwd=root))
+        if "kafka" in cands.names:
+            runs.setdefault("kafka", []).append(kafka_peer.time_to_accept())
     return {name: {"start_s_median": statistics.median(r[0] for r in rs),
                    "start_s_min": min(r[0] for r in rs), "start_s_max": max(r[0] for r in rs),
                    "idle_rss_mib": statistics.median(r[1] for r in rs) / 1024} for name, rs in runs.items()}
@@ -259,7 +265,8 @@ def git_commit(root: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description="kipper and Tansu side by side (issue 15)")
+    ap = argparse.ArgumentParser(description="kipper, Tansu and Kafka side by side (issues 15, 29)")
+    ap.add_argument("--no-kafka", action="store_true", help="leave Apache Kafka out")
     ap.add_argument("--label", default="run")
     ap.add_argument("--passes", nargs="+", choices=PASSES, default=list(PASSES))
     ap.add_argument("--kipper-root", type=Path, help="run the kipper broker of this checkout (its .venv)")
@@ -276,7 +283,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "bench")
     ap.add_argument("--docs", action="store_true", help="put the Markdown into docs/PERFORMANCE.md")
     args = ap.parse_args()
-    cands = Candidates(args.kipper_root)
+    cands = Candidates(args.kipper_root, kafka=not args.no_kafka)
     report = {"label": args.label, "kipper_commit": git_commit(args.kipper_root or ROOT),
               "runner_commit": git_commit(ROOT), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),

@@ -78,12 +78,17 @@ def _goal(goal, kipper, tansu) -> str:
     return f"{text}: {'met' if ok else 'not met'}"
 
 
+def _ratio(a, b) -> str:
+    return f"{a / b:.2f}x" if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else ""
+
+
 def markdown(report: dict) -> str:
     lines = [f"Run `{report['label']}`, kipper at `{report['kipper_commit']}` (runner at "
              f"`{report['runner_commit']}`), started {report['started']}, "
              f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}.", "",
-             "| pass | measure | kipper | Tansu | kipper/Tansu | goal (kipper) | machine during the pass |",
-             "|---|---|---|---|---|---|---|"]
+             "| pass | measure | kipper | Tansu | Kafka | kipper/Kafka | kipper/Tansu | goal (kipper) "
+             "| machine during the pass |",
+             "|---|---|---|---|---|---|---|---|---|"]
     shown_load = set()
     for pass_name, key, what, fmt, goal in ROWS:
         results = report["passes"].get(pass_name)
@@ -91,14 +96,15 @@ def markdown(report: dict) -> str:
             continue
         k = results.get("kipper", {})
         t = results.get("tansu", {})
-        kv, tv = k.get(key, k.get("error")), t.get(key, t.get("error"))
-        ratio = f"{kv / tv:.2f}x" if isinstance(kv, (int, float)) and isinstance(tv, (int, float)) and tv else ""
+        a = results.get("kafka", {})
+        kv, tv, av = k.get(key, k.get("error")), t.get(key, t.get("error")), a.get(key, a.get("error"))
+        ratio, kafka_ratio = _ratio(kv, tv), _ratio(kv, av)
         load = ""
         if pass_name not in shown_load:
             shown_load.add(pass_name)
             load = describe(results.get("load", {}))
-        lines.append(f"| {pass_name} | {what} | {_fmt(fmt, kv)} | {_fmt(fmt, tv)} | {ratio} | "
-                     f"{_goal(goal, kv, tv)} | {load} |")
+        lines.append(f"| {pass_name} | {what} | {_fmt(fmt, kv)} | {_fmt(fmt, tv)} | {_fmt(fmt, av)} | {kafka_ratio} "
+                     f"| {ratio} | {_goal(goal, kv, tv)} | {load} |")
     return "\n".join(lines) + "\n"
 
 

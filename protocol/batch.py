@@ -166,11 +166,19 @@ def crc_valid(buf, start: int, end: int, header: BatchHeader) -> bool:
     return compute_crc(buf, start, end) == header.crc
 
 
+# The partition leader epoch a leader stamps into every batch it appends (Kafka's
+# LogValidator does): on one never re-elected node, every partition's epoch is 0.
+LEADER_EPOCH = 0
+_OFFSET_LENGTH_EPOCH = struct.Struct(">qii")
+
+
 def with_base_offset_parts(view: memoryview, start: int, end: int, base_offset: int) -> tuple:
-    """The batch ``view[start:end]`` with its base offset rewritten (not covered by the CRC),
-    as two pieces: the new base offset, and a view of the rest. Nothing is copied; a
-    ``writev`` (the durable log's) takes them as they are."""
-    return _I64.pack(base_offset), view[start + 8:end]
+    """The batch ``view[start:end]`` with its base offset and partition leader epoch
+    rewritten (neither is covered by the CRC), as two pieces: the first 16 bytes, and a
+    view of the rest. Nothing is copied; a ``writev`` (the durable log's) takes them as
+    they are."""
+    length = _I32.unpack_from(view, start + 8)[0]
+    return _OFFSET_LENGTH_EPOCH.pack(base_offset, length, LEADER_EPOCH), view[start + 16:end]
 
 
 def with_base_offset(buf, start: int, end: int, base_offset: int) -> bytes:
@@ -196,6 +204,7 @@ def stored_batch(view: memoryview, start: int, end: int, base_offset: int):
     if type(memory) is FrameMemory and (end - start) * 2 >= len(memory):
         batch = view[start:end]
         _I64.pack_into(batch, 0, base_offset)
+        _I32.pack_into(batch, 12, LEADER_EPOCH)
         return batch.toreadonly()
     return with_base_offset(view, start, end, base_offset)
 

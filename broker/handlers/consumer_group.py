@@ -23,8 +23,7 @@ def handle_consumer_group_heartbeat(req, ctx):
 def handle_consumer_group_describe(req, ctx):
     groups = ctx.engines.groups
     return {"throttle_time_ms": 0, "groups": [
-        {**groups.consumer_describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
-         if req.include_authorized_operations else NOT_PROVIDED}
+        _with_operations(groups.consumer_describe(g), ctx, g, req.include_authorized_operations)
         if ctx.authorize(DESCRIBE, GROUP, g) else _denied(g)
         for g in req.group_ids]}
 
@@ -33,3 +32,11 @@ def _denied(group_id: str) -> dict:
     return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None,
             "group_id": group_id, "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
             "assignor_name": "", "members": []}
+
+
+def _with_operations(described: dict, ctx, group_id: str, wanted: bool) -> dict:
+    """A group's answer with its authorized operations when asked for, and only for a group
+    that was found (Kafka leaves the field unset, INT_MIN, on an error)."""
+    found = described["error_code"] == 0
+    ops = ctx.authorized_operations(GROUP, group_id) if wanted and found else NOT_PROVIDED
+    return {**described, "authorized_operations": ops}

@@ -12,6 +12,28 @@ from kipper.broker.acl.model import READ, TOPIC
 from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
+LEADER_EPOCH = 0  # one node, never re-elected: every partition's leader epoch
+
+
+def _error_entry(index: int, code: ErrorCode, aborted: list | None = None) -> dict:
+    """A partition that returns nothing: Kafka's FetchResponse.partitionResponse(error),
+    offsets unknown (-1). Kafka lists no aborted transactions as an empty list for a topic
+    or partition it does not know, and as null for a read that failed."""
+    return {"partition_index": index, "error_code": int(code), "high_watermark": -1, "last_stable_offset": -1,
+            "log_start_offset": -1, "aborted_transactions": aborted, "records": b""}
+
+
+def leader_epoch_error(current_leader_epoch: int | None) -> ErrorCode | None:
+    """Kafka's check of a client's current_leader_epoch (KIP-320): ahead of the leader's is
+    UNKNOWN_LEADER_EPOCH, behind it FENCED_LEADER_EPOCH; -1 (or a version without the
+    field) skips the check."""
+    if current_leader_epoch is None:
+        return None
+    if current_leader_epoch > LEADER_EPOCH:
+        return ErrorCode.UNKNOWN_LEADER_EPOCH
+    if 0 <= current_leader_epoch < LEADER_EPOCH:
+        return ErrorCode.FENCED_LEADER_EPOCH
+    return None
 
 
 def _read(req, ctx) -> tuple[dict, int, list]:
@@ -34,32 +56,33 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             index = p.partition
             if not allowed or topic is None or not 0 <= index < len(topic.partitions):
                 code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed else
-                        ErrorCode.UNKNOWN_TOPIC_ID if name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                parts.append({"partition_index": index, "error_code": int(code), "high_watermark": -1,
-                              "last_stable_offset": -1, "log_start_offset": -1, "records": b""})
+                        ErrorCode.UNKNOWN_TOPIC_ID if topic is None and name is None
+                        else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                parts.append(_error_entry(index, code, []))
                 continue
+            epoch_error = leader_epoch_error(p.get("current_leader_epoch", -1))
             plog = topic.partitions[index]
             offset = p.fetch_offset
             start = plog.log_start_offset
+            if epoch_error is not None or offset < start or offset > plog.log_end_offset:
+                parts.append(_error_entry(index, epoch_error or ErrorCode.OFFSET_OUT_OF_RANGE))
+                continue
             entry = {"partition_index": index, "error_code": 0, "high_watermark": plog.high_watermark,
                      "last_stable_offset": plog.last_stable_offset, "log_start_offset": start,
                      "aborted_transactions": [] if committed else None,
                      "preferred_read_replica": -1, "records": b""}
-            if offset < start or offset > plog.log_end_offset:
-                entry["error_code"] = int(ErrorCode.OFFSET_OUT_OF_RANGE)
-            else:
-                limit = min(p.partition_max_bytes, remaining)
-                # read_committed: nothing at or past the last stable offset
-                got = plog.read(offset, limit, always_one=first, read_committed=committed)
-                if got.chunks:
-                    first = False
-                    entry["records"] = got.chunks
-                    if committed:
-                        entry["aborted_transactions"] = plog.aborted_transactions(offset, got.last_offset + 1)
-                    remaining -= got.size
-                    total += got.size
-                    reads.append((plog.topic, index, got.size, got.records))
-                watched.append((plog.topic, index))
+            limit = min(p.partition_max_bytes, remaining)
+            # read_committed: nothing at or past the last stable offset
+            got = plog.read(offset, limit, always_one=first, read_committed=committed)
+            if got.chunks:
+                first = False
+                entry["records"] = got.chunks
+                if committed:
+                    entry["aborted_transactions"] = plog.aborted_transactions(offset, got.last_offset + 1)
+                remaining -= got.size
+                total += got.size
+                reads.append((plog.topic, index, got.size, got.records))
+            watched.append((plog.topic, index))
             parts.append(entry)
         responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
                           "partitions": parts})

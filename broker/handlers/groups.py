@@ -28,8 +28,14 @@ def handle_join_group(req, ctx):
     if (refused := _refused(req, ctx)) is not None:
         return refused
     d = Deferred()
-    ctx.engines.groups.join(req, version=ctx.api_version, client_id=ctx.client_id or "",
-                           client_host=_host(ctx), now=ctx.now, reply=d.reply)
+    version = ctx.api_version
+
+    def reply(body: dict) -> None:
+        if version >= 7 and body.get("error_code") and not body.get("protocol_name"):
+            body = {**body, "protocol_name": None}  # Kafka's failed JoinGroup: a null protocol name
+        d.reply(body)
+    ctx.engines.groups.join(req, version=version, client_id=ctx.client_id or "",
+                            client_host=_host(ctx), now=ctx.now, reply=reply)
     return d.result()
 
 

@@ -8,11 +8,16 @@ needs DESCRIBE (TOPIC_AUTHORIZATION_FAILED otherwise).
 from __future__ import annotations
 
 from kipper.broker.acl.model import DESCRIBE, TOPIC
+from kipper.broker.handlers.fetch import leader_epoch_error
 from kipper.protocol.errors import ErrorCode
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 EARLIEST_LOCAL, LATEST_TIERED = -4, -5
 READ_COMMITTED = 1  # isolation_level
+# the first ListOffsets version that may ask for each special timestamp (KIP-734, KIP-1005):
+# an older request asking for one gets UNSUPPORTED_VERSION, as from Kafka
+SINCE_VERSION = {MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9}
+NOT_FOUND = {"timestamp": -1, "offset": -1, "leader_epoch": -1}
 
 
 def _lookup(plog, timestamp: int, end: int) -> dict:
@@ -27,7 +32,7 @@ def _lookup(plog, timestamp: int, end: int) -> dict:
     else:
         found = plog.offset_for_timestamp(timestamp)
     if found is None or found[0] >= end:
-        return {"timestamp": -1, "offset": -1}
+        return dict(NOT_FOUND)
     return {"offset": found[0], "timestamp": found[1]}
 
 
@@ -47,6 +52,12 @@ def handle_list_offsets(req, ctx):
             if plog is None:
                 parts.append({"partition_index": p.partition_index,
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})
+                continue
+            code = leader_epoch_error(p.get("current_leader_epoch", -1))
+            if code is None and ctx.api_version < SINCE_VERSION.get(p.timestamp, 0):
+                code = ErrorCode.UNSUPPORTED_VERSION
+            if code is not None:
+                parts.append({"partition_index": p.partition_index, "error_code": int(code), **NOT_FOUND})
                 continue
             row = {"partition_index": p.partition_index, "error_code": 0, "leader_epoch": 0}
             end = plog.last_stable_offset if committed else plog.high_watermark

@@ -22,8 +22,8 @@ def handle_sasl_handshake(req, ctx):
     session = ctx.session
     security = ctx.engines.security
     auth = session.sasl
-    if auth is None:  # not a SASL listener
-        return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": list(security.mechanisms)}
+    if auth is None:  # not a SASL listener: no mechanism is on offer here (Kafka's answer)
+        return {"error_code": int(ErrorCode.ILLEGAL_SASL_STATE), "mechanisms": []}
     code = auth.handshake(req.mechanism)
     if code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
         log.warning("authentication_failed", peer=session.peer, listener=session.listener,

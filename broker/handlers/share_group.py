@@ -22,10 +22,17 @@ def handle_share_group_heartbeat(req, ctx):
 def handle_share_group_describe(req, ctx):
     coordinator = ctx.engines.share.coordinator
     return {"throttle_time_ms": 0, "groups": [
-        {**coordinator.describe(g), "authorized_operations": ctx.authorized_operations(GROUP, g)
-         if req.include_authorized_operations else NOT_PROVIDED}
+        _with_operations(coordinator.describe(g), ctx, g, req.include_authorized_operations)
         if ctx.authorize(DESCRIBE, GROUP, g) else
         {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None, "group_id": g,
          "group_state": "", "group_epoch": -1, "assignment_epoch": -1, "assignor_name": "",
          "members": []}
         for g in req.group_ids]}
+
+
+def _with_operations(described: dict, ctx, group_id: str, wanted: bool) -> dict:
+    """A group's answer with its authorized operations when asked for, and only for a group
+    that was found (Kafka leaves the field unset, INT_MIN, on an error)."""
+    found = described["error_code"] == 0
+    ops = ctx.authorized_operations(GROUP, group_id) if wanted and found else NOT_PROVIDED
+    return {**described, "authorized_operations": ops}

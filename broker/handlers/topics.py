@@ -74,10 +74,11 @@ def handle_create_topics(req, ctx):
     validate_only = req.get("validate_only", False)
     names = [t.name for t in req.topics]
     out = []
-    for t in req.topics:
+    for i, t in enumerate(req.topics):
         if names.count(t.name) > 1:
-            out.append({"name": t.name, "error_code": int(ErrorCode.INVALID_REQUEST),
-                        "error_message": "Duplicate topic name."})
+            if names.index(t.name) == i:  # one answer per name, as Kafka's (a map by name)
+                out.append({"name": t.name, "error_code": int(ErrorCode.INVALID_REQUEST),
+                            "error_message": "Duplicate topic name."})
             continue
         if not may_create_topic(ctx, t.name):
             out.append({"name": t.name, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),

@@ -65,7 +65,7 @@ def handle_describe_transactions(req, ctx):
                     if not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid) else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
             out.append({"error_code": int(code), "transactional_id": tid,
                         "transaction_state": "", "transaction_timeout_ms": 0,
-                        "transaction_start_time_ms": -1, "producer_id": -1, "producer_epoch": -1,
+                        "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,  # Kafka's
                         "topics": []})
             continue
         out.append({"error_code": 0, "transactional_id": tid, "transaction_state": meta.state.value,

@@ -201,7 +201,7 @@ class ShareGroupCoordinator:
         if group is None:
             return {"error_code": int(ErrorCode.GROUP_ID_NOT_FOUND),
                     "error_message": f"Group {group_id} not found.", "group_id": group_id,
-                    "group_state": DEAD, "group_epoch": -1, "assignment_epoch": -1,
+                    "group_state": "", "group_epoch": 0, "assignment_epoch": 0,  # as Kafka's
                     "assignor_name": "", "members": []}
         return {
             "error_code": 0, "error_message": None, "group_id": group_id,

@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 ALLOWED_FILE = Path(__file__).with_name("allowed_differences.toml")
-KINDS = ("deliberate", "pending", "version", "limitation")
+# deliberate: a seed asks for it; version: an API version or API kipper does not implement;
+# limitation: what one broker of this design does differently by nature or by the reference's
+# own setup; pending: another issue owns the fix (named in issue =); open: a kipper bug this
+# suite found and no branch has fixed yet -- listed so that it is seen, to be fixed and removed
+KINDS = ("deliberate", "version", "limitation", "pending", "open")
 
 
 @dataclass
@@ -81,7 +85,7 @@ def load_allowed(path: Path = ALLOWED_FILE) -> list[Allowed]:
         allowed = Allowed(**entry, has_kafka=has_kafka, has_kipper=has_kipper)
         if allowed.kind not in KINDS:
             raise ValueError(f"{allowed.id}: kind {allowed.kind!r} is not one of {KINDS}")
-        if allowed.kind == "pending" and not allowed.issue:
+        if allowed.kind in ("pending", "open") and not allowed.issue:
             raise ValueError(f"{allowed.id}: a pending difference names the issue that owns it")
         out.append(allowed)
     ids = [a.id for a in out]

@@ -160,7 +160,9 @@ def test_describe_shows_epochs_members_and_their_current_and_target_assignments(
     assert current["topic_name"] == "t" and current["partitions"] == [0, 1, 2, 3]
     assert len(members["a"]["target_assignment"]["topic_partitions"][0]["partitions"]) == 2
     missing = c.describe("nope")
-    assert missing["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND and missing["group_state"] == "Dead"
+    # Kafka's answer for a group it does not have (tests/conformance, issue 29): no state, epochs 0
+    assert missing["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND and missing["group_state"] == ""
+    assert (missing["group_epoch"], missing["assignment_epoch"]) == (0, 0)
 
 
 def test_list_groups_reports_consumer_type_and_state():

@@ -145,7 +145,9 @@ def test_flipping_a_crc_byte_is_a_mismatch():
 def test_changing_base_offset_keeps_the_crc_valid():
     data = sample_batch(compression.GZIP)
     moved = b.with_base_offset(data, 0, len(data), 5000)
-    assert moved[8:] == data[8:]
+    # the partition leader epoch is stamped too (bytes 12-15), as Kafka's leader does
+    assert moved[8:12] == data[8:12] and moved[16:] == data[16:]
+    assert b.read_header(moved).partition_leader_epoch == b.LEADER_EPOCH
     assert b.crc_valid(moved, 0, len(moved), b.read_header(moved))
     assert [x.offset for x in r.decode_batch(moved).records] == [5000, 5001, 5002, 5003, 5004]
 

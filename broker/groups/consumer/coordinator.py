@@ -21,7 +21,7 @@ import structlog
 
 from kipper.broker.groups.consumer.assignors import ASSIGNORS, Assignment
 from kipper.broker.groups.consumer.model import (
-    DEAD, JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerMember,
+    JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, ConsumerGroup, ConsumerMember,
 )
 from kipper.broker.groups.consumer.reconcile import MemberAssignment, UNREVOKED_PARTITIONS, reconcile
 from kipper.broker.groups.consumer.settings import ConsumerGroupSettings
@@ -449,8 +449,9 @@ class ConsumerGroupCoordinator:
             code = ErrorCode.INVALID_GROUP_ID if not group_id else ErrorCode.GROUP_ID_NOT_FOUND
             message = (f"Group {group_id} is not a consumer group." if held_elsewhere
                        else f"Group {group_id} not found.")
+            # Kafka's answer for a group it does not have: no state, epochs 0
             return {"error_code": int(code), "error_message": message, "group_id": group_id,
-                    "group_state": DEAD, "group_epoch": -1, "assignment_epoch": -1,
+                    "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
                     "assignor_name": "", "members": []}
         return {
             "error_code": 0, "error_message": None, "group_id": group_id,
@@ -461,7 +462,7 @@ class ConsumerGroupCoordinator:
                 "member_id": m.member_id, "instance_id": m.instance_id, "rack_id": m.rack_id,
                 "member_epoch": m.member_epoch, "client_id": m.client_id, "client_host": m.client_host,
                 "subscribed_topic_names": list(m.subscribed_names),
-                "subscribed_topic_regex": m.subscribed_regex,
+                "subscribed_topic_regex": m.subscribed_regex or "",  # Kafka: "" when none
                 "assignment": self._named(m.assignment.assigned),
                 "target_assignment": self._named(group.target.get(m.member_id, {})),
             } for m in group.members.values()],

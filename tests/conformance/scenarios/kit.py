@@ -197,10 +197,10 @@ def join_and_sync(run, group: str, topic: str, **kw) -> tuple[str, int]:
 
 
 def heartbeat(run, group: str, generation: int, member_id: str, *, version: int | None = None,
-              instance_id: str | None = None, conn: str = "main", label="heartbeat"):
+              instance_id: str | None = None, conn: str = "main", label="heartbeat", record: bool = True):
     v = top(HEARTBEAT) if version is None else version
     return run.call(HEARTBEAT, v, {"group_id": group, "generation_id": generation, "member_id": member_id,
-                                   "group_instance_id": instance_id}, label=label, conn=conn)
+                                   "group_instance_id": instance_id}, label=label, conn=conn, record=record)
 
 
 def commit(run, group: str, topic: str, offset: int, *, generation: int = -1, member_id: str = "",

@@ -95,6 +95,12 @@ def _txn(run, suffix="txn", timeout_ms=60000):
     return t, txn, resp.get("producer_id", -1), resp.get("producer_epoch", -1)
 
 
+def _wait_state(run, txn, state):
+    run.poll(lambda: run.call(k.DESCRIBE_TRANSACTIONS, k.top(k.DESCRIBE_TRANSACTIONS), {"transactional_ids": [txn]},
+                              record=False),
+             lambda r: r.get("transaction_states", [{}])[0].get("transaction_state") == state)
+
+
 def _describe(run, txn, label="describe transaction"):
     return run.call(k.DESCRIBE_TRANSACTIONS, k.top(k.DESCRIBE_TRANSACTIONS), {"transactional_ids": [txn]}, label=label)
 
@@ -144,6 +150,7 @@ def _(run):
     k.add_partitions(run, txn, pid, epoch, t)
     _send(run, t, pid, epoch, 0, 1, txn=txn)
     k.end_txn(run, txn, pid, epoch, True)
+    _wait_state(run, txn, "CompleteCommit")  # Kafka answers CONCURRENT_TRANSACTIONS until then
     k.end_txn(run, txn, pid, epoch, True, label="commit again (a retry)")
     k.end_txn(run, txn, pid, epoch, False, label="abort after commit")
 

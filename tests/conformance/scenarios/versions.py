@@ -450,8 +450,14 @@ PROBES = {
 }
 
 
+# versions between the ends where a field or a behaviour changed (topic ids, KIP-320 epochs,
+# static membership, KIP-848 commits...), probed too
+MIDDLE = {0: (7, 8), 1: (7, 11, 13, 15), 2: (4, 7, 8), 3: (4, 8, 10), 8: (6, 7), 9: (7, 8), 10: (4,),
+          11: (4, 5, 7), 19: (4,), 14: (3,), 13: (3,)}
+
+
 def versions_to_probe(api) -> list[int]:
-    wanted = {api.min_version, api.max_version}
+    wanted = {api.min_version, api.max_version, *MIDDLE.get(api.key, ())}
     flexible = api.flexible_range.lo
     if api.flexible_range.lo <= api.flexible_range.hi and api.min_version <= flexible <= api.max_version:
         wanted.add(flexible)

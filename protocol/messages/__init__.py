@@ -28,6 +28,7 @@ from kipper.protocol.messages.describe_configs import DESCRIBE_CONFIGS
 from kipper.protocol.messages.describe_groups import DESCRIBE_GROUPS
 from kipper.protocol.messages.describe_log_dirs import DESCRIBE_LOG_DIRS
 from kipper.protocol.messages.describe_producers import DESCRIBE_PRODUCERS
+from kipper.protocol.messages.describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from kipper.protocol.messages.describe_transactions import DESCRIBE_TRANSACTIONS
 from kipper.protocol.messages.describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
 from kipper.protocol.messages.end_txn import END_TXN
@@ -72,6 +73,7 @@ APIS: dict[int, Api] = {
         DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS,
         ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS, OFFSET_DELETE,
         DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
+        DESCRIBE_TOPIC_PARTITIONS,
     )
 }
 

@@ -1,0 +1,171 @@
+"""Kafka's command-line tools run alike against Apache Kafka and kipper, and their outcomes
+compared (issue 30).
+
+``ToolPair.same`` runs one command (``{bootstrap}`` and ``{sasl}`` stand for each broker's
+addresses) in both brokers' tool JVMs at once and asserts the same exit code and the same
+stdout and stderr after ``normalise``: addresses, ids, timestamps, stack frames and exception
+message text (error text differs freely, as in the conformance suite) are replaced by
+placeholders; everything else, the tools' own words, columns and values, must be equal.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from tests.support.java_programs import ToolResult, ToolServer
+
+Normaliser = Callable[[str], str]
+
+_RULES: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"^\s+at .*\n|^\s*\.\.\. \d+ more\n", re.M), ""),              # stack frames
+    (re.compile(r"((?:Exception|Error)(?::| -)) .*"), r"\1 <message>"),        # exception text
+    (re.compile(r"^(Error while executing [a-z ]+? command ?:) .*", re.M), r"\1 <message>"),
+    (re.compile(r"TopicId: [A-Za-z0-9_-]{22}"), "TopicId: <topic-id>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{22}(?![A-Za-z0-9_-])"), "<id>"),  # base64 uuids: member, topic ids
+    (re.compile(r"\b1[5-9]\d{11}\b"), "<ts>"),                                 # epoch milliseconds
+    (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[:.,]\d{3}"), "<time>"),
+    (re.compile(r"console-(share-)?consumer-\d+"), r"console-\1consumer-<n>"),
+]
+
+
+def normalise(text: str) -> str:
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def sorted_lines(text: str) -> str:
+    """For output in a hash map's order (groups, users, ACL principals)."""
+    return "\n".join(sorted(text.splitlines()))
+
+
+def without_lines(pattern: str) -> Normaliser:
+    compiled = re.compile(pattern)
+    return lambda text: "\n".join(line for line in text.splitlines() if not compiled.search(line))
+
+
+def column(index: int, placeholder: str, sep: str = "\t") -> Normaliser:
+    """Blank one column of a table (a producer id, a coordinator epoch...)."""
+    def apply(text: str) -> str:
+        lines = []
+        for line in text.splitlines():
+            cells = line.split(sep)
+            if len(cells) > index and not line.startswith(("ProducerId", "Topic\t", "TransactionalId")):
+                cells[index] = placeholder
+            lines.append(sep.join(cells))
+        return "\n".join(lines)
+    return apply
+
+
+@dataclass
+class Outcome:
+    exit: int
+    stdout: str
+    stderr: str
+
+    def __str__(self) -> str:
+        return f"exit {self.exit}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+
+
+@dataclass
+class Broker:
+    name: str
+    bootstrap: str
+    sasl: str
+
+
+class ToolPair:
+    """A tool JVM for each broker; every command goes to both."""
+
+    def __init__(self, kafka: Broker, kipper: Broker, log_dir: Path):
+        self.brokers = (kafka, kipper)
+        self.servers = {b.name: ToolServer(b.name, log_dir) for b in self.brokers}
+        self.run_id = uuid.uuid4().hex[:6]
+
+    def name(self, base: str) -> str:
+        """A topic or group name for this run: the same on both brokers."""
+        return f"{base}-{self.run_id}"
+
+    def _args(self, broker: Broker, args: tuple[str, ...]) -> list[str]:
+        return [a.replace("{bootstrap}", broker.bootstrap).replace("{sasl}", broker.sasl) for a in args]
+
+    def run(self, tool: str, *args: str, stdin: str | None = None, timeout: float = 120.0) -> dict[str, ToolResult]:
+        for broker in self.brokers:
+            self.servers[broker.name].submit(tool, self._args(broker, args), stdin)
+        return {b.name: self.servers[b.name].result(timeout) for b in self.brokers}
+
+    def outcome(self, broker: Broker, result: ToolResult, extra: tuple[Normaliser, ...]) -> Outcome:
+        def clean(text: str) -> str:
+            for address, placeholder in ((broker.sasl, "<sasl-bootstrap>"), (broker.bootstrap, "<bootstrap>")):
+                text = text.replace(address, placeholder)
+            text = normalise(text)
+            for step in extra:
+                text = step(text)
+            return text.strip()
+        return Outcome(result.exit, clean(result.stdout), clean(result.stderr))
+
+    def compare(self, tool: str, *args: str, stdin: str | None = None, normalisers: tuple[Normaliser, ...] = (),
+                timeout: float = 120.0) -> tuple[Outcome, Outcome]:
+        results = self.run(tool, *args, stdin=stdin, timeout=timeout)
+        kafka, kipper = (self.outcome(b, results[b.name], normalisers) for b in self.brokers)
+        return kafka, kipper
+
+    def same(self, tool: str, *args: str, stdin: str | None = None, normalisers: tuple[Normaliser, ...] = (),
+             exit: int | None = 0, timeout: float = 120.0) -> Outcome:
+        """Run on both; assert equal outcomes (and, unless None, this exit code). Kipper's outcome."""
+        kafka, kipper = self.compare(tool, *args, stdin=stdin, normalisers=normalisers, timeout=timeout)
+        command = f"{tool} {' '.join(args)}"
+        assert kipper == kafka, f"{command}\n===== Kafka\n{kafka}\n===== kipper\n{kipper}"
+        if exit is not None:
+            assert kafka.exit == exit, f"{command}: exit {kafka.exit}, expected {exit}\n{kafka}"
+        return kipper
+
+    def member(self, group: str, topic: str, protocol: str, client_id: str, tmp: Path) -> "Members":
+        """A GroupMember (KafkaConsumer or KafkaShareConsumer) in each broker's tool JVM."""
+        return Members(self, group, topic, protocol, client_id, tmp)
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.close()
+
+
+class Members:
+    """One GroupMember per broker, alive until ``stop``."""
+
+    def __init__(self, pair: ToolPair, group: str, topic: str, protocol: str, client_id: str, tmp: Path):
+        self.pair = pair
+        self.key = f"{group}-{client_id}"
+        self.files = {}
+        for broker in pair.brokers:
+            ready, stop = tmp / f"{broker.name}-{self.key}.ready", tmp / f"{broker.name}-{self.key}.stop"
+            self.files[broker.name] = (ready, stop)
+            server = pair.servers[broker.name]
+            server.submit_background(self.key, "kipper.ecosystem.GroupMember",
+                                     [broker.bootstrap, group, topic, protocol, client_id, str(ready), str(stop)])
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        for name, (ready, _) in self.files.items():
+            while not ready.exists():
+                assert time.monotonic() < deadline, f"the {name} group member did not get partitions in {timeout}s"
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        for name, (_, stop) in self.files.items():
+            stop.touch()
+        for name in self.files:
+            done = self.pair.servers[name].join(self.key)
+            assert done.exit == 0, f"the {name} group member failed: {done.stderr}"
+
+    def __enter__(self) -> "Members":
+        self.wait_ready()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

@@ -32,8 +32,10 @@ import java.util.List;
  * by the tool (several catch Throwable around their work and exit again with 1), so the
  * first exit is what counts: its code, and the output up to that moment. The answer is one
  * line "@@result {json}" on the real stdout with the exit code (0 when main returns, as the
- * shell scripts' JVM would), the captured stdout, stderr and the wall time. Shutdown hooks
- * are not installed: they serve Ctrl-C of a real process.
+ * shell scripts' JVM would), the captured stdout, stderr and the wall time. Then the process
+ * "ends": the shutdown hooks the tool registered through Exit.addShutdownHook run (the
+ * console producer closes, and so flushes, its producer there), and the threads the tool
+ * started that are still alive are stopped.
  *
  * A request with "background": NAME starts the main in a thread of its own and answers at
  * once; {"join": NAME} waits for it. That is for our own programs that keep a group member
@@ -61,6 +63,7 @@ public final class ToolServer {
     private static final class Invocation {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final List<Runnable> hooks = new ArrayList<>();
         Integer exitCode;
         int outAtExit;
         int errAtExit;
@@ -88,7 +91,14 @@ public final class ToolServer {
         };
         Exit.setExitProcedure(raise);
         Exit.setHaltProcedure(raise);
-        Exit.setShutdownHookAdder((name, hook) -> { });
+        Exit.setShutdownHookAdder((name, hook) -> {
+            Invocation now = current;
+            if (now != null) {
+                synchronized (now) {
+                    now.hooks.add(hook);
+                }
+            }
+        });
         ObjectMapper json = new ObjectMapper();
         BufferedReader requests = new BufferedReader(new InputStreamReader(realIn, StandardCharsets.UTF_8));
         String line;
@@ -115,7 +125,7 @@ public final class ToolServer {
         String mainClass = request.get("main").asText();
         List<String> args = new ArrayList<>();
         request.get("args").forEach(a -> args.add(a.asText()));
-        Thread thread = new Thread(() -> {
+        Thread thread = new Thread(new ThreadGroup("background-" + name), () -> {
             try {
                 Class.forName(mainClass).getMethod("main", String[].class).invoke(null, (Object) args.toArray(new String[0]));
             } catch (InvocationTargetException e) {
@@ -150,7 +160,9 @@ public final class ToolServer {
         return answer;
     }
 
-    private static ObjectNode run(ObjectMapper json, JsonNode request, PrintStream realErr) {
+    private static int invocations = 0;
+
+    private static ObjectNode run(ObjectMapper json, JsonNode request, PrintStream realErr) throws InterruptedException {
         String mainClass = request.get("main").asText();
         List<String> args = new ArrayList<>();
         request.get("args").forEach(a -> args.add(a.asText()));
@@ -161,32 +173,59 @@ public final class ToolServer {
         PrintStream savedOut = System.out;
         PrintStream savedErr = System.err;
         InputStream savedIn = System.in;
-        int code = 0;
-        String failure = null;
+        int[] code = {0};
+        String[] failure = {null};
         long started = System.nanoTime();
         PrintStream toolOut = new PrintStream(out, true, StandardCharsets.UTF_8);
         PrintStream toolErr = new PrintStream(err, true, StandardCharsets.UTF_8);
+        String stdout, stderr;
         current = invocation;
+        // The tool runs in a thread group of its own: every thread it starts joins it, and
+        // what is still alive when it is done is stopped, as the end of a process would.
+        ThreadGroup group = new ThreadGroup("tool-" + (++invocations));
+        Thread main = new Thread(group, () -> {
+            try {
+                resetStatics(mainClass);
+                Class.forName(mainClass).getMethod("main", String[].class).invoke(null, (Object) args.toArray(new String[0]));
+            } catch (InvocationTargetException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof ExitCalled) {
+                    code[0] = ((ExitCalled) cause).code;
+                } else {
+                    // an uncaught exception out of main: the JVM prints it and exits with 1
+                    cause.printStackTrace(System.err);
+                    code[0] = 1;
+                    failure[0] = cause.toString();
+                }
+            } catch (ReflectiveOperationException e) {
+                code[0] = 127;
+                failure[0] = e.toString();
+            }
+        }, group.getName() + "-main");
         try {
-            resetStatics(mainClass);
             System.setIn(new ByteArrayInputStream(input));
             System.setOut(toolOut);
             System.setErr(toolErr);
-            Method main = Class.forName(mainClass).getMethod("main", String[].class);
-            main.invoke(null, (Object) args.toArray(new String[0]));
-        } catch (InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof ExitCalled) {
-                code = ((ExitCalled) cause).code;
-            } else {
-                // an uncaught exception out of main: the JVM prints it and exits with 1
-                cause.printStackTrace(toolErr);
-                code = 1;
-                failure = cause.toString();
+            main.start();
+            main.join();
+            int outAtEnd = out.size(), errAtEnd = err.size();
+            runHooks(invocation, group);
+            endLeftovers(group, realErr);
+            toolOut.flush();
+            toolErr.flush();
+            synchronized (invocation) {
+                // what the tool printed after its first exit is lost, as in a real exit;
+                // what its shutdown hooks printed is not
+                byte[] o = out.toByteArray(), e = err.toByteArray();
+                int keepOut = invocation.exitCode != null ? invocation.outAtExit : outAtEnd;
+                int keepErr = invocation.exitCode != null ? invocation.errAtExit : errAtEnd;
+                stdout = new String(o, 0, keepOut, StandardCharsets.UTF_8) + new String(o, outAtEnd, o.length - outAtEnd, StandardCharsets.UTF_8);
+                stderr = new String(e, 0, keepErr, StandardCharsets.UTF_8) + new String(e, errAtEnd, e.length - errAtEnd, StandardCharsets.UTF_8);
+                if (invocation.exitCode != null) {
+                    code[0] = invocation.exitCode;
+                    failure[0] = null;
+                }
             }
-        } catch (ReflectiveOperationException e) {
-            code = 127;
-            failure = e.toString();
         } finally {
             toolOut.flush();
             toolErr.flush();
@@ -195,24 +234,54 @@ public final class ToolServer {
             System.setIn(savedIn);
             current = null;
         }
-        String stdout = out.toString(StandardCharsets.UTF_8);
-        String stderr = err.toString(StandardCharsets.UTF_8);
-        synchronized (invocation) {
-            if (invocation.exitCode != null) {
-                code = invocation.exitCode;
-                stdout = new String(out.toByteArray(), 0, invocation.outAtExit, StandardCharsets.UTF_8);
-                stderr = new String(err.toByteArray(), 0, invocation.errAtExit, StandardCharsets.UTF_8);
-                failure = null;
-            }
-        }
         ObjectNode answer = json.createObjectNode();
-        answer.put("exit", code);
+        answer.put("exit", code[0]);
         answer.put("stdout", stdout);
         answer.put("stderr", stderr);
         answer.put("seconds", (System.nanoTime() - started) / 1e9);
-        if (failure != null)
-            answer.put("failure", failure);
+        if (failure[0] != null)
+            answer.put("failure", failure[0]);
         return answer;
+    }
+
+    /** Its shutdown hooks, each in a thread of its own as the JVM runs them, 30 s at most. */
+    private static void runHooks(Invocation invocation, ThreadGroup group) throws InterruptedException {
+        List<Runnable> hooks;
+        synchronized (invocation) {
+            hooks = new ArrayList<>(invocation.hooks);
+        }
+        List<Thread> running = new ArrayList<>();
+        for (Runnable hook : hooks) {
+            Thread t = new Thread(group, hook, group.getName() + "-shutdown-hook");
+            t.start();
+            running.add(t);
+        }
+        long deadline = System.currentTimeMillis() + 30_000;
+        for (Thread t : running)
+            t.join(Math.max(1, deadline - System.currentTimeMillis()));
+    }
+
+    /** The threads a tool left running (a client it never closed before Exit.exit): stopped. */
+    @SuppressWarnings({"deprecation", "removal"})
+    private static void endLeftovers(ThreadGroup group, PrintStream log) throws InterruptedException {
+        Thread[] threads = new Thread[group.activeCount() + 16];
+        int n = group.enumerate(threads, true);
+        for (int i = 0; i < n; i++) {
+            Thread t = threads[i];
+            if (!t.isAlive())
+                continue;
+            log.println("ToolServer: stopping " + t.getName() + ", left running by " + group.getName());
+            t.interrupt();
+            t.join(200);
+            if (t.isAlive()) {
+                try {
+                    t.stop();
+                } catch (UnsupportedOperationException e) {
+                    log.println("ToolServer: this JVM cannot stop threads; " + t.getName() + " lives on");
+                }
+                t.join(1000);
+            }
+        }
     }
 
     private static void resetStatics(String mainClass) throws ReflectiveOperationException {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -104,9 +104,12 @@ class Outcome:
     exit: int
     stdout: str
     stderr: str
+    raw_stderr: str = field(default="", compare=False)  # before normalising: warnings, for a failure's report
 
     def __str__(self) -> str:
-        return f"exit {self.exit}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+        text = f"exit {self.exit}\n--- stdout\n{self.stdout}\n--- stderr\n{self.stderr}"
+        warnings = [line for line in self.raw_stderr.splitlines() if " WARN " in line]
+        return text + ("\n--- warnings (not compared)\n" + "\n".join(warnings[-10:]) if warnings else "")
 
 
 @dataclass
@@ -155,7 +158,7 @@ class ToolPair:
             for step in extra:
                 text = step(text)
             return text.strip()
-        return Outcome(result.exit, clean(result.stdout), clean(result.stderr))
+        return Outcome(result.exit, clean(result.stdout), clean(result.stderr), result.stderr)
 
     def compare(self, tool: str, *args: str, stdin: str | None = None, normalisers: tuple[Normaliser, ...] = (),
                 timeout: float = 120.0) -> tuple[Outcome, Outcome]:
@@ -191,6 +194,24 @@ class ToolPair:
         if exit is not None:
             assert kafka.exit == exit, f"{command}: exit {kafka.exit}, expected {exit}\n{kafka}"
         return kipper
+
+    def produce(self, topic: str, partition: int, batches: list[list[tuple]]) -> None:
+        """The same batches (each a list of (key, value, timestamp)) to a partition of both
+        brokers, from kipper's protocol layer: records whose offsets and timestamps a tool's
+        answer depends on, byte for byte the same on both."""
+        from kipper.client.blocking import BlockingConnection
+        from kipper.protocol import records
+
+        for broker in self.brokers:
+            host, port = broker.bootstrap.rsplit(":", 1)
+            with BlockingConnection(host, int(port)) as conn:
+                conn.negotiate()
+                for batch in batches:
+                    answer = conn.request(0, {"transactional_id": None, "acks": -1, "timeout_ms": 10000, "topic_data": [
+                        {"name": topic, "partition_data": [{"index": partition, "records": records.build_batch(batch)}]}]},
+                        version=9)
+                    code = answer.responses[0].partition_responses[0].error_code
+                    assert code == 0, f"Produce to {broker.name} {topic}-{partition}: error {code}"
 
     def member(self, group: str, topic: str, protocol: str, client_id: str, tmp: Path) -> "Members":
         """A GroupMember (KafkaConsumer or KafkaShareConsumer) in each broker's tool JVM."""

@@ -233,34 +233,40 @@ class ToolPair:
                         time.sleep(0.2)
                     assert code == 0, f"Produce to {broker.name} {topic}-{partition}: error {code}"
 
-    def member(self, group: str, topic: str, protocol: str, client_id: str, tmp: Path) -> "Members":
+    def member(self, group: str, topic: str, protocol: str, client_id: str, tmp: Path) -> "Background":
         """A GroupMember (KafkaConsumer or KafkaShareConsumer) in each broker's tool JVM."""
-        return Members(self, group, topic, protocol, client_id, tmp)
+        return Background(self, f"{group}-{client_id}", "kipper.ecosystem.GroupMember",
+                          [group, topic, protocol, client_id], tmp)
+
+    def open_transaction(self, transactional_id: str, topic: str, records: int, tmp: Path) -> "Background":
+        """An OpenTransaction (a transactional KafkaProducer with a transaction left open)."""
+        return Background(self, transactional_id, "kipper.ecosystem.OpenTransaction",
+                          [transactional_id, topic, str(records)], tmp)
 
     def close(self) -> None:
         for server in self.servers.values():
             server.close()
 
 
-class Members:
-    """One GroupMember per broker, alive until ``stop``."""
+class Background:
+    """One of our programs per broker (BOOTSTRAP ARGS... READY_FILE STOP_FILE), in a thread of
+    the broker's tool JVM, alive until ``stop``."""
 
-    def __init__(self, pair: ToolPair, group: str, topic: str, protocol: str, client_id: str, tmp: Path):
+    def __init__(self, pair: ToolPair, key: str, main: str, args: list[str], tmp: Path):
         self.pair = pair
-        self.key = f"{group}-{client_id}"
+        self.key = key
         self.files = {}
         for broker in pair.brokers:
             ready, stop = tmp / f"{broker.name}-{self.key}.ready", tmp / f"{broker.name}-{self.key}.stop"
             self.files[broker.name] = (ready, stop)
-            server = pair.servers[broker.name]
-            server.submit_background(self.key, "kipper.ecosystem.GroupMember",
-                                     [broker.bootstrap, group, topic, protocol, client_id, str(ready), str(stop)])
+            pair.servers[broker.name].submit_background(self.key, main,
+                                                        [broker.bootstrap, *args, str(ready), str(stop)])
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         for name, (ready, _) in self.files.items():
             while not ready.exists():
-                assert time.monotonic() < deadline, f"the {name} group member did not get partitions in {timeout}s"
+                assert time.monotonic() < deadline, f"{self.key} on {name} was not ready in {timeout}s"
                 time.sleep(0.1)
 
     def stop(self) -> None:
@@ -268,9 +274,9 @@ class Members:
             stop.touch()
         for name in self.files:
             done = self.pair.servers[name].join(self.key)
-            assert done.exit == 0, f"the {name} group member failed: {done.stderr}"
+            assert done.exit == 0, f"{self.key} on {name} failed: {done.stderr}"
 
-    def __enter__(self) -> "Members":
+    def __enter__(self) -> "Background":
         self.wait_ready()
         return self
 

@@ -70,7 +70,16 @@ def create_topic(bootstrap: str, partitions: int, topic: str = TOPIC) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(15)
+    admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(60)
+    # Kafka answers CreateTopics before every partition has a leader in its metadata (a
+    # producer that starts at once then fails with "Unknown topic"); wait until they do
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        meta = admin.list_topics(topic, timeout=10).topics.get(topic)
+        if meta is not None and meta.error is None and len(meta.partitions) == partitions \
+                and all(p.leader >= 0 for p in meta.partitions.values()):
+            return
+        time.sleep(0.2)
 
 
 def run_against(name: str, broker, n: int, size: int, producers: int, partitions: int,

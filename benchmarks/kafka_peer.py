@@ -49,9 +49,8 @@ def time_to_accept() -> tuple[float, int]:
 
     work = Path(tempfile.mkdtemp(prefix="kafka-start-"))
     kafka = KafkaReference(workdir=work, properties=dict(SETTINGS), heap=HEAP)
-    kafka._own_workdir = True
     kafka.start(timeout=120)  # formats the directory, and warms the page cache for the timed start
-    kafka.stop()
+    kafka.stop()  # keeps the directory: the timed start below uses it, then removes it
     kafka = KafkaReference(workdir=work, properties=dict(SETTINGS), heap=HEAP, port=kafka.port,
                            controller_port=kafka.controller_port)
     kafka._own_workdir = True

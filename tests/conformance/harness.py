@@ -175,13 +175,38 @@ def run_scenario(fn: Callable[[Run], None], ref: Reference, token: str) -> Run:
     return run
 
 
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="conformance")
+_SIDES = ThreadPoolExecutor(max_workers=32, thread_name_prefix="conformance-side")
 
 
 def run_both(fn: Callable[[Run], None], kafka: Reference, kipper: Reference, token: str) -> tuple[Run, Run]:
-    a = _POOL.submit(run_scenario, fn, kafka, token)
-    b = _POOL.submit(run_scenario, fn, kipper, token)
+    """One scenario on both brokers at once (a thread each)."""
+    a = _SIDES.submit(run_scenario, fn, kafka, token)
+    b = _SIDES.submit(run_scenario, fn, kipper, token)
     return a.result(), b.result()
+
+
+class Ahead:
+    """Runs the session's scenarios a few at a time ahead of the tests that compare them:
+    scenarios are isolated by their tokens, and most of their time is waiting on a broker.
+    ``CONFORMANCE_WORKERS`` (default 4) sets how many run at once; 1 runs them one by one."""
+
+    # the golden frames share their captured topic and group names; the ACL scenarios share the
+    # user alice, whose grants in one change what another may do (Kafka: WRITE on any topic
+    # lets a principal InitProducerId): they run one by one, in order
+    SERIAL = ("golden/", "acl/", "sasl/")
+
+    def __init__(self, scenarios, kafka: Reference, kipper: Reference, workers: int):
+        self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="conformance")
+        self.serial = ThreadPoolExecutor(max_workers=1, thread_name_prefix="conformance-serial")
+        self.futures = {s.name: (self.serial if s.name.startswith(self.SERIAL) else self.pool).submit(
+            run_both, s.fn, kafka, kipper, s.token) for s in scenarios}
+
+    def result(self, scenario) -> tuple[Run, Run]:
+        return self.futures[scenario.name].result()
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.serial.shutdown(wait=True, cancel_futures=True)
 
 
 def api(key_or_name) -> Any:

@@ -30,7 +30,7 @@ SORT_KEYS = {
     "configs": ("name",), "synonyms": ("name", "source"), "api_keys": ("api_key",),
     "transaction_states": ("transactional_id",), "resources": ("resource_type", "resource_name"),
     "acls": ("principal", "host", "operation", "permission_type"), "members": ("member_id", "group_instance_id"),
-    "partitions": ("partition_index", "partition"), "brokers": ("node_id", "broker_id"),
+    "partitions": ("partition_index", "partition"), "partition_responses": ("index",), "brokers": ("node_id", "broker_id"),
     "supported_features": ("name",), "finalized_features": ("name",), "entries": ("entity",),
     "matching_acls": ("principal", "host", "operation"), "filter_results": (),
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),

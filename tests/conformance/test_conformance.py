@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conformance.compare import Difference, classify, diff, load_allowed
-from tests.conformance.harness import run_both
+from tests.conformance.harness import Ahead
 from tests.conformance.normalise import normalise
 from tests.conformance.report import Report
 from tests.conformance.scenarios import load_all
@@ -32,6 +32,16 @@ def report(tmp_path_factory, kafka_reference, kipper_reference):
     print(f"\nconformance: {rep.scenarios} scenarios, {rep.requests} requests compared, {rep.identical} identical, "
           f"{sum(1 for d in rep.differences if d.allowed)} listed and "
           f"{sum(1 for d in rep.differences if not d.allowed)} unlisted differences; report in {path}")
+
+
+@pytest.fixture(scope="session")
+def ahead(request, kafka_reference, kipper_reference):
+    """The scenarios this session selected, started ahead of their tests."""
+    chosen = [item.callspec.params["scenario"] for item in request.session.items
+              if item.originalname == "test_kipper_answers_as_kafka_does"]
+    runner = Ahead(chosen, kafka_reference, kipper_reference, int(os.environ.get("CONFORMANCE_WORKERS", "4")))
+    yield runner
+    runner.close()
 
 
 def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Difference]]]:
@@ -62,8 +72,8 @@ def dump(directory: Path, scenario, *runs) -> None:
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_kipper_answers_as_kafka_does(scenario, kafka_reference, kipper_reference, report):
-    kafka_run, kipper_run = run_both(scenario.fn, kafka_reference, kipper_reference, scenario.token)
+def test_kipper_answers_as_kafka_does(scenario, ahead, report):
+    kafka_run, kipper_run = ahead.result(scenario)
     exchanges = compare(scenario, kafka_run, kipper_run)
     if os.environ.get("CONFORMANCE_DUMP"):  # a directory: both transcripts of each scenario, for reading
         dump(Path(os.environ["CONFORMANCE_DUMP"]), scenario, kafka_run, kipper_run)

@@ -162,4 +162,3 @@ def _(run):
     join(run, g, [t], "m1", conn="second")
     run.call(k.SHARE_GROUP_DESCRIBE, k.top(k.SHARE_GROUP_DESCRIBE), {"group_ids": [g],
                                                                     "include_authorized_operations": False})
-    run.call(k.LIST_GROUPS, k.top(k.LIST_GROUPS), {"states_filter": [], "types_filter": ["share"]})

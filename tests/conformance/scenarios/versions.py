@@ -168,6 +168,7 @@ def _end_txn(run, v):
     k.produce(run, t, k.batch(1, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
               transactional_id=txn)
     k.end_txn(run, txn, pid, epoch, True, version=v)
+    wait_txn_state(run, txn, "CompleteCommit")  # Kafka writes the markers after answering
     k.fetch(run, t, 0, isolation=1, label="read_committed after commit")
 
 
@@ -190,7 +191,14 @@ def _txn_offset_commit(run, v):
         "topics": [{"name": t, "topic_id": k.NO_TOPIC_ID, "partitions": [
             {"partition_index": 0, "committed_offset": 3, "committed_leader_epoch": -1, "committed_metadata": "m"}]}]})
     k.end_txn(run, txn, pid, epoch, True)
+    wait_txn_state(run, txn, "CompleteCommit")
     k.offset_fetch(run, run.name("g"), t, label="offsets after the commit")
+
+
+def wait_txn_state(run, txn: str, state: str) -> None:
+    run.poll(lambda: run.call(k.DESCRIBE_TRANSACTIONS, k.top(k.DESCRIBE_TRANSACTIONS), {"transactional_ids": [txn]},
+                              record=False),
+             lambda r: (r.get("transaction_states") or [{}])[0].get("transaction_state") == state)
 
 
 def _acl(run, op=2, host="*"):
@@ -203,19 +211,29 @@ def _acl_filter(run):
             "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}
 
 
+def _settle_acls(run, present: bool) -> None:
+    """Kafka applies ACL changes from its metadata log a moment after answering."""
+    run.poll(lambda: run.call(k.DESCRIBE_ACLS, k.top(k.DESCRIBE_ACLS), _acl_filter(run), record=False),
+             lambda r: bool(r.get("resources")) == present)
+
+
 def _describe_acls(run, v):
     run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), {"creations": [_acl(run), _acl(run, 3)]})
+    _settle_acls(run, True)
     run.call(k.DESCRIBE_ACLS, v, _acl_filter(run))
 
 
 def _create_acls(run, v):
     run.call(k.CREATE_ACLS, v, {"creations": [_acl(run)]})
+    _settle_acls(run, True)
     run.call(k.DESCRIBE_ACLS, k.top(k.DESCRIBE_ACLS), _acl_filter(run))
 
 
 def _delete_acls(run, v):
     run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), {"creations": [_acl(run), _acl(run, 4)]})
+    _settle_acls(run, True)
     run.call(k.DELETE_ACLS, v, {"filters": [_acl_filter(run)]})
+    _settle_acls(run, False)
     run.call(k.DESCRIBE_ACLS, k.top(k.DESCRIBE_ACLS), _acl_filter(run))
 
 
@@ -315,7 +333,10 @@ def _alter_scram(run, v):
     run.call(k.ALTER_SCRAM, v, {"deletions": [], "upsertions": [{
         "name": run.name("user"), "mechanism": 1, "iterations": 4096, "salt": salt,
         "salted_password": salted_password("pw", salt, 4096)}]})
-    run.call(k.DESCRIBE_SCRAM, k.top(k.DESCRIBE_SCRAM), {"users": [{"name": run.name("user")}]})
+    body = {"users": [{"name": run.name("user")}]}
+    run.poll(lambda: run.call(k.DESCRIBE_SCRAM, k.top(k.DESCRIBE_SCRAM), body, record=False),
+             lambda r: (r.get("results") or [{}])[0].get("error_code") == 0)  # Kafka: the metadata log
+    run.call(k.DESCRIBE_SCRAM, k.top(k.DESCRIBE_SCRAM), body)
 
 
 def _describe_cluster(run, v):

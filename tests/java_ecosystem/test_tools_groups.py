@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.java_ecosystem.tool_pair import listed_difference, sorted_lines, usage_error
+from tests.java_ecosystem.tool_pair import listed_difference, only, sorted_lines, usage_error
 
 def _topic_with_records(tools, name: str) -> str:
     topic = tools.name(name)
@@ -37,10 +37,10 @@ def test_kafka_consumer_groups_with_a_live_member_then_resets_and_deletes(tools,
     cg = ("kafka-consumer-groups", "--bootstrap-server", "{bootstrap}")
     tables = (rows_sorted,)
     with tools.member(group, topic, protocol, "member-1", tmp_path):
-        listed = tools.same(*cg, "--list", normalisers=(mine(tools),))
+        listed = tools.same(*cg, "--list", normalisers=(only(group),))
         assert group in listed.stdout
-        tools.same(*cg, "--list", "--state", "stable", normalisers=(mine(tools),), settle=10)
-        tools.same(*cg, "--list", "--type", protocol, normalisers=(mine(tools),))
+        tools.same(*cg, "--list", "--state", "stable", normalisers=(only(group),), settle=10)
+        tools.same(*cg, "--list", "--type", protocol, normalisers=(only(group),))
         # the member reads and commits all 10 records: no lag
         out = tools.same(*cg, "--describe", "--group", group, normalisers=tables, settle=20)
         assert re.search(r"\b4 +4 +0 ", out.stdout) and re.search(r"\b6 +6 +0 ", out.stdout), out.stdout
@@ -109,15 +109,6 @@ def member_epochs_blank(text: str) -> str:
     return "\n".join(out)
 
 
-def mine(tools):
-    """Listing lines about this run's groups only (the session's brokers hold others')."""
-    def keep(text: str) -> str:
-        lines = text.splitlines()
-        head = [line for line in lines[:1] if line.startswith("GROUP")]
-        return "\n".join(head + sorted(line for line in lines if tools.run_id in line))
-    return keep
-
-
 def _share_group(tools, name: str) -> tuple[str, str]:
     topic = _topic_with_records(tools, name)
     group = tools.name(name)
@@ -131,8 +122,8 @@ def test_kafka_share_groups_with_a_live_member(tools, tmp_path):
     topic, group = _share_group(tools, "sg")
     sg = ("kafka-share-groups", "--bootstrap-server", "{bootstrap}")
     with tools.member(group, topic, "share", "share-member-1", tmp_path):
-        tools.same(*sg, "--list", normalisers=(mine(tools),), settle=10)
-        tools.same(*sg, "--list", "--state", "stable", normalisers=(mine(tools),), settle=10)
+        tools.same(*sg, "--list", normalisers=(only(group),), settle=10)
+        tools.same(*sg, "--list", "--state", "stable", normalisers=(only(group),), settle=10)
         tools.same(*sg, "--describe", "--group", group, "--members", normalisers=(rows_sorted,), settle=10)
         tools.same(*sg, "--describe", "--group", group, "--members", "--verbose",
                    normalisers=(rows_sorted, member_epochs_blank), settle=10)
@@ -141,7 +132,7 @@ def test_kafka_share_groups_with_a_live_member(tools, tmp_path):
                    settle=10)
         tools.same(*sg, "--delete", "--group", group, exit=None)
     tools.same(*sg, "--describe", "--group", group, "--state", settle=15)
-    tools.same(*sg, "--list", "--state", "empty", normalisers=(mine(tools),), settle=10)
+    tools.same(*sg, "--list", "--state", "empty", normalisers=(only(group),), settle=10)
     tools.same(*sg, "--delete", "--group", group)
     tools.same(*sg, "--describe", "--group", group, "--state", exit=None)
     tools.same(*sg, "--delete", "--group", group, exit=None)

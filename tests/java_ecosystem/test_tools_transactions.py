@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import re
 
-from tests.java_ecosystem.tool_pair import column, listed_difference
+from tests.java_ecosystem.tool_pair import column, listed_difference, only
 
 
 def test_kafka_transactions_list_describe_find_hanging_and_abort(tools, tmp_path):
     topic, txn = tools.name("txn"), tools.name("txn-id")
     tx = ("kafka-transactions", "--bootstrap-server", "{bootstrap}")
     tools.same("kafka-topics", "--bootstrap-server", "{bootstrap}", "--create", "--topic", topic, "--partitions", "2")
-    mine = lambda text: "\n".join(line for line in text.splitlines()  # noqa: E731
-                                  if line.startswith("TransactionalId") or tools.run_id in line)
+    mine = only(txn)
     with tools.open_transaction(txn, topic, 3, tmp_path):
         # TransactionalId, Coordinator, ProducerId, TransactionState
         out = tools.same(*tx, "list", normalisers=(mine, column(2, "<pid>")), settle=10)
@@ -35,7 +34,7 @@ def test_kafka_transactions_list_describe_find_hanging_and_abort(tools, tmp_path
         tools.same(*tx, "describe-producers", "--topic", topic, "--partition", "0", normalisers=producers)
         tools.same(*tx, "describe-producers", "--topic", topic, "--partition", "1")
         # Topic, Partition, ProducerId, ProducerEpoch, CoordinatorEpoch, StartOffset, LastTimestamp, Duration(min)
-        tools.same(*tx, "find-hanging", "--broker-id", "1", normalisers=(mine,))
+        tools.same(*tx, "find-hanging", "--broker-id", "1", normalisers=(only(topic),))
         tools.same(*tx, "find-hanging", "--topic", topic, "--max-transaction-timeout", "0",
                    normalisers=(column(2, "<pid>"), column(6, "<ts>")))
         tools.same(*tx, "abort", "--topic", topic, "--partition", "1", "--start-offset", "0", exit=1)

@@ -37,6 +37,8 @@ _RULES: list[tuple[re.Pattern, str]] = [
     (re.compile(r"\b1[5-9]\d{11}\b"), "<ts>"),                                 # epoch milliseconds
     (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[:.,]\d{3}"), "<time>"),
     (re.compile(r"console-(share-)?consumer-\d+"), r"console-\1consumer-<n>"),
+    # tab-separated tables pad a column to its longest value, which may be another test's
+    (re.compile(r" +(?=\t)| +$", re.M), ""),
 ]
 
 
@@ -78,6 +80,18 @@ def sorted_lines(text: str) -> str:
 def without_lines(pattern: str) -> Normaliser:
     compiled = re.compile(pattern)
     return lambda text: "\n".join(line for line in text.splitlines() if not compiled.search(line))
+
+
+def only(*names: str) -> Normaliser:
+    """Listings (topics, groups, transactions, users) cut down to a test's own names, and their
+    header lines: the session's brokers hold what every other test made too."""
+    words = [re.compile(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])") for n in names]
+    heads = ("GROUP", "TransactionalId", "Topic\t")
+
+    def keep(text: str) -> str:
+        return "\n".join(line for line in text.splitlines()
+                         if line.startswith(heads) or any(w.search(line) for w in words))
+    return keep
 
 
 def usage_error(text: str) -> str:

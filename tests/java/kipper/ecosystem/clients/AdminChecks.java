@@ -65,6 +65,18 @@ final class AdminChecks {
         }
     }
 
+    /** Kafka applies an altered config through its metadata log, a moment after answering:
+     *  read it again for up to 10 s until it is what was set. */
+    private static String settled(Callable<String> read, String expected) throws Exception {
+        long deadline = System.currentTimeMillis() + 10_000;
+        String got = read.call();
+        while (!got.equals(expected) && System.currentTimeMillis() < deadline) {
+            Thread.sleep(200);
+            got = read.call();
+        }
+        return got;
+    }
+
     List<String> all() throws Exception {
         String topic = c.name("java-admin");
         String group = c.name("java-admin-group");
@@ -96,7 +108,8 @@ final class AdminChecks {
             call("incrementalAlterConfigs topic", () -> { admin.incrementalAlterConfigs(Map.of(topicResource, List.of(
                 new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"), AlterConfigOp.OpType.SET),
                 new AlterConfigOp(new ConfigEntry("cleanup.policy", "delete"), AlterConfigOp.OpType.APPEND)))).all().get();
-                return admin.describeConfigs(List.of(topicResource)).all().get().get(topicResource).get("cleanup.policy").value(); });
+                return settled(() -> admin.describeConfigs(List.of(topicResource)).all().get().get(topicResource)
+                    .get("cleanup.policy").value(), "compact,delete"); });
             call("incrementalAlterConfigs bad", () -> { admin.incrementalAlterConfigs(Map.of(topicResource, List.of(
                 new AlterConfigOp(new ConfigEntry("retention.ms", "soon"), AlterConfigOp.OpType.SET)))).all().get(); return "ok"; });
             ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, "1");
@@ -105,8 +118,11 @@ final class AdminChecks {
             ConfigResource groupResource = new ConfigResource(ConfigResource.Type.GROUP, group);
             call("incrementalAlterConfigs group", () -> { admin.incrementalAlterConfigs(Map.of(groupResource, List.of(
                 new AlterConfigOp(new ConfigEntry("consumer.session.timeout.ms", "50000"), AlterConfigOp.OpType.SET)))).all().get();
-                ConfigEntry e = admin.describeConfigs(List.of(groupResource)).all().get().get(groupResource).get("consumer.session.timeout.ms");
-                return e.value() + " " + e.source(); });
+                return settled(() -> {
+                    ConfigEntry e = admin.describeConfigs(List.of(groupResource)).all().get().get(groupResource)
+                        .get("consumer.session.timeout.ms");
+                    return e.value() + " " + e.source();
+                }, "50000 DYNAMIC_GROUP_CONFIG"); });
             call("describeCluster", () -> admin.describeCluster().nodes().get().size() + " node(s), controller "
                 + admin.describeCluster().controller().get().id());
             call("describeFeatures", () -> new TreeSet<>(admin.describeFeatures().featureMetadata().get().finalizedFeatures().keySet()));

@@ -68,6 +68,7 @@ final class ProducerChecks {
                     producer.send(new ProducerRecord<>(topic, "t" + t, "txn" + t + "-" + i));
                 producer.sendOffsetsToTransaction(Map.of(new TopicPartition(topic, 0),
                     new OffsetAndMetadata(100L * (t + 1))), new ConsumerGroupMetadata(group));
+                producer.flush();  // an abort drops what is still unsent: have it all written first
                 if (t == 2)
                     producer.abortTransaction();
                 else

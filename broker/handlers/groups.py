@@ -70,13 +70,20 @@ def handle_leave_group(req, ctx):
 
 def handle_describe_groups(req, ctx):
     with_ops = req.get("include_authorized_operations")
-    return {"groups": [{**_describe_classic(ctx, g), "authorized_operations":
-                        ctx.authorized_operations(GROUP, g) if with_ops else NOT_PROVIDED}
+    return {"groups": [_with_operations(ctx, _describe_classic(ctx, g), with_ops)
                        if ctx.authorize(DESCRIBE, GROUP, g) else
                        {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": g,
                         "group_state": "", "protocol_type": "", "protocol_data": "", "members": [],
                         "authorized_operations": NOT_PROVIDED}
                        for g in req.groups]}
+
+
+def _with_operations(ctx, described: dict, asked: bool) -> dict:
+    """KIP-430's bit field when asked, for a group described without error (Kafka leaves it
+    "not provided" on a v6 GROUP_ID_NOT_FOUND)."""
+    ops = ctx.authorized_operations(GROUP, described["group_id"]) if asked and not described["error_code"] \
+        else NOT_PROVIDED
+    return {**described, "authorized_operations": ops}
 
 
 def _describe_classic(ctx, group_id: str) -> dict:

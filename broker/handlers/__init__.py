@@ -15,6 +15,7 @@ from kipper.broker.handlers.consumer_group import (
 )
 from kipper.broker.handlers.delete_records import handle_delete_records
 from kipper.broker.handlers.describe_configs import handle_describe_configs
+from kipper.broker.handlers.describe_topic_partitions import handle_describe_topic_partitions
 from kipper.broker.handlers.fetch import handle_fetch
 from kipper.broker.handlers.find_coordinator import handle_find_coordinator
 from kipper.broker.handlers.groups import (
@@ -92,6 +93,7 @@ HANDLERS = {
     66: handle_list_transactions,
     68: handle_consumer_group_heartbeat,
     69: handle_consumer_group_describe,
+    75: handle_describe_topic_partitions,
     76: handle_share_group_heartbeat,
     77: handle_share_group_describe,
     78: handle_share_fetch,

@@ -8,6 +8,8 @@ from kipper.broker.handlers.replies import Deferred
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, NOT_PROVIDED, READ, TOPIC,
 )
+from kipper.broker.groups.classic_model import DEAD
+from kipper.broker.groups.coordinator import CLASSIC
 from kipper.protocol.errors import ErrorCode
 
 
@@ -68,13 +70,33 @@ def handle_leave_group(req, ctx):
 
 def handle_describe_groups(req, ctx):
     with_ops = req.get("include_authorized_operations")
-    return {"groups": [{**ctx.engines.groups.describe(g), "authorized_operations":
-                        ctx.authorized_operations(GROUP, g) if with_ops else NOT_PROVIDED}
+    return {"groups": [_with_operations(ctx, _describe_classic(ctx, g), with_ops)
                        if ctx.authorize(DESCRIBE, GROUP, g) else
                        {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "group_id": g,
                         "group_state": "", "protocol_type": "", "protocol_data": "", "members": [],
                         "authorized_operations": NOT_PROVIDED}
                        for g in req.groups]}
+
+
+def _with_operations(ctx, described: dict, asked: bool) -> dict:
+    """KIP-430's bit field when asked, for a group described without error (Kafka leaves it
+    "not provided" on a v6 GROUP_ID_NOT_FOUND)."""
+    ops = ctx.authorized_operations(GROUP, described["group_id"]) if asked and not described["error_code"] \
+        else NOT_PROVIDED
+    return {**described, "authorized_operations": ops}
+
+
+def _describe_classic(ctx, group_id: str) -> dict:
+    """A group that is not a classic one is Dead; from v6 (KIP-1043) with GROUP_ID_NOT_FOUND
+    and Kafka's message, which Kafka's Admin turns into GroupIdNotFoundException
+    (kafka-consumer-groups --describe of an unknown group)."""
+    groups = ctx.engines.groups
+    described = groups.describe(group_id)
+    if described["group_state"] != DEAD or ctx.api_version < 6:
+        return described
+    other = groups.kind_of(group_id) not in (None, CLASSIC)
+    message = f"Group {group_id} is not a classic group." if other else f"Group {group_id} not found."
+    return {**described, "error_code": int(ErrorCode.GROUP_ID_NOT_FOUND), "error_message": message}
 
 
 def handle_list_groups(req, ctx):

@@ -21,8 +21,10 @@ NOT_FOUND = {"timestamp": -1, "offset": -1, "leader_epoch": -1}
 
 
 def _lookup(plog, timestamp: int, end: int) -> dict:
-    if timestamp in (LATEST, LATEST_TIERED):
+    if timestamp == LATEST:
         return {"timestamp": -1, "offset": end}
+    if timestamp == LATEST_TIERED:  # nothing is in tiered storage: Kafka answers -1 without it
+        return dict(NOT_FOUND)
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return {"timestamp": -1, "offset": plog.log_start_offset}
     if timestamp == MAX_TIMESTAMP:

@@ -4,8 +4,10 @@ Upsertions carry the salted password computed by the client; the broker keeps
 only the stored and server keys derived from it. Errors follow Kafka:
 UNACCEPTABLE_CREDENTIAL for iterations outside 4096..16384 or an empty name,
 UNSUPPORTED_SASL_MECHANISM for an unknown mechanism, RESOURCE_NOT_FOUND for
-deleting or describing what is not there, DUPLICATE_RESOURCE for a user (or
-user and mechanism) named twice. A request's changes are applied together.
+deleting or describing what is not there. A user may appear once in a request,
+deletions and upsertions together, as Kafka's controller (ScramControlManager) insists:
+a second change to the same user, even for another mechanism, is DUPLICATE_RESOURCE for
+that user. A request's changes are applied together.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def handle_alter_user_scram_credentials(req, ctx):
     allowed = may_manage(ctx, ALTER)
     errors: dict[str, tuple[ErrorCode, str]] = {}
     order: list[str] = []
-    seen: set[tuple[str, int]] = set()
+    seen: set[str] = set()
     users = security.describe_credentials()  # user -> {mechanism name: iterations}
     items = [(d.name, d.mechanism, None, d) for d in req.deletions] + \
             [(u.name, u.mechanism, u.iterations, u) for u in req.upsertions]
@@ -77,13 +79,13 @@ def handle_alter_user_scram_credentials(req, ctx):
             continue
         if not allowed:
             errors[name] = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
-        elif (name, mechanism) in seen:
-            errors[name] = (ErrorCode.DUPLICATE_RESOURCE, "a user and mechanism appear twice")
+        elif name in seen:
+            errors[name] = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
         else:
             problem = _check(name, mechanism, iterations, item, users)
             if problem:
                 errors[name] = problem
-        seen.add((name, mechanism))
+        seen.add(name)
     good = [(n, m, i, item) for n, m, i, item in items if n not in errors]
 
     def edit(stored):

@@ -121,14 +121,16 @@ def _alter(conn, user, args) -> int:
     if scram or scram_deletes:
         if user is None:
             raise ValueError("SCRAM credentials need --entity-name")
-        upserts = [ScramCredentialUpsertion.from_password(user, mech, fields["password"],
-                                                          int(fields.get("iterations", 4096)))
+        # one request per change: Kafka (and kipper) refuse a user named twice in one request
+        changes = [{"upsertions": [ScramCredentialUpsertion.from_password(
+                        user, mech, fields["password"], int(fields.get("iterations", 4096)))]}
                    for mech, fields in scram.items()]
-        body = admin.alter_user_scram_credentials(conn, upsertions=upserts, deletions=[
-            ScramCredentialDeletion(user, MECHANISM_CODES[m]) for m in scram_deletes])
-        for r in body.results:
-            if r.error_code:
-                raise KafkaError(r.error_code, r.error_message or "")
+        changes += [{"deletions": [ScramCredentialDeletion(user, MECHANISM_CODES[m])]} for m in scram_deletes]
+        for change in changes:
+            body = admin.alter_user_scram_credentials(conn, **change)
+            for r in body.results:
+                if r.error_code:
+                    raise KafkaError(r.error_code, r.error_message or "")
     print(f"Completed updating config for {who}.")
     return 0
 

@@ -7,7 +7,7 @@ are not among the shared schema files.
 from kipper.protocol.schema import Api, F
 
 DESCRIBE_GROUPS = Api(
-    key=15, name='DescribeGroups', valid='0-6', flexible='5+', supported='0-5',
+    key=15, name='DescribeGroups', valid='0-6', flexible='5+',
     request=(
         F('groups', '[]string'),
         F('include_authorized_operations', 'bool', '3+'),

@@ -188,6 +188,16 @@ def test_alter_scram_credentials_errors(secure):
         codes = {r.user: r.error_code for r in resp.results}
         assert codes == {"ghost": ErrorCode.RESOURCE_NOT_FOUND, "low": ErrorCode.UNACCEPTABLE_CREDENTIAL,
                          "mech": ErrorCode.UNSUPPORTED_SASL_MECHANISM, "twice": ErrorCode.DUPLICATE_RESOURCE}
+        # a user once per request, whatever the mechanisms (Kafka's ScramControlManager, found by
+        # kafka-configs --add-config 'SCRAM-SHA-256=[...],SCRAM-SHA-512=[...]', issue 30)
+        resp = admin.alter_user_scram_credentials(conn, deletions=[ScramCredentialDeletion("alice", 2)], upsertions=[
+            ScramCredentialUpsertion("both", 1, 4096, b"s", b"p"),
+            ScramCredentialUpsertion("both", 2, 4096, b"s", b"p"),
+            ScramCredentialUpsertion("alice", 1, 4096, b"s", b"p")])
+        codes = {r.user: r.error_code for r in resp.results}
+        assert codes == {"both": ErrorCode.DUPLICATE_RESOURCE, "alice": ErrorCode.DUPLICATE_RESOURCE}
+        assert {r.user for r in admin.describe_user_scram_credentials(conn, ["both"]).results
+                if r.error_code == ErrorCode.RESOURCE_NOT_FOUND} == {"both"}  # nothing stored
         described = admin.describe_user_scram_credentials(conn, ["ghost", "alice"])
         codes = {r.user: r.error_code for r in described.results}
         assert codes == {"ghost": ErrorCode.RESOURCE_NOT_FOUND, "alice": 0}

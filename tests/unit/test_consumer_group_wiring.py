@@ -142,3 +142,17 @@ def test_list_groups_shows_consumer_groups_and_describe_groups_calls_them_dead()
                                        ctx(state, 15, 5))["groups"][0]
     # what Kafka answers below DescribeGroups v6 for a group that is not classic
     assert (described["error_code"], described["group_state"], described["members"]) == (0, "Dead", [])
+
+
+def test_describe_groups_v6_answers_group_id_not_found_for_unknown_and_non_classic_groups():
+    # KIP-1043, as Kafka 4.4's GroupMetadataManager.describeGroups; Kafka's Admin then raises
+    # GroupIdNotFoundException, which kafka-consumer-groups --describe prints (issue 30)
+    state = broker()
+    join_consumer(state, group="k")
+    described = handle_describe_groups(Container(groups=["k", "nobody"], include_authorized_operations=True),
+                                       ctx(state, 15, 6))["groups"]
+    assert [(d["group_id"], d["error_code"], d["group_state"], d["error_message"]) for d in described] == [
+        ("k", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "Group k is not a classic group."),
+        ("nobody", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "Group nobody not found.")]
+    # asked for, the operations are left "not provided" on an error, as Kafka's KafkaApis does
+    assert {d["authorized_operations"] for d in described} == {-2147483648}

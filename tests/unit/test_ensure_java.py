@@ -1,6 +1,6 @@
-"""scripts/ensure-java.sh, which `make test` runs: Java is installed only where no password
-is asked for; elsewhere the run goes on and says the Spark tests are skipped (or, under
-CI=true, that they will fail). Driven with fake commands on PATH."""
+"""scripts/ensure-java.sh, which `make test` runs: Java (a JDK) and Maven are installed only
+where no password is asked for; elsewhere the run goes on and says which suites are skipped
+(or, under CI=true, that they will fail). Driven with fake commands on PATH."""
 
 from __future__ import annotations
 
@@ -57,10 +57,23 @@ def test_root_with_apt_get_installs_java(tmp_path):
     done = run(tmp_path)
     assert done.returncode == 0 and "installing Java" in done.stdout
     assert calls.read_text().splitlines() == ["apt-get update -qq",
-                                              "apt-get install -y -qq openjdk-17-jre-headless"]
+                                              "apt-get install -y -qq openjdk-17-jdk-headless maven"]
 
 
-def test_java_already_on_path_does_nothing(tmp_path):
+def test_a_runtime_without_javac_gets_the_jdk(tmp_path):
+    # tests/java_ecosystem compiles our Java programs: a JRE alone is not enough (issue 30)
+    calls = tmp_path / "calls"
+    fake(tmp_path, "id", "echo 0")
     fake(tmp_path, "java", "exit 0")
+    fake(tmp_path, "mvn", "exit 0")
+    fake(tmp_path, "apt-get", f'echo "apt-get $*" >> {calls}')
+    done = run(tmp_path)
+    assert done.returncode == 0
+    assert calls.read_text().splitlines()[-1] == "apt-get install -y -qq openjdk-17-jdk-headless"
+
+
+def test_java_javac_and_maven_already_on_path_do_nothing(tmp_path):
+    for tool in ("java", "javac", "mvn"):
+        fake(tmp_path, tool, "exit 0")
     done = run(tmp_path)
     assert done.returncode == 0 and done.stdout == ""

@@ -344,6 +344,15 @@ def _describe_cluster(run, v):
                                      "include_fenced_brokers": False})
 
 
+def _describe_topic_partitions(run, v):
+    # (issue 30: Kafka's Admin describeTopics asks this first) a page, its cursor, an unknown name
+    t = k.create_topic(run, partitions=3)
+    run.call(APIS[75], v, {"topics": [{"name": t}, {"name": run.name("none")}], "response_partition_limit": 2,
+                           "cursor": None})
+    run.call(APIS[75], v, {"topics": [{"name": t}], "response_partition_limit": 2000,
+                           "cursor": {"topic_name": t, "partition_index": 2}}, label="from the cursor")
+
+
 def _describe_producers(run, v):
     t = k.create_topic(run)
     resp = k.init_producer_id(run, None)
@@ -512,9 +521,9 @@ PROBES = {
     37: _create_partitions, 42: _delete_groups, 44: _incremental_alter_configs, 47: _offset_delete,
     48: _describe_client_quotas, 49: _alter_client_quotas, 50: _describe_scram, 51: _alter_scram,
     60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions, 66: _list_transactions,
-    68: _consumer_heartbeat, 69: _consumer_describe, 76: _share_heartbeat, 77: _share_describe,
-    78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets, 91: _alter_share_offsets,
-    92: _delete_share_offsets,
+    68: _consumer_heartbeat, 69: _consumer_describe, 75: _describe_topic_partitions, 76: _share_heartbeat,
+    77: _share_describe, 78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets,
+    91: _alter_share_offsets, 92: _delete_share_offsets,
 }
 
 

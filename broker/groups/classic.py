@@ -403,12 +403,19 @@ class ClassicGroupCoordinator:
         return ErrorCode.NONE if member_id in group.members else ErrorCode.UNKNOWN_MEMBER_ID
 
     def validate_commit(self, group_id: str, member_id: str, generation_id: int,
-                        instance_id: str | None = None, transactional: bool = False) -> ErrorCode:
+                        instance_id: str | None = None, transactional: bool = False,
+                        api_version: int = -1) -> ErrorCode:
         """Kafka's ClassicGroup.validateOffsetCommit. A group that does not exist yet
-        takes commits with generation -1 (a simple group)."""
+        takes commits with generation -1 (a simple group); with a generation, OffsetCommit
+        v9+ is told GROUP_ID_NOT_FOUND, older versions and TxnOffsetCommit ILLEGAL_GENERATION
+        (Kafka's OffsetMetadataManager)."""
         group = self.groups.get(group_id)
         if group is None:
-            return ErrorCode.NONE if generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+            if generation_id < 0:
+                return ErrorCode.NONE
+            if not transactional and api_version >= 9:
+                return ErrorCode.GROUP_ID_NOT_FOUND
+            return ErrorCode.ILLEGAL_GENERATION
         if group.state == DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.state == EMPTY:

@@ -180,6 +180,28 @@ def test_commits_need_the_current_generation_but_simple_commits_need_an_empty_gr
     assert c.validate_commit(G, "", -1) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
+def test_a_commit_with_a_generation_to_a_group_that_does_not_exist_answers_by_version():
+    # Kafka 4.4's OffsetMetadataManager: OffsetCommit v9+ GROUP_ID_NOT_FOUND, older versions
+    # and TxnOffsetCommit ILLEGAL_GENERATION; generation -1 makes a simple group
+    c = ClassicGroupCoordinator()
+    assert c.validate_commit("none", "m", 0, api_version=9) == ErrorCode.GROUP_ID_NOT_FOUND
+    assert c.validate_commit("none", "m", 0, api_version=8) == ErrorCode.ILLEGAL_GENERATION
+    assert c.validate_commit("none", "m", 0, transactional=True) == ErrorCode.ILLEGAL_GENERATION
+    assert c.validate_commit("none", "m", -1, api_version=9) == ErrorCode.NONE
+
+
+def test_a_transactional_commit_checks_the_member_and_generation_it_sends():
+    # Kafka's ClassicGroup.validateOffsetCommit with isTransactional: no member and
+    # generation -1 (TxnOffsetCommit v0-2) is taken by any group, even in a rebalance
+    c = ClassicGroupCoordinator()
+    m1, gen = stable_single(c)
+    assert c.validate_commit(G, "", -1, transactional=True) == ErrorCode.NONE
+    assert c.validate_commit(G, m1, gen, transactional=True) == ErrorCode.NONE
+    assert c.validate_commit(G, m1, -1, transactional=True) == ErrorCode.ILLEGAL_GENERATION
+    assert c.validate_commit(G, "", gen, transactional=True) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert c.validate_commit(G, "nobody", gen, transactional=True) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
 def test_initial_rebalance_delay_holds_the_first_join():
     c = ClassicGroupCoordinator(GroupSettings(initial_rebalance_delay_ms=3_000))
     mid = join(c, 0).last["member_id"]

@@ -55,7 +55,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     # --- log
     Key("num.partitions", int_in(1, 100000), 1, "Partitions of an auto-created topic.", "log"),
     Key("auto.create.topics.enable", boolean, True,
-        "Create a topic when a client asks for its metadata (Produce never creates one).", "log"),
+        "Create a topic when a client asks for its metadata (Produce never creates one). As in Kafka, "
+        "that Metadata answer says UNKNOWN_TOPIC_OR_PARTITION; the next one shows the topic.", "log"),
     Key("message.max.bytes", int_in(0, _INT32), 1048588,
         "Largest record batch accepted, as in Kafka.", "log"),
     Key("retention.ms", int_in(-1, _INT64), 604800000,

@@ -7,8 +7,10 @@ in Kafka's DynamicBrokerConfig. ``DYNAMIC_KEYS`` holds the configs Kafka treats
 as dynamic: the topic defaults (log.retention.ms, log.cleanup.policy, ...; they
 reach every topic without an override of its own), the producer-state pair, and
 thread, connection and cleaner settings that mean nothing on kipper (accepted,
-described, inert). Every other name gets Kafka's answer for a static config.
-Changes persist in the metadata store with log.dirs.
+described, inert). Every other broker config gets Kafka's answer for a static one.
+A name that is no broker config at all is stored and described as Kafka does (its
+DynamicBrokerConfig checks only known static names): a sensitive value of unknown
+type, read by nothing. Changes persist in the metadata store with log.dirs.
 """
 
 from __future__ import annotations
@@ -134,11 +136,14 @@ class DynamicBrokerConfigs:
         return ErrorCode.NONE, None
 
     def check(self, configs: dict[str, str]) -> tuple[ErrorCode, str | None]:
-        """Kafka's DynamicBrokerConfig.validate: static names, then values."""
-        static = sorted(k for k in configs if k not in DYNAMIC_KEYS)
+        """Kafka's DynamicBrokerConfig.validate: static names, then values. A name that
+        is no broker config passes, as in Kafka."""
+        static = sorted(k for k in configs if k in KEYS and k not in DYNAMIC_KEYS)
         if static:
             return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})"
         for name, value in configs.items():
+            if name not in DYNAMIC_KEYS:
+                continue  # unknown: stored, read by nothing
             try:
                 DYNAMIC_KEYS[name].parse(value)
             except (ConfigValueError, ConfigError) as exc:
@@ -147,6 +152,10 @@ class DynamicBrokerConfigs:
                     message = f"Invalid value {value} for configuration {name}: {message}"
                 return ErrorCode.INVALID_REQUEST, message
         return ErrorCode.NONE, None
+
+    def unknown_names(self) -> set[str]:
+        """Names set dynamically that are no broker config (described as Kafka does)."""
+        return {n for layer in self.layers.values() for n in layer if n not in KEYS and n not in DYNAMIC_KEYS}
 
     def current(self, resource_name: str) -> dict[str, str]:
         return dict(self.layers["" if resource_name == "" else self.node])

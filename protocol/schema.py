@@ -216,6 +216,10 @@ class Api:
     supported: str | None = None
     advertise: bool = True
     fast: FastCodec = dc_field(default=NO_FAST_CODEC, repr=False)
+    # (body, version) -> None, raising ValueError for a request Kafka refuses to read at
+    # all: its request classes check some fields while parsing (the ACL APIs' UNKNOWN
+    # codes), and such a request closes the connection like a malformed one
+    check: Callable | None = dc_field(default=None, repr=False)
     _cache: dict = dc_field(default_factory=dict, repr=False)
     _lock: threading.Lock = dc_field(default_factory=threading.Lock, repr=False)
 
@@ -236,7 +240,10 @@ class Api:
             body = fast(buf, pos, version)
             if body is not None:
                 return body
-        return self.request_schema(version).parse(bytes(buf[pos:]))
+        body = self.request_schema(version).parse(bytes(buf[pos:]))
+        if self.check is not None:
+            self.check(body, version)
+        return body
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kipper.protocol.errors import ErrorCode
+
 # ResourceType
 ANY_RESOURCE, TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER = 1, 2, 3, 4, 5, 6, 7
 RESOURCE_TYPES = {"TOPIC": TOPIC, "GROUP": GROUP, "CLUSTER": CLUSTER,
@@ -117,24 +119,30 @@ class AclFilter(NamedTuple):
         return self.name is None or self.name == acl.name
 
 
-def validate(acl: AclBinding) -> str | None:
-    """Why CreateAcls must refuse ``acl``, or None."""
+def validate(acl: AclBinding) -> tuple[ErrorCode, str | None] | None:
+    """Why CreateAcls must refuse ``acl`` (the error code and message), or None.
+
+    An ANY code (resource, operation, permission) or an ANY/MATCH pattern is what a
+    filter names, never an ACL: Kafka's AclBinding constructors throw for them and the
+    answer is UNKNOWN_SERVER_ERROR without a message (Kafka 4.4); kipper answers the
+    same. UNKNOWN codes never get here: the request does not parse (protocol/messages)."""
+    if (acl.resource_type == ANY_RESOURCE or acl.pattern_type in (ANY_PATTERN, MATCH)
+            or acl.operation == ANY_OPERATION or acl.permission == ANY_PERMISSION):
+        return ErrorCode.UNKNOWN_SERVER_ERROR, None
     if acl.resource_type not in RESOURCE_NAMES:
-        return f"resource type {acl.resource_type} is not one an ACL can name"
-    if acl.resource_type == DELEGATION_TOKEN:
-        return "delegation tokens are not supported by this broker"
+        return ErrorCode.INVALID_REQUEST, f"Invalid resourceType {acl.resource_type}"
     if acl.pattern_type not in (LITERAL, PREFIXED):
-        return "the pattern type must be LITERAL or PREFIXED"
+        return ErrorCode.INVALID_REQUEST, f"Invalid patternType {acl.pattern_type}"
     if acl.operation not in OPERATION_NAMES:
-        return f"operation {acl.operation} is not one an ACL can name"
+        return ErrorCode.INVALID_REQUEST, f"Invalid operation {acl.operation}"
     if acl.permission not in PERMISSION_NAMES:
-        return "the permission type must be ALLOW or DENY"
+        return ErrorCode.INVALID_REQUEST, f"Invalid permissionType {acl.permission}"
     if not acl.name:
-        return "the resource name is empty"
+        return ErrorCode.INVALID_REQUEST, "Invalid empty resource name"
     if acl.resource_type == CLUSTER and (acl.name != CLUSTER_NAME or acl.pattern_type != LITERAL):
-        return f"a CLUSTER ACL names the resource {CLUSTER_NAME} (LITERAL)"
+        return ErrorCode.INVALID_REQUEST, f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
     if ":" not in acl.principal or not acl.principal.split(":", 1)[1]:
-        return f"principal '{acl.principal}' is not Type:name (User:alice)"
+        return ErrorCode.INVALID_REQUEST, f"principal '{acl.principal}' is not Type:name (User:alice)"
     if not acl.host:
-        return "the host is empty (use * for any)"
+        return ErrorCode.INVALID_REQUEST, "Host pattern cannot be null or empty"
     return None

@@ -19,7 +19,7 @@ from kipper.broker.groups.classic_model import (  # noqa: F401  (the model is pu
     COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, TRANSITIONS, Group,
     GroupSettings, Member, Reply,
 )
-from kipper.broker.groups.classic_model import error_reply as _error, subscription_topics
+from kipper.broker.groups.classic_model import error_reply as _error, join_response, subscription_topics
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -77,20 +77,14 @@ class ClassicGroupCoordinator:
 
         if not member_id:
             if instance_id:
-                existing = self._member_by_instance(group, instance_id)
+                existing = group.member_by_instance(instance_id)
                 if existing is not None:
-                    # static member rejoining: it takes over its old identity
-                    old = group.members.pop(existing.member_id)
-                    member_id = f"{instance_id}-{uuid.uuid4()}"
-                    old.member_id = member_id
-                    group.members[member_id] = old
-                    if group.leader_id == existing.member_id:
-                        group.leader_id = member_id
-                    return self._rejoin(group, old, protocols, req.protocol_type, session,
-                                        rebalance_timeout, version, now, reply)
+                    return self._replace_static(group, existing, protocols, req.protocol_type, session,
+                                                rebalance_timeout, version, now, reply)
             if len(group.members) + len(group.pending_members) >= s.max_size:
                 return reply(_error(ErrorCode.GROUP_MAX_SIZE_REACHED))
-            member_id = f"{client_id or 'member'}-{uuid.uuid4()}"
+            # Kafka's generateMemberId: the instance id for a static member, else the client id
+            member_id = f"{instance_id if instance_id else client_id or ''}-{uuid.uuid4()}"
             if version >= 4 and not instance_id:
                 # KIP-394: hand out the id first, the member rejoins with it
                 group.pending_members[member_id] = now + session
@@ -119,12 +113,6 @@ class ClassicGroupCoordinator:
             if m.member_id != member_id:
                 names &= {p for p, _ in m.protocols}
         return bool(names)
-
-    def _member_by_instance(self, group: Group, instance_id: str) -> Member | None:
-        for m in group.members.values():
-            if m.group_instance_id == instance_id:
-                return m
-        return None
 
     def _add_member(self, group, member_id, instance_id, client_id, client_host, session,
                     rebalance_timeout, protocol_type, protocols, version, now, reply) -> None:
@@ -155,11 +143,52 @@ class ClassicGroupCoordinator:
                 self._maybe_complete_join(group, now)
             else:
                 # nothing changed: answer with the current generation
-                reply(self._join_response(group, member))
+                reply(join_response(group, member))
         else:  # EMPTY with a known member cannot happen; treat as a new join
             member.join_reply = reply
             self._prepare_rebalance(group, now, "rejoin of empty group")
             self._maybe_complete_join(group, now)
+
+    def _replace_static(self, group, existing, protocols, protocol_type, session, rebalance_timeout,
+                        version, now, reply) -> None:
+        """A static member joins again without its member id (a restarted instance): it takes
+        the old member's place under a new id, and the old id is fenced (Kafka's
+        replaceStaticMember). In a stable group whose protocol stays, no rebalance: KIP-814
+        answers a leader on JoinGroup v9+ with the members and skip_assignment, so it learns
+        it leads without assigning again; older versions get no members and the leader id as
+        it was before the replacement (Kafka 4.4's updateStaticMemberThenRebalanceOrCompleteJoin)."""
+        previous_leader = group.leader_id
+        old_id = existing.member_id
+        new_id = f"{existing.group_instance_id}-{uuid.uuid4()}"
+        for pending in ("join_reply", "sync_reply"):
+            answer = getattr(existing, pending)
+            if answer is not None:
+                setattr(existing, pending, None)
+                answer(_error(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id))
+        del group.members[old_id]
+        existing.member_id = new_id
+        group.members[new_id] = existing
+        if previous_leader == old_id:
+            group.leader_id = new_id
+        log.info("static_member_replaced", group_id=group.group_id, instance_id=existing.group_instance_id,
+                 old_member_id=old_id, member_id=new_id)
+        existing.protocols = protocols
+        existing.protocol_type = protocol_type
+        existing.session_timeout_ms = session
+        existing.rebalance_timeout_ms = rebalance_timeout
+        existing.last_heartbeat = now
+        existing.join_version = version
+        if group.state == STABLE and group.protocol_name == group.select_protocol():
+            answer = join_response(group, existing)
+            if version >= 9:
+                answer["skip_assignment"] = existing.member_id == group.leader_id
+            else:
+                answer.update(members=[], leader=previous_leader)
+            return reply(answer)
+        existing.join_reply = reply
+        if group.state != PREPARING_REBALANCE:
+            self._prepare_rebalance(group, now, f"static member {new_id} joined again")
+        self._maybe_complete_join(group, now)
 
     def _prepare_rebalance(self, group: Group, now: int, reason: str) -> None:
         if group.state == PREPARING_REBALANCE:
@@ -202,7 +231,7 @@ class ClassicGroupCoordinator:
             self._store(group, now)
             return
         group.generation_id += 1
-        group.protocol_name = self._select_protocol(group)
+        group.protocol_name = group.select_protocol()
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
         group.transition(COMPLETING_REBALANCE)
@@ -211,32 +240,7 @@ class ClassicGroupCoordinator:
             reply, m.join_reply = m.join_reply, None
             m.last_heartbeat = now
             m.assignment = b""
-            reply(self._join_response(group, m))
-
-    def _select_protocol(self, group: Group) -> str:
-        candidates = None
-        for m in group.members.values():
-            names = {p for p, _ in m.protocols}
-            candidates = names if candidates is None else candidates & names
-        votes: dict[str, int] = {}
-        for m in group.members.values():
-            for name, _ in m.protocols:  # each member votes for its first candidate
-                if name in candidates:
-                    votes[name] = votes.get(name, 0) + 1
-                    break
-        return max(sorted(votes), key=lambda n: votes[n])
-
-    def _join_response(self, group: Group, member: Member) -> dict:
-        is_leader = member.member_id == group.leader_id
-        members = []
-        if is_leader:
-            members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                        "metadata": m.metadata_for(group.protocol_name)}
-                       for m in group.members.values()]
-        return {"error_code": 0, "generation_id": group.generation_id,
-                "protocol_type": group.protocol_type, "protocol_name": group.protocol_name,
-                "leader": group.leader_id, "member_id": member.member_id,
-                "skip_assignment": False, "members": members}
+            reply(join_response(group, m))
 
     # --- SyncGroup ---------------------------------------------------------------
 
@@ -304,7 +308,7 @@ class ClassicGroupCoordinator:
         removed = False
         for member_id, instance_id in identities:
             if not member_id:  # an admin removing a static member by its instance id
-                member = self._member_by_instance(group, instance_id) if instance_id else None
+                member = group.member_by_instance(instance_id) if instance_id else None
                 code = ErrorCode.NONE if member is not None else ErrorCode.UNKNOWN_MEMBER_ID
             elif member_id in group.pending_members:
                 del group.pending_members[member_id]
@@ -393,7 +397,7 @@ class ClassicGroupCoordinator:
         """Kafka's ClassicGroup.validateMember: a static member replaced by a newer
         instance with the same group.instance.id is fenced, not unknown."""
         if instance_id is not None:
-            current = self._member_by_instance(group, instance_id)
+            current = group.member_by_instance(instance_id)
             if current is None:
                 return ErrorCode.UNKNOWN_MEMBER_ID
             if current.member_id != member_id:
@@ -403,12 +407,19 @@ class ClassicGroupCoordinator:
         return ErrorCode.NONE if member_id in group.members else ErrorCode.UNKNOWN_MEMBER_ID
 
     def validate_commit(self, group_id: str, member_id: str, generation_id: int,
-                        instance_id: str | None = None, transactional: bool = False) -> ErrorCode:
+                        instance_id: str | None = None, transactional: bool = False,
+                        api_version: int = -1) -> ErrorCode:
         """Kafka's ClassicGroup.validateOffsetCommit. A group that does not exist yet
-        takes commits with generation -1 (a simple group)."""
+        takes commits with generation -1 (a simple group); with a generation, OffsetCommit
+        v9+ is told GROUP_ID_NOT_FOUND, older versions and TxnOffsetCommit ILLEGAL_GENERATION
+        (Kafka's OffsetMetadataManager)."""
         group = self.groups.get(group_id)
         if group is None:
-            return ErrorCode.NONE if generation_id < 0 else ErrorCode.ILLEGAL_GENERATION
+            if generation_id < 0:
+                return ErrorCode.NONE
+            if not transactional and api_version >= 9:
+                return ErrorCode.GROUP_ID_NOT_FOUND
+            return ErrorCode.ILLEGAL_GENERATION
         if group.state == DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.state == EMPTY:

@@ -82,6 +82,40 @@ class Group:
     def awaiting_join(self) -> list[Member]:
         return [m for m in self.members.values() if m.join_reply is not None]
 
+    def member_by_instance(self, instance_id: str) -> Member | None:
+        for m in self.members.values():
+            if m.group_instance_id == instance_id:
+                return m
+        return None
+
+    def select_protocol(self) -> str:
+        """The protocol every member supports that most members list first."""
+        candidates = None
+        for m in self.members.values():
+            names = {p for p, _ in m.protocols}
+            candidates = names if candidates is None else candidates & names
+        votes: dict[str, int] = {}
+        for m in self.members.values():
+            for name, _ in m.protocols:  # each member votes for its first candidate
+                if name in candidates:
+                    votes[name] = votes.get(name, 0) + 1
+                    break
+        return max(sorted(votes), key=lambda n: votes[n])
+
+
+def join_response(group: Group, member: Member) -> dict:
+    """A JoinGroup answer at the group's generation: the leader gets the members."""
+    is_leader = member.member_id == group.leader_id
+    members = []
+    if is_leader:
+        members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                    "metadata": m.metadata_for(group.protocol_name)}
+                   for m in group.members.values()]
+    return {"error_code": 0, "generation_id": group.generation_id,
+            "protocol_type": group.protocol_type, "protocol_name": group.protocol_name,
+            "leader": group.leader_id, "member_id": member.member_id,
+            "skip_assignment": False, "members": members}
+
 
 def error_reply(code: ErrorCode, **extra) -> dict:
     return {"error_code": int(code), **extra}

@@ -205,22 +205,17 @@ class GroupCoordinator:
         """OffsetCommit: member epochs for a consumer group, generations for a classic one."""
         if self.consumer.owns(group_id):
             return self.consumer.validate_commit(group_id, member_id, epoch, api_version=api_version)
-        return self.classic.validate_commit(group_id, member_id, epoch, instance_id)
+        return self.classic.validate_commit(group_id, member_id, epoch, instance_id, api_version=api_version)
 
-    def validate_txn_commit(self, group_id: str, member_id: str, generation_id: int) -> ErrorCode:
-        """TxnOffsetCommit: the member and generation are enforced only when the client
-        sends them (older clients do not)."""
+    def validate_txn_commit(self, group_id: str, member_id: str, generation_id: int,
+                            instance_id: str | None = None) -> ErrorCode:
+        """TxnOffsetCommit (Kafka's validateTransactionalOffsetCommit): older clients send
+        no member and generation -1, which any group takes; a member or generation the
+        client sends must be the group's."""
         if self.consumer.owns(group_id):
             return self.consumer.validate_commit(group_id, member_id, generation_id,
                                                  api_version=-1, transactional=True)
-        group = self.classic.groups.get(group_id)
-        if group is None:
-            return ErrorCode.NONE
-        if member_id and member_id not in group.members:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation_id >= 0 and generation_id != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-        return ErrorCode.NONE
+        return self.classic.validate_commit(group_id, member_id, generation_id, instance_id, transactional=True)
 
     def validate_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """OffsetFetch v9+ by a consumer-group member (KIP-848)."""

@@ -56,9 +56,9 @@ def handle_create_acls(req, ctx):
     for c in req.creations:
         acl = AclBinding(c.resource_type, c.resource_name, c.get("resource_pattern_type", 3),
                          c.principal, c.host, c.operation, c.permission_type)
-        problem = validate(acl)
-        if problem:
-            results.append({"error_code": int(ErrorCode.INVALID_REQUEST), "error_message": problem})
+        refused = validate(acl)
+        if refused is not None:
+            results.append({"error_code": int(refused[0]), "error_message": refused[1]})
         else:
             valid.append(acl)
             results.append({"error_code": 0, "error_message": None})

@@ -14,6 +14,7 @@ from kipper.protocol.errors import ErrorCode
 
 TOPIC, BROKER = 2, 4
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8
+UNKNOWN_TYPE = 0  # DescribeConfigs config_type of a name that is no config
 SENSITIVE = {"ssl.key.password"}  # Kafka's PASSWORD type: never sent back
 
 
@@ -48,24 +49,30 @@ def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_on
         value = dynamic.layers[layer].get(name)
         if value is not None:
             found.append((name, value, source))
+    unknown = name not in KEYS and name not in DYNAMIC_KEYS
     if name in KEYS:
         if name in engines.config.explicit:
             found.append((name, _text(engines.config[name]), STATIC_BROKER_CONFIG))
         found.append((name, defaults_text(name), DEFAULT_CONFIG))
-    else:
+    elif not unknown:
         found.append((name, DYNAMIC_KEYS[name].default, DEFAULT_CONFIG))
     if default_layer_only:
         found = [f for f in found if f[2] == 3]
         if not found:
             return None
-    sensitive = name in SENSITIVE
+    if not found:
+        return None
+    # a name set dynamically that is no broker config: Kafka describes it read-only, of
+    # unknown type and, not knowing what it holds, sensitive
+    sensitive = name in SENSITIVE or unknown
     return {"name": name, "value": None if sensitive else found[0][1],
             "read_only": name not in DYNAMIC_KEYS, "is_sensitive": sensitive,
             "config_source": found[0][2],
             "synonyms": [{"name": n, "value": None if sensitive else v, "source": s}
                          for n, v, s in found] if synonyms else [],
-            "config_type": _type_of(name),
-            "documentation": (KEYS[name].doc if name in KEYS else DYNAMIC_KEYS[name].doc) if docs else None}
+            "config_type": UNKNOWN_TYPE if unknown else _type_of(name),
+            "documentation": (KEYS[name].doc if name in KEYS else DYNAMIC_KEYS[name].doc)
+            if docs and not unknown else None}
 
 
 def _group_row(store, group_id: str, name: str, synonyms: bool, docs: bool) -> dict:
@@ -131,7 +138,7 @@ def handle_describe_configs(req, ctx):
             if code != ErrorCode.NONE:
                 row.update(error_code=int(code), error_message=message)
             else:
-                names = sorted(set(KEYS) | set(DYNAMIC_KEYS))
+                names = sorted(set(KEYS) | set(DYNAMIC_KEYS) | engines.dynamic_configs.unknown_names())
                 rows = [_broker_row(engines, n, synonyms, docs, res.resource_name == "")
                         for n in names if not keys or n in keys]
                 row["configs"] = [r for r in rows if r is not None]

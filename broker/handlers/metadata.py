@@ -9,6 +9,11 @@ answered TOPIC_AUTHORIZATION_FAILED when named and left out of an all-topics
 request; a topic by id that it may not describe is UNKNOWN_TOPIC_ID, so names do
 not leak. Auto-creation also needs CREATE on the cluster or on the topic.
 
+As in Kafka, a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION, also in the
+answer to the request that auto-creates it (Kafka's controller creates it after that
+answer; the next Metadata shows it), and a name that is not a legal topic name is
+INVALID_TOPIC_EXCEPTION.
+
 A topic's partitions are the bulk of the answer (a 1,000-partition topic is 1,000
 structs) and change only with the partition count, so they are encoded once per
 (version, node) and kept on the Topic (``Topic.derived``); each request assembles the
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE, NOT_PROVIDED, TOPIC
 from kipper.broker.handlers.topics import may_create_topic
+from kipper.broker.log.topics import validate_topic_name
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages.metadata import METADATA
 from kipper.protocol.primitives import Encoded
@@ -85,16 +91,20 @@ def handle_metadata(req, ctx):
                 out.append({"error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "name": name})
                 continue
             topic = topics.get(name)
-            if topic is None and auto and topics.auto_create and not may_create_topic(ctx, name):
-                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif topic is None and auto:
-                error, topic = topics.get_or_create(name)
-            else:
-                error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            if topic is None:
-                out.append({"error_code": int(error), "name": name})
-            else:
+            if topic is not None:
                 out.append(describe_topic(topic, node_id, version, ops(topic)))
+                continue
+            if validate_topic_name(name) is not None:
+                error = ErrorCode.INVALID_TOPIC_EXCEPTION
+            elif auto and topics.auto_create and not may_create_topic(ctx, name):
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            else:
+                if auto:
+                    topics.get_or_create(name)
+                # as Kafka: the request that auto-creates a topic does not show it yet (its
+                # controller creates it after the answer); the next Metadata does
+                error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            out.append({"error_code": int(error), "name": name})
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],

@@ -90,7 +90,8 @@ def handle_txn_offset_commit(req, ctx):
                                                  req.producer_epoch, req.group_id)
     if error == ErrorCode.NONE:
         error = engines.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
-                                                  req.get("generation_id_or_member_epoch", -1))
+                                                  req.get("generation_id_or_member_epoch", -1),
+                                                  req.get("group_instance_id"))
     out = []
     for t in req.topics:
         parts = []

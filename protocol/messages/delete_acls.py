@@ -1,10 +1,16 @@
 """DeleteAcls (API key 31)."""
 
-from kipper.protocol.messages.describe_acls import ACL_FILTER
+from kipper.protocol.messages.describe_acls import ACL_FILTER, check_filter
 from kipper.protocol.schema import Api, F
 
+
+def _check(body, version: int) -> None:
+    for f in body.filters:
+        check_filter(f, version)
+
+
 DELETE_ACLS = Api(
-    key=31, name='DeleteAcls', valid='1-3', flexible='2+',
+    key=31, name='DeleteAcls', valid='1-3', flexible='2+', check=_check,
     request=(
         F('filters', '[]', fields=ACL_FILTER),
     ),

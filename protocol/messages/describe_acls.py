@@ -13,8 +13,20 @@ ACL_FILTER = (
     F('permission_type', 'int8'),
 )
 
+UNKNOWN = 0  # the UNKNOWN code of ResourceType, PatternType, AclOperation, AclPermissionType
+
+
+def check_filter(f, version: int) -> None:
+    """Kafka's DescribeAcls/DeleteAcls requests refuse, while parsing, a filter with an
+    UNKNOWN code (AclBindingFilter.isUnknown): the connection is closed."""
+    codes = (f.resource_type_filter, f.get('pattern_type_filter', 3), f.operation, f.permission_type)
+    if UNKNOWN in codes:
+        raise ValueError("an ACL filter with an UNKNOWN resource, pattern, operation or permission type")
+
+
 DESCRIBE_ACLS = Api(
     key=29, name='DescribeAcls', valid='1-3', flexible='2+',
+    check=check_filter,
     request=ACL_FILTER,
     response=(
         F('throttle_time_ms', 'int32'),

@@ -91,7 +91,8 @@ def test_overrides_take_kafka_property_names():
     with EmbeddedBroker({"num.partitions": 4, "auto.create.topics.enable": "true"}) as broker:
         name = unique_name("auto")
         with connect_any(broker.bootstrap_servers) as conn:
-            meta = admin.metadata(conn, [name], allow_auto_topic_creation=True)
+            admin.metadata(conn, [name], allow_auto_topic_creation=True)  # creates it
+            meta = admin.metadata(conn, [name])
         assert len(meta.topics[0].partitions) == 4
 
 

@@ -48,7 +48,8 @@ def test_one_broker_per_session(kafka_broker, kafka_bootstrap_servers):
 
 def test_ini_overrides_reach_the_broker(kafka_bootstrap_servers):
     with connect_any(kafka_bootstrap_servers) as conn:
-        meta = metadata(conn, ["auto-created"], allow_auto_topic_creation=True)
+        metadata(conn, ["auto-created"], allow_auto_topic_creation=True)  # creates it, as Kafka
+        meta = metadata(conn, ["auto-created"])
     assert len(meta.topics[0].partitions) == int(os.environ["EXPECTED_PARTITIONS"])
 
 

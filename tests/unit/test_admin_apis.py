@@ -169,6 +169,25 @@ def test_broker_resources_take_kafkas_dynamic_configs_and_refuse_static_ones():
     assert describe(b, TOPIC, "t", ["retention.ms"]).configs[0].config_source == 5
 
 
+def test_a_name_that_is_no_broker_config_is_stored_and_described_as_kafka_does():
+    # Kafka 4.4 refuses only known static names; an unknown name is kept (validate-only
+    # passes too) and described read-only, sensitive, of unknown type
+    b = InProcessBroker()
+    assert incremental(b, BROKER, "1", [("no.such.broker.config", 0, "3")], validate_only=True).error_code == 0
+    assert describe(b, BROKER, "1", ["no.such.broker.config"]).configs == []
+    assert incremental(b, BROKER, "1", [("no.such.broker.config", 0, "3")]).error_code == 0
+    assert incremental(b, BROKER, "", [("no.such.cluster.config", 0, "4")]).error_code == 0
+    rows = {c.name: c for c in describe(b, BROKER, "1", synonyms=True).configs}
+    row = rows["no.such.broker.config"]
+    assert (row.value, row.read_only, row.is_sensitive, row.config_source, row.config_type) == (None, True, True, 2, 0)
+    assert [(s.name, s.value, s.source) for s in row.synonyms] == [("no.such.broker.config", None, 2)]
+    assert rows["no.such.cluster.config"].config_source == 3
+    assert [c.name for c in describe(b, BROKER, "").configs] == ["no.such.cluster.config"]
+    assert incremental(b, BROKER, "1", [("no.such.broker.config", 1, None)]).error_code == 0
+    assert describe(b, BROKER, "1", ["no.such.broker.config"]).configs == []
+    assert incremental(b, BROKER, "1", [("num.partitions", 0, "3")]).error_code == E.INVALID_REQUEST
+
+
 def test_describing_the_broker_marks_dynamic_configs_and_hides_passwords():
     b = InProcessBroker(**{"num.partitions": "3"})
     incremental(b, BROKER, "", [("log.retention.ms", 0, "99")])

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from kipper.protocol.errors import ErrorCode
+
 from kipper.broker.acl.authorizer import Authorizer
 from kipper.broker.acl.model import (
     ALL, ALLOW, ALTER, ALTER_CONFIGS, ANY_OPERATION, ANY_PATTERN, ANY_PERMISSION, ANY_RESOURCE, CLUSTER,
@@ -136,11 +138,24 @@ def test_remove_by_filter_and_the_version_moves_on_every_change():
 
 
 @pytest.mark.parametrize("binding,problem", [
-    (acl(READ, pattern=MATCH), "LITERAL or PREFIXED"),
-    (acl(READ, rtype=DELEGATION_TOKEN, name="t"), "delegation tokens"),
+    (acl(READ, pattern=5), "patternType"),
     (acl(READ, principal="alice"), "Type:name"),
     (acl(ALTER, rtype=CLUSTER, name="other"), "kafka-cluster"),
-    (acl(READ, permission=ANY_PERMISSION), "ALLOW or DENY"),
+    (acl(READ, host=""), "Host pattern"),
+    (acl(READ, name=""), "empty resource name"),
 ])
 def test_acls_that_cannot_be_created(binding, problem):
-    assert problem in validate(binding)
+    code, message = validate(binding)
+    assert code == ErrorCode.INVALID_REQUEST and problem in message
+
+
+@pytest.mark.parametrize("binding", [
+    acl(READ, pattern=MATCH), acl(READ, pattern=ANY_PATTERN), acl(READ, rtype=ANY_RESOURCE),
+    acl(ANY_OPERATION), acl(READ, permission=ANY_PERMISSION),
+])
+def test_a_binding_with_a_filters_any_or_match_code_is_an_unknown_server_error_as_in_kafka(binding):
+    assert validate(binding) == (ErrorCode.UNKNOWN_SERVER_ERROR, None)
+
+
+def test_delegation_token_acls_are_accepted_as_kafka_does():
+    assert validate(acl(DESCRIBE, rtype=DELEGATION_TOKEN, name="t")) is None

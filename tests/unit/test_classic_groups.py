@@ -180,6 +180,28 @@ def test_commits_need_the_current_generation_but_simple_commits_need_an_empty_gr
     assert c.validate_commit(G, "", -1) == ErrorCode.UNKNOWN_MEMBER_ID
 
 
+def test_a_commit_with_a_generation_to_a_group_that_does_not_exist_answers_by_version():
+    # Kafka 4.4's OffsetMetadataManager: OffsetCommit v9+ GROUP_ID_NOT_FOUND, older versions
+    # and TxnOffsetCommit ILLEGAL_GENERATION; generation -1 makes a simple group
+    c = ClassicGroupCoordinator()
+    assert c.validate_commit("none", "m", 0, api_version=9) == ErrorCode.GROUP_ID_NOT_FOUND
+    assert c.validate_commit("none", "m", 0, api_version=8) == ErrorCode.ILLEGAL_GENERATION
+    assert c.validate_commit("none", "m", 0, transactional=True) == ErrorCode.ILLEGAL_GENERATION
+    assert c.validate_commit("none", "m", -1, api_version=9) == ErrorCode.NONE
+
+
+def test_a_transactional_commit_checks_the_member_and_generation_it_sends():
+    # Kafka's ClassicGroup.validateOffsetCommit with isTransactional: no member and
+    # generation -1 (TxnOffsetCommit v0-2) is taken by any group, even in a rebalance
+    c = ClassicGroupCoordinator()
+    m1, gen = stable_single(c)
+    assert c.validate_commit(G, "", -1, transactional=True) == ErrorCode.NONE
+    assert c.validate_commit(G, m1, gen, transactional=True) == ErrorCode.NONE
+    assert c.validate_commit(G, m1, -1, transactional=True) == ErrorCode.ILLEGAL_GENERATION
+    assert c.validate_commit(G, "", gen, transactional=True) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert c.validate_commit(G, "nobody", gen, transactional=True) == ErrorCode.UNKNOWN_MEMBER_ID
+
+
 def test_initial_rebalance_delay_holds_the_first_join():
     c = ClassicGroupCoordinator(GroupSettings(initial_rebalance_delay_ms=3_000))
     mid = join(c, 0).last["member_id"]
@@ -195,3 +217,65 @@ def test_a_group_id_owned_by_a_share_group_is_refused():
     r = Replies()  # the GroupCoordinator tells the engine another kind of group holds the id
     c.join(join_req(), version=5, client_id="c", client_host="/h", now=0, reply=r, held_elsewhere=True)
     assert r.last["error_code"] == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+# --- static members (KIP-345, KIP-814) ---------------------------------------------------
+
+def _stable_static_pair(c):
+    """Two static members, the leader "a" first; both synced. Returns (leader, follower, generation)."""
+    a = join(c, 0, instance="a", version=9).last  # alone: generation 1 at once
+    a_id = a["member_id"]
+    b = join(c, 0, instance="b", version=9)  # a rebalance: waits for a to join again
+    a2 = join(c, 0, a_id, instance="a", version=9).last
+    gen, b_id = a2["generation_id"], b.last["member_id"]
+    assert a_id.startswith("a-") and b_id.startswith("b-")  # Kafka's ids: the instance id first
+    assert a2["leader"] == a_id and b.last["generation_id"] == gen
+    sync(c, a_id, gen, [(a_id, b"a"), (b_id, b"b")])
+    sync(c, b_id, gen)
+    assert c.group(G).state == STABLE
+    return a_id, b_id, gen
+
+
+def _heartbeat_as(c, member_id, generation, instance):
+    return c.heartbeat(Container(group_id=G, member_id=member_id, generation_id=generation,
+                                 group_instance_id=instance), now=2)["error_code"]
+
+
+def test_a_static_leader_that_restarts_learns_it_leads_without_a_rebalance_on_v9():
+    # KIP-814 (Kafka 4.4's updateStaticMemberThenRebalanceOrCompleteJoin): the members and
+    # skip_assignment, the new id as leader, the same generation; the old id is fenced
+    c = ClassicGroupCoordinator()
+    old_leader, follower, gen = _stable_static_pair(c)
+    again = join(c, 1, instance="a", version=9).last
+    new_id = again["member_id"]
+    assert new_id != old_leader and again["error_code"] == 0
+    assert (again["leader"], again["skip_assignment"], again["generation_id"]) == (new_id, True, gen)
+    assert sorted(m["member_id"] for m in again["members"]) == sorted([new_id, follower])
+    assert c.group(G).state == STABLE and c.group(G).leader_id == new_id
+    assert _heartbeat_as(c, old_leader, gen, "a") == ErrorCode.FENCED_INSTANCE_ID
+    assert _heartbeat_as(c, new_id, gen, "a") == ErrorCode.NONE
+
+
+def test_a_static_leader_that_restarts_on_an_old_join_version_gets_no_members():
+    # below v9 Kafka answers with no members and the leader id as it was before the rejoin
+    c = ClassicGroupCoordinator()
+    old_leader, _, gen = _stable_static_pair(c)
+    again = join(c, 1, instance="a", version=5).last
+    assert (again["members"], again["skip_assignment"], again["leader"]) == ([], False, old_leader)
+    assert c.group(G).leader_id == again["member_id"] and c.group(G).state == STABLE
+
+
+def test_a_static_follower_that_restarts_gets_its_generation_back():
+    c = ClassicGroupCoordinator()
+    leader, old_follower, gen = _stable_static_pair(c)
+    again = join(c, 1, instance="b", version=9).last
+    assert (again["members"], again["skip_assignment"], again["leader"]) == ([], False, leader)
+    assert again["generation_id"] == gen and again["member_id"] != old_follower
+
+
+def test_a_static_member_whose_rejoin_changes_the_groups_protocol_triggers_a_rebalance():
+    c = ClassicGroupCoordinator()
+    a = join(c, 0, instance="a", version=9).last["member_id"]
+    sync(c, a, 1, [(a, b"a")])
+    again = join(c, 1, instance="a", version=9, protocols=(("roundrobin", b""), ("range", b"m")))
+    assert again.got and again.last["protocol_name"] == "roundrobin" and again.last["generation_id"] == 2

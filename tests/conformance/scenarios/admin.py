@@ -260,6 +260,26 @@ def _(run):
             "operation": 2, "permission_type": 3}]}, label=label)
 
 
+@scenario("acl/unknown-codes-and-token-acls")
+def _(run):
+    def creation(rt, pt, op, perm, name=None):
+        return {"creations": [{"resource_type": rt, "resource_name": name or run.name("acl"),
+                               "resource_pattern_type": pt, "principal": "User:x", "host": "*",
+                               "operation": op, "permission_type": perm}]}
+    run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), creation(0, 3, 2, 3), label="resource type UNKNOWN")
+    run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), creation(k.TOPIC, 3, 1, 3), label="operation ANY")
+    run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), creation(k.TOPIC, 3, 2, 1), label="permission ANY")
+    run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), creation(k.TOPIC, 3, 99, 3), label="operation 99")
+    run.call(k.CREATE_ACLS, k.top(k.CREATE_ACLS), creation(6, 3, 8, 3), label="a delegation-token ACL")
+    run.call(k.DELETE_ACLS, k.top(k.DELETE_ACLS), {"filters": [{
+        "resource_type_filter": 6, "resource_name_filter": run.name("acl"), "pattern_type_filter": 3,
+        "principal_filter": "User:x", "host_filter": None, "operation": 1, "permission_type": 1}]},
+        label="delete it")
+    run.call(k.DESCRIBE_ACLS, k.top(k.DESCRIBE_ACLS), {
+        "resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 0, "principal_filter": None,
+        "host_filter": None, "operation": 1, "permission_type": 1}, label="describe with pattern UNKNOWN")
+
+
 @scenario("sasl/failures")
 def _(run):
     host, port = run.ref.sasl_bootstrap.rsplit(":", 1)

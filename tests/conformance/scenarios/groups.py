@@ -163,6 +163,8 @@ def _(run):
 
 def cg_heartbeat(run, g, member, epoch, topics=None, *, label="consumer heartbeat", owned=None, instance=None,
                  assignor=None, regex=None, record=True, conn="main"):
+    if owned is None and epoch == 0:
+        owned = []  # a (re)join lists no partitions (null is INVALID_REQUEST on both brokers)
     return run.call(k.CONSUMER_GROUP_HEARTBEAT, k.top(k.CONSUMER_GROUP_HEARTBEAT), {
         "group_id": g, "member_id": member, "member_epoch": epoch, "instance_id": instance, "rack_id": None,
         "rebalance_timeout_ms": 30000 if epoch == 0 else -1, "subscribed_topic_names": topics,
@@ -210,6 +212,12 @@ def _(run):
     cg_heartbeat(run, g, run.name("m2"), 0, [t], assignor="no-such-assignor", label="unknown assignor")
     cg_heartbeat(run, g, "", 0, [t], label="empty member id")
     cg_heartbeat(run, "", run.name("m3"), 0, [t], label="empty group id")
+
+
+@scenario("consumer/heartbeat-to-a-missing-group")
+def _(run):
+    cg_heartbeat(run, run.name("g"), run.name("m0"), 3, label="a member epoch for a group that does not exist")
+    cg_heartbeat(run, run.name("g"), run.name("m0"), -1, label="leave a group that does not exist")
 
 
 @scenario("consumer/commit-with-member-epoch")

@@ -290,6 +290,11 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("ssl.client.auth", choice("none", "requested", "required"), "none",
         "Ask SSL clients for a certificate; on SSL listeners its subject becomes the principal.",
         "security"),
+    # --- client quotas (Kafka's ClientQuotaManager): byte rates per user / client id
+    Key("quota.window.num", int_in(1, 1000), 11,
+        "Samples of the client byte-rate quotas' rate (Kafka's default 11).", "quota"),
+    Key("quota.window.size.seconds", int_in(1, _INT32), 1,
+        "Time span of one sample of the client byte-rate quotas' rate (Kafka's default 1 s).", "quota"),
     # --- quotas (seed 002, KIP-936): producer-id rate per user
     Key("producer.id.quota.window.num", int_in(1, 1000), 11,
         "Samples kept for producer-id quotas (KIP-936); the bucket holds rate x num x size.",

@@ -1,6 +1,7 @@
-"""AlterClientQuotas and DescribeClientQuotas (KIP-546) for the user entity.
+"""AlterClientQuotas and DescribeClientQuotas (KIP-546): user, client-id and
+(user, client-id) entities, named or default.
 
-Checks live in broker/quota/client_quotas.py; this file decodes, asks who may
+Checks live in broker/quota/entities.py (Kafka's); this file decodes, asks who may
 manage quotas (super.users), and builds the per-entity answers.
 """
 
@@ -8,14 +9,12 @@ from __future__ import annotations
 
 import structlog
 
-from kipper.broker.quota.client_quotas import (
-    MATCH_DEFAULT, MATCH_EXACT, MATCH_SPECIFIED, USER, Op, check_entity, check_op,
-)
+from kipper.broker.quota.client_quotas import Op
+from kipper.broker.quota.entities import check_entity, check_value, parse_filter
 from kipper.broker.acl.model import ALTER_CONFIGS, CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
-
 
 
 def may_manage(ctx, operation: int) -> bool:
@@ -25,8 +24,23 @@ def may_manage(ctx, operation: int) -> bool:
         return ctx.authorize(operation, CLUSTER, CLUSTER_NAME)
     return ctx.engines.security.may_manage(ctx.session.principal)
 
-def _entity(user) -> list[dict]:
-    return [{"entity_type": USER, "entity_name": user}]
+
+def _entity(entity) -> list[dict]:
+    return [{"entity_type": t, "entity_name": n} for t, n in entity]
+
+
+def _check_entry(entity_data: list, ops: list) -> tuple[ErrorCode, str | None, object]:
+    code, message, entity = check_entity(entity_data)
+    if code != ErrorCode.NONE:
+        return code, message, None
+    if len({o.key for o in ops}) != len(ops):  # Kafka names the entity it ignores
+        return ErrorCode.INVALID_REQUEST, f"Ignoring duplicate entity {dict(entity)}", None
+    for op in ops:
+        if not op.remove:  # a removal is never checked: removing what is not there is a no-op
+            code, message = check_value(entity, op.key, op.value)
+            if code != ErrorCode.NONE:
+                return code, message, None
+    return ErrorCode.NONE, None, entity
 
 
 def handle_alter_client_quotas(req, ctx):
@@ -34,23 +48,19 @@ def handle_alter_client_quotas(req, ctx):
     allowed = may_manage(ctx, DESCRIBE_CONFIGS)
     results, changes = [], []
     for entry in req.entries:
-        entity = [dict(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity]
-        code, message, user = check_entity(entity)
+        entity_data = [dict(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity]
+        ops = [Op(o.key, o.value, o.remove) for o in entry.ops]
         if not allowed:
             code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user"
-        ops = [Op(o.key, o.value, o.remove) for o in entry.ops]
-        for op in ops:
+        else:
+            code, message, entity = _check_entry(entity_data, ops)
             if code == ErrorCode.NONE:
-                code, message = check_op(op)
-        if code == ErrorCode.NONE and len({o.key for o in ops}) != len(ops):
-            code, message = ErrorCode.INVALID_REQUEST, "a quota key appears twice"
-        if code == ErrorCode.NONE:
-            changes.append((user, ops))
-        results.append({"error_code": int(code), "error_message": message, "entity": entity})
+                changes.append((entity, ops))
+        results.append({"error_code": int(code), "error_message": message, "entity": entity_data})
     if changes and not req.validate_only:
         engines.quotas.alter_client_quotas(changes)
         log.info("client_quotas_altered", principal=ctx.session.principal,
-                 entities=[u if u is not None else "<default>" for u, _ in changes])
+                 entities=[dict(e) for e, _ in changes])
     return {"throttle_time_ms": 0, "entries": results}
 
 
@@ -58,18 +68,12 @@ def handle_describe_client_quotas(req, ctx):
     engines = ctx.engines
     if not may_manage(ctx, ALTER_CONFIGS):
         return _describe_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
-    components = []
-    for c in req.components:
-        if c.entity_type != USER:
-            return _describe_error(ErrorCode.INVALID_REQUEST,
-                                   f"unsupported entity type '{c.entity_type}': kipper has user quotas only")
-        if c.match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED):
-            return _describe_error(ErrorCode.INVALID_REQUEST, f"unknown match type {c.match_type}")
-        if (c.match_type == MATCH_EXACT) != (c.match is not None):
-            return _describe_error(ErrorCode.INVALID_REQUEST, "match is given exactly for match type 0")
-        components.append({"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match})
-    entries = [{"entity": _entity(user), "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
-               for user, values in engines.quotas.describe_client_quotas(components, req.strict)]
+    code, message, exact, specified = parse_filter(
+        [{"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match} for c in req.components])
+    if code != ErrorCode.NONE:
+        return _describe_error(code, message)
+    entries = [{"entity": _entity(entity), "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
+               for entity, values in engines.quotas.describe_client_quotas(exact, specified, req.strict)]
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "entries": entries}
 
 

@@ -3,12 +3,14 @@
 No fetch sessions are created (session id 0 in every answer), which KIP-227
 allows: clients then send full fetch requests each time. With read_committed
 a partition returns data only below its last stable offset, with the aborted
-transactions that overlap it (broker/log/txn_index.py).
+transactions that overlap it (broker/log/txn_index.py). A consumer over its
+consumer_byte_rate quota is answered empty with the throttle time and muted.
 """
 
 from __future__ import annotations
 
 from kipper.broker.acl.model import READ, TOPIC
+from kipper.broker.handlers.replies import Reply
 from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
@@ -41,6 +43,9 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     remaining = req.get("max_bytes", 0x7FFFFFFF)
     if remaining <= 0:
         remaining = 0x7FFFFFFF
+    most = ctx.engines.quotas.fetch_limit(ctx)  # consumer_byte_rate: at most a window's worth
+    if most is not None and most < remaining:
+        remaining = most
     committed = req.get("isolation_level", READ_UNCOMMITTED) == READ_COMMITTED
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
@@ -96,11 +101,21 @@ def _count_out(ctx, reads) -> None:
         metrics.record_out(topic, partition, size, count)
 
 
+def _answer(ctx, body: dict, size: int, reads):
+    """The answer as read, or, for a consumer over its consumer_byte_rate, Kafka's
+    throttled answer: no partitions, the throttle time, the connection muted (KIP-219)."""
+    wait = ctx.engines.quotas.record_fetch(ctx, size, ctx.now)
+    if wait:
+        body = {"throttle_time_ms": wait, "error_code": 0, "session_id": 0, "responses": []}
+        return Reply(body, mute_ms=wait)
+    _count_out(ctx, reads)
+    return body
+
+
 def handle_fetch(req, ctx):
     body, size, watched, reads = _read(req, ctx)
     if size >= req.min_bytes or req.max_wait_ms <= 0 or not watched:
-        _count_out(ctx, reads)
-        return body
+        return _answer(ctx, body, size, reads)
     return _long_poll(req, ctx, watched)
 
 
@@ -111,5 +126,4 @@ async def _long_poll(req, ctx, watched):
         await ctx.engines.appends.wait(watched, (deadline - loop_time()) / 1000)
         body, size, watched, reads = _read(req, ctx)
         if size >= req.min_bytes or loop_time() >= deadline or not watched:
-            _count_out(ctx, reads)
-            return body
+            return _answer(ctx, body, size, reads)

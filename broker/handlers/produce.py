@@ -9,7 +9,8 @@ topic's refusal of keyless records, and for a transactional batch the coordinato
 check that the partition is in the producer's transaction (KIP-890 part 1); then the
 append, through the Partition's one write path. Each partition's answer is its own,
 so one bad partition does not fail the others. acks=0 gets no response at all, as in
-Kafka; a throttled producer's connection is muted after the answer.
+Kafka; a producer throttled by a quota (producer ids, seed 002; producer_byte_rate, Kafka's
+ClientQuotaManager) gets throttle_time_ms and its connection is muted after the answer.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ def handle_produce(run, ctx) -> list:
     were a fifth of each one's cost."""
     now = ctx.now
     record_in = ctx.engines.metrics.record_in
+    quotas = ctx.engines.quotas
+    byte_quota = quotas.produce_quota_set()  # producer_byte_rate set for someone
     answers = []
     last_entry = last_target = None
     # the partition whose appended bytes and records are being summed: counted once per
@@ -86,6 +89,10 @@ def handle_produce(run, ctx) -> list:
                     throttle_ms = wait
                 rows.append(row)
             responses.append({"name": tdata.name, "topic_id": tdata.topic_id, "partition_responses": rows})
+        if byte_quota:  # Kafka counts the request after the append, acks=0 too
+            wait = quotas.record_produce(ctx, _request_bytes(req), now)
+            if wait > throttle_ms:
+                throttle_ms = wait
         body = NO_RESPONSE if acks == 0 else {"responses": responses, "throttle_time_ms": throttle_ms}
         answers.append(Reply(body, mute_ms=throttle_ms) if throttle_ms else body)
         if throttle_ms:
@@ -93,6 +100,11 @@ def handle_produce(run, ctx) -> list:
     if nrecords:
         record_in(counted_target.topic.name, counted_index, nbytes, nrecords)
     return answers
+
+
+def _request_bytes(req) -> int:
+    """The record bytes of a request (Kafka counts the whole request, a few dozen bytes more)."""
+    return sum(len(p.records) for t in req.topic_data for p in t.partition_data if p.records is not None)
 
 
 def _target(ctx, tdata, txn_denied: bool) -> Target:

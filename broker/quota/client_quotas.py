@@ -1,34 +1,27 @@
 """Client quota values (AlterClientQuotas / DescribeClientQuotas), kept in
 ``config.dir/quotas.json`` so they survive a restart.
 
-Only the user entity is supported, named or the default user (entity name
-null), and only the ``producer_ids_rate`` key, the one kipper enforces: an
-entity or key it would silently ignore is refused instead. ``alter`` checks
-every entry first and writes nothing when ``validate_only`` is set.
+Values are kept per entity (broker/quota/entities.py): user, client-id and
+(user, client-id), named or default. ``apply`` takes changes that were checked
+already; the handler writes nothing when ``validate_only`` is set. The file's
+version 1 (user entities only, before the byte rates) is still read.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import structlog
 
-from kipper.broker.quota.manager import QUOTA_KEY
+from kipper.broker.quota.entities import PRODUCER_IDS_RATE, USER, Entity, entity_of, matches
 from kipper.broker.security.config_store import StoreFile
-from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 
 FILE_NAME = "quotas.json"
-USER = "user"
-SUPPORTED_KEYS = (QUOTA_KEY,)
-DEFAULT = None  # the default user: entity name null
+DEFAULT = None  # a default entity's name
 
-# DescribeClientQuotas match types
-MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED = 0, 1, 2
-
-Quotas = dict  # user name or None -> {key: value}
+Quotas = dict  # Entity -> {key: value}
 
 
 @dataclass
@@ -38,29 +31,6 @@ class Op:
     remove: bool
 
 
-def check_entity(entity: list) -> tuple[ErrorCode, str | None, object]:
-    """(error, message, user name or DEFAULT) for one entity of a request."""
-    types = [e["entity_type"] for e in entity]
-    if len(set(types)) != len(types):
-        return ErrorCode.INVALID_REQUEST, "an entity type appears twice", None
-    if types != [USER]:
-        return (ErrorCode.INVALID_REQUEST,
-                f"unsupported entity {types}: kipper supports quotas for the user entity only", None)
-    name = entity[0]["entity_name"]
-    if name is not None and not name:
-        return ErrorCode.INVALID_REQUEST, "empty user name", None
-    return ErrorCode.NONE, None, name
-
-
-def check_op(op: Op) -> tuple[ErrorCode, str | None]:
-    if op.key not in SUPPORTED_KEYS:
-        return (ErrorCode.INVALID_REQUEST,
-                f"unknown quota key '{op.key}': kipper supports {', '.join(SUPPORTED_KEYS)}")
-    if not op.remove and (math.isnan(op.value) or op.value <= 0 or math.isinf(op.value)):
-        return ErrorCode.INVALID_REQUEST, f"{op.key} must be a positive number, got {op.value}"
-    return ErrorCode.NONE, None
-
-
 class ClientQuotaStore:
     def __init__(self, directory: str | None = None, on_change=None):
         self.file = StoreFile(directory, FILE_NAME) if directory else None
@@ -68,21 +38,18 @@ class ClientQuotaStore:
         self.quotas: Quotas = self._load() if self.file else {}
         self.on_change(self.quotas)
 
-    def rates(self) -> tuple[dict[str, float], float | None]:
-        return rates(self.quotas)
-
-    def apply(self, changes: list[tuple[object, list[Op]]]) -> None:
+    def apply(self, changes: list[tuple[Entity, list[Op]]]) -> None:
         """Set or remove values; ``changes`` were checked already."""
         def edit(quotas: Quotas) -> None:
-            for user, ops in changes:
-                values = quotas.setdefault(user, {})
+            for entity, ops in changes:
+                values = quotas.setdefault(entity, {})
                 for op in ops:
                     if op.remove:
                         values.pop(op.key, None)
                     else:
                         values[op.key] = float(op.value)
                 if not values:
-                    quotas.pop(user, None)
+                    quotas.pop(entity, None)
 
         if self.file is None:
             edit(self.quotas)
@@ -94,19 +61,17 @@ class ClientQuotaStore:
                 self.quotas = quotas
         self.on_change(self.quotas)
 
-    def describe(self, components: list, strict: bool) -> list[tuple[object, dict]]:
-        out = []
-        for user, values in self.quotas.items():
-            if _matches(user, components, strict):
-                out.append((user, dict(values)))
-        return sorted(out, key=lambda e: (e[0] is not None, e[0] or ""))
+    def describe(self, exact: dict, specified: set, strict: bool) -> list[tuple[Entity, dict]]:
+        out = [(entity, dict(values)) for entity, values in self.quotas.items()
+               if matches(entity, exact, specified, strict)]
+        return sorted(out, key=lambda e: [(t, n is not None, n or "") for t, n in e[0]])
 
     def maybe_reload(self) -> bool:
         if self.file is None or not self.file.changed():
             return False
         try:
             self.quotas = self._load()
-        except (OSError, ValueError, TypeError) as exc:
+        except (OSError, ValueError, TypeError, KeyError) as exc:
             log.error("quota_store_unreadable", path=str(self.file.path), error=str(exc))
             return False
         log.info("quota_store_reloaded", entities=len(self.quotas))
@@ -116,36 +81,27 @@ class ClientQuotaStore:
     def _load(self) -> Quotas:
         data = self.file.read()
         quotas: Quotas = {}
-        for name, values in data.get("users", {}).items():
-            quotas[name] = {k: float(v) for k, v in values.items()}
+        for name, values in data.get("users", {}).items():  # version 1
+            quotas[((USER, name),)] = {k: float(v) for k, v in values.items()}
         if data.get("default_user"):
-            quotas[DEFAULT] = {k: float(v) for k, v in data["default_user"].items()}
+            quotas[((USER, DEFAULT),)] = {k: float(v) for k, v in data["default_user"].items()}
+        for item in data.get("entities", []):  # version 2
+            quotas[entity_of(item["entity"].items())] = {k: float(v) for k, v in item["values"].items()}
         return quotas
 
 
-def rates(quotas: Quotas) -> tuple[dict[str, float], float | None]:
+def producer_id_rates(quotas: Quotas) -> tuple[dict[str, float], float | None]:
     """(producer_ids_rate per named user, the default user's or None)."""
-    per_user = {u: v[QUOTA_KEY] for u, v in quotas.items() if u is not None and QUOTA_KEY in v}
-    return per_user, quotas.get(DEFAULT, {}).get(QUOTA_KEY)
-
-
-def _matches(user, components: list, strict: bool) -> bool:
-    """The entity (user,) against DescribeClientQuotas filter components."""
-    for c in components:
-        if c["entity_type"] != USER:
-            return False
-        mt = c["match_type"]
-        if mt == MATCH_EXACT and user != c["match"]:
-            return False
-        if mt == MATCH_DEFAULT and user is not None:
-            return False
-        if mt == MATCH_SPECIFIED and user is None:
-            return False
-    return True
+    per_user, default = {}, None
+    for entity, values in quotas.items():
+        if len(entity) == 1 and entity[0][0] == USER and PRODUCER_IDS_RATE in values:
+            if entity[0][1] is None:
+                default = values[PRODUCER_IDS_RATE]
+            else:
+                per_user[entity[0][1]] = values[PRODUCER_IDS_RATE]
+    return per_user, default
 
 
 def _to_json(quotas: Quotas) -> dict:
-    out = {"version": 1, "users": {u: v for u, v in quotas.items() if u is not None and v}}
-    if quotas.get(DEFAULT):
-        out["default_user"] = quotas[DEFAULT]
-    return out
+    return {"version": 2, "entities": [{"entity": dict(entity), "values": values}
+                                       for entity, values in quotas.items() if values]}

@@ -1,10 +1,12 @@
-"""The quota engine wired into one broker: state, Produce hook, periodic work.
+"""The quota engines wired into one broker: state, Produce and Fetch hooks, periodic work.
 
-``ProducerIdQuotas(config)`` builds the manager and the client-quota store
-(from config.dir). The Produce handler calls ``admit`` per partition; the
-client-quota handlers ``alter_client_quotas`` and ``describe_client_quotas``;
-the shell calls ``tick(now)`` (dispose, cleanup) and ``reload()`` (quotas.json
-edited by someone else).
+``ProducerIdQuotas(config)`` builds the producer-id manager (seed 002), Kafka's
+byte-rate managers (``produce``: producer_byte_rate, ``fetch``: consumer_byte_rate)
+and the client-quota store (from config.dir). The Produce handler calls ``admit`` per
+partition and ``record_produce`` per request, the Fetch handler ``fetch_limit`` and
+``record_fetch``; the client-quota handlers ``alter_client_quotas`` and
+``describe_client_quotas``; the shell calls ``tick(now)`` (dispose, cleanup) and
+``reload()`` (quotas.json edited by someone else).
 
 The hook keeps known producer ids off the bloom filters: a connection
 remembers the ids it was admitted with (``Session.admitted_producer_ids``),
@@ -17,7 +19,9 @@ from __future__ import annotations
 
 import structlog
 
-from kipper.broker.quota.client_quotas import ClientQuotaStore, rates
+from kipper.broker.quota.client_quota_manager import ClientQuotaManager, WindowSettings
+from kipper.broker.quota.client_quotas import ClientQuotaStore, producer_id_rates
+from kipper.broker.quota.entities import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
 from kipper.broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
 
 log = structlog.get_logger(__name__)
@@ -32,12 +36,46 @@ def user_of(principal: str) -> str:
 class ProducerIdQuotas:
     def __init__(self, config, config_dir: str | None = None):
         self.manager = ProducerIdQuotaManager(QuotaSettings.from_config(config))
+        windows = WindowSettings.from_config(config)
+        self.produce = ClientQuotaManager(PRODUCER_BYTE_RATE, windows)
+        self.fetch = ClientQuotaManager(CONSUMER_BYTE_RATE, windows)
         self.store = ClientQuotaStore(config_dir or config["config.dir"] or None, on_change=self._apply)
         self.cleanup_interval_ms = config["producer.id.quota.cache.cleanup.scheduler.interval.ms"]
 
     def _apply(self, quotas) -> None:
-        per_user, default = rates(quotas)
+        per_user, default = producer_id_rates(quotas)
         self.manager.set_quotas(per_user, default)
+        self.produce.set_quotas(quotas)
+        self.fetch.set_quotas(quotas)
+
+    # --- byte rates (Kafka's ClientQuotaManager) ----------------------------------------
+
+    def produce_quota_set(self) -> bool:
+        return self.produce.enabled
+
+    def record_produce(self, ctx, nbytes: int, now: int) -> int:
+        """Count a Produce request's bytes; its throttle time in ms (0: within quota)."""
+        if not self.produce.enabled:
+            return 0
+        return self.produce.record(user_of(ctx.session.principal), ctx.client_id, nbytes, now)
+
+    def fetch_limit(self, ctx) -> int | None:
+        """The most a Fetch may return under the client's quota, None without one."""
+        if not self.fetch.enabled:
+            return None
+        most = self.fetch.max_value_in_window(user_of(ctx.session.principal), ctx.client_id)
+        return None if most is None else max(1, int(min(most, 0x7FFFFFFF)))
+
+    def record_fetch(self, ctx, nbytes: int, now: int) -> int:
+        """Count a Fetch response's bytes; the throttle time in ms (0: within quota). A
+        throttled Fetch is answered empty, so its bytes are taken back, as in Kafka."""
+        if not self.fetch.enabled:
+            return 0
+        user = user_of(ctx.session.principal)
+        wait = self.fetch.record(user, ctx.client_id, nbytes, now)
+        if wait:
+            self.fetch.unrecord(user, ctx.client_id, nbytes, now)
+        return wait
 
     # --- Produce hook -----------------------------------------------------------------
 
@@ -73,25 +111,29 @@ class ProducerIdQuotas:
     # --- client quotas (AlterClientQuotas, DescribeClientQuotas) -----------------------------
 
     def alter_client_quotas(self, changes) -> None:
-        """Apply ``changes`` [(user or None, [Op])] and save them (quotas.json)."""
+        """Apply ``changes`` [(entity, [Op])] and save them (quotas.json)."""
         self.store.apply(changes)
 
-    def describe_client_quotas(self, components, strict: bool):
-        """(user, {key: value}) of the quotas the filter ``components`` matches."""
-        return self.store.describe(components, strict)
+    def describe_client_quotas(self, exact: dict, specified: set, strict: bool):
+        """(entity, {key: value}) of the quotas a describe's filter matches."""
+        return self.store.describe(exact, specified, strict)
 
     def forget_producers(self) -> None:
         """Every producer id seen is forgotten, as in a fresh broker; the quotas set stay
         (the embedded test broker's reset)."""
         self.manager = ProducerIdQuotaManager(self.manager.settings)
-        self.manager.set_quotas(*self.store.rates())
+        self.manager.set_quotas(*producer_id_rates(self.store.quotas))
 
     def snapshot(self, now: int) -> dict:
-        return self.manager.snapshot(now)
+        snap = self.manager.snapshot(now)
+        snap["byte_rates"] = {"produce": self.produce.snapshot(now), "fetch": self.fetch.snapshot(now)}
+        return snap
 
     # --- periodic work ----------------------------------------------------------------------
 
     def tick(self, now: int) -> None:
+        self.produce.dispose(now)
+        self.fetch.dispose(now)
         filters, users = self.manager.dispose(now)
         if filters or users:
             log.debug("producer_id_quota_disposed", filters=filters, users=users)

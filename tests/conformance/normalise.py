@@ -35,6 +35,7 @@ SORT_KEYS = {
     "matching_acls": ("principal", "host", "operation"), "filter_results": (),
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
     "creation_responses": (), "responses": ("name", "resource_name"), "leader_epochs": (),
+    "entity": ("entity_type",), "values": ("key",),
 }
 TOKEN = re.compile(r"^c\d{4}-")
 
@@ -98,7 +99,9 @@ class Normaliser:
             v = item.get(k)
             if isinstance(v, str) and TOKEN.match(v) and not v.startswith(self.token + "-"):
                 return True
-        return False
+        entity = item.get("entity")  # a client-quota entry
+        return isinstance(entity, list) and any(self._foreign(
+            {"name": e.get("entity_name")}) for e in entity if isinstance(e, dict))
 
 
 def _sorted(key: str, items: list) -> list | dict:

@@ -227,6 +227,8 @@ INT_RANGES = [
     ("metrics.dump.max.bytes", 4096, _INT64),
     ("metrics.dump.max.files", 1, 100000),
     ("sasl.server.max.receive.size", 1024, _INT32),
+    ("quota.window.num", 1, 1000),
+    ("quota.window.size.seconds", 1, _INT32),
     ("producer.id.quota.window.num", 1, 1000),
     ("producer.id.quota.window.size.seconds", 1, _INT32),
     ("producer.id.quota.cache.cleanup.scheduler.interval.ms", 1, _INT32),

@@ -12,7 +12,8 @@ from kipper.broker.dispatcher import Dispatcher
 from kipper.broker.server import open_engines
 from kipper.broker.context import Session
 from kipper.broker.handlers.replies import Reply
-from kipper.broker.quota.client_quotas import ClientQuotaStore, Op, check_entity, check_op
+from kipper.broker.quota.client_quotas import ClientQuotaStore, Op
+from kipper.broker.quota.entities import check_entity, check_value
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import decode_response, encode_request
@@ -167,20 +168,23 @@ def test_describe_filters_by_exact_default_and_specified(tmp_path):
     assert describe([]) == [("<default>", 3.0), ("a", 1.0), ("b", 2.0)]
     assert describe([{"entity_type": "user", "match_type": 0, "match": "b"}]) == [("b", 2.0)]
     assert describe([{"entity_type": "user", "match_type": 1, "match": None}]) == [("<default>", 3.0)]
-    assert describe([{"entity_type": "user", "match_type": 2, "match": None}]) == [("a", 1.0), ("b", 2.0)]
+    # Kafka's "specified" matches every entity of the type, its default too (ClientQuotasImage)
+    assert describe([{"entity_type": "user", "match_type": 2, "match": None}]) == [
+        ("<default>", 3.0), ("a", 1.0), ("b", 2.0)]
 
 
 @pytest.mark.parametrize("entity,op,code", [
     ([{"entity_type": "client-id", "entity_name": "c"}], Op("producer_ids_rate", 1, False), ErrorCode.INVALID_REQUEST),
-    ([{"entity_type": "user", "entity_name": "u"}], Op("producer_byte_rate", 1, False), ErrorCode.INVALID_REQUEST),
+    ([{"entity_type": "user", "entity_name": "u"}], Op("producer_byte_rate", 1, False), ErrorCode.NONE),
     ([{"entity_type": "user", "entity_name": "u"}], Op("producer_ids_rate", 0, False), ErrorCode.INVALID_REQUEST),
     ([{"entity_type": "user", "entity_name": "u"}], Op("producer_ids_rate", -1, False), ErrorCode.INVALID_REQUEST),
-    ([{"entity_type": "user", "entity_name": "u"}], Op("producer_ids_rate", 0, True), ErrorCode.NONE),
+    ([{"entity_type": "ip", "entity_name": "1.2.3.4"}], Op("connection_creation_rate", 1, False),
+     ErrorCode.INVALID_REQUEST),
 ])
-def test_entities_and_keys_kipper_would_not_enforce_are_refused(entity, op, code):
-    got, _, _ = check_entity(entity)
+def test_producer_ids_rate_only_on_the_user_entity_and_no_ip_quotas(entity, op, code):
+    got, _, parsed = check_entity(entity)
     if got == ErrorCode.NONE:
-        got = check_op(op)[0]
+        got = check_value(parsed, op.key, op.value)[0]
     assert got == code
 
 
@@ -196,7 +200,7 @@ def test_validate_only_changes_nothing(tmp_path):
 
 def test_removing_the_last_value_drops_the_entity_from_the_file(tmp_path):
     store = ClientQuotaStore(str(tmp_path))
-    store.apply([("u", [Op("producer_ids_rate", 4.0, False)])])
-    assert ClientQuotaStore(str(tmp_path)).quotas == {"u": {"producer_ids_rate": 4.0}}
-    store.apply([("u", [Op("producer_ids_rate", 0.0, True)])])
+    store.apply([((("user", "u"),), [Op("producer_ids_rate", 4.0, False)])])
+    assert ClientQuotaStore(str(tmp_path)).quotas == {(("user", "u"),): {"producer_ids_rate": 4.0}}
+    store.apply([((("user", "u"),), [Op("producer_ids_rate", 0.0, True)])])
     assert ClientQuotaStore(str(tmp_path)).quotas == {}

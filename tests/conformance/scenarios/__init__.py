@@ -37,6 +37,6 @@ def scenario(name: str):
 
 def load_all() -> list[Scenario]:
     from tests.conformance.scenarios import (  # noqa: F401 - registration by import
-        admin, data_path, golden, groups, producers, share, versions,
+        admin, data_path, golden, groups, producers, quotas, share, versions,
     )
     return SCENARIOS

@@ -10,6 +10,7 @@ import hmac
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import register
 from tests.conformance.scenarios import kit as k
+from tests.conformance.scenarios import quotas
 
 
 def _produce(run, v):
@@ -300,26 +301,6 @@ def _offset_delete(run, v):
     k.offset_fetch(run, run.name("g"), t, label="offsets after delete")
 
 
-def _quota_entity(run):
-    return [{"entity_type": "user", "entity_name": run.name("user")}]
-
-
-def _describe_client_quotas(run, v):
-    run.call(k.ALTER_CLIENT_QUOTAS, k.top(k.ALTER_CLIENT_QUOTAS), {"entries": [{
-        "entity": _quota_entity(run), "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}],
-        "validate_only": False})
-    run.call(k.DESCRIBE_CLIENT_QUOTAS, v, {"components": [
-        {"entity_type": "user", "match_type": 0, "match": run.name("user")}], "strict": False})
-
-
-def _alter_client_quotas(run, v):
-    run.call(k.ALTER_CLIENT_QUOTAS, v, {"entries": [{
-        "entity": _quota_entity(run), "ops": [{"key": "consumer_byte_rate", "value": 2048.0, "remove": False}]}],
-        "validate_only": False})
-    run.call(k.DESCRIBE_CLIENT_QUOTAS, k.top(k.DESCRIBE_CLIENT_QUOTAS), {"components": [
-        {"entity_type": "user", "match_type": 0, "match": run.name("user")}], "strict": True})
-
-
 def _describe_scram(run, v):
     run.call(k.DESCRIBE_SCRAM, v, {"users": [{"name": "alice"}, {"name": run.name("nobody")}]})
 
@@ -519,7 +500,7 @@ PROBES = {
     26: _end_txn, 27: _write_txn_markers, 28: _txn_offset_commit, 29: _describe_acls, 30: _create_acls,
     31: _delete_acls, 32: _describe_configs, 33: _alter_configs, 35: _describe_log_dirs, 36: _sasl_authenticate,
     37: _create_partitions, 42: _delete_groups, 44: _incremental_alter_configs, 47: _offset_delete,
-    48: _describe_client_quotas, 49: _alter_client_quotas, 50: _describe_scram, 51: _alter_scram,
+    48: quotas.describe_at, 49: quotas.alter_at, 50: _describe_scram, 51: _alter_scram,
     60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions, 66: _list_transactions,
     68: _consumer_heartbeat, 69: _consumer_describe, 75: _describe_topic_partitions, 76: _share_heartbeat,
     77: _share_describe, 78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets,

@@ -158,9 +158,12 @@ def test_quotas_survive_a_restart_with_the_same_config_dir(tmp_path):
 
 
 def test_configs_tool_refuses_unknown_keys_and_deletes_quotas(fresh_broker):
-    bad = _configs(fresh_broker.bootstrap, "--alter", "--add-config", "producer_byte_rate=10",
+    bad = _configs(fresh_broker.bootstrap, "--alter", "--add-config", "no_such_quota=10",
                    "--entity-type", "users", "--entity-name", "u")
-    assert bad.returncode != 0
+    assert bad.returncode != 0 and "unknown config 'no_such_quota'" in bad.stderr
+    fractional = _configs(fresh_broker.bootstrap, "--alter", "--add-config", "producer_byte_rate=1.5",
+                          "--entity-type", "users", "--entity-name", "u")
+    assert fractional.returncode != 0 and "fractional" in fractional.stderr
     assert _configs(fresh_broker.bootstrap, "--alter", "--add-config", "producer_ids_rate=5",
                     "--entity-type", "users", "--entity-name", "u").returncode == 0
     assert _configs(fresh_broker.bootstrap, "--alter", "--delete-config", "producer_ids_rate",

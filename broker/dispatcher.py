@@ -32,7 +32,7 @@ import structlog
 
 from kipper.broker.context import RequestContext
 from kipper.broker.handlers import HANDLERS
-from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+from kipper.broker.handlers.replies import NO_RESPONSE, Reply, throttled
 from kipper.broker.security.service import PRE_AUTH_APIS
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import encode_response, encode_with_schema, read_client_id
@@ -43,6 +43,7 @@ log = structlog.get_logger(__name__)
 
 _KEY_VERSION_CID = struct.Struct(">hhi")
 _NO_REPEATS = ((), ())
+FETCH_KEY = 1  # a Fetch over the request quota is answered without its partitions (Kafka)
 
 Handler = Callable[[Any, RequestContext], Any]
 
@@ -167,6 +168,8 @@ class Dispatcher:
                     cids.insert(0, correlation_id)
                     return self._run(route, version, cids, body, parts, ctx, started)
                 [result] = route.handler((body,), ctx)  # a request alone: a run of one
+            if self.engines.quotas.request_quota_set() and api_key not in self.pre_auth_apis:
+                result = self._request_quota(ctx, result, started)
             if type(result) is dict:  # answered at once, the common case: encode it now
                 out = route.encode(version, correlation_id, result) or \
                     encode_with_schema(route.api, version, correlation_id, result)
@@ -175,6 +178,12 @@ class Dispatcher:
             return [self._answer(route, version, correlation_id, result, started, session)], 1
         except Exception as exc:  # noqa: BLE001  (the one place: see _closing)
             return [_closing(exc, session)], 1
+
+    def _request_quota(self, ctx, result, started: float):
+        """Kafka's request_percentage: the time the request took counts against the client's
+        quota; over it, the answer carries the throttle time and the connection is muted."""
+        wait = self.engines.quotas.record_request(ctx, _perf_counter() - started, ctx.now)
+        return throttled(result, wait, empty=ctx.api_key == FETCH_KEY) if wait else result
 
     @staticmethod
     def _repeats(route: _Route, frames: list, i: int, version: int, kept) -> tuple[list, list]:
@@ -203,6 +212,8 @@ class Dispatcher:
         """The answers to a run of more than one request: ``body`` and the ``parts`` of
         the frames that repeat its head."""
         bodies = route.handler(route.run(body, parts), ctx)
+        if self.engines.quotas.request_quota_set():  # the run's time, on its last answer
+            bodies[-1] = self._request_quota(ctx, bodies[-1], started)
         encode, api = route.encode, route.api
         answers = []
         for cid, b in zip(correlation_ids, bodies):

@@ -24,6 +24,26 @@ class Reply:
         self.close = close  # close after the answer (a failed SASL login)
 
 
+def throttled(result, wait_ms: int, *, empty: bool = False):
+    """``result`` (a body or a Reply) answered with a throttle time of at least ``wait_ms``
+    and the connection muted for it, as Kafka answers a client over its request quota;
+    ``empty``: a Fetch, answered without its partitions as Kafka's throttled Fetch. An
+    answer still to come (awaitable) is left as it is."""
+    reply = result if type(result) is Reply else None
+    body = reply.body if reply is not None else result
+    if type(body) is dict:
+        if "throttle_time_ms" in body:
+            body["throttle_time_ms"] = max(body["throttle_time_ms"] or 0, wait_ms)
+        if empty:
+            body["responses"] = []
+    elif body is not NO_RESPONSE:
+        return result
+    if reply is not None:
+        reply.mute_ms = max(reply.mute_ms, wait_ms)
+        return reply
+    return Reply(body, mute_ms=wait_ms)
+
+
 class Deferred:
     """Bridges an engine's ``reply`` callback to a handler's return value.
 

@@ -21,7 +21,7 @@ import structlog
 
 from kipper.broker.quota.client_quota_manager import ClientQuotaManager, WindowSettings
 from kipper.broker.quota.client_quotas import ClientQuotaStore, producer_id_rates
-from kipper.broker.quota.entities import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
+from kipper.broker.quota.entities import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, REQUEST_PERCENTAGE
 from kipper.broker.quota.manager import ProducerIdQuotaManager, QuotaSettings
 
 log = structlog.get_logger(__name__)
@@ -39,6 +39,8 @@ class ProducerIdQuotas:
         windows = WindowSettings.from_config(config)
         self.produce = ClientQuotaManager(PRODUCER_BYTE_RATE, windows)
         self.fetch = ClientQuotaManager(CONSUMER_BYTE_RATE, windows)
+        # Kafka bounds only the request quota's throttle time: one window
+        self.request = ClientQuotaManager(REQUEST_PERCENTAGE, windows, max_throttle_ms=windows.window_ms)
         self.store = ClientQuotaStore(config_dir or config["config.dir"] or None, on_change=self._apply)
         self.cleanup_interval_ms = config["producer.id.quota.cache.cleanup.scheduler.interval.ms"]
 
@@ -47,8 +49,17 @@ class ProducerIdQuotas:
         self.manager.set_quotas(per_user, default)
         self.produce.set_quotas(quotas)
         self.fetch.set_quotas(quotas)
+        self.request.set_quotas(quotas)
 
     # --- byte rates (Kafka's ClientQuotaManager) ----------------------------------------
+
+    def request_quota_set(self) -> bool:
+        return self.request.enabled
+
+    def record_request(self, ctx, seconds: float, now: int) -> int:
+        """Kafka's request quota: the time a request took, in percent of one second of one
+        thread, against request_percentage; the throttle time in ms (0: within quota)."""
+        return self.request.record(user_of(ctx.session.principal), ctx.client_id, seconds * 100.0, now)
 
     def produce_quota_set(self) -> bool:
         return self.produce.enabled
@@ -126,7 +137,8 @@ class ProducerIdQuotas:
 
     def snapshot(self, now: int) -> dict:
         snap = self.manager.snapshot(now)
-        snap["byte_rates"] = {"produce": self.produce.snapshot(now), "fetch": self.fetch.snapshot(now)}
+        snap["byte_rates"] = {"produce": self.produce.snapshot(now), "fetch": self.fetch.snapshot(now),
+                              "request": self.request.snapshot(now)}
         return snap
 
     # --- periodic work ----------------------------------------------------------------------
@@ -134,6 +146,7 @@ class ProducerIdQuotas:
     def tick(self, now: int) -> None:
         self.produce.dispose(now)
         self.fetch.dispose(now)
+        self.request.dispose(now)
         filters, users = self.manager.dispose(now)
         if filters or users:
             log.debug("producer_id_quota_disposed", filters=filters, users=users)

@@ -121,3 +121,16 @@ def test_a_consumer_over_its_byte_rate_gets_an_empty_throttled_fetch(tmp_path):
     assert second.throttle_time_ms > 0 and second.responses == [] and b.mute_ms == second.throttle_time_ms
     b.now += 5000  # the bytes of the throttled answer were taken back: after the windows, data again
     assert fetch(b).responses[0].partitions[0].records
+
+
+def test_a_client_over_its_request_percentage_is_throttled_one_window_at_most(tmp_path):
+    b = Broker(tmp_path, **{"quota.window.num": "2", "quota.window.size.seconds": "1"})
+    produce(b, 100)
+    # the time any request takes is far over a millionth of a percent of a thread
+    assert alter(b, {"client-id": "test"}, {"request_percentage": 1e-6}).error_code == 0
+    assert produce(b, 100) == (0, 1000)  # Kafka bounds the request quota's throttle by one window
+    assert b.mute_ms == 1000
+    throttled_fetch = fetch(b)
+    assert throttled_fetch.throttle_time_ms == 1000 and throttled_fetch.responses == []
+    assert alter(b, {"client-id": "test"}, {"request_percentage": 400.0}).error_code == 0
+    assert produce(b, 100) == (0, 0) and b.mute_ms == 0

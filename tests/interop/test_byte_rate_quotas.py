@@ -16,9 +16,10 @@ from kipper.client import admin as builders
 from kipper.client import consumer_requests, producer_requests
 from kipper.client.connect import connect
 from kipper.protocol import records
+from tests.support import requires
 from tests.support.broker import ROOT, BrokerProcess
 
-confluent_kafka = pytest.importorskip("confluent_kafka")
+confluent_kafka = requires.module("confluent_kafka", "interop")
 
 RATE = 100_000  # bytes per second
 WINDOWS = {"quota.window.num": "2", "quota.window.size.seconds": "1"}

@@ -6,12 +6,15 @@ An entity is a tuple of (entity type, name) pairs sorted by type; a name of None
 the type's default (``(("client-id", None), ("user", "alice"))`` is alice's default
 client). Kafka's user, client-id and (user, client-id) entities take the byte rates,
 request_percentage and controller_mutation_rate; kipper's own producer_ids_rate (seed
-002) the user entity alone. The ip entity (connection_creation_rate) is not kept.
+002) the user entity alone; the ip entity connection_creation_rate (kept and described,
+not enforced: kipper does not limit connection rates, docs/QUOTAS.md).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import socket
 
 from kipper.protocol.errors import ErrorCode
 
@@ -19,6 +22,7 @@ USER, CLIENT_ID, IP = "user", "client-id", "ip"
 PRODUCER_BYTE_RATE, CONSUMER_BYTE_RATE = "producer_byte_rate", "consumer_byte_rate"
 REQUEST_PERCENTAGE, CONTROLLER_MUTATION_RATE = "request_percentage", "controller_mutation_rate"
 PRODUCER_IDS_RATE = "producer_ids_rate"  # seed 002 (KIP-936), user entity only
+CONNECTION_CREATION_RATE = "connection_creation_rate"  # ip entity; an INT in Kafka's QuotaConfig
 LONG_KEYS = (PRODUCER_BYTE_RATE, CONSUMER_BYTE_RATE)  # ConfigDef LONG in Kafka's QuotaConfig
 CLIENT_KEYS = LONG_KEYS + (REQUEST_PERCENTAGE, CONTROLLER_MUTATION_RATE)
 
@@ -51,14 +55,30 @@ def check_entity(entity: list) -> tuple[ErrorCode, str | None, Entity | None]:
         return ErrorCode.INVALID_REQUEST, "an entity type appears twice", None
     if IP in types:
         if len(types) > 1:
-            return (ErrorCode.INVALID_REQUEST, "Invalid quota entity combination, IP entity should "
+            return (ErrorCode.INVALID_REQUEST, "Invalid quota entity combination, IP entity should"
                     "not be combined with User or ClientId", None)
-        return (ErrorCode.INVALID_REQUEST,
-                "kipper keeps no ip quotas (connection_creation_rate): see docs/QUOTAS.md", None)
+        name = entity[0]["entity_name"]
+        if name is not None and not _is_ip_or_host(name):
+            return ErrorCode.INVALID_REQUEST, f"{name} is not a valid IP or resolvable host.", None
     return ErrorCode.NONE, None, entity_of((e["entity_type"], e["entity_name"]) for e in entity)
 
 
+def _is_ip_or_host(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    try:
+        socket.getaddrinfo(name, None)
+        return True
+    except (OSError, UnicodeError):
+        return False
+
+
 def keys_for(entity: Entity) -> tuple:
+    if entity[0][0] == IP:
+        return (CONNECTION_CREATION_RATE,)
     return CLIENT_KEYS + (PRODUCER_IDS_RATE,) if len(entity) == 1 and entity[0][0] == USER else CLIENT_KEYS
 
 
@@ -74,6 +94,11 @@ def check_value(entity: Entity, key: str, value: float) -> tuple[ErrorCode, str 
         return ErrorCode.INVALID_REQUEST, f"{key} cannot be a fractional value."
     if key in LONG_KEYS and value > 2**63 - 1:
         return ErrorCode.INVALID_REQUEST, f"Proposed value for {key} is too large for a LONG."
+    if key == CONNECTION_CREATION_RATE:
+        if value > 2**31 - 1:
+            return ErrorCode.INVALID_REQUEST, f"Proposed value for {key} is too large for an INT."
+        if abs(value % 1.0) > 1e-6:
+            return ErrorCode.INVALID_REQUEST, f"{key} cannot be a fractional value."
     return ErrorCode.NONE, None
 
 

@@ -138,26 +138,25 @@ def test_kafka_configs_refuses_producer_ids_rate_before_asking_either_broker(too
 def test_kafka_configs_client_quotas(tools):
     user, client = tools.name("quota-user"), tools.name("quota-client")
     cfg = ("kafka-configs", "--bootstrap-server", "{bootstrap}")
-    quotas = "client-quotas-byte-rates"  # open on issue 29's branch: kipper keeps producer_ids_rate only
     tools.same(*cfg, "--entity-type", "users", "--entity-name", user, "--alter", "--add-config",
-               "producer_byte_rate=1048576,consumer_byte_rate=2097152", unless=quotas)
-    tools.same(*cfg, "--entity-type", "users", "--entity-name", user, "--describe", unless=quotas)
+               "producer_byte_rate=1048576,consumer_byte_rate=2097152")
+    tools.same(*cfg, "--entity-type", "users", "--entity-name", user, "--describe")
     tools.same(*cfg, "--entity-type", "clients", "--entity-name", client, "--alter", "--add-config",
-               "request_percentage=50", unless=quotas)
+               "request_percentage=50")
     tools.same(*cfg, "--entity-type", "users", "--entity-name", user, "--entity-type", "clients", "--entity-name",
-               client, "--alter", "--add-config", "consumer_byte_rate=1048576", unless=quotas)
+               client, "--alter", "--add-config", "consumer_byte_rate=1048576")
     tools.same(*cfg, "--entity-type", "users", "--entity-name", user, "--entity-type", "clients", "--describe",
-               normalisers=(sorted_lines,), unless=quotas)
-    tools.same(*cfg, "--entity-type", "clients", "--entity-name", client, "--describe", unless=quotas)
+               normalisers=(sorted_lines,))
+    tools.same(*cfg, "--entity-type", "clients", "--entity-name", client, "--describe")
     tools.same(*cfg, "--entity-type", "ips", "--entity-name", "127.0.0.9", "--alter", "--add-config",
-               "connection_creation_rate=100", unless=quotas)
-    tools.same(*cfg, "--entity-type", "ips", "--entity-name", "127.0.0.9", "--describe", unless=quotas)
+               "connection_creation_rate=100")
+    tools.same(*cfg, "--entity-type", "ips", "--entity-name", "127.0.0.9", "--describe")
     tools.same(*cfg, "--entity-type", "users", "--entity-name", user, "--alter", "--add-config",
                "producer_byte_rate=many", exit=1)
     for entity in (("users", user), ("clients", client), ("ips", "127.0.0.9")):
         tools.same(*cfg, "--entity-type", entity[0], "--entity-name", entity[1], "--alter", "--delete-config",
                    {"users": "producer_byte_rate,consumer_byte_rate", "clients": "request_percentage",
-                    "ips": "connection_creation_rate"}[entity[0]], unless=quotas)
+                    "ips": "connection_creation_rate"}[entity[0]])
 
 
 def acl_blocks_sorted(text: str, lines_too: bool = False) -> str:

@@ -178,10 +178,14 @@ def test_describe_filters_by_exact_default_and_specified(tmp_path):
     ([{"entity_type": "user", "entity_name": "u"}], Op("producer_byte_rate", 1, False), ErrorCode.NONE),
     ([{"entity_type": "user", "entity_name": "u"}], Op("producer_ids_rate", 0, False), ErrorCode.INVALID_REQUEST),
     ([{"entity_type": "user", "entity_name": "u"}], Op("producer_ids_rate", -1, False), ErrorCode.INVALID_REQUEST),
-    ([{"entity_type": "ip", "entity_name": "1.2.3.4"}], Op("connection_creation_rate", 1, False),
+    ([{"entity_type": "ip", "entity_name": "1.2.3.4"}], Op("producer_ids_rate", 1, False), ErrorCode.INVALID_REQUEST),
+    ([{"entity_type": "ip", "entity_name": "1.2.3.4"}], Op("connection_creation_rate", 1, False), ErrorCode.NONE),
+    ([{"entity_type": "ip", "entity_name": "1.2.3.4"}], Op("connection_creation_rate", 1.5, False),
+     ErrorCode.INVALID_REQUEST),
+    ([{"entity_type": "ip", "entity_name": "not an address!"}], Op("connection_creation_rate", 1, False),
      ErrorCode.INVALID_REQUEST),
 ])
-def test_producer_ids_rate_only_on_the_user_entity_and_no_ip_quotas(entity, op, code):
+def test_producer_ids_rate_only_on_the_user_entity(entity, op, code):
     got, _, parsed = check_entity(entity)
     if got == ErrorCode.NONE:
         got = check_value(parsed, op.key, op.value)[0]

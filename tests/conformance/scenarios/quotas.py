@@ -136,6 +136,17 @@ def _(run):
     describe(run, [("user", EXACT, u)], True, label="nothing stored")
 
 
+@scenario("quotas/ip-entity")
+def _(run):
+    ip = [{"entity_type": "ip", "entity_name": "127.0.0.29"}]
+    alter(run, [(ip, [("connection_creation_rate", 100.0)])], label="an ip's connection rate")
+    describe(run, [("ip", EXACT, "127.0.0.29")], True, label="the ip")
+    alter(run, [(ip, [("connection_creation_rate", 2.5)])], label="a fractional connection rate")
+    alter(run, [(ip, [("producer_byte_rate", 100.0)])], label="a byte rate on an ip")
+    alter(run, [(ip, [("connection_creation_rate", None)])], label="remove it")
+    describe(run, [("ip", EXACT, "127.0.0.29")], True, label="removed")
+
+
 @scenario("quotas/entity-errors")
 def _(run):
     alter(run, [([], [("producer_byte_rate", 10.0)])], label="an empty entity")

@@ -46,7 +46,7 @@ from kipper.protocol.errors import ErrorCode, KafkaError
 from kipper.protocol.sasl import MECHANISM_CODES, MECHANISM_NAMES
 
 QUOTA_KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate",
-              "producer_ids_rate")
+              "producer_ids_rate", "connection_creation_rate")
 
 
 # --- the tool -------------------------------------------------------------------------------
@@ -58,7 +58,7 @@ def add_parser(sub) -> None:
     action = p.add_mutually_exclusive_group(required=True)
     action.add_argument("--alter", action="store_true", help="change configs")
     action.add_argument("--describe", action="store_true", help="show configs")
-    p.add_argument("--entity-type", choices=("topics", "brokers", "groups", "users", "clients"),
+    p.add_argument("--entity-type", choices=("topics", "brokers", "groups", "users", "clients", "ips"),
                    help="what the configs belong to (or --user / --client)")
     p.add_argument("--entity-name", help="topic, broker id, group, user name or client id (users, clients: "
                                          "without it, the default)")
@@ -119,9 +119,9 @@ def quota_entity(args) -> dict | None:
         return entity
     if args.entity_type is None:
         raise UsageError("--entity-type (or --user / --client) is required")
-    if args.entity_type in ("users", "clients"):
+    if args.entity_type in ("users", "clients", "ips"):
         name = None if args.entity_default else args.entity_name
-        return {"user" if args.entity_type == "users" else "client-id": name}
+        return {{"users": "user", "clients": "client-id", "ips": "ip"}[args.entity_type]: name}
     return None
 
 
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _who(entity: dict) -> str:
     parts = []
-    for etype, label in (("user", "user-principal"), ("client-id", "client-id")):
+    for etype, label in (("user", "user-principal"), ("client-id", "client-id"), ("ip", "ip")):
         if etype in entity:
             name = entity[etype]
             parts.append(f"{label} '{name}'" if name is not None else f"the default {label}")

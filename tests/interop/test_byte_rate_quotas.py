@@ -55,6 +55,10 @@ def test_configs_tool_sets_and_describes_client_and_user_client_quotas(quota_bro
                     "--entity-type", "clients", "--entity-name", f"app-{unique}").returncode == 0
     shown = _configs(bs, "--describe", "--entity-type", "clients", "--entity-name", f"app-{unique}").stdout
     assert "Quota configs" not in shown
+    assert _configs(bs, "--alter", "--add-config", "connection_creation_rate=10", "--entity-type", "ips",
+                    "--entity-name", "127.0.0.77").returncode == 0
+    shown = _configs(bs, "--describe", "--entity-type", "ips", "--entity-name", "127.0.0.77").stdout
+    assert "Quota configs for ip '127.0.0.77' are connection_creation_rate=10.0" in shown
 
 
 def _produce_all(bootstrap, topic, client_id, count, size):

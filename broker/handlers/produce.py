@@ -156,7 +156,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
             return _row(index, code, log_start_offset=partition.log_start_offset, message=message), 0, 0, 0
     appended = partition.append(records, spans, now)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
-           "log_append_time_ms": now if policy.log_append_time and appended.appended else -1,
+           "log_append_time_ms": now if policy.log_append_time and appended.appended else appended.log_append_time,
            "log_start_offset": partition.log_start_offset, "error_message": appended.message}
     if not appended.appended:  # refused, or a retry answered from producer state
         return row, 0, 0, 0

@@ -131,11 +131,16 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     try:
         records, spans = validate.checked_batch(records, policy, now)
     except validate.Rejected as exc:  # nothing is appended, nothing of the producer's state moves
-        _log_refusal(ctx, topic.name, index, records, exc.code, exc.message, now)
-        row = _row(index, exc.code, message=exc.message)
-        if exc.record_errors:
-            row["record_errors"] = [{"batch_index": i, "batch_index_error_message": m}
-                                    for i, m in exc.record_errors]
+        errors = exc.record_errors
+        _log_refusal(ctx, topic.name, index, records, exc.code,
+                     exc.message if not errors or errors[0][1] == exc.message else f"{exc.message}: {errors[0][1]}",
+                     now)
+        # a refusal of records (Kafka's RecordValidationException, or a record that does not
+        # parse) answers the log start offset with the record errors, as Kafka's ReplicaManager
+        row = _row(index, exc.code, message=exc.message,
+                   log_start_offset=partition.log_start_offset if errors else -1)
+        if errors:
+            row["record_errors"] = [{"batch_index": i, "batch_index_error_message": m} for i, m in errors]
         return row, 0, 0, 0
     [(_, _, header)] = spans  # one batch a partition (validate.py)
     engines = ctx.engines

@@ -5,6 +5,12 @@ the producer has a transaction open on the partition."""
 
 from __future__ import annotations
 
+import pytest
+
+from kipper.broker.config import load
+from kipper.broker.server import open_engines
+from kipper.protocol import batch as b
+from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode as E
 from tests.support.inproc import InProcessBroker
 
@@ -61,3 +67,32 @@ def test_a_producer_with_an_open_transaction_does_not_expire():
     assert b.state.txn.end_txn("app", r.producer_id, r.producer_epoch, True, b.now) == E.NONE
     assert b.state.producer_states.expire(b.now + 9_999) == 0  # the marker's time counts
     assert b.state.producer_states.expire(b.now + 10_000) == 1
+
+
+@pytest.mark.parametrize("stop", ["close", "crash"])
+def test_times_and_coordinator_epochs_survive_a_restart(tmp_path, stop):
+    def engines():
+        return open_engines(load(overrides={"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path),
+                                            "offsets.topic.num.partitions": "1",
+                                            "transaction.state.log.num.partitions": "1"}),
+                            clock=lambda: 1_000_000)
+
+    first = engines()
+    first.topics.create("t", 1)
+    partition = first.topics.partition("t", 0)
+    data = records.build_batch([(None, b"v", 400_000)], producer_id=PID, producer_epoch=EPOCH, base_sequence=0)
+    partition.append(data, b.split_batches(data), 900_000)
+    r = first.txn.init_producer_id("app", 60_000, -1, -1, 900_000)
+    first.txn.coordinator.add_partitions("app", r.producer_id, r.producer_epoch, [("t", 0)], 900_000)
+    data = records.build_batch([(None, b"t", 500_000)], producer_id=r.producer_id, producer_epoch=r.producer_epoch,
+                               base_sequence=0, transactional=True)
+    partition.append(data, b.split_batches(data), 900_000)
+    assert first.txn.write_markers(r.producer_id, r.producer_epoch, True, 7, "t", 0, 950_000) == E.NONE
+    before = sorted(partition.active_producers())
+    assert before == sorted([(PID, EPOCH, 0, 400_000, -1, -1), (r.producer_id, r.producer_epoch, 0, 950_000, 7, -1)])
+    if stop == "close":  # a snapshot as of the log end
+        first.close()
+    else:  # no snapshot: the batches and the marker are replayed
+        first.storage.release()
+    again = engines()
+    assert sorted(again.topics.partition("t", 0).active_producers()) == before

@@ -145,10 +145,8 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         _log_refusal(ctx, topic.name, index, records, exc.code,
                      exc.message if not errors or errors[0][1] == exc.message else f"{exc.message}: {errors[0][1]}",
                      now)
-        # a refusal of records (Kafka's RecordValidationException, or a record that does not
-        # parse) answers the log start offset with the record errors, as Kafka's ReplicaManager
         row = _row(index, exc.code, message=exc.message,
-                   log_start_offset=partition.log_start_offset if errors else -1)
+                   log_start_offset=partition.log_start_offset if exc.log_start else -1)
         if errors:
             row["record_errors"] = [{"batch_index": i, "batch_index_error_message": m} for i, m in errors]
         return row, 0, 0, 0

@@ -46,13 +46,21 @@ NO_TIMESTAMP = -1
 
 class Rejected(Exception):
     """``record_errors``: (index of the record in the partition's records, message) for
-    Produce v8+'s record_errors; empty when no single record is at fault."""
+    Produce v8+'s record_errors; empty when no single record is at fault. ``log_start``:
+    whether the answer carries the partition's log start offset, as Kafka's does for a batch
+    its log refuses; not for a corrupt or too large batch, nor for what Kafka refuses before
+    the log (a partition's records that are not exactly one magic-v2 batch)."""
 
-    def __init__(self, code: ErrorCode, message: str, record_errors: tuple = ()):
+    def __init__(self, code: ErrorCode, message: str, record_errors: tuple = (), *,
+                 log_start: bool | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.record_errors = record_errors
+        self.log_start = code not in _NO_LOG_START if log_start is None else log_start
+
+
+_NO_LOG_START = (ErrorCode.CORRUPT_MESSAGE, ErrorCode.MESSAGE_TOO_LARGE)
 
 
 @dataclass(frozen=True)
@@ -84,14 +92,14 @@ def checked_batch(buf, policy: AppendPolicy, now: int):
     (Step 1 is written out here rather than called: this runs for every Produce.)"""
     # 1. the batch, from its header
     if not buf:
-        raise Rejected(ErrorCode.INVALID_RECORD, "produce request carries no records")
+        raise Rejected(ErrorCode.INVALID_RECORD, "produce request carries no records", log_start=False)
     try:
         spans = b.split_batches(buf)
     except b.InvalidBatch as exc:
-        raise Rejected(ErrorCode(exc.code), str(exc)) from None
+        raise Rejected(ErrorCode(exc.code), str(exc), log_start=False) from None
     if len(spans) > 1:  # Kafka's rule for magic v2: a producer sends one batch per partition
         raise Rejected(ErrorCode.INVALID_RECORD,
-                       f"a partition's records hold {len(spans)} record batches; a produce request carries one")
+                       f"a partition's records hold {len(spans)} record batches; a produce request carries one", log_start=False)
     start, end, header = spans[0]
     if end - start > policy.max_message_bytes:
         raise Rejected(ErrorCode.MESSAGE_TOO_LARGE,

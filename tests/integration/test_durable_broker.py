@@ -254,3 +254,54 @@ def test_a_clean_stop_keeps_what_all_three_clients_wrote(durable, unique):
             await ac.stop()
 
     assert asyncio.run(aio_read()) == 150
+
+
+def test_an_open_transaction_whose_producer_never_returns_is_aborted_after_a_crash(tmp_path, unique):
+    """Kafka Streams' pattern (issue 30) with the producer gone for good: records and offsets
+    (TxnOffsetCommit) committed, then a transaction open with records on two partitions and
+    offsets, SIGKILL. After the restart the coordinator, recovered from __transaction_state, times
+    the open transaction out and aborts it: the last stable offset moves past it (read_committed
+    readers see what comes after it) and the group keeps the committed transaction's offsets."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    durable = BrokerProcess({"log.dirs": str(tmp_path / "data"),
+                             "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500"},
+                            port=free_port()).start()
+    try:
+        topic, source, group = f"out-{unique}", f"in-{unique}", f"app-{unique}"
+        create_topics(durable.bootstrap, topic, partitions=2)
+        create_topics(durable.bootstrap, source, partitions=1)
+        p = Producer({"bootstrap.servers": durable.bootstrap, "transactional.id": f"tx-{unique}",
+                      "transaction.timeout.ms": 3000})
+        meta = Consumer({"bootstrap.servers": durable.bootstrap, "group.id": group}).consumer_group_metadata()
+        p.init_transactions(15)
+        p.begin_transaction()
+        for i in range(100):
+            p.produce(topic, value=b"c%d" % i, partition=i % 2)
+        p.send_offsets_to_transaction([TopicPartition(source, 0, 100)], meta, 15)
+        p.commit_transaction(15)
+        p.begin_transaction()
+        for i in range(50):
+            p.produce(topic, value=b"open%d" % i, partition=i % 2)
+        p.send_offsets_to_transaction([TopicPartition(source, 0, 150)], meta, 15)
+        assert p.flush(10) == 0
+        durable.kill()
+        durable.start()
+        _produce_confluent(durable.bootstrap, topic, [b"after"])  # lands behind the open transaction
+        c = Consumer({"bootstrap.servers": durable.bootstrap, "group.id": f"r-{unique}",
+                      "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
+        c.assign([TopicPartition(topic, 0, 0), TopicPartition(topic, 1, 0)])
+        got = []
+        deadline = time.time() + 40
+        while len(got) < 101 and time.time() < deadline:  # both partitions, to 'after'
+            m = c.poll(0.5)
+            if m is not None and not m.error():
+                got.append(m.value())
+        c.close()
+        assert sorted(got) == sorted([b"c%d" % i for i in range(100)] + [b"after"]), len(got)
+        reader = Consumer({"bootstrap.servers": durable.bootstrap, "group.id": group, "isolation.level": "read_committed"})
+        committed = reader.committed([TopicPartition(source, 0)], 15)
+        reader.close()
+        assert committed[0].offset == 100
+    finally:
+        durable.stop()

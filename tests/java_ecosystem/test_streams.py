@@ -61,8 +61,10 @@ def apps(kafka_reference, durable_kipper, tmp_path_factory, tools):
                                      tmp_path_factory.mktemp(f"wordcount-{name}")).start()
     for app in started.values():
         app.wait_for_state("RUNNING")
-    yield {"names": names, "apps": started, "bootstrap": {"kafka": kafka_reference.bootstrap,
-                                                          "kipper": durable_kipper.bootstrap}}
+    # every line the module's tests put on each input topic, so that a test's expected counts do
+    # not depend on which tests ran before it (pytest -k runs any one of them alone)
+    yield {"names": names, "apps": started, "produced": {"kafka": [], "kipper": []},
+           "bootstrap": {"kafka": kafka_reference.bootstrap, "kipper": durable_kipper.bootstrap}}
     for app in started.values():
         app.stop()
 
@@ -73,6 +75,7 @@ def test_word_count_exactly_once_gives_the_same_counts_on_kafka_and_kipper(apps)
     expected = counts(lines)
     for name in ("kafka", "kipper"):
         produce_lines(bootstrap[name], names["input"], lines)
+        apps["produced"][name] += lines
     got = {name: wait_for_counts(bootstrap[name], names["output"], PARTITIONS, expected) for name in ("kafka", "kipper")}
     for name, per_word in got.items():
         assert {w: v[-1] for w, v in per_word.items()} == dict(expected), f"{name}:\n{apps['apps'][name].log()[-3000:]}"
@@ -87,7 +90,7 @@ def test_word_count_exactly_once_gives_the_same_counts_on_kafka_and_kipper(apps)
 def test_word_count_is_exactly_once_across_a_sigkill_of_kipper(apps, durable_kipper):
     names, app = apps["names"], apps["apps"]["kipper"]
     bootstrap = durable_kipper.bootstrap
-    before = text(300, seed=1)
+    before = list(apps["produced"]["kipper"])  # what the module's earlier tests put on the input, if any
     during, after = text(4000, seed=2), text(300, seed=3)
     expected = counts(before + during + after)
     # the new lines go in a chunk at a time while the application counts them, so that it is

@@ -35,9 +35,9 @@ def bytes_per_entry(mode: str, n_ids: int) -> tuple[float, int]:
     offset = 0
     for pid in range(1_000_000, 1_000_000 + n_ids):
         for k in range(BATCHES_PER_PRODUCER):
-            v = Validation(APPEND, pending=[PendingBatch(pid, 0, k * 10, k * 10 + 9, 9, -1)])
+            v = Validation(APPEND, pending=[PendingBatch(pid, 0, k * 10, k * 10 + 9, 9, -1, k)])
             offset += 10
-            psm.commit(v, [offset - 1], now=k)
+            psm.commit(v, [offset - 1])
     gc.collect()
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

@@ -133,7 +133,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("max.in.flight.sequence.number.per.connection", int_in(1, 2**30 - 1), 10_000_000,
         "Sequences behind the last appended one that count as duplicates (seed 000).", "producer"),
     Key("producer.id.expiration.ms", int_in(1, _INT32), 86400000,
-        "Producer state is dropped after this long without a write (KIP-360 keeps it otherwise).",
+        "Producer state is dropped this long after its last batch's timestamp, unless a transaction "
+        "is open (KIP-360 keeps it otherwise).",
         "producer"),
     Key("producer.id.expiration.check.interval.ms", int_in(1, _INT32), 600000,
         "How often expired producer state is swept.", "producer"),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
+from kipper.broker.kafka_broker_configs import KAFKA_ONLY_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, parse_value,
 )
@@ -137,8 +138,8 @@ class DynamicBrokerConfigs:
 
     def check(self, configs: dict[str, str]) -> tuple[ErrorCode, str | None]:
         """Kafka's DynamicBrokerConfig.validate: static names, then values. A name that
-        is no broker config passes, as in Kafka."""
-        static = sorted(k for k in configs if k in KEYS and k not in DYNAMIC_KEYS)
+        is no broker config (kipper's or Kafka's) passes, as in Kafka."""
+        static = sorted(k for k in configs if (k in KEYS or k in KAFKA_ONLY_BROKER_CONFIGS) and k not in DYNAMIC_KEYS)
         if static:
             return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})"
         for name, value in configs.items():

@@ -307,3 +307,10 @@ _END_TXN_MARKER = struct.Struct(">hi")
 
 def end_txn_marker(coordinator_epoch: int) -> bytes:
     return _END_TXN_MARKER.pack(0, coordinator_epoch)
+
+
+def marker_coordinator_epoch(value) -> int:
+    """The coordinator epoch in a COMMIT/ABORT marker's value (-1 if it has none)."""
+    if value is None or len(value) < _END_TXN_MARKER.size:
+        return -1
+    return _END_TXN_MARKER.unpack_from(value, 0)[1]

@@ -2,13 +2,13 @@
 
 One handler answers every Produce: a run of requests (protocol/produce_codec.ProduceRun), a
 request alone being a run of one. For each partition of each request: the refusals
-that need no batch (acks, authorization, an unknown topic or partition), the batch's
-checks against the topic's configs in effect (broker/log/validate.py: the one place a
+that need no batch (acks, authorization, an unknown topic or partition, one of Kafka's
+internal topics), the batch's checks against the topic's configs in effect (broker/log/validate.py: the one place a
 batch is checked before the append), the producer-id quota (seed 002), a compacted
 topic's refusal of keyless records, and for a transactional batch the coordinator's
-check that the partition is in the producer's transaction (KIP-890 part 1; from v12 the
-batch adds it, part 2); then the append, through the Partition's one write path. Each partition's answer is its own,
-so one bad partition does not fail the others. acks=0 gets no response at all, as in
+check that the partition is in the producer's transaction (KIP-890 part 1; from v12
+the batch adds it, part 2); then the append, through the Partition's one write path.
+Each partition's answer is its own, so one bad partition does not fail the others. acks=0 gets no response at all, as in
 Kafka; a throttled producer's connection is muted after the answer.
 """
 
@@ -24,6 +24,9 @@ from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
 
 VALID_ACKS = (0, 1, -1)
+# Kafka's internal topics (Topic.INTERNAL_TOPICS): a client may not write to them. kipper keeps
+# what they hold in its own stores and makes the topic on first use, so the name alone counts
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 
 
 class Target(NamedTuple):
@@ -103,7 +106,9 @@ def _target(ctx, tdata, txn_denied: bool) -> Target:
     policy = engines.topic_configs.policy(topic) if topic is not None else None
     denied = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else
               ErrorCode.TOPIC_AUTHORIZATION_FAILED
-              if not ctx.authorize(WRITE, TOPIC, topic.name if topic else name or "") else None)
+              if not ctx.authorize(WRITE, TOPIC, topic.name if topic else name or "") else
+              ErrorCode.INVALID_TOPIC_EXCEPTION
+              if (topic.internal if topic is not None else name in INTERNAL_TOPICS) else None)
     return _new_tuple(Target, (name, topic, policy, denied))
 
 
@@ -112,10 +117,15 @@ def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
     its batch is looked at (``_partition_row`` asks only when it may not)."""
     if acks not in VALID_ACKS:
         return ErrorCode.INVALID_REQUIRED_ACKS
-    if target.denied is not None:
-        return target.denied
+    denied = target.denied
+    if denied is not None and denied != ErrorCode.INVALID_TOPIC_EXCEPTION:
+        return denied
     topic = target.topic
-    if topic is None or not 0 <= index < len(topic.partitions):
+    if topic is not None and not 0 <= index < len(topic.partitions):
+        return ErrorCode.UNKNOWN_TOPIC_ID if target.name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if denied is not None:  # an internal topic: Kafka's ReplicaManager refuses the append
+        return denied
+    if topic is None:
         return ErrorCode.UNKNOWN_TOPIC_ID if target.name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     raise AssertionError("a partition it may write to")
 
@@ -133,11 +143,14 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     try:
         records, spans = validate.checked_batch(records, policy, now)
     except validate.Rejected as exc:  # nothing is appended, nothing of the producer's state moves
-        _log_refusal(ctx, topic.name, index, records, exc.code, exc.message, now)
-        row = _row(index, exc.code, message=exc.message)
-        if exc.record_errors:
-            row["record_errors"] = [{"batch_index": i, "batch_index_error_message": m}
-                                    for i, m in exc.record_errors]
+        errors = exc.record_errors
+        _log_refusal(ctx, topic.name, index, records, exc.code,
+                     exc.message if not errors or errors[0][1] == exc.message else f"{exc.message}: {errors[0][1]}",
+                     now)
+        row = _row(index, exc.code, message=exc.message,
+                   log_start_offset=partition.log_start_offset if exc.log_start else -1)
+        if errors:
+            row["record_errors"] = [{"batch_index": i, "batch_index_error_message": m} for i, m in errors]
         return row, 0, 0, 0
     [(_, _, header)] = spans  # one batch a partition (validate.py)
     engines = ctx.engines
@@ -159,7 +172,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
             return _row(index, not_in_transaction(code, ctx), message=message), 0, 0, 0
     appended = partition.append(records, spans, now)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
-           "log_append_time_ms": now if policy.log_append_time and appended.appended else -1,
+           "log_append_time_ms": now if policy.log_append_time and appended.appended else appended.log_append_time,
            "log_start_offset": partition.log_start_offset, "error_message": appended.message}
     if not appended.appended:  # refused, or a retry answered from producer state
         return row, 0, 0, 0

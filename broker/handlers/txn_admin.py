@@ -15,7 +15,6 @@ STATE_NAMES = {s.value: s for s in TxnState}
 
 def handle_describe_producers(req, ctx):
     engines = ctx.engines
-    coordinator_epoch = engines.txn.coordinator_epoch
     out = []
     for t in req.topics:
         parts = []
@@ -33,12 +32,12 @@ def handle_describe_producers(req, ctx):
                               "error_message": None, "active_producers": []})
                 continue
             producers = []
-            for pid, epoch, last_seq, last_ts, txn_start in partition.active_producers():
-                transactional = engines.txn.is_transactional(pid)
+            # Kafka's ProducerStateEntry: the last batch's max timestamp, and the coordinator
+            # epoch of the producer's last marker on the partition (-1 before any)
+            for pid, epoch, last_seq, last_ts, coordinator_epoch, txn_start in partition.active_producers():
                 producers.append({
                     "producer_id": pid, "producer_epoch": epoch, "last_sequence": last_seq,
-                    "last_timestamp": last_ts,
-                    "coordinator_epoch": coordinator_epoch if transactional else -1,
+                    "last_timestamp": last_ts, "coordinator_epoch": coordinator_epoch,
                     "current_txn_start_offset": txn_start})
             parts.append({"partition_index": index, "error_code": 0, "error_message": None,
                           "active_producers": producers})

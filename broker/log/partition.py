@@ -39,6 +39,9 @@ class AppendResult(NamedTuple):
     base_offset: int = -1
     message: str | None = None
     appended: bool = False  # False: refused, or an exact retry answered from producer state
+    # an exact retry's answer: the stored batch's timestamp, which Kafka sends as
+    # log_append_time_ms whatever the topic's timestamp type
+    log_append_time: int = -1
 
 
 _REFUSED_NO_RECORDS = AppendResult(ErrorCode.INVALID_RECORD, message="no record batches")
@@ -50,7 +53,7 @@ _new_tuple = tuple.__new__
 def _appended(base_offset: int) -> AppendResult:
     """A successful append's result, made without the namedtuple's Python-level __new__
     (every Produce makes one)."""
-    return _new_tuple(AppendResult, (ErrorCode.NONE, base_offset, None, True))
+    return _new_tuple(AppendResult, (ErrorCode.NONE, base_offset, None, True, -1))
 
 
 class Partition:
@@ -120,15 +123,16 @@ class Partition:
     def txn_index_if_any(self) -> TxnPartition | None:
         return self._txn
 
-    def active_producers(self) -> list[tuple[int, int, int, int, int]]:
-        """(producer id, epoch, last sequence, last timestamp, first offset of its open
-        transaction or -1) of each producer the partition holds state for (DescribeProducers)."""
+    def active_producers(self) -> list[tuple[int, int, int, int, int, int]]:
+        """(producer id, epoch, last sequence, last timestamp, coordinator epoch, first offset
+        of its open transaction or -1) of each producer the partition holds state for
+        (DescribeProducers)."""
         psm, txn = self._producers, self._txn
         if psm is None:
             return []
         ongoing = txn.ongoing if txn is not None else {}
-        return [(pid, epoch, last_seq, last_ts, ongoing.get(pid, -1))
-                for pid, epoch, last_seq, last_ts in psm.active()]
+        return [(pid, epoch, last_seq, last_ts, coordinator_epoch, ongoing.get(pid, -1))
+                for pid, epoch, last_seq, last_ts, coordinator_epoch in psm.active()]
 
     def expire_producers(self, now: int) -> int:
         """Drop producer state idle for producer.id.expiration.ms (KIP-360 keeps it
@@ -136,7 +140,8 @@ class Partition:
         psm = self._producers
         if psm is None:
             return 0
-        removed = psm.expire(now, self._settings.expiration_ms)
+        txn = self._txn  # a producer with an open transaction here never expires (Kafka)
+        removed = psm.expire(now, self._settings.expiration_ms, txn.ongoing if txn is not None else frozenset())
         if not len(psm):
             self._producers = None
         return removed
@@ -170,7 +175,8 @@ class Partition:
         if validation.outcome == REJECT:
             return AppendResult(validation.error, -1, validation.message)
         if validation.outcome == DUPLICATE:
-            return AppendResult(ErrorCode.NONE, validation.duplicate_base_offset)
+            return AppendResult(ErrorCode.NONE, validation.duplicate_base_offset,
+                                log_append_time=validation.duplicate_timestamp)
         base, _ = self.log.append(buf, spans, now)
         last_offsets = []
         offset = base
@@ -181,7 +187,7 @@ class Partition:
                 if h.attributes & b.TRANSACTIONAL:  # its transaction starts at its first batch
                     self.txn_index.begin(h.producer_id, offset)
             offset = last + 1
-        psm.commit(validation, last_offsets, now)
+        psm.commit(validation, last_offsets)
         self._notify(self.topic, self.partition)
         return _appended(base)
 
@@ -216,8 +222,9 @@ class Partition:
         txn = self.txn_index
         for start, end, h in spans:
             if h.is_control and h.is_transactional:
-                committed = _marker_type(buf, start, end) == records.COMMIT
-                psm.apply_marker(h.producer_id, h.producer_epoch, now)
+                marker_type, coordinator_epoch = _marker(buf, start, end)
+                committed = marker_type == records.COMMIT
+                psm.apply_marker(h.producer_id, h.producer_epoch, now, coordinator_epoch)
                 aborted = txn.end(h.producer_id, offset, committed)
                 if aborted is not None:
                     self.log.record_aborted(aborted.producer_id, aborted.first_offset, offset,
@@ -338,8 +345,9 @@ class Partition:
 
     def _replay_marker(self, base: int, h) -> None:
         found = self.log.batch_at_offset(base)
-        committed = found is not None and _marker_type(found[1], 0, len(found[1])) == records.COMMIT
-        self.producer_state.apply_marker(h.producer_id, h.producer_epoch, h.max_timestamp)
+        marker_type, coordinator_epoch = _marker(found[1], 0, len(found[1])) if found is not None else (-1, -1)
+        committed = marker_type == records.COMMIT
+        self.producer_state.apply_marker(h.producer_id, h.producer_epoch, h.max_timestamp, coordinator_epoch)
         aborted = self.txn_index.end(h.producer_id, base, committed)
         if aborted is not None:
             self.log.record_aborted(aborted.producer_id, aborted.first_offset, base, self.last_stable_offset)
@@ -357,6 +365,7 @@ def _nobody_waits(topic: str, partition: int) -> None:
     pass
 
 
-def _marker_type(buf, start: int, end: int) -> int:
-    batch = records.decode_batch(buf, start, end, verify_crc=False)
-    return records.control_type(batch.records[0].key)
+def _marker(buf, start: int, end: int) -> tuple[int, int]:
+    """(COMMIT or ABORT, coordinator epoch) of a marker batch."""
+    record = records.decode_batch(buf, start, end, verify_crc=False).records[0]
+    return records.control_type(record.key), records.marker_coordinator_epoch(record.value)

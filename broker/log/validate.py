@@ -17,7 +17,9 @@ first that fails:
    decompress is CORRUPT_MESSAGE. It comes before anything decodes records, so that
    nothing after it meets a malformed one;
 3. the timestamps the topic's configs refuse: message.timestamp.after.max.ms from the
-   header; message.timestamp.before.max.ms record by record, only when it is set;
+   header; message.timestamp.before.max.ms record by record, only when it is set. A refused
+   batch is INVALID_TIMESTAMP with a record error for each record out of range (the records
+   are read then, as Kafka lists them);
 4. the rewrite a topic config asks for: LogAppendTime stamps the header and recomputes
    the CRC; a compression.type other than producer recompresses the records section.
 
@@ -44,13 +46,21 @@ NO_TIMESTAMP = -1
 
 class Rejected(Exception):
     """``record_errors``: (index of the record in the partition's records, message) for
-    Produce v8+'s record_errors; empty when no single record is at fault."""
+    Produce v8+'s record_errors; empty when no single record is at fault. ``log_start``:
+    whether the answer carries the partition's log start offset, as Kafka's does for a batch
+    its log refuses; not for a corrupt or too large batch, nor for what Kafka refuses before
+    the log (a partition's records that are not exactly one magic-v2 batch)."""
 
-    def __init__(self, code: ErrorCode, message: str, record_errors: tuple = ()):
+    def __init__(self, code: ErrorCode, message: str, record_errors: tuple = (), *,
+                 log_start: bool | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.record_errors = record_errors
+        self.log_start = code not in _NO_LOG_START if log_start is None else log_start
+
+
+_NO_LOG_START = (ErrorCode.CORRUPT_MESSAGE, ErrorCode.MESSAGE_TOO_LARGE)
 
 
 @dataclass(frozen=True)
@@ -82,14 +92,14 @@ def checked_batch(buf, policy: AppendPolicy, now: int):
     (Step 1 is written out here rather than called: this runs for every Produce.)"""
     # 1. the batch, from its header
     if not buf:
-        raise Rejected(ErrorCode.INVALID_RECORD, "produce request carries no records")
+        raise Rejected(ErrorCode.INVALID_RECORD, "produce request carries no records", log_start=False)
     try:
         spans = b.split_batches(buf)
     except b.InvalidBatch as exc:
-        raise Rejected(ErrorCode(exc.code), str(exc)) from None
+        raise Rejected(ErrorCode(exc.code), str(exc), log_start=False) from None
     if len(spans) > 1:  # Kafka's rule for magic v2: a producer sends one batch per partition
         raise Rejected(ErrorCode.INVALID_RECORD,
-                       f"a partition's records hold {len(spans)} record batches; a produce request carries one")
+                       f"a partition's records hold {len(spans)} record batches; a produce request carries one", log_start=False)
     start, end, header = spans[0]
     if end - start > policy.max_message_bytes:
         raise Rejected(ErrorCode.MESSAGE_TOO_LARGE,
@@ -120,29 +130,43 @@ def checked_batch(buf, policy: AppendPolicy, now: int):
 
 # --- 3. timestamps ---------------------------------------------------------------------------------
 
-def _out_of_range(timestamp: int, offset: int, now: int, policy: AppendPolicy) -> Rejected:
-    low = now - policy.before_max_ms if policy.before_max_ms < LONG_MAX else "-inf"
-    high = now + policy.after_max_ms
-    return Rejected(ErrorCode.INVALID_TIMESTAMP,
-                    f"Timestamp {timestamp} of message with offset {offset} is out of range. "
-                    f"The timestamp should be within [{low}, {high}]")
+TIMESTAMPS_REFUSED = "One or more records have been rejected due to invalid timestamp"
 
 
 def check_timestamps(policy: AppendPolicy, buf, spans, now: int) -> None:
-    """Raise Rejected for the timestamps the topic's configs refuse."""
-    if not policy.log_append_time:
-        limit = now + policy.after_max_ms
-        for _, _, h in spans:
-            if h.max_timestamp != NO_TIMESTAMP and h.max_timestamp > limit:
-                raise _out_of_range(h.max_timestamp, h.base_offset, now, policy)
-    if not policy.reads_records:
+    """Raise Rejected for the timestamps the topic's configs refuse: INVALID_TIMESTAMP with a
+    record error for every record out of range, as Kafka's LogValidator answers. The header's
+    max timestamp tells whether any record is too far ahead, so the records are read only
+    when one may be, or when message.timestamp.before.max.ms is set."""
+    if policy.log_append_time:
         return
-    floor = now - policy.before_max_ms
-    for start, end, _ in spans:
-        batch = _decoded(lambda: records.decode_batch(buf, start, end, verify_crc=False))
-        for rec in batch.records:
-            if rec.timestamp != NO_TIMESTAMP and rec.timestamp < floor:
-                raise _out_of_range(rec.timestamp, rec.offset, now, policy)
+    limit = now + policy.after_max_ms
+    for start, end, h in spans:
+        if policy.reads_records or (h.max_timestamp != NO_TIMESTAMP and h.max_timestamp > limit):
+            errors = timestamp_errors(policy, buf, start, end, now)
+            if errors:
+                raise Rejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMPS_REFUSED, errors)
+
+
+def timestamp_errors(policy: AppendPolicy, buf, start: int, end: int, now: int) -> tuple:
+    """(index in the batch, message) of each record of ``buf[start:end]`` whose CreateTime
+    timestamp is out of [now - message.timestamp.before.max.ms, now + ...after.max.ms]."""
+    before, after = policy.before_max_ms, policy.after_max_ms
+    batch = _decoded(lambda: records.decode_batch(buf, start, end, verify_crc=False))
+    out = []
+    for index, rec in enumerate(batch.records):
+        ts = rec.timestamp
+        if ts != NO_TIMESTAMP and (now - ts > before or ts - now > after):
+            # Kafka's bounds, computed on Java longs (an unset before.max.ms makes the low one
+            # hugely negative)
+            out.append((index, f"Timestamp {ts} of message with offset {rec.offset} is out of range. "
+                               f"The timestamp should be within [{_long(now - before)}, {_long(now + after)}]"))
+    return tuple(out)
+
+
+def _long(value: int) -> int:
+    """``value`` as a Java long computes it (wrapping past 2^63)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
 
 
 # --- keyless records (a compacted topic) -----------------------------------------------------------

@@ -12,7 +12,8 @@ ProducerAppendInfo). Two modes:
 - ``window5``: Kafka's classic cache of the last five batches.
 
 State survives log deletion (KIP-360); it goes only when ``expire(now)``
-finds no write for ``producer.id.expiration.ms``.
+finds its last batch's timestamp ``producer.id.expiration.ms`` old and no transaction
+open (Kafka's isProducerExpired).
 """
 
 from __future__ import annotations
@@ -51,17 +52,20 @@ class PendingBatch(NamedTuple):
     last_seq: int
     offset_delta: int
     row: int  # table row seen by validate (-1: new), rechecked at commit
+    max_timestamp: int  # the batch's (Kafka's BatchMetadata timestamp)
 
 
 class Validation:
-    __slots__ = ("outcome", "error", "message", "duplicate_base_offset", "pending")
+    __slots__ = ("outcome", "error", "message", "duplicate_base_offset", "duplicate_timestamp", "pending")
 
     def __init__(self, outcome: str, error: ErrorCode = ErrorCode.NONE, message: str | None = None,
-                 duplicate_base_offset: int = -1, pending: list[PendingBatch] | None = None):
+                 duplicate_base_offset: int = -1, pending: list[PendingBatch] | None = None,
+                 duplicate_timestamp: int = -1):
         self.outcome = outcome
         self.error = error
         self.message = message
         self.duplicate_base_offset = duplicate_base_offset
+        self.duplicate_timestamp = duplicate_timestamp  # the stored batch's, for the answer
         self.pending = pending if pending is not None else []
 
 
@@ -85,6 +89,10 @@ class ProducerStateManager:
         self.window = max_in_flight_sequences
         self.table = ProducerTable(DEPTH[mode])
         self.counters = counters or Counters()
+        # producer id -> the coordinator epoch of its last marker here (Kafka's
+        # ProducerStateEntry.coordinatorEpoch, -1 until a marker): only transactional
+        # producers have one, so it is kept apart from the table's columns
+        self.coordinator_epochs: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self.table)
@@ -121,7 +129,7 @@ class ProducerStateManager:
                 seen[pid] = (h.producer_epoch, last_seq)
             # tuple.__new__: a NamedTuple's own __new__ is a Python-level call, once per batch
             pending.append(_new_tuple(PendingBatch, (pid, h.producer_epoch, h.base_sequence, last_seq,
-                                                     h.last_offset_delta, row)))
+                                                     h.last_offset_delta, row, h.max_timestamp)))
         return Validation(APPEND, pending=pending)
 
     def _check(self, h: BatchHeader, row: int, epoch, current_last, first_seq, last_seq):
@@ -147,18 +155,19 @@ class ProducerStateManager:
         if row >= 0:
             dup = self._find_duplicate(row, first_seq, last_seq)
             if dup is not None:
-                return Validation(DUPLICATE, duplicate_base_offset=dup)
+                return Validation(DUPLICATE, duplicate_base_offset=dup[0], duplicate_timestamp=dup[1])
         if self.mode == LATEST and sequence_distance(current_last, first_seq) < self.window:
             return Validation(REJECT, ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
                               f"sequence {first_seq} is at or behind the last appended {current_last}")
         return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                           f"expected sequence {next_sequence(current_last)}, got {first_seq}")
 
-    def _find_duplicate(self, row: int, first_seq: int, last_seq: int) -> int | None:
-        for b_last_seq, b_last_offset, b_delta, _ in self.table.batches(row):
+    def _find_duplicate(self, row: int, first_seq: int, last_seq: int) -> tuple[int, int] | None:
+        """(base offset, timestamp) of the stored batch ``first_seq..last_seq`` retries."""
+        for b_last_seq, b_last_offset, b_delta, b_timestamp in self.table.batches(row):
             b_first_seq = (b_last_seq - b_delta) % SEQ_MOD
             if b_first_seq == first_seq and b_last_seq == last_seq:
-                return b_last_offset - b_delta
+                return b_last_offset - b_delta, b_timestamp
         return None
 
     def record(self, validation: Validation) -> None:
@@ -178,13 +187,15 @@ class ProducerStateManager:
 
     # --- commit ------------------------------------------------------------------------------
 
-    def commit(self, validation: Validation, last_offsets: list[int], now: int) -> None:
+    def commit(self, validation: Validation, last_offsets: list[int]) -> None:
         """Apply a validated append; ``last_offsets`` are the log's last offset of
         each pending batch, in order."""
         for p, last_offset in zip(validation.pending, last_offsets):
-            # the broker's append time is the batch timestamp: expiry counts from it
+            # Kafka's BatchMetadata timestamp: the batch's max timestamp (the append time on a
+            # LogAppendTime topic, whose batches are stamped before this); DescribeProducers
+            # reports it, a duplicate's answer carries it, and expiry counts from it
             self.store_batch(p.producer_id, p.producer_epoch, p.last_seq, last_offset, p.offset_delta,
-                             now, row=p.row)
+                             p.max_timestamp, row=p.row)
 
     def store_batch(self, producer_id: int, producer_epoch: int, last_seq: int, last_offset: int,
                     offset_delta: int, timestamp: int, row: int = -1) -> None:
@@ -210,9 +221,11 @@ class ProducerStateManager:
             return ErrorCode.INVALID_PRODUCER_EPOCH
         return ErrorCode.NONE
 
-    def apply_marker(self, producer_id: int, producer_epoch: int, now: int) -> None:
+    def apply_marker(self, producer_id: int, producer_epoch: int, now: int, coordinator_epoch: int = -1) -> None:
         """After a marker is appended: a newer epoch replaces the producer's (fencing
         the older one here) with no batches yet, so the new epoch starts afresh."""
+        if coordinator_epoch >= 0:
+            self.coordinator_epochs[producer_id] = coordinator_epoch
         table = self.table
         row = table.find(producer_id)
         if row < 0:
@@ -225,13 +238,17 @@ class ProducerStateManager:
 
     # --- expiry and introspection --------------------------------------------------------------
 
-    def expire(self, now: int, expiration_ms: int) -> int:
+    def expire(self, now: int, expiration_ms: int, keep=frozenset()) -> int:
+        """Drop producers whose last batch's timestamp is ``expiration_ms`` old (Kafka's
+        isProducerExpired), except those in ``keep`` (an open transaction)."""
         table = self.table
         removed = 0
         row = 0
         while row < len(table):
-            if now - table.last_write(row) >= expiration_ms:
+            pid = table.pids[row]
+            if now - table.last_write(row) >= expiration_ms and pid not in keep:
                 table.remove(row)  # the last row moved here: look at this row again
+                self.coordinator_epochs.pop(pid, None)
                 removed += 1
             else:
                 row += 1
@@ -250,13 +267,15 @@ class ProducerStateManager:
                 "last_write": self.table.last_write(row), "batches": batches}
 
     def active(self):
-        """(producer id, epoch, last sequence or -1, last write time) of every producer
-        the partition keeps state for (DescribeProducers)."""
+        """(producer id, epoch, last sequence or -1, last timestamp, coordinator epoch or -1)
+        of every producer the partition keeps state for (DescribeProducers)."""
         table = self.table
+        epochs = self.coordinator_epochs
         for row in range(len(table)):
             newest = table.newest(row)
-            yield (table.pids[row], table.epochs[row], newest[0] if newest is not None else -1,
-                   table.last_write(row))
+            pid = table.pids[row]
+            yield (pid, table.epochs[row], newest[0] if newest is not None else -1,
+                   table.last_write(row), epochs.get(pid, -1))
 
     def nbytes(self) -> int:
         return self.table.nbytes()

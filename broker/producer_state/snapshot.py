@@ -24,7 +24,8 @@ def snapshot_entries(psm: ProducerStateManager, open_transactions: dict[int, int
         newest = table.newest(row)
         last_seq, last_offset, delta, ts = newest if newest else (-1, -1, -1, table.last_write(row))
         out.append(SnapshotEntry(pid, table.epochs[row], last_seq, last_offset, delta, ts,
-                                 NO_COORDINATOR_EPOCH, open_transactions.get(pid, -1)))
+                                 psm.coordinator_epochs.get(pid, NO_COORDINATOR_EPOCH),
+                                 open_transactions.get(pid, -1)))
     return out
 
 
@@ -38,6 +39,8 @@ def restore(psm: ProducerStateManager, entries) -> dict[int, int]:
             table.push_batch(row, e.last_sequence, e.last_offset, e.offset_delta, e.timestamp)
         else:
             table.set_empty(row, e.timestamp)
+        if e.coordinator_epoch >= 0:
+            psm.coordinator_epochs[e.producer_id] = e.coordinator_epoch
         if e.current_txn_first_offset >= 0:
             ongoing[e.producer_id] = e.current_txn_first_offset
     return ongoing

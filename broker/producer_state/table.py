@@ -4,8 +4,8 @@ Seed 000 is about broker memory per producer id, so entries are not Python
 objects: each column is an ``array`` and an entry is a row number. A
 linear-probing index of int32 row numbers maps producer ids to rows. Each row
 keeps the producer id, its epoch and ``depth`` batch slots of (last sequence,
-last offset, offset delta, timestamp) -- Kafka's BatchMetadata, with the
-broker's append time as the timestamp. ``depth`` is 1 for the ``latest`` mode
+last offset, offset delta, timestamp) -- Kafka's BatchMetadata, whose
+timestamp is the batch's max timestamp. ``depth`` is 1 for the ``latest`` mode
 and 5 for ``window5``, which alone needs a ring position and a count per row.
 Removing an entry moves the last row into its place.
 """

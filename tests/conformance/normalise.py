@@ -22,7 +22,8 @@ MAPPED = {
 MAPPED_SKIP = {-1, 0, "", None, "00000000-0000-0000-0000-000000000000", "AAAAAAAAAAAAAAAAAAAAAA"}
 CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "throttle_time_ms": 0,
             "log_dir": "<dir>", "total_bytes": "<bytes>", "usable_bytes": "<bytes>", "client_host": "<client host>", "member_host": "<client host>"}
-MESSAGES = {"error_message", "error_msg", "status_message"}
+# (a record error's message too: Kafka's for a timestamp out of range quotes its own clock)
+MESSAGES = {"error_message", "error_msg", "status_message", "batch_index_error_message"}
 CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms"}
 # lists whose order is the broker's own (hash maps in Kafka): sorted by these keys
 SORT_KEYS = {

@@ -6,6 +6,7 @@ restarted on the same port, and the counts come out exactly once across the cras
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -87,21 +88,40 @@ def test_word_count_is_exactly_once_across_a_sigkill_of_kipper(apps, durable_kip
     names, app = apps["names"], apps["apps"]["kipper"]
     bootstrap = durable_kipper.bootstrap
     before = text(300, seed=1)
-    during, after = text(2000, seed=2), text(300, seed=3)
+    during, after = text(4000, seed=2), text(300, seed=3)
     expected = counts(before + during + after)
-    produce_lines(bootstrap, names["input"], during)
-    # kill it while the application is still counting what just came in
-    target = sum(counts(before).values()) + sum(counts(during).values()) // 10
+    # the new lines go in a chunk at a time while the application counts them, so that it is
+    # still counting when the broker is killed, however fast it runs on this machine
+    chunks = [during[i:i + 50] for i in range(0, len(during), 50)]
+    sent, between_chunks, stop = [], threading.Lock(), threading.Event()
+
+    def feed():
+        for chunk in chunks:
+            with between_chunks:
+                if stop.is_set():
+                    return
+                produce_lines(bootstrap, names["input"], chunk)
+                sent.append(chunk)
+            time.sleep(0.1)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    target = sum(counts(before).values()) + sum(counts(during).values()) // 20
     deadline = time.monotonic() + 120
     while (progress := sum(v[-1] for v in read_counts(bootstrap, names["output"], PARTITIONS).values())) < target:
         assert time.monotonic() < deadline, "the application did not start counting the new lines"
         time.sleep(0.2)
-    durable_kipper.kill()
-    assert progress < sum(counts(before + during).values()), "the kill came after the application had finished"
+    with between_chunks:  # no chunk half sent: every line is either acknowledged or not sent yet
+        stop.set()
+        durable_kipper.kill()
+    feeder.join(30)
+    produced = before + [line for chunk in sent for line in chunk]
+    assert len(sent) < len(chunks), "every line was sent before the kill: nothing to count across it"
+    assert progress < sum(counts(produced).values()), "the kill came after the application had counted all it was sent"
     states = app.states_seen()
     time.sleep(2)
     durable_kipper.start(timeout=60)
-    produce_lines(bootstrap, names["input"], after)
+    produce_lines(bootstrap, names["input"], [line for chunk in chunks[len(sent):] for line in chunk] + after)
     got = wait_for_counts(bootstrap, names["output"], PARTITIONS, expected, timeout=240)
     log = app.log()
     assert {w: v[-1] for w, v in got.items()} == dict(expected), log[-4000:]

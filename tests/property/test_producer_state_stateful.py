@@ -34,7 +34,7 @@ class ProducerRetries(RuleBasedStateMachine):
     def _send(self, first_seq: int, count: int):
         v = self.psm.validate([header(first_seq, count, self.epoch)])
         if v.outcome == APPEND:
-            self.psm.commit(v, [self.end_offset + count - 1], now=0)
+            self.psm.commit(v, [self.end_offset + count - 1])
             self.log.append((self.epoch, first_seq, count))
             self.end_offset += count
         return v

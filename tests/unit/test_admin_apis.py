@@ -188,6 +188,16 @@ def test_a_name_that_is_no_broker_config_is_stored_and_described_as_kafka_does()
     assert incremental(b, BROKER, "1", [("num.partitions", 0, "3")]).error_code == E.INVALID_REQUEST
 
 
+def test_a_static_kafka_broker_config_kipper_does_not_use_is_refused_as_kafka_does():
+    # broker.id is Kafka's, not kipper's (node.id), yet Kafka's kafka-configs --add-config
+    # broker.id=7 is refused: it is a known static name, not an unknown one
+    b = InProcessBroker()
+    r = incremental(b, BROKER, "1", [("broker.id", 0, "7")])
+    assert (r.error_code, r.error_message) == (E.INVALID_REQUEST, "Cannot update these configs dynamically: Set(broker.id)")
+    assert incremental(b, BROKER, "1", [("controller.quorum.voters", 0, "x")], validate_only=True).error_code == \
+        E.INVALID_REQUEST
+
+
 def test_describing_the_broker_marks_dynamic_configs_and_hides_passwords():
     b = InProcessBroker(**{"num.partitions": "3"})
     incremental(b, BROKER, "", [("log.retention.ms", 0, "99")])

@@ -153,3 +153,21 @@ def test_refusals_reach_the_metrics_dump_and_prometheus():
     assert snap["refused_batches"] == {"total": 2, "by_error": {"INVALID_RECORD": 1, "CORRUPT_MESSAGE": 1}}
     samples = exported(broker.state.metrics)
     assert samples[("kafka_server_brokertopicmetrics_refused_batches_total", (("error", "CORRUPT_MESSAGE"),))] == 1
+
+
+def test_the_answer_carries_the_log_start_offset_where_kafkas_does():
+    broker = Broker()
+    assert broker.produce(records.build_batch([(None, b"a"), (None, b"b")])).error_code == 0
+    broker.partition.delete_records_before(1)
+    # refused by the log (Kafka's LogValidator): the partition's log start offset
+    for batch in (bad("bytes left over after the last record"), bad("records_count 3 with two records"),
+                  records.build_batch([(b"\x00\x00\x00\x00", b"\x00" * 6)], control=True)):
+        part = broker.produce(batch)
+        assert (part.error_code, part.log_start_offset) == (ErrorCode.INVALID_RECORD, 1)
+    # refused before the log (not one batch), or corrupt: -1
+    two = records.build_batch([(None, b"a")]) + records.build_batch([(None, b"b")])
+    crc = bytearray(records.build_batch([(None, b"a")]))
+    crc[-1] ^= 0xFF
+    for batch, code in ((two, ErrorCode.INVALID_RECORD), (bytes(crc), ErrorCode.CORRUPT_MESSAGE)):
+        part = broker.produce(batch)
+        assert (part.error_code, part.log_start_offset) == (code, -1)

@@ -13,10 +13,10 @@ MAX = 0x7FFFFFFF
 PID = 1000
 
 
-def header(first_seq: int, count: int = 1, epoch: int = 0, pid: int = PID) -> BatchHeader:
+def header(first_seq: int, count: int = 1, epoch: int = 0, pid: int = PID, ts: int = 0) -> BatchHeader:
     return BatchHeader(base_offset=0, batch_length=100, partition_leader_epoch=0, magic=2, crc=0,
-                       attributes=0, last_offset_delta=count - 1, base_timestamp=0,
-                       max_timestamp=0, producer_id=pid, producer_epoch=epoch,
+                       attributes=0, last_offset_delta=count - 1, base_timestamp=ts,
+                       max_timestamp=ts, producer_id=pid, producer_epoch=epoch,
                        base_sequence=first_seq, records_count=count)
 
 
@@ -28,13 +28,13 @@ class Log:
         self.end = 0
         self.appended: list[tuple[int, int]] = []  # (pid, first_seq) per appended batch
 
-    def produce(self, h: BatchHeader, now: int = 0):
+    def produce(self, h: BatchHeader):
         v = self.psm.validate([h])
         self.psm.record(v)
         if v.outcome == APPEND:
             base = self.end
             self.end += h.last_offset_delta + 1
-            self.psm.commit(v, [self.end - 1], now)
+            self.psm.commit(v, [self.end - 1])
             self.appended.append((h.producer_id, h.base_sequence))
             return v, base
         return v, v.duplicate_base_offset
@@ -162,17 +162,30 @@ def test_validation_does_not_change_state(log):
 
 
 def test_expiry_drops_idle_producers_under_a_manual_clock(log):
-    log.produce(header(0, pid=1), now=1_000)
-    log.produce(header(0, pid=2), now=5_000)
+    log.produce(header(0, pid=1, ts=1_000))
+    log.produce(header(0, pid=2, ts=5_000))
     assert log.psm.expire(now=10_999, expiration_ms=10_000) == 0
     assert log.psm.expire(now=11_000, expiration_ms=10_000) == 1
     assert log.psm.entry(1) is None and log.psm.entry(2) is not None
 
 
+def test_a_producers_time_is_its_last_batchs_max_timestamp_as_in_kafka(log):
+    # Kafka's BatchMetadata timestamp (DescribeProducers' last_timestamp, a duplicate's
+    # log_append_time_ms, and expiry) is the batch's max timestamp, not the append time
+    log.produce(header(0, pid=1, ts=2_000))
+    assert log.psm.entry(1)["batches"][0]["timestamp"] == 2_000
+    assert log.psm.expire(now=11_999, expiration_ms=10_000) == 0
+    assert log.psm.expire(now=12_000, expiration_ms=10_000) == 1
+    log.produce(header(0, pid=2, ts=2_000))
+    assert log.psm.expire(now=12_000, expiration_ms=10_000, keep={2}) == 0  # an open transaction stays
+    retry = log.psm.validate([header(0, pid=2, ts=2_000)])
+    assert (retry.outcome, retry.duplicate_timestamp) == ("duplicate", 2_000)
+
+
 def test_expired_producer_resumes_at_any_sequence(log):
-    log.produce(header(0, 10), now=0)
+    log.produce(header(0, 10))
     log.psm.expire(now=100, expiration_ms=50)
-    v, _ = log.produce(header(500), now=200)
+    v, _ = log.produce(header(500))
     assert v.outcome == APPEND
 
 
@@ -187,7 +200,7 @@ def test_many_producers_are_stored_and_found_after_removals():
     psm = ProducerStateManager(LATEST)
     log = Log(psm)
     for pid in range(1, 2001):
-        log.produce(header(0, pid=pid), now=pid)
+        log.produce(header(0, pid=pid, ts=pid))  # the batch timestamp counts
     assert len(psm) == 2000
     psm.expire(now=1000 + 10, expiration_ms=10)  # removes pids 1..1000
     assert len(psm) == 1000

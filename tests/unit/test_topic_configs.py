@@ -146,7 +146,9 @@ def test_a_record_too_far_in_the_future_gets_invalid_timestamp():
     with pytest.raises(Rejected) as exc:
         validate.check_timestamps(AppendPolicy(), data, _spans(data), NOW)
     assert exc.value.code == ErrorCode.INVALID_TIMESTAMP
-    assert "out of range" in exc.value.message
+    assert exc.value.message == "One or more records have been rejected due to invalid timestamp"
+    assert exc.value.record_errors == ((0, f"Timestamp {NOW + 3_600_001} of message with offset 0 is out of range. "
+                                           f"The timestamp should be within [{NOW - 2**63 + 1}, {NOW + 3_600_000}]"),)
     validate.check_timestamps(AppendPolicy(log_append_time=True), data, _spans(data), NOW)  # ignored
 
 
@@ -156,6 +158,7 @@ def test_before_max_ms_reads_every_record():
     with pytest.raises(Rejected) as exc:
         validate.check_timestamps(AppendPolicy(before_max_ms=5_000), data, _spans(data), NOW)
     assert exc.value.code == ErrorCode.INVALID_TIMESTAMP
+    assert [i for i, _ in exc.value.record_errors] == [1]
 
 
 def test_produce_answers_with_the_log_append_time_and_stores_it():

@@ -30,7 +30,7 @@ def test_describe_producers_shows_idempotent_and_transactional_producers():
     assert b.produce("t", 0, [(None, b"a", b.now), (None, b"b", b.now)], producer_id=4000,
                      producer_epoch=2, base_sequence=0).error_code == 0
     pid, epoch = open_transaction(b)
-    answer = b.produce("t", 0, [(None, b"t", b.now)], producer_id=pid, producer_epoch=epoch,
+    answer = b.produce("t", 0, [(None, b"t", b.now - 5_000)], producer_id=pid, producer_epoch=epoch,
                        base_sequence=0, transactional=True, transactional_id=TID)
     assert answer.error_code == 0
     r = b.call(DESCRIBE_PRODUCERS, 0, {"topics": [{"name": "t", "partition_indexes": [0, 1, 9]},
@@ -40,10 +40,25 @@ def test_describe_producers_shows_idempotent_and_transactional_producers():
     assert (producers[4000].producer_epoch, producers[4000].last_sequence) == (2, 1)
     assert producers[4000].current_txn_start_offset == -1 and producers[4000].coordinator_epoch == -1
     assert producers[pid].current_txn_start_offset == answer.base_offset
-    assert producers[pid].coordinator_epoch == 0 and producers[pid].last_timestamp == b.now
+    # as Kafka's ProducerStateEntry: the last batch's max timestamp (not the append time), and
+    # no coordinator epoch before the producer's first marker on the partition
+    assert producers[pid].coordinator_epoch == -1 and producers[pid].last_timestamp == b.now - 5_000
     assert parts[1].active_producers == [] and parts[1].error_code == 0
     assert parts[9].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
     assert r.topics[1].partitions[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_describe_producers_reports_the_coordinator_epoch_of_the_last_marker():
+    b = broker()
+    pid, epoch = open_transaction(b)
+    assert b.produce("t", 0, [(None, b"t", b.now - 5_000)], producer_id=pid, producer_epoch=epoch,
+                     base_sequence=0, transactional=True).error_code == 0
+    b.now += 1_000
+    assert b.state.txn.write_markers(pid, epoch, True, 7, "t", 0, b.now) == E.NONE  # WriteTxnMarkers
+    r = b.call(DESCRIBE_PRODUCERS, 0, {"topics": [{"name": "t", "partition_indexes": [0]}]})
+    [producer] = r.topics[0].partitions[0].active_producers
+    assert (producer.producer_id, producer.coordinator_epoch, producer.current_txn_start_offset) == (pid, 7, -1)
+    assert producer.last_timestamp == b.now  # the marker's timestamp
 
 
 def test_describe_transactions_reports_the_coordinators_state():

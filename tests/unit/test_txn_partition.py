@@ -99,10 +99,10 @@ def _header(pid, epoch, seq, n=1, transactional=True) -> b.BatchHeader:
     return b.read_header(data)
 
 
-def _append(psm, header, last_offset, now=0):
+def _append(psm, header, last_offset):
     v = psm.validate([header])
     if v.outcome == APPEND:
-        psm.commit(v, [last_offset], now)
+        psm.commit(v, [last_offset])
     return v
 
 
@@ -125,7 +125,7 @@ def test_marker_with_a_bumped_epoch_fences_the_old_epoch_and_restarts_sequences(
 @pytest.mark.parametrize("mode", [LATEST, WINDOW5])
 def test_marker_at_the_current_epoch_keeps_the_sequence_going(mode):
     psm = ProducerStateManager(mode)
-    _append(psm, _header(7, 0, 0, n=5), 4, now=1)
+    _append(psm, _header(7, 0, 0, n=5), 4)
     psm.apply_marker(7, 0, now=50)
     v = _append(psm, _header(7, 0, 3), 9)
     assert (v.outcome, v.error) == (REJECT, ErrorCode.DUPLICATE_SEQUENCE_NUMBER if mode == LATEST
@@ -136,7 +136,7 @@ def test_marker_at_the_current_epoch_keeps_the_sequence_going(mode):
 @pytest.mark.parametrize("mode", [LATEST, WINDOW5])
 def test_marker_counts_as_a_write_for_expiry(mode):
     psm = ProducerStateManager(mode)
-    _append(psm, _header(7, 0, 0), 0, now=0)
+    _append(psm, _header(7, 0, 0), 0)
     psm.apply_marker(7, 1, now=1000)  # emptied by a bumped epoch, written at 1000
     assert psm.expire(now=1500, expiration_ms=1000) == 0
     assert psm.expire(now=2000, expiration_ms=1000) == 1

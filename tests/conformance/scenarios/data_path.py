@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import uuid
 
+from kipper.protocol import records
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import register, scenario
+from tests.support import malformed as m
 
 
 @scenario("produce/unknown-topic")
@@ -326,3 +328,16 @@ def _(run):
     run.poll(lambda: k.fetch(run, t, 0, record=False), cleaned, timeout=30, interval=0.5)
     k.fetch(run, t, 0, label="fetch after cleaning")
     k.list_offsets(run, t, -2)
+
+
+@scenario("produce/refused-batches")
+def _(run):
+    # (a record that does not parse is left out: kipper names it in record_errors on purpose,
+    # docs/STORAGE.md, where Kafka lists none)
+    t = k.create_topic(run)
+    k.produce(run, t, k.batch(2))
+    k.produce(run, t, m.batch(m.MALFORMED["bytes left over after the last record"].payload, 2),
+              label="bytes after the last record")
+    k.produce(run, t, records.build_batch([(b"\x00\x00\x00\x00", b"\x00\x00\x00\x00\x00\x00")], control=True),
+              label="a control batch")
+    k.produce(run, t, k.batch(1) + k.batch(1), label="two batches")

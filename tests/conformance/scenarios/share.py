@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import scenario
-from tests.conformance.scenarios.versions import (
+from tests.conformance.scenarios.share_probes import (
     alter_share_offsets, delete_share_offsets, describe_share_offsets, share_fetch,
 )
 

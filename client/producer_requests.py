@@ -17,7 +17,7 @@ from kipper.protocol.messages.produce import PRODUCE
 
 # Produce v11 adds TRANSACTION_ABORTABLE (KIP-890) and v12 tells the broker the
 # client uses transaction version 2, where a produce adds its partition to the
-# transaction; kipper implements neither, and v9 is what these callers always sent.
+# transaction; these callers handle neither, and v9 is what they always sent.
 PRODUCE_MAX_VERSION = 9
 # InitProducerId v5 adds TRANSACTION_ABORTABLE (KIP-890), which these callers do not handle.
 INIT_PRODUCER_ID_MAX_VERSION = 4

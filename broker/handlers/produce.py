@@ -6,11 +6,12 @@ that need no batch (acks, authorization, an unknown topic or partition, one of K
 internal topics), the batch's checks against the topic's configs in effect (broker/log/validate.py: the one place a
 batch is checked before the append), the producer-id quota (seed 002), a compacted
 topic's refusal of keyless records, and for a transactional batch the coordinator's
-check that the partition is in the producer's transaction (KIP-890 part 1); then the
-append, through the Partition's one write path. Each partition's answer is its own,
-so one bad partition does not fail the others. acks=0 gets no response at all, as in
-Kafka; a producer throttled by a quota (producer ids, seed 002; producer_byte_rate, Kafka's
-ClientQuotaManager) gets throttle_time_ms and its connection is muted after the answer.
+check that the partition is in the producer's transaction (KIP-890 part 1; from v12
+the batch adds it, part 2); then the append, through the Partition's one write path.
+Each partition's answer is its own, so one bad partition does not fail the others. acks=0
+gets no response at all, as in Kafka; a producer throttled by a quota (producer ids, seed
+002; producer_byte_rate, Kafka's ClientQuotaManager) gets throttle_time_ms and its
+connection is muted after the answer.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import NamedTuple
 
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+from kipper.broker.handlers.txn import PRODUCE_ADDS_PARTITION_SINCE, not_in_transaction
 from kipper.broker.log import validate
 from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
@@ -80,7 +82,7 @@ def handle_produce(run, ctx) -> list:
             for pdata in tdata.partition_data:
                 index = pdata.index
                 row, wait, appended_bytes, appended_records = _partition_row(
-                    ctx, target, acks, index, pdata.records, now)
+                    ctx, target, acks, index, pdata.records, now, req.transactional_id)
                 if appended_records:
                     if target is not counted_target or index != counted_index:
                         if nrecords:
@@ -141,7 +143,8 @@ def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
     raise AssertionError("a partition it may write to")
 
 
-def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int) -> tuple[dict, int, int, int]:
+def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int,
+                   transactional_id: str | None = None) -> tuple[dict, int, int, int]:
     """One partition's answer, the quota's throttle time (0 unless exceeded), and the
     bytes and records appended (for the caller to count)."""
     topic = target.topic
@@ -175,10 +178,11 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
             row = _keyless_refused(index, keyless, topic.name, partition)
             _log_refusal(ctx, topic.name, index, records, ErrorCode.INVALID_RECORD, row["error_message"], now)
             return row, 0, 0, 0
-    if header.attributes & TRANSACTIONAL:
-        code, message = engines.txn.check_append(topic.name, index, [header])
-        if code != ErrorCode.NONE:
-            return _row(index, code, log_start_offset=partition.log_start_offset, message=message), 0, 0, 0
+    if header.attributes & TRANSACTIONAL:  # KIP-890: in the transaction, or added to it from v12
+        code, message = engines.txn.check_append(topic.name, index, [header], transactional_id,
+                                                 ctx.api_version >= PRODUCE_ADDS_PARTITION_SINCE, now)
+        if code != ErrorCode.NONE:  # (Kafka answers these before the log: log_start_offset -1)
+            return _row(index, not_in_transaction(code, ctx), message=message), 0, 0, 0
     appended = partition.append(records, spans, now)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
            "log_append_time_ms": now if policy.log_append_time and appended.appended else appended.log_append_time,

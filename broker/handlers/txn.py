@@ -3,8 +3,11 @@ WriteTxnMarkers. Decode, ask the transaction coordinator (broker/txn), answer.
 
 Clients speak AddPartitionsToTxn v0-3 (v4+ is broker-to-broker) and the
 transaction-version-1 protocol: this broker does not advertise the
-transaction.version feature, so no client uses KIP-890 part 2. Versions from
-before KIP-588 get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED.
+transaction.version feature, so clients use KIP-890 part 2 only as far as a Produce
+v12 implies it (its batch adds its partition, as Kafka 4.x lets it). Versions from
+before KIP-588 get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED; a
+partition or group not in the transaction is INVALID_TXN_STATE, or TRANSACTION_ABORTABLE
+for the versions that know it.
 """
 
 from __future__ import annotations
@@ -16,12 +19,27 @@ from kipper.broker.handlers.offsets import MAX_METADATA
 from kipper.protocol.errors import ErrorCode
 
 PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that knows error 90
+# api key -> first version answered TRANSACTION_ABORTABLE (KIP-890) for a partition or group
+# not in the producer's open transaction, where older versions get INVALID_TXN_STATE (Kafka 4.x:
+# Produce v11, TxnOffsetCommit v4; Kafka's "genericError" transaction-supported operation)
+TRANSACTION_ABORTABLE_SINCE = {0: 11, 28: 4}
+# a Produce from v12 is a transaction-version-2 producer's: its batch adds the partition to the
+# transaction (KIP-890 part 2) where an older one is refused
+PRODUCE_ADDS_PARTITION_SINCE = 12
 
 
 def _for_version(error: ErrorCode, ctx) -> int:
     if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < PRODUCER_FENCED_SINCE.get(ctx.api_key, 0):
         return int(ErrorCode.INVALID_PRODUCER_EPOCH)
     return int(error)
+
+
+def not_in_transaction(error: ErrorCode, ctx) -> ErrorCode:
+    """``error`` as this request's version knows it: INVALID_TXN_STATE (not in the
+    transaction) is TRANSACTION_ABORTABLE for the versions that have it."""
+    if error == ErrorCode.INVALID_TXN_STATE and ctx.api_version >= TRANSACTION_ABORTABLE_SINCE.get(ctx.api_key, 1 << 15):
+        return ErrorCode.TRANSACTION_ABORTABLE
+    return error
 
 
 def _known(engines, topic: str, partition: int) -> bool:
@@ -86,8 +104,8 @@ def handle_txn_offset_commit(req, ctx):
     elif not ctx.authorize(READ, GROUP, req.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
-        error = engines.txn.verify_offset_commit(req.transactional_id, req.producer_id,
-                                                 req.producer_epoch, req.group_id)
+        error = not_in_transaction(engines.txn.verify_offset_commit(
+            req.transactional_id, req.producer_id, req.producer_epoch, req.group_id), ctx)
     if error == ErrorCode.NONE:
         error = engines.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
                                                   req.get("generation_id_or_member_epoch", -1),

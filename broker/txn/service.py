@@ -152,16 +152,28 @@ class Transactions:
 
     # --- the partition side ----------------------------------------------------------------------
 
-    def check_append(self, topic: str, partition: int, headers) -> tuple[ErrorCode, str | None]:
-        """Before appending a Produce that holds transactional batches."""
+    def check_append(self, topic: str, partition: int, headers, transactional_id: str | None,
+                     add_partition: bool, now: int) -> tuple[ErrorCode, str | None]:
+        """Before appending a Produce that holds transactional batches. ``add_partition``:
+        the Produce is of a transaction-version-2 producer (v12+, KIP-890 part 2), so a
+        partition not yet in its open transaction is added to it (opening one if need be)
+        instead of refused, as Kafka 4.x does; the request's transactional id must then
+        hold the batch's producer id and epoch."""
         for h in headers:
             if not h.is_transactional:
                 continue
+            if transactional_id is None:  # Kafka checks this of the request before anything else
+                return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional batch without a transactional id"
             if h.producer_id < 0:
                 return ErrorCode.INVALID_RECORD, "transactional batch without a producer id"
             if not self.live["transaction.partition.verification.enable"]:
                 continue
             error = self.coordinator.verify_produce(h.producer_id, h.producer_epoch, topic, partition)
+            if error == ErrorCode.INVALID_TXN_STATE and add_partition:
+                error = self.coordinator.add_partitions(transactional_id, h.producer_id, h.producer_epoch,
+                                                        [(topic, partition)], now)
+                if error == ErrorCode.PRODUCER_FENCED:  # what Kafka's leader answers a producer
+                    error = ErrorCode.INVALID_PRODUCER_EPOCH
             if error != ErrorCode.NONE:
                 return error, (f"producer {h.producer_id} epoch {h.producer_epoch} has no open "
                                f"transaction holding {topic}-{partition}")

@@ -36,9 +36,10 @@ class InProcessBroker:
         assert type(result) is not Later, "a deferred answer: drive the engine directly instead"
         return decode_response(api, version, result[4:])[1]
 
-    def produce(self, topic: str, partition: int, rows, *, version: int = 9, **batch) -> dict:
+    def produce(self, topic: str, partition: int, rows, *, version: int = 9, transactional_id: str | None = None,
+                **batch) -> dict:
         """One batch of (key, value[, timestamp]) rows; the partition's answer."""
         data = records.build_batch(rows, **batch)
-        body = {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        body = {"transactional_id": transactional_id, "acks": -1, "timeout_ms": 1000, "topic_data": [
             {"name": topic, "partition_data": [{"index": partition, "records": data}]}]}
         return self.call(PRODUCE, version, body).responses[0].partition_responses[0]

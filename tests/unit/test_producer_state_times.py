@@ -61,7 +61,7 @@ def test_a_producer_with_an_open_transaction_does_not_expire():
     r = b.state.txn.init_producer_id("app", 600_000, -1, -1, b.now)
     assert b.state.txn.coordinator.add_partitions("app", r.producer_id, r.producer_epoch, [("t", 0)], b.now) == E.NONE
     assert b.produce("t", 0, [(None, b"v", b.now)], producer_id=r.producer_id, producer_epoch=r.producer_epoch,
-                     base_sequence=0, transactional=True).error_code == 0
+                     base_sequence=0, transactional=True, transactional_id="app").error_code == 0
     assert b.state.producer_states.expire(b.now + 60_000) == 0
     b.now += 60_000
     assert b.state.txn.end_txn("app", r.producer_id, r.producer_epoch, True, b.now) == E.NONE

@@ -31,7 +31,7 @@ def test_describe_producers_shows_idempotent_and_transactional_producers():
                      producer_epoch=2, base_sequence=0).error_code == 0
     pid, epoch = open_transaction(b)
     answer = b.produce("t", 0, [(None, b"t", b.now - 5_000)], producer_id=pid, producer_epoch=epoch,
-                       base_sequence=0, transactional=True)
+                       base_sequence=0, transactional=True, transactional_id=TID)
     assert answer.error_code == 0
     r = b.call(DESCRIBE_PRODUCERS, 0, {"topics": [{"name": "t", "partition_indexes": [0, 1, 9]},
                                                   {"name": "nope", "partition_indexes": [0]}]})
@@ -52,7 +52,7 @@ def test_describe_producers_reports_the_coordinator_epoch_of_the_last_marker():
     b = broker()
     pid, epoch = open_transaction(b)
     assert b.produce("t", 0, [(None, b"t", b.now - 5_000)], producer_id=pid, producer_epoch=epoch,
-                     base_sequence=0, transactional=True).error_code == 0
+                     base_sequence=0, transactional=True, transactional_id=TID).error_code == 0
     b.now += 1_000
     assert b.state.txn.write_markers(pid, epoch, True, 7, "t", 0, b.now) == E.NONE  # WriteTxnMarkers
     r = b.call(DESCRIBE_PRODUCERS, 0, {"topics": [{"name": "t", "partition_indexes": [0]}]})

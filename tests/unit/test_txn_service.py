@@ -25,15 +25,15 @@ def make_state(**overrides) -> Engines:
     return state
 
 
-def append(state, pid, epoch, seq, n=2, partition=0, transactional=True):
+def append(state, pid, epoch, seq, n=2, partition=0, transactional=True, version=9, tid=TID):
     """A Produce of one batch through the broker's dispatcher; the partition's answer."""
     data = records.build_batch([(None, b"v%d" % i, 0) for i in range(n)], producer_id=pid,
                                producer_epoch=epoch, base_sequence=seq, transactional=transactional)
-    body = {"transactional_id": TID if transactional else None, "acks": -1, "timeout_ms": 1000,
+    body = {"transactional_id": tid if transactional else None, "acks": -1, "timeout_ms": 1000,
             "topic_data": [{"name": "t", "partition_data": [{"index": partition, "records": data}]}]}
-    frame = encode_request(PRODUCE, 9, 1, "test", body)[4:]
+    frame = encode_request(PRODUCE, version, 1, "test", body)[4:]
     [answer], _ = Dispatcher.of(state).dispatch([frame], 0, Session("PLAINTEXT", "peer"))
-    return decode_response(PRODUCE, 9, answer[4:])[1].responses[0].partition_responses[0]
+    return decode_response(PRODUCE, version, answer[4:])[1].responses[0].partition_responses[0]
 
 
 def begin(state, now=0, partitions=(0,), timeout=60_000):
@@ -125,3 +125,40 @@ def test_deleted_topic_forgets_its_transaction_index():
     state.delete_topic(state.topics.get("t"))
     assert state.topics.partition("t", 0) is None  # with the partition goes its index
     assert state.txn.end_txn(TID, pid, epoch, True, 1) == E.NONE  # markers skip the lost topic
+
+
+# --- a partition not in the transaction (KIP-890), as Kafka 4.4 answers each Produce version -------
+
+def test_a_partition_not_in_the_transaction_is_refused_as_the_version_knows_it():
+    state = make_state()
+    r = state.txn.init_producer_id(TID, 60_000, -1, -1, 0)
+    for version, code in ((3, E.INVALID_TXN_STATE), (9, E.INVALID_TXN_STATE), (10, E.INVALID_TXN_STATE),
+                          (11, E.TRANSACTION_ABORTABLE)):
+        row = append(state, r.producer_id, r.producer_epoch, 0, version=version)
+        assert row["error_code"] == code, version
+        assert row.get("log_start_offset", -1) == -1  # refused before the log, as Kafka answers
+    assert stored(state) == [] and state.txn.transaction(TID).state.value == "Empty"
+
+
+def test_produce_v12_adds_its_partition_to_the_transaction():
+    state = make_state()
+    r = state.txn.init_producer_id(TID, 60_000, -1, -1, 0)
+    assert append(state, r.producer_id, r.producer_epoch, 0, version=12)["error_code"] == E.NONE
+    meta = state.txn.transaction(TID)
+    assert meta.state.value == "Ongoing" and meta.partitions == {("t", 0)}
+    assert state.topics.partition("t", 0).last_stable_offset == 0  # open in the partition too
+    assert state.txn.end_txn(TID, r.producer_id, r.producer_epoch, True, 0) == E.NONE
+    data, marker = stored(state)
+    assert [rec.value for rec in data.records] == [b"v0", b"v1"] and marker.header.is_control
+
+
+def test_produce_v12_adds_nothing_for_a_stale_epoch_or_another_transactional_id():
+    state = make_state()
+    r = state.txn.init_producer_id(TID, 60_000, -1, -1, 0)
+    other = state.txn.init_producer_id("other", 60_000, -1, -1, 0)
+    pid, epoch = r.producer_id, r.producer_epoch
+    assert append(state, pid, epoch + 1, 0, version=12)["error_code"] == E.INVALID_PRODUCER_EPOCH
+    assert append(state, other.producer_id, 0, 0, version=12)["error_code"] == E.INVALID_PRODUCER_ID_MAPPING
+    assert append(state, pid, epoch, 0, version=12, tid=None)["error_code"] == \
+        E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED  # a transactional batch needs the request's id
+    assert stored(state) == [] and state.txn.transaction(TID).partitions == set()

@@ -178,6 +178,18 @@ def _(run):
     k.end_txn(run, txn, again.get("producer_id", -1), new_epoch, True, label="the new producer commits nothing")
 
 
+
+@scenario("txn/fenced-producer-writes-after-the-markers")
+def _(run):  # txn/fenced-by-a-new-producer without the race: Kafka's abort markers are written first
+    t, txn, pid, epoch = _txn(run)
+    k.add_partitions(run, txn, pid, epoch, t)
+    _send(run, t, pid, epoch, 0, 1, txn=txn)
+    k.init_producer_id(run, txn, label="a second producer with the same id")
+    _wait_state(run, txn, "CompleteAbort")
+    _send(run, t, pid, epoch, 1, 1, txn=txn, label="the fenced producer writes")
+    k.end_txn(run, txn, pid, epoch, True, label="the fenced producer commits")
+    k.fetch(run, t, 0, isolation=1, label="read_committed: the open transaction was aborted")
+
 @scenario("txn/produce-without-add-partitions")
 def _(run):
     t, txn, pid, epoch = _txn(run)
@@ -251,3 +263,24 @@ def _(run):
     k.produce(run, t, k.batch(1, start=3))
     k.fetch(run, t, 0, isolation=1, label="read_committed over an aborted transaction")
     k.fetch(run, t, 0, isolation=1, version=4, label="read_committed at v4")
+
+
+
+@scenario("txn/produce-adds-partition-from-v12")
+def _(run):  # (v10 and older get INVALID_TXN_STATE, but not reliably from Kafka: it batches the
+    # verifications of concurrent producers and maps the batch's errors for its first request's
+    # version; tests/integration/test_kafka_answers_txn.py holds kipper to them)
+    t, txn, pid, epoch = _txn(run)
+    k.produce(run, t, k.batch(1, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
+              transactional_id=txn, version=11, label="partition not added, Produce v11")
+    _describe(run, txn, "nothing added")
+    k.produce(run, t, k.batch(1, producer_id=pid, producer_epoch=epoch + 1, base_sequence=0, transactional=True),
+              transactional_id=txn, version=12, label="Produce v12, epoch ahead")
+    k.produce(run, t, k.batch(1, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
+              transactional_id=None, version=12, label="Produce v12, no transactional id")
+    k.produce(run, t, k.batch(1, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
+              transactional_id=txn, version=12, label="Produce v12 adds the partition")
+    _describe(run, txn, "after the implicit add")
+    k.end_txn(run, txn, pid, epoch, True)
+    _wait_state(run, txn, "CompleteCommit")
+    k.fetch(run, t, 0, isolation=1, label="read_committed after commit")

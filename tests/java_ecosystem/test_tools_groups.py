@@ -143,17 +143,13 @@ def test_kafka_share_groups_offsets(tools, tmp_path):
     sg = ("kafka-share-groups", "--bootstrap-server", "{bootstrap}")
     with tools.member(group, topic, "share", "share-member-1", tmp_path):
         pass  # it polls (and accepts what it gets) until it leaves
-    offsets = "share-group-offsets-apis"  # pending: issue 32's branch share-offsets
-    tools.same(*sg, "--describe", "--group", group, normalisers=(rows_sorted,), unless=offsets, settle=10)
-    tools.same(*sg, "--describe", "--group", group, "--offsets", "--verbose", normalisers=(rows_sorted,),
-               unless=offsets)
+    tools.same(*sg, "--describe", "--group", group, normalisers=(rows_sorted,), settle=10)
+    tools.same(*sg, "--describe", "--group", group, "--offsets", "--verbose", normalisers=(rows_sorted,))
     reset = (*sg, "--reset-offsets", "--group", group, "--topic", topic)
-    tools.same(*reset, "--to-earliest", "--dry-run", normalisers=(rows_sorted,), unless=offsets)
-    tools.same(*reset, "--to-earliest", "--execute", normalisers=(rows_sorted,), unless=offsets)
-    tools.same(*reset, "--to-latest", "--execute", normalisers=(rows_sorted,), unless=offsets)
-    tools.same(*reset, "--to-datetime", tools.iso(tools.base_ms + 2000), "--execute", normalisers=(rows_sorted,),
-               unless=offsets)
-    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,), unless=offsets)
-    tools.same(*sg, "--delete-offsets", "--group", group, "--topic", topic, normalisers=(rows_sorted,),
-               unless=offsets)
-    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,), unless=offsets)
+    tools.same(*reset, "--to-earliest", "--dry-run", normalisers=(rows_sorted,))
+    tools.same(*reset, "--to-earliest", "--execute", normalisers=(rows_sorted,))
+    tools.same(*reset, "--to-latest", "--execute", normalisers=(rows_sorted,))
+    tools.same(*reset, "--to-datetime", tools.iso(tools.base_ms + 2000), "--execute", normalisers=(rows_sorted,))
+    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,))
+    tools.same(*sg, "--delete-offsets", "--group", group, "--topic", topic, normalisers=(rows_sorted,))
+    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,))

@@ -28,6 +28,8 @@ from kipper.protocol.errors import ErrorCode
 
 DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 2, 3  # DescribeConfigs ConfigSource
 
+# Kafka's static broker configs that kipper names otherwise (node.id, which Kafka also takes)
+KAFKA_STATIC = {"broker.id"}
 # Kafka's name -> kipper's broker key of the same meaning, where they differ
 ALIASES = {"log.retention.ms": "retention.ms", "log.retention.bytes": "retention.bytes"}
 
@@ -138,7 +140,7 @@ class DynamicBrokerConfigs:
     def check(self, configs: dict[str, str]) -> tuple[ErrorCode, str | None]:
         """Kafka's DynamicBrokerConfig.validate: static names, then values. A name that
         is no broker config passes, as in Kafka."""
-        static = sorted(k for k in configs if k in KEYS and k not in DYNAMIC_KEYS)
+        static = sorted(k for k in configs if (k in KEYS or k in KAFKA_STATIC) and k not in DYNAMIC_KEYS)
         if static:
             return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})"
         for name, value in configs.items():

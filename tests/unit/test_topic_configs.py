@@ -250,3 +250,10 @@ def test_docs_admin_names_every_topic_config_and_the_inert_ones_as_inert():
     for name in describable():
         assert f"`{name}`" in text, name
         assert (f"`{name}`" in inert_row) == (TOPIC_CONFIGS[name].effect == INERT), name
+
+
+def test_broker_id_is_a_static_config_kafka_refuses_to_alter():
+    b = InProcessBroker()
+    r = b.call(44, 1, {"resources": [{"resource_type": 4, "resource_name": "1", "configs": [
+        {"name": "broker.id", "config_operation": 0, "value": "7"}]}], "validate_only": False})
+    assert r.responses[0].error_code == ErrorCode.INVALID_REQUEST

@@ -89,7 +89,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "A segment rolls when the next batch would take it past this size (topic: segment.bytes).",
         "storage"),
     Key("log.roll.ms", int_in(-1, _INT64), -1,
-        "A segment rolls this long after its first batch (topic: segment.ms). -1: log.roll.hours.",
+        "A segment rolls when a batch's timestamp is this far past its first batch's (topic: "
+        "segment.ms, as Kafka). -1: log.roll.hours.",
         "storage"),
     Key("log.roll.hours", int_in(1, _INT32), 168, "log.roll.ms in hours, when that is not set.",
         "storage"),

@@ -61,6 +61,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Largest record batch accepted, as in Kafka.", "log"),
     Key("retention.ms", int_in(-1, _INT64), 604800000,
         "Default time retention of topics (-1: keep forever).", "log"),
+    Key("log.retention.hours", int_in(-1, _INT32), 168,
+        "retention.ms in hours, when that (or log.retention.ms) is not set (Kafka's).", "log"),
     Key("retention.bytes", int_in(-1, _INT64), -1,
         "Default size retention per partition (-1: unlimited).", "log"),
     Key("log.retention.check.interval.ms", int_in(1, _INT64), 300000,
@@ -87,7 +89,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "A segment rolls when the next batch would take it past this size (topic: segment.bytes).",
         "storage"),
     Key("log.roll.ms", int_in(-1, _INT64), -1,
-        "A segment rolls this long after its first batch (topic: segment.ms). -1: log.roll.hours.",
+        "A segment rolls when a batch's timestamp is this far past its first batch's (topic: "
+        "segment.ms, as Kafka). -1: log.roll.hours.",
         "storage"),
     Key("log.roll.hours", int_in(1, _INT32), 168, "log.roll.ms in hours, when that is not set.",
         "storage"),

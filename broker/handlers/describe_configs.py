@@ -9,6 +9,7 @@ from kipper.broker.acl.model import TOPIC as ACL_TOPIC
 from kipper.broker.config import KEYS, defaults_text
 from kipper.broker.dynamic_configs import DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
+from kipper.broker.log.effective import NULL_DEFAULTS
 from kipper.broker.log.topic_configs import CONFIG_TYPES, describable
 from kipper.protocol.errors import ErrorCode
 
@@ -16,6 +17,26 @@ TOPIC, BROKER = 2, 4
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8
 UNKNOWN_TYPE = 0  # DescribeConfigs config_type of a name that is no config
 SENSITIVE = {"ssl.key.password"}  # Kafka's PASSWORD type: never sent back
+# Kafka 4.4's GroupConfig.ALL_GROUP_CONFIG_SYNONYMS: the broker config a group config overrides
+GROUP_BROKER_SYNONYMS = {
+    "consumer.session.timeout.ms": "group.consumer.session.timeout.ms",
+    "consumer.heartbeat.interval.ms": "group.consumer.heartbeat.interval.ms",
+    "consumer.assignment.interval.ms": "group.consumer.assignment.interval.ms",
+    "consumer.assignor.offload.enable": "group.consumer.assignor.offload.enable",
+    "share.session.timeout.ms": "group.share.session.timeout.ms",
+    "share.heartbeat.interval.ms": "group.share.heartbeat.interval.ms",
+    "share.record.lock.duration.ms": "group.share.record.lock.duration.ms",
+    "share.delivery.count.limit": "group.share.delivery.count.limit",
+    "share.partition.max.record.locks": "group.share.partition.max.record.locks",
+    "share.assignment.interval.ms": "group.share.assignment.interval.ms",
+    "share.assignor.offload.enable": "group.share.assignor.offload.enable",
+    "streams.session.timeout.ms": "group.streams.session.timeout.ms",
+    "streams.heartbeat.interval.ms": "group.streams.heartbeat.interval.ms",
+    "streams.num.standby.replicas": "group.streams.num.standby.replicas",
+    "streams.initial.rebalance.delay.ms": "group.streams.initial.rebalance.delay.ms",
+    "streams.assignment.interval.ms": "group.streams.assignment.interval.ms",
+    "streams.assignor.offload.enable": "group.streams.assignor.offload.enable",
+}
 
 
 def _text(value) -> str:
@@ -29,7 +50,7 @@ def _text(value) -> str:
 
 
 def _type_of(name: str) -> int:
-    if name in DYNAMIC_KEYS and name not in KEYS:
+    if name in DYNAMIC_KEYS and (name not in KEYS or DYNAMIC_KEYS[name].type == "list"):
         return CONFIG_TYPES[DYNAMIC_KEYS[name].type]
     parse = KEYS[name].parse
     if parse.__name__ == "boolean":
@@ -56,18 +77,29 @@ def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_on
         found.append((name, defaults_text(name), DEFAULT_CONFIG))
     elif not unknown:
         found.append((name, DYNAMIC_KEYS[name].default, DEFAULT_CONFIG))
+    if name in NULL_DEFAULTS and not unknown:
+        # Kafka's has no default: null until set, and then its longer unit's default follows
+        found = [f for f in found if f[2] != DEFAULT_CONFIG]
+        if found:
+            found.append((*NULL_DEFAULTS[name], DEFAULT_CONFIG))
+        elif not default_layer_only:
+            return _row(name, None, DEFAULT_CONFIG, [], synonyms, docs, unknown)
     if default_layer_only:
         found = [f for f in found if f[2] == 3]
         if not found:
             return None
     if not found:
         return None
+    return _row(name, found[0][1], found[0][2], found, synonyms, docs, unknown)
+
+
+def _row(name: str, value, source: int, found, synonyms: bool, docs: bool, unknown: bool) -> dict:
     # a name set dynamically that is no broker config: Kafka describes it read-only, of
     # unknown type and, not knowing what it holds, sensitive
     sensitive = name in SENSITIVE or unknown
-    return {"name": name, "value": None if sensitive else found[0][1],
+    return {"name": name, "value": None if sensitive else value,
             "read_only": name not in DYNAMIC_KEYS, "is_sensitive": sensitive,
-            "config_source": found[0][2],
+            "config_source": source,
             "synonyms": [{"name": n, "value": None if sensitive else v, "source": s}
                          for n, v, s in found] if synonyms else [],
             "config_type": UNKNOWN_TYPE if unknown else _type_of(name),
@@ -75,13 +107,34 @@ def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_on
             if docs and not unknown else None}
 
 
-def _group_row(store, group_id: str, name: str, synonyms: bool, docs: bool) -> dict:
-    value, explicit = store.describe(group_id)[name]
-    source = DYNAMIC_GROUP_CONFIG if explicit else DEFAULT_CONFIG
+def _broker_synonyms(engines, name: str, default: str) -> list[tuple[str, str, int]]:
+    """A broker config's values from the highest precedence down, Kafka's
+    ConfigHelper.configSynonyms for a name without longer-unit synonyms."""
+    found = []
+    dynamic = engines.dynamic_configs
+    for layer, source in ((dynamic.node, 2), ("", 3)):
+        value = dynamic.layers[layer].get(name)
+        if value is not None:
+            found.append((name, value, source))
+    if name in KEYS:
+        if name in engines.config.explicit:
+            found.append((name, _text(engines.config[name]), STATIC_BROKER_CONFIG))
+        default = defaults_text(name)
+    found.append((name, default, DEFAULT_CONFIG))
+    return found
+
+
+def _group_row(engines, group_id: str, name: str, synonyms: bool, docs: bool) -> dict:
+    """Kafka's ConfigHelper.createGroupConfigEntry: the group's own value when set, then its
+    broker config's values (GroupConfig.brokerSynonym), or the group config's default."""
+    value, explicit = engines.group_configs.describe(group_id)[name]
     d = GROUP_CONFIGS[name]
+    found = [(name, value, DYNAMIC_GROUP_CONFIG)] if explicit else []
+    broker = GROUP_BROKER_SYNONYMS.get(name)
+    found += [(name, d.default, DEFAULT_CONFIG)] if broker is None else _broker_synonyms(engines, broker, d.default)
     return {"name": name, "value": value, "read_only": False, "is_sensitive": False,
-            "config_source": source,
-            "synonyms": [{"name": name, "value": value, "source": source}] if synonyms else [],
+            "config_source": found[0][2],
+            "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in found] if synonyms else [],
             "config_type": CONFIG_TYPES[d.type], "documentation": d.doc if docs else None}
 
 
@@ -131,7 +184,7 @@ def handle_describe_configs(req, ctx):
                 row.update(error_code=int(ErrorCode.INVALID_REQUEST),
                            error_message="Group name must not be empty")
             else:
-                row["configs"] = _filter([_group_row(engines.group_configs, res.resource_name, k,
+                row["configs"] = _filter([_group_row(engines, res.resource_name, k,
                                                      synonyms, docs) for k in GROUP_CONFIGS], keys)
         elif res.resource_type == BROKER:
             code, message = engines.dynamic_configs.layer_for(res.resource_name)

@@ -78,7 +78,9 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                      "preferred_read_replica": -1, "records": b""}
             limit = min(p.partition_max_bytes, remaining)
             # read_committed: nothing at or past the last stable offset
-            got = plog.read(offset, limit, always_one=first, read_committed=committed)
+            # one segment per partition, as Kafka's UnifiedLog.read: the consumer's next
+            # fetch goes on from there
+            got = plog.read(offset, limit, always_one=first, read_committed=committed, one_segment=True)
             if got.chunks:
                 first = False
                 entry["records"] = got.chunks

@@ -18,6 +18,16 @@ DYNAMIC_TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG = 1, 
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5
 
 
+# Kafka's broker configs without a default (ServerLogConfigs: null), with the longer-unit
+# synonym DynamicBrokerConfig.brokerConfigSynonyms lists after each and its default. Kafka's
+# ConfigHelper.configSynonyms drops every synonym before the first one named after the topic
+# config's broker config, so a topic config of these lists no broker synonym until it is set
+NULL_DEFAULTS = {"log.retention.ms": ("log.retention.hours", "168"),
+                 "log.roll.ms": ("log.roll.hours", "168"),
+                 "log.roll.jitter.ms": ("log.roll.jitter.hours", "0"),
+                 "log.flush.interval.ms": ("log.flush.scheduler.interval.ms", str(LONG_MAX))}
+
+
 def _text(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -40,6 +50,9 @@ class TopicConfigView:
         if d.name == "segment.ms":
             roll = static["log.roll.ms"]
             return str(roll if roll >= 0 else static["log.roll.hours"] * 3_600_000)
+        if d.name == "retention.ms" and "retention.ms" not in static.explicit:
+            hours = static["log.retention.hours"]
+            return str(hours * 3_600_000 if hours >= 0 else -1)
         value = static[d.static_key]
         if d.name == "flush.ms" and value < 0:
             value = LONG_MAX  # kipper's -1 "no timer" is Kafka's Long.MAX_VALUE
@@ -59,6 +72,8 @@ class TopicConfigView:
         explicit = self.static.explicit
         if d.name == "segment.ms":
             return "log.roll.ms" in explicit or "log.roll.hours" in explicit
+        if d.name == "retention.ms":
+            return "retention.ms" in explicit or "log.retention.hours" in explicit
         return d.static_key in explicit
 
     def synonyms(self, configs: dict[str, str], name: str) -> list[tuple[str, str, int]]:
@@ -81,6 +96,23 @@ class TopicConfigView:
             out.append((d.synonym, d.default, DEFAULT_CONFIG))
         return out
 
+    def described_synonyms(self, configs: dict[str, str], name: str) -> list[tuple[str, str, int]]:
+        """The synonyms as Kafka's ConfigHelper.createTopicConfigEntry lists them: the topic's
+        own value (only when set: no DEFAULT entry under the topic config's name), then the
+        broker's under Kafka's names, from the first one named after the broker config on."""
+        d = TOPIC_CONFIGS[name]
+        found = self.synonyms(configs, name)
+        own = [f for f in found if f[2] == DYNAMIC_TOPIC_CONFIG]
+        broker = [(d.synonym or n, v, src) for n, v, src in found if src != DYNAMIC_TOPIC_CONFIG]
+        if d.synonym is None:
+            return own
+        if d.synonym in NULL_DEFAULTS:
+            broker = [b for b in broker if b[2] != DEFAULT_CONFIG]
+            if broker:  # the longer unit's default follows what is set
+                longer, default = NULL_DEFAULTS[d.synonym]
+                broker.append((longer, default, DEFAULT_CONFIG))
+        return own + broker
+
     def value(self, configs: dict[str, str], name: str) -> str:
         found = self.synonyms(configs, name)
         return found[0][1] if found else TOPIC_CONFIGS[name].default
@@ -94,12 +126,13 @@ class TopicConfigView:
         """One DescribeConfigs (or CreateTopics) entry."""
         d = TOPIC_CONFIGS[name]
         found = self.synonyms(configs, name)
-        value, source = (found[0][1], found[0][2]) if found else (d.default, DEFAULT_CONFIG)
-        # Kafka lists the topic's own value, then the broker's synonyms; a default
-        # with no synonym is reported with none
+        listed = self.described_synonyms(configs, name)
+        value = found[0][1] if found else d.default
+        # Kafka's source is the first synonym listed's, DEFAULT when none is
+        source = listed[0][2] if listed else DEFAULT_CONFIG
         return {"name": name, "value": value, "read_only": False, "is_sensitive": False,
                 "config_source": source,
-                "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in found]
+                "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in listed]
                 if include_synonyms else [],
                 "config_type": CONFIG_TYPES[d.type],
                 "documentation": d.doc if include_documentation else None}

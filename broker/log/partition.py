@@ -153,7 +153,9 @@ class Partition:
         if not spans:
             return _REFUSED_NO_RECORDS
         log = self.log
-        rolled = log.maybe_roll(spans[-1][1] - spans[0][0], now)
+        # Kafka rolls on segment.ms by record time: the incoming batches' largest timestamp
+        # against the segment's first batch's (LogSegment.shouldRoll)
+        rolled = log.maybe_roll(spans[-1][1] - spans[0][0], now, max(h.max_timestamp for _, _, h in spans))
         if rolled is not None:  # Kafka snapshots producer state as a segment rolls
             self.snapshot_producers(rolled)
         if origin == COORDINATOR:
@@ -237,9 +239,10 @@ class Partition:
     # --- reads ------------------------------------------------------------------------------
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             read_committed: bool = False) -> ReadResult:
-        """Batches from ``offset``; read_committed stops at the last stable offset."""
-        return self.log.read(offset, max_bytes, always_one=always_one,
+             read_committed: bool = False, one_segment: bool = False) -> ReadResult:
+        """Batches from ``offset``; read_committed stops at the last stable offset;
+        ``one_segment``: only the segment holding ``offset`` (Kafka's Fetch)."""
+        return self.log.read(offset, max_bytes, always_one=always_one, one_segment=one_segment,
                              end_offset=self.last_stable_offset if read_committed else None)
 
     def aborted_transactions(self, fetch_offset: int, upper: int) -> list[dict]:

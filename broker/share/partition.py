@@ -88,6 +88,9 @@ class SharePartition:
         self.window_records = 0  # data records in [SPSO, SPEO): what the cap counts
         self.lock_expiries = 0  # records whose acquisition lock ran out (metrics)
         self._next_deadline = NO_DEADLINE
+        # what Kafka's share coordinator holds for ReadShareGroupStateSummary: (SPSO, records
+        # delivered for good past it) as the last state write carried them, None before any
+        self.summary: tuple[int, int] | None = None
 
     # --- run bookkeeping ---------------------------------------------------------------
 
@@ -135,6 +138,13 @@ class SharePartition:
         if state != ACQUIRED:
             run.member = None
             run.deadline = NO_DEADLINE
+
+    def _written(self) -> None:
+        """A state write (acknowledgement or release): Kafka's SharePartition writes its SPSO
+        as it was before the write's own changes move it, and moves it after the write
+        succeeded without writing again, so its share coordinator keeps the older SPSO (and
+        counts the records acknowledged past it) until the next write."""
+        self.summary = (self.spso, sum(r.last - r.first + 1 for r in self.runs if r.state in TERMINAL))
 
     def _advance(self) -> None:
         """Move the SPSO over terminal runs and gaps."""
@@ -262,6 +272,7 @@ class SharePartition:
                     self._apply(start, first + k - 1, types[k - 1], now, changes)
                     start = first + k
         if changes:
+            self._written()
             self._advance()
         return errors, changes
 
@@ -336,6 +347,7 @@ class SharePartition:
         self._next_deadline = next_deadline
         if changes:
             self._coalesce(0, len(self.runs))
+            self._written()
             self._advance()
         return changes
 

@@ -116,6 +116,7 @@ class ShareStore:
         checkpoint says the share-partition starts again (StartOffset -1)."""
         sp, deltas = self._rebuild(group_id, topic, plog, durable)
         if sp is not None:
+            sp.summary = (sp.spso, sum(r.last - r.first + 1 for r in sp.runs if r.state in TERMINAL))
             self.recoveries += 1
             log.info("share_partition_recovered", group_id=group_id, topic=topic,
                      partition=plog.partition, checkpoint_offset=durable.checkpoint_offset,
@@ -131,27 +132,30 @@ class ShareStore:
         return sp, len(deltas)
 
     def summary(self, group_id: str, topic: Topic, partition: int) -> tuple[int, int] | None:
-        """(SPSO, records acknowledged or archived in the window) as the share-partition is
-        now, without loading it: from memory, or from its control records as written (an
-        SPSO that AlterShareGroupOffsets put below the log start shows until the next load,
-        as in Kafka). None when the group has no state there, or the state says it starts
-        again (AlterShareGroupOffsets to -1)."""
+        """(SPSO, records acknowledged or archived in the window) as Kafka's share coordinator
+        holds them (ReadShareGroupStateSummary), without loading anything: from memory as the
+        last acknowledgement or release wrote them (the SPSO before that write moved it; None
+        before the first write), or from its control records as written (an SPSO that
+        AlterShareGroupOffsets put below the log start shows until the next load, as in
+        Kafka). None when the group has no state there, or the state says it starts again
+        (AlterShareGroupOffsets to -1)."""
         sp = self.loaded.get((group_id, topic.name, partition))
-        if sp is None:
-            durable = self.index.get((topic.name, partition), {}).get(group_id)
-            if durable is None or durable.uninitialized:
-                return None
-            plog = topic.partitions[partition]
-            try:
-                checkpoint, deltas = read_chain(plog, group_id, durable.head_offset,
-                                                durable.checkpoint_epoch)
-                if not deltas and not checkpoint.states:
-                    return checkpoint.start_offset, 0
-                sp, _ = self._rebuild(group_id, topic.name, plog, durable, move_start=False)
-            except RecoveryError as exc:
-                log.error("share_partition_recovery_failed", group_id=group_id, topic=topic.name,
-                          partition=partition, error=str(exc))
-                return None
+        if sp is not None:
+            return sp.summary
+        durable = self.index.get((topic.name, partition), {}).get(group_id)
+        if durable is None or durable.uninitialized:
+            return None
+        plog = topic.partitions[partition]
+        try:
+            checkpoint, deltas = read_chain(plog, group_id, durable.head_offset,
+                                            durable.checkpoint_epoch)
+            if not deltas and not checkpoint.states:
+                return checkpoint.start_offset, 0
+            sp, _ = self._rebuild(group_id, topic.name, plog, durable, move_start=False)
+        except RecoveryError as exc:
+            log.error("share_partition_recovery_failed", group_id=group_id, topic=topic.name,
+                      partition=partition, error=str(exc))
+            return None
         return sp.spso, sum(r.last - r.first + 1 for r in sp.runs if r.state in TERMINAL)
 
     def has_state(self, group_id: str, topic: str, partition: int) -> bool:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import structlog
 
-from kipper.broker.storage.log_config import LogConfig
+from kipper.broker.storage.log_config import LogConfig, waited_for_roll
 from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.broker.storage.segment import LogSegment, file_name
 from kipper.protocol import batch as b
@@ -126,15 +126,15 @@ class FileLog:
 
     # --- writes ------------------------------------------------------------------------------
 
-    def maybe_roll(self, nbytes: int, now_ms: int) -> int | None:
-        """Roll before an append of ``nbytes`` if the active segment is full or old;
-        the new segment's base offset, or None."""
+    def maybe_roll(self, nbytes: int, now_ms: int, max_timestamp: int = -1) -> int | None:
+        """Roll before an append of ``nbytes`` (largest timestamp ``max_timestamp``) if the
+        active segment is full or old; the new segment's base offset, or None."""
         seg = self.active
         if not seg.size:
             return None
         cfg = self.config
-        if seg.size + nbytes > cfg.segment_bytes or (
-                seg.first_append_ms >= 0 and now_ms - seg.first_append_ms >= cfg.segment_ms):
+        if seg.size + nbytes > cfg.segment_bytes or waited_for_roll(
+                seg.first_append_ms, now_ms, max_timestamp) > cfg.segment_ms:
             return self.roll(now_ms)
         return None
 
@@ -197,7 +197,7 @@ class FileLog:
         return self.segments[self._segment_index(offset)]
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None) -> ReadResult:
+             end_offset: int | None = None, one_segment: bool = False) -> ReadResult:
         end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
         chunks, total, count, last = [], 0, 0, -1
         if offset >= end:
@@ -219,6 +219,8 @@ class FileLog:
                 stop = pos + size
             if stop > start:
                 chunks.append(seg.pread(stop - start, start))  # one read of many batches
+                if one_segment:
+                    break
             if done or last + 1 >= end:
                 break
             offset = max(offset, last + 1)

@@ -85,3 +85,14 @@ class LogConfigs:
         config = log_config(topic.configs, self.broker)
         self._last = (topic, dict(topic.configs), config)
         return config
+
+
+def waited_for_roll(first_timestamp: int, now_ms: int, max_timestamp: int) -> int:
+    """Kafka's LogSegment.timeWaitedForRoll: the incoming batches' largest timestamp minus
+    the segment's first batch's, or wall-clock time since the segment's first append when
+    either has none."""
+    if first_timestamp < 0:
+        return -1
+    if max_timestamp >= 0:
+        return max_timestamp - first_timestamp
+    return now_ms - first_timestamp

@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 
-from kipper.broker.storage.log_config import LogConfig
+from kipper.broker.storage.log_config import LogConfig, waited_for_roll
 from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.protocol import batch as b
 from kipper.protocol import records
@@ -52,11 +52,12 @@ class MemoryLog:
 
     # --- writes -------------------------------------------------------------
 
-    def maybe_roll(self, nbytes: int, now_ms: int) -> int | None:
-        """Start a new segment if the active one is full or old (segment.bytes, segment.ms)."""
+    def maybe_roll(self, nbytes: int, now_ms: int, max_timestamp: int = -1) -> int | None:
+        """Start a new segment if the active one is full or old (segment.bytes, segment.ms
+        by record time, as Kafka)."""
         config = self.config
         if (self._seg_bytes[-1] + nbytes <= config.segment_bytes
-                and now_ms - self._seg_first_ms[-1] < config.segment_ms):
+                and waited_for_roll(self._seg_first_ms[-1], now_ms, max_timestamp) <= config.segment_ms):
             return None  # every Produce asks: the answer is almost always this
         if self._seg_starts[-1] >= len(self._batches):
             return None  # the active segment is empty
@@ -72,8 +73,9 @@ class MemoryLog:
         Returns (base offset of the first batch, last offset appended).
         """
         first = base = self.log_end_offset
-        if self._seg_first_ms[-1] < 0:
-            self._seg_first_ms[-1] = now_ms
+        if self._seg_first_ms[-1] < 0:  # Kafka's rollingBasedTimestamp: the first batch's
+            first_ts = spans[0][2].max_timestamp if spans else -1
+            self._seg_first_ms[-1] = first_ts if first_ts >= 0 else now_ms
         view = buf if type(buf) is memoryview else memoryview(buf)
         batches, bases, lasts, max_ts_column = self._batches, self._bases, self._lasts, self._max_ts
         added = 0
@@ -168,13 +170,14 @@ class MemoryLog:
         return i
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None) -> ReadResult:
+             end_offset: int | None = None, one_segment: bool = False) -> ReadResult:
         """Batches from the one holding ``offset``, up to ``max_bytes``.
 
         The first batch is returned even if larger than ``max_bytes`` when
         ``always_one`` (KIP-74), so a consumer can always make progress.
         ``end_offset`` stops before the batch starting there (read_committed
-        reads up to the last stable offset, which is a batch boundary).
+        reads up to the last stable offset, which is a batch boundary). ``one_segment``:
+        stop at the end of the segment holding ``offset``, as Kafka's UnifiedLog.read (Fetch).
         """
         end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
         if offset >= end or not self._batches:
@@ -183,6 +186,9 @@ class MemoryLog:
         out = []
         total = records_ = 0
         n = len(self._batches)
+        if one_segment:
+            k = bisect_right(self._seg_starts, i)
+            n = self._seg_starts[k] if k < len(self._seg_starts) else n
         bases, batches = self._bases, self._batches
         while i < n and bases[i] < end:
             size = len(batches[i])

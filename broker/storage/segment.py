@@ -97,8 +97,9 @@ class LogSegment:
             position += size
             self.next_offset = last + 1
         self.size += total
-        if self.first_append_ms < 0:
-            self.first_append_ms = now_ms
+        if self.first_append_ms < 0:  # Kafka's rollingBasedTimestamp: the first batch's
+            first_max_ts = headers[0].max_timestamp if headers else -1
+            self.first_append_ms = first_max_ts if first_max_ts >= 0 else now_ms
         self.last_append_ms = now_ms
         self.unflushed = True
 

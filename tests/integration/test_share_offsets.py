@@ -95,12 +95,17 @@ def test_describe_reset_and_delete_from_a_raw_client_and_the_cli(durable, unique
         assert r.returncode == 1 and "not empty" in err(r)
     finally:
         member.close()  # releases 30-49
+    # 30-49 are left for redelivery. The start offset is the SPSO as the last state write
+    # carried it (Kafka's): 0 when that write was the one accepting 0-29 (it moves the SPSO
+    # only after writing), 30 when a later release (the member's close) wrote again
     with connect_any(b) as conn:
-        assert _described(conn, group) == {(topic, 0): (30, 20, 0)}
+        described = _described(conn, group)
+        start = described[(topic, 0)][0]
+        assert start in (0, 30) and described == {(topic, 0): (start, 20, 0)}
         assert _described(conn, group, {topic: [0], "nosuch": [0]}) == {
-            (topic, 0): (30, 20, 0), ("nosuch", 0): (-1, -1, 0)}
+            (topic, 0): (start, 20, 0), ("nosuch", 0): (-1, -1, 0)}
     r = kipper("groups", "describe", "--bootstrap-server", b, "--group", group)
-    assert r.returncode == 0 and _share_rows(out(r), topic) == {0: ("30", "20")}, out(r)
+    assert r.returncode == 0 and _share_rows(out(r), topic) == {0: (str(start), "20")}, out(r)
 
     r = kipper("groups", "reset-offsets", "--bootstrap-server", b, "--group", group,
                "--topic", topic, "--to-earliest", "--execute")

@@ -48,14 +48,6 @@ def test_kafka_topics_create_list_describe_alter_delete(tools):
     tools.same("kafka-topics", "--bootstrap-server", bs, "--delete", "--topic", assigned, "--if-exists")
 
 
-def unset_default_synonyms(text: str) -> str:
-    """KAFKA_DIFFERENCES.md describe-configs-synonyms (open, issue 29): kipper adds a
-    DEFAULT_CONFIG synonym under a topic config's own name (retention.ms) and lists no
-    broker-config synonym for a group config; Kafka the reverse."""
-    text = re.sub(r", DEFAULT_CONFIG:(retention\.ms)=\d+", "", text)
-    return re.sub(r", DEFAULT_CONFIG:group\.[a-z.]+=\d+", "", text)
-
-
 def mechanisms_sorted(text: str) -> str:
     """Kafka lists a user's SCRAM mechanisms in its hash map's order."""
     def sort(m: re.Match) -> str:
@@ -68,14 +60,13 @@ def test_kafka_configs_topics_brokers_groups(tools):
     bs = "{bootstrap}"
     tools.same("kafka-topics", "--bootstrap-server", bs, "--create", "--topic", t, "--config", "cleanup.policy=compact")
     topic = ("kafka-configs", "--bootstrap-server", bs, "--entity-type", "topics", "--entity-name", t)
-    describe = (unset_default_synonyms,)
     tools.same(*topic, "--describe")
     tools.same(*topic, "--alter", "--add-config", "retention.ms=5000,max.message.bytes=2000000")
-    out = tools.same(*topic, "--describe", normalisers=describe)
+    out = tools.same(*topic, "--describe")
     assert "max.message.bytes=2000000" in out.stdout
     tools.same(*topic, "--alter", "--add-config", "cleanup.policy=[compact,delete]")
     tools.same(*topic, "--alter", "--delete-config", "retention.ms")
-    tools.same(*topic, "--describe", normalisers=describe)
+    tools.same(*topic, "--describe")
     tools.same(*topic, "--alter", "--add-config", "no.such.config=1", exit=1)
     tools.same(*topic, "--alter", "--add-config", "retention.ms=soon", exit=1)
     tools.same(*topic, "--alter", "--delete-config", "no.such.config")  # deleting what is not set is fine
@@ -95,11 +86,11 @@ def test_kafka_configs_topics_brokers_groups(tools):
 
     grp = ("kafka-configs", "--bootstrap-server", bs, "--entity-type", "groups", "--entity-name", group)
     tools.same(*grp, "--alter", "--add-config", "consumer.session.timeout.ms=50000,share.record.lock.duration.ms=15000")
-    out = tools.same(*grp, "--describe", normalisers=describe)
+    out = tools.same(*grp, "--describe")
     assert "consumer.session.timeout.ms=50000" in out.stdout
     tools.same(*grp, "--alter", "--add-config", "consumer.session.timeout.ms=1", exit=1)
     tools.same(*grp, "--alter", "--delete-config", "share.record.lock.duration.ms")
-    tools.same(*grp, "--describe", normalisers=describe)
+    tools.same(*grp, "--describe")
 
 
 def test_kafka_configs_scram_users(tools):

@@ -109,6 +109,26 @@ def member_epochs_blank(text: str) -> str:
     return "\n".join(out)
 
 
+def share_log_end_blank(text: str) -> str:
+    """NEW-OFFSET and START-OFFSET at the log end: seed 004 keeps share-partition state as
+    control records in the partition itself, so kipper's log ends later than Kafka's
+    (KAFKA_DIFFERENCES.md share-state-in-the-partition). LAG is compared."""
+    lines = text.splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("GROUP") and "OFFSET" in line]
+    if not heads:
+        return text
+    head = lines[heads[0]].split()
+    columns = [i for i, name in enumerate(head) if name in ("NEW-OFFSET", "START-OFFSET")]
+    out = lines[:heads[0]] + [" ".join(head)]
+    for line in lines[heads[0] + 1:]:
+        cells = line.split()
+        for i in columns:
+            if i < len(cells):
+                cells[i] = "<log-end>"
+        out.append(" ".join(cells))
+    return "\n".join(out)
+
+
 def _share_group(tools, name: str) -> tuple[str, str]:
     topic = _topic_with_records(tools, name)
     group = tools.name(name)
@@ -143,17 +163,14 @@ def test_kafka_share_groups_offsets(tools, tmp_path):
     sg = ("kafka-share-groups", "--bootstrap-server", "{bootstrap}")
     with tools.member(group, topic, "share", "share-member-1", tmp_path):
         pass  # it polls (and accepts what it gets) until it leaves
-    offsets = "share-group-offsets-apis"  # pending: issue 32's branch share-offsets
-    tools.same(*sg, "--describe", "--group", group, normalisers=(rows_sorted,), unless=offsets, settle=10)
-    tools.same(*sg, "--describe", "--group", group, "--offsets", "--verbose", normalisers=(rows_sorted,),
-               unless=offsets)
+    tools.same(*sg, "--describe", "--group", group, normalisers=(rows_sorted,), settle=10)
+    tools.same(*sg, "--describe", "--group", group, "--offsets", "--verbose", normalisers=(rows_sorted,))
     reset = (*sg, "--reset-offsets", "--group", group, "--topic", topic)
-    tools.same(*reset, "--to-earliest", "--dry-run", normalisers=(rows_sorted,), unless=offsets)
-    tools.same(*reset, "--to-earliest", "--execute", normalisers=(rows_sorted,), unless=offsets)
-    tools.same(*reset, "--to-latest", "--execute", normalisers=(rows_sorted,), unless=offsets)
-    tools.same(*reset, "--to-datetime", tools.iso(tools.base_ms + 2000), "--execute", normalisers=(rows_sorted,),
-               unless=offsets)
-    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,), unless=offsets)
-    tools.same(*sg, "--delete-offsets", "--group", group, "--topic", topic, normalisers=(rows_sorted,),
-               unless=offsets)
-    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,), unless=offsets)
+    tools.same(*reset, "--to-earliest", "--dry-run", normalisers=(rows_sorted,))
+    tools.same(*reset, "--to-earliest", "--execute", normalisers=(rows_sorted,))
+    tools.same(*reset, "--to-latest", "--execute", normalisers=(rows_sorted, share_log_end_blank))
+    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted, share_log_end_blank))
+    tools.same(*reset, "--to-datetime", tools.iso(tools.base_ms + 2000), "--execute", normalisers=(rows_sorted,))
+    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,))
+    tools.same(*sg, "--delete-offsets", "--group", group, "--topic", topic, normalisers=(rows_sorted,))
+    tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,))

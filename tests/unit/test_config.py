@@ -165,8 +165,8 @@ def test_unknown_override_key_is_rejected_by_name():
 
 
 def test_unknown_key_in_file_is_rejected_by_name(tmp_path):
-    path = write(tmp_path, "log.retention.hours=168\n")
-    with pytest.raises(ConfigError, match="log.retention.hours"):
+    path = write(tmp_path, "log.retention.weeks=1\n")
+    with pytest.raises(ConfigError, match="log.retention.weeks"):
         load(path)
 
 
@@ -192,6 +192,7 @@ INT_RANGES = [
     ("log.segment.bytes", 14, _INT32),
     ("log.roll.ms", -1, _INT64),
     ("log.roll.hours", 1, _INT32),
+    ("log.retention.hours", -1, _INT32),
     ("log.index.interval.bytes", 0, _INT32),
     ("log.flush.interval.messages", 1, _INT64),
     ("log.flush.interval.ms", -1, _INT64),

@@ -18,7 +18,7 @@ def batch(n: int = 1, size: int = 10, ts: int = 1000, **kw) -> bytes:
 
 
 def append(log: FileLog, data: bytes, now: int = 0) -> int:
-    rolled = log.maybe_roll(len(data), now)
+    rolled = log.maybe_roll(len(data), now, max(h.max_timestamp for _, _, h in b.split_batches(data)))
     del rolled
     return log.append(data, b.split_batches(data), now)[0]
 
@@ -84,9 +84,21 @@ def test_segments_roll_at_segment_bytes_and_the_old_one_gets_its_index_files(tmp
 
 def test_segments_roll_at_segment_ms(tmp_path):
     log = new_log(tmp_path, segment_ms=1000)
-    append(log, batch(), now=0)
-    append(log, batch(), now=999)
-    append(log, batch(), now=1000)
+    append(log, batch(ts=0), now=0)
+    append(log, batch(ts=1000), now=999)
+    append(log, batch(ts=1001), now=1000)
+    assert [s.base_offset for s in log.segments] == [0, 2]
+
+
+def test_segment_ms_counts_record_time_as_kafka_does(tmp_path):
+    """Kafka's LogSegment.shouldRoll: the incoming batch's largest timestamp against the
+    segment's first batch's, not the wall clock: records stamped close together share a
+    segment however late they come, and a jump in record time rolls at once."""
+    log = new_log(tmp_path, segment_ms=100)
+    append(log, batch(ts=5000), now=0)
+    append(log, batch(ts=5050), now=10_000)
+    assert [s.base_offset for s in log.segments] == [0]
+    append(log, batch(ts=9_999_999), now=10_001)
     assert [s.base_offset for s in log.segments] == [0, 2]
 
 

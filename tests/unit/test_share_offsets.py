@@ -178,3 +178,28 @@ def test_a_reset_is_a_share_checkpoint_that_recovery_reads():
     index_file.rescan(topic.partitions[0], fresh.index[("t", 0)], 0)
     again = fresh.get("g", topic, 0, b.now)
     assert (again.spso, [r for r in again.runs]) == (1, [])
+
+
+def test_describe_shows_the_spso_as_the_last_state_write_carried_it():
+    """Kafka's SharePartition writes its SPSO as it was before the write's own acknowledgements
+    and moves it afterwards without writing again: the share coordinator (what describe reads)
+    keeps the older SPSO and counts the acknowledged records past it, so the lag is right while
+    the start offset lags one write. Measured against Kafka 4.4 with kafka-share-groups: a member
+    that accepted all 4 records of a partition and left shows START-OFFSET 0, LAG 0."""
+    b = broker(n=4, partitions=1)
+    share = b.state.share
+    topic = b.state.topics.get("t")
+    sp = share.share_partition("g", topic, 0, b.now)
+    log = PartitionLogView(topic.partitions[0])
+    sp.acquire("m", b.now, log, max_records=10)
+    # loaded, records acquired, nothing written yet: Kafka's "uninitialized"
+    assert rows(describe(b, "g", {"t": [0]})) == {("t", 0): (-1, -1, 0)}
+    share.store.persist(sp, sp.acknowledge("m", [(0, 3, [1])], b.now)[1], b.now)
+    assert sp.spso == 4
+    assert rows(describe(b, "g")) == {("t", 0): (0, 0, 0)}
+    # the next write carries the moved SPSO
+    topic.partitions[0].append_batch(records.build_batch([(None, b"w%d" % i) for i in range(2)]), b.now)
+    # (offsets 4 and 5 hold the share state's own control records, seed 004)
+    assert sp.acquire("m", b.now, log, max_records=10) == [(6, 7, 1)]
+    share.store.persist(sp, sp.release_member("m"), b.now)
+    assert rows(describe(b, "g")) == {("t", 0): (6, 2, 0)}

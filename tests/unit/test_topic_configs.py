@@ -106,6 +106,46 @@ def test_segment_ms_and_flush_ms_defaults_come_from_kippers_broker_keys():
     assert view.value({}, "flush.ms") == str(2**63 - 1)
 
 
+def test_describe_lists_synonyms_as_kafkas_config_helper():
+    """DescribeConfigs as Kafka 4.4 answers it (measured, issue 29): no DEFAULT synonym under
+    a topic config's own name, broker synonyms under Kafka's names, and log.retention.ms,
+    which has no default in Kafka, lists none until set (then log.retention.hours follows)."""
+    broker = InProcessBroker()
+    view = broker.state.topic_configs
+    row = view.row({}, "retention.ms", include_synonyms=True)
+    assert (row["value"], row["config_source"], row["synonyms"]) == ("604800000", 5, [])
+    row = view.row({"retention.ms": "3600000"}, "retention.ms", include_synonyms=True)
+    assert row["synonyms"] == [{"name": "retention.ms", "value": "3600000", "source": 1}]
+    assert view.row({}, "segment.ms", include_synonyms=True)["synonyms"] == []
+    row = view.row({}, "retention.bytes", include_synonyms=True)
+    assert row["synonyms"] == [{"name": "log.retention.bytes", "value": "-1", "source": 5}]
+    broker.state.alter_broker_configs("", {"log.retention.ms": "1000"})
+    assert [(s["name"], s["value"], s["source"]) for s in
+            view.row({}, "retention.ms", include_synonyms=True)["synonyms"]] == [
+        ("log.retention.ms", "1000", 3), ("log.retention.hours", "168", 5)]
+
+
+def test_broker_and_group_rows_name_kafkas_broker_configs():
+    broker = InProcessBroker(**{"log.retention.hours": "2"})
+    assert broker.state.topic_configs.value({}, "retention.ms") == str(2 * 3_600_000)
+    rows = {r.name: r for r in broker.call(32, 4, {"resources": [
+        {"resource_type": 4, "resource_name": "1",
+         "configuration_keys": ["log.retention.ms", "log.retention.hours", "log.cleanup.policy"]},
+        {"resource_type": 32, "resource_name": "g", "configuration_keys": ["share.record.lock.duration.ms",
+                                                                          "share.auto.offset.reset"]}],
+        "include_synonyms": True, "include_documentation": False}).results[0].configs}
+    assert (rows["log.retention.ms"].value, rows["log.retention.ms"].synonyms) == (None, [])
+    assert (rows["log.retention.hours"].value, rows["log.retention.hours"].config_source) == ("2", 4)
+    assert rows["log.cleanup.policy"].config_type == 7  # LIST
+    group = {r.name: r for r in broker.call(32, 4, {"resources": [
+        {"resource_type": 32, "resource_name": "g", "configuration_keys": None}],
+        "include_synonyms": True, "include_documentation": False}).results[0].configs}
+    assert [(s.name, s.source) for s in group["share.record.lock.duration.ms"].synonyms] == [
+        ("group.share.record.lock.duration.ms", 5)]
+    assert [(s.name, s.source) for s in group["share.auto.offset.reset"].synonyms] == [
+        ("share.auto.offset.reset", 5)]
+
+
 # --- the append path -----------------------------------------------------------------------
 
 def _spans(data: bytes):
@@ -213,3 +253,10 @@ def test_docs_admin_names_every_topic_config_and_the_inert_ones_as_inert():
     for name in describable():
         assert f"`{name}`" in text, name
         assert (f"`{name}`" in inert_row) == (TOPIC_CONFIGS[name].effect == INERT), name
+
+
+def test_broker_id_is_a_static_config_kafka_refuses_to_alter():
+    b = InProcessBroker()
+    r = b.call(44, 1, {"resources": [{"resource_type": 4, "resource_name": "1", "configs": [
+        {"name": "broker.id", "config_operation": 0, "value": "7"}]}], "validate_only": False})
+    assert r.responses[0].error_code == ErrorCode.INVALID_REQUEST

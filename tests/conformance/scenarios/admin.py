@@ -19,11 +19,21 @@ def describe(run, rtype, name, keys=None, *, synonyms=True, label="describe conf
         "include_synonyms": synonyms, "include_documentation": False}, label=label)
 
 
+def settled(run) -> None:
+    """A KRaft broker applies a config change from the metadata log, a moment after it answered
+    the alter: describing at once may still show the old value."""
+    run.wait(0.5)
+
+
 def alter(run, rtype, name, ops, *, validate=False, label="incremental alter"):
-    return run.call(k.INCREMENTAL_ALTER_CONFIGS, k.top(k.INCREMENTAL_ALTER_CONFIGS), {
+    try:
+        return run.call(k.INCREMENTAL_ALTER_CONFIGS, k.top(k.INCREMENTAL_ALTER_CONFIGS), {
         "resources": [{"resource_type": rtype, "resource_name": name, "configs": [
             {"name": n, "config_operation": op, "value": v} for n, op, v in ops]}], "validate_only": validate},
-        label=label)
+            label=label)
+    finally:
+        if not validate:
+            settled(run)
 
 
 @scenario("configs/broker-with-synonyms")
@@ -91,6 +101,7 @@ def _(run):
     run.call(k.ALTER_CONFIGS, k.top(k.ALTER_CONFIGS), {"resources": [{"resource_type": k.TOPIC, "resource_name": t,
                                                                       "configs": [{"name": "segment.ms", "value": "600000"}]}],
                                                        "validate_only": False})
+    settled(run)
     describe(run, k.TOPIC, t, ["retention.ms", "segment.ms"])
 
 

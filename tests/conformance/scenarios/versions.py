@@ -252,6 +252,7 @@ def _alter_configs(run, v):
     t = k.create_topic(run)
     run.call(k.ALTER_CONFIGS, v, {"resources": [{"resource_type": k.TOPIC, "resource_name": t, "configs": [
         {"name": "retention.ms", "value": "7200000"}]}], "validate_only": False})
+    run.wait(0.5)  # Kafka applies it from the metadata log, a moment after answering
     run.call(k.DESCRIBE_CONFIGS, k.top(k.DESCRIBE_CONFIGS), {"resources": [
         {"resource_type": k.TOPIC, "resource_name": t, "configuration_keys": ["retention.ms"]}],
         "include_synonyms": False, "include_documentation": False})
@@ -291,6 +292,7 @@ def _incremental_alter_configs(run, v):
     run.call(k.INCREMENTAL_ALTER_CONFIGS, v, {"resources": [{"resource_type": k.TOPIC, "resource_name": t, "configs": [
         {"name": "retention.ms", "config_operation": 0, "value": "7200000"},
         {"name": "cleanup.policy", "config_operation": 2, "value": "compact"}]}], "validate_only": False})
+    run.wait(0.5)  # Kafka applies it from the metadata log, a moment after answering
     run.call(k.DESCRIBE_CONFIGS, k.top(k.DESCRIBE_CONFIGS), {"resources": [
         {"resource_type": k.TOPIC, "resource_name": t, "configuration_keys": ["retention.ms", "cleanup.policy"]}],
         "include_synonyms": False, "include_documentation": False})

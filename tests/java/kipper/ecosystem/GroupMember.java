@@ -22,8 +22,8 @@ import java.util.Properties;
  *
  *   GroupMember BOOTSTRAP GROUP TOPIC classic|consumer|share CLIENT_ID READY_FILE STOP_FILE
  *
- * READY_FILE is written once the member holds partitions (a share member: once it has polled
- * after joining); the member leaves the group and ends when STOP_FILE exists.
+ * READY_FILE is written once the member holds partitions (a share member: once it has read
+ * records and then polled empty, so what it read is acknowledged); the member leaves the group and ends when STOP_FILE exists.
  */
 public final class GroupMember {
     public static void main(String[] args) throws Exception {
@@ -38,11 +38,18 @@ public final class GroupMember {
         if (protocol.equals("share")) {
             try (KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props)) {
                 consumer.subscribe(List.of(topic));
-                int polls = 0;
+                // ready once it has read records and then polled empty: the records it read are
+                // acknowledged (implicit acknowledgement rides on the next poll), so the group's
+                // share-partition state has moved past them on either broker
+                int read = 0;
+                boolean told = false;
                 while (!Files.exists(stop)) {
-                    consumer.poll(Duration.ofMillis(200));
-                    if (++polls == 3)
+                    int count = consumer.poll(Duration.ofMillis(200)).count();
+                    read += count;
+                    if (!told && read > 0 && count == 0) {
                         Files.writeString(ready, "ready");
+                        told = true;
+                    }
                 }
             }
             return;

@@ -5,21 +5,12 @@ from __future__ import annotations
 
 import time
 
-import pytest
 
 from kipper.client import consumer_requests as cr
 from kipper.client import producer_requests as pr
 from kipper.client.admin import NewTopic, create_topics
 from kipper.client.blocking import BlockingConnection
 from kipper.protocol import records
-
-
-@pytest.fixture
-def conn(broker):
-    c = BlockingConnection("127.0.0.1", broker.port)
-    c.negotiate()
-    yield c
-    c.close()
 
 
 def create(conn, topic: str, partitions: int = 1) -> None:

@@ -4,23 +4,13 @@ test states what Kafka 4.4's DescribeTopicPartitionsRequestHandler answers."""
 
 from __future__ import annotations
 
-import pytest
 
 from kipper.client.admin import NewTopic, create_topics
-from kipper.client.blocking import BlockingConnection
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages import APIS
 from kipper.protocol.primitives import ZERO_UUID
 
 DESCRIBE_TOPIC_PARTITIONS = APIS[75]
-
-
-@pytest.fixture
-def conn(broker):
-    c = BlockingConnection("127.0.0.1", broker.port)
-    c.negotiate()
-    yield c
-    c.close()
 
 
 def _describe(conn, names, limit=2000, cursor=None):

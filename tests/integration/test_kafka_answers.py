@@ -14,14 +14,6 @@ from kipper.protocol.messages import APIS
 NO_ID = None
 
 
-@pytest.fixture
-def conn(broker):
-    c = BlockingConnection("127.0.0.1", broker.port)
-    c.negotiate()
-    yield c
-    c.close()
-
-
 def _topic(conn, name, n_records=2):
     assert create_topics(conn, [NewTopic(name, 1, 1)], timeout_ms=5000).topics[0].error_code == 0
     if n_records:

@@ -5,19 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from kipper.client.blocking import BlockingConnection
 from kipper.protocol.messages import APIS
 
 CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS = APIS[30], APIS[29], APIS[31]
 TOPIC = 2
-
-
-@pytest.fixture
-def conn(broker):
-    c = BlockingConnection("127.0.0.1", broker.port)
-    c.negotiate()
-    yield c
-    c.close()
 
 
 def _acl_filter(rt=1, pt=1, op=1, perm=1):

@@ -7,16 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kipper.client.admin import metadata
-from kipper.client.blocking import BlockingConnection
 from kipper.protocol.errors import ErrorCode
-
-
-@pytest.fixture
-def conn(broker):
-    c = BlockingConnection("127.0.0.1", broker.port)
-    c.negotiate()
-    yield c
-    c.close()
 
 
 def test_the_metadata_request_that_auto_creates_a_topic_does_not_show_it_yet(conn, unique):

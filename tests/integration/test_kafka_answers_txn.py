@@ -3,10 +3,8 @@ answering them, over a socket to a real kipper broker; these hold without Kafka.
 
 from __future__ import annotations
 
-import pytest
 
 from kipper.client.admin import NewTopic, create_topics
-from kipper.client.blocking import BlockingConnection
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages import APIS
@@ -14,14 +12,6 @@ from kipper.protocol.messages import APIS
 E = ErrorCode
 PRODUCE, FETCH, OFFSET_FETCH, INIT_PRODUCER_ID = APIS[0], APIS[1], APIS[9], APIS[22]
 ADD_PARTITIONS, ADD_OFFSETS, END_TXN, TXN_OFFSET_COMMIT = APIS[24], APIS[25], APIS[26], APIS[28]
-
-
-@pytest.fixture
-def conn(broker):
-    c = BlockingConnection("127.0.0.1", broker.port)
-    c.negotiate()
-    yield c
-    c.close()
 
 
 def _begin(conn, unique):

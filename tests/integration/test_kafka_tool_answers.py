@@ -4,20 +4,10 @@ Each says which tool showed it and what Kafka 4.4 answers."""
 
 from __future__ import annotations
 
-import pytest
 
 from kipper.client.admin import NewTopic, create_topics
-from kipper.client.blocking import BlockingConnection
 from kipper.protocol import records
 from kipper.protocol.messages import APIS
-
-
-@pytest.fixture
-def conn(broker):
-    c = BlockingConnection("127.0.0.1", broker.port)
-    c.negotiate()
-    yield c
-    c.close()
 
 
 def _topic_with_records(conn, name, n_records=3):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 
 from kipper.client import admin as builders
 from kipper.client.blocking import BlockingConnection
@@ -15,14 +14,6 @@ from kipper.client.producer_requests import produce as produce_request
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
 from tests.support.broker import BrokerProcess
-
-
-@pytest.fixture
-def conn(broker):
-    c = BlockingConnection("127.0.0.1", broker.port)
-    c.negotiate()
-    yield c
-    c.close()
 
 
 def create(conn, topic: str, partitions: int = 1, configs: dict | None = None) -> None:

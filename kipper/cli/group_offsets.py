@@ -119,8 +119,9 @@ def _timestamp(text: str) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def new_offsets(conn, group: str, partitions, args) -> dict[tuple[str, int], int]:
-    """Where each partition goes, kept inside [log start, log end] as Kafka's tool does."""
+def new_offsets(conn, partitions, args, current_of) -> dict[tuple[str, int], int]:
+    """Where each partition goes, kept inside [log start, log end] as Kafka's tools do;
+    ``current_of(partition)`` is where it is now (for --to-current and --shift-by)."""
     low = offsets_at(conn, partitions, EARLIEST_TIMESTAMP)
     high = offsets_at(conn, partitions, LATEST_TIMESTAMP)
     if args.to_earliest:
@@ -132,14 +133,23 @@ def new_offsets(conn, group: str, partitions, args) -> dict[tuple[str, int], int
         return {tp: (o if o >= 0 else high[tp]) for tp, o in found.items()}
     if args.to_offset is not None:
         return {tp: min(max(args.to_offset, low[tp]), high[tp]) for tp in partitions}
-    current = committed(conn, group)
-    out = {}
-    for tp in partitions:
+    shift = 0 if args.to_current else args.shift_by
+    return {tp: min(max(current_of(tp) + shift, low[tp]), high[tp]) for tp in partitions}
+
+
+def _committed_of(conn, group: str):
+    """A group's committed offset of a partition, read once when first asked."""
+    read: list[dict] = []
+
+    def of(tp):
+        if not read:
+            read.append(committed(conn, group))
+        current = read[0]
         if tp not in current:
             raise ToolError(f"group '{group}': cannot shift the offset of {tp[0]}-{tp[1]}: "
                             "it has no committed offset")
-        out[tp] = min(max(current[tp] + (0 if args.to_current else args.shift_by), low[tp]), high[tp])
-    return out
+        return current[tp]
+    return of
 
 
 def reset(conn, group: str, state: str, args) -> int:
@@ -149,7 +159,7 @@ def reset(conn, group: str, state: str, args) -> int:
     partitions = parse_targets(conn, args.topic, args.all_topics, group)
     if not partitions:
         raise ToolError(f"group '{group}': no partitions to reset")
-    offsets = new_offsets(conn, group, partitions, args)
+    offsets = new_offsets(conn, partitions, args, _committed_of(conn, group))
     if args.execute:
         body = offset_commit(conn, group, offsets)
         for t in body.topics:

@@ -5,9 +5,8 @@ kafka-share-groups.sh: the START-OFFSET / LAG table of ``describe`` (DescribeSha
 from __future__ import annotations
 
 from kipper.cli.common import ToolError, UsageError
-from kipper.cli.group_offsets import _timestamp, offsets_at, parse_targets
+from kipper.cli.group_offsets import new_offsets, parse_targets
 from kipper.client import admin
-from kipper.client.consumer_requests import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from kipper.protocol.errors import KafkaError
 
 
@@ -57,7 +56,7 @@ def reset(conn, group: str, state: str, args) -> int:
         partitions = parse_targets(conn, args.topic, False, group)
     if not partitions:
         raise ToolError(f"share group '{group}': no partitions to reset")
-    offsets = _new_offsets(conn, group, partitions, current, args)
+    offsets = new_offsets(conn, partitions, args, _start_of(group, current))
     if args.execute:
         body = admin.alter_share_group_offsets(conn, group, offsets)
         if body.error_code:
@@ -72,28 +71,14 @@ def reset(conn, group: str, state: str, args) -> int:
     return 0
 
 
-def _new_offsets(conn, group: str, partitions, current, args) -> dict[tuple[str, int], int]:
-    """Where each share-partition starts again, kept inside [log start, log end]."""
-    low = offsets_at(conn, partitions, EARLIEST_TIMESTAMP)
-    high = offsets_at(conn, partitions, LATEST_TIMESTAMP)
-    if args.to_earliest:
-        return low
-    if args.to_latest:
-        return high
-    if args.to_datetime is not None:
-        found = offsets_at(conn, partitions, _timestamp(args.to_datetime))
-        return {tp: (o if o >= 0 else high[tp]) for tp, o in found.items()}
-    if args.to_offset is not None:
-        return {tp: min(max(args.to_offset, low[tp]), high[tp]) for tp in partitions}
-    out = {}
-    for tp in partitions:
+def _start_of(group: str, current):
+    """A share-partition's start offset now, for --to-current and --shift-by."""
+    def of(tp):
         start = current.get(tp, (-1, -1))[0]
         if start < 0:
-            raise ToolError(f"share group '{group}': {tp[0]}-{tp[1]} has no start offset to "
-                            f"{'keep' if args.to_current else 'shift'}")
-        shift = 0 if args.to_current else args.shift_by
-        out[tp] = min(max(start + shift, low[tp]), high[tp])
-    return out
+            raise ToolError(f"share group '{group}': {tp[0]}-{tp[1]} has no start offset to keep or shift")
+        return start
+    return of
 
 
 def delete(conn, group: str, args) -> int:

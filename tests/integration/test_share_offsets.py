@@ -107,6 +107,10 @@ def test_describe_reset_and_delete_from_a_raw_client_and_the_cli(durable, unique
     r = kipper("groups", "describe", "--bootstrap-server", b, "--group", group)
     assert r.returncode == 0 and _share_rows(out(r), topic) == {0: (str(start), "20")}, out(r)
 
+    # --shift-by moves the start offset it describes (a dry run: nothing changes)
+    r = kipper("groups", "reset-offsets", "--bootstrap-server", b, "--group", group,
+               "--topic", topic, "--shift-by", "5", "--dry-run")
+    assert r.returncode == 0 and out(r).split()[-4:] == [group, topic, "0", str(start + 5)], out(r) + err(r)
     r = kipper("groups", "reset-offsets", "--bootstrap-server", b, "--group", group,
                "--topic", topic, "--to-earliest", "--execute")
     assert r.returncode == 0, err(r)

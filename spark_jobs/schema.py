@@ -59,6 +59,9 @@ SECURITY = _struct(authentications=_struct(authenticated=L, failed=L), scram_use
 CLIENT_PRODUCERS = _struct(client_id=S, producers=L, in_flight_requests=L, requests=L, batches=L, records=L,
                            bytes=L, request_latency_avg_ms=D)
 
+# one (user, client id) a client quota measures (Kafka's ClientQuotaManager sensors)
+CLIENT_QUOTA = _struct(user=S, client_id=S, rate=D, quota=D, throttled=L, throttle_ms_total=L)
+
 DUMP_LINE = StructType([
     StructField("schema", I, True),
     StructField("ts_ms", L, True),
@@ -73,7 +76,10 @@ DUMP_LINE = StructType([
     StructField("producer_state", PRODUCER_STATE, True),
     StructField("quotas", _struct(users=ArrayType(QUOTA_USER), users_tracked=L, bloom_bytes=L,
                                   disposed_filters=L, cleaned_users=L, default_quota=D,
-                                  quotas=MapType(S, D)), True),
+                                  quotas=MapType(S, D),
+                                  byte_rates=_struct(produce=ArrayType(CLIENT_QUOTA),
+                                                     fetch=ArrayType(CLIENT_QUOTA),
+                                                     request=ArrayType(CLIENT_QUOTA))), True),
     StructField("share", _struct(partitions=ArrayType(SHARE_PARTITION)), True),
     StructField("share_groups", SHARE_GROUPS, True),
     StructField("transactions", TRANSACTIONS, True),

@@ -88,8 +88,8 @@ def test_broker_refuses_missing_config_file_naming_it(tmp_path):
 
 def test_broker_refuses_unknown_key_in_config_file(tmp_path):
     path = tmp_path / "server.properties"
-    path.write_text("log.retention.hours=168\n")
-    assert_one_line_error(broker_with("--config", str(path)), mentions="log.retention.hours")
+    path.write_text("log.retention.hourz=168\n")
+    assert_one_line_error(broker_with("--config", str(path)), mentions="log.retention.hourz")
 
 
 def test_broker_exits_with_one_line_when_its_port_is_taken():

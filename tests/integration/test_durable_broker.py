@@ -12,19 +12,14 @@ from kipper.client.blocking import connect_any
 from kipper.client.producer_requests import init_producer_id
 from kipper.client.share_consumer import ShareConsumer
 from kipper.client.share_acks import AcknowledgeType
-from tests.support.broker import BrokerProcess, free_port
+from tests.support.broker import SHARE_QUICK, BrokerProcess, free_port
 from tests.support.readback import read_topic
 from tests.support.topics import create_topics
 
 
 @pytest.fixture
 def durable(tmp_path):
-    broker = BrokerProcess({"log.dirs": str(tmp_path / "data"), "group.share.auto.offset.reset": "earliest",
-                            "group.share.record.lock.duration.ms": "1000",
-                            "group.share.min.session.timeout.ms": "6000",
-                            "group.share.session.timeout.ms": "6000",
-                            "group.share.min.heartbeat.interval.ms": "1000",
-                            "group.share.heartbeat.interval.ms": "1000"},
+    broker = BrokerProcess({**SHARE_QUICK, "log.dirs": str(tmp_path / "data"), "group.share.record.lock.duration.ms": "1000"},
                            port=free_port()).start()
     yield broker
     broker.stop()

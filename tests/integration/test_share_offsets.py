@@ -17,18 +17,14 @@ from kipper.client.share_acks import AcknowledgeType
 from kipper.client.share_consumer import ShareConsumer
 from kipper.protocol.errors import ErrorCode
 from tests.integration.test_admin_tools import err, kipper, out
-from tests.support.broker import BrokerProcess, free_port
+from tests.support.broker import SHARE_QUICK, BrokerProcess, free_port
 from tests.support.readback import read_topic
 from tests.support.topics import create_topics
 
 
 @pytest.fixture
 def durable(tmp_path):
-    broker = BrokerProcess({"log.dirs": str(tmp_path / "data"), "group.share.auto.offset.reset": "earliest",
-                            "group.share.min.session.timeout.ms": "6000",
-                            "group.share.session.timeout.ms": "6000",
-                            "group.share.min.heartbeat.interval.ms": "1000",
-                            "group.share.heartbeat.interval.ms": "1000"},
+    broker = BrokerProcess({**SHARE_QUICK, "log.dirs": str(tmp_path / "data")},
                            port=free_port()).start()
     yield broker
     broker.stop()

@@ -26,6 +26,13 @@ from kipper.testing import EmbeddedBroker
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# share-group settings for tests that restart a durable broker: records from the start, and
+# sessions short enough to expire within a test yet long enough to outlive a restart
+SHARE_QUICK = {"group.share.auto.offset.reset": "earliest",
+               "group.share.min.session.timeout.ms": "6000", "group.share.session.timeout.ms": "6000",
+               "group.share.min.heartbeat.interval.ms": "1000", "group.share.heartbeat.interval.ms": "1000"}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

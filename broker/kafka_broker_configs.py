@@ -9,7 +9,7 @@ with a reference broker (``scripts/kafka-reference run``) and ``scripts/kafka-re
 kafka-configs --bootstrap-server H:P --describe --all --entity-type brokers --entity-name 1``.
 """
 
-KAFKA_ONLY_BROKER_CONFIGS = frozenset((
+_NAMES = (
     "add.partitions.to.txn.retry.backoff.max.ms", "add.partitions.to.txn.retry.backoff.ms",
     "alter.config.policy.class.name", "alter.log.dirs.replication.quota.window.num",
     "alter.log.dirs.replication.quota.window.size.seconds", "auto.leader.rebalance.enable",
@@ -124,4 +124,10 @@ KAFKA_ONLY_BROKER_CONFIGS = frozenset((
     "telemetry.max.bytes", "transaction.remove.expired.transaction.cleanup.interval.ms",
     "transaction.state.log.load.buffer.size", "transaction.state.log.min.isr",
     "transaction.state.log.replication.factor", "transaction.two.phase.commit.enable",
-))
+)
+
+# Kafka reconfigures these families at run time (per-listener TLS and SASL settings, remote
+# storage's pools and quotas, follower fetch): as dynamic names kipper does not use, they are
+# stored as an unknown name would be, never refused as static
+_KAFKA_DYNAMIC_FAMILIES = ("ssl.", "sasl.", "remote.log.", "listener.", "follower.")
+KAFKA_ONLY_BROKER_CONFIGS = frozenset(n for n in _NAMES if not n.startswith(_KAFKA_DYNAMIC_FAMILIES))

@@ -196,6 +196,8 @@ def test_a_static_kafka_broker_config_kipper_does_not_use_is_refused_as_kafka_do
     assert (r.error_code, r.error_message) == (E.INVALID_REQUEST, "Cannot update these configs dynamically: Set(broker.id)")
     assert incremental(b, BROKER, "1", [("controller.quorum.voters", 0, "x")], validate_only=True).error_code == \
         E.INVALID_REQUEST
+    # a name Kafka reconfigures at run time (a listener's TLS settings) is not refused as static
+    assert incremental(b, BROKER, "1", [("ssl.cipher.suites", 0, "x")], validate_only=True).error_code == 0
 
 
 def test_describing_the_broker_marks_dynamic_configs_and_hides_passwords():

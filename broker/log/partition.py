@@ -155,7 +155,9 @@ class Partition:
         log = self.log
         # Kafka rolls on segment.ms by record time: the incoming batches' largest timestamp
         # against the segment's first batch's (LogSegment.shouldRoll)
-        rolled = log.maybe_roll(spans[-1][1] - spans[0][0], now, max(h.max_timestamp for _, _, h in spans))
+        # (a client's Produce carries one batch: no generator for it on the hot path)
+        newest = spans[0][2].max_timestamp if len(spans) == 1 else max(h.max_timestamp for _, _, h in spans)
+        rolled = log.maybe_roll(spans[-1][1] - spans[0][0], now, newest)
         if rolled is not None:  # Kafka snapshots producer state as a segment rolls
             self.snapshot_producers(rolled)
         if origin == COORDINATOR:

@@ -42,10 +42,18 @@ def test_every_check_ran_on_both_and_none_failed(clients):
     assert lines["kafka"].keys() == lines["kipper"].keys()
 
 
+def _trace(results, label: str) -> str:
+    """What a check traced on stderr about ``label`` (the group checks: "[classic group +ms, n read] ...")."""
+    return "".join(f"\n{name} traced:\n" + "\n".join(line for line in result.stderr.splitlines()
+                                                      if line.startswith(f"[{label} "))
+                   for name, result in results.items())
+
+
 def _same(clients, *labels):
-    lines, _ = clients
+    lines, results = clients
     for label in labels:
-        assert lines["kipper"][label] == lines["kafka"][label], f"{label}\nKafka:  {lines['kafka'][label]}\nkipper: {lines['kipper'][label]}"
+        assert lines["kipper"][label] == lines["kafka"][label], \
+            f"{label}\nKafka:  {lines['kafka'][label]}\nkipper: {lines['kipper'][label]}{_trace(results, label)}"
     return lines["kipper"]
 
 

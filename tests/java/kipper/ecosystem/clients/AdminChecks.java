@@ -65,16 +65,29 @@ final class AdminChecks {
         }
     }
 
-    /** Kafka applies an altered config through its metadata log, a moment after answering:
-     *  read it again for up to 10 s until it is what was set. */
+    /** Kafka applies an altered config, quota, ACL or credential through its metadata log, a moment after
+     *  answering: read it again for up to 10 s until it is what was set. */
     private static String settled(Callable<String> read, String expected) throws Exception {
+        return settled(read, expected::equals);
+    }
+
+    private static String settled(Callable<String> read, java.util.function.Predicate<String> done) throws Exception {
         long deadline = System.currentTimeMillis() + 10_000;
-        String got = read.call();
-        while (!got.equals(expected) && System.currentTimeMillis() < deadline) {
+        String got = attempt(read);
+        while (!done.test(got) && System.currentTimeMillis() < deadline) {
             Thread.sleep(200);
-            got = read.call();
+            got = attempt(read);
         }
         return got;
+    }
+
+    /** What a read gave, or the name of the exception it raised (an entity not there yet). */
+    private static String attempt(Callable<String> read) {
+        try {
+            return read.call();
+        } catch (Exception e) {
+            return Common.error(e);
+        }
     }
 
     List<String> all() throws Exception {
@@ -180,15 +193,16 @@ final class AdminChecks {
             AclBindingFilter mine = new AclBindingFilter(new ResourcePatternFilter(ResourceType.TOPIC, topic, PatternType.ANY),
                 AccessControlEntryFilter.ANY);
             call("createAcls", () -> { admin.createAcls(List.of(binding)).all().get(); return "ok"; });
-            call("describeAcls", () -> admin.describeAcls(mine).values().get().stream().map(b -> b.entry().operation() + " "
-                + b.entry().permissionType()).collect(Collectors.toList()));
+            call("describeAcls", () -> settled(() -> admin.describeAcls(mine).values().get().stream().map(b -> b.entry().operation() + " "
+                + b.entry().permissionType()).collect(Collectors.toList()).toString(), got -> got.contains("READ")));
             call("deleteAcls", () -> admin.deleteAcls(List.of(mine)).all().get().size());
 
             // SCRAM credentials and quotas
             call("alterUserScramCredentials", () -> { admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(user,
                 new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 8192), "pw"))).all().get(); return "ok"; });
-            call("describeUserScramCredentials", () -> admin.describeUserScramCredentials(List.of(user)).all().get().get(user)
-                .credentialInfos().stream().map(i -> i.mechanism() + " " + i.iterations()).collect(Collectors.toList()));
+            call("describeUserScramCredentials", () -> settled(() -> admin.describeUserScramCredentials(List.of(user)).all().get().get(user)
+                .credentialInfos().stream().map(i -> i.mechanism() + " " + i.iterations()).collect(Collectors.toList()).toString(),
+                got -> got.contains("SCRAM")));
             call("alterUserScramCredentials delete", () -> { admin.alterUserScramCredentials(List.of(new UserScramCredentialDeletion(user,
                 ScramMechanism.SCRAM_SHA_256))).all().get(); return "ok"; });
             ClientQuotaEntity entity = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, user));
@@ -196,9 +210,9 @@ final class AdminChecks {
                 List.of(new ClientQuotaAlteration.Op("producer_ids_rate", 10.0))))).all().get(); return "ok"; });
             call("alterClientQuotas producer_byte_rate", () -> { admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity,
                 List.of(new ClientQuotaAlteration.Op("producer_byte_rate", 1048576.0))))).all().get(); return "ok"; });
-            call("describeClientQuotas", () -> admin.describeClientQuotas(ClientQuotaFilter.containsOnly(List.of(
+            call("describeClientQuotas", () -> settled(() -> admin.describeClientQuotas(ClientQuotaFilter.containsOnly(List.of(
                 ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.USER, user)))).entities().get().values().stream()
-                .map(TreeMap::new).collect(Collectors.toList()));
+                .map(TreeMap::new).collect(Collectors.toList()).toString(), got -> got.contains("producer_byte_rate")));
 
             // transactions
             call("listTransactions", () -> admin.listTransactions().all().get().stream()

@@ -3,6 +3,7 @@ package kipper.ecosystem.clients;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -63,8 +64,29 @@ final class Common {
         return Admin.create(p);
     }
 
+    /** Creates a topic and waits until every partition answers ListOffsets at its leader.
+     *  Kafka answers CreateTopics once its controller has the topic; the broker leads the new
+     *  partitions a moment later. A producer writing before then is answered
+     *  NOT_LEADER_OR_FOLLOWER, and with Kafka 4.4 an idempotent producer's retried batches then
+     *  met OUT_OF_ORDER_SEQUENCE_NUMBER until its delivery timeout, losing records (seen under
+     *  load). Kafka's own tests wait for the leaders the same way. */
     void createTopic(Admin admin, String topic, int partitions, Map<String, String> configs) throws Exception {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs))).all().get();
+        Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+        for (int p = 0; p < partitions; p++)
+            ends.put(new TopicPartition(topic, p), OffsetSpec.latest());
+        long deadline = System.currentTimeMillis() + 30_000;
+        while (true) {
+            try {
+                admin.listOffsets(ends).all().get();
+                return;
+            } catch (java.util.concurrent.ExecutionException notYet) {  // the topic unknown to this broker yet
+                if (!(notYet.getCause() instanceof org.apache.kafka.common.errors.RetriableException)
+                        || System.currentTimeMillis() > deadline)
+                    throw notYet;
+                Thread.sleep(100);
+            }
+        }
     }
 
     /** Every record of a topic, from its start to its end (the last stable offset for read_committed). */

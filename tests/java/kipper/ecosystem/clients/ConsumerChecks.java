@@ -37,26 +37,32 @@ final class ConsumerChecks {
             c.createTopic(admin, topic, 4, Map.of());
         }
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(c.producer())) {
+            List<java.util.concurrent.Future<?>> sent = new ArrayList<>();
             for (int i = 0; i < RECORDS; i++)
-                producer.send(new ProducerRecord<>(topic, "key" + (i % 13), "rec-" + i));
+                sent.add(producer.send(new ProducerRecord<>(topic, "key" + (i % 13), "rec-" + i)));
+            for (java.util.concurrent.Future<?> ack : sent)
+                ack.get();  // every record acknowledged before the group reads
         }
         List<ConsumerRecord<String, String>> read = Collections.synchronizedList(new ArrayList<>());
         AtomicInteger firstRevoked = new AtomicInteger();
         AtomicBoolean secondAssigned = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
-        Member first = new Member(protocol, group, topic, read, firstRevoked, null, stop, 20);
-        Member second = new Member(protocol, group, topic, read, new AtomicInteger(), secondAssigned, stop, 0);
+        long start = System.currentTimeMillis();
+        Trace trace = event -> System.err.printf("[%s group +%d ms, %d read] %s%n", protocol,
+            System.currentTimeMillis() - start, read.size(), event);
+        Member first = new Member("first", protocol, group, topic, read, firstRevoked, null, stop, 200, trace);
+        Member second = new Member("second", protocol, group, topic, read, new AtomicInteger(), secondAssigned, stop, 0, trace);
         Thread t1 = new Thread(first, "first-member");
         t1.start();
         // the second member joins once the first has read part of the topic
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (read.size() < 200 && System.currentTimeMillis() < deadline)
-            Thread.sleep(20);
+        waitFor(() -> read.size() >= 200, read, trace, "the first member to read 200 records");
+        trace.event("the second member starts");
         Thread t2 = new Thread(second, "second-member");
         t2.start();
         // everything read, and the second member has its share of the partitions
-        while ((read.size() < RECORDS || !secondAssigned.get()) && System.currentTimeMillis() < deadline + 60_000)
-            Thread.sleep(50);
+        if (!waitFor(() -> read.size() >= RECORDS && secondAssigned.get(), read, trace, "every record read, the second member assigned"))
+            for (Member m : List.of(first, second))
+                trace.event("the " + m.name + " member polled " + (System.currentTimeMillis() - m.polledAt) + " ms ago and " + m.state);
         stop.set(true);
         t1.join();
         t2.join();
@@ -67,17 +73,46 @@ final class ConsumerChecks {
             + ", the second got some: " + secondAssigned.get());
     }
 
+    interface Trace {
+        void event(String what);
+    }
+
+    /** Waits until done, for as long as records keep arriving: a loaded machine (the whole test
+     *  suite beside two brokers) may take long, but 60 s with no record read is a stall, traced. */
+    private static boolean waitFor(java.util.function.BooleanSupplier done, List<?> read, Trace trace, String what)
+            throws InterruptedException {
+        int seen = read.size();
+        long moved = System.currentTimeMillis();
+        while (!done.getAsBoolean()) {
+            Thread.sleep(50);
+            if (read.size() != seen) {
+                seen = read.size();
+                moved = System.currentTimeMillis();
+            } else if (System.currentTimeMillis() - moved > 60_000) {
+                trace.event("gave up waiting for " + what + ": no record read for 60 s");
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** A member that reads, commits after each poll and on giving partitions up. */
     private final class Member implements Runnable {
-        private final String protocol, group, topic;
+        private final String name, protocol, group, topic;
         private final List<ConsumerRecord<String, String>> read;
         private final AtomicInteger revoked;
         private final AtomicBoolean assigned, stop;
         private final long pauseMs;
+        private final Trace trace;
         volatile Throwable failure;
+        /** what the member holds and has read, for the trace when reading stalls */
+        volatile String state = "has not polled";
+        volatile long polledAt;
 
-        Member(String protocol, String group, String topic, List<ConsumerRecord<String, String>> read,
-               AtomicInteger revoked, AtomicBoolean assigned, AtomicBoolean stop, long pauseMs) {
+        Member(String name, String protocol, String group, String topic, List<ConsumerRecord<String, String>> read,
+               AtomicInteger revoked, AtomicBoolean assigned, AtomicBoolean stop, long pauseMs, Trace trace) {
+            this.name = name;
+            this.trace = trace;
             this.protocol = protocol;
             this.group = group;
             this.topic = topic;
@@ -97,6 +132,7 @@ final class ConsumerChecks {
                 consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
                     @Override
                     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                        trace.event("the " + name + " member gives up " + partitions);
                         if (!partitions.isEmpty()) {
                             revoked.incrementAndGet();
                             consumer.commitSync();
@@ -105,13 +141,22 @@ final class ConsumerChecks {
 
                     @Override
                     public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                        trace.event("the " + name + " member is assigned " + partitions);
                         if (assigned != null && !partitions.isEmpty())
                             assigned.set(true);
                     }
                 });
+                Map<Integer, Long> lastRead = new java.util.TreeMap<>();
+                int count = 0;
                 while (!stop.get()) {
                     ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(100));
                     records.forEach(read::add);
+                    for (ConsumerRecord<String, String> r : records)
+                        lastRead.put(r.partition(), r.offset());
+                    count += records.count();
+                    polledAt = System.currentTimeMillis();
+                    state = "holds " + consumer.assignment()
+                        + ", paused " + consumer.paused() + ", has read " + count + ", the last offsets per partition " + lastRead;
                     if (!records.isEmpty()) {
                         consumer.commitSync();
                         if (pauseMs > 0)
@@ -119,6 +164,7 @@ final class ConsumerChecks {
                     }
                 }
             } catch (Throwable e) {
+                trace.event("the " + name + " member failed: " + e);
                 failure = e;
             }
         }

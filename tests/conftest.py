@@ -18,6 +18,28 @@ from tests.support.broker import BrokerProcess, make_broker
 pytest_plugins = ["pytester", "tests.support.reference"]
 
 
+# `make test` runs the suite on two pytest-xdist workers (-n 2 --dist loadgroup
+# --no-loadscope-reorder): each test module is one unit of work, so its module fixtures start
+# once. The suites around one long-lived session fixture are one unit each, so that fixture
+# starts once too (a Spark cluster, loadgen runs and a JVM; Apache Kafka beside a kipper set up
+# alike), and they are handed out first, the longest first, while the modules fill in around them.
+LONG_UNITS = (("tests/spark/", "spark"), ("tests/conformance/", "kafka-reference"),
+              ("tests/java_ecosystem/", "kafka-reference"))
+
+
+def work_unit(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return next((group for prefix, group in LONG_UNITS if path.startswith(prefix)), path)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items):
+    first = {group: rank for rank, group in enumerate(dict.fromkeys(group for _, group in LONG_UNITS))}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(work_unit(item.nodeid)))
+    items.sort(key=lambda item: first.get(work_unit(item.nodeid), len(first)))
+
+
 @pytest.fixture(scope="module")
 def broker(request):
     """One broker for a module; tests use unique topic and group names."""

@@ -44,7 +44,7 @@ run: $(STAMP_RUN) bytecode
 # two workers, each test module one unit of work (tests/conftest.py says how the units are cut)
 TEST_WORKERS ?= 2
 test: $(STAMP_TEST) java spark-connector bytecode
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS); status=$$?; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected: failing"; exit 1; fi; exit $$status
 
 # the executors' Python for a Spark cluster: kipper and confluent-kafka, packed with venv-pack (docs/SPARK.md)

@@ -20,7 +20,7 @@ SHOW = ("--formatter-property", "print.key=true", "--formatter-property", "print
 def test_console_producer_and_consumer_with_keys_headers_and_groups(tools):
     topic, group = tools.name("console"), tools.name("console-group")
     bs = "{bootstrap}"
-    tools.same("kafka-topics", "--bootstrap-server", bs, "--create", "--topic", topic, "--partitions", "2")
+    tools.create_topic(topic, 2)
     tools.same("kafka-console-producer", "--bootstrap-server", bs, "--topic", topic, *READER, stdin=LINES)
     # a line the reader cannot parse ends the producer with an error, the same on both
     tools.same("kafka-console-producer", "--bootstrap-server", bs, "--topic", topic, *READER,
@@ -68,7 +68,7 @@ def sorted_lines_of_stdout(text: str) -> str:
 def test_get_offsets_delete_records_and_log_dirs(tools):
     topic = tools.name("offsets")
     bs = "{bootstrap}"
-    tools.same("kafka-topics", "--bootstrap-server", bs, "--create", "--topic", topic, "--partitions", "2")
+    tools.create_topic(topic, 2)
     # batches with set timestamps (the largest twice: max-timestamp finds the first of them)
     base = tools.base_ms
     tools.produce(topic, 0, [[(b"k", b"v0", base), (b"k", b"v1", base + 5)], [(b"k", b"v2", base + 9)],
@@ -133,7 +133,7 @@ def test_kafka_features_describe(tools):
 def test_producer_and_consumer_perf_tests_run(tools):
     # the figures (kipper beside Kafka, several rounds) come from benchmarks/kafka_perf_tools.py
     topic = tools.name("perf")
-    tools.same("kafka-topics", "--bootstrap-server", "{bootstrap}", "--create", "--topic", topic, "--partitions", "1")
+    tools.create_topic(topic, 1)
     figures = re.compile(r"[\d.]+ records/sec \([\d.]+ MB/sec\), [\d.]+ ms avg latency, [\d.]+ ms max latency"
                          r"(, \d+ ms \d+(\.\d+)?th)*")
     out = tools.same("kafka-producer-perf-test", "--topic", topic, "--num-records", "20000", "--record-size", "100",

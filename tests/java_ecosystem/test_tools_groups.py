@@ -13,7 +13,7 @@ from tests.java_ecosystem.tool_pair import listed_difference, only, sorted_lines
 def _topic_with_records(tools, name: str) -> str:
     topic = tools.name(name)
     base = tools.base_ms
-    tools.same("kafka-topics", "--bootstrap-server", "{bootstrap}", "--create", "--topic", topic, "--partitions", "2")
+    tools.create_topic(topic, 2)
     tools.produce(topic, 0, [[(b"a", f"a{i}".encode(), base + i * 1000) for i in range(4)]])
     tools.produce(topic, 1, [[(b"b", f"b{i}".encode(), base + i * 1000) for i in range(6)]])
     return topic

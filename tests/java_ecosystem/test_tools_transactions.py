@@ -12,7 +12,7 @@ from tests.java_ecosystem.tool_pair import column, only
 def test_kafka_transactions_list_describe_find_hanging_and_abort(tools, tmp_path):
     topic, txn = tools.name("txn"), tools.name("txn-id")
     tx = ("kafka-transactions", "--bootstrap-server", "{bootstrap}")
-    tools.same("kafka-topics", "--bootstrap-server", "{bootstrap}", "--create", "--topic", topic, "--partitions", "2")
+    tools.create_topic(topic, 2)
     mine = only(txn)
     with tools.open_transaction(txn, topic, 3, tmp_path):
         # TransactionalId, Coordinator, ProducerId, TransactionState

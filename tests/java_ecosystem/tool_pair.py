@@ -223,6 +223,30 @@ class ToolPair:
             assert kafka.exit == exit, f"{command}: exit {kafka.exit}, expected {exit}\n{kafka}"
         return kipper
 
+    def create_topic(self, topic: str, partitions: int, *extra: str) -> None:
+        """kafka-topics --create on both, then wait until every partition answers ListOffsets.
+        Kafka answers CreateTopics before its broker leads the new partitions; a producer
+        writing in that moment is answered NOT_LEADER_OR_FOLLOWER, and an idempotent one's
+        retried batches can then meet OUT_OF_ORDER_SEQUENCE_NUMBER until its delivery timeout
+        (seen with Kafka 4.4's Java producer: tests/java/kipper/ecosystem/clients/Common.java)."""
+        from kipper.client.blocking import BlockingConnection
+        from kipper.client.consumer_requests import LATEST_TIMESTAMP, list_offsets
+
+        self.same("kafka-topics", "--bootstrap-server", "{bootstrap}", "--create", "--topic", topic,
+                  "--partitions", str(partitions), *extra)
+        for broker in self.brokers:
+            host, port = broker.bootstrap.rsplit(":", 1)
+            with BlockingConnection(host, int(port)) as conn:
+                conn.negotiate()
+                deadline = time.monotonic() + 20
+                while True:
+                    answer = list_offsets(conn, {(topic, p): LATEST_TIMESTAMP for p in range(partitions)})
+                    codes = {p.error_code for t in answer.topics for p in t.partitions}
+                    if codes == {0} or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.2)
+                assert codes == {0}, f"{topic} on {broker.name}: ListOffsets errors {codes}"
+
     def produce(self, topic: str, partition: int, batches: list[list[tuple]]) -> None:
         """The same batches (each a list of (key, value, timestamp)) to a partition of both
         brokers, from kipper's protocol layer: records whose offsets and timestamps a tool's

@@ -119,3 +119,13 @@ def test_test_modules_state_their_requirements_through_tests_support_requires():
     offenders = [hit for path in sorted((ROOT / "tests").rglob("*.py")) if path != helper
                  for hit in _direct_skips(path)]
     assert offenders == [], "use tests.support.requires so CI=true turns a missing dependency into a failure"
+
+
+def test_make_test_hands_out_modules_and_the_long_suites_as_units_of_work():
+    # tests/conftest.py: two xdist workers; a Spark cluster or Apache Kafka starts once per run
+    from tests.conftest import work_unit
+
+    assert work_unit("tests/spark/test_audit.py::test_x") == work_unit("tests/spark/test_cluster.py::t[a]") == "spark"
+    assert work_unit("tests/conformance/test_conformance.py::t[x/y]") == "kafka-reference"
+    assert work_unit("tests/java_ecosystem/test_streams.py::t") == "kafka-reference"
+    assert work_unit("tests/unit/test_config.py::TestX::test_y") == "tests/unit/test_config.py"

@@ -196,6 +196,7 @@ class Ahead:
     SERIAL = ("golden/", "acl/", "sasl/")
 
     def __init__(self, scenarios, kafka: Reference, kipper: Reference, workers: int):
+        self.kafka, self.kipper = kafka, kipper
         self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="conformance")
         self.serial = ThreadPoolExecutor(max_workers=1, thread_name_prefix="conformance-serial")
         self.futures = {s.name: (self.serial if s.name.startswith(self.SERIAL) else self.pool).submit(
@@ -203,6 +204,10 @@ class Ahead:
 
     def result(self, scenario) -> tuple[Run, Run]:
         return self.futures[scenario.name].result()
+
+    def again(self, scenario) -> tuple[Run, Run]:
+        """The scenario once more on both, under its second token's names."""
+        return run_both(scenario.fn, self.kafka, self.kipper, scenario.second_token)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

@@ -47,7 +47,7 @@ def ahead(request, kafka_reference, kipper_reference):
 def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Difference]]]:
     a = [x for x in kafka_run.transcript if x.recorded]
     b = [x for x in kipper_run.transcript if x.recorded]
-    na, nb = normalise(a, scenario.token), normalise(b, scenario.token)
+    na, nb = normalise(a, kafka_run.token), normalise(b, kipper_run.token)
     out = []
     for i in range(max(len(a), len(b))):
         if i >= len(a) or i >= len(b):
@@ -64,6 +64,14 @@ def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Differ
     return out
 
 
+def judge(scenario, kafka_run, kipper_run, report) -> tuple[list, list[Difference]]:
+    """The compared exchanges, and the differences allowed_differences.toml does not list."""
+    exchanges = compare(scenario, kafka_run, kipper_run)
+    for _, _, diffs in exchanges:
+        classify(diffs, report.allowed)
+    return exchanges, [d for _, _, diffs in exchanges for d in diffs if not d.allowed]
+
+
 def dump(directory: Path, scenario, *runs) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     out = {run.broker: [{"label": x.label, "api": x.api, "version": x.version, "recorded": x.recorded,
@@ -74,13 +82,14 @@ def dump(directory: Path, scenario, *runs) -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_kipper_answers_as_kafka_does(scenario, ahead, report):
     kafka_run, kipper_run = ahead.result(scenario)
-    exchanges = compare(scenario, kafka_run, kipper_run)
+    exchanges, unlisted = judge(scenario, kafka_run, kipper_run, report)
+    if unlisted and scenario.timed:  # a timer's window on a loaded machine: once more, under fresh names
+        print(f"\nconformance: {scenario.name} differed on its first run ({len(unlisted)} fields); running it again")
+        kafka_run, kipper_run = ahead.again(scenario)
+        exchanges, unlisted = judge(scenario, kafka_run, kipper_run, report)
     if os.environ.get("CONFORMANCE_DUMP"):  # a directory: both transcripts of each scenario, for reading
         dump(Path(os.environ["CONFORMANCE_DUMP"]), scenario, kafka_run, kipper_run)
-    for _, _, diffs in exchanges:
-        classify(diffs, report.allowed)
     report.add(exchanges)
-    unlisted = [d for _, _, diffs in exchanges for d in diffs if not d.allowed]
     assert not unlisted, "differences from Kafka that allowed_differences.toml does not list:\n" + "\n".join(
         f"  [{d.label}] {d.api} v{d.version} {d.path}: kafka={d.kafka!r} kipper={d.kipper!r}" for d in unlisted[:40])
 

@@ -8,29 +8,41 @@ from dataclasses import dataclass
 from typing import Callable
 
 
+# a second run's token: the same scenario under fresh names (tokens stay c + four digits)
+SECOND_RUN = 5000
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
     fn: Callable
     index: int
+    # its answers depend on a broker's timer firing within a wall-clock window (a lock's
+    # expiry, a share partition's state loading while a fetch waits): on a loaded machine one
+    # broker can answer a poll later than the other, so a comparison that differs runs once more
+    timed: bool = False
 
     @property
     def token(self) -> str:
         return f"c{self.index:04d}"
 
+    @property
+    def second_token(self) -> str:
+        return f"c{SECOND_RUN + self.index:04d}"
+
 
 SCENARIOS: list[Scenario] = []
 
 
-def register(name: str, fn: Callable) -> None:
+def register(name: str, fn: Callable, *, timed: bool = False) -> None:
     if any(s.name == name for s in SCENARIOS):
         raise ValueError(f"scenario {name} is declared twice")
-    SCENARIOS.append(Scenario(name, fn, len(SCENARIOS)))
+    SCENARIOS.append(Scenario(name, fn, len(SCENARIOS), timed))
 
 
-def scenario(name: str):
+def scenario(name: str, *, timed: bool = False):
     def decorate(fn):
-        register(name, fn)
+        register(name, fn, timed=timed)
         return fn
     return decorate
 

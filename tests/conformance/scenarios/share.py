@@ -91,7 +91,7 @@ def _(run):
     share_fetch(run, g, t, epoch=2, max_wait_ms=2000, label="the new records")
 
 
-@scenario("share/lock-expiry")
+@scenario("share/lock-expiry", timed=True)
 def _(run):
     t, g, _ = setup(run, configs={"share.record.lock.duration.ms": "1000"})
     first_fetch(run, g, t)
@@ -100,7 +100,7 @@ def _(run):
     ack(run, g, t, 2, [(0, 2, ACCEPT)], label="acknowledge the redelivered records")
 
 
-@scenario("share/delivery-limit")
+@scenario("share/delivery-limit", timed=True)
 def _(run):
     t, g, _ = setup(run, n=1, configs={"share.delivery.count.limit": "2"})
     first_fetch(run, g, t)
@@ -227,7 +227,7 @@ def _fetch_in_mode(run, g, t, member, mode, *, conn="main", max_wait_ms=5000, la
         "forgotten_topics_data": []}, conn=conn, label=label)
 
 
-@scenario("share/record-lock-cap-batch-optimized")
+@scenario("share/record-lock-cap-batch-optimized", timed=True)
 def _(run):
     t, g = _capped(run, batches=10, size=30)
     _fetch_in_mode(run, g, t, "m0", 0, label="100 rounded up to the batch that crosses it")

@@ -104,4 +104,3 @@ def _close_consumers_of(tb) -> None:
                 except RuntimeError:  # closed already
                     pass
         tb = tb.tb_next
-

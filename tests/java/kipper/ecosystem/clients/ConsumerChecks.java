@@ -50,6 +50,8 @@ final class ConsumerChecks {
         long start = System.currentTimeMillis();
         Trace trace = event -> System.err.printf("[%s group +%d ms, %d read] %s%n", protocol,
             System.currentTimeMillis() - start, read.size(), event);
+        // the first member pauses 200 ms a poll of 50, so the second joins while most records are
+        // still unread and the partitions move mid-read on both brokers
         Member first = new Member("first", protocol, group, topic, read, firstRevoked, null, stop, 200, trace);
         Member second = new Member("second", protocol, group, topic, read, new AtomicInteger(), secondAssigned, stop, 0, trace);
         Thread t1 = new Thread(first, "first-member");

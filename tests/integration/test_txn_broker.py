@@ -11,7 +11,6 @@ import pytest
 
 from kipper.client import consumer_requests, producer_requests
 from kipper.client.admin import NewTopic, create_topics
-from kipper.client.blocking import BlockingConnection
 from kipper.client.consumer_requests import LATEST_TIMESTAMP, READ_COMMITTED, READ_UNCOMMITTED
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
@@ -21,18 +20,12 @@ E = ErrorCode
 
 
 @pytest.fixture(scope="module")
-def txn_broker():
+def broker():
+    """The module's broker (tests/integration/conftest.py's ``conn`` connects to it), with a quick
+    sweep of timed-out transactions."""
     with make_broker({"transaction.abort.timed.out.transaction.cleanup.interval.ms": "50",
                         "transaction.max.timeout.ms": "120000"}) as proc:
         yield proc
-
-
-@pytest.fixture
-def conn(txn_broker):
-    c = BlockingConnection("127.0.0.1", txn_broker.port)
-    c.negotiate()
-    yield c
-    c.close()
 
 
 def create(conn, topic: str, partitions: int = 1) -> None:

@@ -7,7 +7,8 @@ log stores them. Each request takes a slot in a FIFO; a slot is
 filled immediately (most handlers) or when its coroutine finishes (long-poll
 Fetch, JoinGroup). Responses leave in request order, and everything ready at
 the end of a read burst goes out in one write (``writelines`` when a response
-is a list of buffers pointing at stored batches). Reading pauses while too many
+is a list of buffers pointing at stored batches; a durable segment's range goes out with
+``sendfile`` on a plain TCP socket). Reading pauses while too many
 slots are pending or the transport's write buffer is full. A handler's
 ``Reply`` may ask the connection to mute itself for a quota throttle or to
 close after a failed login; both happen once the burst's answers are written.
@@ -23,6 +24,7 @@ import structlog
 from kipper.broker.context import Session
 from kipper.broker.dispatcher import Close, Dispatcher, Later
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+from kipper.broker.storage.file_region import FileRegion
 from kipper.protocol.framing import CHUNK_SIZE, ChunkPool, FrameDecoder, FrameTooLarge, InvalidFrame
 
 log = structlog.get_logger(__name__)
@@ -33,6 +35,7 @@ FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.
 
 _PENDING = object()
 _FRAME_TYPES = frozenset((bytes, bytearray, list))  # a ready frame (a list: buffers carrying stored batches)
+_PLAIN = frozenset(("PLAINTEXT", "SASL_PLAINTEXT"))  # no TLS: the socket's bytes are the frames
 
 
 class _Slot:
@@ -71,6 +74,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         # asked for by the replies of this burst, done after its answers are written
         self._mute_after_ms = 0
         self._close_after = False
+        self._sock_fd: int | None = None  # the socket's descriptor, where sendfile may use it
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
@@ -78,6 +82,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.session = self.session_factory(transport, f"{peer[0]}:{peer[1]}" if peer else "?")
+        sock = transport.get_extra_info("socket")
+        if (sock is not None and transport.get_extra_info("sslcontext") is None
+                and self.session.security_protocol in _PLAIN):
+            self._sock_fd = sock.fileno()
+            self.session.zero_copy = True
         self.registry.add(self)
         self.dispatcher.metrics.connection_opened()
         if not self.session.authenticated and self.pre_auth_max_frame:
@@ -279,7 +288,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         while slots and slots[0].frame is not _PENDING:
             out.append(slots.popleft().frame)
         if out and not self.closing:
-            _write(self.transport, out)
+            self._write(out)
             out.clear()
         self._update_reading()
 
@@ -311,7 +320,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         while self.slots and self.slots[0].frame is not _PENDING:
             out.append(self.slots.popleft().frame)
         if out:
-            _write(self.transport, out)
+            self._write(out)
             out.clear()
 
     def close(self) -> None:
@@ -320,20 +329,50 @@ class KafkaConnection(asyncio.BufferedProtocol):
             if self.transport is not None:
                 self.transport.close()
 
-
-def _write(transport, frames: list) -> None:
-    """One write for a burst's answers. Small frames are joined (one syscall beats
-    many small iovecs); a frame given as a list of buffers (stored batches) goes out
-    with ``writelines``, which uvloop sends with one writev and without copying."""
-    if len(frames) == 1 and type(frames[0]) is not list:
-        transport.write(frames[0])
-    elif list not in map(type, frames):  # (in C: this runs for every burst)
-        transport.write(b"".join(frames))
-    else:
-        buffers = []
-        for f in frames:
-            if type(f) is list:
-                buffers.extend(f)
+    def _write(self, frames: list) -> None:
+        """One write for a burst's answers. Small frames are joined (one syscall beats
+        many small iovecs); a frame given as a list of buffers (stored batches) goes out
+        with ``writelines``, which uvloop sends with one writev and without copying."""
+        transport = self.transport
+        if len(frames) == 1 and type(frames[0]) is not list:
+            transport.write(frames[0])
+        elif list not in map(type, frames):  # (in C: this runs for every burst)
+            transport.write(b"".join(frames))
+        else:
+            buffers = []
+            for f in frames:
+                if type(f) is list:
+                    buffers.extend(f)
+                else:
+                    buffers.append(f)
+            if FileRegion in map(type, buffers):
+                sent = write_regions(transport, buffers, self._sock_fd)
+                self.dispatcher.metrics.record_sendfile(sent)
             else:
-                buffers.append(f)
-        transport.writelines(buffers)
+                transport.writelines(buffers)
+
+
+def write_regions(transport, buffers: list, sock_fd: int | None) -> int:
+    """Write ``buffers``, some of them ``FileRegion``s, in order; bytes sent with sendfile.
+
+    A region goes out with sendfile straight from the page cache when everything before it
+    has left the transport (its write buffer is empty) and ``sock_fd`` is given; what the
+    socket does not take at once, and any region that cannot use sendfile, is read with
+    one pread and written through the transport like any buffer."""
+    pending = []
+    sent = 0
+    for buf in buffers:
+        if type(buf) is not FileRegion:
+            pending.append(buf)
+            continue
+        if pending:
+            transport.writelines(pending)
+            pending = []
+        if sock_fd is not None and not transport.get_write_buffer_size():
+            sent += buf.send(sock_fd)
+        if buf.length:
+            pending.append(buf.read())
+        buf.close()
+    if pending:
+        transport.writelines(pending)
+    return sent

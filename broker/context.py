@@ -30,6 +30,9 @@ class Session:
     acl_version: int = -1
     admitted_producer_ids: set = field(default_factory=set)  # producer-id quota fast path
     kept_heads: object = None  # recent Produce requests' heads (protocol/produce_codec.RepeatedHeads)
+    # the connection sends file ranges with sendfile (plain TCP): Fetch then reads durable
+    # segments as FileRegions (broker/storage/file_region.py), never their bytes
+    zero_copy: bool = False
 
 
 @dataclass(slots=True)

@@ -52,6 +52,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     watched = []
     responses = []
     first = True
+    regions = ctx.session.zero_copy
     for t in req.topics:
         name = t.get("topic")
         topic = topics.get(name) if name is not None else topics.by_id(t.topic_id)
@@ -80,7 +81,8 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             # read_committed: nothing at or past the last stable offset
             # one segment per partition, as Kafka's UnifiedLog.read: the consumer's next
             # fetch goes on from there
-            got = plog.read(offset, limit, always_one=first, read_committed=committed, one_segment=True)
+            got = plog.read(offset, limit, always_one=first, read_committed=committed, one_segment=True,
+                            regions=regions)
             if got.chunks:
                 first = False
                 entry["records"] = got.chunks

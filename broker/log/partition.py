@@ -241,11 +241,13 @@ class Partition:
     # --- reads ------------------------------------------------------------------------------
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             read_committed: bool = False, one_segment: bool = False) -> ReadResult:
+             read_committed: bool = False, one_segment: bool = False, regions: bool = False) -> ReadResult:
         """Batches from ``offset``; read_committed stops at the last stable offset;
-        ``one_segment``: only the segment holding ``offset`` (Kafka's Fetch)."""
+        ``one_segment``: only the segment holding ``offset`` (Kafka's Fetch); ``regions``:
+        file ranges for sendfile where the log is on disk (storage/file_region.py)."""
         return self.log.read(offset, max_bytes, always_one=always_one, one_segment=one_segment,
-                             end_offset=self.last_stable_offset if read_committed else None)
+                             end_offset=self.last_stable_offset if read_committed else None,
+                             regions=regions)
 
     def aborted_transactions(self, fetch_offset: int, upper: int) -> list[dict]:
         """Fetch's AbortedTransactions for a read of [fetch_offset, upper)."""

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import structlog
 
+from kipper.broker.storage.file_region import FileRegion
 from kipper.broker.storage.log_config import LogConfig, waited_for_roll
 from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.broker.storage.segment import LogSegment, file_name
@@ -197,7 +198,9 @@ class FileLog:
         return self.segments[self._segment_index(offset)]
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None, one_segment: bool = False) -> ReadResult:
+             end_offset: int | None = None, one_segment: bool = False, regions: bool = False) -> ReadResult:
+        """``regions``: each chunk a ``FileRegion`` for sendfile instead of the bytes (Fetch on
+        a plain socket); the batches' headers are all that is read here then."""
         end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
         chunks, total, count, last = [], 0, 0, -1
         if offset >= end:
@@ -218,7 +221,9 @@ class FileLog:
                 last = h.base_offset + h.last_offset_delta
                 stop = pos + size
             if stop > start:
-                chunks.append(seg.pread(stop - start, start))  # one read of many batches
+                # one read of many batches, or none: the connection sends them from the file
+                chunks.append(FileRegion(seg.fd, start, stop - start) if regions
+                              else seg.pread(stop - start, start))
                 if one_segment:
                     break
             if done or last + 1 >= end:

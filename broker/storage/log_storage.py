@@ -46,9 +46,11 @@ class LogStorage(Protocol):
         or old; the new segment's base offset, or None (also when there are no segments)."""
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None) -> ReadResult:
+             end_offset: int | None = None, one_segment: bool = False, regions: bool = False) -> ReadResult:
         """Batches from the one holding ``offset``, up to ``max_bytes`` (the first one
-        always, when ``always_one``: KIP-74), stopping before ``end_offset``."""
+        always, when ``always_one``: KIP-74), stopping before ``end_offset`` (and at the end
+        of the segment holding ``offset`` with ``one_segment``). The chunks are buffers, or
+        with ``regions`` a durable log's ``FileRegion``s for sendfile (storage/file_region.py)."""
 
     def batches_from(self, offset: int) -> Iterator[tuple[int, bytes]]:
         """(base offset, batch) from the batch holding ``offset`` on, oldest first."""

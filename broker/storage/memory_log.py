@@ -170,7 +170,7 @@ class MemoryLog:
         return i
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None, one_segment: bool = False) -> ReadResult:
+             end_offset: int | None = None, one_segment: bool = False, regions: bool = False) -> ReadResult:
         """Batches from the one holding ``offset``, up to ``max_bytes``.
 
         The first batch is returned even if larger than ``max_bytes`` when
@@ -178,6 +178,8 @@ class MemoryLog:
         ``end_offset`` stops before the batch starting there (read_committed
         reads up to the last stable offset, which is a batch boundary). ``one_segment``:
         stop at the end of the segment holding ``offset``, as Kafka's UnifiedLog.read (Fetch).
+        The chunks are the stored batches themselves, never copies (``regions`` asks the
+        durable log for file ranges; here the batches are already in memory).
         """
         end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
         if offset >= end or not self._batches:

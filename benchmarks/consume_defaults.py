@@ -70,12 +70,20 @@ def measure(broker, mode: str, records: int) -> dict:
     return got
 
 
-def start(name: str, kipper_root=None):
+def start(name: str, kipper_root=None, variants: dict | None = None):
     if name == "kafka":
         return kafka_peer.KafkaPeer()
     if name == "tansu":
         return TansuProcess()
-    return BrokerProcess({"log.level": "WARNING"}, checkout=kipper_root if name == "baseline" else None)
+    overrides = (variants or {}).get(name, {})
+    return BrokerProcess({"log.level": "WARNING", **overrides},
+                         checkout=kipper_root if name == "baseline" else None)
+
+
+def variant(text: str) -> tuple[str, dict]:
+    """``NAME:key=value,key=value``: kipper with these overrides, as another candidate."""
+    name, _, settings = text.partition(":")
+    return name, dict(kv.split("=", 1) for kv in settings.split(",") if kv)
 
 
 def main() -> None:
@@ -88,9 +96,12 @@ def main() -> None:
     ap.add_argument("--no-kafka", action="store_true")
     ap.add_argument("--no-tansu", action="store_true")
     ap.add_argument("--baseline", type=Path, help="a kipper checkout to run beside this one (its .venv)")
+    ap.add_argument("--variant", type=variant, action="append", default=[],
+                    help="NAME:key=value,...: kipper with these broker settings, beside the others")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    names = ["kipper"] + (["baseline"] if args.baseline else [])
+    variants = dict(args.variant)
+    names = ["kipper"] + (["baseline"] if args.baseline else []) + list(variants)
     names += [] if args.no_tansu or tansu_binary() is None else ["tansu"]
     names += [] if args.no_kafka or not kafka_peer.available() else ["kafka"]
     print(f"consume with client defaults: {', '.join(names)}; {args.records:,} records of {args.size} B; "
@@ -101,7 +112,7 @@ def main() -> None:
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
             probe = LoadProbe().start()
-            with start(name, args.baseline) as broker:
+            with start(name, args.baseline, variants) as broker:
                 warmed = warm(broker, args.warm) if args.warm else {}
                 fill(broker, args.records, args.size)
                 for mode in args.modes:

@@ -51,6 +51,13 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("cluster.id", string, "kipper-cluster", "Cluster id reported in Metadata."),
     Key("socket.request.max.bytes", int_in(1024, _INT32), 104857600,
         "Largest request frame accepted; a larger frame closes the connection."),
+    # Kafka's SocketServer: the receive size on each listening socket (accepted connections
+    # inherit it), the send size on each accepted connection; -1 leaves the OS its own
+    # (autotuned) sizes. How much of a Fetch answer is handed to the kernel at once.
+    Key("socket.send.buffer.bytes", int_in(-1, _INT32), 102400,
+        "SO_SNDBUF of each client connection (-1: the OS default)."),
+    Key("socket.receive.buffer.bytes", int_in(-1, _INT32), 102400,
+        "SO_RCVBUF of the listening sockets, which connections inherit (-1: the OS default)."),
     Key("log.level", choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "Log level."),
     Key("log.format", choice("console", "json"), "console", "Log rendering."),
     # --- log

@@ -17,6 +17,7 @@ close after a failed login; both happen once the burst's answers are written.
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections import deque
 
 import structlog
@@ -24,6 +25,7 @@ import structlog
 from kipper.broker.context import Session
 from kipper.broker.dispatcher import Close, Dispatcher, Later
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+from kipper.broker.region_writer import RegionWriter
 from kipper.broker.storage.file_region import FileRegion
 from kipper.protocol.framing import CHUNK_SIZE, ChunkPool, FrameDecoder, FrameTooLarge, InvalidFrame
 
@@ -48,7 +50,7 @@ class _Slot:
 class KafkaConnection(asyncio.BufferedProtocol):
     def __init__(self, dispatcher: Dispatcher, session_factory, registry: set, *,
                  max_frame: int, on_close=None, pre_auth_max_frame: int | None = None,
-                 pool: ChunkPool | None = None, after_burst=None):
+                 pool: ChunkPool | None = None, after_burst=None, send_buffer: int = -1):
         self.dispatcher = dispatcher
         self.session_factory = session_factory
         self.registry = registry
@@ -74,7 +76,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         # asked for by the replies of this burst, done after its answers are written
         self._mute_after_ms = 0
         self._close_after = False
+        self.send_buffer = send_buffer  # socket.send.buffer.bytes (-1: the OS's own)
         self._sock_fd: int | None = None  # the socket's descriptor, where sendfile may use it
+        self._regions: RegionWriter | None = None  # made for the first answer carrying a file range
+        self._regions_waiting = False  # a file range waits for the socket: read nothing more
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
@@ -83,6 +88,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         peer = transport.get_extra_info("peername")
         self.session = self.session_factory(transport, f"{peer[0]}:{peer[1]}" if peer else "?")
         sock = transport.get_extra_info("socket")
+        if sock is not None and self.send_buffer >= 0:  # Kafka's SocketServer does the same
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
         if (sock is not None and transport.get_extra_info("sslcontext") is None
                 and self.session.security_protocol in _PLAIN):
             self._sock_fd = sock.fileno()
@@ -100,6 +107,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             task.cancel()
         if self._mute_handle is not None:
             self._mute_handle.cancel()
+        if self._regions is not None:
+            self._regions.close()
         if self.session is not None:
             self.dispatcher.connection_closed(self.session)
         if self.on_close is not None:
@@ -295,12 +304,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def _update_reading(self) -> None:
         if self.closing or self.transport is None:
             return
-        busy = self._write_paused or len(self.slots) >= MAX_PENDING or self._muted
+        busy = self._write_paused or len(self.slots) >= MAX_PENDING or self._muted or self._regions_waiting
         if busy and not self._read_paused:
             self._read_paused = True
             self.transport.pause_reading()
         elif (self._read_paused and not self._write_paused and not self._muted
-              and len(self.slots) <= RESUME_PENDING):
+              and not self._regions_waiting and len(self.slots) <= RESUME_PENDING):
             self._read_paused = False
             self.transport.resume_reading()
 
@@ -334,45 +343,33 @@ class KafkaConnection(asyncio.BufferedProtocol):
         many small iovecs); a frame given as a list of buffers (stored batches) goes out
         with ``writelines``, which uvloop sends with one writev and without copying."""
         transport = self.transport
-        if len(frames) == 1 and type(frames[0]) is not list:
+        if self._regions_waiting:  # behind a file range the socket has not taken yet
+            self._regions.write(_flat(frames))
+        elif len(frames) == 1 and type(frames[0]) is not list:
             transport.write(frames[0])
         elif list not in map(type, frames):  # (in C: this runs for every burst)
             transport.write(b"".join(frames))
         else:
-            buffers = []
-            for f in frames:
-                if type(f) is list:
-                    buffers.extend(f)
-                else:
-                    buffers.append(f)
+            buffers = _flat(frames)
             if FileRegion in map(type, buffers):
-                sent = write_regions(transport, buffers, self._sock_fd)
-                self.dispatcher.metrics.record_sendfile(sent)
+                if self._regions is None:
+                    self._regions = RegionWriter(transport, self._sock_fd, asyncio.get_running_loop(),
+                                                 self._regions_wait, self.dispatcher.metrics.record_sendfile)
+                self._regions.write(buffers)
             else:
                 transport.writelines(buffers)
 
+    def _regions_wait(self, waiting: bool) -> None:
+        self._regions_waiting = waiting
+        self._update_reading()
 
-def write_regions(transport, buffers: list, sock_fd: int | None) -> int:
-    """Write ``buffers``, some of them ``FileRegion``s, in order; bytes sent with sendfile.
 
-    A region goes out with sendfile straight from the page cache when everything before it
-    has left the transport (its write buffer is empty) and ``sock_fd`` is given; what the
-    socket does not take at once, and any region that cannot use sendfile, is read with
-    one pread and written through the transport like any buffer."""
-    pending = []
-    sent = 0
-    for buf in buffers:
-        if type(buf) is not FileRegion:
-            pending.append(buf)
-            continue
-        if pending:
-            transport.writelines(pending)
-            pending = []
-        if sock_fd is not None and not transport.get_write_buffer_size():
-            sent += buf.send(sock_fd)
-        if buf.length:
-            pending.append(buf.read())
-        buf.close()
-    if pending:
-        transport.writelines(pending)
-    return sent
+def _flat(frames: list) -> list:
+    buffers = []
+    for f in frames:
+        if type(f) is list:
+            buffers.extend(f)
+        else:
+            buffers.append(f)
+    return buffers
+

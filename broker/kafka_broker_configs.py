@@ -114,7 +114,7 @@ _NAMES = (
     "share.coordinator.state.topic.segment.bytes", "share.coordinator.threads",
     "share.coordinator.write.timeout.ms", "share.fetch.purgatory.purge.interval.requests",
     "socket.connection.setup.timeout.max.ms", "socket.connection.setup.timeout.ms",
-    "socket.listen.backlog.size", "socket.receive.buffer.bytes", "socket.send.buffer.bytes",
+    "socket.listen.backlog.size",
     "ssl.allow.dn.changes", "ssl.allow.san.changes", "ssl.cipher.suites", "ssl.enabled.protocols",
     "ssl.endpoint.identification.algorithm", "ssl.engine.factory.class",
     "ssl.keymanager.algorithm", "ssl.keystore.certificate.chain", "ssl.keystore.key",

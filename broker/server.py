@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+import socket
 from typing import Callable
 
 import structlog
@@ -210,6 +211,8 @@ class BrokerServer:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         max_frame = self.config["socket.request.max.bytes"]
+        send_buffer = self.config["socket.send.buffer.bytes"]
+        receive_buffer = self.config["socket.receive.buffer.bytes"]
         pmap = self.config["listener.security.protocol.map"]
         ssl_context = None
         for listener in self.config["listeners"]:
@@ -221,9 +224,13 @@ class BrokerServer:
             server = await loop.create_server(
                 lambda f=factory, p=pre_auth: KafkaConnection(self.dispatcher, f, self.connections,
                                                               max_frame=max_frame, pre_auth_max_frame=p,
-                                                              pool=self.chunks, after_burst=self._after_burst),
+                                                              pool=self.chunks, after_burst=self._after_burst,
+                                                              send_buffer=send_buffer),
                 host=listener.host or None, port=listener.port, reuse_address=True, backlog=1024,
                 ssl=ssl_context if protocol in ("SSL", "SASL_SSL") else None)
+            if receive_buffer >= 0:  # before any connection: accepted sockets inherit it (Kafka's Acceptor)
+                for sock in server.sockets:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
             port = server.sockets[0].getsockname()[1]
             self.servers.append(server)
             self.bound.append((listener, port))

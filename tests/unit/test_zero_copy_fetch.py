@@ -12,9 +12,10 @@ import socket
 import pytest
 import uvloop
 
-from kipper.broker.connection import KafkaConnection, write_regions
+from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
 from kipper.broker.metrics import Metrics
+from kipper.broker.region_writer import RegionWriter
 from kipper.broker.storage.file_region import FileRegion
 from kipper.protocol import records
 from tests.support.inproc import InProcessBroker
@@ -71,8 +72,9 @@ def test_the_walk_finds_every_batch_when_large_and_small_ones_alternate(tmp_path
     assert bases == expected
 
 
-async def _sendfile_round(data: bytes, pieces: list, wait_for: int) -> tuple[bytes, int]:
-    """Write ``pieces`` (bytes and regions) through a real transport; what the peer got."""
+async def _sendfile_round(pieces: list, wait_for: int, send_buffer: int) -> tuple[bytes, list, list]:
+    """Write ``pieces`` (bytes and regions, then ``b"after"``) through a real transport with
+    a RegionWriter; what the peer got, the counts of bytes sent, and the busy signals."""
     got, done = bytearray(), asyncio.Event()
 
     class Peer(asyncio.Protocol):
@@ -85,39 +87,52 @@ async def _sendfile_round(data: bytes, pieces: list, wait_for: int) -> tuple[byt
     server = await loop.create_server(Peer, "127.0.0.1", 0)
     transport, _ = await loop.create_connection(asyncio.Protocol, "127.0.0.1",
                                                 server.sockets[0].getsockname()[1])
+    sock = transport.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+    counts, signals = [], []
+    writer = RegionWriter(transport, sock.fileno(), loop, signals.append, counts.append)
     try:
-        sent = write_regions(transport, pieces, transport.get_extra_info("socket").fileno())
+        writer.write(pieces)
+        writer.write([b"after"])  # behind the regions, however long they take
         await asyncio.wait_for(done.wait(), 10)
     finally:
+        writer.close()
         transport.close()
         server.close()
-    return bytes(got), sent
+    return bytes(got), counts, signals
 
 
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
-def test_regions_go_out_with_sendfile_in_order_with_the_other_buffers(tmp_path, loop):
+@pytest.mark.parametrize("send_buffer", [4 << 20, 16384])
+def test_regions_go_out_with_sendfile_in_order_with_the_other_buffers(tmp_path, loop, send_buffer):
     data = os.urandom(1 << 20)
     path = tmp_path / "segment.log"
     path.write_bytes(data)
     fd = os.open(path, os.O_RDONLY)
     pieces = [b"head", FileRegion(fd, 10, 500_000), b"middle", FileRegion(fd, 600_000, 400_000), b"tail"]
-    expected = b"head" + data[10:500_010] + b"middle" + data[600_000:1_000_000] + b"tail"
+    expected = b"head" + data[10:500_010] + b"middle" + data[600_000:1_000_000] + b"tail" + b"after"
     run = asyncio.run if loop == "asyncio" else uvloop.run
-    got, sent = run(_sendfile_round(data, pieces, len(expected)))
+    got, counts, signals = run(_sendfile_round(pieces, len(expected), send_buffer))
     os.close(fd)
     assert got == expected
-    assert sent == 900_000  # loopback takes it all at once: nothing was read into the broker
+    assert sum(counts) == 900_000  # all of it from the page cache, none read into the broker
+    if send_buffer < 100_000:  # the socket took the regions in pieces: reading paused meanwhile
+        assert signals == [True, False]
 
 
 class _BusyTransport(asyncio.Transport):
     """A transport that still holds bytes for the socket: a region may not jump ahead."""
 
-    def __init__(self):
+    def __init__(self, pending: int = 1):
         super().__init__()
+        self.pending = pending
         self.written: list[bytes] = []
 
     def get_write_buffer_size(self) -> int:
-        return 1
+        return self.pending
+
+    def write(self, data) -> None:
+        self.written.append(bytes(data))
 
     def writelines(self, buffers) -> None:
         self.written.extend(bytes(b) for b in buffers)
@@ -127,15 +142,15 @@ def test_a_region_behind_unsent_bytes_is_read_and_queued_in_order(tmp_path):
     path = tmp_path / "segment.log"
     path.write_bytes(b"0123456789")
     fd = os.open(path, os.O_RDONLY)
-    transport = _BusyTransport()
+    transport, counts = _BusyTransport(), []
     a, b = socket.socketpair()
     try:
-        sent = write_regions(transport, [b"<", FileRegion(fd, 2, 5), b">"], a.fileno())
+        RegionWriter(transport, a.fileno(), None, count=counts.append).write([b"<", FileRegion(fd, 2, 5), b">"])
     finally:
         a.close()
         b.close()
         os.close(fd)
-    assert sent == 0
+    assert counts == []
     assert b"".join(transport.written) == b"<23456>"
 
 
@@ -143,11 +158,34 @@ def test_without_a_socket_to_send_from_regions_are_read(tmp_path):
     path = tmp_path / "segment.log"
     path.write_bytes(b"0123456789")
     fd = os.open(path, os.O_RDONLY)
-    transport = _BusyTransport()
-    transport.get_write_buffer_size = lambda: 0
-    assert write_regions(transport, [FileRegion(fd, 0, 3), b"!"], None) == 0
+    transport = _BusyTransport(pending=0)
+    RegionWriter(transport, None, None).write([FileRegion(fd, 0, 3), b"!"])
     os.close(fd)
     assert b"".join(transport.written) == b"012!"
+
+
+def test_a_closed_connection_closes_the_descriptors_of_the_regions_it_still_held(tmp_path):
+    path = tmp_path / "segment.log"
+    path.write_bytes(os.urandom(8 << 20))
+    fd = os.open(path, os.O_RDONLY)
+
+    async def fill_and_close():
+        a, b = socket.socketpair()
+        a.setblocking(False)
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.create_connection(asyncio.Protocol, sock=a)
+        region = FileRegion(fd, 0, 8 << 20)
+        writer = RegionWriter(transport, a.fileno(), loop)
+        writer.write([region])  # nobody reads b: most of it waits
+        assert writer.waiting and region.fd >= 0
+        writer.close()
+        transport.close()
+        b.close()
+        return region
+
+    region = asyncio.run(fill_and_close())
+    os.close(fd)
+    assert region.fd == -1
 
 
 class _SocketTransport(asyncio.Transport):

@@ -51,13 +51,15 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("cluster.id", string, "kipper-cluster", "Cluster id reported in Metadata."),
     Key("socket.request.max.bytes", int_in(1024, _INT32), 104857600,
         "Largest request frame accepted; a larger frame closes the connection."),
-    # Kafka's SocketServer: the receive size on each listening socket (accepted connections
-    # inherit it), the send size on each accepted connection; -1 leaves the OS its own
-    # (autotuned) sizes. How much of a Fetch answer is handed to the kernel at once.
+    # Kafka's SocketServer: the send size on each accepted connection, the receive size on each
+    # listening socket (accepted connections inherit it); -1 leaves the OS its own (autotuned)
+    # sizes. The send size is how much of a Fetch answer the kernel takes at once; Kafka's
+    # receive default (102400) cost kipper's ingest 15% more CPU per record (docs/PERFORMANCE.md).
     Key("socket.send.buffer.bytes", int_in(-1, _INT32), 102400,
         "SO_SNDBUF of each client connection (-1: the OS default)."),
-    Key("socket.receive.buffer.bytes", int_in(-1, _INT32), 102400,
-        "SO_RCVBUF of the listening sockets, which connections inherit (-1: the OS default)."),
+    Key("socket.receive.buffer.bytes", int_in(-1, _INT32), -1,
+        "SO_RCVBUF of the listening sockets, which connections inherit (-1: the OS default; "
+        "Kafka's default is 102400)."),
     Key("log.level", choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "Log level."),
     Key("log.format", choice("console", "json"), "console", "Log rendering."),
     # --- log

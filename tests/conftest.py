@@ -1,8 +1,9 @@
 """Shared fixtures: a real broker per test module or per test.
 
-The broker is kipper.testing's embedded broker (the real one, in a thread, started in
-milliseconds), unless the module is marked ``broker_subprocess`` (its clients hold the GIL
-for long, or it reads the broker's log) or BROKER_UNDER_TEST=subprocess is set.
+The broker is kipper.testing's embedded broker (the real one, in a process of its own
+forked ready from the zygote in milliseconds), unless the module is marked
+``broker_subprocess`` (it runs the `kipper broker` command itself) or
+BROKER_UNDER_TEST=subprocess is set.
 """
 
 from __future__ import annotations
@@ -47,6 +48,20 @@ def pytest_xdist_make_scheduler(config, log):
     class WorkUnits(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
+
+        def remove_node(self, node):
+            """A crashed worker's test (a hang the watchdog ended) counts as done, so it is
+            reported failed once instead of hanging the next worker; the rest of its unit
+            goes back to the queue for the live workers."""
+            workload = self.assigned_work.get(node, {})
+            crashed = next((nodeid for unit in workload.values() for nodeid, done in unit.items() if not done), None)
+            if crashed is None:
+                return super().remove_node(node)
+            for unit in workload.values():
+                if crashed in unit:
+                    unit[crashed] = True
+            super().remove_node(node)
+            return crashed
 
     return WorkUnits(config, log)
 

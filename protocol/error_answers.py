@@ -254,7 +254,8 @@ def _merge(fields, answer, errors, version, in_topic: bool) -> None:
             i = where.get(_key_of(f, version, entry))
             if i is None:
                 ours.append(entry)
-            elif kind == "topics" and _partitions_of_response(f, version) is not None:
+            elif kind == "topics" and (inner := _partitions_of_response(f, version)) is not None \
+                    and entry.get(inner.name):  # some partitions: merged one by one
                 _merge(f.fields, ours[i], entry, version, True)
             else:
                 ours[i] = entry

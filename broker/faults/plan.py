@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from kipper.protocol import error_answers
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages import APIS
 
@@ -47,7 +48,10 @@ class Fault:
             raise ValueError(f"unknown fault action {action!r}: one of {', '.join(ACTIONS)}")
         code = spec.pop("code", 0)
         if action == "error":
-            code = int(ErrorCode[code] if isinstance(code, str) else ErrorCode(code))
+            try:
+                code = int(ErrorCode[code] if isinstance(code, str) else ErrorCode(code))
+            except (KeyError, ValueError):
+                raise ValueError(f"unknown error code {code!r} (Kafka's names: NOT_LEADER_OR_FOLLOWER, ...)") from None
             if code == 0:
                 raise ValueError("an error fault needs an error code other than NONE")
         partitions = spec.pop("partitions", None)
@@ -62,6 +66,9 @@ class Fault:
             raise ValueError("count must be at least 1 (or None: every request)")
         if fault.partitions is not None and fault.topic is None:
             raise ValueError("partitions need a topic")
+        api = APIS[api_key]
+        if action == "error" and not error_answers.carries_code(api, api.max_version):
+            raise ValueError(f"{api.name} answers cannot carry an injected error code")
         return fault
 
     def applies(self, version: int) -> bool:

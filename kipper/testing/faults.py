@@ -64,11 +64,13 @@ class Faults:
         start, the last ``clear()`` or ``reset()``."""
         seen = self.report()["requests"]
         apis = seen.values() if api is None else [seen.get(api, {})]
-        return sum(n for versions in apis for v, n in versions.items() if version is None or int(v) == version)
+        return sum(n for versions in apis for v, n in versions.items() if version is None or v == version)
 
     def report(self) -> dict:
         """``{"requests": {api: {version: n}}, "faults": [the ones still waiting]}``."""
-        return self._ok({"op": "report"})
+        reply = self._ok({"op": "report"})
+        seen = {api: {int(v): n for v, n in versions.items()} for api, versions in reply["requests"].items()}
+        return {"requests": seen, "faults": reply["faults"]}
 
     def _add(self, api, action, count, skip, topic, partitions, versions, **more) -> None:
         spec = {"api": api, "action": action, "count": count, "skip": skip, "topic": topic, **more}

@@ -163,17 +163,21 @@ def _fast_walk(buf: bytes, count: int):
         if size < 3 or record_end > end:  # attributes, timestamp delta, offset delta at least
             return None
         p = pos + 1
-        raw = shift = 0  # the timestamp delta, a varlong of at most 10 bytes
-        while True:
-            if p >= record_end or shift >= 70:
-                return None
-            byte = buf[p]
+        raw = buf[p]  # the timestamp delta, a varlong of at most 10 bytes: usually one
+        if raw < 0x80:
             p += 1
-            raw |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                break
-            shift += 7
-        raw &= 0xFFFFFFFFFFFFFFFF
+        else:
+            raw = shift = 0
+            while True:
+                if p >= record_end or shift >= 70:
+                    return None
+                byte = buf[p]
+                p += 1
+                raw |= (byte & 0x7F) << shift
+                if byte < 0x80:
+                    break
+                shift += 7
+            raw &= 0xFFFFFFFFFFFFFFFF
         delta = (raw >> 1) ^ -(raw & 1)
         if index == 0:
             low = high = delta

@@ -7,7 +7,6 @@ tests/conformance/scenarios/data_edges.py puts the same requests to Kafka."""
 from __future__ import annotations
 
 import struct
-import zlib
 
 import pytest
 
@@ -17,6 +16,7 @@ from kipper.protocol import compression, records
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import encode_request
 from kipper.protocol.messages import APIS
+from tests.support import malformed as m
 from tests.support.inproc import InProcessBroker
 
 PRODUCE, LIST_OFFSETS = 0, 2
@@ -29,14 +29,6 @@ def broker():
     inproc = InProcessBroker(now=TS + 60_000)
     inproc.state.topics.create("t", 2)
     return inproc
-
-
-def patched(data: bytes, **fields) -> bytes:
-    h = b.read_header(data)._asdict()
-    h.update(fields)
-    out = bytearray(b.pack_header(**h)) + data[b.HEADER_SIZE:]
-    b.write_crc(out)
-    return bytes(out)
 
 
 def produce(broker, data: bytes, *, partition: int = 0, topic: str = "t", version: int = 9):
@@ -61,7 +53,7 @@ def list_offsets(broker, timestamp: int, partition: int = 0):
 @pytest.mark.parametrize("codec", CODECS, ids=[compression.NAMES[c] for c in CODECS])
 @pytest.mark.parametrize("header_max", [TS + 100, TS, -1])
 def test_a_header_max_timestamp_that_disagrees_is_rewritten_from_the_records(broker, codec, header_max):
-    data = patched(records.build_batch([(b"k", b"v%d" % i, TS + i) for i in range(3)], compression_type=codec),
+    data = m.with_header(records.build_batch([(b"k", b"v%d" % i, TS + i) for i in range(3)], compression_type=codec),
                    max_timestamp=header_max)
     assert produce(broker, data).error_code == 0
     [h] = stored(broker)
@@ -81,7 +73,7 @@ def test_a_header_that_agrees_is_stored_as_it_came(broker):
 
 def test_a_record_too_far_ahead_behind_a_low_header_max_is_refused(broker):
     broker.state.topics.create("ahead", 1, configs={"message.timestamp.after.max.ms": "1000"})
-    data = patched(records.build_batch([(b"k", b"v", TS), (b"k", b"w", TS + 10_000_000)]), max_timestamp=TS)
+    data = m.with_header(records.build_batch([(b"k", b"v", TS), (b"k", b"w", TS + 10_000_000)]), max_timestamp=TS)
     got = produce(broker, data, topic="ahead")
     assert got.error_code == ErrorCode.INVALID_TIMESTAMP
     assert [e.batch_index for e in got.record_errors] == [1]
@@ -92,7 +84,7 @@ def test_a_log_append_time_flag_on_a_create_time_topic_becomes_create_time(broke
     payload = b"".join(records.encode_record(i, d, b"k", b"v") for i, d in enumerate((0, 5, 2)))
     data = records.assemble(payload, 3, TS, TS + 5, extra_attributes=b.TIMESTAMP_TYPE)
     assert produce(broker, data).error_code == 0
-    flagged_beyond = patched(records.build_batch([(b"k", b"v", TS + 3), (b"k", b"w", TS + 4)]),
+    flagged_beyond = m.with_header(records.build_batch([(b"k", b"v", TS + 3), (b"k", b"w", TS + 4)]),
                              attributes=b.TIMESTAMP_TYPE, max_timestamp=TS + 50)
     assert produce(broker, flagged_beyond).error_code == 0
     first, second = stored(broker)
@@ -116,28 +108,21 @@ def test_max_timestamp_over_records_without_timestamps_is_the_first_record(broke
 
 # --- framing as Kafka reads a Produce's records ----------------------------------------------
 
-def legacy(magic: int) -> bytes:
-    body = struct.pack(">bb", magic, 0) + (struct.pack(">q", TS) if magic == 1 else b"")
-    body += struct.pack(">i", 1) + b"k" + struct.pack(">i", 1) + b"v"
-    message = struct.pack(">I", zlib.crc32(body)) + body
-    return struct.pack(">qi", 0, len(message)) + message
-
-
 ONE = records.build_batch([(b"k", b"v", TS)])
 
 
 @pytest.mark.parametrize("data, code, log_start", [
-    (legacy(0), ErrorCode.INVALID_RECORD, -1),
-    (legacy(1), ErrorCode.INVALID_RECORD, -1),
-    (legacy(1) + ONE, ErrorCode.INVALID_RECORD, -1),
+    (m.legacy_message(0), ErrorCode.INVALID_RECORD, -1),
+    (m.legacy_message(1), ErrorCode.INVALID_RECORD, -1),
+    (m.legacy_message(1) + ONE, ErrorCode.INVALID_RECORD, -1),
     (ONE[:40], ErrorCode.INVALID_RECORD, -1),  # no whole batch: none at all, for Kafka
     (b"", ErrorCode.INVALID_RECORD, -1),
     (ONE + ONE, ErrorCode.INVALID_RECORD, -1),
     (ONE[:8] + struct.pack(">i", 13) + ONE[12:], ErrorCode.CORRUPT_MESSAGE, -1),  # smaller than any message
     (ONE[:16] + b"\x07" + ONE[17:], ErrorCode.CORRUPT_MESSAGE, -1),  # a magic Kafka does not know
     (ONE + ONE[:8] + struct.pack(">i", 5), ErrorCode.CORRUPT_MESSAGE, -1),  # a second one, too small
-    (patched(ONE, base_offset=5), ErrorCode.INVALID_RECORD, 0),  # refused by the log: its start offset
-    (patched(ONE, base_offset=-1), ErrorCode.INVALID_RECORD, 0),
+    (m.with_header(ONE, base_offset=5), ErrorCode.INVALID_RECORD, 0),  # refused by the log: its start offset
+    (m.with_header(ONE, base_offset=-1), ErrorCode.INVALID_RECORD, 0),
 ], ids=["magic 0", "magic 1", "magic 1 then v2", "truncated", "empty", "two batches", "size 13", "magic 7",
         "a small second", "base offset 5", "base offset -1"])
 def test_records_kafka_refuses_before_the_records_are_read(broker, data, code, log_start):
@@ -185,7 +170,7 @@ def dispatch_acks0(broker, topic: str, data: bytes, partition: int = 0):
 
 
 @pytest.mark.parametrize("topic, partition, data", [
-    ("missing", 0, ONE), ("t", 7, ONE), ("t", 0, ONE[:-1] + bytes([ONE[-1] ^ 0xFF])), ("t", 0, legacy(0))],
+    ("missing", 0, ONE), ("t", 7, ONE), ("t", 0, ONE[:-1] + bytes([ONE[-1] ^ 0xFF])), ("t", 0, m.legacy_message(0))],
     ids=["unknown topic", "unknown partition", "bad CRC", "magic 0"])
 def test_a_refused_produce_with_acks_0_closes_the_connection(broker, topic, partition, data):
     result = dispatch_acks0(broker, topic, data, partition)
@@ -203,7 +188,7 @@ def test_an_accepted_produce_with_acks_0_gets_no_answer_and_keeps_the_connection
 def test_refusals_answer_error_message_null_as_kafka_and_say_why_in_the_log(broker, capsys):
     broker.state.topics.create("small", 1, configs={"max.message.bytes": "100"})
     answers = [produce(broker, records.build_batch([(b"k", b"x" * 400, TS)]), topic="small"),
-               produce(broker, patched(ONE, records_count=2)),
+               produce(broker, m.with_header(ONE, records_count=2)),
                produce(broker, records.build_batch([(b"k", b"v", TS)], control=True))]
     pid = broker.call(22, 4, {"transactional_id": None, "transaction_timeout_ms": 1000, "producer_id": -1,
                              "producer_epoch": -1}).producer_id

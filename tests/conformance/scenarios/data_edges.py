@@ -6,13 +6,10 @@ answers carry an error_message (null, "" or text) as Kafka's do."""
 
 from __future__ import annotations
 
-import struct
-import zlib
-
-from kipper.protocol import batch as b
 from kipper.protocol import records
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import register, scenario
+from tests.support import malformed as m
 
 LOG_APPEND_TIME = 0x08
 
@@ -26,24 +23,6 @@ def _idempotent(run, t: str | None = None):
 def _send(run, t, pid, epoch, seq, n=1, start=0, label="produce", acks=-1):
     return k.produce(run, t, k.batch(n, start=start, producer_id=pid, producer_epoch=epoch, base_sequence=seq),
                      label=label, acks=acks)
-
-
-def patched(data: bytes, **fields) -> bytes:
-    """One batch with header fields replaced (and the CRC made right again)."""
-    h = b.read_header(data)._asdict()
-    h.update(fields)
-    out = bytearray(b.pack_header(**h)) + data[b.HEADER_SIZE:]
-    b.write_crc(out)
-    return bytes(out)
-
-
-def legacy_message(magic: int, key: bytes, value: bytes, timestamp: int = k.TS) -> bytes:
-    """A message set of one magic v0 or v1 message (offset, size, CRC-32, magic, attributes,
-    [timestamp,] key, value)."""
-    body = struct.pack(">bb", magic, 0) + (struct.pack(">q", timestamp) if magic == 1 else b"")
-    body += struct.pack(">i", len(key)) + key + struct.pack(">i", len(value)) + value
-    message = struct.pack(">I", zlib.crc32(body)) + body
-    return struct.pack(">qi", 0, len(message)) + message
 
 
 # --- item 1: a batch overlapping the latest ------------------------------------------------
@@ -69,7 +48,7 @@ def _(run):
     k.produce(run, t, records.assemble(b"".join(records.encode_record(i, ts - k.TS, key, v)
                                                 for i, (key, v, ts) in enumerate(recs)),
                                        3, k.TS, k.TS + 5, extra_attributes=LOG_APPEND_TIME))
-    k.produce(run, t, patched(k.batch(2, start=3), attributes=LOG_APPEND_TIME, max_timestamp=k.TS + 50),
+    k.produce(run, t, m.with_header(k.batch(2, start=3), attributes=LOG_APPEND_TIME, max_timestamp=k.TS + 50),
               label="the flag and a max timestamp past the records")
     k.fetch(run, t, 0)
     k.list_offsets(run, t, -3, label="max timestamp")
@@ -79,11 +58,11 @@ def _(run):
 for _codec, _name in ((0, "uncompressed"), (1, "gzip"), (4, "zstd")):
     def _disagreeing(run, codec=_codec):
         t = k.create_topic(run)
-        k.produce(run, t, patched(k.batch(3, compression_type=codec), max_timestamp=k.TS + 100),
+        k.produce(run, t, m.with_header(k.batch(3, compression_type=codec), max_timestamp=k.TS + 100),
                   label="header max above the records")
-        k.produce(run, t, patched(k.batch(3, start=3, compression_type=codec), max_timestamp=k.TS),
+        k.produce(run, t, m.with_header(k.batch(3, start=3, compression_type=codec), max_timestamp=k.TS),
                   label="header max below the records")
-        k.produce(run, t, patched(k.batch(2, start=10, compression_type=codec), max_timestamp=-1),
+        k.produce(run, t, m.with_header(k.batch(2, start=10, compression_type=codec), max_timestamp=-1),
                   label="header max unknown")
         k.fetch(run, t, 0)
         for label, ts in (("max timestamp", -3), ("by timestamp, inside", k.TS + 4),
@@ -96,7 +75,7 @@ for _codec, _name in ((0, "uncompressed"), (1, "gzip"), (4, "zstd")):
 def _(run):
     t = k.create_topic(run, configs={"message.timestamp.after.max.ms": "1000"})
     far = 4_000_000_000_000
-    k.produce(run, t, patched(k.batch(recs=[(b"k", b"v", k.TS), (b"k", b"w", far)]), max_timestamp=k.TS))
+    k.produce(run, t, m.with_header(k.batch(recs=[(b"k", b"v", k.TS), (b"k", b"w", far)]), max_timestamp=k.TS))
     k.list_offsets(run, t, -1)
 
 
@@ -105,8 +84,8 @@ def _(run):
 @scenario("edges/base-offset-not-zero")
 def _(run):
     t = k.create_topic(run)
-    k.produce(run, t, patched(k.batch(2), base_offset=5), label="base offset 5")
-    k.produce(run, t, patched(k.batch(1), base_offset=-1), label="base offset -1")
+    k.produce(run, t, m.with_header(k.batch(2), base_offset=5), label="base offset 5")
+    k.produce(run, t, m.with_header(k.batch(1), base_offset=-1), label="base offset -1")
     k.list_offsets(run, t, -1)
 
 
@@ -134,8 +113,13 @@ def _acks0(run, topic: str, data: bytes, label: str, partition: int = 0):
         "topic_data": [{"name": topic, "topic_id": k.NO_TOPIC_ID,
                         "partition_data": [{"index": partition, "records": data}]}]}, conn=conn,
         label=f"acks=0: {label}")
+    _still_open(run, conn, label)
+
+
+def _still_open(run, conn: str, after: str) -> None:
+    """Whether ``conn`` still answers (an ApiVersions), then drop it."""
     run.call(k.API_VERSIONS, 3, {"client_software_name": "conformance", "client_software_version": "1.0"},
-             conn=conn, label=f"the same connection after {label}")
+             conn=conn, label=f"the same connection after {after}")
     run.drop(conn)
 
 
@@ -165,9 +149,9 @@ def _(run):
 @scenario("edges/magic-v0-and-v1")
 def _(run):
     t = k.create_topic(run)
-    k.produce(run, t, legacy_message(0, b"k", b"v"), label="magic 0")
-    k.produce(run, t, legacy_message(1, b"k", b"v"), label="magic 1")
-    k.produce(run, t, legacy_message(1, b"k", b"v") + k.batch(1), label="magic 1 then a v2 batch")
+    k.produce(run, t, m.legacy_message(0, b"k", b"v"), label="magic 0")
+    k.produce(run, t, m.legacy_message(1, b"k", b"v"), label="magic 1")
+    k.produce(run, t, m.legacy_message(1, b"k", b"v") + k.batch(1), label="magic 1 then a v2 batch")
     k.produce(run, t, k.batch(1)[:40], label="a truncated batch")
     k.list_offsets(run, t, -1)
 
@@ -251,9 +235,7 @@ def _(run):
         run.conn(conn, negotiate=False)
         run.call(k.API_VERSIONS, k.top(k.API_VERSIONS), {"client_software_name": name, "client_software_version": version},
                  conn=conn, label=f"name {name!r} version {version!r}")
-        run.call(k.API_VERSIONS, 3, {"client_software_name": "conformance", "client_software_version": "1.0"},
-                 conn=conn, label=f"the same connection after {name!r} {version!r}")
-        run.drop(conn)
+        _still_open(run, conn, f"{name!r} {version!r}")
 
 
 # --- item 18: error_message -----------------------------------------------------------------
@@ -266,7 +248,7 @@ def _(run):
     bad[-1] ^= 0xFF
     k.produce(run, t, bytes(bad), label="bad CRC")
     k.produce(run, t, b"", label="empty records")
-    k.produce(run, t, patched(k.batch(2), records_count=3), label="count does not match")
+    k.produce(run, t, m.with_header(k.batch(2), records_count=3), label="count does not match")
     k.produce(run, t, k.batch(1) + k.batch(1), label="two batches")
     k.produce(run, t, records.build_batch([(b"k", b"v", k.TS)], control=True), label="control batch")
     t2, pid, epoch = _idempotent(run, k.create_topic(run, "t2"))

@@ -136,15 +136,19 @@ def test_the_responses_max_bytes_cuts_too_and_leaves_nothing_for_the_next_partit
     assert records_of(p1) == b""
 
 
-def test_no_cut_batch_across_a_segment_boundary(broker):
-    inproc = InProcessBroker(now=TS)
-    inproc.state.topics.create("t", 1, configs={"internal.segment.bytes": str(len(FIRST) + 10)})
-    for data in (FIRST, SECOND):
+@pytest.mark.parametrize("storage", ["memory", "log.dirs"])
+def test_a_cut_batch_within_a_segment_and_none_across_a_segment_boundary(storage, tmp_path):
+    """Kafka reads one segment, whose file ends with the batch before the boundary."""
+    inproc = InProcessBroker(now=TS, **({"log.dirs": str(tmp_path)} if storage == "log.dirs" else {}))
+    inproc.state.topics.create("t", 1, configs={"internal.segment.bytes": str(2 * len(FIRST) + 10)})
+    for data in (FIRST, SECOND, FIRST):  # the third batch rolls a segment
         body = {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
             {"name": "t", "partition_data": [{"index": 0, "records": data}]}]}
         assert inproc.call(0, 9, body).responses[0].partition_responses[0].error_code == 0
-    data = records_of(fetch(inproc, partition_max_bytes=len(FIRST) + 30).responses[0].partitions[0])
-    assert len(data) == len(FIRST)  # Kafka reads one segment, whose file ends with the first batch
+    within = records_of(fetch(inproc, partition_max_bytes=len(FIRST) + 30).responses[0].partitions[0])
+    assert len(within) == len(FIRST) + 30 and within[len(FIRST):] == stored_second(inproc)[:30]
+    across = records_of(fetch(inproc, offset=3, partition_max_bytes=len(SECOND) + 30).responses[0].partitions[0])
+    assert len(across) == len(SECOND)
 
 
 # --- ApiVersions' client software name and version ----------------------------------------------

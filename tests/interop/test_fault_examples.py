@@ -1,8 +1,9 @@
-"""The worked examples of docs/TESTING.md, with each client: a producer that retries
-NOT_LEADER_OR_FOLLOWER, a consumer that survives COORDINATOR_NOT_AVAILABLE, and an
-idempotent producer whose Produce answer is lost (the connection closes after the broker
-stored the batch): it retries, and nothing is stored twice. The broker is the default
-process broker, so confluent-kafka cannot freeze it (issue 37)."""
+"""Fault injection with each client: a producer that retries NOT_LEADER_OR_FOLLOWER, a
+consumer that survives COORDINATOR_NOT_AVAILABLE, and an idempotent producer whose Produce
+answer is lost (the connection closes after the broker stored the batch): it retries, and
+nothing is stored twice. Three of them are docs/TESTING.md's worked examples, word for word
+(tests/unit/test_docs_examples.py), written with the plugin's fixtures; the others use a
+module broker. Both are the default process broker, which confluent-kafka cannot freeze."""
 
 from __future__ import annotations
 
@@ -51,14 +52,21 @@ def _read_all(bootstrap: str, topic: str, n: int) -> list[bytes]:
 
 # --- confluent-kafka -----------------------------------------------------------------------
 
-def test_confluent_producer_retries_not_leader_or_follower(broker, faults):
-    topic = broker.create_topic()
-    faults.error("Produce", "NOT_LEADER_OR_FOLLOWER", count=2, topic=topic)
-    producer = ck.Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True})
+def test_confluent_producer_retries_not_leader_or_follower(kafka_topic, kafka_faults, kafka_bootstrap_servers):
+    topic = kafka_topic()
+    kafka_faults.error("Produce", "NOT_LEADER_OR_FOLLOWER", count=2, topic=topic)
+
+    producer = ck.Producer({"bootstrap.servers": kafka_bootstrap_servers, "enable.idempotence": True})
     producer.produce(topic, b"hello")
-    assert producer.flush(30) == 0
-    assert faults.requests("Produce") == 3  # two refused, the third stored
-    assert _read_all(broker.bootstrap_servers, topic, 1) == [b"hello"]
+    assert producer.flush(30) == 0                      # delivered, after two refusals
+
+    assert kafka_faults.requests("Produce") == 3
+    consumer = ck.Consumer({"bootstrap.servers": kafka_bootstrap_servers, "group.id": topic,
+                            "auto.offset.reset": "earliest"})
+    consumer.subscribe([topic])
+    msg = consumer.poll(30)
+    consumer.close()
+    assert msg.value() == b"hello"
 
 
 def test_confluent_consumer_survives_coordinator_not_available(broker, faults):
@@ -111,25 +119,25 @@ def test_aiokafka_producer_retries_not_leader_or_follower(broker, faults):
     assert _read_all(broker.bootstrap_servers, topic, 1) == [b"hello"]
 
 
-def test_aiokafka_consumer_survives_coordinator_not_available(broker, faults):
-    topic = broker.create_topic()
+async def test_aiokafka_consumer_survives_coordinator_not_available(kafka_topic, kafka_faults,
+                                                                    kafka_bootstrap_servers):
+    topic = kafka_topic()
+    producer = aiokafka.AIOKafkaProducer(bootstrap_servers=kafka_bootstrap_servers)
+    await producer.start()
+    for i in range(5):
+        await producer.send_and_wait(topic, b"%d" % i)
+    await producer.stop()
 
-    async def main():
-        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers)
-        await producer.start()
-        for i in range(5):
-            await producer.send_and_wait(topic, b"%d" % i)
-        await producer.stop()
-        faults.error("FindCoordinator", "COORDINATOR_NOT_AVAILABLE", count=3)
-        consumer = aiokafka.AIOKafkaConsumer(topic, bootstrap_servers=broker.bootstrap_servers, group_id=topic,
-                                             auto_offset_reset="earliest")
-        await consumer.start()
-        try:
-            return [(await asyncio.wait_for(consumer.getone(), 30)).value for _ in range(5)]
-        finally:
-            await consumer.stop()
-    assert asyncio.run(main()) == [b"0", b"1", b"2", b"3", b"4"]
-    assert faults.requests("FindCoordinator") >= 4
+    kafka_faults.error("FindCoordinator", "COORDINATOR_NOT_AVAILABLE", count=3)
+    consumer = aiokafka.AIOKafkaConsumer(topic, bootstrap_servers=kafka_bootstrap_servers, group_id=topic,
+                                         auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        values = [(await asyncio.wait_for(consumer.getone(), 30)).value for _ in range(5)]
+    finally:
+        await consumer.stop()
+    assert values == [b"0", b"1", b"2", b"3", b"4"]
+    assert kafka_faults.requests("FindCoordinator") >= 4  # three refused, then found
 
 
 def test_aiokafka_idempotent_producer_after_a_lost_answer_stores_nothing_twice(broker, faults):
@@ -178,14 +186,20 @@ def test_kafka_python_consumer_survives_coordinator_not_available(broker, faults
     assert faults.requests("FindCoordinator") >= 4
 
 
-def test_kafka_python_idempotent_producer_after_a_lost_answer_stores_nothing_twice(broker, faults):
-    topic = broker.create_topic()
-    faults.drop("Produce")
-    producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap_servers, enable_idempotence=True,
+def test_kafka_python_idempotent_producer_after_a_lost_answer_stores_nothing_twice(kafka_topic, kafka_faults,
+                                                                                    kafka_bootstrap_servers):
+    topic = kafka_topic()
+    kafka_faults.drop("Produce")  # stored by the broker, the answer lost with the connection
+
+    producer = kafka.KafkaProducer(bootstrap_servers=kafka_bootstrap_servers, enable_idempotence=True,
                                    linger_ms=50)
-    futures = [producer.send(topic, b"%d" % i) for i in range(10)]
-    for f in futures:
-        f.get(30)
+    for f in [producer.send(topic, b"%d" % i) for i in range(10)]:
+        f.get(30)                                       # each one acknowledged, after the retry
     producer.close()
-    assert faults.requests("Produce") >= 2
-    assert _read_all(broker.bootstrap_servers, topic, 10) == [b"%d" % i for i in range(10)]
+
+    assert kafka_faults.requests("Produce") >= 2
+    consumer = kafka.KafkaConsumer(topic, bootstrap_servers=kafka_bootstrap_servers,
+                                   auto_offset_reset="earliest", consumer_timeout_ms=3000)
+    values = [msg.value for msg in consumer]            # all of them, until 3 s pass without one
+    consumer.close()
+    assert values == [b"%d" % i for i in range(10)]     # in order, none twice

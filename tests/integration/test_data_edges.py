@@ -14,6 +14,7 @@ from kipper.client.blocking import BlockingConnection
 from kipper.client.consumer_requests import fetch
 from kipper.client.producer_requests import produce
 from kipper.protocol import records
+from tests.support import requires
 from tests.support.topics import create_topics
 
 BATCHES, PER_BATCH = 40, 10
@@ -52,7 +53,7 @@ EXPECTED = [b"%d" % i for i in range(BATCHES * PER_BATCH)]
 
 
 def test_confluent_kafka_reads_every_record_once_past_cut_batches(broker, batched_topic, unique):
-    confluent_kafka = pytest.importorskip("confluent_kafka")
+    confluent_kafka = requires.module("confluent_kafka", "interop")
     consumer = confluent_kafka.Consumer({
         "bootstrap.servers": broker.bootstrap, "group.id": f"cut-{unique}", "auto.offset.reset": "earliest",
         "enable.auto.commit": False, "max.partition.fetch.bytes": PARTITION_BYTES, "fetch.max.bytes": PARTITION_BYTES,
@@ -71,7 +72,7 @@ def test_confluent_kafka_reads_every_record_once_past_cut_batches(broker, batche
 
 
 def test_kafka_python_reads_every_record_once_past_cut_batches(broker, batched_topic):
-    kafka = pytest.importorskip("kafka")
+    kafka = requires.module("kafka", "interop")
     consumer = kafka.KafkaConsumer(batched_topic, bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
                                    enable_auto_commit=False, max_partition_fetch_bytes=PARTITION_BYTES,
                                    fetch_max_bytes=PARTITION_BYTES, consumer_timeout_ms=10_000)
@@ -87,7 +88,7 @@ def test_kafka_python_reads_every_record_once_past_cut_batches(broker, batched_t
 
 
 def test_aiokafka_reads_every_record_once_past_cut_batches(broker, batched_topic):
-    aiokafka = pytest.importorskip("aiokafka")
+    aiokafka = requires.module("aiokafka", "interop")
 
     async def consume():
         consumer = aiokafka.AIOKafkaConsumer(batched_topic, bootstrap_servers=broker.bootstrap,

@@ -11,7 +11,7 @@ from kipper.broker.dynamic_configs import DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.log.effective import NULL_DEFAULTS
 from kipper.broker.log.topic_configs import CONFIG_TYPES, describable
-from kipper.protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 TOPIC, BROKER = 2, 4
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8
@@ -163,17 +163,17 @@ def handle_describe_configs(req, ctx):
     docs = req.get("include_documentation", False)
     results = []
     for res in req.resources:
+        # (Kafka's answer for a resource described: error_message "", not null)
         row = {"resource_type": res.resource_type, "resource_name": res.resource_name,
-               "error_code": 0, "error_message": None, "configs": []}
+               "error_code": 0, "error_message": "", "configs": []}
         keys = res.configuration_keys
         denied = config_resource_denied(ctx, res, DESCRIBE_CONFIGS)
         if denied is not None:
-            row.update(error_code=int(denied))
+            row.update(error_code=int(denied), error_message=kafka_text(denied))
         elif res.resource_type == TOPIC:
             topic = engines.topics.get(res.resource_name)
             if topic is None:
-                row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                           error_message=f"Topic '{res.resource_name}' does not exist.")
+                row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))  # (message "", as Kafka)
             else:
                 view = engines.topic_configs
                 row["configs"] = [view.row(topic.configs, k, include_synonyms=synonyms,

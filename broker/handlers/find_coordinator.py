@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kipper.broker.acl.model import DESCRIBE, TRANSACTIONAL_ID
 from kipper.broker.acl.model import GROUP as ACL_GROUP
-from kipper.protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
 
@@ -30,9 +30,13 @@ def _coordinator(key: str, key_type: int, ctx) -> dict:
 def handle_find_coordinator(req, ctx):
     key_type = req.get("key_type", GROUP)
     if ctx.api_version >= 4:
-        return {"throttle_time_ms": 0,
-                "coordinators": [_coordinator(k, key_type, ctx) for k in req.coordinator_keys]}
+        coordinators = [_coordinator(k, key_type, ctx) for k in req.coordinator_keys]
+        for c in coordinators:  # Kafka never sets a v4+ coordinator's message: its default, ""
+            c["error_message"] = ""
+        return {"throttle_time_ms": 0, "coordinators": coordinators}
     one = _coordinator(req.key, key_type, ctx)
     one.pop("key")
     one["throttle_time_ms"] = 0
+    # before v4, Kafka's error.message(): the error's text, or NONE
+    one["error_message"] = kafka_text(one["error_code"]) if one["error_code"] else "NONE"
     return one

@@ -116,7 +116,7 @@ def handle_delete_groups(req, ctx):
                             "error_message": None})
             continue
         code, message = ctx.engines.groups.delete_group(group_id, ctx.now)
-        results.append({"group_id": group_id, "error_code": int(code), "error_message": message})
+        results.append({"group_id": group_id, "error_code": int(code), "error_message": None})  # as Kafka's
     return {"throttle_time_ms": 0, "results": results}
 
 

@@ -9,7 +9,7 @@ import uuid
 from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, CREATE, DELETE, DESCRIBE, TOPIC
 from kipper.broker.log.topic_configs import describable
 from kipper.broker.log.topics import Topic
-from kipper.protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 MAX_PARTITIONS = 100000
 
@@ -137,14 +137,15 @@ def handle_delete_topics(req, ctx):
             continue
         engines.delete_topic(topic)
         out.append({"name": topic.name, "topic_id": topic.topic_id, "error_code": 0})
+    for row in out:  # Kafka's ApiError(error): the error's own text (v5+)
+        row["error_message"] = kafka_text(row["error_code"]) if row["error_code"] else None
     return {"throttle_time_ms": 0, "responses": out}
 
 
 def _check_growth(engines, t) -> Topic:
     topic = engines.topics.get(t.name)
     if topic is None:
-        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                      "This server does not host this topic-partition.")
+        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)  # (Kafka's answer has no text)
     have = len(topic.partitions)
     if t.count == have:
         raise Refused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {have} partition(s).")

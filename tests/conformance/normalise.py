@@ -68,8 +68,8 @@ class Normaliser:
     def field(self, k: str, v: Any, parent: dict) -> Any:
         if k in CONSTANT and v is not None and not isinstance(v, (list, dict)):
             return CONSTANT[k]
-        if k in MESSAGES:  # text, and whether there is any, is the broker's to choose
-            return "<message>"
+        if k in MESSAGES:  # the text is the broker's own; whether there is any (null, "") is Kafka's
+            return "<message>" if v else v
         if k in CLOCK and isinstance(v, int) and v > 0:
             return "<time>"
         if k == "records" and isinstance(v, list):

@@ -51,4 +51,5 @@ def load_all() -> list[Scenario]:
     from tests.conformance.scenarios import (  # noqa: F401 - registration by import
         admin, data_path, golden, groups, producers, quotas, share, versions,
     )
+    from tests.conformance.scenarios import data_edges  # noqa: F401 - issue 36's edges, after the others
     return SCENARIOS

@@ -30,12 +30,15 @@ def counts(lines: list[str]) -> Counter:
 
 
 class WordCountApp:
-    def __init__(self, bootstrap: str, application_id: str, input_topic: str, output_topic: str, workdir: Path):
+    def __init__(self, bootstrap: str, application_id: str, input_topic: str, output_topic: str, workdir: Path,
+                 group_protocol: str = "classic"):
+        """``group_protocol``: "classic" or "streams" (KIP-1071, the broker assigns the tasks)."""
         workdir.mkdir(parents=True, exist_ok=True)
         self.stop_file = workdir / "stop"
         self.log_path = workdir / "wordcount.log"
         self.cmd = java_command("kipper.ecosystem.WordCount", "streams", heap="384m") + [
-            bootstrap, application_id, input_topic, output_topic, str(workdir / "state"), str(self.stop_file)]
+            bootstrap, application_id, input_topic, output_topic, str(workdir / "state"), str(self.stop_file),
+            group_protocol]
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> "WordCountApp":

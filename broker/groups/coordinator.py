@@ -210,6 +210,13 @@ class GroupCoordinator:
             self.classic.delete_group(group_id, now)
         return result
 
+    def streams_internal_topics(self, group_id: str, to_create: dict, now: int) -> dict[str, str]:
+        """Create the internal topics a streams heartbeat found missing; a failure is kept
+        (and not tried again) for twice the group's heartbeat interval, as Kafka does.
+        Returns the failures known before this attempt."""
+        ttl = 2 * self.streams.per_group.get(group_id, "heartbeat_interval_ms")
+        return self.streams.create_internal_topics(to_create, now, ttl_ms=ttl)
+
     def streams_describe(self, group_id: str) -> dict:
         held = not self._streams_owns(group_id) and self.kind_of(group_id) is not None
         group = self.streams.groups.get(group_id)

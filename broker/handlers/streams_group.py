@@ -79,9 +79,7 @@ def handle_streams_group_heartbeat(req, ctx):
         else:
             body["status"].append({"status_code": MISSING_INTERNAL_TOPICS, "status_detail": detail})
         return body
-    streams = engines.groups.streams
-    interval = streams.per_group.get(req.group_id, "heartbeat_interval_ms")
-    failed = streams.create_internal_topics(result.to_create, ctx.now, ttl_ms=2 * interval)
+    failed = engines.groups.streams_internal_topics(req.group_id, result.to_create, ctx.now)
     if failed and missing is not None:
         shown = ", ".join(f"{t} ({e})" for t, e in list(failed.items())[:3])
         more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""

@@ -31,7 +31,7 @@ from kipper.broker.groups.streams.model import (
     JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED_TASKS, StreamsGroup, StreamsMember, Target, pairs,
 )
 from kipper.broker.groups.streams.reconcile import Fenced, Reconciler
-from kipper.broker.groups.streams.settings import PerGroup, StreamsGroupSettings
+from kipper.broker.groups.streams.settings import PerGroup, StreamsGroupSettings, standby_replicas
 from kipper.broker.groups.streams.topology import (
     ASSIGNMENT_DELAYED, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, configure, from_wire,
 )
@@ -289,7 +289,7 @@ class StreamsGroupCoordinator:
                                      frozenset(pairs(m.assigned.standby)), group.task_offsets.get(mid, ({}, {}))[0])
                      for mid, m in group.members.items()}
             subs = [(sid, s.tasks, s.stateful) for sid, s in configured.subtopologies.items()]
-            standby = int(group.last_assignment_configs.get("num.standby.replicas", "0"))
+            standby = standby_replicas(group.last_assignment_configs)
             result = {mid: Target(active, standby_tasks) for mid, (active, standby_tasks) in
                       assign(specs, subs, standby).items()}
         else:

@@ -32,6 +32,13 @@ class StreamsGroupSettings:
         )
 
 
+NUM_STANDBY_REPLICAS = "num.standby.replicas"  # the assignment config Kafka records with the group epoch
+
+
+def standby_replicas(assignment_configs: dict[str, str]) -> int:
+    return int(assignment_configs.get(NUM_STANDBY_REPLICAS, "0"))
+
+
 class PerGroup:
     """A group's value of each setting: its own ``streams.*`` config, else the broker's."""
 
@@ -57,7 +64,7 @@ class PerGroup:
     def assignment_configs(self, group_id: str) -> dict[str, str]:
         """What the assignor is given, and a change of which triggers a new assignment
         (Kafka's streamsGroupAssignmentConfigs)."""
-        return {"num.standby.replicas": str(self.get(group_id, "num_standby_replicas"))}
+        return {NUM_STANDBY_REPLICAS: str(self.get(group_id, "num_standby_replicas"))}
 
     def assignor_name(self, group_id: str) -> str:
         """streams.assignor.name when it names a known assignor, else the default (KIP-1357)."""

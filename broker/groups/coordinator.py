@@ -368,7 +368,8 @@ class GroupCoordinator:
         types = {t.strip().lower() for t in types}
 
         def wanted(row: dict) -> bool:
-            return ((not states or row["group_state"].lower() in states)
+            state = "not_ready" if row["group_state"] == "NotReady" else row["group_state"].lower()  # Kafka's name
+            return ((not states or state in states)
                     and (not types or row["group_type"] in types))
 
         rows = [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",

@@ -209,9 +209,9 @@ def configure(topology: Topology, partition_count) -> Configured:
                                          f"Existing topic {name} has different number of partitions: "
                                          f"expected {expected.partitions}, found {existing}")
         status = None
-        if to_create:
-            status = (MISSING_INTERNAL_TOPICS,
-                      "Internal topics are missing: " + _summary(java_hash_order(to_create, capacity)))
+        if to_create:  # in the order of Kafka's java.util.HashMap of them, which its messages follow
+            to_create = {n: to_create[n] for n in java_hash_order(to_create, capacity)}
+            status = (MISSING_INTERNAL_TOPICS, "Internal topics are missing: " + _summary(to_create))
         return Configured(topology.epoch, subs, to_create, status)
     except _Misconfigured as exc:
         return Configured(topology.epoch, None, {}, (exc.status, str(exc)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import scenario
+from tests.conformance.scenarios.admin import grant
 from tests.conformance.scenarios.groups import cg_heartbeat
 
 STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE = k.APIS[88], k.APIS[89]
@@ -34,7 +35,7 @@ def word_count(run, source: str, epoch: int = 0) -> dict:
 
 
 def sg_heartbeat(run, g, member, epoch, topology=None, *, label="streams heartbeat", instance=None, tasks=None,
-                 version=None, record=True, process="p0", **extra):
+                 version=None, record=True, process="p0", user=None, **extra):
     """``tasks``: (active, standby, warm-up) lists the member reports it owns; a join lists none."""
     if tasks is None and epoch == 0:
         tasks = ([], [], [])
@@ -46,6 +47,8 @@ def sg_heartbeat(run, g, member, epoch, topology=None, *, label="streams heartbe
             "client_tags": [] if epoch == 0 else None, "task_offsets": None, "task_end_offsets": None,
             "shutdown_application": False, **extra}
     v = k.top(STREAMS_GROUP_HEARTBEAT) if version is None else version
+    if user is not None:  # under SASL, as that user
+        return run.call(STREAMS_GROUP_HEARTBEAT, v, body, label=label, record=record, conn=f"sasl-{user}", user=user)
     return run.call(STREAMS_GROUP_HEARTBEAT, v, body, label=label, record=record)
 
 
@@ -67,10 +70,13 @@ def sg_join(run, g, topology, member="m0", **kw) -> dict:
     return state
 
 
-def describe(run, *groups, version=None, label="streams describe", operations=False):
+def describe(run, *groups, version=None, label="streams describe", operations=False, user=None):
     v = k.top(STREAMS_GROUP_DESCRIBE) if version is None else version
-    return run.call(STREAMS_GROUP_DESCRIBE, v, {"group_ids": list(groups), "include_authorized_operations": operations,
-                                                "include_topology_description": True}, label=label)
+    body = {"group_ids": list(groups), "include_authorized_operations": operations,
+            "include_topology_description": True}
+    if user is not None:
+        return run.call(STREAMS_GROUP_DESCRIBE, v, body, label=label, conn=f"sasl-{user}", user=user)
+    return run.call(STREAMS_GROUP_DESCRIBE, v, body, label=label)
 
 
 @scenario("streams/join-assign-leave")
@@ -214,6 +220,33 @@ def _(run):
     k.commit(run, run.name("simple"), t, 1, label="a simple group")
     sg_heartbeat(run, run.name("simple"), run.name("m1"), 0, word_count(run, t), label="take a simple group's id")
     k.offset_fetch(run, run.name("simple"), t, label="its offsets stay")
+
+
+READ, CREATE, DESCRIBE, LITERAL, PREFIXED = 3, 5, 8, 3, 4  # ACL operations and pattern types
+
+
+@scenario("streams/acls")
+def _(run):
+    t = k.create_topic(run)
+    g = run.name("app")
+    topo = word_count(run, t)
+    sg_heartbeat(run, g, run.name("m0"), 0, topo, user="alice", label="join without READ on the group")
+    grant(run, k.GROUP, g, READ)
+    sg_heartbeat(run, g, run.name("m0"), 0, topo, user="alice", label="join without DESCRIBE on its topics")
+    grant(run, k.TOPIC, run.name(""), DESCRIBE, pattern=PREFIXED)
+    sg_heartbeat(run, g, run.name("m0"), 0, topo, user="alice", label="join without CREATE for the internal topics")
+    describe(run, g, run.name("other"), user="alice", operations=True,
+             label="describe with READ (so DESCRIBE) on one group and no ACL on the other")
+    describe(run, g, label="describe as a super user")
+
+
+@scenario("streams/acls-hidden-topics")
+def _(run):
+    t = k.create_topic(run)
+    g = run.name("app")
+    sg_join(run, g, word_count(run, t))
+    grant(run, k.GROUP, g, DESCRIBE)
+    describe(run, g, user="alice", label="describe a group whose topics the user may not describe")
 
 
 # --- version probes (scenarios/versions.py) ------------------------------------------------------

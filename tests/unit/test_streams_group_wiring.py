@@ -175,3 +175,45 @@ def test_offset_commits_are_checked_against_the_member_and_the_epoch_its_tasks_w
     partition = min(p for s, p in kept if s == "0")
     assert commit(state, "m1", epoch, partition) == 0
     assert commit(state, "m1", epoch - 1, partition) == ErrorCode.STALE_MEMBER_EPOCH
+
+
+class _NoStreams:
+    """Feature levels with ``streams.version`` at 0 (kafka-features downgraded it)."""
+
+    def finalized_level(self, name: str) -> int:
+        return 0
+
+
+def test_without_the_streams_version_feature_both_apis_answer_unsupported_version():
+    import dataclasses
+    from types import SimpleNamespace
+
+    state = broker()
+    engines = SimpleNamespace(**{f.name: getattr(state, f.name) for f in dataclasses.fields(state)},
+                              features=_NoStreams())
+    body = handle_streams_group_heartbeat(wire({"group_id": "app", "member_id": "m1", "member_epoch": 0,
+                                                "endpoint_information_epoch": -1, "rebalance_timeout_ms": 1,
+                                                "topology": word_count()}), ctx(engines, 88, 1))
+    assert (body["error_code"], body["error_message"]) == (ErrorCode.UNSUPPORTED_VERSION, None)
+    out = handle_streams_group_describe(Container(group_ids=["app"], include_authorized_operations=False,
+                                                  include_topology_description=False), ctx(engines, 89, 1))
+    assert [g["error_code"] for g in out["groups"]] == [ErrorCode.UNSUPPORTED_VERSION]
+    assert not state.groups.streams.groups
+
+
+def test_broker_and_group_configs_are_checked_as_kafka_checks_them():
+    import pytest
+
+    from kipper.broker.config_values import ConfigError
+    from kipper.broker.groups.configs import GroupConfigs
+
+    with pytest.raises(ConfigError, match="group.streams.heartbeat.interval.ms: 20000 is outside"):
+        load(overrides={"group.streams.heartbeat.interval.ms": "20000"})
+    with pytest.raises(ConfigError, match="num.standby.replicas must be less than or equal"):
+        load(overrides={"group.streams.num.standby.replicas": "3"})
+    configs = GroupConfigs(broker=load(overrides={}))
+    assert configs.check_all({"streams.num.standby.replicas": "3"}) == (
+        "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas")
+    assert configs.check_all({"streams.session.timeout.ms": "1000"}) == (
+        "streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms")
+    assert configs.check_all({"streams.num.standby.replicas": "1"}) is None

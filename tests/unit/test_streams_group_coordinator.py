@@ -264,3 +264,32 @@ def test_task_offsets_are_kept_for_describe():
     m.beat(0, task_offsets=[{"subtopology_id": "1", "partition": 0, "offset": 42}])
     group = c.groups["app"]
     assert group.task_offsets["m1"] == ({("1", 0): 42}, {})
+
+
+def test_a_refused_heartbeat_changes_nothing_and_writes_nothing():
+    written = []
+    c, _ = make(journal=lambda gid, recs, now: written.extend(recs))
+    a = Member(c, "a")
+    a.beat()
+    before, count = c.groups["app"].members["a"], len(written)
+    bad = Member(c, "a")
+    bad.epoch = a.epoch
+    resp = bad.beat(active_tasks=[{"subtopology_id": "0", "partitions": [7]}], standby_tasks=[], warmup_tasks=[],
+                    rebalance_timeout_ms=5)
+    assert (resp["error_code"], resp["error_message"]) == (
+        ErrorCode.INVALID_REQUEST, "Task 7 for subtopology 0 is invalid. Number of tasks for this subtopology: 3")
+    assert c.groups["app"].members["a"] == before and len(written) == count
+
+
+def test_a_member_in_a_state_of_a_newer_broker_is_fenced_unless_it_owns_nothing():
+    from dataclasses import replace
+
+    c, _ = make()
+    m = Member(c, "m1")
+    m.beat()
+    group = c.groups["app"]
+    group.put_member(replace(group.members["m1"], state=127))
+    assert m.beat(10)["error_code"] == ErrorCode.FENCED_MEMBER_EPOCH
+    m.active = set()
+    m.report = True
+    assert m.beat(20)["error_code"] == 0 and c.groups["app"].members["m1"].state == 1  # STABLE again

@@ -16,7 +16,6 @@ and each member moves toward its target on its own heartbeats (reconcile.py).
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from dataclasses import dataclass, field, replace
 
@@ -28,9 +27,10 @@ from kipper.broker.groups.streams.heartbeat import (
     HeartbeatError, check_epoch, check_owned_tasks, endpoints, error_body, owned_tasks, task_ids, validate,
 )
 from kipper.broker.groups.streams.model import (
-    JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED_TASKS, StreamsGroup, StreamsMember, Target, pairs,
+    JOIN_EPOCH, LEAVE_EPOCH, MEMBER_UNKNOWN, STATIC_LEAVE_EPOCH, UNREVOKED_TASKS, StreamsGroup, StreamsMember,
+    Target, pairs,
 )
-from kipper.broker.groups.streams.reconcile import Fenced, Reconciler
+from kipper.broker.groups.streams.reconcile import Reconciler
 from kipper.broker.groups.streams.settings import PerGroup, StreamsGroupSettings, standby_replicas
 from kipper.broker.groups.streams.topology import (
     ASSIGNMENT_DELAYED, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, configure, from_wire,
@@ -90,23 +90,22 @@ class StreamsGroupCoordinator:
             return HeartbeatResult(error_body(exc.code, exc.message))
         gid = req.group_id
         created = gid not in self.groups
-        snapshot = None if created else copy.deepcopy(self.groups[gid])
-        self._unwritten = []
+        self._unwritten = []  # the heartbeat's records go to the journal as one batch
         try:
             result = self._heartbeat(req, version, client_id, client_host, now, held_elsewhere, created)
             written, self._unwritten = self._unwritten, None
             if written and self.journal is not None:
                 self.journal(gid, written, now)
             return result
-        except (HeartbeatError, InvalidTopology, Fenced) as exc:
+        except (HeartbeatError, InvalidTopology) as exc:
+            # every check comes before the first record is applied: a failed heartbeat leaves
+            # nothing behind (Kafka rolls its records back), but the group it would have made
             self._unwritten = None
-            if created:  # a failed heartbeat leaves nothing behind, as Kafka rolls back
+            if created:
                 self.groups.pop(gid, None)
-            else:
-                self.groups[gid] = snapshot
             if isinstance(exc, InvalidTopology):
                 return HeartbeatResult(error_body(ErrorCode.STREAMS_INVALID_TOPOLOGY, str(exc)))
-            return HeartbeatResult(error_body(exc.code, getattr(exc, "message", None) or str(exc)))
+            return HeartbeatResult(error_body(exc.code, exc.message))
 
     def _group_for(self, gid: str, joining: bool, held_elsewhere: bool, created: bool) -> StreamsGroup:
         if held_elsewhere:
@@ -197,6 +196,11 @@ class StreamsGroupCoordinator:
         configs = self.per_group.assignment_configs(gid)
         if configs != group.last_assignment_configs:
             recompute = True
+        owned = owned_tasks(req)
+        if member.state == MEMBER_UNKNOWN and (owned is None or not owned.is_empty()):
+            # a state of a newer broker: the member starts again from nothing (Kafka's reconciler)
+            raise HeartbeatError(ErrorCode.FENCED_MEMBER_EPOCH, "The streams group member is in a unknown state. "
+                                 "The member must abandon all its tasks and rejoin.")
         group_epoch = group.group_epoch + 1 if recompute else group.group_epoch
         if recompute:
             records.append(rec.group_metadata(gid, group_epoch, metadata_hash, validated, configs))

@@ -22,13 +22,6 @@ from dataclasses import replace
 from kipper.broker.groups.streams.model import (
     MEMBER_STABLE, MEMBER_UNKNOWN, NOTHING, UNRELEASED_TASKS, UNREVOKED_TASKS, Assigned, StreamsMember, Target,
 )
-from kipper.protocol.errors import ErrorCode
-
-
-class Fenced(Exception):
-    """FENCED_MEMBER_EPOCH for a member in a state this broker does not know."""
-
-    code = ErrorCode.FENCED_MEMBER_EPOCH
 
 
 def _add(tasks: dict, sid: str, p: int, value=None) -> None:
@@ -82,9 +75,8 @@ class Reconciler:
             return self._compute(m.member_epoch + 1)
         if m.state == UNRELEASED_TASKS:
             return self._compute(m.member_epoch)
-        if self.owned is None or not self.owned.is_empty():
-            raise Fenced("The streams group member is in a unknown state. "
-                         "The member must abandon all its tasks and rejoin.")
+        # a state this broker does not know (MEMBER_UNKNOWN): the coordinator fenced the member
+        # unless it reported owning nothing; it starts again from the target
         return self._compute(self.target_epoch)
 
     def _not_released(self, pending: Assigned) -> bool:
@@ -201,4 +193,4 @@ def _merge(a: Assigned, b: Assigned) -> Assigned:
     return Assigned(active, union(a.standby, b.standby), union(a.warmup, b.warmup))
 
 
-__all__ = ["Fenced", "Reconciler", "MEMBER_UNKNOWN"]
+__all__ = ["MEMBER_UNKNOWN", "Reconciler"]

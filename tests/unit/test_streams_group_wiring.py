@@ -217,3 +217,16 @@ def test_broker_and_group_configs_are_checked_as_kafka_checks_them():
     assert configs.check_all({"streams.session.timeout.ms": "1000"}) == (
         "streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms")
     assert configs.check_all({"streams.num.standby.replicas": "1"}) is None
+
+
+def test_transactional_commits_of_a_member_are_checked_too_and_a_stale_epoch_is_an_illegal_generation():
+    state = broker()
+    epoch = join(state)
+    groups = state.groups
+    assert groups.validate_txn_commit("app", "m1", epoch, api_version=4, partitions=[("words", 0)]) == 0
+    assert groups.validate_txn_commit("app", "", -1, api_version=4) == 0  # an older client says nothing
+    assert groups.validate_txn_commit("app", "m1", epoch + 1, api_version=4,
+                                      partitions=[("words", 0)]) == ErrorCode.ILLEGAL_GENERATION
+    assert groups.validate_txn_commit("app", "m1", epoch + 1, api_version=6,
+                                      partitions=[("words", 0)]) == ErrorCode.STALE_MEMBER_EPOCH
+    assert groups.validate_txn_commit("app", "nobody", epoch, api_version=4) == ErrorCode.UNKNOWN_MEMBER_ID

@@ -119,3 +119,19 @@ def test_a_group_comes_back_after_a_sigkill_and_its_member_carries_on(durable):
         before.group_epoch, before.assignment_epoch, "Stable")
     assert after.members[0].assignment == before.members[0].assignment
     assert after.members[0].target_assignment == before.members[0].target_assignment
+
+
+def test_kipper_groups_lists_and_describes_a_streams_group(durable):
+    from tests.integration.test_admin_tools import kipper, out
+
+    conn = connect_any(durable.bootstrap)
+    conn.negotiate()
+    create(conn, "taps")
+    m = Member(durable.bootstrap, "tapcount", "taps")
+    m.settle()
+    listed = kipper("groups", "list", "--bootstrap-server", durable.bootstrap)
+    assert any(line.split()[:3] == ["tapcount", "streams", "Stable"] for line in out(listed).splitlines())
+    described = kipper("groups", "describe", "--bootstrap-server", durable.bootstrap, "--group", "tapcount",
+                       "--members")
+    assert described.returncode == 0, described.stderr
+    assert "TYPE streams  STATE Stable" in out(described) and "0:0+1,1:0+1 / -" in out(described)

@@ -146,7 +146,7 @@ def test_the_streams_protocol_counts_exactly_once_across_a_sigkill_of_kipper(dur
         first = text(200, seed=21)
         produce_lines(bootstrap, names["input"], first)
         wait_for_counts(bootstrap, names["output"], PARTITIONS, counts(first))
-        epoch_before = group_members(bootstrap, names["app"])
+        before = group_members(bootstrap, names["app"])
         lines = kill_while_counting(durable_kipper, app, names["input"], names["output"], PARTITIONS, first)
         got = wait_for_counts(bootstrap, names["output"], PARTITIONS, counts(lines), timeout=240)
         log = app.log()
@@ -154,7 +154,7 @@ def test_the_streams_protocol_counts_exactly_once_across_a_sigkill_of_kipper(dur
         assert exactly_once(got) == {}, log[-4000:]
         assert app.proc.poll() is None, "the application ended instead of recovering"
         # the group came back from __consumer_offsets: the same member, its tasks, no fatal error
-        assert group_members(bootstrap, names["app"]) == epoch_before
+        assert group_members(bootstrap, names["app"]) == before
         assert "GroupIdNotFoundException" not in log and "fatal" not in log.lower(), log[-4000:]
     finally:
         app.stop()

@@ -36,11 +36,8 @@ from kipper.broker.groups.streams.topology import (
     ASSIGNMENT_DELAYED, SHUTDOWN_APPLICATION, STALE_TOPOLOGY, InvalidTopology, configure, from_wire,
 )
 from kipper.protocol.errors import ErrorCode
-from kipper.protocol.streams_records import CURRENT_ASSIGNMENT
 
 log = structlog.get_logger(__name__)
-
-PROTOCOL_TYPE = "streams"
 
 
 @dataclass
@@ -469,4 +466,4 @@ class StreamsGroupCoordinator:
             self.groups.pop(group_id, None)
 
 
-__all__ = ["CURRENT_ASSIGNMENT", "HeartbeatResult", "PROTOCOL_TYPE", "StreamsGroupCoordinator"]
+__all__ = ["HeartbeatResult", "StreamsGroupCoordinator"]

@@ -33,6 +33,7 @@ from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGrou
 from kipper.broker.groups.coordinator import GroupCoordinator
 from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
+from kipper.broker.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
 from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
 from kipper.broker.log.refusals import RefusedBatches
@@ -298,8 +299,10 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         max_session_timeout_ms=config["group.max.session.timeout.ms"],
         max_size=config["group.max.size"]), journal=group_journal)
     consumer = ConsumerGroupCoordinator(ConsumerGroupSettings.from_config(config), topics, group_configs)
+    streams = StreamsGroupCoordinator(StreamsGroupSettings.from_config(config), topics, group_configs,
+                                      journal=group_journal.streams_records)
     groups = GroupCoordinator(classic, consumer, share, offsets, journal=group_journal,
-                              migration_policy=config["group.consumer.migration.policy"])
+                              migration_policy=config["group.consumer.migration.policy"], streams=streams)
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
     return Engines(

@@ -189,6 +189,33 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Online conversion between classic and consumer groups: upgrade when a KIP-848 member "
         "joins a classic group, downgrade when the last one leaves (Kafka's default: both).",
         "group"),
+    # --- streams groups (KIP-1071); Kafka 4.4's defaults and ranges
+    Key("group.streams.session.timeout.ms", int_in(1, _INT32), 45000,
+        "A streams-group member (group.protocol=streams) without a heartbeat for this long is "
+        "removed and its tasks are reassigned.", "group"),
+    Key("group.streams.min.session.timeout.ms", int_in(1, _INT32), 45000,
+        "Lowest allowed group.streams.session.timeout.ms.", "group"),
+    Key("group.streams.max.session.timeout.ms", int_in(1, _INT32), 60000,
+        "Highest allowed group.streams.session.timeout.ms.", "group"),
+    Key("group.streams.heartbeat.interval.ms", int_in(1, _INT32), 5000,
+        "Heartbeat interval given to streams-group members; below the session timeout.", "group"),
+    Key("group.streams.min.heartbeat.interval.ms", int_in(1, _INT32), 5000,
+        "Lowest allowed group.streams.heartbeat.interval.ms.", "group"),
+    Key("group.streams.max.heartbeat.interval.ms", int_in(1, _INT32), 15000,
+        "Highest allowed group.streams.heartbeat.interval.ms.", "group"),
+    Key("group.streams.max.size", int_in(1, _INT32), _INT32, "Largest streams group.", "group"),
+    Key("group.streams.num.standby.replicas", int_in(0, _INT32), 0,
+        "Standby replicas of each stateful task.", "group"),
+    Key("group.streams.max.standby.replicas", int_in(0, _INT32), 2,
+        "Highest allowed group.streams.num.standby.replicas (and streams.num.standby.replicas).", "group"),
+    Key("group.streams.initial.rebalance.delay.ms", int_in(0, _INT32), 3000,
+        "How long a new streams group waits for more members before its first assignment.", "group"),
+    Key("group.streams.assignment.interval.ms", int_in(0, _INT32), 1000,
+        "Least time between two target assignments of a streams group (KIP-1263).", "group"),
+    Key("group.streams.task.offset.interval.ms", int_in(1, _INT32), 60000,
+        "How often members report their tasks' changelog offsets (sent to them).", "group"),
+    Key("group.streams.acceptable.recovery.lag", int_in(0, 2**63 - 1), 10000,
+        "Lag under which a member counts as caught up on a task (sent to members).", "group"),
     # --- share groups (seed 004, KIP-932); ranges from the KIP table where it gives them
     Key("group.share.enable", boolean, True,
         "Serve share groups (ShareGroupHeartbeat/Describe, ShareFetch, ShareAcknowledge). "

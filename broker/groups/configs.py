@@ -6,9 +6,10 @@ what kipper does with it; ``RULES`` are the checks across keys (a session
 timeout within the broker's bounds and above the heartbeat interval). Kafka
 validates the whole resulting set, unset keys at their defaults, and so does
 ``check_all``. Applied today: consumer.session.timeout.ms and
-consumer.heartbeat.interval.ms (KIP-848 groups, broker/groups/consumer/) and
-the share.* keys (broker/share/group_settings.py). The streams keys and the
-assignment-interval and offload ones are accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
+consumer.heartbeat.interval.ms (KIP-848 groups, broker/groups/consumer/), the
+share.* keys (broker/share/group_settings.py) and the streams.* keys
+(broker/groups/streams/settings.py). The consumer and share assignment-interval
+keys and the offload ones are accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
 with DescribeConfigs and by the engines through ``get``.
 """
 
@@ -85,18 +86,21 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
        "Minimum time between two share-group assignments (kipper assigns at once)."),
     _g("share.assignor.offload.enable", "boolean", "false", None, INERT,
        "Compute share assignments off the coordinator thread (kipper: always inline)."),
-    _g("streams.session.timeout.ms", "int", "45000", at_least(1), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
-    _g("streams.heartbeat.interval.ms", "int", "5000", at_least(1), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
-    _g("streams.num.standby.replicas", "int", "0", at_least(0), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
-    _g("streams.initial.rebalance.delay.ms", "int", "3000", at_least(0), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
-    _g("streams.assignment.interval.ms", "int", "-1", at_least(-1), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
+    _g("streams.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
+       "Session timeout of this streams group's members (KIP-1071).", "group.streams.session.timeout.ms"),
+    _g("streams.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,
+       "Heartbeat interval given to this streams group's members.", "group.streams.heartbeat.interval.ms"),
+    _g("streams.num.standby.replicas", "int", "0", at_least(0), APPLIED,
+       "Standby replicas of each of this streams group's stateful tasks.",
+       "group.streams.num.standby.replicas"),
+    _g("streams.initial.rebalance.delay.ms", "int", "3000", at_least(0), APPLIED,
+       "How long this streams group, when new, waits for more members before assigning.",
+       "group.streams.initial.rebalance.delay.ms"),
+    _g("streams.assignment.interval.ms", "int", "1000", at_least(0), APPLIED,
+       "Least time between two target assignments of this streams group (KIP-1263).",
+       "group.streams.assignment.interval.ms"),
     _g("streams.assignor.offload.enable", "boolean", "false", None, INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
+       "Compute streams assignments off the coordinator thread (kipper: always inline)."),
 )}
 
 
@@ -132,6 +136,14 @@ RULES: list[Callable[[dict, object], str | None]] = [
             "group.share.max.delivery.count.limit"),
     _within("share.partition.max.record.locks", "group.share.min.partition.max.record.locks",
             "group.share.max.partition.max.record.locks"),
+    _within("streams.heartbeat.interval.ms", "group.streams.min.heartbeat.interval.ms",
+            "group.streams.max.heartbeat.interval.ms"),
+    _within("streams.session.timeout.ms", "group.streams.min.session.timeout.ms",
+            "group.streams.max.session.timeout.ms"),
+    lambda values, broker: ("streams.num.standby.replicas must be less than or equal to "
+                            "group.streams.max.standby.replicas"
+                            if values["streams.num.standby.replicas"] > broker["group.streams.max.standby.replicas"]
+                            else None),
     _above("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
     _above("share.session.timeout.ms", "share.heartbeat.interval.ms"),
     _above("streams.session.timeout.ms", "streams.heartbeat.interval.ms"),

@@ -34,6 +34,7 @@ from kipper.broker.handlers.scram_credentials import (
 from kipper.broker.handlers.share_acknowledge import handle_share_acknowledge
 from kipper.broker.handlers.share_fetch import handle_share_fetch
 from kipper.broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
+from kipper.broker.handlers.streams_group import handle_streams_group_describe, handle_streams_group_heartbeat
 from kipper.broker.handlers.share_offsets import (
     handle_alter_share_group_offsets, handle_delete_share_group_offsets,
     handle_describe_share_group_offsets,
@@ -98,6 +99,8 @@ HANDLERS = {
     77: handle_share_group_describe,
     78: handle_share_fetch,
     79: handle_share_acknowledge,
+    88: handle_streams_group_heartbeat,
+    89: handle_streams_group_describe,
     90: handle_describe_share_group_offsets,
     91: handle_alter_share_group_offsets,
     92: handle_delete_share_group_offsets,

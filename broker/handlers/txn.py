@@ -107,9 +107,10 @@ def handle_txn_offset_commit(req, ctx):
         error = not_in_transaction(engines.txn.verify_offset_commit(
             req.transactional_id, req.producer_id, req.producer_epoch, req.group_id), ctx)
     if error == ErrorCode.NONE:
-        error = engines.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
-                                                  req.get("generation_id_or_member_epoch", -1),
-                                                  req.get("group_instance_id"))
+        error = engines.groups.validate_txn_commit(
+            req.group_id, req.get("member_id", ""), req.get("generation_id_or_member_epoch", -1),
+            req.get("group_instance_id"), api_version=ctx.api_version,
+            partitions=[(t.name, p.partition_index) for t in req.topics for p in t.partitions])
     out = []
     for t in req.topics:
         parts = []

@@ -56,6 +56,8 @@ from kipper.protocol.messages.share_acknowledge import SHARE_ACKNOWLEDGE
 from kipper.protocol.messages.share_fetch import SHARE_FETCH
 from kipper.protocol.messages.share_group_describe import SHARE_GROUP_DESCRIBE
 from kipper.protocol.messages.share_group_heartbeat import SHARE_GROUP_HEARTBEAT
+from kipper.protocol.messages.streams_group_describe import STREAMS_GROUP_DESCRIBE
+from kipper.protocol.messages.streams_group_heartbeat import STREAMS_GROUP_HEARTBEAT
 from kipper.protocol.messages.sync_group import SYNC_GROUP
 from kipper.protocol.messages.txn_offset_commit import TXN_OFFSET_COMMIT
 from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
@@ -77,7 +79,7 @@ APIS: dict[int, Api] = {
         ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS, OFFSET_DELETE,
         DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
         DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS,
-        DESCRIBE_TOPIC_PARTITIONS,
+        DESCRIBE_TOPIC_PARTITIONS, STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE,
     )
 }
 

@@ -37,6 +37,9 @@ SORT_KEYS = {
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
     "creation_responses": (), "responses": ("name", "resource_name"), "leader_epochs": (),
     "entity": ("entity_type",), "values": ("key",),
+    # streams groups: task lists by subtopology (Kafka's answers take a hash map's order), topic configs
+    "active_tasks": ("subtopology_id",), "standby_tasks": ("subtopology_id",), "warmup_tasks": ("subtopology_id",),
+    "topic_configs": ("key",),
 }
 TOKEN = re.compile(r"^c\d{4}-")
 

@@ -35,6 +35,10 @@ SHARED = {
     "allow.everyone.if.no.acl.found": "false",
     "log.cleaner.backoff.ms": "200",
     "group.share.min.record.lock.duration.ms": "1000",
+    # streams groups (KIP-1071) assign at once, as classic ones do with the delay above at 0: a
+    # new group's first assignment waits 3 s by default, the next ones 1 s after the previous
+    "group.streams.initial.rebalance.delay.ms": "0",
+    "group.streams.assignment.interval.ms": "0",
 }
 # Kafka turns share groups on with a feature level; kipper with group.share.enable.
 KAFKA_FEATURES = {"share.version": 1}

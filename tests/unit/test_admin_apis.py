@@ -224,7 +224,12 @@ def test_group_configs_of_kafka_4_with_their_cross_checks():
                                     ("consumer.session.timeout.ms", 0, "45000")])
     assert r.error_code == 0
     r = incremental(b, GROUP, "h", [("streams.heartbeat.interval.ms", 0, "50000")])
-    assert r.error_message == "streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms"
+    # Kafka checks the broker's bounds first (group.streams.max.heartbeat.interval.ms, 15000)
+    assert r.error_message == ("streams.heartbeat.interval.ms must be less than or equal to "
+                               "group.streams.max.heartbeat.interval.ms")
+    r = incremental(b, GROUP, "h", [("streams.heartbeat.interval.ms", 0, "15000"),
+                                    ("streams.session.timeout.ms", 0, "45000")])
+    assert r.error_code == 0
     rows = {c.name: c for c in describe(b, GROUP, "g").configs}
     assert (rows["consumer.session.timeout.ms"].value, rows["consumer.session.timeout.ms"].config_source) \
         == ("45000", 8)

@@ -93,6 +93,16 @@ class EmbeddedBroker:
         return self._require().metrics_url
 
     @property
+    def schema_registry_url(self) -> str:
+        """``http://host:port`` of the broker's Schema Registry (schema.registry.listeners),
+        for a client's ``url``; raises when the broker serves none."""
+        url = self._require().schema_registry_url
+        if url is None:
+            raise RuntimeError("this broker serves no Schema Registry: set schema.registry.listeners "
+                               "(the kipper[schema-registry] extra provides its libraries)")
+        return url
+
+    @property
     def bootstrap_servers(self) -> str:
         """``host:port`` for a client's ``bootstrap.servers``."""
         if self._bootstrap is None:
@@ -224,6 +234,10 @@ class _ThreadRunner:
         self._call(self.server.reset)
 
     @property
+    def schema_registry_url(self) -> str | None:
+        return self.server.schema_registry_url
+
+    @property
     def metrics_url(self) -> str | None:
         http = self.server.metrics_http
         if http is None:
@@ -249,6 +263,7 @@ class _ProcessRunner:
         self._log = tempfile.NamedTemporaryFile(prefix="kipper-embedded-", suffix=".log", delete=False)
         self._lock = threading.Lock()
         self.metrics_url: str | None = None
+        self.schema_registry_url: str | None = None
 
     def start(self, timeout: float) -> str:
         _load_config(self.overrides)  # a bad key raises here, as in the thread mode
@@ -261,6 +276,7 @@ class _ProcessRunner:
             self.stop()
             raise RuntimeError(f"the broker subprocess did not start:\n{self.log_text()}")
         self.metrics_url = reply.get("metrics_url")
+        self.schema_registry_url = reply.get("schema_registry_url")
         return reply["bootstrap_servers"]
 
     def _reply(self, timeout: float) -> dict | None:
@@ -306,7 +322,8 @@ def _serve_on_stdin(overrides: dict) -> int:
     logging_setup.configure(config["log.level"], config["log.format"])
     runner = _ThreadRunner(overrides)
     bootstrap = runner.start(60.0)
-    print(json.dumps({"bootstrap_servers": bootstrap, "metrics_url": runner.metrics_url}), flush=True)
+    print(json.dumps({"bootstrap_servers": bootstrap, "metrics_url": runner.metrics_url,
+                      "schema_registry_url": runner.schema_registry_url}), flush=True)
     try:
         for line in sys.stdin:
             if line.strip() == "reset":

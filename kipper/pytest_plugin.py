@@ -7,6 +7,9 @@ entry point ``kipper`` (``pip install kipper`` is all a project does).
 - ``kafka_bootstrap_servers``: its ``host:port``.
 - ``kafka_topic``: a factory of fresh, uniquely named topics
   (``kafka_topic(partitions=3, configs={"retention.ms": "60000"})``), deleted after the test.
+- ``schema_registry_url``: the broker's Schema Registry (``http://127.0.0.1:<port>``), on by
+  default where the ``kipper[schema-registry]`` extra is installed
+  (``schema.registry.listeners=`` turns it off).
 
 Broker properties come from the ini option ``kafka_broker_overrides`` (one ``key=value``
 a line) and then ``--kafka-broker-override key=value`` flags, which win.
@@ -55,7 +58,10 @@ def kafka_broker(request):
     subprocess = config.getoption("kafka_broker_subprocess")
     if subprocess is None:
         subprocess = config.getini("kafka_broker_subprocess")
-    broker = EmbeddedBroker(broker_overrides(config), subprocess=bool(subprocess))
+    overrides = broker_overrides(config)
+    if "schema.registry.listeners" not in overrides and _registry_available():
+        overrides["schema.registry.listeners"] = "http://127.0.0.1:0"
+    broker = EmbeddedBroker(overrides, subprocess=bool(subprocess))
     broker.start()
     yield broker
     broker.stop()
@@ -64,6 +70,18 @@ def kafka_broker(request):
 @pytest.fixture(scope="session")
 def kafka_bootstrap_servers(kafka_broker) -> str:
     return kafka_broker.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def schema_registry_url(kafka_broker) -> str:
+    """The broker's Schema Registry, for a client's ``url``."""
+    return kafka_broker.schema_registry_url
+
+
+def _registry_available() -> bool:
+    from kipper.broker.schema_registry.formats import missing_libraries
+
+    return not missing_libraries()
 
 
 @pytest.fixture

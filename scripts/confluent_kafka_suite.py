@@ -95,6 +95,20 @@ def run_suite(suite: Path, brokers: str, sr_url: str, extra: list[str], timeout:
     return subprocess.run(cmd, cwd=suite, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def run_against_kipper(suite: Path, extra: list[str]) -> subprocess.CompletedProcess:
+    """A ``kipper broker`` with its registry on free loopback ports, the suite against it."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.support.broker import BrokerProcess, free_port
+
+    sr_port = free_port()
+    broker = BrokerProcess({"schema.registry.listeners": f"http://127.0.0.1:{sr_port}"}).start()
+    try:
+        return run_suite(suite, broker.bootstrap, f"http://127.0.0.1:{sr_port}", extra)
+    finally:
+        broker.stop()
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("fetch", "run"))
@@ -110,15 +124,7 @@ def main(argv=None) -> int:
     if args.command == "fetch":
         print(suite)
         return 0
-    sys.path.insert(0, str(ROOT))
-    from tests.support.broker import BrokerProcess, free_port
-
-    sr_port = free_port()
-    broker = BrokerProcess({"schema.registry.listeners": f"http://127.0.0.1:{sr_port}"}).start()
-    try:
-        done = run_suite(suite, broker.bootstrap, f"http://127.0.0.1:{sr_port}", args.pytest_args)
-    finally:
-        broker.stop()
+    done = run_against_kipper(suite, args.pytest_args)
     print(done.stdout[-20000:])
     print(done.stderr[-5000:], file=sys.stderr)
     return done.returncode

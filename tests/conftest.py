@@ -26,7 +26,7 @@ pytest_plugins = ["pytester", "tests.support.reference"]
 # (xdist's own --dist loadgroup cannot do this under pytest 9.2, which no longer lets a plugin
 # rename a test's node id: the scheduler below cuts the units itself.)
 LONG_UNITS = (("tests/spark/", "spark"), ("tests/conformance/", "kafka-reference"),
-              ("tests/java_ecosystem/", "kafka-reference"))
+              ("tests/java_ecosystem/", "kafka-reference"), ("tests/client_suites/", "client-suites"))
 
 
 def work_unit(nodeid: str) -> str:

@@ -125,7 +125,7 @@ def _handler(server: RegistryHttpServer):
             status, answer = server.answer(self.command, self.path, self.headers, body, peer)
             self._send(status, answer)
 
-        do_GET = do_POST = do_PUT = do_DELETE = _serve  # noqa: N815 (http.server's names)
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve  # noqa: N815 (http.server's names)
 
         def _send(self, status: int, answer) -> None:
             if isinstance(answer, routes.Raw):

@@ -217,7 +217,8 @@ FLOORS = (
     # handlers: (request, context) -> response
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "http_listener", "registry_http"},
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults", "http_listener",
+     "registry_http"},
     # the command
     {"main", "__main__"},
 )

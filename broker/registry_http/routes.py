@@ -4,7 +4,6 @@ event loop; ``ROUTES`` is the table the server matches paths against."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -303,39 +302,54 @@ class Raw(str):
     """An answer written as it is, not as a JSON string (Confluent's .../schema routes)."""
 
 
-S = r"(?P<subject>[^/]+)"
-V = r"(?P<version>[^/]+)"
-ROUTES = [(method, re.compile(f"^{pattern}$"), handler) for method, pattern, handler in (
-    ("GET", r"/?", root),
-    ("GET", r"/schemas/types/?", schema_types),
-    ("GET", r"/schemas/?", list_schemas),
-    ("GET", r"/schemas/ids/(?P<id>[^/]+)/?", schema_by_id),
-    ("GET", r"/schemas/ids/(?P<id>[^/]+)/schema/?", schema_text_by_id),
-    ("GET", r"/schemas/ids/(?P<id>[^/]+)/subjects/?", subjects_of_id),
-    ("GET", r"/schemas/ids/(?P<id>[^/]+)/versions/?", versions_of_id),
-    ("GET", r"/schemas/guids/(?P<guid>[^/]+)/?", schema_by_guid),
-    ("GET", r"/schemas/guids/(?P<guid>[^/]+)/ids/?", ids_of_guid),
-    ("GET", r"/subjects/?", list_subjects),
-    ("POST", rf"/subjects/{S}/?", lookup),
-    ("DELETE", rf"/subjects/{S}/?", delete_subject),
-    ("GET", rf"/subjects/{S}/versions/?", list_versions),
-    ("POST", rf"/subjects/{S}/versions/?", register),
-    ("GET", rf"/subjects/{S}/versions/{V}/?", get_version),
-    ("DELETE", rf"/subjects/{S}/versions/{V}/?", delete_version),
-    ("GET", rf"/subjects/{S}/versions/{V}/schema/?", get_version_schema),
-    ("GET", rf"/subjects/{S}/versions/{V}/referencedby/?", referenced_by),
-    ("GET", rf"/subjects/{S}/metadata/?", latest_with_metadata),
-    ("POST", rf"/compatibility/subjects/{S}/versions/{V}/?", compatibility),
-    ("POST", rf"/compatibility/subjects/{S}/versions/?", compatibility),
-    ("GET", r"/config/?", get_config), ("PUT", r"/config/?", put_config), ("DELETE", r"/config/?", delete_config),
-    ("GET", rf"/config/{S}/?", get_config), ("PUT", rf"/config/{S}/?", put_config),
-    ("DELETE", rf"/config/{S}/?", delete_config),
-    ("GET", r"/mode/?", get_mode), ("PUT", r"/mode/?", put_mode), ("DELETE", r"/mode/?", delete_mode),
-    ("GET", rf"/mode/{S}/?", get_mode), ("PUT", rf"/mode/{S}/?", put_mode), ("DELETE", rf"/mode/{S}/?", delete_mode),
-    ("GET", r"/contexts/?", contexts),
-    ("GET", r"/v1/metadata/id/?", cluster_metadata),
-    ("GET", r"/v1/metadata/version/?", server_version),
+ROUTES = [(method, tuple(template.strip("/").split("/")) if template.strip("/") else (), handler)
+          for method, template, handler in (
+    ("GET", "/", root),
+    ("GET", "/schemas/types", schema_types),
+    ("GET", "/schemas", list_schemas),
+    ("GET", "/schemas/ids/{id}", schema_by_id),
+    ("GET", "/schemas/ids/{id}/schema", schema_text_by_id),
+    ("GET", "/schemas/ids/{id}/subjects", subjects_of_id),
+    ("GET", "/schemas/ids/{id}/versions", versions_of_id),
+    ("GET", "/schemas/guids/{guid}", schema_by_guid),
+    ("GET", "/schemas/guids/{guid}/ids", ids_of_guid),
+    ("GET", "/subjects", list_subjects),
+    ("POST", "/subjects/{subject}", lookup),
+    ("DELETE", "/subjects/{subject}", delete_subject),
+    ("GET", "/subjects/{subject}/versions", list_versions),
+    ("POST", "/subjects/{subject}/versions", register),
+    ("GET", "/subjects/{subject}/versions/{version}", get_version),
+    ("DELETE", "/subjects/{subject}/versions/{version}", delete_version),
+    ("GET", "/subjects/{subject}/versions/{version}/schema", get_version_schema),
+    ("GET", "/subjects/{subject}/versions/{version}/referencedby", referenced_by),
+    ("GET", "/subjects/{subject}/metadata", latest_with_metadata),
+    ("POST", "/compatibility/subjects/{subject}/versions/{version}", compatibility),
+    ("POST", "/compatibility/subjects/{subject}/versions", compatibility),
+    ("GET", "/config", get_config), ("PUT", "/config", put_config), ("DELETE", "/config", delete_config),
+    ("GET", "/config/{subject}", get_config), ("PUT", "/config/{subject}", put_config),
+    ("DELETE", "/config/{subject}", delete_config),
+    ("GET", "/mode", get_mode), ("PUT", "/mode", put_mode), ("DELETE", "/mode", delete_mode),
+    ("GET", "/mode/{subject}", get_mode), ("PUT", "/mode/{subject}", put_mode),
+    ("DELETE", "/mode/{subject}", delete_mode),
+    ("GET", "/contexts", contexts),
+    ("GET", "/v1/metadata/id", cluster_metadata),
+    ("GET", "/v1/metadata/version", server_version),
 )]
+
+
+def _fill(template: tuple[str, ...], segments: list[str]) -> dict[str, str] | None:
+    """The path parameters when ``segments`` fit the template, else None."""
+    if len(template) != len(segments):
+        return None
+    found = {}
+    for part, segment in zip(template, segments):
+        if part.startswith("{"):
+            if not segment:
+                return None
+            found[part[1:-1]] = segment
+        elif part != segment:
+            return None
+    return found
 
 
 def _path(groups: dict[str, str]) -> Path:
@@ -346,13 +360,15 @@ def _path(groups: dict[str, str]) -> Path:
 
 def match(method: str, path: str):
     """(handler, path parameters); raises 404 or 405 as Confluent's server answers them."""
+    trimmed = path.strip("/")
+    segments = trimmed.split("/") if trimmed else []
     known_path = False
-    for route_method, pattern, handler in ROUTES:
-        found = pattern.match(path)
-        if found:
+    for route_method, template, handler in ROUTES:
+        found = _fill(template, segments)
+        if found is not None:
             known_path = True
             if route_method == method:
-                return handler, _path(found.groupdict())
+                return handler, _path(found)
     if known_path:
         raise errors.RegistryError(405, 405, "HTTP 405 Method Not Allowed")
     raise errors.RegistryError(404, 404, "HTTP 404 Not Found")

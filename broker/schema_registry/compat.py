@@ -19,17 +19,18 @@ def valid_level(level) -> bool:
     return isinstance(level, str) and level.upper() in COMPATIBILITY_LEVELS
 
 
-def check(level: str, new, previous: list[tuple[int, object]], *, lenient: bool = False) -> list[str]:
-    """``previous``: (version, parsed schema) of the subject's live versions, oldest first.
-    Returns the reasons ``new`` is not compatible; empty when it is."""
+def check(level: str, new, previous: list, parse, *, lenient: bool = False) -> list[str]:
+    """``previous``: the subject's live versions (with a ``version``), oldest first, parsed by
+    ``parse`` only when the level needs them. Returns the reasons ``new`` is not
+    compatible; empty when it is."""
     level = level.upper()
     if level == "NONE" or not previous:
         return []
     transitive = level.endswith("_TRANSITIVE")
     direction = level.removesuffix("_TRANSITIVE")
     candidates = list(reversed(previous)) if transitive else [previous[-1]]
-    for version, old in candidates:
-        errors = _pair(direction, new, old, version, lenient)
+    for value in candidates:
+        errors = _pair(direction, new, parse(value), value.version, lenient)
         if errors:
             return errors
     return []

@@ -259,8 +259,7 @@ class SchemaRegistry:
 
     def _incompatibilities(self, subject: str, new, previous: list[SchemaValue]) -> list[str]:
         config = self.config_in_scope(subject)
-        pairs = [(v.version, self.parsed(v)) for v in previous]
-        found = compat.check(self.level(subject), new, pairs,
+        found = compat.check(self.level(subject), new, previous, self.parsed,
                              lenient=str(config.get("compatibilityPolicy") or "").upper() == "LENIENT")
         if found:
             found.append(f"{{validateFields: '{str(bool(config.get('validateFields'))).lower()}', "

@@ -38,6 +38,13 @@ def missing_libraries() -> list[str]:
     return missing
 
 
+def preload() -> None:
+    """Import every format with its library now (a process that forks brokers does it once
+    for all of them)."""
+    for name in MODULES.values():
+        importlib.import_module(name)
+
+
 def parse(schema_type: str, text: str, dependencies: dict[str, str], references: tuple[Reference, ...] = (),
           *, is_new: bool):
     if schema_type not in MODULES:

@@ -15,6 +15,7 @@ descriptor in base64, as Confluent answers it. Compatibility is Confluent's rule
 from __future__ import annotations
 
 import ast
+import atexit
 import base64
 import binascii
 import functools
@@ -22,7 +23,9 @@ import importlib
 import importlib.util
 import os
 import re
+import shutil
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -140,22 +143,28 @@ def compile_proto(text: str, deps: dict[str, str]) -> tuple[descriptor_pb2.FileD
 @functools.lru_cache(maxsize=256)
 def _compiled(text: str, dep_items: tuple) -> tuple[descriptor_pb2.FileDescriptorProto, dict]:
     deps = dict(dep_items)
-    with tempfile.TemporaryDirectory(prefix="kipper-proto-") as tmp:
-        root = Path(tmp)
-        for name, dep in {**deps, MAIN: text}.items():
-            if name.startswith("/") or ".." in Path(name).parts:
-                raise InvalidSchema(f"reference name '{name}' is not a relative .proto path")
-            path = root / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(dep, encoding="utf-8")
-        _write_builtins(root, text, deps)
+    with _WORKDIR_LOCK:
+        root = _workdir()
+        written = []
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # protoc's warnings (an unused import) are not refusals
-                generated = _protoc_compiler.get_protos(MAIN.encode(), [str(root).encode(), *_include_paths()])
-        except _protoc_compiler.ProtocErrors as exc:
-            message = str(exc).replace(str(root) + os.sep, "")
-            raise InvalidSchema(message.replace(MAIN, "schema").strip()) from None
+            for name, dep in {**deps, MAIN: text}.items():
+                if name.startswith("/") or ".." in Path(name).parts:
+                    raise InvalidSchema(f"reference name '{name}' is not a relative .proto path")
+                path = root / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(dep, encoding="utf-8")
+                written.append(path)
+            written += _write_builtins(root, text, deps)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # protoc's warnings (an unused import) are not refusals
+                    generated = _protoc_compiler.get_protos(MAIN.encode(), [str(root).encode(), *_include_paths()])
+            except _protoc_compiler.ProtocErrors as exc:
+                message = str(exc).replace(str(root) + os.sep, "")
+                raise InvalidSchema(message.replace(MAIN, "schema").strip()) from None
+        finally:  # the files go, so that the next schema sees only its own imports
+            for path in written:
+                path.unlink(missing_ok=True)
     files: dict[str, descriptor_pb2.FileDescriptorProto] = {}
     for module, code in generated:
         fd = _descriptor_of(module.decode(), code)
@@ -191,6 +200,18 @@ def _builtin(name: str) -> descriptor_pb2.FileDescriptorProto | None:
 
 
 _INCLUDES: list[bytes] | None = None
+_WORKDIR: Path | None = None
+_WORKDIR_LOCK = threading.Lock()
+
+
+def _workdir() -> Path:
+    """One private directory per process for protoc's inputs (a directory made and removed
+    per schema cost milliseconds on some filesystems)."""
+    global _WORKDIR
+    if _WORKDIR is None:
+        _WORKDIR = Path(tempfile.mkdtemp(prefix="kipper-proto-"))
+        atexit.register(shutil.rmtree, _WORKDIR, True)
+    return _WORKDIR
 
 
 def _include_paths() -> list[bytes]:
@@ -206,18 +227,19 @@ def _include_paths() -> list[bytes]:
     return _INCLUDES
 
 
-def _write_builtins(root: Path, text: str, deps: dict[str, str]) -> None:
+def _write_builtins(root: Path, text: str, deps: dict[str, str]) -> list[Path]:
     """confluent/*.proto a schema imports without a reference, from confluent-kafka's own
     descriptors when it is installed (Confluent's registry has them built in)."""
     wanted = {m for t in (text, *deps.values()) for m in re.findall(r'import\s+(?:public\s+|weak\s+)?"(confluent/[^"]+)"', t)}
     wanted -= set(deps)
-    if not wanted:
-        return
-    for name, fd in _confluent_files().items():
+    written = []
+    for name, fd in _confluent_files().items() if wanted else ():
         if name in wanted:
             path = root / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render(fd, []), encoding="utf-8")
+            written.append(path)
+    return written
 
 
 def _confluent_files() -> dict[str, descriptor_pb2.FileDescriptorProto]:

@@ -34,28 +34,37 @@ OPTION_TYPES = {  # which options message each kind of descriptor carries
 
 
 class Options:
-    """Reads an options message with the extensions the schema's files declare."""
+    """Reads options messages; one with custom options (fields descriptor.proto does not
+    declare) through a pool of the schema's files, where their declarations are."""
 
     def __init__(self, files: list[descriptor_pb2.FileDescriptorProto]):
-        self.pool = descriptor_pool.DescriptorPool()
-        names = {f.name for f in files}
-        if "google/protobuf/descriptor.proto" not in names:
-            self.pool.AddSerializedFile(descriptor_pb2.DESCRIPTOR.serialized_pb)
-        for f in files:
-            try:
-                self.pool.Add(f)
-            except (TypeError, ValueError):
-                pass  # a file the pool cannot take: its extensions are then not known
+        self.files = files
+        self.pool: descriptor_pool.DescriptorPool | None = None  # made on the first custom option
         self.classes: dict[str, type] = {}
 
-    def entries(self, kind: str, options) -> list[str]:
-        if not options.ByteSize():
-            return []
+    def _with_extensions(self, kind: str, options):
+        if self.pool is None:
+            self.pool = descriptor_pool.DescriptorPool()
+            if "google/protobuf/descriptor.proto" not in {f.name for f in self.files}:
+                self.pool.AddSerializedFile(descriptor_pb2.DESCRIPTOR.serialized_pb)
+            for f in self.files:
+                try:
+                    self.pool.Add(f)
+                except (TypeError, ValueError):
+                    pass  # a file the pool cannot take: its extensions are then not known
         cls = self.classes.get(kind)
         if cls is None:
             cls = self.classes[kind] = message_factory.GetMessageClass(
                 self.pool.FindMessageTypeByName(OPTION_TYPES[kind]))
-        message = cls.FromString(options.SerializeToString())
+        return cls.FromString(options.SerializeToString())
+
+    def entries(self, kind: str, options) -> list[str]:
+        if not options.ByteSize():
+            return []
+        known = type(options)()
+        known.CopyFrom(options)
+        known.DiscardUnknownFields()
+        message = known if known.ByteSize() == options.ByteSize() else self._with_extensions(kind, options)
         out = []
         for fd, value in message.ListFields():
             if kind == "message" and fd.name == "map_entry":

@@ -136,6 +136,13 @@ def preload() -> None:
         import uvloop  # noqa: F401
     except ImportError:
         pass
+    from kipper.broker.schema_registry import formats
+
+    if not formats.missing_libraries():  # the Schema Registry's shell, engine and schema libraries
+        import kipper.broker.registry_http.server  # noqa: F401
+        import kipper.broker.schema_registry.service  # noqa: F401
+
+        formats.preload()
     compile_all()  # a forked broker's first requests find their schemas compiled
     gc.collect()
     gc.freeze()  # shared with every fork, page for page, and never scanned again

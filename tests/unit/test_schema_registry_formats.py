@@ -135,3 +135,13 @@ def test_protobuf_imports_come_from_the_references():
 def test_an_unknown_type_is_invalid():
     with pytest.raises(formats.InvalidSchema, match="Invalid schema type XML"):
         parse("XML", "<x/>")
+
+
+def test_protobuf_custom_options_declared_in_a_reference_survive_both_ways():
+    ext = ('syntax = "proto3"; package e; import "google/protobuf/descriptor.proto";\n'
+           'message Meta { string doc = 1; }\nextend google.protobuf.FieldOptions { Meta field_meta = 1160; }')
+    main = 'syntax = "proto3"; import "ext.proto"; message X { string a = 1 [(e.field_meta) = { doc: "hi" }]; }'
+    deps, refs = {"ext.proto": ext}, [Reference("ext.proto", "ext", 1)]
+    text = parse("PROTOBUF", main, deps, refs)
+    assert '(e.field_meta) = { doc: "hi" }' in text.canonical
+    assert parse("PROTOBUF", text.formatted("serialized"), deps, refs).canonical == text.canonical

@@ -18,9 +18,10 @@ import pytest
 
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.readback import read_topic
+from tests.support import requires
 
-pytest.importorskip("avro")
-pytest.importorskip("confluent_kafka.schema_registry")
+requires.module("avro", "schema-registry")
+requires.module("confluent_kafka.schema_registry", "interop")
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient  # noqa: E402
 
 pytestmark = pytest.mark.broker_subprocess

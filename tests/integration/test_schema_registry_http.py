@@ -12,9 +12,10 @@ import pytest
 from kipper.client import admin
 from kipper.client.blocking import connect_any
 from kipper.testing import EmbeddedBroker
+from tests.support import requires
 
-pytest.importorskip("avro")
-sr = pytest.importorskip("confluent_kafka.schema_registry")
+requires.module("avro", "schema-registry")
+requires.module("confluent_kafka.schema_registry", "interop")
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient  # noqa: E402
 from confluent_kafka.schema_registry.error import SchemaRegistryError  # noqa: E402
 

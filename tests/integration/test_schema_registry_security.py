@@ -13,9 +13,10 @@ from kipper.client.acl_requests import AclBinding, create_acls
 from kipper.client.blocking import connect_any
 from tests.support.broker import free_port
 from tests.support.certs import USERS, start_secure_broker
+from tests.support import requires
 
-pytest.importorskip("avro")
-pytest.importorskip("confluent_kafka.schema_registry")
+requires.module("avro", "schema-registry")
+requires.module("confluent_kafka.schema_registry", "interop")
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient  # noqa: E402
 from confluent_kafka.schema_registry.error import SchemaRegistryError  # noqa: E402
 

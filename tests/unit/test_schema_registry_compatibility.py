@@ -20,10 +20,11 @@ import pytest
 
 from kipper.broker.schema_registry import errors
 from kipper.broker.schema_registry.engine import SchemaRegistry
+from tests.support import requires
 
-pytest.importorskip("avro")
-pytest.importorskip("jsonschema")
-pytest.importorskip("grpc_tools")
+requires.module("avro", "schema-registry")
+requires.module("jsonschema", "schema-registry")
+requires.module("grpc_tools", "schema-registry")
 
 LEVELS = ("BACKWARD", "FORWARD", "FULL")
 

@@ -12,8 +12,9 @@ from kipper.broker.schema_registry import errors
 from kipper.broker.schema_registry import records as rec
 from kipper.broker.schema_registry.engine import SchemaRegistry
 from kipper.broker.schema_registry.state import RegistryState
+from tests.support import requires
 
-pytest.importorskip("avro")
+requires.module("avro", "schema-registry")
 
 USER = {"type": "record", "name": "User", "namespace": "ex", "fields": [{"name": "name", "type": "string"}]}
 

@@ -12,10 +12,11 @@ import pytest
 
 from kipper.broker.schema_registry import formats
 from kipper.broker.schema_registry.model import Reference
+from tests.support import requires
 
-pytest.importorskip("avro")
-pytest.importorskip("jsonschema")
-pytest.importorskip("grpc_tools")
+requires.module("avro", "schema-registry")
+requires.module("jsonschema", "schema-registry")
+requires.module("grpc_tools", "schema-registry")
 
 
 def parse(schema_type: str, text: str, deps=None, refs=(), is_new=True):

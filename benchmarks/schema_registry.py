@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import statistics
 import threading
 import time
@@ -176,9 +177,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--requests", type=int, default=2000)
     args = ap.parse_args()
+    print("load average at the start: %.1f %.1f %.1f" % os.getloadavg())
     start_and_memory(args.runs)
     fixture_start(args.runs)
     throughput(args.requests)
+    print("load average at the end: %.1f %.1f %.1f" % os.getloadavg())
 
 
 if __name__ == "__main__":

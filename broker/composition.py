@@ -37,7 +37,7 @@ from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
 from kipper.broker.log.refusals import RefusedBatches
 from kipper.broker.log.recovery import open_topics
-from kipper.broker.log.topics import Topic, TopicManager
+from kipper.broker.log.topics import Topic, TopicManager, validate_topic_name
 from kipper.broker.metrics import Metrics
 from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
@@ -331,6 +331,9 @@ def _schema_registry(config: BrokerConfig, topics: TopicManager, clock: Clock):
     if missing:
         raise ValueError(f"schema.registry.listeners is set but the Schema Registry's libraries are missing "
                          f"({', '.join(missing)}): pip install '{EXTRA}'")
+    problem = validate_topic_name(config["schema.registry.topic"])
+    if problem:
+        raise ValueError(f"schema.registry.topic: {problem}")
     return RegistryService(topics, topic=config["schema.registry.topic"],
                            default_level=config["schema.registry.compatibility.level"], clock=clock)
 

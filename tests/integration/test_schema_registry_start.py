@@ -71,3 +71,12 @@ def test_the_listener_without_the_extra_refuses_to_start_and_says_what_to_instal
     assert done.returncode == 1
     assert "pip install 'kipper[schema-registry]'" in done.stderr
     assert "avro" in done.stderr and "grpcio-tools" in done.stderr
+
+
+def test_an_illegal_topic_for_the_registry_refuses_to_start():
+    requires.module("avro", "schema-registry")
+    done = subprocess.run([sys.executable, "-m", "kipper", "broker", "--override", "listeners=PLAINTEXT://127.0.0.1:0",
+                           "--override", "schema.registry.listeners=http://127.0.0.1:0",
+                           "--override", "schema.registry.topic=no spaces"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "schema.registry.topic: topic name may only contain" in done.stderr

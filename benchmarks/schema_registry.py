@@ -9,7 +9,8 @@
   (``POST /subjects/{s}``) and reads by id (``GET /schemas/ids/{id}``), each over one kept-alive
   HTTP connection and over four at once; requests per second and p50/p99 latency.
 
-    flock /tmp/kipper-bench.lock .venv/bin/python -m benchmarks.schema_registry [--runs 7] [--requests 2000]
+    flock /tmp/kipper-bench.lock .venv/bin/python -m benchmarks.schema_registry [--runs 7] [--requests 2000] \
+        [--baseline /path/to/a/checkout/before/the/registry]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import statistics
 import threading
 import time
+from pathlib import Path
 
 from benchmarks.machine import rss_kib
 from benchmarks.start_time import kipper_cmd, time_to_accept
@@ -121,12 +123,21 @@ def throughput(requests: int) -> None:
         broker.stop()
 
 
-def start_and_memory(runs: int) -> None:
+def start_and_memory(runs: int, baseline: str | None) -> None:
     def with_registry(port: int, sr_port: int) -> list[str]:
         return kipper_cmd(port) + ["--override", f"schema.registry.listeners=http://127.0.0.1:{sr_port}"]
 
     results: dict[str, list] = {}
     for _ in range(runs):
+        if baseline:  # the checkout before the registry, its own venv, from its own directory
+            port = free_port()
+            python = str(Path(baseline) / ".venv" / "bin" / "python")
+            os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # read its bytecode, write nothing into it
+            try:
+                results.setdefault("baseline checkout (before), no registry", []).append(
+                    time_to_accept(kipper_cmd(port, python), port, cwd=Path(baseline)))
+            finally:
+                del os.environ["PYTHONDONTWRITEBYTECODE"]
         port = free_port()
         results.setdefault("no registry", []).append(time_to_accept(kipper_cmd(port), port))
         port, sr_port = free_port(), free_port()
@@ -176,9 +187,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--baseline", metavar="CHECKOUT", help="a kipper checkout without the registry (with its .venv), "
+                                                           "timed alongside: the cost to a broker that does not use it")
     args = ap.parse_args()
     print("load average at the start: %.1f %.1f %.1f" % os.getloadavg())
-    start_and_memory(args.runs)
+    start_and_memory(args.runs, args.baseline)
     fixture_start(args.runs)
     throughput(args.requests)
     print("load average at the end: %.1f %.1f %.1f" % os.getloadavg())

@@ -58,8 +58,9 @@ class AvroSchema:
         if result.compatibility is not SchemaCompatibilityType.incompatible:
             return []
         where = ", ".join(sorted(result.locations))
+        kinds = dict.fromkeys(result.incompatibilities)  # the library merges them: one message per kind
         return [f"{{errorType:'{kind.name.upper()}', description:'{_describe(kind.name, where)}', "
-                f"additionalInfo:'{'; '.join(sorted(result.messages))}'}}" for kind in result.incompatibilities]
+                f"additionalInfo:'{'; '.join(sorted(result.messages))}'}}" for kind in kinds]
 
 
 def _describe(kind: str, where: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from kipper.broker.schema_registry import compat, errors, formats, views
+from kipper.broker.schema_registry import compat, contracts, errors, formats, views
 from kipper.broker.schema_registry import records as rec
 from kipper.broker.schema_registry.model import AVRO, SCHEMA_TYPES, Reference, SchemaValue, parse_version
 from kipper.broker.schema_registry.state import GLOBAL, RegistryState
@@ -247,7 +247,7 @@ class SchemaRegistry:
             if not req.schema:
                 raise errors.invalid_schema("Empty schema")
             new = self._request_schema(subject, req, is_new=True, normalize=normalize)
-            messages = self._incompatibilities(subject, new, previous)
+            messages = self._incompatibilities(subject, new, previous, req.metadata)
         except errors.RegistryError as exc:
             if not verbose or exc.error_code != 42201:
                 raise
@@ -257,8 +257,12 @@ class SchemaRegistry:
             out["messages"] = messages
         return out
 
-    def _incompatibilities(self, subject: str, new, previous: list[SchemaValue]) -> list[str]:
+    def _incompatibilities(self, subject: str, new, previous: list[SchemaValue], metadata: dict | None) -> list[str]:
         config = self.config_in_scope(subject)
+        group = config.get("compatibilityGroup")
+        if group:  # only the versions of the same group value are checked (Confluent's compatibilityGroup)
+            value = contracts.property_of(metadata, group)
+            previous = [v for v in previous if contracts.property_of(v.metadata, group) == value]
         found = compat.check(self.level(subject), new, previous, self.parsed,
                              lenient=str(config.get("compatibilityPolicy") or "").upper() == "LENIENT")
         if found:
@@ -299,7 +303,7 @@ class SchemaRegistry:
                         return Change(answer=views.register_response(v))
             schema_id = existing
         if mode != "IMPORT":
-            found = self._incompatibilities(subject, parsed, live)
+            found = self._incompatibilities(subject, parsed, live, metadata)
             if found:
                 raise errors.incompatible(subject, "[" + ", ".join(found) + "]")
         if req.version > 0:
@@ -330,9 +334,9 @@ class SchemaRegistry:
         config = self.config_in_scope(subject)
         metadata = req.metadata if req.metadata is not None else (previous.metadata if previous else None)
         rule_set = req.rule_set if req.rule_set is not None else (previous.rule_set if previous else None)
-        metadata = _merge_metadata(_merge_metadata(config.get("defaultMetadata"), metadata),
+        metadata = contracts.merge_metadata(contracts.merge_metadata(config.get("defaultMetadata"), metadata),
                                    config.get("overrideMetadata"))
-        rule_set = _merge_rules(_merge_rules(config.get("defaultRuleSet"), rule_set), config.get("overrideRuleSet"))
+        rule_set = contracts.merge_rules(contracts.merge_rules(config.get("defaultRuleSet"), rule_set), config.get("overrideRuleSet"))
         return metadata, rule_set
 
     def delete_version(self, subject: str, version_text, *, permanent: bool = False) -> Change:
@@ -410,8 +414,8 @@ class SchemaRegistry:
         config = dict(self.state.configs.get(subject, {}))
         for name, value in body.items():
             if name in CONFIG_FIELDS:
-                config[CONFIG_FIELDS[name]] = value.upper() if name.startswith("compatibility") and \
-                    isinstance(value, str) else value
+                upper = CONFIG_FIELDS[name] in ("compatibilityLevel", "compatibilityPolicy") and isinstance(value, str)
+                config[CONFIG_FIELDS[name]] = value.upper() if upper else value
         return Change([(rec.Key(rec.CONFIG, subject), rec.config_value(subject, config))],
                       views.config_update(config))
 
@@ -457,34 +461,3 @@ class SchemaRegistry:
 def _valid_subject(subject: str) -> None:
     if not subject or not subject.strip() or any(ord(c) < 32 for c in subject) or subject in ("__GLOBAL", "__EMPTY"):
         raise errors.invalid_subject(subject)
-
-
-def _merge_metadata(base: dict | None, top: dict | None) -> dict | None:
-    if base is None:
-        return top
-    if top is None:
-        return base
-    out = {}
-    for part in ("tags", "properties"):
-        merged = {**(base.get(part) or {}), **(top.get(part) or {})}
-        if merged:
-            out[part] = merged
-    sensitive = sorted(set(base.get("sensitive") or ()) | set(top.get("sensitive") or ()))
-    if sensitive:
-        out["sensitive"] = sensitive
-    return out
-
-
-def _merge_rules(base: dict | None, top: dict | None) -> dict | None:
-    """Rules of the same name in ``top`` replace ``base``'s, per kind (Confluent's mergeRuleSets)."""
-    if base is None:
-        return top
-    if top is None:
-        return base
-    out = {}
-    for kind in ("migrationRules", "domainRules", "encodingRules"):
-        rules = {r.get("name"): r for r in base.get(kind) or ()}
-        rules.update({r.get("name"): r for r in top.get(kind) or ()})
-        if rules:
-            out[kind] = list(rules.values())
-    return out

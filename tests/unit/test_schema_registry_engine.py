@@ -229,3 +229,14 @@ def test_records_that_are_not_the_registrys_are_skipped():
     assert not state.apply_raw(b'{"keytype":"SCHEMA","subject":"s","magic":1}', b"{}")  # no version
     assert not state.apply_raw(rec.Key(rec.SCHEMA, "s", 1).encode(), b'{"subject":"s"}')  # no id
     assert state.skipped == 3 and state.versions == {}
+
+
+def test_a_compatibility_group_checks_only_the_versions_of_the_same_group():
+    r = Registry()
+    r.commit(r.engine.set_config(None, {"compatibility": "BACKWARD", "compatibilityGroup": "app.major"}))
+    assert r.engine.get_config(None)["compatibilityGroup"] == "app.major"
+    r.register("s", avro(), metadata={"properties": {"app.major": "1"}})
+    breaking = avro(age={"type": "int"})  # no default: incompatible with version 1
+    assert code(lambda: r.engine.register("s", {"schema": breaking, "metadata": {"properties": {"app.major": "1"}}})) \
+        == 409
+    assert r.register("s", breaking, metadata={"properties": {"app.major": "2"}})["version"] == 2

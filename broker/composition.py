@@ -38,7 +38,7 @@ from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
 from kipper.broker.log.refusals import RefusedBatches
 from kipper.broker.log.recovery import open_topics
-from kipper.broker.log.topics import Topic, TopicManager
+from kipper.broker.log.topics import Topic, TopicManager, validate_topic_name
 from kipper.broker.metrics import Metrics
 from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
@@ -94,6 +94,8 @@ class Engines:
     share: ShareGroups
     txn: Transactions
     cleaner: LogCleaner
+    # the Schema Registry (broker/schema_registry/), with schema.registry.listeners; None otherwise
+    schema_registry: object | None = None
 
     # --- what the broker serves -------------------------------------------------------------
 
@@ -192,8 +194,9 @@ class Engines:
         replayed = self.groups.recover(now)
         transactions = self.txn.recover(now)
         share_partitions = self.share.recover()
+        registry = self.schema_registry.recover() if self.schema_registry is not None else 0
         log.info("coordinators_recovered", transactional_ids=transactions,
-                 share_partitions=share_partitions, **replayed)
+                 share_partitions=share_partitions, schema_registry_records=registry, **replayed)
 
     def reset(self) -> Engines:
         """A new set of engines in which every topic (internal ones too), group, committed
@@ -305,6 +308,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                               migration_policy=config["group.consumer.migration.policy"], streams=streams)
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
+    registry = _schema_registry(config, topics, clock) if config["schema.registry.listeners"] else None
     return Engines(
         config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
         api_keys=frozenset(k for k in APIS if config["group.share.enable"] or k not in SHARE_API_KEYS),
@@ -315,7 +319,26 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
         txn=Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
-                         offsets=offsets, groups=groups, journal=txn_journal, live=live))
+                         offsets=offsets, groups=groups, journal=txn_journal, live=live),
+        schema_registry=registry)
+
+
+def _schema_registry(config: BrokerConfig, topics: TopicManager, clock: Clock):
+    """The registry engine over its topic; imported only when configured, so a broker
+    without it loads none of it (nor the schema libraries, which its formats import on
+    first use). Without the extra's libraries the broker does not start."""
+    from kipper.broker.schema_registry.formats import EXTRA, missing_libraries
+    from kipper.broker.schema_registry.service import RegistryService
+
+    missing = missing_libraries()
+    if missing:
+        raise ValueError(f"schema.registry.listeners is set but the Schema Registry's libraries are missing "
+                         f"({', '.join(missing)}): pip install '{EXTRA}'")
+    problem = validate_topic_name(config["schema.registry.topic"])
+    if problem:
+        raise ValueError(f"schema.registry.topic: {problem}")
+    return RegistryService(topics, topic=config["schema.registry.topic"],
+                           default_level=config["schema.registry.compatibility.level"], clock=clock)
 
 
 __all__ = ["Engines", "build_engines", "log_dirs", "now_ms"]

@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping
 
 from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
     BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
-    cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map, string,
+    cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map,
+    registry_listeners, string,
 )
 from kipper.broker.config_checks import check_consistency
 from kipper.protocol import properties
@@ -289,6 +290,23 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("metrics.http.listener", http_listener, "",
         "http://host:port serving /metrics (Prometheus text format), /healthz and /readyz "
         "(docs/METRICS.md). Port 0 picks a free port. Empty: no HTTP listener.", "metrics"),
+    # --- the Schema Registry (docs/SCHEMA_REGISTRY.md); Confluent's names in its comment
+    Key("schema.registry.listeners", registry_listeners, "",
+        "http://host:port (or https://, with the broker's ssl.* files) serving Confluent's Schema "
+        "Registry API, comma-separated; port 0 picks a free port. Empty: no registry. Needs the "
+        "kipper[schema-registry] extra (Confluent: listeners).", "schema_registry"),
+    Key("schema.registry.topic", string, "_schemas",
+        "Compacted topic the registry keeps its schemas, configs and deletes in (Confluent: kafkastore.topic).",
+        "schema_registry"),
+    Key("schema.registry.compatibility.level",
+        choice("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
+               "FULL_TRANSITIVE"), "BACKWARD",
+        "Compatibility level when neither the subject nor the global config sets one "
+        "(Confluent: schema.compatibility.level).", "schema_registry"),
+    Key("schema.registry.authentication.method", choice("", "NONE", "BASIC"), "",
+        "BASIC: every request authenticates with HTTP Basic as one of the broker's SCRAM users. "
+        "Empty: BASIC when a listener is SASL_PLAINTEXT or SASL_SSL, NONE otherwise "
+        "(Confluent: authentication.method).", "schema_registry"),
     # --- security (issue #6): SASL, TLS, the credential and quota store
     Key("config.dir", string, "",
         "Directory of the broker's config store: SCRAM credentials (users.json) and client "

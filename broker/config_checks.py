@@ -84,6 +84,9 @@ def _check_security(values: dict[str, Any]) -> None:
     protocols = {pmap[listener.name] for listener in values["listeners"]}
     if protocols & {"SSL", "SASL_SSL"} and not values["ssl.keystore.location"]:
         raise ConfigError("ssl.keystore.location is required by SSL and SASL_SSL listeners")
+    if any(scheme == "https" for scheme, _, _ in values["schema.registry.listeners"]) \
+            and not values["ssl.keystore.location"]:
+        raise ConfigError("schema.registry.listeners: an https:// listener needs ssl.keystore.location")
     if values["ssl.client.auth"] != "none" and not values["ssl.truststore.location"]:
         raise ConfigError("ssl.client.auth needs ssl.truststore.location")
     for key in ("ssl.keystore.location", "ssl.key.location", "ssl.truststore.location"):

@@ -132,6 +132,21 @@ def http_listener(value: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
+def registry_listeners(value: str) -> tuple[tuple[str, str, int], ...]:
+    """``http://host:port[,https://host:port]`` -> ((scheme, host, port), ...); empty -> ()."""
+    out = []
+    for item in (s.strip() for s in str(value).split(",")):
+        if not item:
+            continue
+        scheme, sep, rest = item.partition("://")
+        host, colon, port = rest.rpartition(":")
+        if scheme.lower() not in ("http", "https") or not sep or not colon or not port.isdigit() \
+                or int(port) > 65535:
+            raise ConfigError(f"'{item}' is not http://host:port or https://host:port")
+        out.append((scheme.lower(), host.strip("[]"), int(port)))
+    return tuple(out)
+
+
 def protocol_map(text: str) -> dict[str, str]:
     out = {}
     for item in (s.strip() for s in str(text).split(",")):

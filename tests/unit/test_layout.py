@@ -211,13 +211,14 @@ FLOORS = (
     # partitions (the one write path), topics, topic configs, the transaction index
     {"log"},
     # the engines over partitions
-    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs"},
+    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs", "schema_registry"},
     # the composition root: every engine built once, one frozen Engines
     {"composition"},
     # handlers: (request, context) -> response
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults"},
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults", "http_listener",
+     "registry_http"},
     # the command
     {"main", "__main__"},
 )

@@ -27,6 +27,7 @@ from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
+from kipper.broker.features import Features, parse_levels
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
 from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
@@ -76,6 +77,7 @@ class Engines:
     advertised: dict  # listener name -> (host, port) given to clients; filled once bound
     storage: LogManager | None  # None: everything in memory
     dynamic_configs: DynamicBrokerConfigs
+    features: Features  # feature flags: supported and finalized levels (KIP-584)
     topic_configs: TopicConfigView  # every topic's configs in effect
     metrics: Metrics
     refusals: RefusedBatches  # Produce batches the checks refused: counted, logged sparingly
@@ -127,6 +129,7 @@ class Engines:
             "authorizer": self.acls.snapshot,
             "producer_ids": lambda: {"allocated": ids.allocated, "epoch_bumps": ids.bumps},
             "refused_batches": self.refusals.snapshot,
+            "features": self.features.snapshot,
         }
 
     # --- operations that span engines ------------------------------------------------------
@@ -243,7 +246,10 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
         metadata = MetadataStore(storage.first_dir).load()
     config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
     kept = _Kept(cluster_id=cluster_id, advertised={}, storage=storage,
-                 dynamic_configs=DynamicBrokerConfigs(config, metadata), metrics=Metrics(),
+                 dynamic_configs=DynamicBrokerConfigs(config, metadata),
+                 features=Features(parse_levels(config["initial.feature.levels"]),
+                                   metadata if metadata.durable else None, node_id=config["node.id"]),
+                 metrics=Metrics(),
                  refusals=RefusedBatches(),
                  security=Security(config, config_dir), acls=Acls(config, config_dir),
                  quotas=ProducerIdQuotas(config, config_dir))
@@ -262,6 +268,7 @@ class _Kept:
     advertised: dict
     storage: LogManager | None
     dynamic_configs: DynamicBrokerConfigs
+    features: Features
     metrics: Metrics
     refusals: RefusedBatches
     security: Security
@@ -306,6 +313,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
         api_keys=frozenset(k for k in APIS if config["group.share.enable"] or k not in SHARE_API_KEYS),
         advertised=kept.advertised, storage=storage, dynamic_configs=kept.dynamic_configs,
+        features=kept.features,
         topic_configs=TopicConfigView(kept.dynamic_configs), metrics=kept.metrics, refusals=kept.refusals,
         security=kept.security, acls=kept.acls, quotas=kept.quotas,
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),

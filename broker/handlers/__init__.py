@@ -16,6 +16,7 @@ from kipper.broker.handlers.consumer_group import (
 from kipper.broker.handlers.delete_records import handle_delete_records
 from kipper.broker.handlers.describe_configs import handle_describe_configs
 from kipper.broker.handlers.describe_topic_partitions import handle_describe_topic_partitions
+from kipper.broker.handlers.features import handle_update_features
 from kipper.broker.handlers.fetch import handle_fetch
 from kipper.broker.handlers.find_coordinator import handle_find_coordinator
 from kipper.broker.handlers.groups import (
@@ -87,6 +88,7 @@ HANDLERS = {
     49: handle_alter_client_quotas,
     50: handle_describe_user_scram_credentials,
     51: handle_alter_user_scram_credentials,
+    57: handle_update_features,
     60: handle_describe_cluster,
     61: handle_describe_producers,
     65: handle_describe_transactions,

@@ -1,12 +1,17 @@
-"""ApiVersions: the supported (api, version) ranges, generated from the registry."""
+"""ApiVersions: the supported (api, version) ranges, generated from the registry, and
+the feature flags (v3+): supported ranges and finalized levels (broker/features.py)."""
 
 from __future__ import annotations
 
 
 def handle_api_versions(req, ctx):
+    features = ctx.engines.features
     return {
         "error_code": 0,
         "api_keys": ctx.engines.advertised_apis(),
         "throttle_time_ms": 0,
-        "finalized_features_epoch": -1,
+        # below v4 Kafka leaves out the features whose range starts at 0 (KAFKA-17492)
+        "supported_features": features.supported(omit_min_zero=ctx.api_version < 4),
+        "finalized_features_epoch": features.epoch,
+        "finalized_features": features.finalized(),
     }

@@ -58,6 +58,7 @@ from kipper.protocol.messages.share_group_describe import SHARE_GROUP_DESCRIBE
 from kipper.protocol.messages.share_group_heartbeat import SHARE_GROUP_HEARTBEAT
 from kipper.protocol.messages.sync_group import SYNC_GROUP
 from kipper.protocol.messages.txn_offset_commit import TXN_OFFSET_COMMIT
+from kipper.protocol.messages.update_features import UPDATE_FEATURES
 from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
 from kipper.protocol.schema import Api
 
@@ -77,7 +78,7 @@ APIS: dict[int, Api] = {
         ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS, OFFSET_DELETE,
         DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
         DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS,
-        DESCRIBE_TOPIC_PARTITIONS,
+        DESCRIBE_TOPIC_PARTITIONS, UPDATE_FEATURES,
     )
 }
 

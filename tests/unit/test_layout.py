@@ -201,7 +201,7 @@ def test_a_string_keyed_hook_would_be_found():
 # cycle. A new package must be given a floor here.
 FLOORS = (
     # what every floor reads: config (kipper's and Kafka's names), logging set-up, counters, wake-ups, the state-machine helper
-    {"config", "config_checks", "config_values", "kafka_broker_configs", "logging_setup", "metrics", "notify",
+    {"config", "config_checks", "config_values", "features", "kafka_broker_configs", "logging_setup", "metrics", "notify",
      "transitions"},
     # bytes on disk or in memory: segments, indexes, the in-memory log, log.dirs, metadata
     {"storage"},

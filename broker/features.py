@@ -148,7 +148,7 @@ class Features:
         for name, level, upgrade_type in updates:
             error = self._check(name, level, upgrade_type, proposed)
             if error is not None:
-                return ErrorCode.INVALID_UPDATE_VERSION, f"Invalid update version {level} for feature {name}. {error}"
+                return ErrorCode.INVALID_UPDATE_VERSION, error
         if validate_only or not updates:
             return ErrorCode.NONE, None
         before = dict(self._levels)
@@ -164,6 +164,12 @@ class Features:
         return ErrorCode.NONE, None
 
     def _check(self, name: str, level: int, upgrade_type: int, proposed: dict) -> str | None:
+        reason = self._reason(name, level, upgrade_type, proposed)
+        if reason is None or reason.startswith("Unsupported metadata.version"):
+            return reason  # (Kafka words a metadata.version downgrade on its own)
+        return f"Invalid update version {level} for feature {name}. {reason}"
+
+    def _reason(self, name: str, level: int, upgrade_type: int, proposed: dict) -> str | None:
         if upgrade_type not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):
             return "The controller does not support the given upgrade type."
         current = self._levels.get(name, 0)
@@ -185,7 +191,7 @@ class Features:
         if name == KRAFT_VERSION:
             return None if upgrade_type == UPGRADE or level == current else "Can't downgrade the version of this feature."
         if feature is None:  # level 0 of a feature nobody knows
-            return f"No feature:{name} with feature level {level}"
+            return f"Feature {name} not found."
         if level >= 1 and proposed.get(METADATA_VERSION, 0) < FEATURES[METADATA_VERSION].min_level:
             return (f"{name} could not be set to {level} because it depends on metadata.version="
                     f"{FEATURES[METADATA_VERSION].min_level} (3.3-IV3)")

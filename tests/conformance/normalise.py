@@ -25,6 +25,9 @@ CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "thro
 # (a record error's message too: Kafka's for a timestamp out of range quotes its own clock)
 MESSAGES = {"error_message", "error_msg", "status_message", "batch_index_error_message"}
 CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms"}
+# Kafka's finalized-features epoch is the offset of its metadata log, which grows as the
+# controller writes (heartbeats included): whether there is one is compared, not its value
+METADATA_OFFSETS = {"finalized_features_epoch"}
 # lists whose order is the broker's own (hash maps in Kafka): sorted by these keys
 SORT_KEYS = {
     "groups": ("group_id",), "topics": ("name", "topic", "topic_id"), "results": ("resource_name", "name", "group_id", "user"), "mechanisms": (),
@@ -72,6 +75,8 @@ class Normaliser:
             return "<message>"
         if k in CLOCK and isinstance(v, int) and v > 0:
             return "<time>"
+        if k in METADATA_OFFSETS and isinstance(v, int) and v >= 0:
+            return "<metadata offset>"
         if k == "records" and isinstance(v, list):
             return [self.batch(batch) for batch in v]
         family = MAPPED.get(k)

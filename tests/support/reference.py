@@ -41,7 +41,8 @@ KAFKA_FEATURES = {"share.version": 1}
 # group.share.max.groups is seed 004's (10 by default); Kafka 4.4 has no such limit, and the suite
 # leaves many share groups with members behind
 KIPPER_ONLY = {"group.share.enable": "true", "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-               "group.share.max.groups": "100"}
+               "group.share.max.groups": "100",
+               "initial.feature.levels": ",".join(f"{k}={v}" for k, v in KAFKA_FEATURES.items())}
 
 
 @dataclass

@@ -85,8 +85,7 @@ def test_validate_only_changes_nothing():
     (("share.version", 2, 7), "The controller does not support the given upgrade type."),
     (("nope.version", 1, UPGRADE), "Local controller 1 does not support this feature."),
     (("kraft.version", 0, SAFE), "Can't downgrade the version of this feature."),
-    (("metadata.version", 30, SAFE), "Unsupported metadata.version downgrade from 33 to 30. Refusing to "
-                                     "perform the requested downgrade because it might delete metadata information."),
+    (("nope.version", 0, SAFE), "Feature nope.version not found."),
 ])
 def test_refused_updates_answer_invalid_update_version_and_change_nothing(update, reason):
     b = InProcessBroker()
@@ -96,6 +95,33 @@ def test_refused_updates_answer_invalid_update_version_and_change_nothing(update
     assert r.error_message == ("The update failed for all features since the following feature had an error: "
                                f"Invalid update version {update[1]} for feature {update[0]}. {reason}")
     assert b.state.features.snapshot() == before
+
+
+@pytest.mark.parametrize("upgrade_type, reason", [
+    (SAFE, "Refusing to perform the requested downgrade because it might delete metadata information."),
+    (UNSAFE, "Unsafe metadata downgrade is not supported in this version."),
+])
+def test_a_metadata_version_downgrade_that_would_lose_metadata_is_refused(upgrade_type, reason):
+    r = _update(InProcessBroker(), [("metadata.version", 30, upgrade_type)])
+    assert (r.error_code, r.error_message) == (E.INVALID_UPDATE_VERSION, (
+        "The update failed for all features since the following feature had an error: "
+        f"Unsupported metadata.version downgrade from 33 to 30. {reason}"))
+
+
+def test_a_metadata_version_downgrade_across_levels_that_changed_nothing_is_allowed():
+    f = Features({"metadata.version": 29})
+    assert f.update([("metadata.version", 24, SAFE)], False) == (E.NONE, None)
+    assert f.finalized_level("metadata.version") == 24
+
+
+def test_v0_and_v1_answer_one_result_per_feature_and_v0_ignores_allow_downgrade():
+    b = InProcessBroker()
+    body = {"timeout_ms": 1, "feature_updates": [{"feature": "transaction.version", "max_version_level": 1,
+                                                  "allow_downgrade": True}]}
+    r = b.call(UPDATE_FEATURES, 0, body)  # Kafka's controller reads UpgradeType, which v0 has not
+    assert r.error_code == E.INVALID_UPDATE_VERSION and r.results == []
+    r = _update(b, [("transaction.version", 1, SAFE)], version=1)
+    assert [(x.feature, x.error_code, x.error_message) for x in r.results] == [("transaction.version", 0, "NONE")]
 
 
 def test_a_refused_update_refuses_the_others_in_the_request():
@@ -127,3 +153,40 @@ def test_finalized_levels_are_kept_in_the_metadata_store(tmp_path):
     again = Features({}, MetadataStore(tmp_path).load())
     assert again.finalized_level("share.version") == 1 and again.finalized_level("streams.version") == 0
     assert again.epoch == 2
+
+
+def _consumer_heartbeat(b):
+    return b.call(68, 0, {"group_id": "g", "member_id": "m" * 22, "member_epoch": 0, "instance_id": None,
+                          "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["t"],
+                          "server_assignor": None, "topic_partitions": []})
+
+
+def _share_heartbeat(b):
+    return b.call(76, 1, {"group_id": "s", "member_id": "m" * 22, "member_epoch": 0, "rack_id": None,
+                          "subscribed_topic_names": ["t"]})
+
+
+def test_group_version_zero_turns_kip848_groups_off_and_an_upgrade_on_again():
+    b = InProcessBroker(**{"initial.feature.levels": "group.version=0"})
+    b.state.topics.create("t", 1)
+    assert _consumer_heartbeat(b).error_code == E.UNSUPPORTED_VERSION
+    described = b.call(69, 0, {"group_ids": ["g"], "include_authorized_operations": False}).groups[0]
+    assert (described.group_id, described.error_code) == ("g", E.UNSUPPORTED_VERSION)
+    assert _update(b, [("group.version", 1, UPGRADE)]).error_code == 0
+    assert _consumer_heartbeat(b).error_code == 0
+
+
+def test_share_version_zero_turns_share_groups_off():
+    b = InProcessBroker(**{"initial.feature.levels": "share.version=0"})
+    b.state.topics.create("t", 1)
+    assert _share_heartbeat(b).error_code == E.UNSUPPORTED_VERSION
+    assert b.call(77, 1, {"group_ids": ["s"], "include_authorized_operations": False}).groups[0].error_code \
+        == E.UNSUPPORTED_VERSION
+    fetch = b.call(78, 1, {"group_id": "s", "member_id": "m" * 22, "share_session_epoch": 0, "max_wait_ms": 0,
+                           "min_bytes": 1, "max_bytes": 1024, "max_records": 10, "batch_size": 10,
+                           "topics": [], "forgotten_topics_data": []})
+    assert fetch.error_code == E.UNSUPPORTED_VERSION
+    offsets = b.call(91, 0, {"group_id": "s", "topics": []})
+    assert (offsets.error_code, offsets.error_message) == (E.UNSUPPORTED_VERSION, "The version of API is not supported.")
+    assert _update(b, [("share.version", 1, UPGRADE)]).error_code == 0
+    assert _share_heartbeat(b).error_code == 0

@@ -10,7 +10,7 @@ import hmac
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import register
 from tests.conformance.scenarios import kit as k
-from tests.conformance.scenarios import quotas
+from tests.conformance.scenarios import features, quotas
 from tests.conformance.scenarios.share_probes import (
     _alter_share_offsets, _delete_share_offsets, _describe_share_offsets, _share_acknowledge, _share_describe,
     _share_fetch, _share_heartbeat)
@@ -398,6 +398,7 @@ PROBES = {
     68: _consumer_heartbeat, 69: _consumer_describe, 75: _describe_topic_partitions, 76: _share_heartbeat,
     77: _share_describe, 78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets,
     91: _alter_share_offsets, 92: _delete_share_offsets,
+    **features.PROBES,
 }
 
 

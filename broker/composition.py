@@ -27,7 +27,7 @@ from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
-from kipper.broker.features import Features, parse_levels
+from kipper.broker.features import TRANSACTION_VERSION, Features, parse_levels
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
 from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
@@ -320,7 +320,8 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
         txn=Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
-                         offsets=offsets, groups=groups, journal=txn_journal, live=live))
+                         offsets=offsets, groups=groups, journal=txn_journal, live=live,
+                         server_tv=lambda: kept.features.finalized_level(TRANSACTION_VERSION)))
 
 
 __all__ = ["Engines", "build_engines", "log_dirs", "now_ms"]

@@ -278,7 +278,7 @@ class Dispatcher:
             raise CloseConnection(f"{api.name} v{version} is not supported "
                                   f"(supported {api.min_version}-{api.max_version})")
         route = self._routes[api_key << 16 | version] = _Route(
-            api, handler, version, self.metrics.latency_of(api.name), self.runs)
+            api, handler, version, self.metrics.latency_of(api.name, version), self.runs)
         return route
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:

@@ -71,13 +71,15 @@ def families(snap: dict) -> list:
     """The Prometheus metric families of one snapshot (pure: unit-tested without sockets)."""
     out = []
     requests = CounterMetricFamily("kafka_network_requestmetrics_requests",
-                                   "Requests answered, per API (Kafka: RequestMetrics RequestsPerSec).",
-                                   labels=["request"])
+                                   "Requests answered, per API and version (Kafka: RequestMetrics RequestsPerSec).",
+                                   labels=["request", "version"])
     latency = HistogramMetricFamily("kafka_network_requestmetrics_totaltime_seconds",
                                     "Time from a request's arrival to its answer being encoded, per API "
                                     "(Kafka: RequestMetrics TotalTimeMs).", labels=["request"])
+    for name, counts in sorted(snap["api_versions"].items()):
+        for version, n in sorted(counts.items(), key=lambda kv: int(kv[0])):
+            requests.add_metric([name, version], n)
     for name, h in sorted(snap["apis"].items()):
-        requests.add_metric([name], h.count)
         latency.add_metric([name], _coarse(h.counts), sum_value=h.sum_us / 1e6)
     out += [requests, latency]
     rejected = CounterMetricFamily("kafka_network_requestmetrics_rejected_frames",

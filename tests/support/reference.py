@@ -53,6 +53,19 @@ class Reference:
     bootstrap: str       # PLAINTEXT, principal User:ANONYMOUS (a super user)
     sasl_bootstrap: str  # SASL_PLAINTEXT with USERS
     version: str
+    metrics_url: str | None = None  # kipper's metrics.http.listener (Kafka: none)
+
+    def request_counts(self) -> dict[tuple[str, int], int]:
+        """kipper's requests answered so far per (API name, version), from its /metrics."""
+        import urllib.request
+
+        from prometheus_client.parser import text_string_to_metric_families
+
+        with urllib.request.urlopen(self.metrics_url + "/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+        return {(s.labels["request"], int(s.labels["version"])): int(s.value)
+                for family in text_string_to_metric_families(text) for s in family.samples
+                if s.name == "kafka_network_requestmetrics_requests_total"}
 
     def sasl_settings(self, user: str, mechanism: str = "SCRAM-SHA-256") -> dict[str, str]:
         """Command-config settings for kipper.client.connect.connect."""
@@ -112,11 +125,13 @@ def start_kipper(workdir: Path) -> BrokerProcess:
     store = CredentialStore(str(config_dir))
     for user, password in USERS.items():
         store.add_user(user, password)
-    port, sasl_port = free_port(), free_port()
+    port, sasl_port, metrics_port = free_port(), free_port(), free_port()
     listeners = f"PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
-    overrides = {**SHARED, **KIPPER_ONLY, "config.dir": str(config_dir)}
+    overrides = {**SHARED, **KIPPER_ONLY, "config.dir": str(config_dir),
+                 "metrics.http.listener": f"http://127.0.0.1:{metrics_port}"}
     proc = BrokerProcess(overrides, port=port, listeners=listeners).start()
     proc.sasl_port = sasl_port
+    proc.metrics_url = f"http://127.0.0.1:{metrics_port}"
     return proc
 
 
@@ -134,5 +149,5 @@ def kipper_reference(tmp_path_factory):
     proc = start_kipper(tmp_path_factory.mktemp("kipper-reference"))
     from importlib.metadata import version
 
-    yield Reference("kipper", proc.bootstrap, f"127.0.0.1:{proc.sasl_port}", version("kipper"))
+    yield Reference("kipper", proc.bootstrap, f"127.0.0.1:{proc.sasl_port}", version("kipper"), proc.metrics_url)
     proc.stop()

@@ -153,7 +153,11 @@ def _txn(run):
 
 def _add_partitions(run, v):
     t, txn, pid, epoch = _txn(run)
+    if v >= 4:  # the brokers' form: verify, add, verify again
+        k.add_partitions(run, txn, pid, epoch, t, version=v, verify_only=True, label="verify only")
     k.add_partitions(run, txn, pid, epoch, t, version=v)
+    if v >= 4:
+        k.add_partitions(run, txn, pid, epoch, t, version=v, verify_only=True, label="verify again")
     k.produce(run, t, k.batch(2, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
               transactional_id=txn)
     k.end_txn(run, txn, pid, epoch, True)
@@ -192,7 +196,7 @@ def _txn_offset_commit(run, v):
     run.call(k.TXN_OFFSET_COMMIT, v, {
         "transactional_id": txn, "group_id": run.name("g"), "producer_id": pid, "producer_epoch": epoch,
         "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
-        "topics": [{"name": t, "topic_id": k.NO_TOPIC_ID, "partitions": [
+        "topics": [{"name": t, "topic_id": k.topic_id(run, t) if v >= 6 else k.NO_TOPIC_ID, "partitions": [
             {"partition_index": 0, "committed_offset": 3, "committed_leader_epoch": -1, "committed_metadata": "m"}]}]})
     k.end_txn(run, txn, pid, epoch, True)
     wait_txn_state(run, txn, "CompleteCommit")

@@ -273,6 +273,13 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "A dump file is rotated when the next line would take it past this size.", "metrics"),
     Key("metrics.dump.max.files", int_in(1, 100000), 10,
         "Dump files kept per broker; the oldest is deleted on rotation.", "metrics"),
+    Key("telemetry.max.bytes", int_in(1, _INT32), 1048576,
+        "Largest PushTelemetry payload a client may send (KIP-714, Kafka's default). Client telemetry "
+        "is served when the broker exports it: with metrics.http.listener, metrics.dump.dir or "
+        "metrics.dump.topic set (docs/METRICS.md).", "metrics"),
+    Key("client.telemetry.max.series", int_in(0, _INT32), 10000,
+        "Series of pushed client metrics kept for /metrics and the dumps, over all clients; "
+        "what comes past it is dropped and counted.", "metrics"),
     Key("metrics.http.listener", http_listener, "",
         "http://host:port serving /metrics (Prometheus text format), /healthz and /readyz "
         "(docs/METRICS.md). Port 0 picks a free port. Empty: no HTTP listener.", "metrics"),

@@ -21,6 +21,7 @@ import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from kipper.broker.client_metrics_export import client_metric_families
 from kipper.broker.metrics_dump import normalize_quotas, normalize_share
 from kipper.protocol.histogram import BUCKET_BOUNDS
 
@@ -104,6 +105,7 @@ def families(snap: dict) -> list:
     out += _quota_families(snap["quotas"]["users"])
     out += _cleaner_families(snap.get("cleaner") or {})
     out += _authorizer_families(snap.get("authorizer") or {})
+    out += client_metric_families(snap.get("client_telemetry") or {})
     refused = CounterMetricFamily("kafka_server_brokertopicmetrics_refused_batches",
                                   "Produce batches refused by the checks before the append, by Kafka error.",
                                   labels=["error"])

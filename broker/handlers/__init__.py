@@ -39,6 +39,9 @@ from kipper.broker.handlers.share_offsets import (
     handle_alter_share_group_offsets, handle_delete_share_group_offsets,
     handle_describe_share_group_offsets,
 )
+from kipper.broker.handlers.telemetry import (
+    handle_get_telemetry_subscriptions, handle_list_config_resources, handle_push_telemetry,
+)
 from kipper.broker.handlers.topics import handle_create_partitions, handle_create_topics, handle_delete_topics
 from kipper.broker.handlers.txn_admin import (
     handle_describe_producers, handle_describe_transactions, handle_list_transactions,
@@ -95,6 +98,9 @@ HANDLERS = {
     66: handle_list_transactions,
     68: handle_consumer_group_heartbeat,
     69: handle_consumer_group_describe,
+    71: handle_get_telemetry_subscriptions,
+    72: handle_push_telemetry,
+    74: handle_list_config_resources,
     75: handle_describe_topic_partitions,
     76: handle_share_group_heartbeat,
     77: handle_share_group_describe,

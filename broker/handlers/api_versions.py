@@ -6,6 +6,8 @@ from __future__ import annotations
 
 def handle_api_versions(req, ctx):
     features = ctx.engines.features
+    if ctx.api_version >= 3:  # KIP-511: what client-metrics subscriptions match on (KIP-714)
+        ctx.session.client_software = (req.client_software_name, req.client_software_version)
     return {
         "error_code": 0,
         "api_keys": ctx.engines.advertised_apis(),

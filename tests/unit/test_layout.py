@@ -211,13 +211,13 @@ FLOORS = (
     # partitions (the one write path), topics, topic configs, the transaction index
     {"log"},
     # the engines over partitions
-    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs"},
+    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs", "telemetry"},
     # the composition root: every engine built once, one frozen Engines
     {"composition"},
     # handlers: (request, context) -> response
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults"},
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "client_metrics_export", "faults"},
     # the command
     {"main", "__main__"},
 )

@@ -18,6 +18,7 @@ MAPPED = {
     "topic_id": "topic_id", "producer_id": "producer_id", "member_id": "member_id",
     "leader": "member_id", "session_id": "session_id", "incarnation_id": "incarnation_id",
     "active_producer_id": "producer_id", "assigned_broker_ids": None,
+    "client_instance_id": "client_instance_id", "subscription_id": "subscription_id",
 }
 MAPPED_SKIP = {-1, 0, "", None, "00000000-0000-0000-0000-000000000000", "AAAAAAAAAAAAAAAAAAAAAA"}
 CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "throttle_time_ms": 0,
@@ -40,6 +41,7 @@ SORT_KEYS = {
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
     "creation_responses": (), "responses": ("name", "resource_name"), "leader_epochs": (),
     "entity": ("entity_type",), "values": ("key",),
+    "requested_metrics": (),  # a Java HashSet's order on Kafka
 }
 TOKEN = re.compile(r"^c\d{4}-")
 

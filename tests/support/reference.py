@@ -82,8 +82,10 @@ def require_kafka() -> None:
 
 def start_kafka(workdir: Path) -> kref.KafkaReference:
     require_kafka()
-    kafka = kref.KafkaReference(workdir=workdir, properties=dict(SHARED), scram_users=dict(USERS),
-                                features=dict(KAFKA_FEATURES), heap=os.environ.get("KIPPER_KAFKA_HEAP", "512m"))
+    kafka = kref.KafkaReference(workdir=workdir, properties={**SHARED, **telemetry_exporter()},
+                                scram_users=dict(USERS), features=dict(KAFKA_FEATURES),
+                                heap=os.environ.get("KIPPER_KAFKA_HEAP", "512m"),
+                                extra_classpath=telemetry_classpath())
     try:
         kafka.start()
     except kref.KafkaReferenceError as exc:
@@ -91,6 +93,23 @@ def start_kafka(workdir: Path) -> kref.KafkaReference:
         requires.unavailable(f"Apache Kafka could not be fetched or started: {exc}")
     warm_up(kafka.bootstrap)
     return kafka
+
+
+TELEMETRY_SINK = "kipper.reference.TelemetrySink"
+
+
+def telemetry_classpath() -> list[str]:
+    """Kafka serves client telemetry (KIP-714) only with an exporter plugin: ours, compiled
+    when a JDK is here (without one, Kafka answers without the telemetry APIs)."""
+    from tests.support.java_programs import compiled_plugin
+
+    if not Path(kref.java_binary()).with_name("javac").exists():
+        return []
+    return [str(compiled_plugin("kipper/reference/TelemetrySink.java", "broker"))]
+
+
+def telemetry_exporter() -> dict[str, str]:
+    return {"metric.reporters": TELEMETRY_SINK} if telemetry_classpath() else {}
 
 
 def warm_up(bootstrap: str, timeout: float = 60.0) -> None:

@@ -7,6 +7,8 @@ no-ops at the current level), and the refused ones change nothing anyway."""
 
 from __future__ import annotations
 
+import cramjam
+
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import scenario
@@ -209,3 +211,132 @@ def _(run):
     run.call(k.ADD_PARTITIONS_TO_TXN, 5, {"transactions": [{
         "transactional_id": txn, "producer_id": pid, "producer_epoch": epoch, "verify_only": True,
         "topics": [{"name": t, "partitions": [0]}]}]}, conn="alice", label="alice, without CLUSTER_ACTION")
+
+
+# --- client telemetry (KIP-714) and client-metrics resources ------------------------------------
+
+GET_TELEMETRY, PUSH_TELEMETRY, LIST_CONFIG_RESOURCES = APIS[71], APIS[72], APIS[74]
+CLIENT_METRICS = 16
+ZERO_UUID = k.NO_TOPIC_ID
+# one OTLP MetricsData: a delta sum "org.apache.kafka.producer.record.send.total" = 5 for topic t
+OTLP_SUM = bytes.fromhex(
+    "0a59125712550a2b6f72672e6170616368652e6b61666b612e70726f64756365722e7265636f72642e73656e642e746f"
+    "74616c3a260a201900002a36fe9c97172100000000000014403a0c0a05746f70696312030a017410011801")
+
+
+def _subscription(run, configs: dict, *, op: int = 0, name: str | None = None, label: str = "subscription",
+                  validate_only: bool = False):
+    return run.call(k.INCREMENTAL_ALTER_CONFIGS, k.top(k.INCREMENTAL_ALTER_CONFIGS), {
+        "validate_only": validate_only, "resources": [{
+            "resource_type": CLIENT_METRICS, "resource_name": run.name("sub") if name is None else name,
+            "configs": [{"name": key, "config_operation": op, "value": value} for key, value in configs.items()]}]},
+        label=label)
+
+
+def _listed(run, name: str, present: bool = True) -> None:
+    """Kafka's brokers learn a subscription from its metadata log a moment after the
+    controller answers; the requests that follow wait for it to be listed."""
+    def done(r):
+        names = {c.get("resource_name") for c in r.get("config_resources", [])}
+        return (name in names) == present
+    run.poll(lambda: run.call(LIST_CONFIG_RESOURCES, 1, {"resource_types": [CLIENT_METRICS]}, record=False), done)
+
+
+def _telemetry_client(run, software: str):
+    """A connection whose ApiVersions names ``software`` (what the subscription matches on)."""
+    run.conn("tel", negotiate=False)
+    run.call(k.API_VERSIONS, 3, {"client_software_name": software, "client_software_version": "1.0"}, conn="tel",
+             label="api versions naming the client software")
+
+
+def _get(run, instance=ZERO_UUID, label="get telemetry subscriptions"):
+    return run.call(GET_TELEMETRY, 0, {"client_instance_id": instance}, conn="tel", label=label)
+
+
+def _push(run, instance, subscription, *, codec=0, metrics=OTLP_SUM, terminating=False, label="push telemetry"):
+    return run.call(PUSH_TELEMETRY, 0, {"client_instance_id": instance, "subscription_id": subscription,
+                                        "terminating": terminating, "compression_type": codec, "metrics": metrics},
+                    conn="tel", label=label)
+
+
+@scenario("telemetry/subscribe-push-and-throttle")
+def _(run):
+    software = run.name("sw")
+    _subscription(run, {"metrics": "org.apache.kafka.producer.,org.apache.kafka.client.", "interval.ms": "1000",
+                        "match": f"client_software_name={software}"})
+    _listed(run, run.name("sub"))
+    _telemetry_client(run, software)
+    got = _get(run)
+    instance, subscription = got.get("client_instance_id", ZERO_UUID), got.get("subscription_id", 0)
+    _get(run, instance, label="again at once: throttled")
+    _push(run, instance, subscription, label="the first push after the get")
+    _push(run, instance, subscription, label="a second push at once: throttled")
+    run.wait(1.2)
+    _push(run, instance, subscription + 1, label="another subscription id")
+    again = _get(run, instance, label="after an unknown subscription: not throttled")
+    _push(run, instance, again.get("subscription_id", 0), codec=4, metrics=bytes(cramjam.zstd.compress(OTLP_SUM)),
+          label="zstd")
+    run.wait(1.2)
+    _push(run, instance, again.get("subscription_id", 0), codec=9, label="an unknown codec")
+    _get(run, instance, label="after an unknown codec")
+    _push(run, instance, again.get("subscription_id", 0), terminating=True, label="terminating")
+    _push(run, instance, again.get("subscription_id", 0), label="after terminating")
+    _push(run, ZERO_UUID, 0, label="the zero instance id")
+
+
+@scenario("telemetry/no-subscription-matches")
+def _(run):
+    _telemetry_client(run, run.name("nobody"))
+    got = _get(run, label="no subscription for this client")
+    _push(run, got.get("client_instance_id", ZERO_UUID), got.get("subscription_id", 0), metrics=b"",
+          label="an empty push")
+
+
+@scenario("telemetry/client-metrics-resources")
+def _(run):
+    sub = run.name("sub")
+    # (each subscription matches only this scenario's clients: both brokers serve the whole session)
+    only_mine = f"client_software_name={run.name('nobody')}"
+    _subscription(run, {"metrics": "org.apache.kafka.", "interval.ms": "2000", "match": only_mine}, label="create")
+    _subscription(run, {"match": f"client_id={run.name('app')}-.*,{only_mine}"}, label="change the match")
+    _subscription(run, {"metrics": "org.apache.kafka.consumer."}, op=2, label="append a metric")
+    _listed(run, sub)
+    describe = {"resources": [{"resource_type": CLIENT_METRICS, "resource_name": sub, "configuration_keys": None}],
+                "include_synonyms": True, "include_documentation": True}
+    run.call(k.DESCRIBE_CONFIGS, k.top(k.DESCRIBE_CONFIGS), describe, label="describe with synonyms and docs")
+    run.call(k.DESCRIBE_CONFIGS, k.top(k.DESCRIBE_CONFIGS), {**describe, "resources": [
+        {"resource_type": CLIENT_METRICS, "resource_name": run.name("none"), "configuration_keys": None}]},
+        label="describe a subscription that does not exist")
+    for v in (0, 1):
+        run.call(LIST_CONFIG_RESOURCES, v, {"resource_types": [CLIENT_METRICS]}, label=f"list v{v}")
+    run.call(LIST_CONFIG_RESOURCES, 1, {"resource_types": [99]}, label="an unknown resource type")
+    _subscription(run, {"interval.ms": "50"}, label="interval too short")
+    _subscription(run, {"interval.ms": "soon"}, label="interval not a number")
+    _subscription(run, {"nope": "1"}, label="unknown config")
+    _subscription(run, {"match": "who=x"}, label="unknown match key")
+    _subscription(run, {"match": "client_id"}, label="a match without a value")
+    _subscription(run, {"metrics": "a", "match": only_mine}, name="", label="no name")
+    _subscription(run, {"metrics": "x", "match": only_mine}, validate_only=True, label="validate only")
+    _subscription(run, {"metrics": None, "interval.ms": None, "match": None}, op=1, label="delete every config")
+    _listed(run, sub, present=False)
+    run.call(LIST_CONFIG_RESOURCES, 1, {"resource_types": [CLIENT_METRICS]}, label="gone")
+
+
+def probe_get_telemetry(run, v):
+    _telemetry_client(run, run.name("probe"))
+    _get(run)
+
+
+def probe_push_telemetry(run, v):
+    _telemetry_client(run, run.name("probe"))
+    got = _get(run)
+    _push(run, got.get("client_instance_id", ZERO_UUID), got.get("subscription_id", 0), metrics=b"")
+
+
+def probe_list_config_resources(run, v):
+    _subscription(run, {"metrics": "org.apache.kafka.", "match": f"client_software_name={run.name('nobody')}"})
+    _listed(run, run.name("sub"))
+    run.call(LIST_CONFIG_RESOURCES, v, {"resource_types": [CLIENT_METRICS]})
+
+
+PROBES.update({71: probe_get_telemetry, 72: probe_push_telemetry, 74: probe_list_config_resources})

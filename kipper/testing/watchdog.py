@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-DIR_VARIABLE = "KIPPER_WATCHDOG_DIR"
+DIR_VARIABLE = "PYTEST_KIPPER_WATCHDOG_DIR"  # (not KIPPER_*: those are broker settings)
 
 
 def parse_setting(value: str) -> float | str | None:

@@ -4,7 +4,9 @@ schemas once, and forks a ready broker for each ``EmbeddedBroker`` a test starts
 A broker in its own process cannot be frozen by its test: a C client that waits on the
 broker while it holds the GIL (confluent-kafka's close during a rebalance) would stop a
 broker thread of the same process with it. Starting a Python process costs a few hundred
-milliseconds of imports; forking one that has done them costs a few. The test process
+milliseconds of imports; forking one that has done them costs a few. While idle, the
+zygote compiles the message schemas, so later forks answer their first requests without
+compiling them. The test process
 connects to the zygote's Unix socket; the zygote forks, and the child takes that
 connection as its control socket (kipper/testing/child.py). Nothing of the test process is
 inherited: the zygote was started from a clean interpreter, and it never runs a thread or
@@ -130,15 +132,21 @@ def preload() -> None:
     import kipper.broker.server  # noqa: F401  (the broker, its engines and handlers)
     import kipper.testing.child  # noqa: F401
     from kipper.broker import config, logging_setup  # noqa: F401
-    from kipper.protocol.messages import compile_all
 
     try:
         import uvloop  # noqa: F401
     except ImportError:
         pass
-    compile_all()  # a forked broker's first requests find their schemas compiled
     gc.collect()
     gc.freeze()  # shared with every fork, page for page, and never scanned again
+
+
+def _schemas():
+    """The APIs' schemas, compiled one API at a time while the zygote is idle: later forks
+    find more of them compiled (each compiles the rest on first use, as `kipper broker`)."""
+    from kipper.protocol.messages import APIS
+
+    return [api.compile_supported for api in APIS.values()]
 
 
 def main(path: str) -> int:
@@ -153,8 +161,12 @@ def main(path: str) -> int:
     sel = selectors.DefaultSelector()
     sel.register(listener, selectors.EVENT_READ)
     sel.register(sys.stdin.fileno(), selectors.EVENT_READ)
+    idle_work = _schemas()
     while True:
-        for key, _ in sel.select():
+        events = sel.select(0 if idle_work else None)
+        if not events and idle_work:
+            idle_work.pop()()
+        for key, _ in events:
             if key.fileobj is listener:
                 conn, _ = listener.accept()
                 if os.fork() == 0:

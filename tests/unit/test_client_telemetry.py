@@ -211,3 +211,17 @@ def test_kafka_client_metrics_resources_through_the_config_apis():
     gone = b.call(44, 1, {"validate_only": False, "resources": [{"resource_type": 16, "resource_name": "sub", "configs": [
         {"name": "metrics", "config_operation": 1, "value": None}, {"name": "interval.ms", "config_operation": 1, "value": None}]}]})
     assert gone.responses[0].error_code == 0 and b.call(74, 1, {"resource_types": [16]}).config_resources == []
+
+
+def test_what_clients_push_is_in_the_metrics_dumps_line():
+    b = InProcessBroker(**{"metrics.http.listener": "http://127.0.0.1:0"})
+    b.call(44, 1, {"validate_only": False, "resources": [{"resource_type": 16, "resource_name": "all", "configs": [
+        {"name": "metrics", "config_operation": 0, "value": "*"}]}]})
+    got = b.call(71, 0, {"client_instance_id": ZERO})
+    assert b.call(72, 0, {"client_instance_id": got.client_instance_id, "subscription_id": got.subscription_id,
+                          "terminating": False, "compression_type": 0, "metrics": payload(6.0)}).error_code == 0
+    line = b.state.metrics.take_interval()
+    [client] = line["client_telemetry"]["clients"]
+    assert client["client_instance_id"] == str(got.client_instance_id) and client["metrics"][0]["value"] == 6.0
+    assert line["api_versions"]["PushTelemetry"] == {"0": 1}
+    assert line["features"]["finalized"]["transaction.version"] == 2

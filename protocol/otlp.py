@@ -14,6 +14,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from kipper.protocol.primitives import decode_uvarint
+
 GAUGE, SUM, HISTOGRAM, EXPONENTIAL_HISTOGRAM, SUMMARY = "gauge", "sum", "histogram", "exponential_histogram", "summary"
 DELTA, CUMULATIVE = 1, 2  # AggregationTemporality
 MAX_DEPTH = 8  # AnyValue nesting (arrays, kvlists) read at most this deep
@@ -55,16 +57,13 @@ class MetricsData:
 # --- the wire format -------------------------------------------------------------------------
 
 def _varint(buf, pos: int, end: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        if pos >= end or shift > 63:
-            raise OtlpError("truncated varint")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
+    try:
+        value, pos = decode_uvarint(buf, pos)
+    except (IndexError, ValueError):
+        raise OtlpError("truncated varint") from None
+    if pos > end:
+        raise OtlpError("a varint runs past its message")
+    return value, pos
 
 
 def _fields(buf, pos: int, end: int):

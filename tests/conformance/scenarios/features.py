@@ -12,6 +12,7 @@ import cramjam
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import scenario
+from tests.conformance.scenarios.producers import _describe, _wait_state
 
 UPDATE_FEATURES = APIS[57]
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -108,17 +109,6 @@ def _end_v2(run, txn, pid, epoch, committed, label):
     return k.end_txn(run, txn, pid, epoch, committed, version=END_TXN_V2, label=label)
 
 
-def _settled(run, txn, state):
-    """Kafka writes the markers after answering EndTxn: the next transaction waits for them."""
-    run.poll(lambda: run.call(k.DESCRIBE_TRANSACTIONS, k.top(k.DESCRIBE_TRANSACTIONS), {"transactional_ids": [txn]},
-                              record=False),
-             lambda r: r.get("transaction_states", [{}])[0].get("transaction_state") == state)
-
-
-def _describe(run, txn, label):
-    run.call(k.DESCRIBE_TRANSACTIONS, k.top(k.DESCRIBE_TRANSACTIONS), {"transactional_ids": [txn]}, label=label)
-
-
 @scenario("txn-v2/two-transactions-with-an-epoch-bump-each")
 def _(run):
     t, txn, pid, epoch = _txn_v2(run)
@@ -126,12 +116,12 @@ def _(run):
     _describe(run, txn, "ongoing after the implicit add")
     ended = _end_v2(run, txn, pid, epoch, True, "commit: the next epoch in the answer")
     epoch2 = ended.get("producer_epoch", -1)
-    _settled(run, txn, "CompleteCommit")
+    _wait_state(run, txn, "CompleteCommit")
     _describe(run, txn, "complete commit at the bumped epoch")
     _produce_v12(run, t, txn, pid, epoch, 2, 1, start=2, label="the epoch before the bump")
     _produce_v12(run, t, txn, pid, epoch2, 0, 2, start=2, label="the new epoch from sequence 0")
     _end_v2(run, txn, pid, epoch2, False, "abort: bumps again")
-    _settled(run, txn, "CompleteAbort")
+    _wait_state(run, txn, "CompleteAbort")
     k.fetch(run, t, 0, isolation=1, label="read_committed: the first transaction only")
     k.list_offsets(run, t, -1, isolation=1, label="last stable offset")
 
@@ -143,13 +133,13 @@ def _(run):
     _end_v2(run, txn, pid, epoch - 1 if epoch > 0 else epoch + 1, False, "abort in Empty, another epoch")
     aborted = _end_v2(run, txn, pid, epoch, False, "abort in Empty: a bump with nothing to mark")
     e1 = aborted.get("producer_epoch", -1)
-    _settled(run, txn, "CompleteAbort")
+    _wait_state(run, txn, "CompleteAbort")
     _end_v2(run, txn, pid, epoch, False, "the abort again (a retry)")
     _end_v2(run, txn, pid, epoch, True, "commit with the retry's epoch")
     _produce_v12(run, t, txn, pid, e1, 0, 1)
     committed = _end_v2(run, txn, pid, e1, True, "commit")
     e2 = committed.get("producer_epoch", -1)
-    _settled(run, txn, "CompleteCommit")
+    _wait_state(run, txn, "CompleteCommit")
     _end_v2(run, txn, pid, e1, True, "the commit again (a retry)")
     _end_v2(run, txn, pid, e1, False, "abort with the retry's epoch")
     _end_v2(run, txn, pid, e2, True, "commit at the current epoch, nothing open")
@@ -168,7 +158,7 @@ def _(run):
               partition=1, transactional_id=txn, version=11, label="Produce v11 to the other partition")
     _describe(run, txn, "one partition in the transaction")
     ended = _end_v2(run, txn, pid, epoch, True, "commit")
-    _settled(run, txn, "CompleteCommit")
+    _wait_state(run, txn, "CompleteCommit")
     _produce_v12(run, t, txn, pid, ended.get("producer_epoch", -1), 0, start=1, version=11,
                  label="Produce v11 at the new epoch: nothing is open")
 
@@ -191,7 +181,7 @@ def _(run):
     commit(6, 1, "v6 by topic id")
     k.offset_fetch(run, group, t, require_stable=True, label="require_stable while pending")
     _end_v2(run, txn, pid, epoch, True, "commit")
-    _settled(run, txn, "CompleteCommit")
+    _wait_state(run, txn, "CompleteCommit")
     k.offset_fetch(run, group, t, label="the offset after the commit")
 
 

@@ -215,7 +215,7 @@ def test_feature_levels_and_client_metrics_subscriptions_survive_a_sigkill_under
     producer writes loses neither, nor a record."""
     from kipper.protocol.messages import APIS
 
-    broker = BrokerProcess({"log.dirs": str(tmp_path / "data"), "metrics.http.listener": f"http://127.0.0.1:{free_port()}"},
+    broker = BrokerProcess({"log.dirs": str(tmp_path / "data"), "metrics.http.listener": "http://127.0.0.1:0"},
                            port=free_port()).start()
     try:
         with connect_any(broker.bootstrap) as conn:

@@ -4,7 +4,9 @@ through GroupTransactSession, exactly once checked by its consumers) passes agai
 as against Kafka 4.4, ending every transaction with EndTxn v5 and never sending
 AddOffsetsToTxn or AddPartitionsToTxn (kipper's request metrics, per version); and our
 tests/go/txnload commits transaction after transaction through a SIGKILL of a durable
-kipper, every record of every transaction read back once (read_committed)."""
+kipper, every record of every transaction read back once (read_committed). (When the broker
+dies under an EndTxn franz-go reports the commit as unconfirmed and aborts, as it documents;
+txnload then reads back whether it had committed before sending it again.)"""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from kipper.client.blocking import connect_any
 from tests.support import franz_go
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.readback import read_committed
-from tests.support.reference import Reference
+from tests.support.reference import Reference, metrics_url_of
 
 pytestmark = pytest.mark.interop
 
@@ -27,10 +29,9 @@ franz_go.go_binary()
 
 
 def _broker(tmp_path, **overrides) -> BrokerProcess:
-    metrics = free_port()
-    proc = BrokerProcess({"num.partitions": "3", "metrics.http.listener": f"http://127.0.0.1:{metrics}",
+    proc = BrokerProcess({"num.partitions": "3", "metrics.http.listener": "http://127.0.0.1:0",
                           **overrides}, port=free_port()).start()
-    proc.reference = Reference("kipper", proc.bootstrap, "", "", f"http://127.0.0.1:{metrics}")
+    proc.reference = Reference("kipper", proc.bootstrap, "", "", metrics_url_of(proc))
     return proc
 
 
@@ -84,6 +85,7 @@ def test_franz_go_transactions_are_exactly_once_through_a_sigkill(tmp_path):
         killed_at = committed()
         time.sleep(1.0)
         broker.start(timeout=60)
+        broker.reference.metrics_url = metrics_url_of(broker)
         out, _ = load.communicate(timeout=300)
         log = (tmp_path / "txnload.err").read_text()
         assert load.returncode == 0, log[-3000:]

@@ -20,7 +20,7 @@ from kipper.client.consumer_requests import offset_fetch
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.java_programs import java_command
 from tests.support.readback import read_committed
-from tests.support.reference import Reference
+from tests.support.reference import Reference, metrics_url_of
 
 TRANSACTIONS, PER_TXN, KILL_AT = 120, 20, 25
 
@@ -70,12 +70,11 @@ def _outcome(bootstrap: str, run: Run) -> str:
 @pytest.fixture(scope="module")
 def durable_kipper(tmp_path_factory):
     data = tmp_path_factory.mktemp("txn-sigkill-kipper")
-    metrics = free_port()
     proc = BrokerProcess({"log.dirs": str(data), "offsets.topic.num.partitions": "1",
                           "transaction.state.log.num.partitions": "1", "log.segment.bytes": "262144",
-                          "metrics.http.listener": f"http://127.0.0.1:{metrics}"}, port=free_port())
+                          "metrics.http.listener": "http://127.0.0.1:0"}, port=free_port())
     proc.start()
-    proc.reference = Reference("kipper", proc.bootstrap, "", "", f"http://127.0.0.1:{metrics}")
+    proc.reference = Reference("kipper", proc.bootstrap, "", "", metrics_url_of(proc))
     yield proc
     proc.stop()
 
@@ -96,6 +95,7 @@ def test_transactions_v2_are_exactly_once_through_a_sigkill_as_against_kafka(kaf
     killed_at = on_kipper.committed()
     time.sleep(1.0)
     durable_kipper.start(timeout=60)
+    durable_kipper.reference.metrics_url = metrics_url_of(durable_kipper)
     summary = {"kafka": on_kafka.finish(300), "kipper": on_kipper.finish(300)}
     assert killed_at < TRANSACTIONS, "every transaction committed before the kill"
     for name, text in summary.items():

@@ -144,14 +144,30 @@ def start_kipper(workdir: Path) -> BrokerProcess:
     store = CredentialStore(str(config_dir))
     for user, password in USERS.items():
         store.add_user(user, password)
-    port, sasl_port, metrics_port = free_port(), free_port(), free_port()
+    port, sasl_port = free_port(), free_port()
     listeners = f"PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}"
-    overrides = {**SHARED, **KIPPER_ONLY, "config.dir": str(config_dir),
-                 "metrics.http.listener": f"http://127.0.0.1:{metrics_port}"}
+    overrides = {**SHARED, **KIPPER_ONLY, "config.dir": str(config_dir), "metrics.http.listener": "http://127.0.0.1:0"}
     proc = BrokerProcess(overrides, port=port, listeners=listeners).start()
     proc.sasl_port = sasl_port
-    proc.metrics_url = f"http://127.0.0.1:{metrics_port}"
+    proc.metrics_url = metrics_url_of(proc)
     return proc
+
+
+def metrics_url_of(proc: BrokerProcess) -> str:
+    """The /metrics address a ``kipper broker`` subprocess bound (metrics.http.listener with
+    port 0: no port chosen ahead that another process could take meanwhile), from the
+    broker_started line of its log (the last one: a restarted broker binds anew)."""
+    import re
+    import time
+
+    deadline = time.monotonic() + 10
+    while True:
+        found = re.findall(r"metrics_http=(http://[\w.]+:\d+)", proc.log_text())
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert found, f"the broker logged no metrics_http address:\n{proc.log_text()[-2000:]}"
+    return found[-1]
 
 
 @pytest.fixture(scope="session")

@@ -53,16 +53,20 @@ func main() {
 		if err := cl.ProduceSync(ctx, records...).FirstErr(); err != nil {
 			fmt.Fprintf(os.Stderr, "transaction %d: produce: %v; aborted and sent again\n", i, err)
 			aborted++
-			if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
-				fmt.Fprintf(os.Stderr, "transaction %d: abort: %v\n", i, err)
-				os.Exit(1)
-			}
+			abort(cl, i)
 			continue
 		}
 		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
-			// the outcome is not known: resending could write the records twice
-			fmt.Fprintf(os.Stderr, "transaction %d: commit: %v\n", i, err)
-			os.Exit(1)
+			// the broker went away under the commit: franz-go cannot know its outcome, and its
+			// documented way on is an abort (which fences whatever is still open); whether the
+			// transaction committed is then read back, so that it is sent again only if not
+			fmt.Fprintf(os.Stderr, "transaction %d: commit unconfirmed: %v\n", i, err)
+			abort(cl, i)
+			if !committed(seeds, topic, fmt.Sprintf("%d-0", i)) {
+				aborted++
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "transaction %d: it had committed\n", i)
 		}
 		i++
 		if err := os.WriteFile(progress, []byte(strconv.Itoa(i)), 0o644); err != nil {
@@ -71,4 +75,51 @@ func main() {
 		}
 	}
 	fmt.Printf("committed %d transactions, %d aborted and sent again\n", transactions, aborted)
+}
+
+// abort ends the transaction with TryAbort, again while the broker is away (a minute at most).
+func abort(cl *kgo.Client, i int) {
+	for attempt := 0; ; attempt++ {
+		err := cl.EndTransaction(context.Background(), kgo.TryAbort)
+		if err == nil {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "transaction %d: abort: %v\n", i, err)
+		if attempt == 60 {
+			os.Exit(1)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// committed reads the topic read_committed from the start (once the broker answers again:
+// earlier transactions' records are there) until it has been quiet for two seconds, and says
+// whether a record with this value is there.
+func committed(seeds, topic, value string) bool {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reader:", err)
+		os.Exit(2)
+	}
+	defer cl.Close()
+	deadline := time.Now().Add(time.Minute)
+	read := false
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		fetches := cl.PollFetches(ctx)
+		cancel()
+		found, got := false, false
+		fetches.EachRecord(func(r *kgo.Record) {
+			got = true
+			found = found || string(r.Value) == value
+		})
+		if found {
+			return true
+		}
+		read = read || got
+		if !got && (read || time.Now().After(deadline)) {
+			return false
+		}
+	}
 }

@@ -71,7 +71,7 @@ def test_a_java_producer_pushing_its_metrics_shows_up_on_kippers_prometheus_endp
 
     def produce():
         try:  # a producer that runs a few seconds: enable.metrics.push is the Java client's default
-            tools.run("kafka-producer-perf-test", "--topic", topic, "--num-records", "2000", "--record-size", "100",
+            tools.run("kafka-producer-perf-test", "--topic", topic, "--num-records", "4000", "--record-size", "100",
                       "--throughput", "400", "--bootstrap-server", "{bootstrap}",
                       "--command-property", f"client.id={client_id}", timeout=120)
         finally:
@@ -83,7 +83,8 @@ def test_a_java_producer_pushing_its_metrics_shows_up_on_kippers_prometheus_endp
         time.sleep(0.2)
     worker.join(120)
     tools.same("kafka-client-metrics", "--bootstrap-server", "{bootstrap}", "--delete", "--name", name)
-    assert seen, "the producer's pushed metrics never showed up on kipper's /metrics"
+    telemetry = {k: v for k, v in kipper_reference.request_counts().items() if "Telemetry" in k[0]}
+    assert seen, f"the producer's pushed metrics never showed up on kipper's /metrics; telemetry requests: {telemetry}"
     assert all(n.startswith("org_apache_kafka_producer_") for n in seen), sorted(seen)
     labels = next(iter(seen.values()))
     assert labels["client_software_name"] == "apache-kafka-java" and re.fullmatch(

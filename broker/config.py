@@ -19,6 +19,7 @@ from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener,
     registry_listeners, string,
 )
 from kipper.broker.config_checks import check_consistency
+from kipper.broker.features import parse_levels
 from kipper.protocol import properties
 
 # authorizer.class.name values that turn on ACLs (broker/acl/): Kafka's two class names
@@ -36,6 +37,15 @@ class Key:
     section: str = "server"
 
 
+def feature_levels(text: str) -> str:
+    """initial.feature.levels: checked here, read by broker/features.py."""
+    try:
+        parse_levels(text)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return str(text).strip()
+
+
 _INT32 = 2**31 - 1
 _INT64 = 2**63 - 1
 
@@ -50,6 +60,10 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Security protocol of each listener name."),
     Key("node.id", int_in(0, _INT32), 1, "This broker's id in Metadata and FindCoordinator."),
     Key("cluster.id", string, "kipper-cluster", "Cluster id reported in Metadata."),
+    Key("initial.feature.levels", feature_levels, "",
+        "Feature levels a new broker finalizes, name=level comma-separated (as kafka-storage format "
+        "--feature sets them); the others take Kafka 4.4's defaults (docs/ADMIN.md, Feature flags). "
+        "With log.dirs only the first start reads it: kafka-features changes the stored levels."),
     Key("socket.request.max.bytes", int_in(1024, _INT32), 104857600,
         "Largest request frame accepted; a larger frame closes the connection."),
     Key("log.level", choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "Log level."),
@@ -287,6 +301,13 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "A dump file is rotated when the next line would take it past this size.", "metrics"),
     Key("metrics.dump.max.files", int_in(1, 100000), 10,
         "Dump files kept per broker; the oldest is deleted on rotation.", "metrics"),
+    Key("telemetry.max.bytes", int_in(1, _INT32), 1048576,
+        "Largest PushTelemetry payload a client may send (KIP-714, Kafka's default). Client telemetry "
+        "is served when the broker exports it: with metrics.http.listener, metrics.dump.dir or "
+        "metrics.dump.topic set (docs/METRICS.md).", "metrics"),
+    Key("client.telemetry.max.series", int_in(0, _INT32), 10000,
+        "Series of pushed client metrics kept for /metrics and the dumps, over all clients; "
+        "what comes past it is dropped and counted.", "metrics"),
     Key("metrics.http.listener", http_listener, "",
         "http://host:port serving /metrics (Prometheus text format), /healthz and /readyz "
         "(docs/METRICS.md). Port 0 picks a free port. Empty: no HTTP listener.", "metrics"),

@@ -19,6 +19,7 @@ import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from kipper.broker.client_metrics_export import client_metric_families
 from kipper.broker.http_listener import ThreadedListener, on_loop  # noqa: F401  (on_loop: public here too)
 from kipper.broker.metrics_dump import normalize_quotas, normalize_share
 from kipper.protocol.histogram import BUCKET_BOUNDS
@@ -70,13 +71,15 @@ def families(snap: dict) -> list:
     """The Prometheus metric families of one snapshot (pure: unit-tested without sockets)."""
     out = []
     requests = CounterMetricFamily("kafka_network_requestmetrics_requests",
-                                   "Requests answered, per API (Kafka: RequestMetrics RequestsPerSec).",
-                                   labels=["request"])
+                                   "Requests answered, per API and version (Kafka: RequestMetrics RequestsPerSec).",
+                                   labels=["request", "version"])
     latency = HistogramMetricFamily("kafka_network_requestmetrics_totaltime_seconds",
                                     "Time from a request's arrival to its answer being encoded, per API "
                                     "(Kafka: RequestMetrics TotalTimeMs).", labels=["request"])
+    for name, counts in sorted(snap["api_versions"].items()):
+        for version, n in sorted(counts.items(), key=lambda kv: int(kv[0])):
+            requests.add_metric([name, version], n)
     for name, h in sorted(snap["apis"].items()):
-        requests.add_metric([name], h.count)
         latency.add_metric([name], _coarse(h.counts), sum_value=h.sum_us / 1e6)
     out += [requests, latency]
     rejected = CounterMetricFamily("kafka_network_requestmetrics_rejected_frames",
@@ -101,6 +104,7 @@ def families(snap: dict) -> list:
     out += _quota_families(snap["quotas"]["users"])
     out += _cleaner_families(snap.get("cleaner") or {})
     out += _authorizer_families(snap.get("authorizer") or {})
+    out += client_metric_families(snap.get("client_telemetry") or {})
     refused = CounterMetricFamily("kafka_server_brokertopicmetrics_refused_batches",
                                   "Produce batches refused by the checks before the append, by Kafka error.",
                                   labels=["error"])

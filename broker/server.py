@@ -127,6 +127,7 @@ class BrokerServer:
             Periodic("transactions",
                      config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000,
                      lambda: current().txn.tick(now())),
+            Periodic("client-telemetry-expiry", 10.0, lambda: current().telemetry.expire(now())),
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
                      lambda: (current().security.reload(), current().quotas.reload(), current().acls.reload())),
         ]

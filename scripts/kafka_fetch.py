@@ -54,6 +54,7 @@ TOOLS: dict[str, str] = {
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
     "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
     "kafka-features": "org.apache.kafka.tools.FeatureCommand",
+    "kafka-client-metrics": "org.apache.kafka.tools.ClientMetricsCommand",
     "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
     "kafka-storage": "kafka.tools.StorageTool",

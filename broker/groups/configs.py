@@ -176,6 +176,10 @@ class GroupConfigs:
     def current(self, group_id: str) -> dict[str, str]:
         return dict(self._by_group.get(group_id, {}))
 
+    def names(self) -> list[str]:
+        """The groups that have configs of their own (ListConfigResources)."""
+        return sorted(self._by_group)
+
     def describe(self, group_id: str) -> dict[str, tuple[str, bool]]:
         """key -> (value, set for this group)."""
         mine = self._by_group.get(group_id, {})

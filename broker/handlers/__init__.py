@@ -16,6 +16,7 @@ from kipper.broker.handlers.consumer_group import (
 from kipper.broker.handlers.delete_records import handle_delete_records
 from kipper.broker.handlers.describe_configs import handle_describe_configs
 from kipper.broker.handlers.describe_topic_partitions import handle_describe_topic_partitions
+from kipper.broker.handlers.features import handle_update_features
 from kipper.broker.handlers.fetch import handle_fetch
 from kipper.broker.handlers.find_coordinator import handle_find_coordinator
 from kipper.broker.handlers.groups import (
@@ -38,6 +39,9 @@ from kipper.broker.handlers.streams_group import handle_streams_group_describe, 
 from kipper.broker.handlers.share_offsets import (
     handle_alter_share_group_offsets, handle_delete_share_group_offsets,
     handle_describe_share_group_offsets,
+)
+from kipper.broker.handlers.telemetry import (
+    handle_get_telemetry_subscriptions, handle_list_config_resources, handle_push_telemetry,
 )
 from kipper.broker.handlers.topics import handle_create_partitions, handle_create_topics, handle_delete_topics
 from kipper.broker.handlers.txn_admin import (
@@ -88,12 +92,16 @@ HANDLERS = {
     49: handle_alter_client_quotas,
     50: handle_describe_user_scram_credentials,
     51: handle_alter_user_scram_credentials,
+    57: handle_update_features,
     60: handle_describe_cluster,
     61: handle_describe_producers,
     65: handle_describe_transactions,
     66: handle_list_transactions,
     68: handle_consumer_group_heartbeat,
     69: handle_consumer_group_describe,
+    71: handle_get_telemetry_subscriptions,
+    72: handle_push_telemetry,
+    74: handle_list_config_resources,
     75: handle_describe_topic_partitions,
     76: handle_share_group_heartbeat,
     77: handle_share_group_describe,

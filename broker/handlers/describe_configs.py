@@ -11,10 +11,11 @@ from kipper.broker.dynamic_configs import DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.log.effective import NULL_DEFAULTS
 from kipper.broker.log.topic_configs import CONFIG_TYPES, describable
+from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
 from kipper.protocol.errors import ErrorCode, kafka_text
 
 TOPIC, BROKER = 2, 4
-STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG, CLIENT_METRICS_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 7, 8
 UNKNOWN_TYPE = 0  # DescribeConfigs config_type of a name that is no config
 SENSITIVE = {"ssl.key.password"}  # Kafka's PASSWORD type: never sent back
 # Kafka 4.4's GroupConfig.ALL_GROUP_CONFIG_SYNONYMS: the broker config a group config overrides
@@ -138,6 +139,14 @@ def _group_row(engines, group_id: str, name: str, synonyms: bool, docs: bool) ->
             "config_type": CONFIG_TYPES[d.type], "documentation": d.doc if docs else None}
 
 
+def _client_metrics_row(name, value, own, kind, doc, synonyms: bool, docs: bool) -> dict:
+    """Kafka's ConfigHelper.createClientMetricsConfigEntry: the subscription's value, or the default."""
+    found = [{"name": name, "value": value, "source": CLIENT_METRICS_CONFIG}] if own else []
+    return {"name": name, "value": value, "read_only": False, "is_sensitive": False,
+            "config_source": CLIENT_METRICS_CONFIG if own else DEFAULT_CONFIG, "synonyms": found if synonyms else [],
+            "config_type": CONFIG_TYPES[kind], "documentation": doc if docs else None}
+
+
 def _filter(rows: list[dict], keys) -> list[dict]:
     if not keys:
         return rows
@@ -152,7 +161,7 @@ def config_resource_denied(ctx, res, operation: int) -> ErrorCode | None:
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
     if res.resource_type in GROUP_TYPES and not ctx.authorize(operation, GROUP, res.resource_name):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED
-    if res.resource_type == BROKER and not ctx.authorize(operation, CLUSTER, CLUSTER_NAME):
+    if res.resource_type in (BROKER, CLIENT_METRICS) and not ctx.authorize(operation, CLUSTER, CLUSTER_NAME):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None
 
@@ -195,6 +204,13 @@ def handle_describe_configs(req, ctx):
                 rows = [_broker_row(engines, n, synonyms, docs, res.resource_name == "")
                         for n in names if not keys or n in keys]
                 row["configs"] = [r for r in rows if r is not None]
+        elif res.resource_type == CLIENT_METRICS:
+            if not res.resource_name:
+                row.update(error_code=int(ErrorCode.INVALID_REQUEST),
+                           error_message="Client metrics subscription name must not be empty")
+            else:
+                row["configs"] = _filter([_client_metrics_row(n, v, own, kind, doc, synonyms, docs) for n, v, own, kind, doc
+                                          in engines.client_metrics.describe(res.resource_name)], keys)
         else:
             row.update(error_code=int(ErrorCode.INVALID_REQUEST),
                        error_message=f"Unsupported resource type: {res.resource_type}")

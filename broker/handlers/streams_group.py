@@ -7,6 +7,8 @@ or on each topic) for the internal topics the coordinator asks to create.
 
 from __future__ import annotations
 
+from kipper.broker.features import STREAMS_VERSION
+
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, CREATE, DESCRIBE, GROUP, NOT_PROVIDED, READ, TOPIC
 from kipper.broker.groups.streams.heartbeat import error_body
 from kipper.broker.groups.streams.topology import MISSING_INTERNAL_TOPICS
@@ -19,10 +21,7 @@ def streams_enabled(engines) -> bool:
     """Kafka 4.4 serves streams groups when the ``streams.version`` feature is finalized at
     level 1 or above (the level a new 4.4 cluster starts at); the APIs are advertised either
     way and answer UNSUPPORTED_VERSION without it. The one place that asks."""
-    features = getattr(engines, "features", None)
-    if features is None:
-        return True  # no feature flags yet: streams.version is at its default level, 1
-    return features.finalized_level("streams.version") >= 1
+    return engines.features.finalized_level(STREAMS_VERSION) >= 1
 
 
 def _host(ctx) -> str:

@@ -52,6 +52,7 @@ class TransactionJournal:
             "transaction_partitions": [{"topic": t, "partition_ids": p} for t, p in by_topic.items()],
             "transaction_last_update_timestamp_ms": meta.last_update,
             "transaction_start_timestamp_ms": meta.txn_start,
+            "next_producer_id": meta.next_producer_id, "client_transaction_version": meta.client_tv,
         }
         self._append(meta.transactional_id, cr.transaction_log_value(value), now)
 

@@ -36,6 +36,7 @@ from kipper.protocol.messages.describe_transactions import DESCRIBE_TRANSACTIONS
 from kipper.protocol.messages.describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
 from kipper.protocol.messages.end_txn import END_TXN
 from kipper.protocol.messages.fetch import FETCH
+from kipper.protocol.messages.get_telemetry_subscriptions import GET_TELEMETRY_SUBSCRIPTIONS
 from kipper.protocol.messages.find_coordinator import FIND_COORDINATOR
 from kipper.protocol.messages.heartbeat import HEARTBEAT
 from kipper.protocol.messages.incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
@@ -43,6 +44,7 @@ from kipper.protocol.messages.init_producer_id import INIT_PRODUCER_ID
 from kipper.protocol.messages.join_group import JOIN_GROUP
 from kipper.protocol.messages.leave_group import LEAVE_GROUP
 from kipper.protocol.messages.list_groups import LIST_GROUPS
+from kipper.protocol.messages.list_config_resources import LIST_CONFIG_RESOURCES
 from kipper.protocol.messages.list_offsets import LIST_OFFSETS
 from kipper.protocol.messages.list_transactions import LIST_TRANSACTIONS
 from kipper.protocol.messages.metadata import METADATA
@@ -50,6 +52,7 @@ from kipper.protocol.messages.offset_commit import OFFSET_COMMIT
 from kipper.protocol.messages.offset_delete import OFFSET_DELETE
 from kipper.protocol.messages.offset_fetch import OFFSET_FETCH
 from kipper.protocol.messages.produce import PRODUCE
+from kipper.protocol.messages.push_telemetry import PUSH_TELEMETRY
 from kipper.protocol.messages.sasl_authenticate import SASL_AUTHENTICATE
 from kipper.protocol.messages.sasl_handshake import SASL_HANDSHAKE
 from kipper.protocol.messages.share_acknowledge import SHARE_ACKNOWLEDGE
@@ -60,6 +63,7 @@ from kipper.protocol.messages.streams_group_describe import STREAMS_GROUP_DESCRI
 from kipper.protocol.messages.streams_group_heartbeat import STREAMS_GROUP_HEARTBEAT
 from kipper.protocol.messages.sync_group import SYNC_GROUP
 from kipper.protocol.messages.txn_offset_commit import TXN_OFFSET_COMMIT
+from kipper.protocol.messages.update_features import UPDATE_FEATURES
 from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
 from kipper.protocol.schema import Api
 
@@ -79,7 +83,8 @@ APIS: dict[int, Api] = {
         ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS, OFFSET_DELETE,
         DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
         DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS,
-        DESCRIBE_TOPIC_PARTITIONS, STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE,
+        DESCRIBE_TOPIC_PARTITIONS, STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, UPDATE_FEATURES,
+        GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, LIST_CONFIG_RESOURCES,
     )
 }
 

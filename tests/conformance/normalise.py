@@ -18,6 +18,7 @@ MAPPED = {
     "topic_id": "topic_id", "producer_id": "producer_id", "member_id": "member_id",
     "leader": "member_id", "session_id": "session_id", "incarnation_id": "incarnation_id",
     "active_producer_id": "producer_id", "assigned_broker_ids": None,
+    "client_instance_id": "client_instance_id", "subscription_id": "subscription_id",
 }
 MAPPED_SKIP = {-1, 0, "", None, "00000000-0000-0000-0000-000000000000", "AAAAAAAAAAAAAAAAAAAAAA"}
 CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "throttle_time_ms": 0,
@@ -25,6 +26,9 @@ CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "thro
 # (a record error's message too: Kafka's for a timestamp out of range quotes its own clock)
 MESSAGES = {"error_message", "error_msg", "status_message", "batch_index_error_message"}
 CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms"}
+# Kafka's finalized-features epoch is the offset of its metadata log, which grows as the
+# controller writes (heartbeats included): whether there is one is compared, not its value
+METADATA_OFFSETS = {"finalized_features_epoch"}
 # lists whose order is the broker's own (hash maps in Kafka): sorted by these keys
 SORT_KEYS = {
     "groups": ("group_id",), "topics": ("name", "topic", "topic_id"), "results": ("resource_name", "name", "group_id", "user"), "mechanisms": (),
@@ -40,6 +44,7 @@ SORT_KEYS = {
     # streams groups: task lists by subtopology (Kafka's answers take a hash map's order), topic configs
     "active_tasks": ("subtopology_id",), "standby_tasks": ("subtopology_id",), "warmup_tasks": ("subtopology_id",),
     "topic_configs": ("key",),
+    "requested_metrics": (),  # a Java HashSet's order on Kafka
 }
 TOKEN = re.compile(r"^c\d{4}-")
 
@@ -75,6 +80,8 @@ class Normaliser:
             return "<message>" if v else v
         if k in CLOCK and isinstance(v, int) and v > 0:
             return "<time>"
+        if k in METADATA_OFFSETS and isinstance(v, int) and v >= 0:
+            return "<metadata offset>"
         if k == "records" and isinstance(v, list):
             return [self.batch(batch) for batch in v]
         family = MAPPED.get(k)

@@ -240,6 +240,8 @@ INT_RANGES = [
     ("metrics.dump.interval.ms", 100, _INT32),
     ("metrics.dump.max.bytes", 4096, _INT64),
     ("metrics.dump.max.files", 1, 100000),
+    ("telemetry.max.bytes", 1, _INT32),
+    ("client.telemetry.max.series", 0, _INT32),
     ("sasl.server.max.receive.size", 1024, _INT32),
     ("quota.window.num", 1, 1000),
     ("quota.window.size.seconds", 1, _INT32),

@@ -10,7 +10,7 @@ import hmac
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import register
 from tests.conformance.scenarios import kit as k
-from tests.conformance.scenarios import quotas
+from tests.conformance.scenarios import features, quotas
 from tests.conformance.scenarios.streams import probe_describe, probe_heartbeat
 from tests.conformance.scenarios.share_probes import (
     _alter_share_offsets, _delete_share_offsets, _describe_share_offsets, _share_acknowledge, _share_describe,
@@ -154,7 +154,11 @@ def _txn(run):
 
 def _add_partitions(run, v):
     t, txn, pid, epoch = _txn(run)
+    if v >= 4:  # the brokers' form: verify, add, verify again
+        k.add_partitions(run, txn, pid, epoch, t, version=v, verify_only=True, label="verify only")
     k.add_partitions(run, txn, pid, epoch, t, version=v)
+    if v >= 4:
+        k.add_partitions(run, txn, pid, epoch, t, version=v, verify_only=True, label="verify again")
     k.produce(run, t, k.batch(2, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
               transactional_id=txn)
     k.end_txn(run, txn, pid, epoch, True)
@@ -193,7 +197,7 @@ def _txn_offset_commit(run, v):
     run.call(k.TXN_OFFSET_COMMIT, v, {
         "transactional_id": txn, "group_id": run.name("g"), "producer_id": pid, "producer_epoch": epoch,
         "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
-        "topics": [{"name": t, "topic_id": k.NO_TOPIC_ID, "partitions": [
+        "topics": [{"name": t, "topic_id": k.topic_id(run, t) if v >= 6 else k.NO_TOPIC_ID, "partitions": [
             {"partition_index": 0, "committed_offset": 3, "committed_leader_epoch": -1, "committed_metadata": "m"}]}]})
     k.end_txn(run, txn, pid, epoch, True)
     wait_txn_state(run, txn, "CompleteCommit")
@@ -399,6 +403,7 @@ PROBES = {
     68: _consumer_heartbeat, 69: _consumer_describe, 75: _describe_topic_partitions, 76: _share_heartbeat,
     77: _share_describe, 78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets,
     88: probe_heartbeat, 89: probe_describe, 91: _alter_share_offsets, 92: _delete_share_offsets,
+    **features.PROBES,
 }
 
 

@@ -7,9 +7,8 @@ or on each topic) for the internal topics the coordinator asks to create.
 
 from __future__ import annotations
 
-from kipper.broker.features import STREAMS_VERSION
-
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, CREATE, DESCRIBE, GROUP, NOT_PROVIDED, READ, TOPIC
+from kipper.broker.features import STREAMS_VERSION
 from kipper.broker.groups.streams.heartbeat import error_body
 from kipper.broker.groups.streams.topology import MISSING_INTERNAL_TOPICS
 from kipper.broker.handlers.produce import INTERNAL_TOPICS

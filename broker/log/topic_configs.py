@@ -57,12 +57,29 @@ def parse_value(type_: str, name: str, text: str):
     return value
 
 
+def java_double(value: float) -> str:
+    """A double as Java's Double.toString prints it (1.0, 0.5, 1.0E-4, 1.7976931348623157E308):
+    Kafka's tools and messages show config values that way."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        text = repr(value)  # the shortest digits that read back, as Java's
+        return text if "." in text else text + ".0"
+    exponent = int(f"{value:e}".split("e")[1])
+    digits = repr(abs(value)).split("e")[0].replace(".", "").strip("0")
+    return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
 def render(type_: str, value) -> str:
     """Kafka's ConfigDef.convertToString."""
     if type_ == "boolean":
         return "true" if value else "false"
     if type_ == "list":
         return ",".join(value)
+    if type_ == "double":
+        return java_double(value)
     return str(value)
 
 
@@ -124,8 +141,9 @@ class TopicConfigDef:
         """The typed value of ``text``, or ConfigValueError with Kafka's message."""
         value = parse_value(self.type, self.name, text)
         problem = self.check(value) if self.check is not None else None
-        if problem:
-            raise ConfigValueError(f"Invalid value {text} for configuration {self.name}: {problem}")
+        if problem:  # Kafka's message quotes the parsed value (a double as Java prints it)
+            shown = text if self.type in ("list", "string") else render(self.type, value)
+            raise ConfigValueError(f"Invalid value {shown} for configuration {self.name}: {problem}")
         return value
 
     def canonical(self, text: str) -> str:
@@ -247,17 +265,14 @@ def describable() -> list[str]:
     return sorted(n for n, d in TOPIC_CONFIGS.items() if not d.internal)
 
 
-def validate_topic_configs(configs: dict[str, str | None], *, allow_null: bool = False) -> str | None:
-    """Kafka's LogConfig.validate: names, values, and the rules between them.
-    A None value is "not set" when ``allow_null`` (CreateTopics)."""
+def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
+    """Kafka's LogConfig.validate: names, values, and the rules between them."""
     parsed = {}
     for key, value in configs.items():
         spec = TOPIC_CONFIGS.get(key)
         if spec is None:
             return f"Unknown topic config name: {key}"
         if value is None:
-            if allow_null:
-                continue
             return f"Null value not supported for topic config: {key}"
         try:
             parsed[key] = spec.parse(value)

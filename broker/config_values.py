@@ -54,6 +54,22 @@ def parse_listeners(text: str, key: str = "listeners") -> tuple[Listener, ...]:
 
 # --- value parsers ------------------------------------------------------------------
 
+def java_double(value: float) -> str:
+    """A double as Java's Double.toString prints it (1.0, 0.5, 1.0E-4, 1.7976931348623157E308):
+    Kafka's tools and messages show config values that way."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        text = repr(value)  # the shortest digits that read back, as Java's
+        return text if "." in text else text + ".0"
+    exponent = int(f"{value:e}".split("e")[1])
+    digits = repr(abs(value)).split("e")[0].replace(".", "").strip("0")
+    return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
+
 def int_in(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:

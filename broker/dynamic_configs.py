@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
-from kipper.broker.kafka_broker_configs import KAFKA_ONLY_BROKER_CONFIGS
+from kipper.broker.config_values import java_double
+from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, parse_value,
 )
@@ -75,7 +76,7 @@ DYNAMIC_KEYS: dict[str, DynamicKey] = {k.name: k for k in (
     _inert("num.recovery.threads.per.data.dir", "int", "2", "Log recovery threads per directory."),
     _inert("background.threads", "int", "10", "Background task threads."),
     _from_static("log.cleaner.threads", APPLIED),
-    _inert("log.cleaner.io.max.bytes.per.second", "double", str(float(1.7976931348623157e308)),
+    _inert("log.cleaner.io.max.bytes.per.second", "double", java_double(1.7976931348623157e308),
            "Log cleaner I/O limit (not enforced)."),
     _inert("log.cleaner.dedupe.buffer.size", "long", "134217728", "Log cleaner buffer (kipper sizes its own)."),
     _inert("log.cleaner.io.buffer.size", "int", "524288", "Log cleaner buffer (kipper sizes its own)."),
@@ -138,15 +139,22 @@ class DynamicBrokerConfigs:
 
     def check(self, configs: dict[str, str]) -> tuple[ErrorCode, str | None]:
         """Kafka's DynamicBrokerConfig.validate: static names, then values. A name that
-        is no broker config (kipper's or Kafka's) passes, as in Kafka."""
-        static = sorted(k for k in configs if (k in KEYS or k in KAFKA_ONLY_BROKER_CONFIGS) and k not in DYNAMIC_KEYS)
+        is no broker config (kipper's or Kafka's) passes, as in Kafka; one that Kafka
+        reconfigures at run time and kipper does not use is checked against its type and
+        stored, inert."""
+        static = sorted(k for k in configs if k not in DYNAMIC_KEYS and (
+            k in KEYS or (k in KAFKA_BROKER_CONFIGS and not KAFKA_BROKER_CONFIGS[k].dynamic)))
         if static:
             return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})"
         for name, value in configs.items():
-            if name not in DYNAMIC_KEYS:
+            kafka = KAFKA_BROKER_CONFIGS.get(name)
+            if name not in DYNAMIC_KEYS and kafka is None:
                 continue  # unknown: stored, read by nothing
             try:
-                DYNAMIC_KEYS[name].parse(value)
+                if name in DYNAMIC_KEYS:
+                    DYNAMIC_KEYS[name].parse(value)
+                else:
+                    parse_value(kafka.type, name, value)
             except (ConfigValueError, ConfigError) as exc:
                 message = str(exc)
                 if not message.startswith("Invalid value"):
@@ -155,8 +163,10 @@ class DynamicBrokerConfigs:
         return ErrorCode.NONE, None
 
     def unknown_names(self) -> set[str]:
-        """Names set dynamically that are no broker config (described as Kafka does)."""
-        return {n for layer in self.layers.values() for n in layer if n not in KEYS and n not in DYNAMIC_KEYS}
+        """Names set dynamically that are no broker config, kipper's or Kafka's (described
+        as Kafka does)."""
+        return {n for layer in self.layers.values() for n in layer
+                if n not in KEYS and n not in DYNAMIC_KEYS and n not in KAFKA_BROKER_CONFIGS}
 
     def current(self, resource_name: str) -> dict[str, str]:
         return dict(self.layers["" if resource_name == "" else self.node])

@@ -104,6 +104,12 @@ class GroupCoordinator:
         """DescribeGroups' row of a classic group (KIP-848 groups: consumer_describe)."""
         return self.classic.describe(group_id)
 
+    def offsets_topic(self) -> None:
+        """__consumer_offsets, made when a client first looks for a group coordinator, as
+        Kafka makes it (FindCoordinator), so Metadata lists it from then on."""
+        if self.journal is not None:
+            self.journal.topic()
+
     def recover(self, now: int) -> dict:
         """At start, with log.dirs: committed offsets and classic groups from
         __consumer_offsets (the shell runs it: broker/server.py). Counts for the log."""

@@ -48,10 +48,15 @@ class GroupJournal:
     def __init__(self, topics, *, num_partitions: int, segment_bytes: int):
         self.topics = topics
         self.num_partitions = num_partitions
-        self.configs = {"cleanup.policy": "compact", "segment.bytes": str(segment_bytes)}
+        # the configs Kafka gives the topic (GroupCoordinator's offsetsTopicConfigs)
+        self.configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                        "segment.bytes": str(segment_bytes)}
+
+    def topic(self):
+        return self.topics.internal(OFFSETS_TOPIC, self.num_partitions, self.configs)
 
     def _partition(self, group_id: str):
-        topic = self.topics.internal(OFFSETS_TOPIC, self.num_partitions, self.configs)
+        topic = self.topic()
         return topic.partitions[partition_for(group_id, len(topic.partitions))]
 
     def _append(self, group_id: str, kvs: list, now: int, *, producer_id: int = -1,

@@ -63,6 +63,10 @@ def _coordinator(key: str, key_type: int, ctx) -> dict:
 
 def handle_find_coordinator(req, ctx):
     key_type = req.get("key_type", GROUP)
+    if key_type == GROUP:  # Kafka makes the coordinators' topics when they are first looked for
+        ctx.engines.groups.offsets_topic()
+    elif key_type == TRANSACTION:
+        ctx.engines.txn.state_topic()
     if ctx.api_version >= 4:
         return {"throttle_time_ms": 0,
                 "coordinators": [_coordinator(k, key_type, ctx) for k in req.coordinator_keys]}

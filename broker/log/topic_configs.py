@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from kipper.broker.config_values import BROKER_CODECS
+from kipper.broker.config_values import BROKER_CODECS, java_double
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -36,9 +36,9 @@ def parse_value(type_: str, name: str, text: str):
     """Kafka's ConfigDef.parseType for the types topic and group configs use."""
     value = text.strip()
     try:
-        if type_ in ("int", "long"):
+        if type_ in ("short", "int", "long"):
             n = int(value)
-            lo, hi = (INT_MIN, INT_MAX) if type_ == "int" else (LONG_MIN, LONG_MAX)
+            lo, hi = {"short": (-2**15, 2**15 - 1), "int": (INT_MIN, INT_MAX)}.get(type_, (LONG_MIN, LONG_MAX))
             if not lo <= n <= hi:
                 raise ValueError
             return n
@@ -55,21 +55,6 @@ def parse_value(type_: str, name: str, text: str):
     if type_ == "list":
         return [item.strip() for item in value.split(",") if item.strip()]
     return value
-
-
-def java_double(value: float) -> str:
-    """A double as Java's Double.toString prints it (1.0, 0.5, 1.0E-4, 1.7976931348623157E308):
-    Kafka's tools and messages show config values that way."""
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0 or 1e-3 <= abs(value) < 1e7:
-        text = repr(value)  # the shortest digits that read back, as Java's
-        return text if "." in text else text + ".0"
-    exponent = int(f"{value:e}".split("e")[1])
-    digits = repr(abs(value)).split("e")[0].replace(".", "").strip("0")
-    return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:] or '0'}E{exponent}"
 
 
 def render(type_: str, value) -> str:

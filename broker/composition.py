@@ -43,6 +43,7 @@ from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
 from kipper.broker.producer_state.settings import ProducerStateSettings
+from kipper.broker.quorum import Quorum
 from kipper.broker.quota.service import ProducerIdQuotas
 from kipper.broker.security.service import Security
 from kipper.broker.share.index_file import IndexFilesInLogDirs
@@ -93,6 +94,7 @@ class Engines:
     share: ShareGroups
     txn: Transactions
     cleaner: LogCleaner
+    quorum: Quorum  # who leads the metadata log and the partitions (one node: this one)
 
     # --- what the broker serves -------------------------------------------------------------
 
@@ -311,6 +313,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
+        quorum=Quorum(config["node.id"], kept.cluster_id, topics, lambda: kept.advertised),
         txn=Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
                          offsets=offsets, groups=groups, journal=txn_journal, live=live))
 

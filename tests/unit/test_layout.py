@@ -211,7 +211,7 @@ FLOORS = (
     # partitions (the one write path), topics, topic configs, the transaction index
     {"log"},
     # the engines over partitions
-    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs"},
+    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs", "quorum"},
     # the composition root: every engine built once, one frozen Engines
     {"composition"},
     # handlers: (request, context) -> response

@@ -52,6 +52,29 @@ def parse_listeners(text: str, key: str = "listeners") -> tuple[Listener, ...]:
     return tuple(out)
 
 
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_set_text(items: list[str]) -> str:
+    """Java's HashSet<String>.toString of ``items`` added in this order ("[b, a]"): Kafka
+    prints sets of config names so, in its hash table's order."""
+    capacity = 16
+    while len(items) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(text: str) -> int:
+        h = java_string_hash(text) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    unique = list(dict.fromkeys(items))
+    return "[" + ", ".join(sorted(unique, key=lambda t: (bucket(t), unique.index(t)))) + "]"
+
+
 # --- value parsers ------------------------------------------------------------------
 
 def java_double(value: float) -> str:

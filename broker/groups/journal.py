@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import structlog
 
+from kipper.broker.config_values import java_string_hash
 from kipper.broker.log.partition import COORDINATOR
 from kipper.protocol import coordinator_records as cr
 from kipper.protocol import records
@@ -28,15 +29,6 @@ from kipper.protocol.coordinator_records import UnknownRecord
 log = structlog.get_logger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
-
-
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    data = text.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def partition_for(key: str, partitions: int) -> int:

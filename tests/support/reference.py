@@ -41,7 +41,9 @@ KAFKA_FEATURES = {"share.version": 1}
 # group.share.max.groups is seed 004's (10 by default); Kafka 4.4 has no such limit, and the suite
 # leaves many share groups with members behind
 KIPPER_ONLY = {"group.share.enable": "true", "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-               "group.share.max.groups": "100"}
+               "group.share.max.groups": "100",
+               # scripts/kafka_reference.py sets Kafka's node.id (KRaft needs one): kipper's is set alike
+               "node.id": "1"}
 
 
 @dataclass
@@ -116,6 +118,7 @@ def start_kipper(workdir: Path) -> BrokerProcess:
     overrides = {**SHARED, **KIPPER_ONLY, "config.dir": str(config_dir)}
     proc = BrokerProcess(overrides, port=port, listeners=listeners).start()
     proc.sasl_port = sasl_port
+    warm_up(proc.bootstrap)  # as Kafka's: the coordinators' topics made by their first FindCoordinator
     return proc
 
 

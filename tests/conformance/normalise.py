@@ -65,7 +65,7 @@ class Normaliser:
                 out[k] = self.field(k, v, obj)
             return out
         if isinstance(obj, list):
-            items = [self.response(v, key) for v in obj if not self._foreign(v)]
+            items = [self.response(v, key) for v in _by_name(key, [v for v in obj if not self._foreign(v)])]
             return _sorted(key, items)
         return obj
 
@@ -107,6 +107,22 @@ class Normaliser:
         entity = item.get("entity")  # a client-quota entry
         return isinstance(entity, list) and any(self._foreign(
             {"name": e.get("entity_name")}) for e in entity if isinstance(e, dict))
+
+
+def _by_name(key: str, items: list) -> list:
+    """A listing in undefined order put in the order of the field that names its elements,
+    before its ids are mapped: ids are named by first appearance, which must not depend on
+    the order a broker lists things in (the internal topics in Metadata)."""
+    fields = SORT_KEYS.get(key)
+    if not fields or not items or not all(isinstance(i, dict) for i in items):
+        return items
+    for f in fields:
+        if f in MAPPED:
+            continue
+        values = [i.get(f) for i in items]
+        if all(isinstance(v, (int, str)) for v in values) and len(set(values)) == len(values):
+            return [i for _, i in sorted(zip(values, items), key=lambda p: repr(p[0]))]
+    return items
 
 
 def _sorted(key: str, items: list) -> list | dict:

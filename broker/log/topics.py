@@ -196,8 +196,8 @@ class TopicManager:
         if not self.auto_create:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
         code, _, topic = self.create(name)
-        if code == ErrorCode.INVALID_TOPIC_EXCEPTION:
-            return code, None
+        if topic is None and code != ErrorCode.TOPIC_ALREADY_EXISTS:
+            return code, None  # a name Kafka refuses (invalid, colliding, its metadata log's)
         return ErrorCode.NONE, topic or self._topics.get(name)
 
     def partitions(self):

@@ -45,6 +45,7 @@ from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
 from kipper.broker.producer_state.settings import ProducerStateSettings
+from kipper.broker.quorum import Quorum
 from kipper.broker.quota.service import ProducerIdQuotas
 from kipper.broker.security.service import Security
 from kipper.broker.share.index_file import IndexFilesInLogDirs
@@ -99,6 +100,7 @@ class Engines:
     share: ShareGroups
     txn: Transactions
     cleaner: LogCleaner
+    quorum: Quorum  # who leads the metadata log and the partitions (one node: this one)
     # the Schema Registry (broker/schema_registry/), with schema.registry.listeners; None otherwise
     schema_registry: object | None = None
 
@@ -346,6 +348,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
+        quorum=Quorum(config["node.id"], kept.cluster_id, topics, lambda: kept.advertised),
         txn=Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
                          offsets=offsets, groups=groups, journal=txn_journal, live=live,
                          server_tv=lambda: kept.features.finalized_level(TRANSACTION_VERSION)),

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
     BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
-    cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map,
+    cleanup_policy, float_in, http_listener, int_in, java_double, mechanisms, parse_listeners, protocol_map,
     registry_listeners, string,
 )
 from kipper.broker.config_checks import check_consistency
@@ -55,8 +55,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Comma-separated NAME://host:port to listen on. Port 0 picks a free port."),
     Key("advertised.listeners", lambda s: parse_listeners(s, "advertised.listeners"), "",
         "Addresses given to clients in Metadata, per listener name. Empty: the bound addresses."),
-    Key("listener.security.protocol.map", protocol_map,
-        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+    Key("listener.security.protocol.map", protocol_map,  # in the order Kafka describes its default
+        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
         "Security protocol of each listener name."),
     Key("node.id", int_in(0, _INT32), 1, "This broker's id in Metadata and FindCoordinator."),
     Key("cluster.id", string, "kipper-cluster", "Cluster id reported in Metadata."),
@@ -387,6 +387,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
 
 def defaults_text(key: str) -> str:
     d = KEYS[key].default
+    if isinstance(d, float):
+        return java_double(d)
     return str(d).lower() if isinstance(d, bool) else str(d)
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from kipper.broker.config import KEYS
+from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, ConfigValueError, at_least, one_of, parse_value, render,
 )
@@ -104,14 +106,25 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
 )}
 
 
-def _within(key: str, lo_key: str, hi_key: str, hi_name: str | None = None):
-    """``hi_name``: Kafka's name of a bound kipper keeps under the seed's name."""
+def _bound(broker, key: str) -> int:
+    """A broker config bounding a group config: kipper's value, or Kafka's default for the
+    bounds of what kipper does not serve (streams groups)."""
+    return broker[key] if key in KEYS else int(KAFKA_BROKER_CONFIGS[key].default)
+
+
+def _within(key: str, lo_key: str, hi_key: str):
     def rule(values: dict, broker) -> str | None:
-        if values[key] < broker[lo_key]:
-            return f"{key} must be greater than or equal to {lo_key}"
-        if values[key] > broker[hi_key]:
-            return f"{key} must be less than or equal to {hi_name or hi_key}"
+        lo, hi = _bound(broker, lo_key), _bound(broker, hi_key)
+        if not lo <= values[key] <= hi:
+            return f"{key} must be in the range {lo} to {hi} inclusive."
         return None
+    return rule
+
+
+def _at_most(key: str, hi_key: str):
+    def rule(values: dict, broker) -> str | None:
+        hi = _bound(broker, hi_key)
+        return f"{key} must be less than or equal to {hi}" if values[key] > hi else None
     return rule
 
 
@@ -120,7 +133,7 @@ def _above(key: str, other: str):
                                    if values[key] <= values[other] else None)
 
 
-# Kafka's GroupConfig.validateValues, in its order
+# Kafka's GroupConfig.validateValues, in its order, with its messages
 RULES: list[Callable[[dict, object], str | None]] = [
     _within("consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms",
             "group.consumer.max.heartbeat.interval.ms"),
@@ -131,7 +144,7 @@ RULES: list[Callable[[dict, object], str | None]] = [
     _within("share.session.timeout.ms", "group.share.min.session.timeout.ms",
             "group.share.max.session.timeout.ms"),
     _within("share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms",
-            "group.share.record.lock.duration.max.ms", "group.share.max.record.lock.duration.ms"),
+            "group.share.record.lock.duration.max.ms"),
     _within("share.delivery.count.limit", "group.share.min.delivery.count.limit",
             "group.share.max.delivery.count.limit"),
     _within("share.partition.max.record.locks", "group.share.min.partition.max.record.locks",
@@ -140,10 +153,7 @@ RULES: list[Callable[[dict, object], str | None]] = [
             "group.streams.max.heartbeat.interval.ms"),
     _within("streams.session.timeout.ms", "group.streams.min.session.timeout.ms",
             "group.streams.max.session.timeout.ms"),
-    lambda values, broker: ("streams.num.standby.replicas must be less than or equal to "
-                            "group.streams.max.standby.replicas"
-                            if values["streams.num.standby.replicas"] > broker["group.streams.max.standby.replicas"]
-                            else None),
+    _at_most("streams.num.standby.replicas", "group.streams.max.standby.replicas"),
     _above("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
     _above("share.session.timeout.ms", "share.heartbeat.interval.ms"),
     _above("streams.session.timeout.ms", "streams.heartbeat.interval.ms"),
@@ -190,7 +200,7 @@ class GroupConfigs:
         """One key on its own: known, and a valid value (None: being removed)."""
         spec = GROUP_CONFIGS.get(key)
         if spec is None:
-            return f"unknown group config {key}"
+            return f"Unknown group config name: {key}"
         if value is not None:
             try:
                 spec.parse(value)

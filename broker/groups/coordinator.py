@@ -121,6 +121,12 @@ class GroupCoordinator:
         """DescribeGroups' row of a classic group (KIP-848 groups: consumer_describe)."""
         return self.classic.describe(group_id)
 
+    def offsets_topic(self) -> None:
+        """__consumer_offsets, made when a client first looks for a group coordinator, as
+        Kafka makes it (FindCoordinator), so Metadata lists it from then on."""
+        if self.journal is not None:
+            self.journal.topic()
+
     def recover(self, now: int) -> dict:
         """At start, with log.dirs: committed offsets and classic groups from
         __consumer_offsets (the shell runs it: broker/server.py). Counts for the log."""
@@ -292,26 +298,24 @@ class GroupCoordinator:
         """A group of any kind, or committed offsets (which make a simple group)."""
         return self.kind_of(group_id) is not None or self.offsets.has_group(group_id)
 
-    def delete_group(self, group_id: str, now: int) -> tuple[ErrorCode, str | None]:
+    def delete_group(self, group_id: str, now: int) -> ErrorCode:
         """Delete an empty group of any kind with its committed offsets (and, for a
-        share group, its share-partition state)."""
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID, "The group id must not be empty."
-        if not self._exists(group_id):
-            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+        share group, its share-partition state). Kafka's answer carries no message."""
+        if not self._exists(group_id):  # "" is a group id like another (Kafka)
+            return ErrorCode.GROUP_ID_NOT_FOUND
         kind = self.kind_of(group_id)
         if kind == CLASSIC:
             state = self.classic.groups[group_id].state
             if state == DEAD:
-                return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is in dead state."
+                return ErrorCode.GROUP_ID_NOT_FOUND
             if state != EMPTY:
-                return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+                return ErrorCode.NON_EMPTY_GROUP
         elif kind == CONSUMER and self.consumer.groups[group_id].members:
-            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+            return ErrorCode.NON_EMPTY_GROUP
         elif kind == SHARE and self.share.coordinator.groups[group_id].members:
-            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+            return ErrorCode.NON_EMPTY_GROUP
         elif kind == STREAMS and self.streams.groups[group_id].members:
-            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+            return ErrorCode.NON_EMPTY_GROUP
         self.offsets.delete_group(group_id, now)
         if kind == CLASSIC:
             self.classic.delete_group(group_id, now)
@@ -321,7 +325,7 @@ class GroupCoordinator:
             self.share.group_deleted(group_id)
         elif kind == STREAMS:
             self.streams.delete_group(group_id, now)
-        return ErrorCode.NONE, None
+        return ErrorCode.NONE
 
     def delete_offsets(self, group_id: str, topics, now: int) -> tuple[ErrorCode, list]:
         """OffsetDelete: ``topics`` are (name, [partition]); (top-level error,

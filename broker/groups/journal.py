@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import structlog
 
+from kipper.broker.config_values import java_string_hash
 from kipper.broker.log.partition import COORDINATOR
 from kipper.protocol import coordinator_records as cr
 from kipper.protocol import records
@@ -34,15 +35,6 @@ log = structlog.get_logger(__name__)
 OFFSETS_TOPIC = "__consumer_offsets"
 
 
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    data = text.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
 def partition_for(key: str, partitions: int) -> int:
     h = java_string_hash(key)
     return (0 if h == -(1 << 31) else abs(h)) % partitions  # Kafka's Utils.abs
@@ -52,10 +44,15 @@ class GroupJournal:
     def __init__(self, topics, *, num_partitions: int, segment_bytes: int):
         self.topics = topics
         self.num_partitions = num_partitions
-        self.configs = {"cleanup.policy": "compact", "segment.bytes": str(segment_bytes)}
+        # the configs Kafka gives the topic (GroupCoordinator's offsetsTopicConfigs)
+        self.configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                        "segment.bytes": str(segment_bytes)}
+
+    def topic(self):
+        return self.topics.internal(OFFSETS_TOPIC, self.num_partitions, self.configs)
 
     def _partition(self, group_id: str):
-        topic = self.topics.internal(OFFSETS_TOPIC, self.num_partitions, self.configs)
+        topic = self.topic()
         return topic.partitions[partition_for(group_id, len(topic.partitions))]
 
     def _append(self, group_id: str, kvs: list, now: int, *, producer_id: int = -1,

@@ -27,6 +27,7 @@ from kipper.broker.handlers.list_offsets import handle_list_offsets
 from kipper.broker.handlers.metadata import handle_metadata
 from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
 from kipper.broker.handlers.produce import handle_produce
+from kipper.broker.handlers.quorum import handle_describe_quorum, handle_elect_leaders
 from kipper.broker.handlers.producer_ids import handle_init_producer_id
 from kipper.broker.handlers.sasl import handle_sasl_authenticate, handle_sasl_handshake
 from kipper.broker.handlers.scram_credentials import (
@@ -86,6 +87,7 @@ HANDLERS = {
     36: handle_sasl_authenticate,
     37: handle_create_partitions,
     42: handle_delete_groups,
+    43: handle_elect_leaders,
     44: handle_incremental_alter_configs,
     47: handle_offset_delete,
     48: handle_describe_client_quotas,
@@ -93,6 +95,7 @@ HANDLERS = {
     50: handle_describe_user_scram_credentials,
     51: handle_alter_user_scram_credentials,
     57: handle_update_features,
+    55: handle_describe_quorum,
     60: handle_describe_cluster,
     61: handle_describe_producers,
     65: handle_describe_transactions,

@@ -97,7 +97,7 @@ def _preprocess(resources, incremental: bool) -> dict[int, Refused]:
 def _topic(engines, name: str, build, validate_only: bool) -> None:
     topic = engines.topics.get(name)
     if topic is None:
-        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
+        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
     view = engines.topic_configs
     new = build(topic.configs, TOPIC_CONFIGS, lambda key: view.value(topic.configs, key))
     problem = validate_topic_configs(new)
@@ -109,7 +109,7 @@ def _topic(engines, name: str, build, validate_only: bool) -> None:
 
 def _group(engines, name: str, build, validate_only: bool) -> None:
     if not name:
-        raise Refused(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        raise Refused(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
     store = engines.group_configs
     new = build(store.current(name), GROUP_CONFIGS)
     problem = store.check_all(new)

@@ -38,6 +38,12 @@ class Transactions:
         # server_tv: the finalized transaction.version (broker/features.py)
         self.coordinator = TransactionCoordinator(settings, producer_ids.allocate, journal, server_tv)
 
+    def state_topic(self) -> None:
+        """__transaction_state, made when a client first looks for a transaction
+        coordinator, as Kafka makes it (FindCoordinator)."""
+        if self.journal is not None:
+            self.journal.topic()
+
     def recover(self, now: int) -> int:
         """Restore every transactional id from __transaction_state and finish the
         transactions a stop left between Prepare* and Complete*. Open ones time out as

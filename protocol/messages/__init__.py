@@ -30,10 +30,12 @@ from kipper.protocol.messages.describe_configs import DESCRIBE_CONFIGS
 from kipper.protocol.messages.describe_groups import DESCRIBE_GROUPS
 from kipper.protocol.messages.describe_log_dirs import DESCRIBE_LOG_DIRS
 from kipper.protocol.messages.describe_producers import DESCRIBE_PRODUCERS
+from kipper.protocol.messages.describe_quorum import DESCRIBE_QUORUM
 from kipper.protocol.messages.describe_share_group_offsets import DESCRIBE_SHARE_GROUP_OFFSETS
 from kipper.protocol.messages.describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from kipper.protocol.messages.describe_transactions import DESCRIBE_TRANSACTIONS
 from kipper.protocol.messages.describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
+from kipper.protocol.messages.elect_leaders import ELECT_LEADERS
 from kipper.protocol.messages.end_txn import END_TXN
 from kipper.protocol.messages.fetch import FETCH
 from kipper.protocol.messages.get_telemetry_subscriptions import GET_TELEMETRY_SUBSCRIPTIONS
@@ -85,6 +87,7 @@ APIS: dict[int, Api] = {
         DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS,
         DESCRIBE_TOPIC_PARTITIONS, STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, UPDATE_FEATURES,
         GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, LIST_CONFIG_RESOURCES,
+        ELECT_LEADERS, DESCRIBE_QUORUM,
     )
 }
 

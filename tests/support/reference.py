@@ -46,7 +46,9 @@ KAFKA_FEATURES = {"share.version": 1}
 # leaves many share groups with members behind
 KIPPER_ONLY = {"group.share.enable": "true", "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
                "group.share.max.groups": "100",
-               "initial.feature.levels": ",".join(f"{k}={v}" for k, v in KAFKA_FEATURES.items())}
+               "initial.feature.levels": ",".join(f"{k}={v}" for k, v in KAFKA_FEATURES.items()),
+               # scripts/kafka_reference.py sets Kafka's node.id (KRaft needs one): kipper's is set alike
+               "node.id": "1"}
 
 
 @dataclass
@@ -154,6 +156,7 @@ def start_kipper(workdir: Path) -> BrokerProcess:
     proc = BrokerProcess(overrides, port=port, listeners=listeners).start()
     proc.sasl_port = sasl_port
     proc.metrics_url = metrics_url_of(proc)
+    warm_up(proc.bootstrap)  # as Kafka's: the coordinators' topics made by their first FindCoordinator
     return proc
 
 

@@ -212,7 +212,7 @@ FLOORS = (
     {"log"},
     # the engines over partitions
     {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs", "schema_registry",
-     "telemetry"},
+     "telemetry", "quorum"},
     # the composition root: every engine built once, one frozen Engines
     {"composition"},
     # handlers: (request, context) -> response

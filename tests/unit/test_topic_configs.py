@@ -67,9 +67,17 @@ def test_valid_lists_and_internal_segment_bytes_are_accepted():
     assert "internal.segment.bytes" not in describable()
 
 
-def test_null_values_are_refused_unless_the_caller_allows_them():
+def test_null_values_are_refused():
     assert "Null value" in validate_topic_configs({"retention.ms": None})
-    assert validate_topic_configs({"retention.ms": None}, allow_null=True) is None
+
+
+def test_create_topics_refuses_null_config_values_before_unknown_names_and_counts():
+    # Kafka: INVALID_CONFIG naming every null config, checked before the names and the counts
+    from kipper.broker.log.topics import TopicManager
+    topics = TopicManager(num_partitions=1, auto_create=False)
+    code, message, _ = topics.check_new("t", 0, 0, {"retention.ms": None, "no.such": "1", "segment.ms": None})
+    assert (code, message) == (ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: retention.ms,segment.ms")
+    assert "t" not in topics
 
 
 # --- values in effect ----------------------------------------------------------------------

@@ -10,7 +10,7 @@ import hmac
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import register
 from tests.conformance.scenarios import kit as k
-from tests.conformance.scenarios import features, quotas
+from tests.conformance.scenarios import admin_edges, features, quotas
 from tests.conformance.scenarios.streams import probe_describe, probe_heartbeat
 from tests.conformance.scenarios.share_probes import (
     _alter_share_offsets, _delete_share_offsets, _describe_share_offsets, _share_acknowledge, _share_describe,
@@ -397,8 +397,10 @@ PROBES = {
     20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 24: _add_partitions, 25: _add_offsets,
     26: _end_txn, 27: _write_txn_markers, 28: _txn_offset_commit, 29: _describe_acls, 30: _create_acls,
     31: _delete_acls, 32: _describe_configs, 33: _alter_configs, 35: _describe_log_dirs, 36: _sasl_authenticate,
-    37: _create_partitions, 42: _delete_groups, 44: _incremental_alter_configs, 47: _offset_delete,
+    37: _create_partitions, 42: _delete_groups, 43: admin_edges.elect_leaders_at,
+    44: _incremental_alter_configs, 47: _offset_delete,
     48: quotas.describe_at, 49: quotas.alter_at, 50: _describe_scram, 51: _alter_scram,
+    55: admin_edges.describe_quorum_at,
     60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions, 66: _list_transactions,
     68: _consumer_heartbeat, 69: _consumer_describe, 75: _describe_topic_partitions, 76: _share_heartbeat,
     77: _share_describe, 78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets,

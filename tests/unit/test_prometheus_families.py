@@ -148,9 +148,9 @@ def test_a_scraper_that_hangs_up_before_the_answer_is_not_an_error():
         scraper.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         scraper.close()  # gone before the answer
         with capture_logs() as logs:
-            server.httpd.RequestHandlerClass(ours, ("scraper", 0), server.httpd)
+            server.listener.httpd.RequestHandlerClass(ours, ("scraper", 0), server.listener.httpd)
     finally:
         ours.close()
-        server.httpd.server_close()
+        server.listener.httpd.server_close()
     assert [e["event"] for e in logs] == ["metrics_http_client_gone"]
     assert logs[0]["log_level"] == "debug"

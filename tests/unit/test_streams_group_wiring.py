@@ -203,7 +203,7 @@ def test_broker_and_group_configs_are_checked_as_kafka_checks_them():
     assert configs.check_all({"streams.num.standby.replicas": "3"}) == (
         "streams.num.standby.replicas must be less than or equal to 2")  # Kafka 4.4's words: the bound's value
     assert configs.check_all({"streams.session.timeout.ms": "1000"}) == (
-        "streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms")
+        "streams.session.timeout.ms must be in the range 45000 to 60000 inclusive.")
     assert configs.check_all({"streams.num.standby.replicas": "1"}) is None
 
 

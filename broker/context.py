@@ -13,7 +13,7 @@ from typing import Any
 from kipper.broker.security.authenticator import SaslAuthenticator
 
 
-@dataclass
+@dataclass(eq=False)
 class Session:
     """Per-connection state that outlives one request."""
 
@@ -33,6 +33,9 @@ class Session:
     # the connection sends file ranges with sendfile (plain TCP): Fetch then reads durable
     # segments as FileRegions (broker/storage/file_region.py), never their bytes
     zero_copy: bool = False
+    # ClientSoftwareName and ClientSoftwareVersion of its ApiVersions v3+ (KIP-511), which
+    # client-metrics subscriptions match on (KIP-714)
+    client_software: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)

@@ -52,6 +52,9 @@ class LogStorage(Protocol):
         of the segment holding ``offset`` with ``one_segment``). The chunks are buffers, or
         with ``regions`` a durable log's ``FileRegion``s for sendfile (storage/file_region.py)."""
 
+    def segment_index(self, offset: int) -> int:
+        """The number of the segment holding ``offset``: two offsets in one segment have one."""
+
     def batches_from(self, offset: int) -> Iterator[tuple[int, bytes]]:
         """(base offset, batch) from the batch holding ``offset`` on, oldest first."""
 

@@ -130,7 +130,8 @@ def main() -> None:
 def _line(got: dict) -> str:
     if "error" in got:
         return got["error"][:100]
-    return (f"{got['records_per_sec']:>10,.0f} rec/s  stalls {got['stalls']} ({got['stalled_s']:.2f} s)  "
+    return (f"{got['records_per_sec']:>10,.0f} rec/s  first {got.get('first_record_s', 0):.2f} s  "
+            f"stalls {got['stalls']} ({got['stalled_s']:.2f} s)  "
             f"broker {got.get('broker_cpu_s_per_million', 0):.3f} CPU-s/1M")
 
 

@@ -32,12 +32,15 @@ class _Clock:
         self.started = time.perf_counter()
         self.last = None
         self.got = 0
+        self.first = None  # seconds to the first record (a group's join, the first fetch)
         self.stalls: list[float] = []
 
     def add(self, k: int) -> None:
         if not k:
             return
         now = time.perf_counter()
+        if self.first is None:
+            self.first = now - self.started
         if self.last is not None and now - self.last > STALL_S:
             self.stalls.append(round(now - self.last, 3))
         self.last = now
@@ -52,11 +55,12 @@ class _Clock:
     def result(self, **extra) -> dict:
         elapsed = time.perf_counter() - self.started
         return {"records": self.got, "seconds": elapsed, "records_per_sec": self.got / elapsed,
-                "stalls": len(self.stalls), "stalled_s": round(sum(self.stalls), 3), **extra}
+                "stalls": len(self.stalls), "stalled_s": round(sum(self.stalls), 3),
+                "first_record_s": round(self.first or 0.0, 3), **extra}
 
 
 def rdkafka(bootstrap: str, topic: str, n: int, group: str | None = None,
-            settings: dict | None = None, start_evt=None) -> dict:
+            settings: dict | None = None, start_evt=None, logger=None) -> dict:
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     conf = {"bootstrap.servers": bootstrap, "group.id": f"bench-{os.getpid()}", "enable.auto.commit": False,
@@ -66,7 +70,7 @@ def rdkafka(bootstrap: str, topic: str, n: int, group: str | None = None,
     if start_evt is not None:
         start_evt.wait()
     clock = _Clock()
-    c = Consumer(conf)
+    c = Consumer(conf) if logger is None else Consumer(conf, logger=logger)  # librdkafka's log (debug=...)
     if group is None:
         c.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
     else:

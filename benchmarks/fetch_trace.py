@@ -33,34 +33,46 @@ from benchmarks.warm import in_process, warm
 TOPIC = "trace1"
 _RESPONSE = re.compile(r"Received FetchResponse \(v\d+, (\d+) bytes, CorrId \d+, rtt ([\d.]+)ms\)")
 _QUEUE_FULL = "Queue full"
+EMPTY_ANSWER = 200  # bytes: a Fetch answer without records is ~100
+
+
+class FetchLog(logging.Handler):
+    """librdkafka's debug log, tallied: each Fetch answer's size and round trip, and the
+    backoffs it took because its queue was full."""
+
+    def __init__(self):
+        super().__init__()
+        self.sizes: list[int] = []
+        self.rtts: list[float] = []
+        self.backoffs = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        found = _RESPONSE.search(text)
+        if found:
+            self.sizes.append(int(found[1]))
+            self.rtts.append(float(found[2]))
+        elif "Fetch backoff for" in text and _QUEUE_FULL in text:
+            self.backoffs += 1
+
+    def summary(self, records: int) -> dict:
+        answers = [s for s in self.sizes if s > EMPTY_ANSWER]
+        return {"fetch_answers": len(answers),
+                "bytes_per_answer": statistics.median(answers) if answers else 0,
+                "records_per_answer": round(records / len(answers)) if answers else 0,
+                "rtt_ms_median": statistics.median(self.rtts) if self.rtts else 0,
+                "rtt_ms_mean": round(statistics.fmean(self.rtts), 2) if self.rtts else 0,
+                "queue_full_backoffs": self.backoffs}
 
 
 def traced(bootstrap: str, topic: str, n: int) -> dict:
     """Reads ``n`` records of partition 0 with librdkafka's defaults; what its log showed."""
-    sizes, rtts, backoffs = [], [], 0
-
-    class Tally(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            nonlocal backoffs
-            line = record.getMessage()
-            found = _RESPONSE.search(line)
-            if found:
-                sizes.append(int(found[1]))
-                rtts.append(float(found[2]))
-            elif "Fetch backoff for" in line and _QUEUE_FULL in line:
-                backoffs += 1
-
+    tally = FetchLog()
     log = logging.getLogger(f"fetch-trace-{topic}")
     log.setLevel(logging.DEBUG)
-    log.addHandler(Tally())
+    log.addHandler(tally)
     result = consumers.rdkafka(bootstrap, topic, n, None, {"debug": "fetch,protocol"}, logger=log)
-    answers = [s for s in sizes if s > 200]  # an empty answer is ~100 bytes
-    return {**result, "fetch_answers": len(answers),
-            "bytes_per_answer": statistics.median(answers) if answers else 0,
-            "records_per_answer": round(result["records"] / len(answers)) if answers else 0,
-            "rtt_ms_median": statistics.median(rtts) if rtts else 0,
-            "rtt_ms_mean": round(statistics.fmean(rtts), 2) if rtts else 0,
-            "queue_full_backoffs": backoffs}
+    return {**result, **tally.summary(result["records"])}
 
 
 def line(name: str, got: dict) -> str:

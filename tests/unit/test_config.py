@@ -182,6 +182,8 @@ def test_all_unknown_keys_are_named_sorted():
 INT_RANGES = [
     ("node.id", 0, _INT32),
     ("socket.request.max.bytes", 1024, _INT32),
+    ("socket.send.buffer.bytes", -1, _INT32),
+    ("socket.receive.buffer.bytes", -1, _INT32),
     ("num.partitions", 1, 100000),
     ("message.max.bytes", 0, _INT32),
     ("retention.ms", -1, _INT64),

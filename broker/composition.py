@@ -25,6 +25,10 @@ import structlog
 
 from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
+from kipper.broker.cluster.controller import Controller, ControllerSettings
+from kipper.broker.cluster.controller_topics import ControllerTopics
+from kipper.broker.cluster.metadata_log import MetadataLog
+from kipper.broker.cluster.node import ClusterNode, NodeSettings, ProducerIdBlocks
 from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
@@ -58,6 +62,25 @@ from kipper.protocol.messages import APIS
 log = structlog.get_logger(__name__)
 
 Clock = Callable[[], int]
+
+# The APIs of a cluster's nodes (docs/CLUSTER.md): the controller alone serves the brokers'
+# requests (BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds); brokers
+# forward the cluster's admin requests to it (UnregisterBroker, reassignments); the
+# controller answers those, ApiVersions, the metadata log's Fetch and the topic admin APIs
+CONTROLLER_ONLY_APIS = frozenset({62, 63, 56, 67})
+CLUSTER_APIS = frozenset({64, 45, 46, 43})
+CONTROLLER_APIS = frozenset({18, 1, 19, 20, 32, 33, 37, 44, 60}) | CONTROLLER_ONLY_APIS | CLUSTER_APIS
+
+
+def served_apis(config: BrokerConfig) -> frozenset[int]:
+    """The APIs a node serves and advertises, by its role (process.roles) and whether it
+    serves share groups (group.share.enable)."""
+    role = config["process.roles"]
+    if role == "controller":
+        return CONTROLLER_APIS
+    keys = frozenset(k for k in APIS if config["group.share.enable"] or k not in SHARE_API_KEYS)
+    keys -= CONTROLLER_ONLY_APIS
+    return keys if role == "broker" else keys - CLUSTER_APIS
 
 
 def now_ms() -> int:
@@ -93,6 +116,10 @@ class Engines:
     share: ShareGroups
     txn: Transactions
     cleaner: LogCleaner
+    # a cluster's node (docs/CLUSTER.md): a broker's view of the cluster and its replicas, or the
+    # controller; both None on one node
+    cluster: ClusterNode | None = None
+    controller: Controller | None = None
 
     # --- what the broker serves -------------------------------------------------------------
 
@@ -134,9 +161,7 @@ class Engines:
     def delete_topic(self, topic: Topic) -> None:
         """The topic's Partitions go with everything they own (log, producer state,
         transaction index); committed offsets and share-group state for it go too."""
-        self.topics.delete(topic.name)
-        self.offsets.delete_topic(topic.name)
-        self.share.topic_deleted(topic.name)
+        _topic_deleter(self.topics, self.offsets, self.share)(topic)
 
     def apply_retention(self, now: int) -> int:
         """Time and size retention over every partition of a topic whose cleanup.policy
@@ -204,6 +229,8 @@ class Engines:
         log.dirs, delete the directories and start again instead."""
         if self.storage is not None:
             raise RuntimeError("reset() needs an in-memory broker (log.dirs is set)")
+        if self.cluster is not None or self.controller is not None:
+            raise RuntimeError("reset() is for a one-node broker, not a node of a cluster")
         self.quotas.forget_producers()
         engines = _engines(self.config, self.clock, kept=self, metadata=MetadataStore(),
                            producer_ids=ProducerIdManager(self.producer_ids.next_id))
@@ -247,9 +274,10 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
                  refusals=RefusedBatches(),
                  security=Security(config, config_dir), acls=Acls(config, config_dir),
                  quotas=ProducerIdQuotas(config, config_dir))
-    engines = _engines(config, clock, kept=kept, metadata=metadata,
-                       producer_ids=ProducerIdManager(metadata.producer_id_block_end,
-                                                      reserve=metadata.reserve_producer_ids))
+    blocks = ProducerIdBlocks() if config["process.roles"] == "broker" else None  # from the controller
+    producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids) \
+        if blocks is None else ProducerIdManager(0, reserve=blocks.take)
+    engines = _engines(config, clock, kept=kept, metadata=metadata, producer_ids=producer_ids, id_blocks=blocks)
     engines.metrics.provide(engines.providers())
     return engines
 
@@ -270,7 +298,7 @@ class _Kept:
 
 
 def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metadata: MetadataStore,
-             producer_ids: ProducerIdManager) -> Engines:
+             producer_ids: ProducerIdManager, id_blocks: ProducerIdBlocks | None = None) -> Engines:
     """``kept``'s engines with new ones that hold topics, groups, producer state and
     transactions: what ``build_engines`` builds once and ``Engines.reset`` builds again.
     The new engines read the broker config with the dynamic broker configs over it (``live``)."""
@@ -282,9 +310,16 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
     partitions = InMemoryPartitions(producer_settings, appends.notify, live)
     if storage is not None:
         partitions = DurablePartitions(storage, live, producer_settings, appends.notify, clock)
-    topics = TopicManager(num_partitions=config["num.partitions"],
-                          auto_create=config["auto.create.topics.enable"],
-                          partitions=partitions, metadata=metadata)
+    role = config["process.roles"]
+    if role == "controller":
+        topics = ControllerTopics(ControllerSettings.from_config(config), MetadataLog(notify=appends.notify),
+                                  clock, num_partitions=config["num.partitions"],
+                                  auto_create=config["auto.create.topics.enable"], partitions=partitions,
+                                  metadata=metadata)
+    else:
+        topics = TopicManager(node_id=config["node.id"], num_partitions=config["num.partitions"],
+                              auto_create=config["auto.create.topics.enable"], partitions=partitions,
+                              metadata=metadata)
     group_journal = GroupJournal(topics, num_partitions=config["offsets.topic.num.partitions"],
                                  segment_bytes=config["offsets.topic.segment.bytes"])
     offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000, journal=group_journal)
@@ -302,9 +337,13 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                               migration_policy=config["group.consumer.migration.policy"])
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
+    cluster = ClusterNode(NodeSettings.from_config(config), topics, clock,
+                          on_delete=_topic_deleter(topics, offsets, share), id_blocks=id_blocks) \
+        if role == "broker" else None
     return Engines(
         config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
-        api_keys=frozenset(k for k in APIS if config["group.share.enable"] or k not in SHARE_API_KEYS),
+        api_keys=served_apis(config),
+        cluster=cluster, controller=topics.controller if role == "controller" else None,
         advertised=kept.advertised, storage=storage, dynamic_configs=kept.dynamic_configs,
         topic_configs=TopicConfigView(kept.dynamic_configs), metrics=kept.metrics, refusals=kept.refusals,
         security=kept.security, acls=kept.acls, quotas=kept.quotas,
@@ -315,4 +354,13 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                          offsets=offsets, groups=groups, journal=txn_journal, live=live))
 
 
-__all__ = ["Engines", "build_engines", "log_dirs", "now_ms"]
+def _topic_deleter(topics, offsets, share) -> Callable[[Topic], None]:
+    """Deleting a topic: its partitions, and the committed offsets and share-group state for it."""
+    def delete(topic: Topic) -> None:
+        topics.delete(topic.name)
+        offsets.delete_topic(topic.name)
+        share.topic_deleted(topic.name)
+    return delete
+
+
+__all__ = ["Engines", "build_engines", "log_dirs", "now_ms", "served_apis"]

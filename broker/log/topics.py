@@ -48,8 +48,15 @@ class Topic:
 
 
 class TopicManager:
+    """The registry of one node. On one node it makes topics itself; in a cluster the
+    controller's subclass (broker/cluster/controller_topics.py) makes them through the
+    metadata log, and every node's registry follows the log (``adopt``,
+    broker/cluster/mirror.py)."""
+
     def __init__(self, *, num_partitions: int, auto_create: bool,
-                 partitions: PartitionFactory | None = None, metadata: MetadataStore | None = None):
+                 partitions: PartitionFactory | None = None, metadata: MetadataStore | None = None,
+                 node_id: int = 1):
+        self.node_id = node_id
         self.num_partitions = num_partitions
         self.factory = partitions or InMemoryPartitions()
         self.metadata = metadata or MetadataStore()
@@ -75,6 +82,19 @@ class TopicManager:
             return None
         return topic.partitions[index]
 
+    def registered_brokers(self) -> list[int]:
+        """The brokers a manual replica assignment may name: this one."""
+        return [self.node_id]
+
+    def replication_factor(self, topic: Topic) -> int:
+        return 1
+
+    def check_replication_factor(self, replication_factor: int) -> tuple[ErrorCode, str | None]:
+        if replication_factor not in (-1, 1):
+            return (ErrorCode.INVALID_REPLICATION_FACTOR,
+                    f"Replication factor {replication_factor} is larger than the 1 available broker.")
+        return ErrorCode.NONE, None
+
     def check_new(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                   configs: dict[str, str | None] | None = None) -> tuple[ErrorCode, str | None, int]:
         """May this topic be created? (error, message, partition count with the default applied)."""
@@ -87,16 +107,18 @@ class TopicManager:
             num_partitions = self.num_partitions
         if num_partitions <= 0 or num_partitions > 100000:
             return ErrorCode.INVALID_PARTITIONS, "Number of partitions must be between 1 and 100000.", 0
-        if replication_factor not in (-1, 1):
-            return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Replication factor {replication_factor} is larger than the 1 available broker.", 0)
+        code, message = self.check_replication_factor(replication_factor)
+        if code != ErrorCode.NONE:
+            return code, message, 0
         problem = validate_topic_configs(dict(configs or {}), allow_null=True)
         if problem:
             return ErrorCode.INVALID_CONFIG, problem, 0
         return ErrorCode.NONE, None, num_partitions
 
     def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
-               configs: dict[str, str] | None = None) -> tuple[ErrorCode, str | None, Topic | None]:
+               configs: dict[str, str] | None = None,
+               assignments: list[list[int]] | None = None) -> tuple[ErrorCode, str | None, Topic | None]:
+        """A new topic (``assignments``: its replica lists, all this node's here)."""
         code, message, num_partitions = self.check_new(name, num_partitions, replication_factor, configs)
         if code != ErrorCode.NONE:
             return code, message, None
@@ -121,6 +143,12 @@ class TopicManager:
                       bool(t.get("internal")), persist=False)
         return self.all()
 
+    def adopt(self, name: str, topic_id: uuid.UUID, num_partitions: int, configs: dict[str, str],
+              internal: bool = False) -> Topic:
+        """A topic the cluster's metadata log created (broker/cluster/mirror.py): made here
+        as the log says, the log being what keeps it."""
+        return self._add(name, topic_id, num_partitions, dict(configs), internal, persist=False)
+
     def internal(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
         """An internal topic (__consumer_offsets, __transaction_state), made on first use."""
         topic = self._topics.get(name)
@@ -130,6 +158,9 @@ class TopicManager:
 
     def update_configs(self, topic: Topic, configs: dict[str, str]) -> None:
         """Replace a topic's configs (already validated); persisted, and given to its storage."""
+        self.adopt_configs(topic, configs)
+
+    def adopt_configs(self, topic: Topic, configs: dict[str, str]) -> None:
         topic.configs.clear()
         topic.configs.update(configs)
         topic.config_epoch += 1
@@ -142,8 +173,12 @@ class TopicManager:
         for topic in self._topics.values():
             self.factory.reconfigure(topic)
 
-    def add_partitions(self, topic: Topic, count: int) -> list[Partition]:
+    def add_partitions(self, topic: Topic, count: int,
+                       assignments: list[list[int]] | None = None) -> list[Partition]:
         """Grow ``topic`` to ``count`` partitions (already validated); persisted first."""
+        return self.adopt_partitions(topic, count)
+
+    def adopt_partitions(self, topic: Topic, count: int) -> list[Partition]:
         old = len(topic.partitions)
         topic.partitions.extend([None] * (count - old))
         self.metadata.put_topic(topic)
@@ -170,6 +205,9 @@ class TopicManager:
 
     def delete(self, name: str) -> ErrorCode:
         """Remove a topic; its Partitions go with everything they own."""
+        return self.forget(name)
+
+    def forget(self, name: str) -> ErrorCode:
         topic = self._topics.pop(name, None)
         if topic is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -59,6 +59,15 @@ from kipper.protocol.messages.share_group_heartbeat import SHARE_GROUP_HEARTBEAT
 from kipper.protocol.messages.sync_group import SYNC_GROUP
 from kipper.protocol.messages.txn_offset_commit import TXN_OFFSET_COMMIT
 from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
+from kipper.protocol.messages.allocate_producer_ids import ALLOCATE_PRODUCER_IDS
+from kipper.protocol.messages.alter_partition import ALTER_PARTITION
+from kipper.protocol.messages.alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
+from kipper.protocol.messages.broker_heartbeat import BROKER_HEARTBEAT
+from kipper.protocol.messages.broker_registration import BROKER_REGISTRATION
+from kipper.protocol.messages.elect_leaders import ELECT_LEADERS
+from kipper.protocol.messages.list_partition_reassignments import LIST_PARTITION_REASSIGNMENTS
+from kipper.protocol.messages.offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
+from kipper.protocol.messages.unregister_broker import UNREGISTER_BROKER
 from kipper.protocol.schema import Api
 
 APIS: dict[int, Api] = {
@@ -78,6 +87,10 @@ APIS: dict[int, Api] = {
         DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
         DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS,
         DESCRIBE_TOPIC_PARTITIONS,
+        # a cluster's APIs (docs/CLUSTER.md)
+        OFFSET_FOR_LEADER_EPOCH, BROKER_REGISTRATION, BROKER_HEARTBEAT, ALTER_PARTITION,
+        ALLOCATE_PRODUCER_IDS, UNREGISTER_BROKER, ALTER_PARTITION_REASSIGNMENTS,
+        LIST_PARTITION_REASSIGNMENTS, ELECT_LEADERS,
     )
 }
 

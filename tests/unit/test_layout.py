@@ -202,7 +202,7 @@ def test_a_string_keyed_hook_would_be_found():
 FLOORS = (
     # what every floor reads: config (kipper's and Kafka's names), logging set-up, counters, wake-ups, the state-machine helper
     {"config", "config_checks", "config_values", "kafka_broker_configs", "logging_setup", "metrics", "notify",
-     "transitions"},
+     "outbox", "transitions"},
     # bytes on disk or in memory: segments, indexes, the in-memory log, log.dirs, metadata
     {"storage"},
     # idempotent-producer state, which each partition owns (as Kafka's UnifiedLog owns its
@@ -211,13 +211,13 @@ FLOORS = (
     # partitions (the one write path), topics, topic configs, the transaction index
     {"log"},
     # the engines over partitions
-    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs"},
+    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs", "cluster"},
     # the composition root: every engine built once, one frozen Engines
     {"composition"},
     # handlers: (request, context) -> response
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus"},
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "peers", "lifecycle", "fetcher"},
     # the command
     {"main", "__main__"},
 )

@@ -1,0 +1,171 @@
+"""A three-broker kipper cluster (kipper.cluster.EmbeddedCluster: a controller and three
+broker processes) answering as a Kafka cluster does: every broker in Metadata, leaders
+spread, NOT_LEADER_OR_FOLLOWER naming the leader (KIP-951), min.insync.replicas refusals,
+ISR changes seen in Metadata and DescribeTopicPartitions, leaders moved on request, and
+acknowledged records that survive SIGKILLed brokers, read back exactly once and in order
+(docs/CLUSTER.md). Bounded: a few thousand records, one cluster for the module."""
+
+from __future__ import annotations
+
+import collections
+import time
+
+import pytest
+
+from kipper.client import admin
+from kipper.client.blocking import BlockingConnection, connect_any
+from kipper.client.producer_requests import produce
+from kipper.cluster import EmbeddedCluster
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode
+from kipper.protocol.messages import APIS
+from kipper.testing import unique_name
+
+# failures seen within a second or two
+QUICK = {"broker.session.timeout.ms": "1500", "broker.heartbeat.interval.ms": "100",
+         "replica.lag.time.max.ms": "3000", "replica.fetch.wait.max.ms": "200"}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with EmbeddedCluster(3, QUICK) as c:
+        yield c
+
+
+@pytest.fixture
+def whole(cluster):
+    """The cluster with its three brokers running again after the test."""
+    yield cluster
+    for node_id, node in cluster.brokers.items():
+        if not node.running:
+            cluster.start_broker(node_id)
+
+
+def create(cluster, partitions: int, rf: int, configs=None, assignments=None) -> str:
+    name = unique_name("cluster")
+    with connect_any(cluster.bootstrap_servers) as conn:
+        topic = admin.NewTopic(name, partitions if not assignments else -1, rf if not assignments else -1,
+                               configs or {}, assignments=assignments)
+        result = admin.create_topics(conn, [topic]).topics[0]
+    assert result.error_code == 0, result.error_message
+    return name
+
+
+def connect(cluster, node_id: int) -> BlockingConnection:
+    return BlockingConnection("127.0.0.1", cluster.brokers[node_id].port)
+
+
+def batch(n: int = 1) -> bytes:
+    return records.build_batch([(b"k", b"v%d" % i) for i in range(n)])
+
+
+def test_metadata_names_every_broker_and_spreads_the_leaders(cluster):
+    name = create(cluster, 6, 1)
+    answers = []
+    for node_id in (1, 2, 3):
+        with connect(cluster, node_id) as conn:
+            answers.append(admin.metadata(conn, [name]))
+    for answer in answers:
+        assert sorted(b.node_id for b in answer.brokers) == [1, 2, 3]
+        assert answer.controller_id in (1, 2, 3)
+    leaders = [sorted((p.partition_index, p.leader_id) for p in a.topics[0].partitions) for a in answers]
+    assert leaders[0] == leaders[1] == leaders[2]
+    assert {leader for _, leader in leaders[0]} == {1, 2, 3}
+
+
+def test_a_broker_that_does_not_lead_names_the_leader(cluster):
+    name = create(cluster, 1, 3, assignments=[[1, 2, 3]])
+    with connect(cluster, 2) as conn:
+        answer = produce(conn, {(name, 0): batch()}, acks=1, version=10)  # KIP-951's fields
+    row = answer.responses[0].partition_responses[0]
+    assert row.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+    assert (row.current_leader.leader_id, row.current_leader.leader_epoch) == (1, 0)
+    [endpoint] = answer.node_endpoints
+    assert (endpoint.node_id, endpoint.port) == (1, cluster.brokers[1].port)
+    with connect(cluster, 1) as conn:
+        row = produce(conn, {(name, 0): batch()}, acks=-1).responses[0].partition_responses[0]
+    assert (row.error_code, row.base_offset) == (0, 0)
+
+
+def _isr(cluster, name: str) -> list[int]:
+    return sorted(cluster.describe(name)[0].isr_nodes)
+
+
+def test_min_insync_replicas_refuses_acks_all_and_the_isr_comes_back(whole):
+    cluster = whole
+    name = create(cluster, 1, 3, {"min.insync.replicas": "2"}, assignments=[[1, 2, 3]])
+    cluster.kill(2)
+    cluster.kill(3)
+    cluster.wait_until(lambda: _isr(cluster, name) == [1], 30, "the ISR to shrink to the leader")
+    with connect(cluster, 1) as conn:
+        refused = produce(conn, {(name, 0): batch()}, acks=-1).responses[0].partition_responses[0]
+        taken = produce(conn, {(name, 0): batch()}, acks=1).responses[0].partition_responses[0]
+        described = conn.request(75, {"topics": [{"name": name}], "response_partition_limit": 10})
+    assert refused.error_code == ErrorCode.NOT_ENOUGH_REPLICAS
+    assert taken.error_code == 0
+    assert list(described.topics[0].partitions[0].isr_nodes) == [1]
+    cluster.start_broker(2)
+    cluster.start_broker(3)
+    cluster.wait_until(lambda: _isr(cluster, name) == [1, 2, 3], 30, "the followers to rejoin the ISR")
+    with connect(cluster, 1) as conn:
+        row = produce(conn, {(name, 0): batch()}, acks=-1).responses[0].partition_responses[0]
+    assert (row.error_code, row.base_offset) == (0, 1)
+
+
+def test_a_leader_moves_on_request_and_the_old_one_refuses(cluster):
+    name = create(cluster, 1, 3, assignments=[[1, 2, 3]])
+    before = cluster.describe(name)[0]
+    cluster.move_leader(name, 0, 3)
+    after = cluster.describe(name)[0]
+    assert after.leader_id == 3 and after.leader_epoch > before.leader_epoch
+    with connect(cluster, 1) as conn:
+        row = produce(conn, {(name, 0): batch()}, acks=1, version=10).responses[0].partition_responses[0]
+    assert row.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER and row.current_leader.leader_id == 3
+    with connect(cluster, 3) as conn:
+        ends = conn.request(23, {"replica_id": -1, "topics": [{"topic": name, "partitions": [
+            {"partition": 0, "current_leader_epoch": after.leader_epoch, "leader_epoch": before.leader_epoch}]}]})
+    row = ends.topics[0].partitions[0]
+    assert (row.error_code, row.leader_epoch, row.end_offset) == (0, before.leader_epoch, 0)
+
+
+def test_acknowledged_records_survive_killed_brokers_exactly_once_in_order(whole):
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    cluster = whole
+    name = create(cluster, 3, 3, {"min.insync.replicas": "2"})
+    acked = collections.defaultdict(list)
+    failed = collections.Counter()
+
+    def delivered(err, msg):
+        if err is None:
+            acked[msg.partition()].append((msg.offset(), msg.value()))
+        else:
+            failed[err.name()] += 1
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "enable.idempotence": True, "acks": "all",
+                         "linger.ms": 5, "message.timeout.ms": 60000, "topic.metadata.refresh.interval.ms": 500,
+                         "log_level": 0})
+    total, kills = 6000, [2, 1, 3]
+    for i in range(total):
+        producer.produce(name, key=b"%d" % (i % 7), value=b"%d" % i, on_delivery=delivered)
+        producer.poll(0)
+        if i and i % (total // (len(kills) + 1)) == 0 and kills:
+            producer.flush(30)
+            victim = kills.pop(0)
+            cluster.kill(victim)
+            time.sleep(0.3)  # records go on into the fenced broker's partitions meanwhile
+            cluster.start_broker(victim)
+    assert producer.flush(60) == 0
+    assert not failed and sum(map(len, acked.values())) == total
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": unique_name("check"),
+                         "enable.auto.commit": False, "log_level": 0})
+    consumer.assign([TopicPartition(name, p, 0) for p in range(3)])
+    read = collections.defaultdict(list)
+    deadline = time.monotonic() + 30
+    while sum(map(len, read.values())) < total and time.monotonic() < deadline:
+        m = consumer.poll(0.5)
+        if m is not None and not m.error():
+            read[m.partition()].append((m.offset(), m.value()))
+    consumer.close()
+    for p in range(3):
+        assert read[p] == sorted(acked[p]), f"partition {p}: every acknowledged record once, in order"

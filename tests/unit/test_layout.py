@@ -217,7 +217,7 @@ FLOORS = (
     # handlers: (request, context) -> response
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "peers", "lifecycle", "fetcher"},
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults", "peers", "lifecycle", "fetcher"},
     # the command
     {"main", "__main__"},
 )

@@ -1,24 +1,22 @@
 """A kipper cluster on loopback: one controller and N broker processes (docs/CLUSTER.md).
 
 ``EmbeddedCluster`` is the supervisor ``kipper cluster`` runs and the ``kafka_cluster``
-fixture uses: it picks a port per node, starts ``python -m kipper broker`` with
-``process.roles`` for each, waits until every broker is registered and unfenced, and can
-stop (SIGTERM: a controlled shutdown), kill (SIGKILL), start again, add and remove brokers,
-and move leaders through Kafka's own admin requests (AlterPartitionReassignments,
-ElectLeaders). Every node logs to its own file (``log_text``).
+fixture uses: it picks a port per node, starts each node as an ``EmbeddedBroker`` in its own
+process (forked ready by the test zygote, kipper/testing/) with ``process.roles``, waits until
+every broker is registered and unfenced, and can stop (a controlled shutdown), kill
+(SIGKILL), start again, add and remove brokers, inject faults into one broker's answers
+(``faults(id)``), and move leaders through Kafka's own admin requests
+(AlterPartitionReassignments, ElectLeaders). Every node logs to its own file (``log_text``).
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
+
+from kipper.testing import EmbeddedBroker
 
 __all__ = ["EmbeddedCluster"]
 
@@ -35,42 +33,36 @@ def free_port() -> int:
 
 
 class Node:
-    """One process of the cluster: its id, port, properties and log file."""
+    """One process of the cluster: its id, port and properties, and the EmbeddedBroker that
+    runs it while it is up."""
 
-    def __init__(self, node_id: int, port: int, overrides: dict[str, str], log_path: Path, python: str):
+    def __init__(self, node_id: int, port: int, overrides: dict[str, str]):
         self.node_id = node_id
         self.port = port
         self.overrides = overrides
-        self.log_path = log_path
-        self.python = python
-        self.proc: subprocess.Popen | None = None
+        self.broker: EmbeddedBroker | None = None
+        self.logs: list[str] = []  # what earlier runs logged
 
     @property
     def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self.broker is not None and self.broker.running
 
-    def start(self) -> None:
-        cmd = [self.python, "-m", "kipper", "broker"]
-        for k, v in self.overrides.items():
-            cmd += ["--override", f"{k}={v}"]
-        log = open(self.log_path, "ab")
-        try:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=dict(os.environ, PYTHONUNBUFFERED="1"),
-                                         start_new_session=True)
-        finally:
-            log.close()
+    def start(self, timeout: float) -> None:
+        self.broker = EmbeddedBroker(self.overrides, mode="process", start_timeout=timeout).start()
 
-    def signal(self, sig: int, wait: float = 15.0) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(wait)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+    def stop(self) -> None:
+        if self.broker is not None and self.broker.running:
+            self.logs.append(self.broker.log_text())
+            self.broker.stop()
+
+    def kill(self) -> None:
+        if self.broker is not None and self.broker.running:
+            self.logs.append(self.broker.log_text())
+            self.broker.kill()
+
+    def log_text(self) -> str:
+        current = self.broker.log_text() if self.running else ""
+        return "".join(self.logs) + current
 
 
 class EmbeddedCluster:
@@ -80,7 +72,7 @@ class EmbeddedCluster:
 
     def __init__(self, brokers: int = 3, overrides: Mapping[str, Any] | None = None, *,
                  controller_overrides: Mapping[str, Any] | None = None, log_dirs: str | Path | None = None,
-                 first_port: int | None = None, start_timeout: float = 60.0, python: str | None = None):
+                 first_port: int | None = None, start_timeout: float = 60.0):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.count = brokers
@@ -89,8 +81,6 @@ class EmbeddedCluster:
         self.log_dirs = Path(log_dirs) if log_dirs else None
         self.first_port = first_port
         self.start_timeout = start_timeout
-        self.python = python or sys.executable
-        self.work = Path(tempfile.mkdtemp(prefix="kipper-cluster-"))
         self.controller: Node | None = None
         self.brokers: dict[int, Node] = {}
 
@@ -108,7 +98,7 @@ class EmbeddedCluster:
                  "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller.port}"}
         if self.log_dirs is not None:
             props["log.dirs"] = str(self.log_dirs / f"broker-{node_id}")
-        return Node(node_id, port, props, self.work / f"broker-{node_id}.log", self.python)
+        return Node(node_id, port, props)
 
     def start(self) -> EmbeddedCluster:
         """Returns once every broker is registered, unfenced and knows every other."""
@@ -117,23 +107,22 @@ class EmbeddedCluster:
                  "node.id": str(CONTROLLER_ID), "listeners": f"PLAINTEXT://127.0.0.1:{port}"}
         if self.log_dirs is not None:
             props["log.dirs"] = str(self.log_dirs / "controller")
-        self.controller = Node(CONTROLLER_ID, port, props, self.work / "controller.log", self.python)
-        self.controller.start()
+        self.controller = Node(CONTROLLER_ID, port, props)
+        self.controller.start(self.start_timeout)
         for node_id in range(1, self.count + 1):
             node = self.brokers[node_id] = self._broker_node(node_id, self._port(node_id))
-            node.start()
+            node.start(self.start_timeout)
         self.wait_until(lambda: self._all_see(set(self.brokers)), self.start_timeout, "the brokers to register")
         return self
 
     def stop(self) -> None:
-        """Every broker stops (controlled shutdowns), then the controller."""
-        for node in self.brokers.values():
-            if node.running:
-                node.proc.send_signal(signal.SIGTERM)
-        for node in self.brokers.values():
-            node.signal(signal.SIGTERM)
+        """Every broker stops (controlled shutdowns, at once), then the controller."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max(len(self.brokers), 1)) as pool:
+            list(pool.map(Node.stop, self.brokers.values()))
         if self.controller is not None:
-            self.controller.signal(signal.SIGTERM)
+            self.controller.stop()
 
     def __enter__(self) -> EmbeddedCluster:
         return self.start()
@@ -153,17 +142,22 @@ class EmbeddedCluster:
 
     def log_text(self, node_id: int = CONTROLLER_ID) -> str:
         node = self.controller if node_id == CONTROLLER_ID else self.brokers[node_id]
-        return node.log_path.read_text(errors="replace")
+        return node.log_text()
+
+    def faults(self, node_id: int):
+        """The fault injection of one running broker (kipper/testing/faults.py): errors,
+        delays, lost answers and closed connections for chosen requests, request counts."""
+        return self.brokers[node_id].broker.faults
 
     # --- broker loss and return -----------------------------------------------------------
 
     def kill(self, node_id: int) -> None:
         """SIGKILL: the broker stops dead; the controller fences it once its session ends."""
-        self.brokers[node_id].signal(signal.SIGKILL)
+        self.brokers[node_id].kill()
 
     def stop_broker(self, node_id: int) -> None:
-        """SIGTERM: a controlled shutdown (its leaderships move away first)."""
-        self.brokers[node_id].signal(signal.SIGTERM)
+        """A controlled shutdown (its leaderships move away first), then the process ends."""
+        self.brokers[node_id].stop()
 
     def start_broker(self, node_id: int, wait: bool = True) -> None:
         """Start a stopped or killed broker again (the same id and port); with ``wait``,
@@ -171,7 +165,7 @@ class EmbeddedCluster:
         node = self.brokers[node_id]
         if node.running:
             raise RuntimeError(f"broker {node_id} is running")
-        node.start()
+        node.start(self.start_timeout)
         if wait:
             self.wait_until(lambda: self._all_see({node_id}), self.start_timeout, f"broker {node_id} to return")
 
@@ -182,7 +176,7 @@ class EmbeddedCluster:
     def add_broker(self) -> int:
         node_id = max(self.brokers) + 1
         node = self.brokers[node_id] = self._broker_node(node_id, free_port())
-        node.start()
+        node.start(self.start_timeout)
         self.wait_until(lambda: self._all_see({node_id}), self.start_timeout, f"broker {node_id} to register")
         return node_id
 
@@ -261,9 +255,6 @@ class EmbeddedCluster:
 
         for node in self.brokers.values():
             if not node.running:
-                if node.proc is not None and node.proc.returncode not in (None, 0, -9, -15):
-                    raise RuntimeError(f"broker {node.node_id} exited with {node.proc.returncode}:\n"
-                                       + node.log_path.read_text(errors="replace")[-4000:])
                 continue
             try:
                 with BlockingConnection("127.0.0.1", node.port, timeout=2.0) as conn:
@@ -281,9 +272,8 @@ class EmbeddedCluster:
             try:
                 if check():
                     return
-            except (OSError, RuntimeError) as exc:
-                if isinstance(exc, RuntimeError) and "exited" in str(exc):
-                    raise
+            except OSError:
+                pass
             if time.monotonic() > deadline:
                 raise TimeoutError(f"waited {timeout}s for {what}")
             time.sleep(0.05)

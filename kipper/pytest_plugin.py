@@ -10,6 +10,10 @@ entry point ``kipper`` (``pip install kipper`` is all a project does).
   (``kafka_topic(partitions=3, configs={"retention.ms": "60000"})``), deleted after the test.
 - ``kafka_faults``: the broker's fault injection (kipper/testing/faults.py), cleared after
   the test.
+- ``kafka_cluster``: a factory of kipper clusters (kipper.cluster.EmbeddedCluster, docs/
+  CLUSTER.md): ``kafka_cluster(brokers=3)`` starts a controller and three broker processes
+  (with the same broker overrides) and stops them after the test; ``kill(2)``,
+  ``start_broker(2)``, ``move_leader(...)``, ``faults(2)`` act on it.
 
 Broker properties come from the ini option ``kafka_broker_overrides`` (one ``key=value``
 a line) and then ``--kafka-broker-override key=value`` flags, which win.
@@ -173,3 +177,21 @@ def kafka_faults(kafka_broker):
     yield kafka_broker.faults
     if kafka_broker.running:
         kafka_broker.faults.clear()
+
+
+@pytest.fixture
+def kafka_cluster(request):
+    """``kafka_cluster(brokers=3, overrides=None, **kwargs) -> EmbeddedCluster``, started;
+    every cluster made is stopped after the test."""
+    from kipper.cluster import EmbeddedCluster
+
+    made = []
+
+    def make(brokers: int = 3, overrides: dict | None = None, **kwargs) -> EmbeddedCluster:
+        cluster = EmbeddedCluster(brokers, {**broker_overrides(request.config), **(overrides or {})}, **kwargs)
+        made.append(cluster)
+        return cluster.start()
+
+    yield make
+    for cluster in made:
+        cluster.stop()

@@ -35,7 +35,7 @@ from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
 from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
 from kipper.broker.groups.coordinator import GroupCoordinator
-from kipper.broker.groups.journal import GroupJournal
+from kipper.broker.groups.journal import OFFSETS_TOPIC, GroupJournal, partition_for
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
@@ -55,7 +55,7 @@ from kipper.broker.share.settings import ShareSettings
 from kipper.broker.storage.log_manager import LogManager
 from kipper.broker.storage.metadata import MetadataStore
 from kipper.broker.txn.coordinator import TxnSettings
-from kipper.broker.txn.journal import TransactionJournal
+from kipper.broker.txn.journal import TXN_TOPIC, TransactionJournal
 from kipper.broker.txn.service import Transactions
 from kipper.protocol.messages import APIS
 
@@ -337,9 +337,11 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                               migration_policy=config["group.consumer.migration.policy"])
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
+    txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
+                       offsets=offsets, groups=groups, journal=txn_journal, live=live)
     cluster = ClusterNode(NodeSettings.from_config(config), topics, clock,
-                          on_delete=_topic_deleter(topics, offsets, share), id_blocks=id_blocks) \
-        if role == "broker" else None
+                          on_delete=_topic_deleter(topics, offsets, share), id_blocks=id_blocks,
+                          on_role=_coordinators_follow(topics, groups, txn, clock)) if role == "broker" else None
     return Engines(
         config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
         api_keys=served_apis(config),
@@ -349,9 +351,29 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         security=kept.security, acls=kept.acls, quotas=kept.quotas,
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
-        share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
-        txn=Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
-                         offsets=offsets, groups=groups, journal=txn_journal, live=live))
+        share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live), txn=txn)
+
+
+def _coordinators_follow(topics, groups, txn, clock) -> Callable:
+    """A cluster's broker that becomes the leader of a `__consumer_offsets` or
+    `__transaction_state` partition coordinates the groups or transactional ids it holds
+    from then on (loaded from it); one that stops leading it lets them go."""
+    def follow(partition, leads: bool) -> None:
+        name = partition.topic
+        if name not in (OFFSETS_TOPIC, TXN_TOPIC):
+            return
+        index, count = partition.partition, len(topics.get(name).partitions)
+
+        def owned(key: str) -> bool:
+            return partition_for(key, count) == index
+        if name == OFFSETS_TOPIC:
+            counts = groups.load(partition, clock()) if leads else {"unloaded": groups.unload(owned)}
+        else:
+            counts = {"transactional_ids": txn.recover(clock(), [partition])} if leads else \
+                {"unloaded": txn.unload(owned)}
+        log.info("coordinator_partition_loaded" if leads else "coordinator_partition_unloaded",
+                 topic=name, partition=index, **counts)
+    return follow
 
 
 def _topic_deleter(topics, offsets, share) -> Callable[[Topic], None]:

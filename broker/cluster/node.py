@@ -12,6 +12,8 @@ goes through its outbox; the follower fetch plan is ``followed()``.
 
 from __future__ import annotations
 
+import base64
+import uuid
 from collections import deque
 from dataclasses import dataclass
 
@@ -19,7 +21,7 @@ import structlog
 
 from kipper.broker.cluster.image import ClusterImage
 from kipper.broker.cluster.mirror import sync_topic
-from kipper.broker.cluster.replica import FOLLOWER, ReplicaState
+from kipper.broker.cluster.replica import FOLLOWER, LEADER, ReplicaState
 from kipper.broker.groups.journal import partition_for
 from kipper.broker.outbox import Outbox
 from kipper.broker.producer_state.ids import ProducerIdsUnavailable
@@ -38,14 +40,19 @@ GROUP_TOPIC, TXN_TOPIC = "__consumer_offsets", "__transaction_state"
 class NodeSettings:
     node_id: int
     replica_lag_time_max_ms: int = 30000  # replica.lag.time.max.ms
-    offsets_partitions: int = 50  # offsets.topic.num.partitions
-    txn_partitions: int = 50  # transaction.state.log.num.partitions
+    # the internal topics, made through the controller when a coordinator is first looked for:
+    # (partitions, replication factor, segment.bytes) of __consumer_offsets and __transaction_state
+    offsets_topic: tuple[int, int, int] = (50, 3, 104857600)
+    txn_topic: tuple[int, int, int] = (50, 3, 104857600)
 
     @classmethod
     def from_config(cls, config) -> NodeSettings:
         return cls(node_id=config["node.id"], replica_lag_time_max_ms=config["replica.lag.time.max.ms"],
-                   offsets_partitions=config["offsets.topic.num.partitions"],
-                   txn_partitions=config["transaction.state.log.num.partitions"])
+                   offsets_topic=(config["offsets.topic.num.partitions"], config["offsets.topic.replication.factor"],
+                                  config["offsets.topic.segment.bytes"]),
+                   txn_topic=(config["transaction.state.log.num.partitions"],
+                              config["transaction.state.log.replication.factor"],
+                              config["transaction.state.log.segment.bytes"]))
 
 
 class ProducerIdBlocks:
@@ -79,7 +86,7 @@ class ProducerIdBlocks:
 
 class ClusterNode:
     def __init__(self, settings: NodeSettings, topics, clock, on_delete=None,
-                 id_blocks: ProducerIdBlocks | None = None):
+                 id_blocks: ProducerIdBlocks | None = None, on_role=None):
         self.settings = settings
         self.node_id = settings.node_id
         self.topics = topics
@@ -91,7 +98,8 @@ class ClusterNode:
         self.fenced = True
         self.followed_changed = True  # the fetchers look at ``followed()`` again
         self._creating: set[str] = set()  # topics asked of the controller, not answered yet
-        self.on_roles = []  # callbacks (partition, replica) after a role change (coordinators load)
+        # (partition, replica, was leader) after a role change: the coordinators load or unload
+        self.on_role = on_role
         self.id_blocks = id_blocks if id_blocks is not None else ProducerIdBlocks()
         self.id_blocks.wanted = self._ask_producer_ids
 
@@ -166,8 +174,8 @@ class ClusterNode:
             self.followed_changed = True
             log.info("partition_role", topic=name, partition=index, role=replica.role, leader=info.leader,
                      leader_epoch=info.leader_epoch, isr=list(info.isr))
-            for callback in self.on_roles:
-                callback(partition, replica)
+            if self.on_role is not None and replica.is_leader != (was[0] == LEADER):
+                self.on_role(partition, replica.is_leader)
 
     # --- questions the handlers ask -----------------------------------------------------
 
@@ -208,6 +216,29 @@ class ClusterNode:
 
     def coordinates(self, key: str, transaction: bool = False) -> bool:
         return self.coordinator(key, transaction)[0] == self.node_id
+
+    def find_coordinator(self, key: str, transaction: bool) -> int:
+        """FindCoordinator: the coordinator of ``key``, or -1 while there is none (its internal
+        topic is asked of the controller the first time)."""
+        leader, exists = self.coordinator(key, transaction)
+        if not exists:
+            partitions, rf, segment_bytes = self.settings.txn_topic if transaction else self.settings.offsets_topic
+            self.create_topic(TXN_TOPIC if transaction else GROUP_TOPIC, partitions, rf,
+                              {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                               "segment.bytes": str(segment_bytes)})
+        return leader
+
+    def share_coordinator(self, key: str) -> int:
+        """A share key ``group:topicId:partition``: its data partition's leader (kipper keeps
+        share-partition state in the partition itself, seed 004)."""
+        try:
+            _, topic_id, index = key.rsplit(":", 2)
+            topic = self.image.by_id.get(uuid.UUID(topic_id)) or next(
+                (t for t in self.image.topics.values() if base64_id(t.topic_id) == topic_id), None)
+            part = topic.partitions.get(int(index)) if topic is not None else None
+        except ValueError:
+            return -1
+        return part.leader if part is not None else -1
 
     def create_topic(self, name: str, partitions: int = -1, replication_factor: int = -1,
                      configs: dict[str, str] | None = None) -> None:
@@ -282,3 +313,8 @@ class ClusterNode:
         expanded = partition.replica.follower_fetched(replica_id, fetch_offset, now)
         if expanded is not None:
             self.propose_isr(partition, expanded)
+
+
+def base64_id(topic_id: uuid.UUID) -> str:
+    """A topic id as Kafka prints it (url-safe base64, no padding)."""
+    return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")

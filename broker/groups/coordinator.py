@@ -111,6 +111,24 @@ class GroupCoordinator:
             return {}
         return self.journal.replay(self.offsets, self.classic, now)
 
+    def load(self, partition, now: int) -> dict:
+        """A cluster's broker became the leader of a `__consumer_offsets` partition: the
+        groups whose records it holds are coordinated here from now (Kafka's
+        loadGroupsAndOffsets)."""
+        if self.journal is None:
+            return {}
+        return self.journal.replay(self.offsets, self.classic, now, [partition])
+
+    def unload(self, owned) -> int:
+        """It is no longer the leader: the groups ``owned(group_id)`` picks go from here, as
+        Kafka's coordinator resigns them (their members find the new coordinator)."""
+        gone = self.offsets.unload(owned)
+        for groups in (self.classic.groups, self.consumer.groups):
+            for group_id in [g for g in groups if owned(g)]:
+                del groups[group_id]
+                gone += 1
+        return gone
+
     def leave(self, group_id: str, identities, *, now: int):
         group = self.consumer.groups.get(group_id)
         if group is not None:

@@ -15,6 +15,7 @@ from kipper.broker.handlers.controller_apis import (
     handle_broker_heartbeat, handle_broker_registration, handle_elect_leaders, handle_list_partition_reassignments,
     handle_metadata_fetch, handle_unregister_broker,
 )
+from kipper.broker.handlers.coordinators import KEYS as COORDINATED_APIS, coordinated
 from kipper.broker.handlers.consumer_group import (
     handle_consumer_group_describe, handle_consumer_group_heartbeat,
 )
@@ -111,8 +112,10 @@ HANDLERS = {
     92: handle_delete_share_group_offsets,
 }
 
-# a cluster's broker (docs/CLUSTER.md): what changes the cluster's metadata goes to the controller
-CLUSTER_HANDLERS = {**HANDLERS, **dict.fromkeys((19, 20, 37, 43, 45, 46, 64), handle_forwarded)}
+# a cluster's broker (docs/CLUSTER.md): what changes the cluster's metadata goes to the controller,
+# and a group's or transaction's requests are answered by its coordinator alone
+CLUSTER_HANDLERS = {**HANDLERS, **dict.fromkeys((19, 20, 37, 43, 45, 46, 64), handle_forwarded),
+                    **{key: coordinated(HANDLERS[key]) for key in COORDINATED_APIS}}
 
 # the controller: the brokers' requests, the metadata log's Fetch, and the topic admin APIs over
 # its TopicManager (broker/cluster/controller_topics.py)

@@ -36,14 +36,20 @@ class Transactions:
         self.journal = journal
         self.coordinator = TransactionCoordinator(settings, producer_ids.allocate, journal)
 
-    def recover(self, now: int) -> int:
-        """Restore every transactional id from __transaction_state and finish the
-        transactions a stop left between Prepare* and Complete*. Open ones time out as
-        usual. How many ids were restored."""
+    def unload(self, owned) -> int:
+        """A cluster's broker no longer leads a `__transaction_state` partition: the
+        transactional ids ``owned(id)`` picks are coordinated elsewhere now."""
+        return self.coordinator.unload(owned)
+
+    def recover(self, now: int, partitions=None) -> int:
+        """Restore every transactional id from __transaction_state (from ``partitions``
+        only: a cluster's coordinator taking them over) and finish the transactions a stop
+        left between Prepare* and Complete*. Open ones time out as usual. How many ids
+        were restored."""
         if self.journal is None:
             return 0
         pending = []
-        restored = self.journal.replay()
+        restored = self.journal.replay(partitions)
         for tid, value in restored.items():
             meta = TransactionMetadata(
                 tid, value.producer_id, value.producer_epoch, value.transaction_timeout_ms,

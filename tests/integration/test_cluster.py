@@ -169,3 +169,70 @@ def test_acknowledged_records_survive_killed_brokers_exactly_once_in_order(whole
     consumer.close()
     for p in range(3):
         assert read[p] == sorted(acked[p]), f"partition {p}: every acknowledged record once, in order"
+
+
+def _find(conn, key: str, key_type: int = 0):
+    return conn.request(10, {"key_type": key_type, "coordinator_keys": [key]}).coordinators[0]
+
+
+def test_coordinators_are_spread_by_kafkas_hashing(cluster):
+    from kipper.broker.groups.journal import partition_for
+
+    groups = [f"group-{i}" for i in range(12)]
+    with connect(cluster, 1) as conn:
+        EmbeddedCluster.wait_until(lambda: _find(conn, groups[0]).error_code == 0, 30, "__consumer_offsets")
+        found = {g: _find(conn, g) for g in groups}
+        offsets = {p.partition_index: p.leader_id for p in admin.metadata(conn, ["__consumer_offsets"]).topics[0].partitions}
+    assert {f.node_id for f in found.values()} == {1, 2, 3}
+    for g, f in found.items():
+        assert f.node_id == offsets[partition_for(g, len(offsets))]
+        assert f.port == cluster.brokers[f.node_id].port
+    group, coordinator = groups[0], found[groups[0]].node_id
+    other = next(i for i in (1, 2, 3) if i != coordinator)
+    topic = create(cluster, 1, 1)
+    commit = {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+              "retention_time_ms": -1, "topics": [{"name": topic, "partitions": [
+                  {"partition_index": 0, "committed_offset": 1, "committed_leader_epoch": -1,
+                   "committed_metadata": ""}]}]}
+    with connect(cluster, other) as conn:
+        refused = conn.request(8, commit).topics[0].partitions[0].error_code
+    with connect(cluster, coordinator) as conn:
+        taken = conn.request(8, commit).topics[0].partitions[0].error_code
+    assert (refused, taken) == (ErrorCode.NOT_COORDINATOR, 0)
+
+
+def test_committed_offsets_survive_their_coordinator(whole):
+    from confluent_kafka import Consumer, Producer
+
+    cluster = whole
+    name = create(cluster, 3, 3)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "log_level": 0})
+    for i in range(600):
+        producer.produce(name, value=b"%d" % i)
+    assert producer.flush(30) == 0
+    group = unique_name("g")
+
+    def consume(n: int, settle: bool) -> list[bytes]:
+        """``n`` records (with ``settle``, and whatever else comes within a second)."""
+        consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group, "log_level": 0,
+                             "auto.offset.reset": "earliest", "enable.auto.commit": False})
+        consumer.subscribe([name])
+        got, deadline = [], time.monotonic() + 30
+        while time.monotonic() < deadline:
+            m = consumer.poll(0.2)
+            if m is not None and not m.error():
+                got.append(m.value())
+            if len(got) == n:
+                if not settle:
+                    break
+                deadline = min(deadline, time.monotonic() + 1)
+        consumer.commit(asynchronous=False)
+        consumer.close()
+        return got
+
+    first = consume(300, settle=False)
+    with connect(cluster, 1) as conn:
+        coordinator = _find(conn, group).node_id
+    cluster.kill(coordinator)
+    rest = consume(600 - len(first), settle=True)
+    assert sorted(first + rest, key=int) == [b"%d" % i for i in range(600)], "the new coordinator had the offsets"

@@ -44,6 +44,7 @@ from kipper.broker.log.recovery import open_topics
 from kipper.broker.log.topics import Topic, TopicManager
 from kipper.broker.metrics import Metrics
 from kipper.broker.notify import AppendNotifier
+from kipper.broker.outbox import Outbox
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
 from kipper.broker.producer_state.settings import ProducerStateSettings
@@ -337,11 +338,12 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                               migration_policy=config["group.consumer.migration.policy"])
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
-    txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
-                       offsets=offsets, groups=groups, journal=txn_journal, live=live)
     cluster = ClusterNode(NodeSettings.from_config(config), topics, clock,
                           on_delete=_topic_deleter(topics, offsets, share), id_blocks=id_blocks,
-                          on_role=_coordinators_follow(topics, groups, txn, clock)) if role == "broker" else None
+                          on_role=_coordinators_follow(topics, groups, lambda: txn, clock)) if role == "broker" else None
+    txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
+                       offsets=offsets, groups=groups, journal=txn_journal, live=live, cluster=cluster,
+                       markers=Outbox() if cluster is not None else None)
     return Engines(
         config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
         api_keys=served_apis(config),
@@ -354,7 +356,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live), txn=txn)
 
 
-def _coordinators_follow(topics, groups, txn, clock) -> Callable:
+def _coordinators_follow(topics, groups, transactions: Callable, clock) -> Callable:
     """A cluster's broker that becomes the leader of a `__consumer_offsets` or
     `__transaction_state` partition coordinates the groups or transactional ids it holds
     from then on (loaded from it); one that stops leading it lets them go."""
@@ -369,6 +371,7 @@ def _coordinators_follow(topics, groups, txn, clock) -> Callable:
         if name == OFFSETS_TOPIC:
             counts = groups.load(partition, clock()) if leads else {"unloaded": groups.unload(owned)}
         else:
+            txn = transactions()
             counts = {"transactional_ids": txn.recover(clock(), [partition])} if leads else \
                 {"unloaded": txn.unload(owned)}
         log.info("coordinator_partition_loaded" if leads else "coordinator_partition_unloaded",

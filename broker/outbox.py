@@ -34,6 +34,12 @@ class Outbox:
         if self._ready is not None:
             self._ready.set()
 
+    def put(self, job) -> None:
+        """Any other work for the shell (a transaction's markers for other brokers)."""
+        self._queue.append(job)
+        if self._ready is not None:
+            self._ready.set()
+
     def request(self, api, body: dict, version: int | None = None) -> asyncio.Future:
         """The answer as a future (None when it could not be delivered)."""
         future = asyncio.get_running_loop().create_future()
@@ -44,7 +50,7 @@ class Outbox:
         self.send(api, body, answered, version)
         return future
 
-    async def next(self) -> Outgoing:
+    async def next(self):
         if self._ready is None:
             self._ready = asyncio.Event()
         while not self._queue:
@@ -55,4 +61,6 @@ class Outbox:
     def fail_all(self) -> None:
         """Nothing queued will be sent (the node stops)."""
         while self._queue:
-            self._queue.popleft().on_answer(None)
+            item = self._queue.popleft()
+            if isinstance(item, Outgoing):
+                item.on_answer(None)

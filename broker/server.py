@@ -30,6 +30,7 @@ from kipper.broker.faults.dispatch import FaultingDispatcher
 from kipper.broker.faults.plan import FaultPlan
 from kipper.broker.fetcher import ReplicaFetchers
 from kipper.broker.lifecycle import BrokerLifecycle
+from kipper.broker.txn_markers import TxnMarkerSender
 from kipper.broker.metrics_dump import from_config as metrics_dumper
 from kipper.broker.security import tls
 from kipper.broker.security.service import SASL_PROTOCOLS
@@ -159,10 +160,11 @@ class BrokerServer:
         self._may_sleep = [task for task in self.periodic if task.idle is not None]
         # a cluster's node (docs/CLUSTER.md): a broker's loops toward the controller and its
         # replica fetchers; the controller's session expiry and preferred elections
-        self.lifecycle = self.fetchers = None
+        self.lifecycle = self.fetchers = self.markers = None
         if engines.cluster is not None:
             self.lifecycle = BrokerLifecycle(self)
             self.fetchers = ReplicaFetchers(self)
+            self.markers = TxnMarkerSender(self)
             self.periodic += [
                 Periodic("isr-shrink", config["replica.lag.time.max.ms"] / 2000, lambda: current().cluster.tick(now())),
                 Periodic("replica-fetchers", FETCHER_CHECK_S, self.cluster_changed)]
@@ -261,6 +263,7 @@ class BrokerServer:
             self.engines.controller.bootstrap(self.engines.clock())
         if self.lifecycle is not None:
             self.lifecycle.start()
+            self.markers.start()
         if self.config["metrics.http.listener"] is not None:
             self._start_metrics_http(loop)
         self.ready = True
@@ -290,6 +293,7 @@ class BrokerServer:
         if self.lifecycle is not None:  # a controlled shutdown first: leaderships move away
             await self.lifecycle.stop()
             self.fetchers.stop()
+            self.markers.stop()
         for task in self.periodic:
             task.stop()
         for server in self.servers:

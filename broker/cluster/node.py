@@ -184,6 +184,10 @@ class ClusterNode:
         the controller could not be reached)."""
         return self.to_controller.request(api, body, version)
 
+    def leader_of(self, topic: str, index: int) -> int:
+        part = self.image.partition(topic, index)
+        return part.leader if part is not None else -1
+
     def broker(self, broker_id: int):
         """The registration of a broker (broker/cluster/image.py's BrokerInfo), or None."""
         return self.image.brokers.get(broker_id)

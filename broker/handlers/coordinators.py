@@ -40,7 +40,7 @@ def _transactional(req, version):
 
 
 def _add_partitions(req, version):
-    return [t.transactional_id for t in req.transactions] if version >= 4 else [req.transactional_id]
+    return [t.transactional_id for t in req.transactions] if version >= 4 else [req.v3_and_below_transactional_id]
 
 
 # api key -> (the request's keys, transaction coordinator?)

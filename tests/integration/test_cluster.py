@@ -236,3 +236,65 @@ def test_committed_offsets_survive_their_coordinator(whole):
     cluster.kill(coordinator)
     rest = consume(600 - len(first), settle=True)
     assert sorted(first + rest, key=int) == [b"%d" % i for i in range(600)], "the new coordinator had the offsets"
+
+
+def _coordinator(conn, key: str, key_type: int = 0) -> int:
+    """The coordinator of ``key``, once its internal topic is there."""
+    found = []
+    EmbeddedCluster.wait_until(lambda: found.append(_find(conn, key, key_type)) or found[-1].error_code == 0,
+                               30, f"a coordinator for {key}")
+    return found[-1].node_id
+
+
+def test_a_transaction_spans_brokers_with_its_offsets(cluster):
+    """Markers go to the partitions' leaders (WriteTxnMarkers), and the consumed offsets to a
+    group that another broker than the transaction's coordinates."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    source, sink = create(cluster, 3, 3), create(cluster, 3, 3)
+    assert {p.leader_id for p in cluster.describe(sink)} == {1, 2, 3}
+    plain = Producer({"bootstrap.servers": cluster.bootstrap_servers, "acks": "all", "log_level": 0})
+    for i in range(90):
+        plain.produce(source, key=b"%d" % i, value=b"%d" % i)
+    assert plain.flush(30) == 0
+    tid = unique_name("tx")
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "transactional.id": tid, "log_level": 0})
+    producer.init_transactions(30)
+    with connect(cluster, 1) as conn:
+        transactions = _coordinator(conn, tid, 1)
+        group = next(g for g in (unique_name("g") for _ in range(50)) if _coordinator(conn, g) != transactions)
+    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group, "log_level": 0,
+                         "enable.auto.commit": False, "isolation.level": "read_committed"})
+    start = [TopicPartition(source, p, 0) for p in range(3)]
+    consumer.assign(start)
+    done, rounds, deadline = 0, 0, time.monotonic() + 60
+    while done < 90 and time.monotonic() < deadline:
+        batch = [m for m in consumer.consume(30, 1.0) if not m.error()]
+        if not batch:
+            continue
+        producer.begin_transaction()
+        for m in batch:
+            producer.produce(sink, key=m.key(), value=m.value())
+        producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
+                                             consumer.consumer_group_metadata(), 30)
+        if rounds == 1:  # one round aborted, and read again
+            producer.abort_transaction(30)
+            consumer.assign(start if done == 0 else [TopicPartition(source, t.partition, max(t.offset, 0))
+                                                     for t in consumer.committed(start, 10)])
+        else:
+            producer.commit_transaction(30)
+            done += len(batch)
+        rounds += 1
+    consumer.close()
+    reader = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": group, "log_level": 0,
+                       "isolation.level": "read_committed", "enable.auto.commit": False})
+    reader.assign([TopicPartition(sink, p, 0) for p in range(3)])
+    got, deadline = [], time.monotonic() + 20
+    while len(got) < 90 and time.monotonic() < deadline:
+        m = reader.poll(0.2)
+        if m is not None and not m.error():
+            got.append(int(m.value()))
+    committed = reader.committed(start, 10)
+    reader.close()
+    assert sorted(got) == list(range(90)), "every record once: the aborted round's copies are not read"
+    assert sum(t.offset for t in committed) == 90, "the group's offsets were committed with the transactions"

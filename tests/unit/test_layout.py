@@ -217,7 +217,8 @@ FLOORS = (
     # handlers: (request, context) -> response
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults", "peers", "lifecycle", "fetcher"},
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults", "peers", "lifecycle", "fetcher",
+     "txn_markers"},
     # the command
     {"main", "__main__"},
 )

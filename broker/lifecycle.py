@@ -65,6 +65,7 @@ class BrokerLifecycle:
         self.link: PeerLink | None = None
         self._task: asyncio.Task | None = None
         self.last_epoch = -1  # the epoch of the last metadata batch applied
+        self.serving = False
 
     @property
     def node(self):
@@ -158,10 +159,15 @@ class BrokerLifecycle:
                 continue
             records = part.records
             if records:
-                node.apply(records, self.server.engines.clock())
+                node.apply(records, self.server.engines.clock(), part.high_watermark)
                 self.last_epoch = mr.last_batch_epoch(records)
                 self.server.engines.appends.notify(mr.METADATA_TOPIC, 0)
                 self.server.cluster_changed()
+            elif not node.caught_up and node.metadata_offset + 1 >= part.high_watermark:
+                node.apply(b"", self.server.engines.clock(), part.high_watermark)
+            if node.caught_up and not self.serving:
+                self.serving = True
+                await self.server.serve()  # clients are answered from now (Kafka's RUNNING state)
 
     async def _outbox(self, link: PeerLink) -> None:
         outbox = self.node.to_controller

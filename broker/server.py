@@ -199,6 +199,12 @@ class BrokerServer:
         else:
             loop.call_soon(self._clean_slice)  # the next loop turn, after its I/O
 
+    async def serve(self) -> None:
+        """Start answering on every listener (a cluster's broker, once caught up)."""
+        for server in self.servers:
+            await server.start_serving()
+        log.info("broker_serving", node_id=self.engines.node_id)
+
     def cluster_changed(self) -> None:
         """The metadata moved: the replica fetchers follow the new plan."""
         if self.fetchers is not None:
@@ -252,7 +258,9 @@ class BrokerServer:
                                                               max_frame=max_frame, pre_auth_max_frame=p,
                                                               pool=self.chunks, after_burst=self._after_burst),
                 host=listener.host or None, port=listener.port, reuse_address=True, backlog=1024,
-                ssl=ssl_context if protocol in ("SSL", "SASL_SSL") else None)
+                ssl=ssl_context if protocol in ("SSL", "SASL_SSL") else None,
+                # a cluster's broker answers once its metadata has caught up (BrokerLifecycle)
+                start_serving=self.lifecycle is None)
             port = server.sockets[0].getsockname()[1]
             self.servers.append(server)
             self.bound.append((listener, port))

@@ -96,6 +96,7 @@ class ClusterNode:
         self.to_controller = Outbox()
         self.broker_epoch = -1  # given by BrokerRegistration
         self.fenced = True
+        self.caught_up = False  # the image has reached the log's end once (``apply``)
         self.followed_changed = True  # the fetchers look at ``followed()`` again
         self._creating: set[str] = set()  # topics asked of the controller, not answered yet
         # (partition, replica, was leader) after a role change: the coordinators load or unload
@@ -127,16 +128,34 @@ class ClusterNode:
 
     # --- the metadata log ---------------------------------------------------------------
 
-    def apply(self, data, now: int) -> int:
-        """Apply the metadata batches in ``data``; how many records."""
+    def apply(self, data, now: int, high_watermark: int = -1) -> int:
+        """Apply the metadata batches in ``data`` (the controller's log ends at
+        ``high_watermark``); how many records. Until the image has caught up with the log
+        the broker acts on nothing (a restarted broker replaying its old leaderships must
+        not take them): then on everything at once, and on each change after that."""
         decoded = mr.decode_batches(data)
         changes = []
         for offset, _, record in decoded:
             change = self.image.replay(offset, record)
             if change is not None:
                 changes.append(change)
-        self._act(changes, now)
+        if self.caught_up:
+            self._act(changes, now)
+        elif self.image.offset + 1 >= high_watermark:
+            self.caught_up = True
+            self._act_on_everything(now)
         return len(decoded)
+
+    def _act_on_everything(self, now: int) -> None:
+        for name in list(self.image.topics) + [t.name for t in self.topics.all() if t.name not in self.image.topics]:
+            sync_topic(self.image, self.topics, name, self.on_delete)
+        mine = self.image.brokers.get(self.node_id)
+        if mine is not None and mine.epoch == self.broker_epoch:
+            self.fenced = mine.fenced
+        self.followed_changed = True
+        for name, info in sorted(self.image.topics.items()):
+            for index in sorted(info.partitions):
+                self._take_role(name, index, now)
 
     def _act(self, changes, now: int) -> None:
         touched = {c.topic.name for c in changes if c.topic is not None}
@@ -220,6 +239,20 @@ class ClusterNode:
 
     def coordinates(self, key: str, transaction: bool = False) -> bool:
         return self.coordinator(key, transaction)[0] == self.node_id
+
+    def unreplicated(self, keys, transaction: bool) -> list:
+        """(replica, log end) of the internal partitions of ``keys`` this broker leads whose
+        high watermark is behind their log end: what a coordinator's answer waits for."""
+        topic = self.topics.get(TXN_TOPIC if transaction else GROUP_TOPIC)
+        if topic is None or not topic.partitions:
+            return []
+        out = {}
+        for key in keys:
+            p = topic.partitions[partition_for(key, len(topic.partitions))]
+            replica = p.replica
+            if replica is not None and replica.is_leader and replica.high_watermark < p.log_end_offset:
+                out[id(p)] = (replica, p.log_end_offset)
+        return list(out.values())
 
     def find_coordinator(self, key: str, transaction: bool) -> int:
         """FindCoordinator: the coordinator of ``key``, or -1 while there is none (its internal

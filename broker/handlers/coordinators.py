@@ -6,11 +6,16 @@ hashing: broker/cluster/node.py). ``coordinated`` wraps a group or transaction h
 request for keys this broker coordinates goes to it, one for keys it does not is answered
 NOT_COORDINATOR (the answer built from the API's declaration, protocol/error_answers.py),
 and in a batch (DescribeGroups, OffsetFetch v8+, DeleteGroups...) the entries of the other
-brokers' keys are answered NOT_COORDINATOR. FindCoordinator's answer is ``find``'s.
+brokers' keys are answered NOT_COORDINATOR. A request whose handling appended records to
+the coordinator's internal partition is answered once they are replicated to its ISR (the
+partition's high watermark passed them), as Kafka's coordinators write with acks=all, for at
+most offsets.commit.timeout.ms: a committed offset or a group's state survives its
+coordinator's loss.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Callable
 
 from kipper.protocol import error_answers
@@ -18,6 +23,7 @@ from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages import APIS
 
 NOT_COORDINATOR = int(ErrorCode.NOT_COORDINATOR)
+COMMIT_TIMEOUT_S = 5.0  # Kafka's offsets.commit.timeout.ms
 
 
 def _group(req, version):
@@ -63,7 +69,7 @@ def coordinated(handler):
         keys = keys_of(req, ctx.api_version)
         foreign = {k for k in keys if not cluster.coordinates(k, transaction)}
         if not foreign:
-            return handler(req, ctx)
+            return _replicated(handler(req, ctx), cluster, keys, transaction)
         api = APIS[ctx.api_key]
         if len(foreign) == len(set(keys)) and len(keys) <= 1 or not _batched(ctx.api_key, ctx.api_version):
             return error_answers.error_answer(api, ctx.api_version, req, NOT_COORDINATOR)
@@ -73,6 +79,29 @@ def coordinated(handler):
         return answer
     gate.__name__ = handler.__name__
     return gate
+
+
+def _replicated(result, cluster, keys, transaction: bool):
+    """``result``, once what its handling appended to the coordinator's partitions is in
+    their ISR (at once when nothing waits)."""
+    if not hasattr(result, "__await__") and not cluster.unreplicated(keys, transaction):
+        return result
+    return _after_replication(result, cluster, keys, transaction)
+
+
+async def _after_replication(result, cluster, keys, transaction: bool):
+    if hasattr(result, "__await__"):
+        result = await result
+    waits = cluster.unreplicated(keys, transaction)
+    if waits:
+        loop = asyncio.get_running_loop()
+        futures = []
+        for replica, end in waits:
+            future = loop.create_future()
+            replica.wait_for(end, 1, lambda code, f=future: f.done() or f.set_result(code))
+            futures.append(future)
+        await asyncio.wait(futures, timeout=COMMIT_TIMEOUT_S)
+    return result
 
 
 def _batched(api_key: int, version: int) -> bool:

@@ -237,6 +237,7 @@ class ReplicaState:
         hw = min(high_watermark, self.partition.log_end_offset)
         if hw > self.high_watermark:
             self.high_watermark = hw
+            self.partition.wake()  # consumers reading this follower (KIP-392)
 
     def truncated(self, end_offset: int) -> None:
         self.epochs.truncate_from_end(end_offset)

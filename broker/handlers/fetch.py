@@ -52,6 +52,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     cluster = ctx.engines.cluster
     follower = replica_id(req, ctx.api_version) if cluster is not None else -1
     leaders = None  # the leaders named in refusals (KIP-951's node_endpoints)
+    from_follower_ok = follower < 0 and ctx.api_version >= 11  # a consumer may read a follower (KIP-392)
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
@@ -71,7 +72,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 parts.append(_error_entry(index, code, []))
                 continue
             plog = topic.partitions[index]
-            epoch_error = leader_error(plog, p.get("current_leader_epoch", -1))
+            epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
             offset = p.fetch_offset
             start = plog.log_start_offset
             if epoch_error is not None or offset < start or offset > plog.log_end_offset:

@@ -11,6 +11,7 @@ knows (KIP-951's current_leader, with its endpoint in node_endpoints).
 
 from __future__ import annotations
 
+from kipper.broker.cluster.replica import FOLLOWER
 from kipper.protocol.batch import LEADER_EPOCH
 from kipper.protocol.errors import ErrorCode
 
@@ -27,12 +28,15 @@ def epoch_error(current_leader_epoch: int | None, leader_epoch: int = LEADER_EPO
     return None
 
 
-def leader_error(partition, current_leader_epoch: int | None = None) -> ErrorCode | None:
+def leader_error(partition, current_leader_epoch: int | None = None, *,
+                 follower_may_answer: bool = False) -> ErrorCode | None:
+    """``follower_may_answer``: a consumer's Fetch v11+, which a follower serves too (up to
+    its high watermark), as Kafka's brokers do since KIP-392."""
     replica = partition.replica
     if replica is None:
         return epoch_error(current_leader_epoch)
     error = epoch_error(current_leader_epoch, replica.leader_epoch)
-    if error is None and not replica.is_leader:
+    if error is None and not replica.is_leader and not (follower_may_answer and replica.role == FOLLOWER):
         return ErrorCode.NOT_LEADER_OR_FOLLOWER
     return error
 

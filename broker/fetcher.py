@@ -25,7 +25,7 @@ from kipper.protocol.messages.list_offsets import LIST_OFFSETS
 
 log = structlog.get_logger(__name__)
 
-EARLIEST = -2
+EARLIEST, LATEST = -2, -1
 
 
 class ReplicaFetchers:
@@ -157,18 +157,30 @@ class ReplicaFetchers:
         return True
 
     async def _out_of_range(self, link: PeerLink, partition) -> None:
-        """Kafka's handleOutOfRangeError: start over from the leader's log start."""
-        node = self.node
-        answer = await link.request(LIST_OFFSETS, {
-            "replica_id": node.node_id, "isolation_level": 0, "timeout_ms": 30000,
-            "topics": [{"name": partition.topic, "partitions": [{
-                "partition_index": partition.partition, "current_leader_epoch": partition.replica.leader_epoch,
-                "timestamp": EARLIEST, "max_num_offsets": 1}]}]})
-        row = answer.topics[0].partitions[0]
-        if row.error_code != 0:
+        """Kafka's handleOutOfRangeError: a follower past the leader's log end truncates to
+        it; one before the leader's log start starts over there."""
+        earliest, latest = await self._leader_offsets(link, partition)
+        if earliest is None:
             return
-        start = row.offset
-        log.warning("replica_restarted_at_leader_start", topic=partition.topic, partition=partition.partition,
-                    leader_start=start, log_end_offset=partition.log_end_offset)
-        partition.restart_at(start)
-        partition.replica.truncated(start)
+        end = partition.log_end_offset
+        if end > latest:
+            log.warning("replica_truncated_to_leader_end", topic=partition.topic, partition=partition.partition,
+                        leader_end=latest, log_end_offset=end)
+            partition.replica.truncated(partition.truncate_to(latest))
+        elif end < earliest:
+            log.warning("replica_restarted_at_leader_start", topic=partition.topic, partition=partition.partition,
+                        leader_start=earliest, log_end_offset=end)
+            partition.restart_at(earliest)
+            partition.replica.truncated(earliest)
+
+    async def _leader_offsets(self, link: PeerLink, partition) -> tuple[int | None, int | None]:
+        """(log start, log end) of the leader's partition (ListOffsets as a replica)."""
+        answer = await link.request(LIST_OFFSETS, {
+            "replica_id": self.node.node_id, "isolation_level": 0, "timeout_ms": 30000,
+            "topics": [{"name": partition.topic, "partitions": [
+                {"partition_index": partition.partition, "current_leader_epoch": partition.replica.leader_epoch,
+                 "timestamp": ts, "max_num_offsets": 1} for ts in (EARLIEST, LATEST)]}]})
+        rows = answer.topics[0].partitions
+        if len(rows) != 2 or any(r.error_code != 0 for r in rows):
+            return None, None
+        return rows[0].offset, rows[1].offset

@@ -5,7 +5,7 @@ each its own JVM, started by our scripts (issue 39: the comparison for a kipper 
 
 The layout mirrors ``kipper cluster``'s (docs/CLUSTER.md): the controller is node 0 (an
 isolated controller, a quorum of one), brokers are nodes 1..N, with the same development
-timings (a broker's session of 3 s) and internal topics of min(3, N) replicas. A node can be
+timings (a broker's session of 6 s) and internal topics of min(3, N) replicas. A node can be
 killed (SIGKILL) and started again on its own data (``kill``, ``start``). Standard library
 only, like scripts/kafka_reference.py, whose fetching, formatting and JVM start it reuses.
 """
@@ -23,7 +23,7 @@ from scripts.kafka_reference import (KafkaReference, KafkaReferenceError, _clust
                                      free_port)
 
 # the same timings as kipper/cluster.py's DEFAULTS
-TIMINGS = {"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "250",
+TIMINGS = {"broker.session.timeout.ms": "6000", "broker.heartbeat.interval.ms": "500",
            "replica.lag.time.max.ms": "10000", "replica.fetch.backoff.ms": "200"}
 
 

@@ -75,6 +75,18 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
             offset = p.fetch_offset
             start = plog.log_start_offset
+            if follower >= 0 and epoch_error is None and plog.replica is not None:
+                # a follower's last fetched epoch is checked before its offset (Kafka's order):
+                # a follower ahead of a new leader is told where to truncate, not out of range
+                diverging = plog.replica.diverging(offset, p.get("last_fetched_epoch", -1))
+                if diverging is not None:
+                    entry = _error_entry(index, ErrorCode.NONE)
+                    entry.update(high_watermark=plog.high_watermark, last_stable_offset=plog.last_stable_offset,
+                                 log_start_offset=start, records=b"",
+                                 diverging_epoch={"epoch": diverging[0], "end_offset": diverging[1]})
+                    total += 1  # (a diverging answer goes at once)
+                    parts.append(entry)
+                    continue
             if epoch_error is not None or offset < start or offset > plog.log_end_offset:
                 entry = _error_entry(index, epoch_error or ErrorCode.OFFSET_OUT_OF_RANGE)
                 if epoch_error in _LEADER_MOVED and plog.replica is not None:
@@ -88,8 +100,8 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                      "preferred_read_replica": -1, "records": b""}
             if follower >= 0:  # (replication is not counted as consumption, nor quota'd)
                 size = _follower_read(cluster, plog, follower, p, entry, ctx.now)
-                total += size or ("diverging_epoch" in entry)  # (a diverging answer goes at once)
-                if not size and "diverging_epoch" not in entry:
+                total += size
+                if not size:
                     watched.append((plog.topic, index))
                 parts.append(entry)
                 continue
@@ -117,13 +129,9 @@ def _read(req, ctx) -> tuple[dict, int, list]:
 
 
 def _follower_read(cluster, plog, follower: int, p, entry: dict, now: int) -> int:
-    """A follower's read into ``entry``: to the log end, or the diverging epoch; the leader
-    notes how far the follower has got. The bytes read."""
+    """A follower's read into ``entry``, to the log end; the leader notes how far the
+    follower has got. The bytes read."""
     offset = p.fetch_offset
-    diverging = plog.replica.diverging(offset, p.get("last_fetched_epoch", -1))
-    if diverging is not None:
-        entry["diverging_epoch"] = {"epoch": diverging[0], "end_offset": diverging[1]}
-        return 0
     got = plog.read(offset, p.partition_max_bytes, to_log_end=True, one_segment=True)
     if got.chunks:
         entry["records"] = got.chunks

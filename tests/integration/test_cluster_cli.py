@@ -12,7 +12,7 @@ from kipper.client import admin
 from kipper.client.blocking import connect_any
 from kipper.cluster import EmbeddedCluster
 
-QUICK = ["--override", "broker.session.timeout.ms=1500", "--override", "broker.heartbeat.interval.ms=100"]
+QUICK = ["--override", "broker.session.timeout.ms=3000", "--override", "broker.heartbeat.interval.ms=150"]
 
 
 def _brokers(bootstrap: str) -> list[int]:

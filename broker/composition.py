@@ -324,10 +324,13 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
     group_journal = GroupJournal(topics, num_partitions=config["offsets.topic.num.partitions"],
                                  segment_bytes=config["offsets.topic.segment.bytes"])
     offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000, journal=group_journal)
-    group_configs = GroupConfigs(metadata, config)
+    group_configs = GroupConfigs(metadata, config, writer=(
+        lambda group, old, new: topics.controller.write_group_configs(group, old, new, clock()))
+        if role == "controller" else None)
     share = ShareGroups(ShareSettings.from_config(config), topics, notify=appends.notify,
                         group_config=group_configs.get,
-                        index_files=IndexFilesInLogDirs(storage.partition_dir) if storage is not None else None)
+                        index_files=IndexFilesInLogDirs(storage.partition_dir) if storage is not None else None,
+                        coordinated_here=lambda group_id: cluster is None or cluster.coordinates(group_id))
     classic = ClassicGroupCoordinator(GroupSettings(
         initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
         min_session_timeout_ms=config["group.min.session.timeout.ms"],
@@ -340,7 +343,8 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
     cluster = ClusterNode(NodeSettings.from_config(config), topics, clock,
                           on_delete=_topic_deleter(topics, offsets, share), id_blocks=id_blocks,
-                          on_role=_coordinators_follow(topics, groups, lambda: txn, clock)) if role == "broker" else None
+                          on_role=_coordinators_follow(topics, groups, lambda: txn, clock),
+                          group_configs=group_configs) if role == "broker" else None
     txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
                        offsets=offsets, groups=groups, journal=txn_journal, live=live, cluster=cluster,
                        markers=Outbox() if cluster is not None else None)

@@ -23,7 +23,7 @@ METADATA_TOPIC = "__cluster_metadata"
 METADATA_TOPIC_ID_BYTES = (1).to_bytes(16, "big")
 
 # ConfigRecord's resource types (ConfigResource.Type)
-TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
+TOPIC_RESOURCE, BROKER_RESOURCE, GROUP_RESOURCE = 2, 4, 32
 
 NO_LEADER, NO_LEADER_CHANGE = -1, -2
 # the metadata.version kipper writes: 3.6-IV2 (level 14), whose record versions are the ones

@@ -325,6 +325,16 @@ class Controller:
         self.commit(records, now)
         return results
 
+    # --- configs -------------------------------------------------------------------------
+
+    def write_group_configs(self, group_id: str, old: dict, new: dict, now: int) -> None:
+        """A group's configs (IncrementalAlterConfigs on the GROUP resource) as ConfigRecords."""
+        records = [("ConfigRecord", {"resource_type": mr.GROUP_RESOURCE, "resource_name": group_id,
+                                     "name": k, "value": v}) for k, v in new.items() if old.get(k) != v]
+        records += [("ConfigRecord", {"resource_type": mr.GROUP_RESOURCE, "resource_name": group_id,
+                                      "name": k, "value": None}) for k in old if k not in new]
+        self.commit(records, now)
+
     # --- producer ids --------------------------------------------------------------------
 
     def allocate_producer_ids(self, broker_id: int, broker_epoch: int, now: int) -> dict:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from kipper.protocol.metadata_records import (
-    BROKER_RESOURCE, CHANGE_FENCE, CHANGE_UNFENCE, NO_LEADER_CHANGE, TOPIC_RESOURCE, MetadataRecord,
+    BROKER_RESOURCE, CHANGE_FENCE, GROUP_RESOURCE, CHANGE_UNFENCE, NO_LEADER_CHANGE, TOPIC_RESOURCE, MetadataRecord,
 )
 
 
@@ -109,6 +109,9 @@ class ClusterImage:
 
     def broker_configs(self, name: str = "") -> dict[str, str]:
         return self.configs.get((BROKER_RESOURCE, name), {})
+
+    def group_configs(self, name: str) -> dict[str, str]:
+        return self.configs.get((GROUP_RESOURCE, name), {})
 
     # --- replay -------------------------------------------------------------------------
 

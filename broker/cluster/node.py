@@ -86,7 +86,7 @@ class ProducerIdBlocks:
 
 class ClusterNode:
     def __init__(self, settings: NodeSettings, topics, clock, on_delete=None,
-                 id_blocks: ProducerIdBlocks | None = None, on_role=None):
+                 id_blocks: ProducerIdBlocks | None = None, on_role=None, group_configs=None):
         self.settings = settings
         self.node_id = settings.node_id
         self.topics = topics
@@ -101,6 +101,7 @@ class ClusterNode:
         self._creating: set[str] = set()  # topics asked of the controller, not answered yet
         # (partition, replica, was leader) after a role change: the coordinators load or unload
         self.on_role = on_role
+        self.group_configs = group_configs  # the groups' configs follow the metadata log's
         self.id_blocks = id_blocks if id_blocks is not None else ProducerIdBlocks()
         self.id_blocks.wanted = self._ask_producer_ids
 
@@ -147,6 +148,10 @@ class ClusterNode:
         return len(decoded)
 
     def _act_on_everything(self, now: int) -> None:
+        if self.group_configs is not None:
+            for (rtype, name), configs in self.image.configs.items():
+                if rtype == mr.GROUP_RESOURCE:
+                    self.group_configs.adopt(name, dict(configs))
         for name in list(self.image.topics) + [t.name for t in self.topics.all() if t.name not in self.image.topics]:
             sync_topic(self.image, self.topics, name, self.on_delete)
         mine = self.image.brokers.get(self.node_id)
@@ -172,6 +177,9 @@ class ClusterNode:
                 self.fenced = mine.fenced
         for name, index in sorted(roles):
             self._take_role(name, index, now)
+        for c in changes:
+            if c.kind == "config" and c.partition == mr.GROUP_RESOURCE and self.group_configs is not None:
+                self.group_configs.adopt(c.new, self.image.group_configs(c.new))
 
     def _take_role(self, name: str, index: int, now: int) -> None:
         topic = self.topics.get(name)

@@ -27,12 +27,12 @@ from benchmarks.machine import LoadProbe, process_cpu_seconds
 TOPIC = broker_ingest.TOPIC
 
 
-class KipperCandidate:
-    def __init__(self, brokers: int):
-        from kipper.cluster import EmbeddedCluster
+class Candidate:
+    """A cluster under measure: ``name``, ``bootstrap``, ``pids()`` of every process."""
 
-        self.name = f"kipper x{brokers}"
-        self.cluster = EmbeddedCluster(brokers, {"log.level": "WARNING"}, controller_overrides={"log.level": "WARNING"})
+    def __init__(self, name: str, cluster):
+        self.name = name
+        self.cluster = cluster
 
     def __enter__(self):
         self.cluster.start()
@@ -40,6 +40,14 @@ class KipperCandidate:
 
     def __exit__(self, *exc):
         self.cluster.stop()
+
+
+class KipperCandidate(Candidate):
+    def __init__(self, brokers: int):
+        from kipper.cluster import EmbeddedCluster
+
+        super().__init__(f"kipper x{brokers}", EmbeddedCluster(brokers, {"log.level": "WARNING"},
+                                                               controller_overrides={"log.level": "WARNING"}))
 
     @property
     def bootstrap(self) -> str:
@@ -50,20 +58,12 @@ class KipperCandidate:
         return [n.broker._runner.pid for n in nodes if n.running]
 
 
-class KafkaCandidate:
+class KafkaCandidate(Candidate):
     def __init__(self, brokers: int):
         from scripts.kafka_cluster import KafkaCluster
 
-        self.name = f"kafka x{brokers}"
-        self.cluster = KafkaCluster(brokers, {"num.partitions": "1", "log.flush.interval.messages": str(2**63 - 1)},
-                                    heap="1g")
-
-    def __enter__(self):
-        self.cluster.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.cluster.stop()
+        super().__init__(f"kafka x{brokers}", KafkaCluster(
+            brokers, {"num.partitions": "1", "log.flush.interval.messages": str(2**63 - 1)}, heap="1g"))
 
     @property
     def bootstrap(self) -> str:

@@ -53,12 +53,14 @@ from kipper.broker.security.service import Security
 from kipper.broker.share.index_file import IndexFilesInLogDirs
 from kipper.broker.share.service import SHARE_API_KEYS, ShareGroups
 from kipper.broker.share.settings import ShareSettings
+from kipper.broker.storage.log_config import LogConfig
 from kipper.broker.storage.log_manager import LogManager
 from kipper.broker.storage.metadata import MetadataStore
 from kipper.broker.txn.coordinator import TxnSettings
 from kipper.broker.txn.journal import TXN_TOPIC, TransactionJournal
 from kipper.broker.txn.service import Transactions
 from kipper.protocol.messages import APIS
+from kipper.protocol.metadata_records import METADATA_TOPIC, METADATA_TOPIC_ID
 
 log = structlog.get_logger(__name__)
 
@@ -212,6 +214,8 @@ class Engines:
         The shell runs it once after building (broker/server.py); nothing without log.dirs."""
         if self.storage is None:
             return
+        if self.cluster is not None or self.controller is not None:
+            return  # a cluster's topics come from the metadata log (docs/CLUSTER.md); their logs open then
         open_topics(self.topics, self.storage)
         now = self.clock()
         replayed = self.groups.recover(now)
@@ -313,7 +317,8 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         partitions = DurablePartitions(storage, live, producer_settings, appends.notify, clock)
     role = config["process.roles"]
     if role == "controller":
-        topics = ControllerTopics(ControllerSettings.from_config(config), MetadataLog(notify=appends.notify),
+        topics = ControllerTopics(ControllerSettings.from_config(config),
+                                  MetadataLog(metadata_storage(storage, clock), notify=appends.notify),
                                   clock, num_partitions=config["num.partitions"],
                                   auto_create=config["auto.create.topics.enable"], partitions=partitions,
                                   metadata=metadata)
@@ -358,6 +363,13 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live), txn=txn)
+
+
+def metadata_storage(storage: LogManager | None, clock):
+    """The controller's `__cluster_metadata-0`: in log.dirs when there are any, else in memory."""
+    if storage is None:
+        return None
+    return storage.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, LogConfig(), clock())
 
 
 def _coordinators_follow(topics, groups, transactions: Callable, clock) -> Callable:

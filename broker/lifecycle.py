@@ -31,7 +31,7 @@ SECURITY_PROTOCOLS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL":
 FENCED_HEARTBEAT_S = 0.05  # while fenced, heartbeats go this often, to be unfenced soon
 RETRY_S = 0.2
 SHUTDOWN_WAIT_S = 5.0
-METADATA_TOPIC_ID = uuid.UUID(bytes=mr.METADATA_TOPIC_ID_BYTES)
+METADATA_TOPIC_ID = mr.METADATA_TOPIC_ID
 
 
 async def together(*coroutines) -> None:

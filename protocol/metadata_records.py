@@ -11,6 +11,7 @@ brokers read them back with Fetch, as KRaft brokers do; Kafka's own tools
 
 from __future__ import annotations
 
+import uuid
 from typing import NamedTuple
 
 from kipper.protocol import batch, records
@@ -21,6 +22,7 @@ FRAME_VERSION = 1  # Kafka's AbstractApiMessageSerde.DEFAULT_FRAME_VERSION
 # Kafka's Topic.CLUSTER_METADATA_TOPIC_NAME and its fixed id (Uuid.METADATA_TOPIC_ID: 0, 1)
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_TOPIC_ID_BYTES = (1).to_bytes(16, "big")
+METADATA_TOPIC_ID = uuid.UUID(bytes=METADATA_TOPIC_ID_BYTES)
 
 # ConfigRecord's resource types (ConfigResource.Type)
 TOPIC_RESOURCE, BROKER_RESOURCE, GROUP_RESOURCE = 2, 4, 32

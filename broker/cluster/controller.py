@@ -53,6 +53,8 @@ class Controller:
         self.on_commit = on_commit  # (changes) -> None: the controller's TopicManager follows
         for offset, record in metadata_log.records(metadata_log.start_offset):
             self.image.replay(offset, record)
+        # a controller opened on an earlier log: its brokers' sessions start now
+        self._restarted = bool(self.image.brokers)
 
     # --- the log ------------------------------------------------------------------------
 
@@ -152,6 +154,10 @@ class Controller:
 
     def tick(self, now: int) -> int:
         """Fence every unfenced broker whose session passed; how many were."""
+        if self._restarted:  # (the log's brokers are given a whole session to heartbeat again)
+            self._restarted = False
+            for b in self.image.brokers.values():
+                self.sessions.setdefault(b.broker_id, now)
         expired = [b for b in self.image.brokers.values()
                    if not b.fenced and now - self.sessions.get(b.broker_id, now) > self.settings.session_timeout_ms]
         for b in expired:

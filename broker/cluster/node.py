@@ -148,12 +148,14 @@ class ClusterNode:
         return len(decoded)
 
     def _act_on_everything(self, now: int) -> None:
+        """Caught up: every topic made as the log says (a durable broker opens the logs it
+        kept and rebuilds their producer state), every partition's role taken."""
         if self.group_configs is not None:
             for (rtype, name), configs in self.image.configs.items():
                 if rtype == mr.GROUP_RESOURCE:
                     self.group_configs.adopt(name, dict(configs))
         for name in list(self.image.topics) + [t.name for t in self.topics.all() if t.name not in self.image.topics]:
-            sync_topic(self.image, self.topics, name, self.on_delete)
+            _recover(sync_topic(self.image, self.topics, name, self.on_delete)[1])
         mine = self.image.brokers.get(self.node_id)
         if mine is not None and mine.epoch == self.broker_epoch:
             self.fenced = mine.fenced
@@ -169,6 +171,7 @@ class ClusterNode:
             topic, added = sync_topic(self.image, self.topics, name, self.on_delete)
             if topic is not None:
                 new_partitions.update((name, p.partition) for p in added)
+                _recover(added)
         roles = {(c.topic.name, c.partition) for c in changes if c.kind == "partition"} | new_partitions
         if any(c.kind == "broker" for c in changes):  # a fenced broker's partitions may have no fetcher now
             self.followed_changed = True
@@ -363,3 +366,11 @@ class ClusterNode:
 def base64_id(topic_id: uuid.UUID) -> str:
     """A topic id as Kafka prints it (url-safe base64, no padding)."""
     return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
+
+
+def _recover(partitions) -> None:
+    """Partitions just made: a durable log opened with what it kept gets its producer state
+    and transaction index back (an empty or in-memory one has nothing to replay)."""
+    for partition in partitions:
+        if partition.log_end_offset > partition.log_start_offset:
+            partition.recover()

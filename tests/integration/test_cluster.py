@@ -298,3 +298,36 @@ def test_a_transaction_spans_brokers_with_its_offsets(cluster):
     reader.close()
     assert sorted(got) == list(range(90)), "every record once: the aborted round's copies are not read"
     assert sum(t.offset for t in committed) == 90, "the group's offsets were committed with the transactions"
+
+
+def test_a_durable_cluster_keeps_its_records_through_a_kill_and_a_full_restart(tmp_path):
+    """log.dirs for every node: a SIGKILLed broker comes back with its log, and the whole
+    cluster (controller too) stopped and started again still holds every record."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    cluster = EmbeddedCluster(3, QUICK, log_dirs=tmp_path).start()
+    try:
+        name = create(cluster, 3, 3, {"min.insync.replicas": "2"})
+        producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "enable.idempotence": True,
+                             "acks": "all", "log_level": 0})
+        for i in range(300):
+            producer.produce(name, value=b"%d" % i)
+            if i == 150:
+                producer.flush(30)
+                cluster.kill(2)
+                cluster.start_broker(2)
+        assert producer.flush(60) == 0
+        cluster.stop()
+        cluster.start()
+        consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers, "group.id": unique_name("d"),
+                             "enable.auto.commit": False, "log_level": 0})
+        consumer.assign([TopicPartition(name, p, 0) for p in range(3)])
+        got, deadline = [], time.monotonic() + 30
+        while len(got) < 300 and time.monotonic() < deadline:
+            m = consumer.poll(0.2)
+            if m is not None and not m.error():
+                got.append(int(m.value()))
+        consumer.close()
+        assert sorted(got) == list(range(300))
+    finally:
+        cluster.stop()

@@ -2,7 +2,8 @@
 and KIP-848, transactions, share groups) at their default KGO_TEST_RF=3 against a 3-broker
 kipper cluster, and the same run against a 3-broker Apache Kafka (issue 39). ``go`` fetches
 franz-go into its module cache (outside the repository); KGO_TEST_RECORDS bounds each test's
-records."""
+records. The Kafka run (four JVMs, a quarter of an hour on a busy 2-core machine) is the
+comparison, run with KIPPER_KAFKA_CLUSTER=1; its failures on 2026-12-06 are in docs/CLUSTER.md."""
 
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ def test_franz_gos_kgo_tests_pass_at_replication_factor_3_against_a_kipper_clust
 
 
 @pytest.mark.timeout(3600)
+@pytest.mark.skipif(not os.environ.get("KIPPER_KAFKA_CLUSTER"), reason="the comparison run: KIPPER_KAFKA_CLUSTER=1")
 def test_franz_gos_kgo_tests_pass_at_replication_factor_3_against_a_kafka_cluster():
     from scripts.kafka_cluster import KafkaCluster
     from tests.support.reference import require_kafka

@@ -233,6 +233,12 @@ class ClusterNode:
         host, port, _ = b.endpoints[listener]
         return host, port
 
+    def described_brokers(self, listener: str, include_fenced: bool) -> list[dict]:
+        """DescribeCluster's brokers: the unfenced ones (and the fenced, when asked)."""
+        return [{"broker_id": b.broker_id, "host": b.endpoints[listener][0], "port": b.endpoints[listener][1],
+                 "rack": b.rack, "is_fenced": b.fenced} for _, b in sorted(self.image.brokers.items())
+                if listener in b.endpoints and (include_fenced or not b.fenced)]
+
     def live_brokers(self, listener: str) -> list[tuple[int, str, int, str | None]]:
         """(id, host, port, rack) of each unfenced broker with ``listener``."""
         return [(b.broker_id, *b.endpoints[listener][:2], b.rack)

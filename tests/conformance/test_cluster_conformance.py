@@ -136,6 +136,8 @@ def leader_moves(run: Run) -> None:
     topic = create(run, [1, 2, 3])
     produce(run, 1, "produce to the leader")
     metadata(run, 2, "metadata: leader 1")
+    run.call(APIS[60], 1, {"include_cluster_authorized_operations": False, "endpoint_type": 1},
+             conn=at(run, 3), label="describe cluster")
     run.call(ALTER_REASSIGNMENTS, 0, {"timeout_ms": 30000, "topics": [
         {"name": topic, "partitions": [{"partition_index": 0, "replicas": [3, 1, 2]}]}]},
         conn=at(run, 1), label="reassign: 3 first")
@@ -217,8 +219,8 @@ def _run(scenario, ref, token) -> Run:
     finally:
         run.close()
     for x in run.transcript:  # a KRaft broker names a random live broker as the controller
-        if x.api == "Metadata" and isinstance(x.response, dict) and "controller_id" in x.response:
-            live = {b["node_id"] for b in x.response.get("brokers", [])}
+        if x.api in ("Metadata", "DescribeCluster") and isinstance(x.response, dict) and "controller_id" in x.response:
+            live = {b.get("node_id", b.get("broker_id")) for b in x.response.get("brokers", [])}
             if x.response["controller_id"] in live:
                 x.response["controller_id"] = "<a live broker>"
     return run

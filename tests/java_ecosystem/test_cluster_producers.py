@@ -4,12 +4,14 @@ KafkaProducer (tests/java/kipper/cluster/AckedProducer.java) and confluent-kafka
 against a 3-broker kipper and a 3-broker Apache Kafka (scripts/kafka_cluster.py). On both,
 every acknowledged record is read back exactly once, at the offset it was acknowledged at,
 in order per partition, and every record sent is acknowledged. Bounded: a few thousand records
-per producer over half a minute."""
+per producer over half a minute. The Kafka run (four JVMs restarted one after another: about
+five minutes on a busy 2-core machine) is the comparison, run with KIPPER_KAFKA_CLUSTER=1."""
 
 from __future__ import annotations
 
 import collections
 import multiprocessing as mp
+import os
 import random
 import subprocess
 import threading
@@ -141,6 +143,7 @@ def test_acknowledged_records_survive_killed_kipper_brokers(kafka_cluster, tmp_p
 
 
 @pytest.mark.timeout(1800)
+@pytest.mark.skipif(not os.environ.get("KIPPER_KAFKA_CLUSTER"), reason="the comparison run: KIPPER_KAFKA_CLUSTER=1")
 def test_the_same_run_against_a_kafka_cluster_gives_the_same_counts(tmp_path, java_classes):
     from scripts.kafka_cluster import KafkaCluster
 

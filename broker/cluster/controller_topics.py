@@ -17,7 +17,7 @@ import uuid
 from kipper.broker.cluster.controller import Controller
 from kipper.broker.cluster.mirror import sync_topic
 from kipper.broker.cluster.placement import assign_replicas, partition_change
-from kipper.broker.log.topics import Topic, TopicManager
+from kipper.broker.log.topics import Topic, TopicManager, unreachable_replication_factor
 from kipper.protocol import metadata_records as mr
 from kipper.protocol.errors import ErrorCode
 
@@ -45,24 +45,20 @@ class ControllerTopics(TopicManager):
         return sorted(self.controller.image.brokers)
 
     def replication_factor(self, topic: Topic) -> int:
+        """The topic's replica count; default.replication.factor for one not made (validate_only)."""
         info = self.controller.image.topics.get(topic.name)
         part = info.partitions.get(0) if info is not None else None
-        return len(part.replicas) if part is not None else 0
+        return len(part.replicas) if part is not None else self.controller.settings.default_replication_factor
 
-    def check_replication_factor(self, replication_factor: int) -> tuple[ErrorCode, str | None]:
-        if replication_factor < -1 or replication_factor == 0:
-            return ErrorCode.INVALID_REPLICATION_FACTOR, \
-                "Replication factor must be larger than 0, or -1 to use the default value."
+    def check_replication_factor(self, replication_factor: int) -> tuple[ErrorCode, str] | None:
         rf = self.controller.settings.default_replication_factor if replication_factor == -1 else replication_factor
         brokers = self.controller.image.brokers
         if not any(not b.fenced for b in brokers.values()):
             return ErrorCode.INVALID_REPLICATION_FACTOR, \
                 f"Unable to replicate the partition {rf} time(s): All brokers are currently fenced."
         if rf > len(brokers):
-            return ErrorCode.INVALID_REPLICATION_FACTOR, (
-                f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} "
-                f"cannot be reached because only {len(brokers)} broker(s) are registered.")
-        return ErrorCode.NONE, None
+            return unreachable_replication_factor(rf, len(brokers))
+        return None
 
     def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                configs: dict[str, str] | None = None, assignments=None):

@@ -131,17 +131,6 @@ class ReplicaState:
 
     # --- the leader's side ---------------------------------------------------------------------
 
-    def diverging(self, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
-        """A follower's Fetch from ``fetch_offset`` after a batch of ``last_fetched_epoch``:
-        (epoch, end offset) it must truncate to when its log is not a prefix of ours
-        (Kafka's check before a follower's read), or None."""
-        if last_fetched_epoch < 0:
-            return None
-        epoch, end = self.epochs.end_offset_for(last_fetched_epoch, self.partition.log_end_offset)
-        if epoch < last_fetched_epoch or end < fetch_offset:
-            return epoch, end
-        return None
-
     def follower_fetched(self, replica_id: int, fetch_offset: int, now: int) -> tuple[int, ...] | None:
         """A follower fetched from ``fetch_offset``: its log end is that. The high watermark
         may move; the ISR to propose if the follower caught up and is not in it, else None."""

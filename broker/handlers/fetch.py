@@ -1,27 +1,36 @@
 """Fetch: read stored batches; long-poll until min_bytes or max_wait_ms.
 
 No fetch sessions are created (session id 0 in every answer), which KIP-227
-allows: clients then send full fetch requests each time. With read_committed
+allows: clients then send full fetch requests each time. A request that continues a
+session (an epoch other than 0 or -1) names one this broker never gave, and gets
+FETCH_SESSION_ID_NOT_FOUND, as from Kafka. With read_committed
 a partition returns data only below its last stable offset, with the aborted
 transactions that overlap it (broker/log/txn_index.py). A consumer over its
 consumer_byte_rate quota is answered empty with the throttle time and muted.
 
+A Fetch's last_fetched_epoch (v12+) is checked before its offset, as Kafka's: an epoch the
+leader does not know is OFFSET_OUT_OF_RANGE, and one that ended earlier here, or before the
+fetch offset, gets the diverging epoch and no records (KIP-595's check). A partition's whole
+batches that fit its limit are followed by the first bytes of the next batch up to the limit
+(Kafka sends the slice of the segment file; a consumer drops the cut batch).
+
 In a cluster (docs/CLUSTER.md) only a partition's leader answers (NOT_LEADER_OR_FOLLOWER
 with the leader it knows otherwise) and consumers read below the high watermark. A
-follower's Fetch (its replica id in ``replica_state``) reads to the log end, unless its
-last fetched epoch shows that its log diverged (the answer is then the diverging epoch),
-and tells the leader how far the follower has got (broker/cluster/replica.py).
+follower's Fetch (its replica id in ``replica_state``) reads to the log end and tells the
+leader how far the follower has got (broker/cluster/replica.py).
 """
 
 from __future__ import annotations
 
 from kipper.broker.acl.model import READ, TOPIC
-from kipper.broker.handlers.leaders import current_leader, leader_error, node_endpoints
+from kipper.broker.handlers.leaders import current_leader, divergence, leader_error, node_endpoints
 from kipper.broker.handlers.replies import Reply
 from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 _LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
+SESSIONS_SINCE = 7  # Fetch versions with session ids and epochs (KIP-227)
+FULL_FETCH_EPOCHS = (0, -1)  # INITIAL_EPOCH, FINAL_EPOCH: no session is continued
 
 
 def _error_entry(index: int, code: ErrorCode, aborted: list | None = None) -> dict:
@@ -75,18 +84,15 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
             offset = p.fetch_offset
             start = plog.log_start_offset
-            if follower >= 0 and epoch_error is None and plog.replica is not None:
-                # a follower's last fetched epoch is checked before its offset (Kafka's order):
-                # a follower ahead of a new leader is told where to truncate, not out of range
-                diverging = plog.replica.diverging(offset, p.get("last_fetched_epoch", -1))
-                if diverging is not None:
-                    entry = _error_entry(index, ErrorCode.NONE)
-                    entry.update(high_watermark=plog.high_watermark, last_stable_offset=plog.last_stable_offset,
-                                 log_start_offset=start, records=b"",
-                                 diverging_epoch={"epoch": diverging[0], "end_offset": diverging[1]})
+            if epoch_error is None:
+                # the last fetched epoch before the offset (Kafka's order): a fetcher ahead of
+                # a new leader is told where to truncate, not that it is out of range
+                diverging = divergence(plog, offset, p.get("last_fetched_epoch"))
+                if isinstance(diverging, tuple):
+                    parts.append(_diverging_entry(index, plog, committed, *diverging))
                     total += 1  # (a diverging answer goes at once)
-                    parts.append(entry)
                     continue
+                epoch_error = diverging
             if epoch_error is not None or offset < start or offset > plog.log_end_offset:
                 entry = _error_entry(index, epoch_error or ErrorCode.OFFSET_OUT_OF_RANGE)
                 if epoch_error in _LEADER_MOVED and plog.replica is not None:
@@ -112,12 +118,18 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             got = plog.read(offset, limit, always_one=first, read_committed=committed, one_segment=True)
             if got.chunks:
                 first = False
+                size = got.size
                 entry["records"] = got.chunks
+                if size < limit:
+                    head = plog.batch_head(got.last_offset + 1, limit - size, read_committed=committed)
+                    if head is not None:
+                        entry["records"] = [*got.chunks, head]
+                        size += len(head)
                 if committed:
                     entry["aborted_transactions"] = plog.aborted_transactions(offset, got.last_offset + 1)
-                remaining -= got.size
-                total += got.size
-                reads.append((plog.topic, index, got.size, got.records))
+                remaining -= size
+                total += size
+                reads.append((plog.topic, index, size, got.records))
             watched.append((plog.topic, index))
             parts.append(entry)
         responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
@@ -141,6 +153,15 @@ def _follower_read(cluster, plog, follower: int, p, entry: dict, now: int) -> in
     return got.size
 
 
+def _diverging_entry(index: int, plog, committed: bool, epoch: int, end_offset: int) -> dict:
+    """A fetch past the end of the epoch it says it last fetched: nothing read, the epoch and
+    its end offset to truncate to (Kafka's divergingEpoch)."""
+    return {"partition_index": index, "error_code": 0, "high_watermark": plog.high_watermark,
+            "last_stable_offset": plog.last_stable_offset, "log_start_offset": plog.log_start_offset,
+            "diverging_epoch": {"epoch": epoch, "end_offset": end_offset},
+            "aborted_transactions": [] if committed else None, "preferred_read_replica": -1, "records": b""}
+
+
 def _count_out(ctx, reads) -> None:
     metrics = ctx.engines.metrics
     for topic, partition, size, count in reads:
@@ -159,6 +180,10 @@ def _answer(ctx, body: dict, size: int, reads):
 
 
 def handle_fetch(req, ctx):
+    if ctx.api_version >= SESSIONS_SINCE and req.session_epoch not in FULL_FETCH_EPOCHS:
+        # an incremental fetch of a session this broker never opened (it opens none)
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.FETCH_SESSION_ID_NOT_FOUND), "session_id": 0,
+                "responses": []}
     body, size, watched, reads = _read(req, ctx)
     if size >= req.min_bytes or req.max_wait_ms <= 0 or not watched:
         return _answer(ctx, body, size, reads)

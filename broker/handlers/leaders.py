@@ -46,6 +46,31 @@ def leader_epoch(partition) -> int:
     return LEADER_EPOCH if replica is None else replica.leader_epoch
 
 
+def epoch_end_offset(partition, epoch: int) -> tuple[int, int]:
+    """(the largest epoch at or below ``epoch``, where it ended) from the leader-epoch cache;
+    (-1, -1) for an epoch it does not know. On one node every batch is of epoch 0, which
+    ends at the log end."""
+    replica = partition.replica
+    if replica is None:
+        return (LEADER_EPOCH, partition.log_end_offset) if epoch == LEADER_EPOCH else (-1, -1)
+    return replica.epochs.end_offset_for(epoch, partition.log_end_offset)
+
+
+def divergence(partition, fetch_offset: int, last_fetched_epoch: int | None) -> tuple[int, int] | ErrorCode | None:
+    """Kafka's check of a Fetch's last_fetched_epoch (v12+) before the read: (epoch, end
+    offset) to truncate to when the fetcher's log is not a prefix of this one (its epoch
+    ended earlier here, or it fetches past that end), OFFSET_OUT_OF_RANGE for an epoch
+    this log does not know, None when the read may go on (and for -1: no epoch sent)."""
+    if last_fetched_epoch is None or last_fetched_epoch < 0:
+        return None
+    epoch, end = epoch_end_offset(partition, last_fetched_epoch)
+    if epoch < 0 or end < 0:
+        return ErrorCode.OFFSET_OUT_OF_RANGE
+    if epoch < last_fetched_epoch or end < fetch_offset:
+        return epoch, end
+    return None
+
+
 def current_leader(partition) -> dict:
     """KIP-951's current_leader of a refusal: the leader and epoch this broker knows."""
     replica = partition.replica

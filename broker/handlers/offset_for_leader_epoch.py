@@ -11,17 +11,8 @@ replica_id >= 0, CLUSTER_ACTION), as in Kafka.
 from __future__ import annotations
 
 from kipper.broker.acl.model import CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, DESCRIBE, TOPIC
-from kipper.broker.handlers.leaders import leader_error
+from kipper.broker.handlers.leaders import epoch_end_offset, leader_error
 from kipper.protocol.errors import ErrorCode
-
-UNDEFINED = (-1, -1)
-
-
-def _end_offset(partition, epoch: int) -> tuple[int, int]:
-    replica = partition.replica
-    if replica is None:
-        return (0, partition.log_end_offset) if epoch == 0 else UNDEFINED
-    return replica.epochs.end_offset_for(epoch, partition.log_end_offset)
 
 
 def handle_offset_for_leader_epoch(req, ctx):
@@ -43,7 +34,7 @@ def handle_offset_for_leader_epoch(req, ctx):
             elif (error := leader_error(partition, p.get("current_leader_epoch", -1))) is not None:
                 row["error_code"] = int(error)
             else:
-                row["leader_epoch"], row["end_offset"] = _end_offset(partition, p.leader_epoch)
+                row["leader_epoch"], row["end_offset"] = epoch_end_offset(partition, p.leader_epoch)
             rows.append(row)
         out.append({"topic": t.topic, "partitions": rows})
     return {"throttle_time_ms": 0, "topics": out}

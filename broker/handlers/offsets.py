@@ -23,7 +23,8 @@ def handle_offset_commit(req, ctx):
     else:
         error = engines.groups.validate_commit(req.group_id, req.get("member_id", ""),
                                               req.get("generation_id_or_member_epoch", -1),
-                                              req.get("group_instance_id"), ctx.api_version)
+                                              req.get("group_instance_id"), ctx.api_version,
+                                              [(t.name, p.partition_index) for t in req.topics for p in t.partitions])
     out = []
     commits = []
     for t in req.topics:

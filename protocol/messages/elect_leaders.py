@@ -1,9 +1,10 @@
-"""ElectLeaders (API key 43): preferred or unclean leader elections (KIP-460)."""
+"""ElectLeaders (API key 43, KIP-460): elect the preferred or an unclean leader of partitions
+(kafka-leader-election)."""
 
 from kipper.protocol.schema import Api, F
 
 ELECT_LEADERS = Api(
-    key=43, name='ElectLeaders', valid='0-2', flexible='2+',
+    key=43, name='ElectLeaders', valid='0-2', flexible='2+', supported='0-2',
     request=(
         F('election_type', 'int8', '1+'),
         F('topic_partitions', '[]', nullable='0+', fields=(

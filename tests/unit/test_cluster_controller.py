@@ -123,7 +123,8 @@ def test_a_replication_factor_above_the_brokers_is_kafkas_error(cluster):
     code, message, _ = cluster.topics.create("t", 1, 4)
     assert code == ErrorCode.INVALID_REPLICATION_FACTOR
     assert message == ("Unable to replicate the partition 4 time(s): The target replication factor of 4 "
-                       "cannot be reached because only 3 broker(s) are registered.")
+                       "cannot be reached because only 3 broker(s) are registered or some brokers have all "
+                       "their log directories cordoned.")
     assert cluster.topics.create("t", 1, 0)[0] == ErrorCode.INVALID_REPLICATION_FACTOR
 
 

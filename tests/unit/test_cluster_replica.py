@@ -10,6 +10,7 @@ import pytest
 from kipper.broker.cluster.epochs import LeaderEpochCache
 from kipper.broker.cluster.image import PartitionInfo
 from kipper.broker.cluster.replica import ReplicaState
+from kipper.broker.handlers.leaders import divergence
 from kipper.broker.log.partition import Partition
 from kipper.broker.producer_state.settings import ProducerStateSettings
 from kipper.broker.storage.file_log import FileLog
@@ -123,10 +124,12 @@ def test_a_follower_whose_log_diverged_is_told_where_to_truncate(leader):
     produce(leader, 2)  # epoch 4: offsets 0-1
     replica.become_leader(info(1, 6), now=0)  # epoch 6 begins at 2
     produce(leader, 1)
-    assert replica.diverging(2, 4) is None, "its log ends where epoch 4 ended"
-    assert replica.diverging(5, 4) == (4, 2), "it has offsets of epoch 4 beyond 2"
-    assert replica.diverging(1, 5) == (4, 2), "epoch 5 never led here"
-    assert replica.diverging(3, 6) is None
+    assert divergence(leader, 2, 4) is None, "its log ends where epoch 4 ended"
+    assert divergence(leader, 5, 4) == (4, 2), "it has offsets of epoch 4 beyond 2"
+    assert divergence(leader, 1, 5) == (4, 2), "epoch 5 never led here"
+    assert divergence(leader, 3, 6) is None
+    assert divergence(leader, 3, 7) == ErrorCode.OFFSET_OUT_OF_RANGE, "an epoch after the leader's own"
+    assert divergence(leader, 3, -1) is None, "no epoch sent"
 
 
 def test_the_epoch_cache_answers_as_kafkas():

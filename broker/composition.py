@@ -26,6 +26,7 @@ import structlog
 from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.cluster.controller import Controller, ControllerSettings
+from kipper.broker.cluster.controller_quorum import ControllerQuorum
 from kipper.broker.cluster.controller_topics import ControllerTopics
 from kipper.broker.cluster.metadata_log import MetadataLog
 from kipper.broker.cluster.node import ClusterNode, NodeSettings, ProducerIdBlocks
@@ -127,7 +128,7 @@ class Engines:
     share: ShareGroups
     txn: Transactions
     cleaner: LogCleaner
-    quorum: Quorum  # who leads the metadata log and the partitions (one node: this one)
+    quorum: Quorum  # who leads the metadata log and the partitions (one node: this one; else the controller)
     # a cluster's node (docs/CLUSTER.md): a broker's view of the cluster and its replicas, or the
     # controller; both None on one node
     cluster: ClusterNode | None = None
@@ -401,7 +402,8 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
-        quorum=Quorum(config["node.id"], kept.cluster_id, topics, lambda: kept.advertised),
+        quorum=ControllerQuorum(topics.controller, topics, lambda: kept.advertised, clock) if role == "controller"
+        else Quorum(config["node.id"], kept.cluster_id, topics, lambda: kept.advertised),
         txn=txn, schema_registry=registry)
 
 

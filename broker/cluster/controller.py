@@ -18,6 +18,7 @@ import structlog
 
 from kipper.broker.cluster.image import ClusterImage
 from kipper.broker.cluster.placement import ONLINE, PREFERRED, UNCLEAN, partition_change
+from kipper.broker.quorum import NOT_NEEDED
 from kipper.protocol import metadata_records as mr
 from kipper.protocol.errors import ErrorCode
 
@@ -49,7 +50,8 @@ class Controller:
         self.log = metadata_log
         self.image = ClusterImage()
         self.sessions: dict[int, int] = {}  # broker id -> last heartbeat (ms)
-        self.fetched: dict[int, tuple[int, int]] = {}  # broker id -> (offset fetched, when)
+        # broker id -> (offset fetched, when, when it last fetched from the log's end or -1)
+        self.fetched: dict[int, tuple[int, int, int]] = {}
         self.on_commit = on_commit  # (changes) -> None: the controller's TopicManager follows
         for offset, record in metadata_log.records(metadata_log.start_offset):
             self.image.replay(offset, record)
@@ -217,11 +219,13 @@ class Controller:
         records.append(("UnregisterBrokerRecord", {"broker_id": broker_id, "broker_epoch": b.epoch}))
         self.commit(records, now)
         self.sessions.pop(broker_id, None)
+        self.fetched.pop(broker_id, None)
         return ErrorCode.NONE
 
     def metadata_fetched(self, broker_id: int, offset: int, now: int) -> None:
         """A broker fetched the metadata log from ``offset`` (DescribeQuorum's observers)."""
-        self.fetched[broker_id] = (offset, now)
+        caught_up = now if offset >= self.log.end_offset else self.fetched.get(broker_id, (0, 0, -1))[2]
+        self.fetched[broker_id] = (offset, now, caught_up)
 
     def read_metadata(self, fetch_offset: int, last_fetched_epoch: int, max_bytes: int,
                       replica_id: int, now: int) -> tuple[dict, int]:
@@ -299,37 +303,46 @@ class Controller:
             return ErrorCode.INELIGIBLE_REPLICA, part
         return ErrorCode.NONE, part
 
-    def elect_leaders(self, election_type: int, wanted, now: int) -> list[tuple[str, int, ErrorCode, str | None]]:
-        """ElectLeaders: 0 preferred, 1 unclean; ``wanted`` [(topic, partition)] or None for
-        every partition. (topic, partition, error, message) each."""
+    def elect_leaders(self, election_type: int, wanted, now: int
+                      ) -> list[tuple[str, list[tuple[int, ErrorCode, str | None]]]]:
+        """ElectLeaders: 0 preferred, 1 unclean; ``wanted`` [(topic, [partition])], or None for
+        every partition, where Kafka names every topic with only the partitions whose election
+        was needed. (topic, [(partition, error, message)]) in Kafka's words."""
         election = PREFERRED if election_type == 0 else UNCLEAN
-        if wanted is None:
-            wanted = [(t.name, i) for t in self.image.topics.values() for i in t.partitions
-                      if election != PREFERRED or t.partitions[i].leader != t.partitions[i].replicas[0]]
-        records, results = [], []
+        every = wanted is None
+        if every:
+            wanted = [(t.name, sorted(t.partitions)) for t in self.image.topics.values()]
+        records, out = [], []
         acceptable = self._acceptable()
-        for name, index in wanted:
-            part = self.image.partition(name, index)
-            if part is None:
-                results.append((name, index, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None))
-                continue
-            if election == PREFERRED and part.leader == part.replicas[0]:
-                results.append((name, index, ErrorCode.ELECTION_NOT_NEEDED, None))
-                continue
-            if election == UNCLEAN and part.leader != mr.NO_LEADER and acceptable(part.leader):
-                results.append((name, index, ErrorCode.ELECTION_NOT_NEEDED, None))
-                continue
-            change = partition_change(self.image.topics[name].topic_id, index, part, acceptable=acceptable,
-                                      election=election)
-            if change is None or change["leader"] in (mr.NO_LEADER_CHANGE, mr.NO_LEADER):
-                code = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election == PREFERRED \
-                    else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
-                results.append((name, index, code, _election_failed(name, index, election)))
-                continue
-            records.append(("PartitionChangeRecord", change))
-            results.append((name, index, ErrorCode.NONE, None))
+        for name, indexes in wanted:
+            rows = []
+            for index in indexes:
+                code, message = self._elect(name, index, election, acceptable, records)
+                if not (every and code == ErrorCode.ELECTION_NOT_NEEDED):
+                    rows.append((index, code, message))
+            out.append((name, rows))
         self.commit(records, now)
-        return results
+        return out
+
+    def _elect(self, name: str, index: int, election: str, acceptable, records: list) -> tuple[ErrorCode, str | None]:
+        """One partition's election (Kafka's ReplicationControlManager.electLeader): its
+        PartitionChangeRecord joins ``records``."""
+        topic = self.image.topics.get(name)
+        if topic is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}"
+        part = topic.partitions.get(index)
+        if part is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{index}"
+        if (part.leader == part.replicas[0]) if election == PREFERRED else \
+                (part.leader != mr.NO_LEADER and acceptable(part.leader)):
+            return ErrorCode.ELECTION_NOT_NEEDED, NOT_NEEDED
+        change = partition_change(topic.topic_id, index, part, acceptable=acceptable, election=election)
+        if change is None or change["leader"] in (mr.NO_LEADER_CHANGE, mr.NO_LEADER):
+            code = ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE if election == PREFERRED \
+                else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            return code, _election_failed(name, index, election)
+        records.append(("PartitionChangeRecord", change))
+        return ErrorCode.NONE, None
 
     # --- configs -------------------------------------------------------------------------
 

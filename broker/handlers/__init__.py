@@ -15,7 +15,6 @@ from kipper.broker.handlers.controller_apis import (
     handle_broker_heartbeat, handle_broker_registration, handle_list_partition_reassignments,
     handle_metadata_fetch, handle_unregister_broker,
 )
-from kipper.broker.handlers.controller_apis import handle_elect_leaders as handle_controller_elect_leaders
 from kipper.broker.handlers.coordinators import KEYS as COORDINATED_APIS, coordinated
 from kipper.broker.handlers.consumer_group import (
     handle_consumer_group_describe, handle_consumer_group_heartbeat,
@@ -129,7 +128,7 @@ HANDLERS = {
 
 # a cluster's broker (docs/CLUSTER.md): what changes the cluster's metadata goes to the controller,
 # and a group's or transaction's requests are answered by its coordinator alone
-CLUSTER_HANDLERS = {**HANDLERS, **dict.fromkeys((19, 20, 37, 43, 45, 46, 64), handle_forwarded),
+CLUSTER_HANDLERS = {**HANDLERS, **dict.fromkeys((19, 20, 37, 43, 45, 46, 55, 64), handle_forwarded),
                     33: configs_forwarded(handle_alter_configs), 44: configs_forwarded(handle_incremental_alter_configs),
                     **{key: coordinated(HANDLERS[key]) for key in COORDINATED_APIS}}
 
@@ -138,7 +137,6 @@ CLUSTER_HANDLERS = {**HANDLERS, **dict.fromkeys((19, 20, 37, 43, 45, 46, 64), ha
 CONTROLLER_HANDLERS = {
     **HANDLERS,
     1: handle_metadata_fetch,
-    43: handle_controller_elect_leaders,
     45: handle_alter_partition_reassignments,
     46: handle_list_partition_reassignments,
     56: handle_alter_partition,

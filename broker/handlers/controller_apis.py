@@ -110,17 +110,3 @@ def handle_list_partition_reassignments(req, ctx):
                                               "removing_replicas": list(part.removing)})
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "topics": [{"name": n, "partitions": rows} for n, rows in by_topic.items()]}
-
-
-def handle_elect_leaders(req, ctx):
-    """ElectLeaders: v0 is preferred elections; v1+ names the type (0 preferred, 1 unclean)."""
-    wanted = None
-    if req.topic_partitions is not None:
-        wanted = [(t.topic, p) for t in req.topic_partitions for p in t.partitions]
-    results = ctx.engines.controller.elect_leaders(req.get("election_type", 0), wanted, ctx.now)
-    by_topic: dict[str, list] = {}
-    for topic, index, code, message in results:
-        by_topic.setdefault(topic, []).append({"partition_id": index, "error_code": int(code),
-                                               "error_message": message})
-    return {"throttle_time_ms": 0, "error_code": 0,
-            "replica_election_results": [{"topic": t, "partition_result": rows} for t, rows in by_topic.items()]}

@@ -3,7 +3,7 @@
 CreateTopics, DeleteTopics, CreatePartitions, reassignments, elections, UnregisterBroker and
 the configs of topics and groups ((Incremental)AlterConfigs without a BROKER resource, which
 stays with the broker it names) change the cluster's metadata, which only the controller
-writes: the broker sends the request on as it came (the same version) and relays the answer.
+writes, and DescribeQuorum asks about its metadata log: the broker sends the request on as it came (the same version) and relays the answer.
 A change is answered once this broker's own metadata shows it, so that the client's next
 request here sees what it just did. A controller that cannot be reached gets Kafka's answer
 for a forwarding that timed out (REQUEST_TIMED_OUT), per entry where the API answers per entry.
@@ -11,7 +11,7 @@ for a forwarding that timed out (REQUEST_TIMED_OUT), per entry where the API ans
 
 from __future__ import annotations
 
-from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME
+from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE
 from kipper.broker.handlers.controller_apis import METADATA_KEY
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages import APIS
@@ -24,6 +24,8 @@ BROKER_RESOURCE = 4
 
 def handle_forwarded(req, ctx):
     if ctx.api_key in (43, 45, 46, 64) and not ctx.authorize(ALTER, CLUSTER, CLUSTER_NAME):
+        return _unavailable(ctx.api_key, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    if ctx.api_key == 55 and not ctx.authorize(DESCRIBE, CLUSTER, CLUSTER_NAME):
         return _unavailable(ctx.api_key, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     return _forward(req, ctx)
 
@@ -87,6 +89,8 @@ def _unavailable(api_key: int, req, code: ErrorCode) -> dict:
         return {"throttle_time_ms": 0, "error_code": int(code), "error_message": None, "responses": []}
     if api_key == 43:
         return {"throttle_time_ms": 0, "error_code": int(code), "replica_election_results": []}
+    if api_key == 55:
+        return {"error_code": int(code), "error_message": None, "topics": [], "nodes": []}
     if api_key == 46:
         return {"throttle_time_ms": 0, "error_code": int(code), "error_message": None, "topics": []}
     if api_key in (33, 44):

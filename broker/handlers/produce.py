@@ -234,10 +234,8 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
             row["current_leader"] = current_leader(partition)
             return row, 0, 0, 0
         if acks == -1 and len(replica.isr) < policy.min_insync_replicas:
-            return _row(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=partition.log_start_offset,
-                        message=f"The size of the current ISR {set(replica.isr)} is insufficient to satisfy "
-                                f"the min.isr requirement of {policy.min_insync_replicas} for partition "
-                                f"{topic.name}-{index}"), 0, 0, 0
+            # no message: Kafka's Produce carries only a record validation's own words
+            return _row(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=partition.log_start_offset), 0, 0, 0
     try:
         records, spans = validate.checked_batch(records, policy, now)
     except validate.Rejected as exc:  # nothing is appended, nothing of the producer's state moves

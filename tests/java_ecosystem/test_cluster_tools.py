@@ -1,7 +1,8 @@
 """Kafka's own tools reading and acting on a 3-broker kipper cluster (issue 39): kafka-topics
 --describe with replicas and ISR (and --under-replicated-partitions while a broker is down),
-kafka-reassign-partitions (--execute, then --verify until done) and kafka-leader-election
-(preferred), each a JVM of Kafka's tools against the cluster's brokers."""
+kafka-reassign-partitions (--execute, then --verify until done), kafka-leader-election
+(preferred) and kafka-metadata-quorum (the controller the one voter, the brokers its observers),
+each a JVM of Kafka's tools against the cluster's brokers."""
 
 from __future__ import annotations
 
@@ -67,3 +68,15 @@ def test_kafkas_tools_describe_reassign_and_elect_on_a_kipper_cluster(kafka_clus
                     "--topic", "tools", "--partition", "0")
     assert "Successfully completed leader election (PREFERRED)" in elected, elected
     assert _described(bootstrap, "tools")[0][0] == first
+
+    quorum = ("kafka-metadata-quorum", "--bootstrap-server", bootstrap, "describe")
+    status = _tool(*quorum, "--status")
+    assert re.search(r"^LeaderId:\s+0$", status, re.M), status  # the controller, node 0
+    assert re.search(r"^HighWatermark:\s+[1-9]\d*$", status, re.M), status  # its metadata log's end
+    voters, observers = (re.search(rf"^{field}:\s+(.*)$", status, re.M)[1]
+                         for field in ("CurrentVoters", "CurrentObservers"))
+    assert re.findall(r'"id": (\d+)', voters) == ["0"] and "PLAINTEXT://127.0.0.1:" in voters, status
+    assert sorted(re.findall(r'"id": (\d+)', observers)) == ["1", "2", "3"], status
+    rows = [line.split() for line in _tool(*quorum, "--replication").splitlines()[1:] if line.strip()]
+    assert sorted((int(r[0]), r[-1]) for r in rows) == [(0, "Leader"), (1, "Observer"), (2, "Observer"),
+                                                        (3, "Observer")], rows

@@ -188,13 +188,15 @@ def test_preferred_election_gives_leadership_back_to_the_first_replica(cluster):
     topics.create("t", 1, 3, assignments=[[1, 2, 3]])
     heartbeat(controller, 1, clock(), want_shut_down=True)  # a controlled shutdown moves it away
     assert controller.image.topics["t"].partitions[0].leader == 2
-    assert controller.elect_leaders(0, [("t", 0)], clock())[0][2] == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+    [(_, [(_, code, _)])] = controller.elect_leaders(0, [("t", [0])], clock())
+    assert code == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
     register(controller, 1, uuid.uuid4(), clock())
     heartbeat(controller, 1, clock())
     assert alter(controller, "t", 0, [2, 3, 1]) == ErrorCode.NONE
-    [(_, _, code, _)] = controller.elect_leaders(0, [("t", 0)], clock())
+    [(_, [(_, code, _)])] = controller.elect_leaders(0, [("t", [0])], clock())
     assert code == ErrorCode.NONE and controller.image.topics["t"].partitions[0].leader == 1
-    assert controller.elect_leaders(0, [("t", 0)], clock())[0][2] == ErrorCode.ELECTION_NOT_NEEDED
+    [(_, [(_, code, _)])] = controller.elect_leaders(0, [("t", [0])], clock())
+    assert code == ErrorCode.ELECTION_NOT_NEEDED
 
 
 def test_a_controlled_shutdown_moves_leadership_before_letting_the_broker_go(cluster):

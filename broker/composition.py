@@ -32,7 +32,7 @@ from kipper.broker.cluster.metadata_log import MetadataLog
 from kipper.broker.cluster.node import ClusterNode, NodeSettings, ProducerIdBlocks
 from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
-from kipper.broker.features import TRANSACTION_VERSION, Features, parse_levels
+from kipper.broker.features import CLUSTER_CEILINGS, TRANSACTION_VERSION, Features, parse_levels
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
 from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
@@ -302,7 +302,8 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
     kept = _Kept(cluster_id=cluster_id, advertised={}, storage=storage,
                  dynamic_configs=DynamicBrokerConfigs(config, metadata),
                  features=Features(parse_levels(config["initial.feature.levels"]),
-                                   metadata if metadata.durable else None, node_id=config["node.id"]),
+                                   metadata if metadata.durable else None, node_id=config["node.id"],
+                                   ceilings=CLUSTER_CEILINGS if config["process.roles"] else None),
                  client_metrics=subscriptions,
                  telemetry=ClientTelemetry(subscriptions, max_bytes=config["telemetry.max.bytes"],
                                            max_series=config["client.telemetry.max.series"]),

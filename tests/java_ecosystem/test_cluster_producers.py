@@ -5,7 +5,9 @@ against a 3-broker kipper and a 3-broker Apache Kafka (scripts/kafka_cluster.py)
 every acknowledged record is read back exactly once, at the offset it was acknowledged at,
 in order per partition, and every record sent is acknowledged. Bounded: a few thousand records
 per producer over half a minute. The Kafka run (four JVMs restarted one after another: about
-five minutes on a busy 2-core machine) is the comparison, run with KIPPER_KAFKA_CLUSTER=1."""
+five minutes on a busy 2-core machine) is the comparison, run with KIPPER_KAFKA_CLUSTER=1.
+And a transactional KafkaProducer (tests/java/kipper/ecosystem/TxnLoad.java) on a kipper
+cluster, which finalizes transaction version 1 (docs/CLUSTER.md)."""
 
 from __future__ import annotations
 
@@ -59,11 +61,11 @@ def _create(bootstrap: str, topic: str) -> None:
         time.sleep(0.2)
 
 
-def _read(bootstrap: str, topic: str, expected: int) -> dict[int, list]:
+def _read(bootstrap: str, topic: str, expected: int, committed: bool = False) -> dict[int, list]:
     from confluent_kafka import Consumer, TopicPartition
 
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": unique_name("read"), "enable.auto.commit": False,
-                  "log_level": 0})
+                  "log_level": 0, "isolation.level": "read_committed" if committed else "read_uncommitted"})
     c.assign([TopicPartition(topic, p, 0) for p in range(3)])
     read: dict[int, list] = collections.defaultdict(list)
     deadline, quiet = time.monotonic() + 120, None
@@ -140,6 +142,37 @@ def test_acknowledged_records_survive_killed_kipper_brokers(kafka_cluster, tmp_p
     results = _run(cluster, cluster.bootstrap_servers, tmp_path)
     assert len(results["kills"]) >= 3
     assert _check(cluster.bootstrap_servers, results) == {"java": RECORDS, "confluent": RECORDS}
+
+
+def test_a_java_transactional_producer_adds_its_partitions_itself_on_a_kipper_cluster(kafka_cluster, tmp_path,
+                                                                                    java_classes):
+    """The cluster finalizes transaction.version 1, so Kafka's KafkaProducer adds each partition
+    to its transaction with AddPartitionsToTxn (version 2 would leave it to the Produce, and a
+    partition led by another broker than the coordinator would never get its markers: the
+    transactions would stay open and read_committed would read none of them)."""
+    from kipper.client.blocking import BlockingConnection
+    from kipper.protocol.messages import APIS
+
+    cluster = kafka_cluster(brokers=3, overrides=SETTINGS)
+    bootstrap, topic = cluster.bootstrap_servers, unique_name("txn")
+    _create(bootstrap, topic)
+    for host_port in bootstrap.split(","):
+        host, port = host_port.rsplit(":", 1)
+        with BlockingConnection(host, int(port)) as conn:
+            answer = conn.send_raw(APIS[18], 4, {"client_software_name": "t", "client_software_version": "1"})
+        assert {f.name: f.max_version_level for f in answer.finalized_features}["transaction.version"] == 1
+        assert {f.name: f.max_version for f in answer.supported_features}["transaction.version"] == 1
+    transactions, per_txn = 12, 5
+    done = subprocess.run(java_command("kipper.ecosystem.TxnLoad", "clients") + [
+        bootstrap, topic + "-txn", topic, topic + "-group", str(transactions), str(per_txn),
+        str(tmp_path / "progress")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"committed {transactions} transactions" in done.stdout, done.stdout + done.stderr[-3000:]
+    read = _read(bootstrap, topic, transactions * per_txn, committed=True)
+    assert len(read) == 3  # every partition, so every broker led some of the transactions
+    values = collections.Counter(v for rows in read.values() for _, v in rows)
+    assert sorted(values) == sorted(f"{i}-{j}" for i in range(transactions) for j in range(per_txn))
+    assert set(values.values()) == {1}
 
 
 @pytest.mark.timeout(1800)

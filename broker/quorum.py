@@ -4,8 +4,8 @@ leaders of the topics' partitions (ElectLeaders), from one place.
 This broker is a cluster of one node: the only voter of the quorum, its leader at epoch
 1, and the leader of every partition, which is always its preferred leader, so no
 election is ever needed (ELECTION_NOT_NEEDED, as a one-node Kafka answers). kipper has no
-metadata log: its high watermark is 0. A cluster of several nodes supplies its own
-``Quorum`` with the same two questions.
+metadata log: its high watermark is 0. A cluster's controller supplies its own ``Quorum``
+with the same two questions (broker/cluster/controller_quorum.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 CreateTopics, DeleteTopics, CreatePartitions, reassignments, elections, UnregisterBroker and
 the configs of topics and groups ((Incremental)AlterConfigs without a BROKER resource, which
 stays with the broker it names) change the cluster's metadata, which only the controller
-writes, and DescribeQuorum asks about its metadata log: the broker sends the request on as it came (the same version) and relays the answer.
+writes, and DescribeQuorum asks about its metadata log: the broker sends the request on as it
+came (the same version) and relays the answer.
 A change is answered once this broker's own metadata shows it, so that the client's next
 request here sees what it just did. A controller that cannot be reached gets Kafka's answer
 for a forwarding that timed out (REQUEST_TIMED_OUT), per entry where the API answers per entry.

@@ -128,6 +128,32 @@ def test_a_leader_moves_on_request_and_the_old_one_refuses(cluster):
     assert (row.error_code, row.leader_epoch, row.end_offset) == (0, before.leader_epoch, 0)
 
 
+def test_describe_quorum_and_elections_are_the_controllers_through_any_broker(cluster):
+    """DescribeQuorum and ElectLeaders forwarded to the controller: it is the one voter at its
+    metadata log's end, the brokers that fetch the log are its observers, and an election of
+    every partition names the topics with the elections that were needed."""
+    name = create(cluster, 1, 3, assignments=[[1, 2, 3]])
+    cluster.move_leader(name, 0, 2)  # (its replicas now [2, 1, 3])
+    cluster._reassign(name, 0, [1, 2, 3])  # 1 preferred again, 2 still leading
+    EmbeddedCluster.wait_until(lambda: cluster.describe(name)[0].replica_nodes == [1, 2, 3], 30, "the reorder")
+    assert cluster.describe(name)[0].leader_id == 2
+    with connect(cluster, 3) as conn:
+        quorum = conn.request(55, {"topics": [{"topic_name": "__cluster_metadata",
+                                               "partitions": [{"partition_index": 0}]}]}, version=2)
+        state = quorum.topics[0].partitions[0]
+        assert (quorum.error_code, state.error_code, state.leader_id) == (0, 0, 0)
+        assert [v.replica_id for v in state.current_voters] == [0]
+        assert state.current_voters[0].log_end_offset == state.high_watermark > 0
+        assert sorted(o.replica_id for o in state.observers) == [1, 2, 3]
+        assert all(o.log_end_offset <= state.high_watermark for o in state.observers)
+        assert [n.node_id for n in quorum.nodes] == [0] and quorum.nodes[0].listeners[0].port == cluster.controller.port
+        elected = conn.request(43, {"election_type": 0, "topic_partitions": None, "timeout_ms": 30000})
+    rows = {r.topic: [(p.partition_id, p.error_code) for p in r.partition_result]
+            for r in elected.replica_election_results}
+    assert rows[name] == [(0, ErrorCode.NONE)]
+    EmbeddedCluster.wait_until(lambda: cluster.describe(name)[0].leader_id == 1, 30, "broker 1 to lead again")
+
+
 def test_acknowledged_records_survive_killed_brokers_exactly_once_in_order(whole):
     from confluent_kafka import Consumer, Producer, TopicPartition
 

@@ -54,7 +54,9 @@ def _kgo_tests(seeds: str) -> subprocess.CompletedProcess:
 
 
 def _failures(done: subprocess.CompletedProcess) -> list[str]:
-    return [line for line in done.stdout.splitlines() if line.startswith("--- FAIL")]
+    """The failed tests and what they said (go test prints a test's t.Errorf/t.Fatalf lines,
+    "name_test.go:N: ...", only when it fails), ahead of the output's tail."""
+    return [line for line in done.stdout.splitlines() if line.startswith("--- FAIL") or "_test.go:" in line]
 
 
 @pytest.mark.timeout(2400)

@@ -3,7 +3,7 @@ Apache Kafka (scripts/kafka_cluster.py: a controller and three brokers, each a J
 three-broker kipper (kipper.cluster.EmbeddedCluster), both with node 0 the controller and
 nodes 1-3 the brokers and the same timings, compared field by field as the one-broker suite
 does (docs/CONFORMANCE.md): a leader moved on request (AlterPartitionReassignments,
-ElectLeaders) and the old leader's NOT_LEADER_OR_FOLLOWER naming the new one in KIP-951's
+ElectLeaders, and the elections that are not needed or cannot be) and the old leader's NOT_LEADER_OR_FOLLOWER naming the new one in KIP-951's
 tagged fields; an ISR that shrinks as brokers die (min.insync.replicas refusing acks=all) and
 grows back as they return, seen in Metadata and DescribeTopicPartitions."""
 
@@ -148,6 +148,13 @@ def leader_moves(run: Run) -> None:
     for node in (1, 2, 3):
         until(run, lambda p: p["leader_id"] == 3, "leader 3", node)
     metadata(run, 1, "metadata: leader 3")
+    run.call(ELECT_LEADERS, 2, {"election_type": 0, "timeout_ms": 30000, "topic_partitions": [
+        {"topic": topic, "partitions": [0, 5]}, {"topic": run.name("missing"), "partitions": [0]}]},
+        conn=at(run, 2), label="elections not needed, unknown partitions")
+    for election_type, label in ((1, "unclean with a leader"), (2, "an unknown election type")):
+        run.call(ELECT_LEADERS, 2, {"election_type": election_type, "timeout_ms": 30000,
+                                    "topic_partitions": [{"topic": topic, "partitions": [0]}]},
+                 conn=at(run, 2), label=label)
     produce(run, 1, "produce to the old leader", start=2)
     run.call(FETCH, 17, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
                          "isolation_level": 0, "session_id": 0, "session_epoch": -1,

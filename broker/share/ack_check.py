@@ -6,9 +6,14 @@ without text: Kafka's request check refuses it. The others are refused as Kafka'
 SharePartition refuses them, with the text of its exception, which Kafka sends as the
 partition's error message (ShareAcknowledge) or acknowledgement error message (ShareFetch):
 offsets past what was acquired are INVALID_REQUEST, offsets it has no record of and
-records not acquired by the member INVALID_RECORD_STATE. Kafka words a refusal by batch or
-by offset as its cache of in-flight batches tracks them; here a batch with one type per
-offset gets the words by offset, any other the words by batch.
+records not acquired by the member INVALID_RECORD_STATE.
+
+Kafka words a refusal by batch or by offset as its cache of in-flight batches tracks the
+records: ``InFlight`` keeps that cache's outline. Each acquisition of new records makes one
+in-flight batch; it is tracked by offset from the moment part of it changes alone (an
+acknowledgement of part of it or with a type per offset, part of it acquired again); a
+refusal names the batch while it is tracked whole, even for a request that covers part of it.
+Measured against Kafka 4.4: tests/conformance/scenarios/share_ack_texts.py.
 """
 
 from __future__ import annotations
@@ -22,12 +27,46 @@ NOT_IN_CACHE = "Batch record not found. The request batch offsets are not found 
 FIRST_PAST = "Batch record not found. The first offset in request is past acquired records."
 LAST_PAST = "Batch record not found. The last offset in request is past acquired records."
 NOT_ACQUIRED = "The batch cannot be acknowledged. The batch is not in the acquired state."
-NOT_ACQUIRED_OFFSET = "The batch cannot be acknowledged. The offset is not acquired."
+NOT_ACQUIRED_OFFSET = "The offset cannot be acknowledged. The offset is not acquired."
 NOT_OWNER = "Member is not the owner of batch record"
 NOT_OWNER_OFFSET = "Member is not the owner of offset"
 RENEW_DISABLED = "Renewing acquisition locks is not enabled for the group."
 
 _OK = (ErrorCode.NONE, None)
+
+
+class InFlight:
+    """The outline of Kafka's cache of in-flight batches: [first, last, tracked by offset]."""
+
+    __slots__ = ("batches",)
+
+    def __init__(self):
+        self.batches: list[list] = []
+
+    def added(self, first: int, last: int, *, by_offset: bool) -> None:
+        self.batches.append([first, last, by_offset])
+
+    def changed(self, first: int, last: int, *, by_offset: bool = False) -> None:
+        """[first, last] changed alone: the batches it covers in part are tracked by offset."""
+        for b in self.over(first, last):
+            if by_offset or first > b[0] or last < b[1]:
+                b[2] = True
+
+    def drop_below(self, offset: int) -> None:
+        gone = 0
+        while gone < len(self.batches) and self.batches[gone][1] < offset:
+            gone += 1
+        del self.batches[:gone]
+
+    def over(self, first: int, last: int) -> list:
+        batches = self.batches
+        i = max(bisect_right(batches, first, key=_head) - 1, 0)
+        out = []
+        while i < len(batches) and batches[i][0] <= last:
+            if batches[i][1] >= first:
+                out.append(batches[i])
+            i += 1
+        return out
 
 
 def check(sp, member: str, first: int, last: int, types, allow_renew: bool) -> tuple[ErrorCode, str | None]:
@@ -50,19 +89,32 @@ def check(sp, member: str, first: int, last: int, types, allow_renew: bool) -> t
     if last >= sp.speo:
         return ErrorCode.INVALID_REQUEST, FIRST_PAST if first >= sp.speo else LAST_PAST
     by_offset = len(types) > 1
-    runs = sp.runs
+    cached = sp.inflight.over(first, last) or [[first, last, by_offset]]
+    for b_first, b_last, tracked in cached:
+        refusal = _refusal(sp.runs, member, max(first, b_first), min(last, b_last), whole=not tracked)
+        if refusal is not None:
+            return ErrorCode.INVALID_RECORD_STATE, refusal
+    return _OK
+
+
+def _refusal(runs: list, member: str, first: int, last: int, *, whole: bool) -> str | None:
+    """Kafka's words for the first record of [first, last] the member may not acknowledge."""
     i = bisect_right(runs, first, key=_first) - 1
     if i < 0 or runs[i].last < first:
         i += 1
     while i < len(runs) and runs[i].first <= last:
         r = runs[i]
         if r.state != ACQUIRED:
-            return ErrorCode.INVALID_RECORD_STATE, NOT_ACQUIRED_OFFSET if by_offset else NOT_ACQUIRED
+            return NOT_ACQUIRED if whole else NOT_ACQUIRED_OFFSET
         if r.member != member:
-            return ErrorCode.INVALID_RECORD_STATE, NOT_OWNER_OFFSET if by_offset else NOT_OWNER
+            return NOT_OWNER if whole else NOT_OWNER_OFFSET
         i += 1
-    return _OK
+    return None
 
 
 def _first(run) -> int:
     return run.first
+
+
+def _head(batch: list) -> int:
+    return batch[0]

@@ -102,6 +102,7 @@ class SharePartition:
         # False until a ShareFetch has read it: Kafka loads a share-partition's state when the
         # first ShareFetch names it, and fetches pass it over while that load runs
         self.fetch_ready = False
+        self.inflight = ack_check.InFlight()  # how Kafka's cache words a refusal
 
     # --- run bookkeeping ---------------------------------------------------------------
 
@@ -176,6 +177,7 @@ class SharePartition:
         while gone < len(self.batches) and self.batches[gone][1] < self.spso:
             gone += 1
         del self.batches[:gone]
+        self.inflight.drop_below(self.spso)
 
     def batch_start(self, offset: int) -> int:
         """The first offset of the acquired batch ``offset`` is in (``offset`` when unknown)."""
@@ -219,6 +221,7 @@ class SharePartition:
                         self._split_at(r.first + budget - taken)
                         size = budget - taken
                     self._set(r, ACQUIRED)
+                    self.inflight.changed(r.first, r.last)
                     r.count += 1
                     r.member = member
                     r.deadline = deadline
@@ -239,6 +242,7 @@ class SharePartition:
         """Grow the window over new batches from the SPEO; how many records were taken."""
         taken = used = 0
         runs = self.runs
+        start_speo, cut = self.speo, False
         for first, last, size in log.data_spans(self.speo):
             start = max(first, self.speo)
             if start > last:
@@ -258,6 +262,7 @@ class SharePartition:
             if take < n:  # record_limit: the rest of the batch waits in the window
                 runs.append(Run(start + take, last, AVAILABLE, 0))
                 self.available_records += n - take
+                cut = True
             self.speo = last + 1
             self.window_records += n
             taken += take
@@ -265,6 +270,8 @@ class SharePartition:
             out.append((start, start + take - 1, 1))
             if taken >= budget:
                 break
+        if self.speo > start_speo:
+            self.inflight.added(start_speo, self.speo - 1, by_offset=cut)
         return taken
 
     # --- acknowledgement ---------------------------------------------------------------
@@ -288,6 +295,7 @@ class SharePartition:
                 messages.append(text)
             if error != ErrorCode.NONE or first < self.spso:
                 continue  # (a batch reaching below the start: already acknowledged, ignored)
+            self.inflight.changed(first, last, by_offset=len(types) > 1)
             if len(types) == 1:
                 self._apply(first, last, types[0], now, changes)
                 continue

@@ -47,6 +47,7 @@ SORT_KEYS = {
     "active_tasks": ("subtopology_id",), "standby_tasks": ("subtopology_id",), "warmup_tasks": ("subtopology_id",),
     "topic_configs": ("key",),
     "requested_metrics": (),  # a Java HashSet's order on Kafka
+    "results_by_partition": ("partition_index",),  # AddPartitionsToTxn v4+: a hash map's order on Kafka
     "replica_election_results": ("topic",), "partition_result": ("partition_id",),
 }
 TOKEN = re.compile(r"^c\d{4}-")

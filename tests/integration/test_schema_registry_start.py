@@ -79,4 +79,4 @@ def test_an_illegal_topic_for_the_registry_refuses_to_start():
                            "--override", "schema.registry.listeners=http://127.0.0.1:0",
                            "--override", "schema.registry.topic=no spaces"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and "schema.registry.topic: topic name may only contain" in done.stderr
+    assert done.returncode == 1 and "schema.registry.topic: Topic name is invalid" in done.stderr

@@ -101,7 +101,12 @@ async def _long_poll(answer: ShareFetchAnswer, deadline: int):
         nonlocal watch
         if answered.done():
             return
-        if answer.try_complete(clock()):
+        try:  # run by the request that appended: a failure here is this fetch's, not the Produce's
+            done = answer.try_complete(clock())
+        except Exception as exc:  # noqa: BLE001 - handed to the fetch's own dispatch
+            answered.set_exception(exc)
+            return
+        if done:
             answered.set_result(None)
         else:
             watch = appends.watch(answer.watch_keys(), wake)

@@ -69,13 +69,6 @@ def _(run):
     share_fetch(run, g, t, epoch=1, max_wait_ms=WAIT, partitions=(0, 1, 2), label="second: partition 2")
 
 
-@scenario("share/split-no-wait-while-loading", timed=True)
-def _(run):
-    t, g = setup(run, {0: 3, 1: 2})
-    share_fetch(run, g, t, max_wait_ms=0, partitions=(0, 1), label="without waiting: nothing is loaded yet")
-    share_fetch(run, g, t, epoch=1, max_wait_ms=WAIT, partitions=(0, 1), label="loaded: both")
-
-
 @scenario("share/split-a-new-session-lists-what-it-read")
 def _(run):
     t, g = setup(run, {0: 0, 1: 0})

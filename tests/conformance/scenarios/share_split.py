@@ -72,7 +72,8 @@ def _(run):
 @scenario("share/split-a-new-session-lists-what-it-read")
 def _(run):
     t, g = setup(run, {0: 0, 1: 0})
-    share_fetch(run, g, t, max_wait_ms=300, partitions=(0, 1), label="opening: both listed, empty")
+    # long enough for Kafka to load both states on a loaded machine: it answers when the wait ends
+    share_fetch(run, g, t, max_wait_ms=2000, partitions=(0, 1), label="opening: both listed, empty")
     share_fetch(run, g, t, epoch=1, max_wait_ms=300, partitions=(0, 1), label="later: none listed")
     share_fetch(run, g, t, epoch=0, max_wait_ms=0, partitions=(0, 1), label="opening again: both listed")
 
@@ -80,7 +81,7 @@ def _(run):
 @scenario("share/split-after-appends-one-produce-request-per-answer", timed=True)
 def _(run):
     t, g = setup(run, {0: 0, 1: 0})
-    share_fetch(run, g, t, max_wait_ms=300, partitions=(0, 1), label="open the session, load both")
+    share_fetch(run, g, t, max_wait_ms=2000, partitions=(0, 1), label="open the session, load both")
     waiting = run.send(k.SHARE_FETCH, k.top(k.SHARE_FETCH), _waiting(run, g, t, 1), label="waits")
     run.wait(0.5)
     produce_to(run, t, {0: 2, 1: 3}, label="one request, both partitions")

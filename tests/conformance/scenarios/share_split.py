@@ -45,7 +45,7 @@ def produce_to(run, t: str, counts: dict[int, int], label: str):
             {"index": p, "records": k.batch(n)} for p, n in counts.items()]}]}, label=label, conn="producer")
 
 
-@scenario("share/split-new-partitions-load-in-order")
+@scenario("share/split-new-partitions-load-in-order", timed=True)
 def _(run):
     # the user's case: 12 and 8 records; a consumer in implicit mode that read 20 and closed
     # had read them in two answers, and its close released the second one's 8
@@ -54,14 +54,14 @@ def _(run):
     share_fetch(run, g, t, epoch=1, max_wait_ms=WAIT, partitions=(0, 1), label="second: partition 1")
 
 
-@scenario("share/split-loads-in-request-order")
+@scenario("share/split-loads-in-request-order", timed=True)
 def _(run):
     t, g = setup(run, {0: 12, 1: 8})
     share_fetch(run, g, t, max_wait_ms=WAIT, partitions=(1, 0), label="first: partition 1, named first")
     share_fetch(run, g, t, epoch=1, max_wait_ms=WAIT, partitions=(1, 0), label="second: partition 0")
 
 
-@scenario("share/split-first-loaded-has-nothing")
+@scenario("share/split-first-loaded-has-nothing", timed=True)
 def _(run):
     t, g = setup(run, {0: 0, 1: 8, 2: 12})
     share_fetch(run, g, t, max_wait_ms=WAIT, partitions=(0, 1, 2),

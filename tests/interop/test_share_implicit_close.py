@@ -84,8 +84,11 @@ def _poll(c, polls: list) -> None:
 @pytest.mark.parametrize("reference", ["kafka_reference", "kipper_reference"])
 def test_a_member_that_reads_and_closes_in_implicit_mode_leaves_its_last_answer(request, reference):
     bootstrap = request.getfixturevalue(reference).bootstrap
-    topic, group = _setup(bootstrap, {0: 12, 1: 8})
-    polls = _read(bootstrap, group, topic, 20, timeout=60)
+    for _ in range(2):  # once more under fresh names if Kafka's loads both ended before its first try
+        topic, group = _setup(bootstrap, {0: 12, 1: 8})
+        polls = _read(bootstrap, group, topic, 20, timeout=60)
+        if len(polls) == 2:
+            break
     assert sorted((p, v) for poll in polls for p, v, _ in poll) == sorted(
         [(0, b"p0-%d" % i) for i in range(12)] + [(1, b"p1-%d" % i) for i in range(8)])
     # the member's first fetch is answered with the partition whose state loaded first

@@ -77,6 +77,9 @@ def handle_produce(run, ctx) -> list:
     # partition in a row of the run, not once per request
     counted_target, counted_index, nbytes, nrecords = None, -1, 0, 0
     cluster = ctx.engines.cluster is not None
+    # share fetches the appends woke: each is tried once its request's appends are all in
+    # (Kafka completes delayed share fetches after each request); empty unless one waits
+    woken = ctx.engines.appends.woken
     for req in run:
         acks = req.acks
         txn_denied = None  # looked up at most once per request
@@ -114,6 +117,8 @@ def handle_produce(run, ctx) -> list:
                     refused = True
                 rows.append(row)
             responses.append({"name": tdata.name, "topic_id": tdata.topic_id, "partition_responses": rows})
+        if woken:
+            ctx.engines.appends.settle()
         if byte_quota:  # Kafka counts the request after the append, acks=0 too
             wait = quotas.record_produce(ctx, _request_bytes(req), now)
             if wait > throttle_ms:

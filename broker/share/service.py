@@ -225,14 +225,38 @@ class ShareGroups:
         return self.store.get(group_id, topic, partition, now)
 
     def acknowledge(self, group_id: str, member_id: str, topic, partition: int, batches,
-                    now: int, *, allow_renew: bool = False) -> ErrorCode:
+                    now: int, *, allow_renew: bool = False) -> tuple[ErrorCode, str | None]:
+        """The partition's error and its text (Kafka's, or None): its first refused batch's."""
         sp = self.store.get(group_id, topic, partition, now)
         if sp is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+        messages: list = []
         errors, changes = sp.acknowledge(member_id, batches, now, allow_renew=allow_renew,
-                                         renew_enabled=self.group_settings.renew_enabled(group_id))
+                                         renew_enabled=self.group_settings.renew_enabled(group_id),
+                                         messages=messages)
         self.store.persist(sp, changes, now)
-        return next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
+        return next(((e, m) for e, m in zip(errors, messages) if e != ErrorCode.NONE), (ErrorCode.NONE, None))
+
+    def loading(self, group_id: str, topic, partition: int, now: int) -> bool:
+        """The share-partition has not been read by a ShareFetch since it was loaded here:
+        Kafka loads a share-partition's state (from its share coordinator) when the first
+        ShareFetch names it, and its fetches pass over the partition until the load is done
+        (SharePartition's INITIALIZING state)."""
+        sp = self.store.get(group_id, topic, partition, now)
+        return sp is not None and not sp.fetch_ready
+
+    def loaded(self, group_id: str, topic, partition: int, now: int) -> None:
+        """The load ``loading`` waits for is done (the fetch path says when)."""
+        sp = self.store.get(group_id, topic, partition, now)
+        if sp is not None:
+            sp.fetch_ready = True
+
+    def acquirable(self, group_id: str, topic, partition: int, now: int) -> bool:
+        """Kafka's check before a fetch reads a share-partition (DelayedShareFetch's
+        acquirable partitions): its state is loaded, and it may acquire: records to deliver
+        again, or room under the record-lock cap."""
+        sp = self.store.get(group_id, topic, partition, now)
+        return sp is not None and sp.fetch_ready and (sp.available_records > 0 or not sp.at_cap())
 
     def ready_bytes(self, group_id: str, topic, partition: int, cap: int, now: int) -> int:
         """Bytes a fetch could acquire now, counted up to ``cap`` (ShareFetch MinBytes)."""

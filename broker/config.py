@@ -19,6 +19,7 @@ from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener,
     registry_listeners, string,
 )
 from kipper.broker.config_checks import check_consistency
+from kipper.broker.config_cluster import CLUSTER_KEYS
 from kipper.broker.features import parse_levels
 from kipper.protocol import properties
 
@@ -154,6 +155,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Partitions of __transaction_state (transaction coordinator state).", "storage"),
     Key("transaction.state.log.segment.bytes", int_in(14, _INT32), 104857600,
         "segment.bytes of __transaction_state.", "storage"),
+    # --- a cluster (docs/CLUSTER.md)
+    *(Key(*k, section="cluster") for k in CLUSTER_KEYS),
     # --- idempotent producers (seed 000, KIP-360)
     Key("producer.state.mode", choice("latest", "window5"), "latest",
         "latest: keep only the latest batch per producer id (seed 000); window5: Kafka's last five.",

@@ -37,9 +37,18 @@ class LogStorage(Protocol):
     log_end_offset: int
     size_bytes: int
 
-    def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
+    def append(self, buf, spans, now_ms: int, epoch: int = 0, as_given: bool = False) -> tuple[int, int]:
         """Store the batches ``spans`` [(start, end, header)] of ``buf`` at the log end,
-        rewriting each base offset; (first base offset, last offset) appended."""
+        rewriting each base offset and partition leader epoch (``epoch``); ``as_given``: as
+        they are (a follower's copy of its leader's batches). (first base offset, last
+        offset) appended."""
+
+    def restart_at(self, offset: int) -> None:
+        """Drop everything; the log starts (empty) at ``offset``."""
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop every batch that ends at or after ``offset`` (a follower's log that diverged
+        from its leader's); the new log end."""
 
     def maybe_roll(self, nbytes: int, now_ms: int) -> int | None:
         """Start a new segment before an append of ``nbytes`` if the current one is full

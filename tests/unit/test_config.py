@@ -251,6 +251,17 @@ INT_RANGES = [
     ("producer.id.quota.window.size.seconds", 1, _INT32),
     ("producer.id.quota.cache.cleanup.scheduler.interval.ms", 1, _INT32),
     ("producer.id.quota.bloom.filter.expected.items", 1, 100_000_000),
+    ("broker.session.timeout.ms", 1, _INT32),
+    ("broker.heartbeat.interval.ms", 1, _INT32),
+    ("replica.lag.time.max.ms", 1, _INT64),
+    ("replica.fetch.wait.max.ms", 0, _INT32),
+    ("replica.fetch.max.bytes", 0, _INT32),
+    ("replica.fetch.response.max.bytes", 0, _INT32),
+    ("replica.fetch.backoff.ms", 0, _INT32),
+    ("default.replication.factor", 1, 32767),
+    ("offsets.topic.replication.factor", 1, 32767),
+    ("transaction.state.log.replication.factor", 1, 32767),
+    ("leader.imbalance.check.interval.seconds", 1, _INT64),
 ]
 
 

@@ -68,9 +68,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("socket.request.max.bytes", int_in(1024, _INT32), 104857600,
         "Largest request frame accepted; a larger frame closes the connection."),
     # Kafka's SocketServer: the send size on each accepted connection, the receive size on each
-    # listening socket (accepted connections inherit it); -1 leaves the OS its own (autotuned)
-    # sizes. The send size is how much of a Fetch answer the kernel takes at once; Kafka's
-    # receive default (102400) cost kipper's ingest 15% more CPU per record (docs/PERFORMANCE.md).
+    # listening socket (accepted connections inherit it); -1: the OS's own (autotuned) sizes.
+    # Kafka's receive default (102400) cost kipper's ingest 15% more CPU (docs/PERFORMANCE.md).
     Key("socket.send.buffer.bytes", int_in(-1, _INT32), 102400,
         "SO_SNDBUF of each client connection (-1: the OS default)."),
     Key("socket.receive.buffer.bytes", int_in(-1, _INT32), -1,

@@ -97,7 +97,8 @@ def brokers(args) -> None:
 def delays(args) -> None:
     from kipper.testing import EmbeddedBroker
 
-    with EmbeddedBroker({"log.dirs": tempfile.mkdtemp(prefix="fetch-trace-"), "log.level": "WARNING"}) as broker:
+    with tempfile.TemporaryDirectory(prefix="fetch-trace-") as logs, \
+            EmbeddedBroker({"log.dirs": logs, "log.level": "WARNING"}) as broker:
         broker.bootstrap = broker.bootstrap_servers
         print(f"kipper (test broker): warmed {warm(broker, args.warm)}", flush=True)
         fill(broker.bootstrap, args.records)

@@ -35,6 +35,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: scripts/kafka-reference
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kipper.testing.lifeline import tied  # noqa: E402
 from scripts.kafka_fetch import (SETS, TOOLS, KafkaReferenceError, cache_root, classpath,  # noqa: E402
                                  fetch, java_binary, kafka_version, missing_tools, refresh_version,
                                  set_dir)
@@ -131,14 +132,15 @@ class KafkaReference:
         props.update(self.properties)
         return props
 
-    def _java(self, main: str, args: list[str], **kw) -> subprocess.Popen:
+    def _java(self, main: str, args: list[str], *, tie: bool = False, **kw) -> subprocess.Popen:
+        """Kafka's ``main`` class; ``tie``: killed when this process ends (kipper.testing.lifeline)."""
         cp = os.pathsep.join([classpath("broker", self.version), *self.extra_classpath])
         log4j = self.workdir / "log4j2.properties"
         cmd = [java_binary(), f"-Xmx{self.heap}", f"-Xms{self.heap}", "-XX:+UseG1GC",
                "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true",
                f"-Dlog4j2.configurationFile={log4j}", f"-Dkafka.logs.dir={self.workdir}",
                "-cp", cp, main, *args]
-        return subprocess.Popen(cmd, **kw)
+        return subprocess.Popen(tied(cmd) if tie else cmd, **kw)
 
     def start(self, timeout: float = 90.0) -> "KafkaReference":
         if missing_tools():
@@ -158,7 +160,7 @@ class KafkaReference:
         config.write_text("".join(f"{k}={v}\n" for k, v in self.server_properties().items()))
         self._format(config)
         log = open(self.log_file, "ab")
-        self.proc = self._java("kafka.Kafka", [str(config)], stdout=log, stderr=subprocess.STDOUT,
+        self.proc = self._java("kafka.Kafka", [str(config)], tie=True, stdout=log, stderr=subprocess.STDOUT,
                                start_new_session=True)
         log.close()
         self._wait_ready(timeout)

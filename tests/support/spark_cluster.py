@@ -21,6 +21,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from kipper.testing.lifeline import tied
 from tests.support.broker import ROOT, free_port
 
 VENV_BIN = Path(sys.executable).parent
@@ -65,7 +66,7 @@ class SparkStandaloneCluster:
         env["SPARK_LOG_DIR"] = str(self.dir)
         env["SPARK_CONF_DIR"] = str(ROOT / "spark_jobs")  # warnings only
         log = open(self.dir / f"{name}.log", "wb")
-        proc = subprocess.Popen([str(spark_class()), *args], env=env, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(tied([str(spark_class()), *args]), env=env, stdout=log, stderr=subprocess.STDOUT,
                                 cwd=self.dir, start_new_session=True)
         self.procs.append(proc)
         return proc

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from kipper.testing import EmbeddedBroker
+from kipper.testing.lifeline import tied
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,7 +77,7 @@ class BrokerProcess:
 
     def start(self, timeout: float = 20.0) -> "BrokerProcess":
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen(self.command(), cwd=self.checkout, stdout=self._log, stderr=self._log,
+        self.proc = subprocess.Popen(tied(self.command()), cwd=self.checkout, stdout=self._log, stderr=self._log,
                                      env=env)
         deadline = time.time() + timeout
         while time.time() < deadline:

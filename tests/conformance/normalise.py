@@ -38,7 +38,8 @@ SORT_KEYS = {
     "creation_responses": (), "responses": ("name", "resource_name"), "leader_epochs": (),
     "entity": ("entity_type",), "values": ("key",),
 }
-TOKEN = re.compile(r"^c\d{4}-")
+# a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz)
+TOKEN = re.compile(r"^(c\d{4}|f\d{6})-")
 
 
 class Normaliser:

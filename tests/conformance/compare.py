@@ -4,7 +4,9 @@ are allowed (tests/conformance/allowed_differences.toml, mirrored by docs/KAFKA_
 A difference is (scenario, API, version, path, Kafka's value, kipper's value). The path
 names fields with dots and array elements by index: ``topics.0.partitions.1.error_code``.
 An allowed entry matches a difference when its ``api``, ``path`` and ``scenario`` globs (and
-``versions``, ``kafka``, ``kipper`` when given) all match.
+``versions``, ``kafka``, ``kipper`` when given) all match; ``scenario`` may be a list of globs.
+``covers`` names the scenarios (or globs of them) where the difference shows: the suite checks
+that each shows it and that it shows nowhere else (test_conformance.py, test_differences_doc.py).
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ class Allowed:
     reason: str
     api: str = "*"
     path: str = "*"
-    scenario: str = "*"
+    scenario: str | list[str] = "*"
+    covers: list[str] = field(default_factory=list)
+    sometimes: bool = False  # timing: shown on some runs only, so not required to show
     versions: str | None = None
     kafka: Any = None
     kipper: Any = None
@@ -56,11 +60,13 @@ class Allowed:
     has_kafka: bool = False
     has_kipper: bool = False
     used: int = field(default=0)
+    seen: dict = field(default_factory=dict)  # scenario -> one difference it covered there
 
     def matches(self, d: Difference) -> bool:
         if not fnmatch.fnmatchcase(d.api, self.api) or not fnmatch.fnmatchcase(d.path, self.path):
             return False
-        if not fnmatch.fnmatchcase(d.scenario, self.scenario):
+        globs = [self.scenario] if isinstance(self.scenario, str) else self.scenario
+        if not any(fnmatch.fnmatchcase(d.scenario, g) for g in globs):
             return False
         if self.versions is not None:
             lo, _, hi = self.versions.partition("-")
@@ -119,7 +125,28 @@ def classify(differences: list[Difference], allowed: list[Allowed]) -> None:
             if a.matches(d):
                 d.allowed = a.id
                 a.used += 1
+                a.seen.setdefault(d.scenario, d)
                 break
+
+
+def coverage_problems(allowed: list[Allowed], ran: set[str]) -> list[str]:
+    """What this session's scenarios (``ran``) say against the entries' ``covers``: a named
+    scenario (or glob) that ran without showing the difference, or a scenario that showed
+    it without being named. The generator's sequences (fuzz/...) and Kafka's tools
+    (java-ecosystem/..., which check their own entries) are not counted here."""
+    problems = []
+    for a in allowed:
+        named = [c for c in a.covers if not c.startswith("java-ecosystem/")]
+        seen = {s: d for s, d in a.seen.items() if not s.startswith("fuzz/")}
+        for c in named:
+            here = {s for s in ran if fnmatch.fnmatchcase(s, c)}
+            if here and not a.sometimes and not any(fnmatch.fnmatchcase(s, c) for s in seen):
+                problems.append(f"{a.id}: covers {c}, which ran and showed no difference it allows")
+        for s, d in sorted(seen.items()):
+            if not any(fnmatch.fnmatchcase(s, c) for c in named):
+                problems.append(f"{a.id}: allowed a difference in {s}, which its covers do not name "
+                                f"({d.api} {d.path}: kafka={_short(d.kafka, 80)!r} kipper={_short(d.kipper, 80)!r})")
+    return problems
 
 
 def _short(v: Any, limit: int = 600) -> Any:

@@ -37,6 +37,7 @@ SORT_KEYS = {
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
     "creation_responses": (), "responses": ("name", "resource_name"), "leader_epochs": (),
     "entity": ("entity_type",), "values": ("key",),
+    "results_by_topic_v3_and_below": ("name",), "results_by_partition": ("partition_index",),
 }
 # a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz)
 TOKEN = re.compile(r"^(c\d{4}|f\d{6})-")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
 import time
@@ -17,7 +18,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from tests.conformance.compare import load_allowed
-from tests.conformance.fuzz.explore import explore, figures, summary
+from tests.conformance.fuzz.explore import as_scenario, explore, figures, load, summary
 from tests.conformance.fuzz.machine import Run
 from tests.support.reference import Reference, start_kafka, start_kipper
 
@@ -48,8 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=25, help="the longest sequence, in steps (default 25)")
     parser.add_argument("--out", type=Path, default=Path("fuzz-findings"), help="where findings are written")
     parser.add_argument("--no-shrink", action="store_true", help="write findings as found, unshrunk")
+    parser.add_argument("--scenario", nargs=2, metavar=("FINDING", "NAME"),
+                        help="print a finding's steps as an entry of scenarios/generated.py, and stop")
     args = parser.parse_args(argv)
+    if args.scenario:
+        print(as_scenario(load(Path(args.scenario[0])), args.scenario[1]))
+        return 0
 
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop both brokers on a kill too
     with tempfile.TemporaryDirectory(prefix="kipper-fuzz-") as tmp:
         kafka, kipper, procs = start(Path(tmp))
         try:

@@ -8,6 +8,7 @@ the shortest sequence is written out as flaky: timing, to be kept out of the gen
 from __future__ import annotations
 
 import json
+import re
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -17,6 +18,7 @@ from typing import Callable
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as use_seed
 from hypothesis.errors import Flaky
+from hypothesis.internal.conjecture import engine
 from hypothesis.stateful import run_state_machine_as_test
 
 from tests.conformance.fuzz.machine import DifferenceFound, Run, machine, signature
@@ -35,7 +37,8 @@ class Finding:
     @property
     def title(self) -> str:
         d = self.differences[0]
-        return f"{d['api']} v{d['version']} {d['path']}: kafka={d['kafka']!r} kipper={d['kipper']!r}"
+        text = f"{d['api']} v{d['version']} {d['path']}: kafka={d['kafka']!r} kipper={d['kipper']!r}"
+        return re.sub(r"x{12,}", "x…", text.replace(self.token, "<T>"))[:400]
 
 
 @dataclass
@@ -46,8 +49,12 @@ class Outcome:
 
 
 def explore(run: Run, *, seed: int, examples: int, steps: int, shrink: bool = True, derandomize: bool = False,
-            out: Path | None = None, rounds: int | None = None, log: Callable[[str], None] = print) -> Outcome:
-    """Rounds until ``run.deadline`` (or ``rounds`` of them); each finding written to ``out``."""
+            out: Path | None = None, rounds: int | None = None, shrink_seconds: int = 90,
+            log: Callable[[str], None] = print) -> Outcome:
+    """Rounds until ``run.deadline`` (or ``rounds`` of them); each finding written to ``out``.
+    A round under way when the time is up finishes (its sequences, and a shrink of at most
+    ``shrink_seconds``: each of its tries replays a sequence on both brokers)."""
+    engine.MAX_SHRINKING_SECONDS = shrink_seconds  # Hypothesis keeps this monkeypatchable for such uses
     outcome = Outcome()
     phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if shrink else [])
     config = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
@@ -114,3 +121,13 @@ def write(finding: Finding, out: Path) -> Path:
 
 def load(path: Path) -> dict:
     return json.loads(path.read_text())
+
+
+def as_scenario(finding: dict, name: str) -> str:
+    """A finding's steps as an entry of tests/conformance/scenarios/generated.py's GENERATED."""
+    lines = [f"    # {re.sub(r'x{{12,}}', 'x…', d['api'] + ' ' + d['path'])}: Kafka {d['kafka']!r}, kipper {d['kipper']!r}"
+             for d in finding["differences"][:3]]
+    lines.append(f"    {('generated/' + name)!r}: [")
+    lines += [f"        {step!r}," for step in finding["steps"]]
+    lines.append("    ],")
+    return "\n".join(lines)

@@ -49,6 +49,6 @@ def scenario(name: str, *, timed: bool = False):
 
 def load_all() -> list[Scenario]:
     from tests.conformance.scenarios import (  # noqa: F401 - registration by import
-        admin, data_path, golden, groups, producers, quotas, share, versions,
+        admin, data_path, generated, golden, groups, producers, quotas, share, versions,
     )
     return SCENARIOS

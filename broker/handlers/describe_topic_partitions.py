@@ -37,7 +37,8 @@ def handle_describe_topic_partitions(req, ctx):
     refused = [] if everything else sorted(n for n in names if not ctx.authorize(DESCRIBE, TOPIC, n))
     allowed = sorted(n for n in names if n not in refused and ctx.authorize(DESCRIBE, TOPIC, n))
     first = cursor.partition_index if cursor is not None and ctx.authorize(DESCRIBE, TOPIC, after) else 0
-    remaining = min(MAX_PARTITIONS_PER_RESPONSE, req.response_partition_limit)
+    # a limit of 0 or less still pages one partition at a time, as Kafka's handler does
+    remaining = max(1, min(MAX_PARTITIONS_PER_RESPONSE, req.response_partition_limit))
     out, next_cursor = [], None
     for name in allowed:
         if remaining <= 0:

@@ -1,6 +1,9 @@
 """CreateTopics, DeleteTopics and CreatePartitions, with Kafka's controller checks
 (ReplicationControlManager): manual assignments must name registered brokers,
-which here is this one; validate_only checks everything and changes nothing."""
+which here is this one; validate_only checks everything and changes nothing. A timeout_ms
+of 0 or less has passed before Kafka's controller takes the request: every topic that got
+past the broker's own checks (duplicates, authorization) is REQUEST_TIMED_OUT, and nothing
+is done."""
 
 from __future__ import annotations
 
@@ -12,6 +15,10 @@ from kipper.broker.log.topics import Topic
 from kipper.protocol.errors import ErrorCode
 
 MAX_PARTITIONS = 100000
+
+
+def _timed_out(**fields) -> dict:
+    return {**fields, "error_code": int(ErrorCode.REQUEST_TIMED_OUT), "error_message": None}
 
 
 class Refused(Exception):
@@ -84,6 +91,9 @@ def handle_create_topics(req, ctx):
             out.append({"name": t.name, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                         "error_message": "Authorization failed."})
             continue
+        if req.timeout_ms <= 0:
+            out.append(_timed_out(name=t.name))
+            continue
         configs = {c.name: c.value for c in t.configs}
         count = t.num_partitions
         if t.assignments:
@@ -130,6 +140,9 @@ def handle_delete_topics(req, ctx):
         if topic is None and name and not ctx.authorize(DESCRIBE, TOPIC, name):
             out.append({"name": name, "topic_id": topic_id,
                         "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
+            continue
+        if req.timeout_ms <= 0:
+            out.append(_timed_out(name=name, topic_id=topic_id))
             continue
         if topic is None:
             code = ErrorCode.UNKNOWN_TOPIC_ID if not name else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -179,6 +192,8 @@ def handle_create_partitions(req, ctx):
                 raise Refused(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
             if not ctx.authorize(ALTER, TOPIC, t.name):
                 raise Refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+            if req.timeout_ms <= 0:
+                raise Refused(ErrorCode.REQUEST_TIMED_OUT, None)
             topic = _check_growth(engines, t)
             if not req.validate_only:
                 engines.topics.add_partitions(topic, t.count)

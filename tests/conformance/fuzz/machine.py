@@ -187,6 +187,7 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             self.steps: list[dict] = []
             self.ended: str | None = None
             self.share_fetched: set = set()
+            self.share_joined: set = set()
             run.stats.sequences += 1
             self.grouped = False
 
@@ -248,9 +249,11 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                 self.ended = f"after {sorted(changed)[0]}"
 
         def first_share_fetch_waits(self, step: dict) -> dict:
-            """A share partition's first ShareFetch waits for records: Kafka loads its state
-            on first use and answers empty meanwhile."""
-            if step["api"] != "ShareFetch":
+            """A share partition's first ShareFetch by a member of its group waits for records:
+            Kafka loads its state on first use and answers empty meanwhile."""
+            if step["api"] == "ShareGroupHeartbeat" and step["body"].get("member_epoch") == 0:
+                self.share_joined.add(step["body"].get("group_id"))
+            if step["api"] != "ShareFetch" or step["body"].get("group_id") not in self.share_joined:
                 return step
             body = step["body"]
             parts = {(repr(t.get("topic_id")), p.get("partition_index")) for t in body.get("topics") or []

@@ -26,6 +26,28 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # timeout_ms 0 or -1: Kafka's controller finds its deadline passed and does nothing (REQUEST_TIMED_OUT)
+    "generated/a-deadline-already-passed": [
+        dict(T0, body=dict(T0["body"], topics=[dict(T0["body"]["topics"][0], num_partitions=2)])),
+        {"api": "CreateTopics", "version": 4, "body": {"topics": [
+            {"name": "<T>-t1", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}],
+            "timeout_ms": 0, "validate_only": False}},
+        {"api": "CreatePartitions", "version": 3, "body": {"topics": [{"name": "<T>-t0", "count": 3, "assignments": None}],
+                                                          "timeout_ms": -1, "validate_only": False}},
+        {"api": "DeleteTopics", "version": 6, "body": {"topics": [
+            {"name": "<T>-t0", "topic_id": "00000000-0000-0000-0000-000000000000"}], "timeout_ms": 0}},
+        {"api": "Metadata", "version": 12, "body": {"topics": [{"name": "<T>-t0"}, {"name": "<T>-t1"}],
+                                                    "allow_auto_topic_creation": False}},
+    ],
+    # a response_partition_limit of 0 or less: Kafka still pages one partition
+    "generated/describe-topic-partitions-limit-zero": [
+        dict(T0, body=dict(T0["body"], topics=[dict(T0["body"]["topics"][0], num_partitions=2)])),
+        {"api": "DescribeTopicPartitions", "version": 0, "body": {
+            "topics": [{"name": "<T>-t0"}], "response_partition_limit": 0, "cursor": None}},
+        {"api": "DescribeTopicPartitions", "version": 0, "body": {
+            "topics": [{"name": "<T>-t0"}], "response_partition_limit": -1,
+            "cursor": {"topic_name": "<T>-t0", "partition_index": 1}}},
+    ],
     # DescribeConfigs of a topic: kipper lists share.auto.offset.reset among a topic's configs (seed 004)
     "generated/describe-a-topic-s-configs": [
         T0,

@@ -26,6 +26,8 @@ from kipper.broker.config import BrokerConfig
 from kipper.broker.connection import KafkaConnection
 from kipper.broker.context import Session
 from kipper.broker.dispatcher import Dispatcher
+from kipper.broker.faults.dispatch import FaultingDispatcher
+from kipper.broker.faults.plan import FaultPlan
 from kipper.broker.metrics_dump import from_config as metrics_dumper
 from kipper.broker.security import tls
 from kipper.broker.security.service import SASL_PROTOCOLS
@@ -91,10 +93,12 @@ def open_engines(config: BrokerConfig, clock=now_ms) -> Engines:
 
 
 class BrokerServer:
-    def __init__(self, config: BrokerConfig, clock=now_ms):
+    def __init__(self, config: BrokerConfig, clock=now_ms, faults: FaultPlan | None = None):
+        """``faults``: a test broker's plan (kipper.testing): every request counted, and
+        the faults a test asks for applied (broker/faults/)."""
         self.config = config
         self.engines = engines = open_engines(config, clock)
-        self.dispatcher = Dispatcher.of(engines)
+        self.dispatcher = Dispatcher.of(engines) if faults is None else FaultingDispatcher.of(engines, plan=faults)
         self.connections: set[KafkaConnection] = set()
         # receive buffers, shared by the connections (idle ones hold none); large frames in
         # their own mappings when the log keeps them in memory

@@ -1,8 +1,9 @@
 """Shared fixtures: a real broker per test module or per test.
 
-The broker is kipper.testing's embedded broker (the real one, in a thread, started in
-milliseconds), unless the module is marked ``broker_subprocess`` (its clients hold the GIL
-for long, or it reads the broker's log) or BROKER_UNDER_TEST=subprocess is set.
+The broker is kipper.testing's embedded broker (the real one, in a process of its own
+forked ready from the zygote in milliseconds), unless the module is marked
+``broker_subprocess`` (it runs the `kipper broker` command itself) or
+BROKER_UNDER_TEST=subprocess is set.
 """
 
 from __future__ import annotations
@@ -18,37 +19,8 @@ from tests.support.broker import BrokerProcess, make_broker
 pytest_plugins = ["pytester", "tests.support.reference"]
 
 
-# `make test` runs the suite on two pytest-xdist workers (-n 2 --dist loadscope
-# --no-loadscope-reorder), handing out units of work: each test module is one, so its module
-# fixtures start once, and the suites around one long-lived session fixture are one unit each,
-# so that fixture starts once too (a Spark cluster, loadgen runs and a JVM; Apache Kafka beside a
-# kipper set up alike). Those go first, the longest first, while the modules fill in around them.
-# (xdist's own --dist loadgroup cannot do this under pytest 9.2, which no longer lets a plugin
-# rename a test's node id: the scheduler below cuts the units itself.)
-LONG_UNITS = (("tests/spark/", "spark"), ("tests/conformance/", "kafka-reference"),
-              ("tests/java_ecosystem/", "kafka-reference"))
-
-
-def work_unit(nodeid: str) -> str:
-    path = nodeid.split("::", 1)[0]
-    return next((unit for prefix, unit in LONG_UNITS if path.startswith(prefix)), path)
-
-
-def pytest_collection_modifyitems(items):
-    first = {unit: rank for rank, unit in enumerate(dict.fromkeys(unit for _, unit in LONG_UNITS))}
-    items.sort(key=lambda item: first.get(work_unit(item.nodeid), len(first)))
-
-
-def pytest_xdist_make_scheduler(config, log):
-    if config.getvalue("dist") != "loadscope":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class WorkUnits(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return work_unit(nodeid)
-
-    return WorkUnits(config, log)
+# make test's units of work and its xdist scheduler (tests/support/scheduling.py)
+from tests.support.scheduling import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: E402,F401
 
 
 @pytest.fixture(scope="module")

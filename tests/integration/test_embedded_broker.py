@@ -1,5 +1,6 @@
-"""kipper.testing.EmbeddedBroker: the real broker in a thread (or a subprocess), reset
-between tests, from synchronous and asyncio code."""
+"""kipper.testing.EmbeddedBroker: the real broker in a process of its own (forked by the
+zygote) or in a thread, reset between tests, from synchronous and asyncio code. Each test
+runs in both modes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from kipper.client import Producer, admin
 from kipper.client.blocking import connect_any
 from kipper.client.consumer_requests import offset_commit, offset_fetch
 from kipper.client.producer_requests import init_producer_id
-from kipper.testing import EmbeddedBroker, unique_name
+from kipper.testing import MODES, EmbeddedBroker, unique_name
+
+
+@pytest.fixture(params=MODES)
+def mode(request) -> str:
+    return request.param
 
 
 def topic_names(bootstrap: str) -> set[str]:
@@ -51,8 +57,8 @@ def counts(broker) -> dict:
             "offsets": broker.offsets.count()}
 
 
-def test_a_started_broker_serves_clients_on_an_ephemeral_loopback_port():
-    with EmbeddedBroker() as broker:
+def test_a_started_broker_serves_clients_on_an_ephemeral_loopback_port(mode):
+    with EmbeddedBroker(mode=mode) as broker:
         host, port = broker.bootstrap_servers.rsplit(":", 1)
         assert host == "127.0.0.1" and int(port) > 0
         topic = broker.create_topic(partitions=3)
@@ -63,8 +69,8 @@ def test_a_started_broker_serves_clients_on_an_ephemeral_loopback_port():
         socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
 
 
-def test_reset_removes_every_topic_group_offset_producer_state_and_transaction():
-    with EmbeddedBroker() as broker:
+def test_reset_removes_every_topic_group_offset_producer_state_and_transaction(mode):
+    with EmbeddedBroker(mode=mode) as broker:
         topic = fill(broker)
         before = broker.call(counts)
         assert before["producer_state"] >= 1 and before["transactional_ids"] == 1 and before["offsets"] == 1
@@ -78,8 +84,8 @@ def test_reset_removes_every_topic_group_offset_producer_state_and_transaction()
         assert committed(broker.bootstrap_servers, "g1", topic) == -1
 
 
-def test_reset_keeps_producer_ids_unique():
-    with EmbeddedBroker() as broker:
+def test_reset_keeps_producer_ids_unique(mode):
+    with EmbeddedBroker(mode=mode) as broker:
         with connect_any(broker.bootstrap_servers) as conn:
             first = init_producer_id(conn).producer_id
         broker.reset()
@@ -87,8 +93,8 @@ def test_reset_keeps_producer_ids_unique():
             assert init_producer_id(conn).producer_id > first
 
 
-def test_overrides_take_kafka_property_names():
-    with EmbeddedBroker({"num.partitions": 4, "auto.create.topics.enable": "true"}) as broker:
+def test_overrides_take_kafka_property_names(mode):
+    with EmbeddedBroker({"num.partitions": 4, "auto.create.topics.enable": "true"}, mode=mode) as broker:
         name = unique_name("auto")
         with connect_any(broker.bootstrap_servers) as conn:
             admin.metadata(conn, [name], allow_auto_topic_creation=True)  # creates it
@@ -96,13 +102,13 @@ def test_overrides_take_kafka_property_names():
         assert len(meta.topics[0].partitions) == 4
 
 
-def test_a_bad_override_raises_before_anything_starts():
+def test_a_bad_override_raises_before_anything_starts(mode):
     with pytest.raises(ConfigError, match="num.partitionz"):
-        EmbeddedBroker({"num.partitionz": "3"}).start()
+        EmbeddedBroker({"num.partitionz": "3"}, mode=mode).start()
 
 
-async def test_an_asyncio_test_with_a_running_loop_uses_it_through_async_with():
-    async with EmbeddedBroker() as broker:
+async def test_an_asyncio_test_with_a_running_loop_uses_it_through_async_with(mode):
+    async with EmbeddedBroker(mode=mode) as broker:
         topic = broker.create_topic()
         reader, writer = await asyncio.open_connection("127.0.0.1", broker.port)
         writer.close()
@@ -112,8 +118,9 @@ async def test_an_asyncio_test_with_a_running_loop_uses_it_through_async_with():
     assert not broker.running
 
 
-def test_a_subprocess_broker_starts_resets_and_stops():
-    with EmbeddedBroker({"num.partitions": "2"}, subprocess=True) as broker:
+def test_a_process_broker_starts_resets_logs_and_stops():
+    with EmbeddedBroker({"num.partitions": "2"}) as broker:
+        assert broker.mode == "process"
         topic = fill(broker)
         assert topic in topic_names(broker.bootstrap_servers)
         broker.reset()
@@ -126,7 +133,15 @@ def test_a_subprocess_broker_starts_resets_and_stops():
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
 
 
-def test_reset_refuses_a_broker_with_log_dirs(tmp_path):
-    with EmbeddedBroker({"log.dirs": str(tmp_path)}) as broker:
+def test_the_older_subprocess_flag_still_chooses_the_mode():
+    assert EmbeddedBroker(subprocess=True).mode == "process"
+    assert EmbeddedBroker(subprocess=False).mode == "thread"
+    assert EmbeddedBroker().mode == "process"
+    with pytest.raises(ValueError, match="mode"):
+        EmbeddedBroker(mode="fork")
+
+
+def test_reset_refuses_a_broker_with_log_dirs(tmp_path, mode):
+    with EmbeddedBroker({"log.dirs": str(tmp_path)}, mode=mode) as broker:
         with pytest.raises(RuntimeError, match="in-memory"):
             broker.reset()

@@ -171,9 +171,9 @@ def test_an_idle_http_client_holds_neither_the_broker_nor_other_scrapes(broker):
 
 
 def test_readyz_is_503_once_the_broker_is_stopping():
-    with EmbeddedBroker({"metrics.http.listener": "http://127.0.0.1:0"}) as b:
+    with EmbeddedBroker({"metrics.http.listener": "http://127.0.0.1:0"}, mode="thread") as b:
         b.call(lambda broker: None)
-        server = b._runner.server
+        server = b._runner.server  # (the thread mode: the server is in this process)
         server.ready = False  # what stop() sets first
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(b.metrics_url + "/readyz", timeout=5)

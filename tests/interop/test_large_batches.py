@@ -48,11 +48,14 @@ def _produce(bootstrap: str, topic: str, items) -> None:
     assert p.flush(30) == 0 and errors == []
 
 
+def _kinds(engines, topic: str) -> list[str]:
+    """(In the broker process: what holds each stored batch.)"""
+    return [type(data.obj).__name__ if isinstance(data, memoryview) else type(data).__name__
+            for _, data in engines.topics.partition(topic, 0).batches()]
+
+
 def _stored_kinds(broker: EmbeddedBroker, topic: str) -> list[str]:
-    def look(b):
-        return [type(data.obj).__name__ if isinstance(data, memoryview) else type(data).__name__
-                for _, data in b.topics.partition(topic, 0).batches()]
-    return broker.call(look)
+    return broker.call(_kinds, topic)
 
 
 def _confluent_read(bootstrap: str, topic: str, n: int) -> list[tuple[int, bytes]]:

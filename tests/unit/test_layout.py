@@ -217,7 +217,7 @@ FLOORS = (
     # handlers: (request, context) -> response
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus"},
+    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults"},
     # the command
     {"main", "__main__"},
 )

@@ -35,6 +35,7 @@ class Difference:
     kafka: Any
     kipper: Any
     allowed: str | None = None
+    kafka_codes: frozenset = frozenset()  # every error code in Kafka's whole answer
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "request": self.label, "api": self.api, "version": self.version,
@@ -52,6 +53,8 @@ class Allowed:
     scenario: str | list[str] = "*"
     covers: list[str] = field(default_factory=list)
     sometimes: bool = False  # timing: shown on some runs only, so not required to show
+    # only where Kafka's answer carries this error code somewhere (-1: Kafka failed inside)
+    kafka_answer_has: int | None = None
     versions: str | None = None
     kafka: Any = None
     kipper: Any = None
@@ -72,6 +75,8 @@ class Allowed:
             lo, _, hi = self.versions.partition("-")
             if not int(lo) <= d.version <= int(hi or lo):
                 return False
+        if self.kafka_answer_has is not None and self.kafka_answer_has not in d.kafka_codes:
+            return False
         if self.has_kafka and d.kafka != self.kafka:
             return False
         if self.has_kipper and d.kipper != self.kipper:
@@ -127,6 +132,23 @@ def classify(differences: list[Difference], allowed: list[Allowed]) -> None:
                 a.used += 1
                 a.seen.setdefault(d.scenario, d)
                 break
+
+
+def error_codes(answer: Any) -> frozenset:
+    """Every error code anywhere in an answer (for ``kafka_answer_has``)."""
+    out = set()
+    stack = [answer]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k.endswith("error_code") and isinstance(v, int):
+                    out.add(v)
+                else:
+                    stack.append(v)
+        elif isinstance(x, list):
+            stack.extend(x)
+    return frozenset(out)
 
 
 def coverage_problems(allowed: list[Allowed], ran: set[str]) -> list[str]:

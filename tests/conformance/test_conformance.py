@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.compare import Difference, classify, coverage_problems, diff, load_allowed
+from tests.conformance.compare import Difference, classify, coverage_problems, diff, error_codes, load_allowed
 from tests.conformance.harness import Ahead
 from tests.conformance.normalise import normalise
 from tests.conformance.report import Report
@@ -58,7 +58,8 @@ def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Differ
             continue
         x = a[i]
         label = x.label if x.label == b[i].label else f"{x.label} / {b[i].label}"
-        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb)
+        codes = error_codes(na[i])
+        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb, kafka_codes=codes)
                  for path, ka, kb in diff(na[i], nb[i])]
         out.append((x.api, x.version, diffs))
     return out

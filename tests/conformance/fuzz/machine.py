@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from tests.conformance.compare import Allowed, Difference, classify, diff
+from tests.conformance.compare import Allowed, Difference, classify, diff, error_codes
 from tests.conformance.fuzz import bodies
 from tests.conformance.fuzz.side import Side
 from tests.conformance.fuzz.values import pick
@@ -104,7 +104,9 @@ class Pair:
             x = kafka[i] if i < len(kafka) else kipper[i]
             ka = self.kafka.resolver.norm.response(kafka[i].response) if i < len(kafka) else "<absent>"
             kb = self.kipper.resolver.norm.response(kipper[i].response) if i < len(kipper) else "<absent>"
-            out += [Difference(name, x.label, x.api, x.version, path, va, vb) for path, va, vb in diff(ka, kb)]
+            codes = error_codes(ka)
+            out += [Difference(name, x.label, x.api, x.version, path, va, vb, kafka_codes=codes)
+                    for path, va, vb in diff(ka, kb)]
         classify(out, self.run.allowed)
         stats = self.run.stats
         stats.compared += 1

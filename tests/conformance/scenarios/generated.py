@@ -26,6 +26,15 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # Kafka fails inside (UNKNOWN_SERVER_ERROR) where kipper answers: KAFKA_DIFFERENCES.md kafka-unknown-server-error
+    "generated/kafka-fails-inside": [
+        T0,
+        {'api': 'ListOffsets', 'version': 2, 'body': {'replica_id': -1, 'isolation_level': 3, 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'timestamp': -1}]}]}},
+        {'api': 'Fetch', 'version': 5, 'body': {'replica_id': -1, 'max_wait_ms': 0, 'min_bytes': 1, 'max_bytes': 1048576, 'isolation_level': 3, 'topics': [{'topic': '<T>-t0', 'partitions': [{'partition': 0, 'fetch_offset': 0, 'log_start_offset': -1, 'partition_max_bytes': 1048576}]}]}},
+        {'api': 'IncrementalAlterConfigs', 'version': 1, 'body': {'resources': [{'resource_type': 2, 'resource_name': '<T>-t0', 'configs': [{'name': 'retention.ms', 'config_operation': 7, 'value': '1'}]}], 'validate_only': True}},
+        {'api': 'DescribeShareGroupOffsets', 'version': 1, 'body': {'groups': [{'group_id': '<T>-g0', 'topics': [{'topic_name': '<T>-t0', 'partitions': [-1]}]}]}},
+        {'api': 'AlterShareGroupOffsets', 'version': 0, 'body': {'group_id': '<T>-g0', 'topics': [{'topic_name': '<T>-t0', 'partitions': [{'partition_index': -1, 'start_offset': 0}]}]}},
+    ],
     # timeout_ms 0 or -1: Kafka's controller finds its deadline passed and does nothing (REQUEST_TIMED_OUT)
     "generated/a-deadline-already-passed": [
         dict(T0, body=dict(T0["body"], topics=[dict(T0["body"]["topics"][0], num_partitions=2)])),

@@ -31,5 +31,6 @@ def handle_delete_records(req, ctx):
                 continue
             low = plog.delete_records_before(target)  # never past a share group's hold
             parts.append({"partition_index": p.partition_index, "low_watermark": low, "error_code": 0})
-        out.append({"name": t.name, "partitions": parts})
+        if parts:  # a topic that names no partition has no answer, as Kafka's
+            out.append({"name": t.name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": out}

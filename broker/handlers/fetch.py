@@ -91,8 +91,9 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 reads.append((plog.topic, index, got.size, got.records))
             watched.append((plog.topic, index))
             parts.append(entry)
-        responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
-                          "partitions": parts})
+        if parts:  # a topic that names no partition has no answer, as Kafka's
+            responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
+                              "partitions": parts})
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
     return body, total, watched, reads
 

@@ -65,5 +65,6 @@ def handle_list_offsets(req, ctx):
             end = plog.last_stable_offset if committed else plog.high_watermark
             row.update(_lookup(plog, p.timestamp, end))
             parts.append(row)
-        out.append({"name": t.name, "partitions": parts})
+        if parts:  # a topic that names no partition has no answer, as Kafka's
+            out.append({"name": t.name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": out}

@@ -43,7 +43,8 @@ def handle_offset_commit(req, ctx):
                     commits.append((t.name, p.partition_index, p.committed_offset,
                                     p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
-        out.append({"name": t.name, "partitions": parts})
+        if parts:  # a topic that names no partition has no answer, as Kafka's
+            out.append({"name": t.name, "partitions": parts})
     if commits:  # journaled, then applied; a commit that failed makes no group
         engines.offsets.commit_all(req.group_id, commits, ctx.now)
         engines.groups.ensure_simple_group(req.group_id)

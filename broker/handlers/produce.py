@@ -93,7 +93,8 @@ def handle_produce(run, ctx) -> list:
                 if wait > throttle_ms:
                     throttle_ms = wait
                 rows.append(row)
-            responses.append({"name": tdata.name, "topic_id": tdata.topic_id, "partition_responses": rows})
+            if rows:  # a topic that names no partition has no answer, as Kafka's (a map by partition)
+                responses.append({"name": tdata.name, "topic_id": tdata.topic_id, "partition_responses": rows})
         if byte_quota:  # Kafka counts the request after the append, acks=0 too
             wait = quotas.record_produce(ctx, _request_bytes(req), now)
             if wait > throttle_ms:

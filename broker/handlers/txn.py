@@ -128,25 +128,25 @@ def handle_txn_offset_commit(req, ctx):
                                          p.committed_metadata, ctx.now,
                                          producer_epoch=req.producer_epoch)
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
-        out.append({"name": t.name, "partitions": parts})
+        if parts:  # a topic that names no partition has no answer, as Kafka's
+            out.append({"name": t.name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": out}
 
 
 def handle_write_txn_markers(req, ctx):
+    """A marker (or a topic of one) that names no partition has no answer, as Kafka's."""
     txn = ctx.engines.txn
-    if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
-        return {"markers": [{"producer_id": m.producer_id, "topics": [
-            {"name": t.name, "partitions": [
-                {"partition_index": p, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
-                for p in t.partition_indexes]} for t in m.topics]} for m in req.markers]}
+    allowed = ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME)
     out = []
     for m in req.markers:
         topics = []
         for t in m.topics:
-            topics.append({"name": t.name, "partitions": [
-                {"partition_index": p, "error_code": int(txn.write_markers(
-                    m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
-                    t.name, p, ctx.now))}
-                for p in t.partition_indexes]})
-        out.append({"producer_id": m.producer_id, "topics": topics})
+            if t.partition_indexes:
+                topics.append({"name": t.name, "partitions": [
+                    {"partition_index": p, "error_code": int(txn.write_markers(
+                        m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
+                        t.name, p, ctx.now) if allowed else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
+                    for p in t.partition_indexes]})
+        if topics:
+            out.append({"producer_id": m.producer_id, "topics": topics})
     return {"markers": out}

@@ -54,3 +54,28 @@ def test_describe_topic_partitions_with_a_limit_of_zero_or_less_pages_one_partit
                                                        "cursor": None})
         assert [p.partition_index for p in answer.topics[0].partitions] == [0]
         assert (answer.next_cursor.topic_name, answer.next_cursor.partition_index) == ("t", 1)
+
+
+def test_a_topic_that_names_no_partition_has_no_answer():
+    b = InProcessBroker()
+    create(b, "t")
+    pid = b.call(22, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000, "producer_id": -1,
+                         "producer_epoch": -1}).producer_id
+    empty = {
+        0: (9, {"transactional_id": None, "acks": -1, "timeout_ms": 1000,
+                "topic_data": [{"name": "t", "partition_data": []}]}, "responses"),
+        1: (12, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+                 "session_id": 0, "session_epoch": -1, "topics": [{"topic": "t", "partitions": []}],
+                 "forgotten_topics_data": [], "rack_id": ""}, "responses"),
+        2: (7, {"replica_id": -1, "isolation_level": 0, "topics": [{"name": "t", "partitions": []}]}, "topics"),
+        21: (2, {"topics": [{"name": "t", "partitions": []}], "timeout_ms": 1000}, "topics"),
+        8: (8, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+                "topics": [{"name": "t", "partitions": []}]}, "topics"),
+        28: (3, {"transactional_id": "x", "group_id": "g", "producer_id": pid, "producer_epoch": 0,
+                 "generation_id": -1, "member_id": "", "group_instance_id": None,
+                 "topics": [{"name": "t", "partitions": []}]}, "topics"),
+        27: (1, {"markers": [{"producer_id": pid, "producer_epoch": 0, "transaction_result": False,
+                              "topics": [{"name": "t", "partition_indexes": []}], "coordinator_epoch": 0}]}, "markers"),
+    }
+    for key, (version, body, listing) in empty.items():
+        assert list(b.call(key, version, body)[listing]) == [], key

@@ -26,6 +26,22 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # a topic (or a transaction marker) that names no partition has no answer on Kafka, whose
+    # answers are maps by partition; OffsetFetch and DescribeProducers answer it empty on both
+    "generated/a-topic-that-names-no-partition": [
+        T0,
+        {'api': 'Produce', 'version': 9, 'body': {'transactional_id': None, 'acks': -1, 'timeout_ms': 30000, 'topic_data': [{'name': '<T>-t0', 'partition_data': []}]}},
+        {'api': 'Fetch', 'version': 12, 'body': {'replica_id': -1, 'max_wait_ms': 0, 'min_bytes': 1, 'max_bytes': 1048576, 'isolation_level': 0, 'session_id': 0, 'session_epoch': -1, 'topics': [{'topic': '<T>-t0', 'partitions': []}], 'forgotten_topics_data': [], 'rack_id': ''}},
+        {'api': 'ListOffsets', 'version': 7, 'body': {'replica_id': -1, 'isolation_level': 0, 'topics': [{'name': '<T>-t0', 'partitions': []}]}},
+        {'api': 'DeleteRecords', 'version': 2, 'body': {'topics': [{'name': '<T>-t0', 'partitions': []}], 'timeout_ms': 30000}},
+        {'api': 'OffsetCommit', 'version': 8, 'body': {'group_id': '<T>-g0', 'generation_id_or_member_epoch': -1, 'member_id': '', 'group_instance_id': None, 'topics': [{'name': '<T>-t0', 'partitions': []}]}},
+        {'api': 'OffsetFetch', 'version': 7, 'body': {'group_id': '<T>-g0', 'topics': [{'name': '<T>-t0', 'partition_indexes': []}], 'require_stable': False}},
+        {'api': 'DescribeProducers', 'version': 0, 'body': {'topics': [{'name': '<T>-t0', 'partition_indexes': []}]}},
+        {'api': 'InitProducerId', 'version': 4, 'body': {'transactional_id': '<T>-x0', 'transaction_timeout_ms': 60000, 'producer_id': -1, 'producer_epoch': -1}},
+        {'api': 'TxnOffsetCommit', 'version': 3, 'body': {'transactional_id': '<T>-x0', 'group_id': '<T>-g0', 'producer_id': {'<pid>': '<T>-x0'}, 'producer_epoch': {'<epoch>': 0}, 'generation_id': -1, 'member_id': '', 'group_instance_id': None, 'topics': [{'name': '<T>-t0', 'partitions': []}]}},
+        {'api': 'WriteTxnMarkers', 'version': 1, 'body': {'markers': [{'producer_id': {'<pid>': '<T>-x0'}, 'producer_epoch': {'<epoch>': 0}, 'transaction_result': False, 'topics': [], 'coordinator_epoch': 0}]}},
+        {'api': 'WriteTxnMarkers', 'version': 1, 'body': {'markers': [{'producer_id': {'<pid>': '<T>-x0'}, 'producer_epoch': {'<epoch>': 0}, 'transaction_result': False, 'topics': [{'name': '<T>-t0', 'partition_indexes': []}], 'coordinator_epoch': 0}]}},
+    ],
     # Kafka fails inside (UNKNOWN_SERVER_ERROR) where kipper answers: KAFKA_DIFFERENCES.md kafka-unknown-server-error
     "generated/kafka-fails-inside": [
         T0,

@@ -53,13 +53,13 @@ class ClassicGroupCoordinator:
             return reply(_error(ErrorCode.INVALID_GROUP_ID, member_id=req.member_id))
         if held_elsewhere:
             return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
+        session = req.session_timeout_ms  # checked first, as Kafka's GroupMetadataManager does
+        if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:
+            return reply(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))
         if req.member_id and group_id not in self.groups:
             # Kafka creates a group only for a member without an id: a made-up (or stale) id
             # for a group that does not exist is UNKNOWN_MEMBER_ID, and leaves no group behind
             return reply(_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id=req.member_id))
-        session = req.session_timeout_ms
-        if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:
-            return reply(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))
         rebalance_timeout = req.get("rebalance_timeout_ms", -1)
         if rebalance_timeout is None or rebalance_timeout <= 0:
             rebalance_timeout = session

@@ -17,31 +17,35 @@ MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 
 def handle_offset_commit(req, ctx):
+    """As Kafka's KafkaApis then GroupCoordinator: the group's authorization, then each
+    topic's, then unknown topics and partitions (the broker's own checks), then what the
+    coordinator says of the member (its generation or epoch), then each offset."""
     engines = ctx.engines
-    if not ctx.authorize(READ, GROUP, req.group_id):
-        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
-    else:
-        error = engines.groups.validate_commit(req.group_id, req.get("member_id", ""),
-                                              req.get("generation_id_or_member_epoch", -1),
-                                              req.get("group_instance_id"), ctx.api_version)
+    group_denied = not ctx.authorize(READ, GROUP, req.group_id)
+    error = ErrorCode.NONE if group_denied else engines.groups.validate_commit(
+        req.group_id, req.get("member_id", ""), req.get("generation_id_or_member_epoch", -1),
+        req.get("group_instance_id"), ctx.api_version)
     out = []
     commits = []
     for t in req.topics:
         topic = engines.topics.get(t.name)
-        readable = error != ErrorCode.NONE or ctx.authorize(READ, TOPIC, t.name)
+        readable = not group_denied and ctx.authorize(READ, TOPIC, t.name)
         parts = []
         for p in t.partitions:
-            code = error
-            if code == ErrorCode.NONE:
-                if not readable:
-                    code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-                elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
-                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
-                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                else:
-                    commits.append((t.name, p.partition_index, p.committed_offset,
-                                    p.get("committed_leader_epoch", -1), p.committed_metadata))
+            if group_denied:
+                code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            elif not readable:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif error != ErrorCode.NONE:
+                code = error
+            elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
+                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                code = ErrorCode.NONE
+                commits.append((t.name, p.partition_index, p.committed_offset,
+                                p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         if parts:  # a topic that names no partition has no answer, as Kafka's
             out.append({"name": t.name, "partitions": parts})

@@ -129,7 +129,14 @@ def handle_delete_topics(req, ctx):
     else:
         wanted = [(name, None) for name in req.topic_names]
     out = []
-    for name, topic_id in wanted:
+    keys = [name or topic_id for name, topic_id in wanted]
+    duplicates = {k for k in keys if keys.count(k) > 1}
+    for i, (name, topic_id) in enumerate(wanted):
+        if keys[i] in duplicates:  # answered once, nothing deleted (Kafka's ControllerApis)
+            if keys.index(keys[i]) == i:
+                out.append({"name": name, "topic_id": topic_id, "error_code": int(ErrorCode.INVALID_REQUEST),
+                            "error_message": "Duplicate topic name." if name else "Duplicate topic id."})
+            continue
         topic = engines.topics.get(name) if name else engines.topics.by_id(topic_id)
         if topic is not None and not ctx.authorize(DELETE, TOPIC, topic.name):
             # Kafka: a topic asked for by id keeps its name hidden unless it may be described

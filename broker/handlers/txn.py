@@ -98,35 +98,44 @@ def handle_end_txn(req, ctx):
 
 
 def handle_txn_offset_commit(req, ctx):
+    """As Kafka's KafkaApis then coordinators: the transactional id's and the group's
+    authorization, then each topic's, then unknown topics and partitions (the broker's own
+    checks), then the transaction and the group member, then each offset."""
     engines = ctx.engines
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
-        error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     elif not ctx.authorize(READ, GROUP, req.group_id):
-        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+        refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
+        refused = ErrorCode.NONE
+    error = ErrorCode.NONE
+    if refused == ErrorCode.NONE:
         error = not_in_transaction(engines.txn.verify_offset_commit(
             req.transactional_id, req.producer_id, req.producer_epoch, req.group_id), ctx)
-    if error == ErrorCode.NONE:
-        error = engines.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
-                                                  req.get("generation_id_or_member_epoch", -1),
-                                                  req.get("group_instance_id"))
+        if error == ErrorCode.NONE:
+            error = engines.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
+                                                      req.get("generation_id_or_member_epoch", -1),
+                                                      req.get("group_instance_id"))
     out = []
     for t in req.topics:
         parts = []
+        readable = refused == ErrorCode.NONE and ctx.authorize(READ, TOPIC, t.name)
         for p in t.partitions:
-            code = error
-            if code == ErrorCode.NONE:
-                if not ctx.authorize(READ, TOPIC, t.name):
-                    code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-                elif not _known(engines, t.name, p.partition_index):
-                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
-                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                else:
-                    engines.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
-                                         p.committed_offset, p.get("committed_leader_epoch", -1),
-                                         p.committed_metadata, ctx.now,
-                                         producer_epoch=req.producer_epoch)
+            if refused != ErrorCode.NONE:
+                code = refused
+            elif not readable:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif not _known(engines, t.name, p.partition_index):
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif error != ErrorCode.NONE:
+                code = error
+            elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
+                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                code = ErrorCode.NONE
+                engines.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
+                                     p.committed_offset, p.get("committed_leader_epoch", -1),
+                                     p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         if parts:  # a topic that names no partition has no answer, as Kafka's
             out.append({"name": t.name, "partitions": parts})

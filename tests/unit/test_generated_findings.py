@@ -79,3 +79,57 @@ def test_a_topic_that_names_no_partition_has_no_answer():
     }
     for key, (version, body, listing) in empty.items():
         assert list(b.call(key, version, body)[listing]) == [], key
+
+
+def test_delete_topics_naming_a_topic_twice_answers_it_once_and_deletes_nothing():
+    b = InProcessBroker()
+    create(b, "t")
+    answer = b.call(DELETE_TOPICS, 4, {"topic_names": ["t", "t"], "timeout_ms": 1000}).responses
+    assert [(r.name, r.error_code) for r in answer] == [("t", E.INVALID_REQUEST)]
+    assert known(b, "t")
+    unknown = uuid.uuid4()
+    answer = b.call(DELETE_TOPICS, 6, {"topics": [{"name": None, "topic_id": unknown}] * 2 + [
+        {"name": "t", "topic_id": ZERO}], "timeout_ms": 1000}).responses
+    assert [(r.topic_id, r.error_code, r.error_message) for r in answer] == [
+        (unknown, E.INVALID_REQUEST, "Duplicate topic id."), (answer[1].topic_id, 0, None)]
+    assert not known(b, "t")
+
+
+def test_a_cursor_at_a_negative_partition_is_an_invalid_request():
+    b = InProcessBroker()
+    create(b, "t")
+    for topics in ([{"name": "t"}, {"name": "bad name!"}], []):
+        answer = b.call(DESCRIBE_TOPIC_PARTITIONS, 0, {"topics": topics, "response_partition_limit": 10,
+                                                       "cursor": {"topic_name": "t", "partition_index": -1}})
+        assert [(t.name, t.error_code, list(t.partitions)) for t in answer.topics] == [
+            (t["name"], E.INVALID_REQUEST, []) for t in topics]
+        assert answer.next_cursor is None
+
+
+def test_unknown_partitions_are_answered_before_the_group_or_the_transaction_is_asked():
+    b = InProcessBroker()
+    create(b, "t")
+    commit = b.call(8, 8, {"group_id": "g", "generation_id_or_member_epoch": 5, "member_id": "nobody",
+                           "group_instance_id": None, "topics": [
+                               {"name": "nope", "partitions": [{"partition_index": 0, "committed_offset": 1}]},
+                               {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1},
+                                                            {"partition_index": 4, "committed_offset": 1}]}]})
+    assert {(t.name, p.partition_index): p.error_code for t in commit.topics for p in t.partitions} == {
+        ("nope", 0): E.UNKNOWN_TOPIC_OR_PARTITION, ("t", 0): E.ILLEGAL_GENERATION, ("t", 4): E.UNKNOWN_TOPIC_OR_PARTITION}
+    pid = b.call(22, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000, "producer_id": -1,
+                         "producer_epoch": -1}).producer_id
+    txn = b.call(28, 3, {"transactional_id": "x", "group_id": "g", "producer_id": pid, "producer_epoch": 0,
+                         "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
+                             {"name": "bad name!", "partitions": [{"partition_index": 0, "committed_offset": 1}]},
+                             {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1}]}]})
+    assert {t.name: t.partitions[0].error_code for t in txn.topics} == {
+        "bad name!": E.UNKNOWN_TOPIC_OR_PARTITION, "t": E.INVALID_TXN_STATE}
+
+
+def test_join_group_checks_the_session_timeout_before_the_member():
+    b = InProcessBroker()
+    for session in (0, 1800001):
+        answer = b.call(11, 8, {"group_id": "g", "session_timeout_ms": session, "rebalance_timeout_ms": 1000,
+                                "member_id": "made-up", "group_instance_id": None, "protocol_type": "consumer",
+                                "protocols": [], "reason": None})
+        assert answer.error_code == E.INVALID_SESSION_TIMEOUT

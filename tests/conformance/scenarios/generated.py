@@ -26,6 +26,34 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # a topic named twice in DeleteTopics: Kafka answers it once, INVALID_REQUEST, and deletes nothing
+    "generated/delete-topics-naming-a-topic-twice": [
+        T0,
+        {'api': 'DeleteTopics', 'version': 4, 'body': {'topic_names': ['<T>-t0', '<T>-t0'], 'timeout_ms': 30000}},
+        {'api': 'DeleteTopics', 'version': 6, 'body': {'topics': [{'name': '<T>-t9', 'topic_id': '00000000-0000-0000-0000-000000000000'}, {'name': '<T>-t9', 'topic_id': '00000000-0000-0000-0000-000000000000'}, {'name': '<T>-t8', 'topic_id': '00000000-0000-0000-0000-000000000000'}], 'timeout_ms': 30000}},
+        {'api': 'Metadata', 'version': 12, 'body': {'topics': [{'name': '<T>-t0'}], 'allow_auto_topic_creation': False}},
+    ],
+    # a cursor at a negative partition: INVALID_REQUEST for every topic asked
+    "generated/describe-topic-partitions-negative-cursor": [
+        T0,
+        {'api': 'CreateTopics', 'version': 7, 'body': {'topics': [{'name': '<T>-t1', 'num_partitions': 1, 'replication_factor': 1, 'assignments': [], 'configs': []}], 'timeout_ms': 30000, 'validate_only': False}},
+        {'api': 'DescribeTopicPartitions', 'version': 0, 'body': {'topics': [{'name': 'bad name!'}, {'name': '<T>-t1'}], 'cursor': {'topic_name': '<T>-t1', 'partition_index': -1}, 'response_partition_limit': 10}},
+        {'api': 'DescribeTopicPartitions', 'version': 0, 'body': {'topics': [], 'cursor': {'topic_name': '<T>-t1', 'partition_index': -1}, 'response_partition_limit': 10}},
+    ],
+    # OffsetCommit and TxnOffsetCommit: unknown topics and partitions are the broker's to answer, before the coordinator's errors
+    "generated/unknown-partitions-before-the-coordinator": [
+        T0,
+        {'api': 'CreateTopics', 'version': 7, 'body': {'topics': [{'name': '<T>-t1', 'num_partitions': 1, 'replication_factor': 1, 'assignments': [], 'configs': []}], 'timeout_ms': 30000, 'validate_only': False}},
+        {'api': 'InitProducerId', 'version': 4, 'body': {'transactional_id': '<T>-x0', 'transaction_timeout_ms': 60000, 'producer_id': -1, 'producer_epoch': -1}},
+        {'api': 'TxnOffsetCommit', 'version': 3, 'body': {'transactional_id': '<T>-x0', 'group_id': '<T>-g0', 'producer_id': {'<pid>': '<T>-x0'}, 'producer_epoch': {'<epoch>': 0}, 'generation_id': -1, 'member_id': '', 'group_instance_id': None, 'topics': [{'name': 'bad name!', 'partitions': [{'partition_index': 0, 'committed_offset': 1, 'committed_leader_epoch': -1, 'committed_metadata': ''}]}, {'name': '<T>-t1', 'partitions': [{'partition_index': 0, 'committed_offset': 1, 'committed_leader_epoch': -1, 'committed_metadata': ''}, {'partition_index': 5, 'committed_offset': 1, 'committed_leader_epoch': -1, 'committed_metadata': ''}]}]}},
+        {'api': 'OffsetCommit', 'version': 8, 'body': {'group_id': '<T>-g1', 'generation_id_or_member_epoch': 5, 'member_id': 'nobody', 'group_instance_id': None, 'topics': [{'name': '<T>-t9', 'partitions': [{'partition_index': 0, 'committed_offset': 1, 'committed_leader_epoch': -1, 'committed_metadata': ''}]}, {'name': '<T>-t1', 'partitions': [{'partition_index': 0, 'committed_offset': 1, 'committed_leader_epoch': -1, 'committed_metadata': ''}]}]}},
+    ],
+    # JoinGroup: an invalid session timeout is answered before an unknown member
+    "generated/join-group-session-timeout-first": [
+        T0,
+        {'api': 'JoinGroup', 'version': 8, 'body': {'group_id': '<T>-g2', 'session_timeout_ms': 1800001, 'rebalance_timeout_ms': 1000, 'member_id': '<T>-unknown', 'group_instance_id': None, 'protocol_type': 'consumer', 'protocols': [], 'reason': None}},
+        {'api': 'JoinGroup', 'version': 8, 'body': {'group_id': '<T>-g2', 'session_timeout_ms': 0, 'rebalance_timeout_ms': 1000, 'member_id': '<T>-unknown', 'group_instance_id': None, 'protocol_type': 'consumer', 'protocols': [], 'reason': None}},
+    ],
     # a topic (or a transaction marker) that names no partition has no answer on Kafka, whose
     # answers are maps by partition; OffsetFetch and DescribeProducers answer it empty on both
     "generated/a-topic-that-names-no-partition": [

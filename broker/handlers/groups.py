@@ -12,17 +12,24 @@ from kipper.broker.groups.classic_model import DEAD
 from kipper.broker.groups.coordinator import CLASSIC
 from kipper.protocol.errors import ErrorCode
 
+JOIN_GROUP = 11
+
 
 def _host(ctx) -> str:
     return "/" + ctx.session.peer.rsplit(":", 1)[0]
 
 
 def _refused(req, ctx) -> dict | None:
-    """READ on the group, which Kafka asks of every member request; a refusal touches
-    no group (a refused join creates none)."""
-    if ctx.authorize(READ, GROUP, req.group_id):
+    """READ on the group, which Kafka asks of every member request, then (but for JoinGroup,
+    whose engine answers it) an empty group id, the coordinator's first check; a refusal
+    touches no group (a refused join creates none)."""
+    if not ctx.authorize(READ, GROUP, req.group_id):
+        code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not req.group_id and ctx.api_key != JOIN_GROUP:
+        code = ErrorCode.INVALID_GROUP_ID
+    else:
         return None
-    return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+    return {"throttle_time_ms": 0, "error_code": int(code),
             "generation_id": -1, "member_id": req.get("member_id", ""), "members": []}
 
 
@@ -123,6 +130,8 @@ def handle_delete_groups(req, ctx):
 def handle_offset_delete(req, ctx):
     if not ctx.authorize(DELETE, GROUP, req.group_id):
         return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "throttle_time_ms": 0, "topics": []}
+    if not req.group_id:
+        return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "throttle_time_ms": 0, "topics": []}
     allowed = {t.name for t in req.topics if ctx.authorize(READ, TOPIC, t.name)}
     wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in req.topics if t.name in allowed]
     code, topics = ctx.engines.groups.delete_offsets(req.group_id, wanted, ctx.now)

@@ -64,7 +64,7 @@ def handle_add_partitions_to_txn(req, ctx):
             return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
                     else ErrorCode.OPERATION_NOT_ATTEMPTED)
     else:
-        error = engines.txn.add_partitions(
+        error = ErrorCode.INVALID_REQUEST if not req.v3_and_below_transactional_id else engines.txn.add_partitions(
             req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
             req.v3_and_below_producer_epoch,
             [(name, p) for name, parts in topics for p in parts], ctx.now)
@@ -83,6 +83,8 @@ def handle_add_offsets_to_txn(req, ctx):
         error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     elif not ctx.authorize(READ, GROUP, req.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not req.transactional_id:  # Kafka's transaction coordinator: an empty id is no request
+        error = ErrorCode.INVALID_REQUEST
     else:
         error = ctx.engines.txn.add_offsets(req.transactional_id, req.producer_id,
                                             req.producer_epoch, req.group_id, ctx.now)
@@ -92,6 +94,8 @@ def handle_add_offsets_to_txn(req, ctx):
 def handle_end_txn(req, ctx):
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
+    if not req.transactional_id:
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST)}
     error = ctx.engines.txn.end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
                                   req.committed, ctx.now)
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
@@ -108,8 +112,8 @@ def handle_txn_offset_commit(req, ctx):
         refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
         refused = ErrorCode.NONE
-    error = ErrorCode.NONE
-    if refused == ErrorCode.NONE:
+    error = ErrorCode.NONE if req.group_id else ErrorCode.INVALID_GROUP_ID  # the group coordinator's first check
+    if refused == ErrorCode.NONE and error == ErrorCode.NONE:
         error = not_in_transaction(engines.txn.verify_offset_commit(
             req.transactional_id, req.producer_id, req.producer_epoch, req.group_id), ctx)
         if error == ErrorCode.NONE:

@@ -56,10 +56,10 @@ def handle_describe_transactions(req, ctx):
     txn = ctx.engines.txn
     out = []
     for tid in req.transactional_ids:
-        meta = txn.transaction(tid)
+        meta = txn.transaction(tid) if tid else None
         if meta is None or not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid):
-            code = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                    if not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid) else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
+            code = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid)
+                    else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND if tid else ErrorCode.INVALID_REQUEST)
             out.append({"error_code": int(code), "transactional_id": tid,
                         "transaction_state": "", "transaction_timeout_ms": 0,
                         "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,  # Kafka's

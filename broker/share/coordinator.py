@@ -96,8 +96,8 @@ class ShareGroupCoordinator:
         member_id = req.member_id
         epoch = req.member_epoch
         events: list = []
-        if not group_id:
-            return _error(ErrorCode.INVALID_GROUP_ID, "group id is empty", member_id), events
+        if not group_id:  # Kafka refuses the request itself (ShareGroupHeartbeatRequest's checks)
+            return _error(ErrorCode.INVALID_REQUEST, "GroupId can't be empty.", member_id), events
         if held_elsewhere:
             return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.",
                           member_id), events

@@ -133,3 +133,37 @@ def test_join_group_checks_the_session_timeout_before_the_member():
                                 "member_id": "made-up", "group_instance_id": None, "protocol_type": "consumer",
                                 "protocols": [], "reason": None})
         assert answer.error_code == E.INVALID_SESSION_TIMEOUT
+
+
+def test_an_empty_transactional_id_is_an_invalid_request_and_an_empty_group_id_an_invalid_group():
+    b = InProcessBroker()
+    create(b, "t")
+    assert b.call(26, 3, {"transactional_id": "", "producer_id": 5, "producer_epoch": 0,
+                          "committed": False}).error_code == E.INVALID_REQUEST
+    assert b.call(25, 3, {"transactional_id": "", "producer_id": 5, "producer_epoch": 0,
+                          "group_id": "g"}).error_code == E.INVALID_REQUEST
+    added = b.call(24, 3, {"v3_and_below_transactional_id": "", "v3_and_below_producer_id": 5,
+                           "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [{"name": "t", "partitions": [0]}]})
+    assert added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == E.INVALID_REQUEST
+    described = b.call(65, 0, {"transactional_ids": [""]}).transaction_states[0]
+    assert described.error_code == E.INVALID_REQUEST
+    committed = b.call(28, 3, {"transactional_id": "x", "group_id": "", "producer_id": 5, "producer_epoch": 0,
+                               "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
+                                   {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1}]}]})
+    assert committed.topics[0].partitions[0].error_code == E.INVALID_GROUP_ID
+    assert b.call(12, 4, {"group_id": "", "generation_id": -1, "member_id": "m",
+                          "group_instance_id": None}).error_code == E.INVALID_GROUP_ID
+    assert b.call(13, 4, {"group_id": "", "members": [{"member_id": "m", "group_instance_id": None}]}).error_code \
+        == E.INVALID_GROUP_ID
+    assert b.call(14, 3, {"group_id": "", "generation_id": -1, "member_id": "m", "group_instance_id": None,
+                          "assignments": []}).error_code == E.INVALID_GROUP_ID
+    assert b.call(47, 0, {"group_id": "", "topics": []}).error_code == E.INVALID_GROUP_ID
+
+
+def test_share_groups_refuse_an_empty_group_id_as_kafka_does():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    beat = b.call(76, 1, {"group_id": "", "member_id": "m", "member_epoch": 0, "rack_id": None,
+                          "subscribed_topic_names": ["t"]})
+    assert beat.error_code == E.INVALID_REQUEST
+    described = b.call(77, 1, {"group_ids": [""], "include_authorized_operations": False}).groups[0]
+    assert described.error_code == E.INVALID_GROUP_ID

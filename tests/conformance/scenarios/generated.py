@@ -26,6 +26,24 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # an empty transactional id is INVALID_REQUEST, an empty group id INVALID_GROUP_ID (and
+    # INVALID_REQUEST in the heartbeats), before anything else the coordinators check
+    "generated/empty-ids": [
+        T0,
+        {'api': 'EndTxn', 'version': 3, 'body': {'transactional_id': '', 'producer_id': 999999999999, 'producer_epoch': 0, 'committed': False}},
+        {'api': 'ShareGroupDescribe', 'version': 1, 'body': {'group_ids': [''], 'include_authorized_operations': False}},
+        {'api': 'DescribeTransactions', 'version': 0, 'body': {'transactional_ids': ['']}},
+        {'api': 'TxnOffsetCommit', 'version': 3, 'body': {'transactional_id': '<T>-x0', 'group_id': '', 'producer_id': 999999999999, 'producer_epoch': 0, 'generation_id': -1, 'member_id': '', 'group_instance_id': None, 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'committed_offset': 1, 'committed_leader_epoch': -1, 'committed_metadata': ''}]}]}},
+        {'api': 'Heartbeat', 'version': 0, 'body': {'group_id': '', 'generation_id': -1, 'member_id': ''}},
+        {'api': 'LeaveGroup', 'version': 2, 'body': {'group_id': '', 'member_id': ''}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '', 'member_id': '<T>-m0', 'member_epoch': 0, 'rack_id': None, 'subscribed_topic_names': ['<T>-t0']}},
+        {'api': 'SyncGroup', 'version': 3, 'body': {'group_id': '', 'generation_id': -1, 'member_id': '', 'group_instance_id': None, 'assignments': []}},
+        {'api': 'AddOffsetsToTxn', 'version': 3, 'body': {'transactional_id': '', 'producer_id': 999999999999, 'producer_epoch': 0, 'group_id': '<T>-g0'}},
+        {'api': 'AddPartitionsToTxn', 'version': 3, 'body': {'v3_and_below_transactional_id': '', 'v3_and_below_producer_id': 999999999999, 'v3_and_below_producer_epoch': 0, 'v3_and_below_topics': [{'name': '<T>-t0', 'partitions': [0]}]}},
+        {'api': 'ConsumerGroupHeartbeat', 'version': 0, 'body': {'group_id': '', 'member_id': '', 'member_epoch': 0, 'instance_id': None, 'rack_id': None, 'rebalance_timeout_ms': 30000, 'subscribed_topic_names': ['<T>-t0'], 'server_assignor': None, 'topic_partitions': []}},
+        {'api': 'ConsumerGroupDescribe', 'version': 0, 'body': {'group_ids': [''], 'include_authorized_operations': False}},
+        {'api': 'OffsetDelete', 'version': 0, 'body': {'group_id': '', 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0}]}]}},
+    ],
     # a topic named twice in DeleteTopics: Kafka answers it once, INVALID_REQUEST, and deletes nothing
     "generated/delete-topics-naming-a-topic-twice": [
         T0,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from kipper.broker.acl.model import DESCRIBE, READ, TOPIC, TRANSACTIONAL_ID
+from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.txn.states import TxnState
 from kipper.protocol.errors import ErrorCode
 
@@ -26,9 +27,11 @@ def handle_describe_producers(req, ctx):
                               "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                               "error_message": None, "active_producers": []})
                 continue
-            if partition is None:
+            if partition is None:  # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION
+                invalid = validate_topic_name(t.name) is not None
                 parts.append({"partition_index": index,
-                              "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                              "error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION if invalid
+                                                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                               "error_message": None, "active_producers": []})
                 continue
             producers = []

@@ -36,6 +36,7 @@ class Difference:
     kipper: Any
     allowed: str | None = None
     kafka_codes: frozenset = frozenset()  # every error code in Kafka's whole answer
+    kipper_codes: frozenset = frozenset()  # and in kipper's
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "request": self.label, "api": self.api, "version": self.version,
@@ -55,6 +56,7 @@ class Allowed:
     sometimes: bool = False  # timing: shown on some runs only, so not required to show
     # only where Kafka's answer carries this error code somewhere (-1: Kafka failed inside)
     kafka_answer_has: int | None = None
+    kipper_answer_has: int | None = None
     versions: str | None = None
     kafka: Any = None
     kipper: Any = None
@@ -76,6 +78,8 @@ class Allowed:
             if not int(lo) <= d.version <= int(hi or lo):
                 return False
         if self.kafka_answer_has is not None and self.kafka_answer_has not in d.kafka_codes:
+            return False
+        if self.kipper_answer_has is not None and self.kipper_answer_has not in d.kipper_codes:
             return False
         if self.has_kafka and d.kafka != self.kafka:
             return False

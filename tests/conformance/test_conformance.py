@@ -58,8 +58,8 @@ def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Differ
             continue
         x = a[i]
         label = x.label if x.label == b[i].label else f"{x.label} / {b[i].label}"
-        codes = error_codes(na[i])
-        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb, kafka_codes=codes)
+        codes, theirs = error_codes(na[i]), error_codes(nb[i])
+        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb, kafka_codes=codes, kipper_codes=theirs)
                  for path, ka, kb in diff(na[i], nb[i])]
         out.append((x.api, x.version, diffs))
     return out

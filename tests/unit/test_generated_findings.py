@@ -167,3 +167,11 @@ def test_share_groups_refuse_an_empty_group_id_as_kafka_does():
     assert beat.error_code == E.INVALID_REQUEST
     described = b.call(77, 1, {"group_ids": [""], "include_authorized_operations": False}).groups[0]
     assert described.error_code == E.INVALID_GROUP_ID
+
+
+def test_describe_producers_of_a_name_no_topic_could_have_is_an_invalid_topic():
+    b = InProcessBroker()
+    answer = b.call(61, 0, {"topics": [{"name": "bad name!", "partition_indexes": [0]},
+                                       {"name": "fine-but-unknown", "partition_indexes": [0]}]})
+    assert [t.partitions[0].error_code for t in answer.topics] == [E.INVALID_TOPIC_EXCEPTION,
+                                                                   E.UNKNOWN_TOPIC_OR_PARTITION]

@@ -104,8 +104,8 @@ class Pair:
             x = kafka[i] if i < len(kafka) else kipper[i]
             ka = self.kafka.resolver.norm.response(kafka[i].response) if i < len(kafka) else "<absent>"
             kb = self.kipper.resolver.norm.response(kipper[i].response) if i < len(kipper) else "<absent>"
-            codes = error_codes(ka)
-            out += [Difference(name, x.label, x.api, x.version, path, va, vb, kafka_codes=codes)
+            codes, theirs = error_codes(ka), error_codes(kb)
+            out += [Difference(name, x.label, x.api, x.version, path, va, vb, kafka_codes=codes, kipper_codes=theirs)
                     for path, va, vb in diff(ka, kb)]
         classify(out, self.run.allowed)
         stats = self.run.stats

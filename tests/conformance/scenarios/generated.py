@@ -26,6 +26,24 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # DescribeConfigs with include_documentation: kipper's own words (config-documentation-text)
+    "generated/config-documentation": [
+        T0,
+        {'api': 'DescribeConfigs', 'version': 4, 'body': {'resources': [{'resource_type': 2, 'resource_name': '<T>-t0', 'configuration_keys': ['retention.ms', 'cleanup.policy']}], 'include_synonyms': False, 'include_documentation': True}},
+    ],
+    # every log dir's topics: the internal topics differ (internal-topics-in-log-dirs, share-state-topic-absent)
+    "generated/internal-topics-in-log-dirs": [
+        T0,
+        {'api': 'DescribeLogDirs', 'version': 4, 'body': {'topics': None}},
+    ],
+    # a share group that does not exist: heartbeats (share-heartbeat-lost-group) and a fetch
+    # (share-fetch-by-a-missing-member)
+    "generated/share-heartbeat-to-a-missing-group": [
+        T0,
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g0', 'member_id': '<T>-m0', 'member_epoch': 3, 'rack_id': None, 'subscribed_topic_names': None}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g0', 'member_id': '<T>-m0', 'member_epoch': -1, 'rack_id': None, 'subscribed_topic_names': None}},
+        {'api': 'ShareFetch', 'version': 1, 'body': {'group_id': '<T>-g0', 'member_id': '<T>-m0', 'share_session_epoch': 0, 'max_wait_ms': 0, 'min_bytes': 1, 'max_bytes': 1048576, 'max_records': 10, 'batch_size': 10, 'topics': [{'topic_id': {'<topic_id>': '<T>-t0'}, 'partitions': [{'partition_index': 0, 'acknowledgement_batches': []}]}], 'forgotten_topics_data': []}},
+    ],
     # an empty transactional id is INVALID_REQUEST, an empty group id INVALID_GROUP_ID (and
     # INVALID_REQUEST in the heartbeats), before anything else the coordinators check
     "generated/empty-ids": [

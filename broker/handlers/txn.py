@@ -48,7 +48,11 @@ def _known(engines, topic: str, partition: int) -> bool:
 
 def handle_add_partitions_to_txn(req, ctx):
     engines = ctx.engines
-    topics = [(t.name, list(t.partitions)) for t in req.v3_and_below_topics]
+    merged: dict[str, list[int]] = {}  # a topic or partition named twice is one (Kafka's map)
+    for t in req.v3_and_below_topics:
+        parts = merged.setdefault(t.name, [])
+        parts.extend(p for p in t.partitions if p not in parts)
+    topics = list(merged.items())
     unknown = {(name, p) for name, parts in topics for p in parts if not _known(engines, name, p)}
     refused = {name for name, _ in topics if not ctx.authorize(WRITE, TOPIC, name)}
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.v3_and_below_transactional_id):

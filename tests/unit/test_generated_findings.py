@@ -175,3 +175,16 @@ def test_describe_producers_of_a_name_no_topic_could_have_is_an_invalid_topic():
                                        {"name": "fine-but-unknown", "partition_indexes": [0]}]})
     assert [t.partitions[0].error_code for t in answer.topics] == [E.INVALID_TOPIC_EXCEPTION,
                                                                    E.UNKNOWN_TOPIC_OR_PARTITION]
+
+
+def test_add_partitions_to_txn_answers_a_topic_or_partition_named_twice_once():
+    b = InProcessBroker()
+    create(b, "t", partitions=2)
+    pid = b.call(22, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000, "producer_id": -1,
+                         "producer_epoch": -1}).producer_id
+    answer = b.call(24, 3, {"v3_and_below_transactional_id": "x", "v3_and_below_producer_id": pid,
+                            "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [
+                                {"name": "t", "partitions": [0, 0]}, {"name": "t", "partitions": []},
+                                {"name": "t", "partitions": [1]}]})
+    assert [(t.name, [(p.partition_index, p.partition_error_code) for p in t.results_by_partition])
+            for t in answer.results_by_topic_v3_and_below] == [("t", [(0, 0), (1, 0)])]

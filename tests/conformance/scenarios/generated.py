@@ -26,6 +26,20 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # AddPartitionsToTxn naming a topic (or a partition) twice: one answer for it, as Kafka's map
+    "generated/add-partitions-to-txn-naming-a-topic-twice": [
+        dict(T0, body=dict(T0["body"], topics=[dict(T0["body"]["topics"][0], num_partitions=2)])),
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "AddPartitionsToTxn", "version": 3, "body": {
+            "v3_and_below_transactional_id": "<T>-x0", "v3_and_below_producer_id": {"<pid>": "<T>-x0"},
+            "v3_and_below_producer_epoch": {"<epoch>": 0}, "v3_and_below_topics": [
+                {"name": "<T>-t0", "partitions": [0, 0]}, {"name": "<T>-t0", "partitions": []},
+                {"name": "<T>-t0", "partitions": [1]}]}},
+        {"api": "AddPartitionsToTxn", "version": 2, "body": {
+            "v3_and_below_transactional_id": "", "v3_and_below_producer_id": -1, "v3_and_below_producer_epoch": 0,
+            "v3_and_below_topics": [{"name": "<T>-t0", "partitions": [2147483647]}, {"name": "<T>-t0", "partitions": []}]}},
+    ],
     # DescribeConfigs with include_documentation: kipper's own words (config-documentation-text)
     "generated/config-documentation": [
         T0,

@@ -16,6 +16,15 @@ from kipper.protocol.errors import ErrorCode
 MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 
+def by_topic(topics) -> list[tuple[str, list]]:
+    """A commit's topics with a topic named twice made one (its partitions in the order
+    asked, repeats kept), as Kafka's answer groups them by name."""
+    merged: dict[str, list] = {}
+    for t in topics:
+        merged.setdefault(t.name, []).extend(t.partitions)
+    return list(merged.items())
+
+
 def handle_offset_commit(req, ctx):
     """As Kafka's KafkaApis then GroupCoordinator: the group's authorization, then each
     topic's, then unknown topics and partitions (the broker's own checks), then what the
@@ -27,11 +36,11 @@ def handle_offset_commit(req, ctx):
         req.get("group_instance_id"), ctx.api_version)
     out = []
     commits = []
-    for t in req.topics:
-        topic = engines.topics.get(t.name)
-        readable = not group_denied and ctx.authorize(READ, TOPIC, t.name)
+    for name, partitions in by_topic(req.topics):
+        topic = engines.topics.get(name)
+        readable = not group_denied and ctx.authorize(READ, TOPIC, name)
         parts = []
-        for p in t.partitions:
+        for p in partitions:
             if group_denied:
                 code = ErrorCode.GROUP_AUTHORIZATION_FAILED
             elif not readable:
@@ -44,11 +53,11 @@ def handle_offset_commit(req, ctx):
                 code = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
                 code = ErrorCode.NONE
-                commits.append((t.name, p.partition_index, p.committed_offset,
+                commits.append((name, p.partition_index, p.committed_offset,
                                 p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         if parts:  # a topic that names no partition has no answer, as Kafka's
-            out.append({"name": t.name, "partitions": parts})
+            out.append({"name": name, "partitions": parts})
     if commits:  # journaled, then applied; a commit that failed makes no group
         engines.offsets.commit_all(req.group_id, commits, ctx.now)
         engines.groups.ensure_simple_group(req.group_id)

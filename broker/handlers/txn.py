@@ -15,7 +15,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
 )
-from kipper.broker.handlers.offsets import MAX_METADATA
+from kipper.broker.handlers.offsets import MAX_METADATA, by_topic
 from kipper.protocol.errors import ErrorCode
 
 PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that knows error 90
@@ -125,15 +125,15 @@ def handle_txn_offset_commit(req, ctx):
                                                       req.get("generation_id_or_member_epoch", -1),
                                                       req.get("group_instance_id"))
     out = []
-    for t in req.topics:
+    for name, partitions in by_topic(req.topics):
         parts = []
-        readable = refused == ErrorCode.NONE and ctx.authorize(READ, TOPIC, t.name)
-        for p in t.partitions:
+        readable = refused == ErrorCode.NONE and ctx.authorize(READ, TOPIC, name)
+        for p in partitions:
             if refused != ErrorCode.NONE:
                 code = refused
             elif not readable:
                 code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif not _known(engines, t.name, p.partition_index):
+            elif not _known(engines, name, p.partition_index):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif error != ErrorCode.NONE:
                 code = error
@@ -141,12 +141,12 @@ def handle_txn_offset_commit(req, ctx):
                 code = ErrorCode.OFFSET_METADATA_TOO_LARGE
             else:
                 code = ErrorCode.NONE
-                engines.offsets.stage(req.group_id, req.producer_id, t.name, p.partition_index,
+                engines.offsets.stage(req.group_id, req.producer_id, name, p.partition_index,
                                      p.committed_offset, p.get("committed_leader_epoch", -1),
                                      p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         if parts:  # a topic that names no partition has no answer, as Kafka's
-            out.append({"name": t.name, "partitions": parts})
+            out.append({"name": name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": out}
 
 

@@ -188,3 +188,19 @@ def test_add_partitions_to_txn_answers_a_topic_or_partition_named_twice_once():
                                 {"name": "t", "partitions": [1]}]})
     assert [(t.name, [(p.partition_index, p.partition_error_code) for p in t.results_by_partition])
             for t in answer.results_by_topic_v3_and_below] == [("t", [(0, 0), (1, 0)])]
+
+
+def test_offset_commits_answer_a_topic_named_twice_as_one():
+    b = InProcessBroker()
+    create(b, "t")
+    topics = [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1},
+                                           {"partition_index": 2, "committed_offset": 1}]},
+              {"name": "u", "partitions": [{"partition_index": 0, "committed_offset": 1}]},
+              {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 2}]}]
+    commit = b.call(8, 8, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+                           "group_instance_id": None, "topics": topics})
+    assert [(t.name, sorted((p.partition_index, p.error_code) for p in t.partitions)) for t in commit.topics] == [
+        ("t", [(0, 0), (0, 0), (2, E.UNKNOWN_TOPIC_OR_PARTITION)]), ("u", [(0, E.UNKNOWN_TOPIC_OR_PARTITION)])]
+    txn = b.call(28, 3, {"transactional_id": "x", "group_id": "g", "producer_id": 5, "producer_epoch": 0,
+                         "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": topics})
+    assert [t.name for t in txn.topics] == ["t", "u"]

@@ -26,6 +26,29 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # OffsetCommit and TxnOffsetCommit naming a topic twice: one answer for it, as Kafka groups them
+    "generated/offset-commits-naming-a-topic-twice": [
+        T0,
+        {'api': 'OffsetCommit', 'version': 8, 'body': {'group_id': '<T>-g1', 'generation_id_or_member_epoch': -1, 'member_id': '', 'group_instance_id': None, 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'committed_offset': 1}, {'partition_index': 2, 'committed_offset': 1}]}, {'name': '<T>-t9', 'partitions': [{'partition_index': 0, 'committed_offset': 1}]}, {'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'committed_offset': 2}, {'partition_index': 7, 'committed_offset': 1}]}]}},
+        {'api': 'OffsetFetch', 'version': 7, 'body': {'group_id': '<T>-g1', 'topics': [{'name': '<T>-t0', 'partition_indexes': [0]}], 'require_stable': False}},
+        {'api': 'TxnOffsetCommit', 'version': 1, 'body': {'group_id': '<T>-g1', 'producer_id': 5, 'producer_epoch': 0, 'transactional_id': '<T>-x0', 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'committed_offset': 0, 'committed_metadata': ''}, {'committed_metadata': '', 'partition_index': 2, 'committed_offset': 0}]}, {'name': '<T>-t9', 'partitions': [{'partition_index': 0, 'committed_offset': 1}]}, {'name': '<T>-t0', 'partitions': [{'committed_offset': 0, 'partition_index': 0, 'committed_metadata': ''}, {'committed_offset': 0, 'partition_index': 7, 'committed_metadata': ''}]}]}},
+    ],
+    # acks=0, the same partition twice (one with null records): Kafka keeps the connection (items 6, 8)
+    "generated/produce-acks-0-the-same-partition-twice": [
+        T0,
+        {"api": "Produce", "version": 12, "body": {"timeout_ms": 0, "transactional_id": "<T>-x1", "acks": 0, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": None}, {"index": 0, "records": {"<batch>": {
+                "seq": 1, "txn": True, "codec": 2, "start": 1, "mutation": None, "timestamps": "create", "keys": False,
+                "epoch": 0, "pid": -1, "n": 1}}}]}]}},
+    ],
+    # a transactional batch of no producer: Kafka appends it, kipper refuses it (open)
+    "generated/produce-transactional-batch-without-producer": [
+        T0,
+        {"api": "Produce", "version": 9, "body": {"timeout_ms": 30000, "transactional_id": "<T>-x1", "acks": -1, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                "seq": 1, "txn": True, "codec": 0, "start": 1, "mutation": None, "timestamps": "create", "keys": False,
+                "epoch": 0, "pid": -1, "n": 1}}}]}]}},
+    ],
     # AddPartitionsToTxn naming a topic (or a partition) twice: one answer for it, as Kafka's map
     "generated/add-partitions-to-txn-naming-a-topic-twice": [
         dict(T0, body=dict(T0["body"], topics=[dict(T0["body"]["topics"][0], num_partitions=2)])),

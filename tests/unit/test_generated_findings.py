@@ -204,3 +204,16 @@ def test_offset_commits_answer_a_topic_named_twice_as_one():
     txn = b.call(28, 3, {"transactional_id": "x", "group_id": "g", "producer_id": 5, "producer_epoch": 0,
                          "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": topics})
     assert [t.name for t in txn.topics] == ["t", "u"]
+
+
+def test_delete_records_answers_a_partition_named_twice_once_with_the_last_offset():
+    b = InProcessBroker()
+    create(b, "t")
+    b.produce("t", 0, [(b"k", b"v", 1), (b"k", b"v", 2), (b"k", b"v", 3), (b"k", b"v", 4)])
+    answer = b.call(21, 2, {"topics": [{"name": "t", "partitions": [{"partition_index": 0, "offset": 1}]},
+                                       {"name": "t", "partitions": [{"partition_index": 0, "offset": 3},
+                                                                    {"partition_index": -1, "offset": 0},
+                                                                    {"partition_index": -1, "offset": 1}]}],
+                            "timeout_ms": 1000})
+    assert [(t.name, [(p.partition_index, p.low_watermark, p.error_code) for p in t.partitions])
+            for t in answer.topics] == [("t", [(0, 3, 0), (-1, -1, E.UNKNOWN_TOPIC_OR_PARTITION)])]

@@ -26,6 +26,18 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # DeleteRecords naming a partition twice: one answer, the last offset applied
+    "generated/delete-records-naming-a-partition-twice": [
+        T0,
+        {"api": "Produce", "version": 9, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                "n": 3, "start": 0, "pid": -1, "epoch": -1, "seq": -1, "txn": False, "codec": 0, "timestamps": "create",
+                "keys": True, "mutation": None}}}]}]}},
+        {"api": "DeleteRecords", "version": 2, "body": {"topics": [
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "offset": 1}]},
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "offset": 2}, {"partition_index": -1, "offset": 3},
+                                              {"partition_index": -1, "offset": 2}]}], "timeout_ms": 30000}},
+    ],
     # OffsetCommit and TxnOffsetCommit naming a topic twice: one answer for it, as Kafka groups them
     "generated/offset-commits-naming-a-topic-twice": [
         T0,

@@ -217,3 +217,12 @@ def test_delete_records_answers_a_partition_named_twice_once_with_the_last_offse
                             "timeout_ms": 1000})
     assert [(t.name, [(p.partition_index, p.low_watermark, p.error_code) for p in t.partitions])
             for t in answer.topics] == [("t", [(0, 3, 0), (-1, -1, E.UNKNOWN_TOPIC_OR_PARTITION)])]
+
+
+def test_a_scram_credential_with_an_empty_salt_is_taken_as_kafka_takes_it():
+    b = InProcessBroker()
+    upsert = {"name": "u", "mechanism": 1, "iterations": 4096, "salt": b"", "salted_password": b"\x00" * 32}
+    answer = b.call(51, 0, {"deletions": [], "upsertions": [upsert]}).results[0]
+    assert answer.error_code == 0
+    described = b.call(50, 0, {"users": [{"name": "u"}]}).results[0]
+    assert [(c.mechanism, c.iterations) for c in described.credential_infos] == [(1, 4096)]

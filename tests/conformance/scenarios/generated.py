@@ -26,6 +26,15 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # SCRAM upsertions: an empty salt is taken; an empty salted password fails inside Kafka
+    "generated/scram-credentials-with-empty-bytes": [
+        {'api': 'AlterUserScramCredentials', 'version': 0, 'body': {'deletions': [], 'upsertions': [{'salt': {'<hex>': ''}, 'iterations': 4096, 'name': '<T>-u0', 'mechanism': 1, 'salted_password': {'<hex>': '00'}}]}},
+        {'api': 'AlterUserScramCredentials', 'version': 0, 'body': {'deletions': [], 'upsertions': [{'salt': {'<hex>': '00'}, 'iterations': 4096, 'name': '<T>-u1', 'mechanism': 1, 'salted_password': {'<hex>': ''}}]}},
+        {'api': 'AlterUserScramCredentials', 'version': 0, 'body': {'deletions': [], 'upsertions': [{'salt': {'<hex>': ''}, 'iterations': 4096, 'name': '<T>-u2', 'mechanism': 2, 'salted_password': {'<hex>': ''}}]}},
+        {'api': 'DescribeUserScramCredentials', 'version': 0, 'body': {'users': [{'name': '<T>-u0'}, {'name': '<T>-u1'}, {'name': '<T>-u2'}]}},
+        {'api': 'AlterUserScramCredentials', 'version': 0, 'body': {'deletions': [{'name': '<T>-u0', 'mechanism': 3}], 'upsertions': []}},
+        {'api': 'AlterUserScramCredentials', 'version': 0, 'body': {'deletions': [], 'upsertions': [{'salt': {'<hex>': '00'}, 'iterations': 4096, 'name': '<T>-u3', 'mechanism': 1, 'salted_password': {'<hex>': '00'}}, {'salt': {'<hex>': '00'}, 'iterations': 4096, 'name': '<T>-u3', 'mechanism': 1, 'salted_password': {'<hex>': '0000'}}]}},
+    ],
     # DeleteRecords naming a partition twice: one answer, the last offset applied
     "generated/delete-records-naming-a-partition-twice": [
         T0,

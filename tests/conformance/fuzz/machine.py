@@ -15,7 +15,7 @@ sequence the same way, so a long run goes on to find others.
 from __future__ import annotations
 
 import itertools
-import random
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -75,7 +75,8 @@ class Run:
     stats: Stats = field(default_factory=Stats)
     known: set = field(default_factory=set)
     last_failure: Failure | None = None
-    tokens: itertools.count = field(default_factory=lambda: itertools.count(random.randrange(100_000, 900_000)))
+    # from the OS, not random (Hypothesis seeds random): runs against the same brokers never share names
+    tokens: itertools.count = field(default_factory=lambda: itertools.count(int.from_bytes(os.urandom(3)) % 900_000))
 
     def token(self) -> str:
         return f"f{next(self.tokens) % 1_000_000:06d}"

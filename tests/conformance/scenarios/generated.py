@@ -26,6 +26,13 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # empty ids of issue 36 item 14 (branch 36b fixes them)
+    "generated/empty-ids-of-item-14": [
+        {'api': 'DeleteGroups', 'version': 0, 'body': {'groups_names': ['']}},
+        {'api': 'InitProducerId', 'version': 4, 'body': {'transactional_id': '', 'transaction_timeout_ms': 60000, 'producer_id': -1, 'producer_epoch': -1}},
+        {'api': 'FindCoordinator', 'version': 3, 'body': {'key': '', 'key_type': 0}},
+        {'api': 'FindCoordinator', 'version': 4, 'body': {'key_type': 0, 'coordinator_keys': ['']}},
+    ],
     # SCRAM upsertions: an empty salt is taken; an empty salted password fails inside Kafka
     "generated/scram-credentials-with-empty-bytes": [
         {'api': 'AlterUserScramCredentials', 'version': 0, 'body': {'deletions': [], 'upsertions': [{'salt': {'<hex>': ''}, 'iterations': 4096, 'name': '<T>-u0', 'mechanism': 1, 'salted_password': {'<hex>': '00'}}]}},

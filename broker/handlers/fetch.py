@@ -25,6 +25,33 @@ def _error_entry(index: int, code: ErrorCode, aborted: list | None = None) -> di
             "log_start_offset": -1, "aborted_transactions": aborted, "records": b""}
 
 
+def wanted(topics) -> list[tuple]:
+    """(topic, its partitions) to read. As Kafka's LinkedHashMap of partitions: a partition
+    asked twice is read once, where it was first asked, with what it was last asked, and
+    consecutive partitions of one topic are one topic of the answer."""
+    keys, previous, plain = set(), None, True
+    for t in topics:
+        name = t.get("topic") or t.get("topic_id")
+        plain = plain and name != previous
+        previous = name
+        for p in t.partitions:
+            plain = plain and (name, p.partition) not in keys
+            keys.add((name, p.partition))
+    if plain:  # every partition once, no topic twice in a row: as asked (nearly every fetch)
+        return [(t, t.partitions) for t in topics]
+    latest: dict = {}
+    for t in topics:
+        for p in t.partitions:
+            latest[(t.get("topic") or t.get("topic_id"), p.partition)] = (t, p)
+    out: list = []
+    for (name, _), (t, p) in latest.items():
+        if out and out[-1][0] == name:
+            out[-1][2].append(p)
+        else:
+            out.append((name, t, [p]))
+    return [(t, parts) for _, t, parts in out]
+
+
 def leader_epoch_error(current_leader_epoch: int | None) -> ErrorCode | None:
     """Kafka's check of a client's current_leader_epoch (KIP-320): ahead of the leader's is
     UNKNOWN_LEADER_EPOCH, behind it FENCED_LEADER_EPOCH; -1 (or a version without the
@@ -52,12 +79,12 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     watched = []
     responses = []
     first = True
-    for t in req.topics:
+    for t, partitions in wanted(req.topics):
         name = t.get("topic")
         topic = topics.get(name) if name is not None else topics.by_id(t.topic_id)
         allowed = ctx.authorize(READ, TOPIC, topic.name if topic is not None else name or "")
         parts = []
-        for p in t.partitions:
+        for p in partitions:
             index = p.partition
             if not allowed or topic is None or not 0 <= index < len(topic.partitions):
                 code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed else

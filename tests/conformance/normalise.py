@@ -98,7 +98,7 @@ class Normaliser:
         """An element of a listing that another scenario created."""
         if not isinstance(item, dict):
             return False
-        for k in ("name", "group_id", "transactional_id", "topic", "resource_name"):
+        for k in ("name", "group_id", "transactional_id", "topic", "resource_name", "user"):
             v = item.get(k)
             if isinstance(v, str) and TOKEN.match(v) and not v.startswith(self.token + "-"):
                 return True

@@ -7,6 +7,8 @@ from __future__ import annotations
 import uuid
 
 from kipper.protocol.errors import ErrorCode as E
+from kipper.protocol.header import decode_response, encode_request
+from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
 CREATE_TOPICS, DELETE_TOPICS, CREATE_PARTITIONS, METADATA = 19, 20, 37, 3
@@ -226,3 +228,31 @@ def test_a_scram_credential_with_an_empty_salt_is_taken_as_kafka_takes_it():
     assert answer.error_code == 0
     described = b.call(50, 0, {"users": [{"name": "u"}]}).results[0]
     assert [(c.mechanism, c.iterations) for c in described.credential_infos] == [(1, 4096)]
+
+
+def fetch_answer(b, body, version=4):
+    """A Fetch answer is a list of buffers (records are not copied): joined, then decoded."""
+    api = APIS[1]
+    b.cid += 1
+    [result], _ = b.dispatcher.dispatch([encode_request(api, version, b.cid, "test", body)[4:]], 0, b.session)
+    frame = b"".join(bytes(x) for x in result) if isinstance(result, list) else bytes(result)
+    return decode_response(api, version, frame[4:])[1]
+
+
+def test_fetch_reads_a_partition_asked_twice_once_and_a_topic_asked_twice_in_a_row_as_one():
+    b = InProcessBroker()
+    create(b, "t", partitions=2)
+    create(b, "u")
+    b.produce("t", 0, [(b"k", b"v", 1)])
+
+    def fetch(topics):
+        body = {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+                "topics": [{"topic": name, "partitions": [{"partition": p, "fetch_offset": offset, "log_start_offset": -1,
+                                                           "partition_max_bytes": 1 << 20} for p, offset in parts]}
+                           for name, parts in topics]}
+        return [(r.topic, [(p.partition_index, p.error_code, p.high_watermark) for p in r.partitions])
+                for r in fetch_answer(b, body).responses]
+    assert fetch([("t", [(0, 0), (0, 5)]), ("t", [(1, 0)]), ("u", [(0, 0)]), ("t", [(0, 0)])]) == [
+        ("t", [(0, 0, 1), (1, 0, 0)]), ("u", [(0, 0, 0)])]
+    assert fetch([("t", [(0, 0)]), ("u", [(0, 0)]), ("t", [(1, 0)])]) == [
+        ("t", [(0, 0, 1)]), ("u", [(0, 0, 0)]), ("t", [(1, 0, 0)])]

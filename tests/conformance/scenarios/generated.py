@@ -26,6 +26,20 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # Fetch asking a partition twice, or a topic twice in a row: read once, one topic (Kafka's map)
+    "generated/fetch-asking-a-partition-twice": [
+        dict(T0, body=dict(T0["body"], topics=[dict(T0["body"]["topics"][0], num_partitions=2)])),
+        {"api": "Fetch", "version": 4, "body": {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576,
+                                                "isolation_level": 0, "topics": [
+            {"topic": "<T>-t0", "partitions": [{"partition": 0, "fetch_offset": 0, "log_start_offset": -1,
+                                                "partition_max_bytes": 1048576},
+                                               {"partition": 0, "fetch_offset": 5, "log_start_offset": -1,
+                                                "partition_max_bytes": 1048576}]},
+            {"topic": "<T>-t0", "partitions": [{"partition": 1, "fetch_offset": 0, "log_start_offset": -1,
+                                                "partition_max_bytes": 1048576}]},
+            {"topic": "<T>-t9", "partitions": [{"partition": 0, "fetch_offset": 0, "log_start_offset": -1,
+                                                "partition_max_bytes": 1048576}]}]}},
+    ],
     # empty ids of issue 36 item 14 (branch 36b fixes them)
     "generated/empty-ids-of-item-14": [
         {'api': 'DeleteGroups', 'version': 0, 'body': {'groups_names': ['']}},

@@ -26,6 +26,12 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # SUBTRACT on a broker config that is not a list: INVALID_CONFIG on Kafka (open)
+    "generated/broker-config-list-operation": [
+        {"api": "IncrementalAlterConfigs", "version": 1, "body": {"validate_only": True, "resources": [
+            {"resource_name": "1", "resource_type": 4, "configs": [
+                {"name": "min.insync.replicas", "value": "1", "config_operation": 3}]}]}},
+    ],
     # Fetch asking a partition twice, or a topic twice in a row: read once, one topic (Kafka's map)
     "generated/fetch-asking-a-partition-twice": [
         dict(T0, body=dict(T0["body"], topics=[dict(T0["body"]["topics"][0], num_partitions=2)])),

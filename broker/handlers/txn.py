@@ -116,7 +116,9 @@ def handle_txn_offset_commit(req, ctx):
         refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
         refused = ErrorCode.NONE
-    error = ErrorCode.NONE if req.group_id else ErrorCode.INVALID_GROUP_ID  # the group coordinator's first check
+    # the coordinators' first checks: an empty group id, then an empty transactional id
+    error = (ErrorCode.INVALID_GROUP_ID if not req.group_id else
+             ErrorCode.INVALID_REQUEST if not req.transactional_id else ErrorCode.NONE)
     if refused == ErrorCode.NONE and error == ErrorCode.NONE:
         error = not_in_transaction(engines.txn.verify_offset_commit(
             req.transactional_id, req.producer_id, req.producer_epoch, req.group_id), ctx)

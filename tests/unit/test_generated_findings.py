@@ -153,6 +153,10 @@ def test_an_empty_transactional_id_is_an_invalid_request_and_an_empty_group_id_a
                                "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
                                    {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1}]}]})
     assert committed.topics[0].partitions[0].error_code == E.INVALID_GROUP_ID
+    committed = b.call(28, 3, {"transactional_id": "", "group_id": "g", "producer_id": 5, "producer_epoch": 0,
+                               "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": [
+                                   {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1}]}]})
+    assert committed.topics[0].partitions[0].error_code == E.INVALID_REQUEST
     assert b.call(12, 4, {"group_id": "", "generation_id": -1, "member_id": "m",
                           "group_instance_id": None}).error_code == E.INVALID_GROUP_ID
     assert b.call(13, 4, {"group_id": "", "members": [{"member_id": "m", "group_instance_id": None}]}).error_code \

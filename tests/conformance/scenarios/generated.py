@@ -133,6 +133,9 @@ GENERATED: dict[str, list[dict]] = {
     # INVALID_REQUEST in the heartbeats), before anything else the coordinators check
     "generated/empty-ids": [
         T0,
+        {"api": "TxnOffsetCommit", "version": 1, "body": {"transactional_id": "", "group_id": "<T>-g0", "producer_id": 5,
+                                                         "producer_epoch": 0, "topics": [{"name": "<T>-t0", "partitions": [
+                                                             {"partition_index": 0, "committed_offset": 0}]}]}},
         {'api': 'EndTxn', 'version': 3, 'body': {'transactional_id': '', 'producer_id': 999999999999, 'producer_epoch': 0, 'committed': False}},
         {'api': 'ShareGroupDescribe', 'version': 1, 'body': {'group_ids': [''], 'include_authorized_operations': False}},
         {'api': 'DescribeTransactions', 'version': 0, 'body': {'transactional_ids': ['']}},

@@ -26,6 +26,17 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # a ShareFetch with fields Kafka refuses up front (open)
+    "generated/share-fetch-request-checks": [
+        T0,
+        {"api": "ShareFetch", "version": 2, "body": {
+            "group_id": "<T>-g0", "member_id": "<T>-m0", "share_session_epoch": -1, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 0, "max_records": 0, "batch_size": 1, "share_acquire_mode": 9, "is_renew_ack": True,
+            "topics": [{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [
+                {"partition_index": 0, "acknowledgement_batches": [
+                    {"first_offset": 0, "last_offset": 0, "acknowledge_types": [2]}]}]}],
+            "forgotten_topics_data": []}},
+    ],
     # SUBTRACT on a broker config that is not a list: INVALID_CONFIG on Kafka (open)
     "generated/broker-config-list-operation": [
         {"api": "IncrementalAlterConfigs", "version": 1, "body": {"validate_only": True, "resources": [

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kipper.broker.acl.model import ALTER_CONFIGS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
-from kipper.broker.handlers.describe_configs import BROKER, TOPIC, config_resource_denied
+from kipper.broker.handlers.describe_configs import BROKER, TOPIC, config_resource_denied, invalid_topic
 from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs
 from kipper.protocol.errors import ErrorCode
 
@@ -92,6 +92,10 @@ def _preprocess(resources, incremental: bool) -> dict[int, Refused]:
 
 def _topic(engines, name: str, build, validate_only: bool) -> None:
     topic = engines.topics.get(name)
+    if not name:
+        raise Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+    if topic is None and invalid_topic(name):
+        raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid_topic(name))
     if topic is None:
         raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
     view = engines.topic_configs

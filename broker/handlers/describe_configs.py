@@ -11,6 +11,7 @@ from kipper.broker.dynamic_configs import DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.log.effective import NULL_DEFAULTS
 from kipper.broker.log.topic_configs import CONFIG_TYPES, describable
+from kipper.broker.log.topics import validate_topic_name
 from kipper.protocol.errors import ErrorCode
 
 TOPIC, BROKER = 2, 4
@@ -157,6 +158,14 @@ def config_resource_denied(ctx, res, operation: int) -> ErrorCode | None:
     return None
 
 
+def invalid_topic(name: str) -> str | None:
+    """Kafka's message for a topic resource no topic could have (INVALID_TOPIC_EXCEPTION)."""
+    problem = validate_topic_name(name)
+    if problem is None:
+        return None
+    return "Topic name is invalid: " + ("the empty string is not allowed" if not name else problem)
+
+
 def handle_describe_configs(req, ctx):
     engines = ctx.engines
     synonyms = req.get("include_synonyms", False)
@@ -171,7 +180,10 @@ def handle_describe_configs(req, ctx):
             row.update(error_code=int(denied))
         elif res.resource_type == TOPIC:
             topic = engines.topics.get(res.resource_name)
-            if topic is None:
+            if topic is None and invalid_topic(res.resource_name):
+                row.update(error_code=int(ErrorCode.INVALID_TOPIC_EXCEPTION),
+                           error_message=invalid_topic(res.resource_name))
+            elif topic is None:
                 row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
                            error_message=f"Topic '{res.resource_name}' does not exist.")
             else:

@@ -260,3 +260,17 @@ def test_fetch_reads_a_partition_asked_twice_once_and_a_topic_asked_twice_in_a_r
         ("t", [(0, 0, 1), (1, 0, 0)]), ("u", [(0, 0, 0)])]
     assert fetch([("t", [(0, 0)]), ("u", [(0, 0)]), ("t", [(1, 0)])]) == [
         ("t", [(0, 0, 1)]), ("u", [(0, 0, 0)]), ("t", [(1, 0, 0)])]
+
+
+def test_config_requests_for_a_topic_no_topic_could_have():
+    b = InProcessBroker()
+    for name, alter_code in (("", E.INVALID_REQUEST), ("bad name!", E.INVALID_TOPIC_EXCEPTION)):
+        described = b.call(32, 4, {"resources": [{"resource_type": 2, "resource_name": name, "configuration_keys": None}],
+                                   "include_synonyms": False, "include_documentation": False}).results[0]
+        assert described.error_code == E.INVALID_TOPIC_EXCEPTION
+        altered = b.call(33, 2, {"resources": [{"resource_type": 2, "resource_name": name, "configs": [
+            {"name": "retention.ms", "value": "1000"}]}], "validate_only": True}).responses[0]
+        assert altered.error_code == alter_code
+        incremental = b.call(44, 1, {"resources": [{"resource_type": 2, "resource_name": name, "configs": [
+            {"name": "retention.ms", "config_operation": 0, "value": "1000"}]}], "validate_only": True}).responses[0]
+        assert incremental.error_code == alter_code

@@ -26,6 +26,16 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # config requests for a topic no topic could have: INVALID_TOPIC_EXCEPTION; altering "" is a default resource
+    "generated/configs-of-a-topic-no-topic-could-have": [
+        {'api': 'AlterConfigs', 'version': 2, 'body': {'resources': [{'resource_type': 2, 'resource_name': '', 'configs': [{'name': 'retention.ms', 'value': '1000'}]}], 'validate_only': True}},
+        {'api': 'AlterConfigs', 'version': 0, 'body': {'resources': [{'resource_type': 2, 'resource_name': '', 'configs': [{'name': 'retention.ms', 'value': '1000'}]}], 'validate_only': True}},
+        {'api': 'IncrementalAlterConfigs', 'version': 1, 'body': {'resources': [{'resource_type': 2, 'resource_name': '', 'configs': [{'name': 'retention.ms', 'config_operation': 0, 'value': '1000'}]}], 'validate_only': True}},
+        {'api': 'DescribeConfigs', 'version': 4, 'body': {'resources': [{'resource_type': 2, 'resource_name': '', 'configuration_keys': None}], 'include_synonyms': False, 'include_documentation': False}},
+        {'api': 'DescribeConfigs', 'version': 2, 'body': {'resources': [{'resource_type': 2, 'resource_name': '', 'configuration_keys': None}], 'include_synonyms': False}},
+        {'api': 'DescribeConfigs', 'version': 1, 'body': {'resources': [{'resource_type': 2, 'resource_name': 'bad name!', 'configuration_keys': None}], 'include_synonyms': False}},
+        {'api': 'AlterConfigs', 'version': 2, 'body': {'resources': [{'resource_type': 2, 'resource_name': 'bad name!', 'configs': [{'name': 'retention.ms', 'value': '1000'}]}], 'validate_only': True}},
+    ],
     # a ShareFetch with fields Kafka refuses up front (open)
     "generated/share-fetch-request-checks": [
         T0,

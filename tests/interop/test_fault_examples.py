@@ -2,8 +2,8 @@
 consumer that survives COORDINATOR_NOT_AVAILABLE, and an idempotent producer whose Produce
 answer is lost (the connection closes after the broker stored the batch): it retries, and
 nothing is stored twice. Three of them are docs/TESTING.md's worked examples, word for word
-(tests/unit/test_docs_examples.py), written with the plugin's fixtures; the others use a
-module broker. Both are the default process broker, which confluent-kafka cannot freeze."""
+(tests/unit/test_docs_examples.py). All use the plugin's fixtures, whose broker is the
+default process broker, which confluent-kafka cannot freeze."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-from kipper.testing import EmbeddedBroker
 from tests.support import requires
 
 ck = requires.module("confluent_kafka", "interop")
@@ -20,19 +19,6 @@ aiokafka = requires.module("aiokafka", "interop")
 kafka = requires.module("kafka", "interop")
 
 pytestmark = pytest.mark.interop
-
-
-@pytest.fixture(scope="module")
-def broker():
-    with EmbeddedBroker() as b:
-        yield b
-
-
-@pytest.fixture
-def faults(broker):
-    broker.faults.clear()
-    yield broker.faults
-    broker.faults.clear()
 
 
 def _read_all(bootstrap: str, topic: str, n: int) -> list[bytes]:
@@ -69,14 +55,14 @@ def test_confluent_producer_retries_not_leader_or_follower(kafka_topic, kafka_fa
     assert msg.value() == b"hello"
 
 
-def test_confluent_consumer_survives_coordinator_not_available(broker, faults):
-    topic = broker.create_topic()
-    producer = ck.Producer({"bootstrap.servers": broker.bootstrap_servers})
+def test_confluent_consumer_survives_coordinator_not_available(kafka_broker, kafka_faults):
+    topic = kafka_broker.create_topic()
+    producer = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap_servers})
     for i in range(5):
         producer.produce(topic, b"%d" % i)
     assert producer.flush(30) == 0
-    faults.error("FindCoordinator", "COORDINATOR_NOT_AVAILABLE", count=3)
-    consumer = ck.Consumer({"bootstrap.servers": broker.bootstrap_servers, "group.id": topic,
+    kafka_faults.error("FindCoordinator", "COORDINATOR_NOT_AVAILABLE", count=3)
+    consumer = ck.Consumer({"bootstrap.servers": kafka_broker.bootstrap_servers, "group.id": topic,
                             "auto.offset.reset": "earliest"})
     consumer.subscribe([topic])
     values, deadline = [], time.monotonic() + 60
@@ -86,37 +72,37 @@ def test_confluent_consumer_survives_coordinator_not_available(broker, faults):
             values.append(msg.value())
     consumer.close()
     assert values == [b"0", b"1", b"2", b"3", b"4"]
-    assert faults.requests("FindCoordinator") >= 4
+    assert kafka_faults.requests("FindCoordinator") >= 4
 
 
-def test_confluent_idempotent_producer_after_a_lost_answer_stores_nothing_twice(broker, faults):
-    topic = broker.create_topic()
-    faults.drop("Produce")
-    producer = ck.Producer({"bootstrap.servers": broker.bootstrap_servers, "enable.idempotence": True,
+def test_confluent_idempotent_producer_after_a_lost_answer_stores_nothing_twice(kafka_broker, kafka_faults):
+    topic = kafka_broker.create_topic()
+    kafka_faults.drop("Produce")
+    producer = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap_servers, "enable.idempotence": True,
                             "linger.ms": 50})
     for i in range(10):
         producer.produce(topic, b"%d" % i)
     assert producer.flush(30) == 0
-    assert faults.requests("Produce") >= 2  # the lost one, then its retry
-    assert _read_all(broker.bootstrap_servers, topic, 10) == [b"%d" % i for i in range(10)]
+    assert kafka_faults.requests("Produce") >= 2  # the lost one, then its retry
+    assert _read_all(kafka_broker.bootstrap_servers, topic, 10) == [b"%d" % i for i in range(10)]
 
 
 # --- aiokafka ------------------------------------------------------------------------------
 
-def test_aiokafka_producer_retries_not_leader_or_follower(broker, faults):
-    topic = broker.create_topic()
-    faults.error("Produce", "NOT_LEADER_OR_FOLLOWER", count=2, topic=topic)
+def test_aiokafka_producer_retries_not_leader_or_follower(kafka_broker, kafka_faults):
+    topic = kafka_broker.create_topic()
+    kafka_faults.error("Produce", "NOT_LEADER_OR_FOLLOWER", count=2, topic=topic)
 
     async def main():
-        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, enable_idempotence=True)
+        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers, enable_idempotence=True)
         await producer.start()
         try:
             await producer.send_and_wait(topic, b"hello")
         finally:
             await producer.stop()
     asyncio.run(main())
-    assert faults.requests("Produce") == 3
-    assert _read_all(broker.bootstrap_servers, topic, 1) == [b"hello"]
+    assert kafka_faults.requests("Produce") == 3
+    assert _read_all(kafka_broker.bootstrap_servers, topic, 1) == [b"hello"]
 
 
 async def test_aiokafka_consumer_survives_coordinator_not_available(kafka_topic, kafka_faults,
@@ -140,12 +126,12 @@ async def test_aiokafka_consumer_survives_coordinator_not_available(kafka_topic,
     assert kafka_faults.requests("FindCoordinator") >= 4  # three refused, then found
 
 
-def test_aiokafka_idempotent_producer_after_a_lost_answer_stores_nothing_twice(broker, faults):
-    topic = broker.create_topic()
-    faults.drop("Produce")
+def test_aiokafka_idempotent_producer_after_a_lost_answer_stores_nothing_twice(kafka_broker, kafka_faults):
+    topic = kafka_broker.create_topic()
+    kafka_faults.drop("Produce")
 
     async def main():
-        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=broker.bootstrap_servers, enable_idempotence=True,
+        producer = aiokafka.AIOKafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers, enable_idempotence=True,
                                              linger_ms=50)
         await producer.start()
         try:
@@ -154,36 +140,36 @@ def test_aiokafka_idempotent_producer_after_a_lost_answer_stores_nothing_twice(b
         finally:
             await producer.stop()
     asyncio.run(main())
-    assert faults.requests("Produce") >= 2
-    assert _read_all(broker.bootstrap_servers, topic, 10) == [b"%d" % i for i in range(10)]
+    assert kafka_faults.requests("Produce") >= 2
+    assert _read_all(kafka_broker.bootstrap_servers, topic, 10) == [b"%d" % i for i in range(10)]
 
 
 # --- kafka-python --------------------------------------------------------------------------
 
-def test_kafka_python_producer_retries_not_leader_or_follower(broker, faults):
-    topic = broker.create_topic()
-    faults.error("Produce", "NOT_LEADER_OR_FOLLOWER", count=2, topic=topic)
-    producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap_servers, enable_idempotence=True)
+def test_kafka_python_producer_retries_not_leader_or_follower(kafka_broker, kafka_faults):
+    topic = kafka_broker.create_topic()
+    kafka_faults.error("Produce", "NOT_LEADER_OR_FOLLOWER", count=2, topic=topic)
+    producer = kafka.KafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers, enable_idempotence=True)
     producer.send(topic, b"hello").get(30)
     producer.close()
-    assert faults.requests("Produce") == 3
-    assert _read_all(broker.bootstrap_servers, topic, 1) == [b"hello"]
+    assert kafka_faults.requests("Produce") == 3
+    assert _read_all(kafka_broker.bootstrap_servers, topic, 1) == [b"hello"]
 
 
-def test_kafka_python_consumer_survives_coordinator_not_available(broker, faults):
-    topic = broker.create_topic()
-    producer = kafka.KafkaProducer(bootstrap_servers=broker.bootstrap_servers)
+def test_kafka_python_consumer_survives_coordinator_not_available(kafka_broker, kafka_faults):
+    topic = kafka_broker.create_topic()
+    producer = kafka.KafkaProducer(bootstrap_servers=kafka_broker.bootstrap_servers)
     for i in range(5):
         producer.send(topic, b"%d" % i)
     producer.flush(30)
     producer.close()
-    faults.error("FindCoordinator", "COORDINATOR_NOT_AVAILABLE", count=3)
-    consumer = kafka.KafkaConsumer(topic, bootstrap_servers=broker.bootstrap_servers, group_id=topic,
+    kafka_faults.error("FindCoordinator", "COORDINATOR_NOT_AVAILABLE", count=3)
+    consumer = kafka.KafkaConsumer(topic, bootstrap_servers=kafka_broker.bootstrap_servers, group_id=topic,
                                    auto_offset_reset="earliest", consumer_timeout_ms=30000)
     values = [msg.value for _, msg in zip(range(5), consumer)]
     consumer.close()
     assert values == [b"0", b"1", b"2", b"3", b"4"]
-    assert faults.requests("FindCoordinator") >= 4
+    assert kafka_faults.requests("FindCoordinator") >= 4
 
 
 def test_kafka_python_idempotent_producer_after_a_lost_answer_stores_nothing_twice(kafka_topic, kafka_faults,

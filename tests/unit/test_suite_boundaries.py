@@ -122,8 +122,8 @@ def test_test_modules_state_their_requirements_through_tests_support_requires():
 
 
 def test_make_test_hands_out_modules_and_the_long_suites_as_units_of_work():
-    # tests/conftest.py: two xdist workers; a Spark cluster or Apache Kafka starts once per run
-    from tests.conftest import work_unit
+    # tests/support/scheduling.py: two xdist workers; a Spark cluster or Apache Kafka starts once per run
+    from tests.support.scheduling import work_unit
 
     assert work_unit("tests/spark/test_audit.py::test_x") == work_unit("tests/spark/test_cluster.py::t[a]") == "spark"
     assert work_unit("tests/conformance/test_conformance.py::t[x/y]") == "kafka-reference"

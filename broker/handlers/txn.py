@@ -48,10 +48,13 @@ def _known(engines, topic: str, partition: int) -> bool:
 
 def handle_add_partitions_to_txn(req, ctx):
     engines = ctx.engines
-    merged: dict[str, list[int]] = {}  # a topic or partition named twice is one (Kafka's map)
-    for t in req.v3_and_below_topics:
-        parts = merged.setdefault(t.name, [])
-        parts.extend(p for p in t.partitions if p not in parts)
+    # Kafka answers a refusal from a map (a topic or partition named twice is one), and the
+    # coordinator's answer topic by topic as asked
+    given = [(t.name, list(t.partitions)) for t in req.v3_and_below_topics]
+    merged: dict[str, list[int]] = {}
+    for name, parts in given:
+        kept = merged.setdefault(name, [])
+        kept.extend(p for p in parts if p not in kept)
     topics = list(merged.items())
     unknown = {(name, p) for name, parts in topics for p in parts if not _known(engines, name, p)}
     refused = {name for name, _ in topics if not ctx.authorize(WRITE, TOPIC, name)}
@@ -72,6 +75,7 @@ def handle_add_partitions_to_txn(req, ctx):
             req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
             req.v3_and_below_producer_epoch,
             [(name, p) for name, parts in topics for p in parts], ctx.now)
+        topics = given
 
         def code(name, p):
             return error

@@ -63,8 +63,8 @@ class Normaliser:
                 out[k] = self.field(k, v, obj)
             return out
         if isinstance(obj, list):
-            items = [self.response(v, key) for v in obj if not self._foreign(v)]
-            return _sorted(key, items)
+            kept = _by_name(key, [v for v in obj if not self._foreign(v)])
+            return _sorted(key, [self.response(v, key) for v in kept])
         return obj
 
     def field(self, k: str, v: Any, parent: dict) -> Any:
@@ -105,6 +105,21 @@ class Normaliser:
         entity = item.get("entity")  # a client-quota entry
         return isinstance(entity, list) and any(self._foreign(
             {"name": e.get("entity_name")}) for e in entity if isinstance(e, dict))
+
+
+def _by_name(key: str, items: list) -> list:
+    """A listing in no defined order, put in order of its names before its ids are named
+    (ids are named in order of appearance: in the broker's own order, two brokers listing
+    the same topics would name their ids differently)."""
+    fields = SORT_KEYS.get(key)
+    if not fields or not items or not all(isinstance(i, dict) for i in items):
+        return items
+    for f in fields:
+        if f in MAPPED:
+            return items  # an id: its raw order says nothing either
+        if all(isinstance(i.get(f), (int, str)) for i in items):
+            return sorted(items, key=lambda i: repr(i.get(f)))
+    return items
 
 
 def _sorted(key: str, items: list) -> list | dict:

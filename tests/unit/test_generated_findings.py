@@ -183,17 +183,21 @@ def test_describe_producers_of_a_name_no_topic_could_have_is_an_invalid_topic():
                                                                    E.UNKNOWN_TOPIC_OR_PARTITION]
 
 
-def test_add_partitions_to_txn_answers_a_topic_or_partition_named_twice_once():
+def test_add_partitions_to_txn_answers_as_asked_and_a_refusal_from_a_map():
     b = InProcessBroker()
     create(b, "t", partitions=2)
     pid = b.call(22, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000, "producer_id": -1,
                          "producer_epoch": -1}).producer_id
-    answer = b.call(24, 3, {"v3_and_below_transactional_id": "x", "v3_and_below_producer_id": pid,
-                            "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [
-                                {"name": "t", "partitions": [0, 0]}, {"name": "t", "partitions": []},
-                                {"name": "t", "partitions": [1]}]})
-    assert [(t.name, [(p.partition_index, p.partition_error_code) for p in t.results_by_partition])
-            for t in answer.results_by_topic_v3_and_below] == [("t", [(0, 0), (1, 0)])]
+    def add(*topics):
+        answer = b.call(24, 3, {"v3_and_below_transactional_id": "x", "v3_and_below_producer_id": pid,
+                                "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [
+                                    {"name": name, "partitions": parts} for name, parts in topics]})
+        return [(t.name, [(p.partition_index, p.partition_error_code) for p in t.results_by_partition])
+                for t in answer.results_by_topic_v3_and_below]
+    # the coordinator's answer, topic by topic as asked; a refusal, from a map
+    assert add(("t", [0, 0]), ("t", []), ("t", [1])) == [("t", [(0, 0), (0, 0)]), ("t", []), ("t", [(1, 0)])]
+    assert add(("t", [7]), ("t", []), ("t", [0, 7])) == [
+        ("t", [(7, E.UNKNOWN_TOPIC_OR_PARTITION), (0, E.OPERATION_NOT_ATTEMPTED)])]
 
 
 def test_offset_commits_answer_a_topic_named_twice_as_one():

@@ -1,8 +1,9 @@
 """What two correct brokers may answer differently, made equal before comparing.
 
 Ids a broker makes up (cluster id, topic ids, member ids, producer ids, fetch session ids)
-become names in order of first appearance within the scenario (``topic_id#1``,
-``producer_id#2``), so a mix-up of two ids still shows. Addresses, throttle times, the
+become names in order of first appearance within the scenario (``producer_id#2``; a topic id
+after the topic it first came with, ``topic_id(c0001-t)``), so a mix-up of two ids still
+shows. Addresses, throttle times, the
 broker's clock and the text of error messages become markers. Lists whose order Kafka does
 not define are sorted. Resources of other scenarios (both brokers serve the whole session)
 are dropped from listings.
@@ -77,6 +78,14 @@ class Normaliser:
         if k == "records" and isinstance(v, list):
             return [self.batch(batch) for batch in v]
         family = MAPPED.get(k)
+        if family == "topic_id" and isinstance(v, str) and v not in MAPPED_SKIP:
+            name = parent.get("name") or parent.get("topic") or parent.get("topic_name")
+            table = self.ids.setdefault(family, {})
+            if v not in table and isinstance(name, str) and name:
+                # named after the topic it first came with: listings in each broker's own order
+                # (Metadata of every topic) then name the same ids alike; an id that later comes
+                # with another topic still shows
+                table[v] = f"topic_id({name})"
         if family and isinstance(v, (int, str)):
             return self.ident(family, v)
         if family and isinstance(v, list) and all(isinstance(x, (int, str)) for x in v):

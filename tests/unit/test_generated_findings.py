@@ -278,3 +278,13 @@ def test_config_requests_for_a_topic_no_topic_could_have():
         incremental = b.call(44, 1, {"resources": [{"resource_type": 2, "resource_name": name, "configs": [
             {"name": "retention.ms", "config_operation": 0, "value": "1000"}]}], "validate_only": True}).responses[0]
         assert incremental.error_code == alter_code
+
+
+def test_alter_client_quotas_takes_the_last_name_of_an_entity_type_named_twice():
+    b = InProcessBroker()
+    answer = b.call(49, 1, {"entries": [{"entity": [{"entity_type": "client-id", "entity_name": None},
+                                                    {"entity_type": "client-id", "entity_name": "c"}],
+                                         "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}],
+                            "validate_only": True}).entries[0]
+    assert answer.error_code == 0
+    assert [(e.entity_type, e.entity_name) for e in answer.entity] == [("client-id", "c")]

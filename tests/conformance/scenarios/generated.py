@@ -26,6 +26,12 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # AlterClientQuotas naming an entity type twice: the last name, as Kafka's map
+    "generated/client-quota-entity-type-named-twice": [
+        {"api": "AlterClientQuotas", "version": 1, "body": {"entries": [
+            {"entity": [{"entity_type": "client-id", "entity_name": None}, {"entity_type": "client-id", "entity_name": "<T>-q0"}],
+             "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}]}], "validate_only": True}},
+    ],
     # config requests for a topic no topic could have: INVALID_TOPIC_EXCEPTION; altering "" is a default resource
     "generated/configs-of-a-topic-no-topic-could-have": [
         {'api': 'AlterConfigs', 'version': 2, 'body': {'resources': [{'resource_type': 2, 'resource_name': '', 'configs': [{'name': 'retention.ms', 'value': '1000'}]}], 'validate_only': True}},

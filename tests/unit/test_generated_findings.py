@@ -288,3 +288,11 @@ def test_alter_client_quotas_takes_the_last_name_of_an_entity_type_named_twice()
                             "validate_only": True}).entries[0]
     assert answer.error_code == 0
     assert [(e.entity_type, e.entity_name) for e in answer.entity] == [("client-id", "c")]
+
+
+def test_metadata_answers_a_topic_asked_twice_once():
+    b = InProcessBroker()
+    create(b, "t")
+    answer = b.call(METADATA, 5, {"topics": [{"name": "t"}, {"name": "t"}, {"name": "nope"}, {"name": "nope"}],
+                                  "allow_auto_topic_creation": False})
+    assert [t.name for t in answer.topics] == ["t", "nope"]

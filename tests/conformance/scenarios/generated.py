@@ -26,6 +26,12 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # Metadata asking a topic twice: one answer
+    "generated/metadata-asking-a-topic-twice": [
+        T0,
+        {"api": "Metadata", "version": 5, "body": {"topics": [{"name": "<T>-t0"}, {"name": "<T>-t0"}, {"name": "<T>-t9"},
+                                                              {"name": "<T>-t9"}], "allow_auto_topic_creation": False}},
+    ],
     # AlterClientQuotas naming an entity type twice: the last name, as Kafka's map
     "generated/client-quota-entity-type-named-twice": [
         {"api": "AlterClientQuotas", "version": 1, "body": {"entries": [

@@ -296,3 +296,19 @@ def test_metadata_answers_a_topic_asked_twice_once():
     answer = b.call(METADATA, 5, {"topics": [{"name": "t"}, {"name": "t"}, {"name": "nope"}, {"name": "nope"}],
                                   "allow_auto_topic_creation": False})
     assert [t.name for t in answer.topics] == ["t", "nope"]
+
+
+def test_a_share_heartbeat_is_refused_for_what_kafka_refuses_before_the_group():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    create(b, "t")
+
+    def beat(epoch, topics, rack=None, member="m"):
+        return b.call(76, 1, {"group_id": "g", "member_id": member, "member_epoch": epoch, "rack_id": rack,
+                              "subscribed_topic_names": topics})
+    refused = [(0, ["t"], "", "RackId can't be empty."), (0, [], None, "SubscribedTopicNames must be set in first request."),
+               (0, None, None, "SubscribedTopicNames must be set in first request."), (-2, None, None, "MemberEpoch is invalid.")]
+    for epoch, topics, rack, message in refused:
+        answer = beat(epoch, topics, rack)
+        assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, message)
+    assert beat(0, ["t"]).error_code == 0
+    assert beat(0, None).error_code == E.INVALID_REQUEST  # a member joining again names its topics too

@@ -26,6 +26,17 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # a share heartbeat Kafka refuses before the group: an empty rack id, an epoch below -1, a join without topics
+    "generated/share-heartbeat-request-checks": [
+        {'api': 'CreateTopics', 'version': 7, 'body': {'topics': [{'name': '<T>-t0', 'num_partitions': 1, 'replication_factor': 1, 'assignments': [], 'configs': []}], 'timeout_ms': 30000, 'validate_only': False}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': 0, 'rack_id': '', 'subscribed_topic_names': []}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': 0, 'rack_id': None, 'subscribed_topic_names': None}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '', 'member_epoch': 0, 'rack_id': None, 'subscribed_topic_names': ['<T>-t0']}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': 0, 'rack_id': None, 'subscribed_topic_names': ['<T>-t0']}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': 1, 'rack_id': None, 'subscribed_topic_names': []}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': -2, 'rack_id': None, 'subscribed_topic_names': None}},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': -1, 'rack_id': None, 'subscribed_topic_names': None}},
+    ],
     # Metadata asking a topic twice: one answer
     "generated/metadata-asking-a-topic-twice": [
         T0,

@@ -33,7 +33,6 @@ GENERATED: dict[str, list[dict]] = {
         {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': 0, 'rack_id': None, 'subscribed_topic_names': None}},
         {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '', 'member_epoch': 0, 'rack_id': None, 'subscribed_topic_names': ['<T>-t0']}},
         {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': 0, 'rack_id': None, 'subscribed_topic_names': ['<T>-t0']}},
-        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': 1, 'rack_id': None, 'subscribed_topic_names': []}},
         {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': -2, 'rack_id': None, 'subscribed_topic_names': None}},
         {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'group_id': '<T>-g2', 'member_id': '<T>-m1', 'member_epoch': -1, 'rack_id': None, 'subscribed_topic_names': None}},
     ],

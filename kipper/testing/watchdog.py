@@ -61,7 +61,9 @@ class Watchdog:
     def __init__(self, config, setting: float | str, margin: float):
         self.setting = setting
         self.margin = margin
-        self.worker = os.environ.get("PYTEST_XDIST_WORKER")
+        # (from the config, not the environment: a suite run by a test inside an xdist worker
+        # inherits PYTEST_XDIST_WORKER without being one)
+        self.worker = getattr(config, "workerinput", {}).get("workerid")
         if self.worker is not None:
             folder = Path(os.environ.get(DIR_VARIABLE) or tempfile.gettempdir())
             self.out = open(folder / f"{self.worker}.txt", "w")
@@ -100,10 +102,9 @@ def _terminal_stderr(config) -> int:
 
 
 def controller_dir() -> str:
-    """The folder the workers of this run write their stacks to (set before they start)."""
-    folder = os.environ.get(DIR_VARIABLE)
-    if not folder:
-        folder = os.environ[DIR_VARIABLE] = tempfile.mkdtemp(prefix="kipper-watchdog-")
+    """A fresh folder for the workers of this run to write their stacks to, set before they
+    start (a run inside another run's worker gets its own, not the outer run's)."""
+    folder = os.environ[DIR_VARIABLE] = tempfile.mkdtemp(prefix="kipper-watchdog-")
     return folder
 
 

@@ -70,8 +70,8 @@ def field_strategy(f: Field, version: int, flexible: bool, path: tuple[str, ...]
     structured = (t.startswith("[]") and f.fields) or t == "{}"
     if not structured:
         chosen = v.for_field(here, t)
-        if chosen is not None:
-            return chosen
+        if chosen is not None:  # and null where the version allows it (a transactional id: idempotence)
+            return v.nullable(chosen, nullable)
     if t.startswith("[]"):
         inner = t[2:]
         element = struct_strategy(f.fields, version, flexible, here) if f.fields else (

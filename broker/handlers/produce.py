@@ -128,9 +128,9 @@ def _target(ctx, tdata, txn_denied: bool) -> Target:
 
 def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
     """Why a request may not write to partition ``index`` of ``target``'s topic, before
-    its batch is looked at (``_partition_row`` asks only when it may not)."""
-    if acks not in VALID_ACKS:
-        return ErrorCode.INVALID_REQUIRED_ACKS
+    its batch is looked at (``_partition_row`` asks only when it may not). Invalid acks come
+    last: Kafka's broker answers authorization and unknown partitions before its
+    ReplicaManager looks at acks."""
     denied = target.denied
     if denied is not None and denied != ErrorCode.INVALID_TOPIC_EXCEPTION:
         return denied
@@ -141,6 +141,8 @@ def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
         return denied
     if topic is None:
         return ErrorCode.UNKNOWN_TOPIC_ID if target.name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if acks not in VALID_ACKS:
+        return ErrorCode.INVALID_REQUIRED_ACKS
     raise AssertionError("a partition it may write to")
 
 

@@ -312,3 +312,15 @@ def test_a_share_heartbeat_is_refused_for_what_kafka_refuses_before_the_group():
         assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, message)
     assert beat(0, ["t"]).error_code == 0
     assert beat(0, None).error_code == E.INVALID_REQUEST  # a member joining again names its topics too
+
+
+def test_produce_answers_unknown_partitions_before_invalid_acks():
+    b = InProcessBroker()
+    create(b, "t")
+    from kipper.protocol import records
+    batch = records.build_batch([(b"k", b"v", 1)])
+    answer = b.call(0, 8, {"transactional_id": None, "acks": 2, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": batch}, {"index": 5, "records": batch}]},
+        {"name": "", "partition_data": [{"index": 0, "records": batch}]}]})
+    assert [(t.name, [(p.index, p.error_code) for p in t.partition_responses]) for t in answer.responses] == [
+        ("t", [(0, E.INVALID_REQUIRED_ACKS), (5, E.UNKNOWN_TOPIC_OR_PARTITION)]), ("", [(0, E.UNKNOWN_TOPIC_OR_PARTITION)])]

@@ -26,6 +26,16 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # Produce with invalid acks: unknown partitions are answered first (the broker's checks, then Kafka's ReplicaManager)
+    "generated/produce-invalid-acks-and-unknown-partitions": [
+        T0,
+        {"api": "Produce", "version": 8, "body": {"transactional_id": None, "acks": 2, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [
+                {"index": i, "records": {"<batch>": {"n": 1, "start": 0, "pid": -1, "epoch": -1, "seq": -1, "txn": False,
+                                                    "codec": 0, "timestamps": "create", "keys": True, "mutation": None}}}
+                for i in (0, 5)]},
+            {"name": "", "partition_data": [{"index": 0, "records": None}]}]}},
+    ],
     # a share heartbeat Kafka refuses before the group: an empty rack id, an epoch below -1, a join without topics
     "generated/share-heartbeat-request-checks": [
         {'api': 'CreateTopics', 'version': 7, 'body': {'topics': [{'name': '<T>-t0', 'num_partitions': 1, 'replication_factor': 1, 'assignments': [], 'configs': []}], 'timeout_ms': 30000, 'validate_only': False}},

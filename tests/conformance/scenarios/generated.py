@@ -26,6 +26,14 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # invalid acks and a transactional batch of a producer its transactional id does not have (open)
+    "generated/produce-invalid-acks-after-transaction-checks": [
+        T0,
+        {"api": "Produce", "version": 8, "body": {"acks": 2, "transactional_id": "<T>-x0", "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                "epoch": 0, "start": 1, "timestamps": "create", "pid": 999999999999, "codec": 0, "txn": True, "seq": 0,
+                "mutation": None, "n": 2, "keys": True}}}]}]}},
+    ],
     # Produce with invalid acks: unknown partitions are answered first (the broker's checks, then Kafka's ReplicaManager)
     "generated/produce-invalid-acks-and-unknown-partitions": [
         T0,

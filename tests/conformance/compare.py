@@ -37,6 +37,7 @@ class Difference:
     allowed: str | None = None
     kafka_codes: frozenset = frozenset()  # every error code in Kafka's whole answer
     kipper_codes: frozenset = frozenset()  # and in kipper's
+    kafka_closed: bool = False  # Kafka closed the connection instead of answering
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "request": self.label, "api": self.api, "version": self.version,
@@ -57,6 +58,7 @@ class Allowed:
     # only where Kafka's answer carries this error code somewhere (-1: Kafka failed inside)
     kafka_answer_has: int | None = None
     kipper_answer_has: int | None = None
+    kafka_closed: bool | None = None  # only where Kafka closed the connection (it failed reading)
     versions: str | None = None
     kafka: Any = None
     kipper: Any = None
@@ -80,6 +82,8 @@ class Allowed:
         if self.kafka_answer_has is not None and self.kafka_answer_has not in d.kafka_codes:
             return False
         if self.kipper_answer_has is not None and self.kipper_answer_has not in d.kipper_codes:
+            return False
+        if self.kafka_closed is not None and self.kafka_closed != d.kafka_closed:
             return False
         if self.has_kafka and d.kafka != self.kafka:
             return False
@@ -136,6 +140,10 @@ def classify(differences: list[Difference], allowed: list[Allowed]) -> None:
                 a.used += 1
                 a.seen.setdefault(d.scenario, d)
                 break
+
+
+def closed(answer: Any) -> bool:
+    return isinstance(answer, dict) and "<connection>" in answer
 
 
 def error_codes(answer: Any) -> frozenset:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.compare import Difference, classify, coverage_problems, diff, error_codes, load_allowed
+from tests.conformance.compare import Difference, classify, closed, coverage_problems, diff, error_codes, load_allowed
 from tests.conformance.harness import Ahead
 from tests.conformance.normalise import normalise
 from tests.conformance.report import Report
@@ -59,7 +59,8 @@ def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Differ
         x = a[i]
         label = x.label if x.label == b[i].label else f"{x.label} / {b[i].label}"
         codes, theirs = error_codes(na[i]), error_codes(nb[i])
-        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb, kafka_codes=codes, kipper_codes=theirs)
+        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb, kafka_codes=codes, kipper_codes=theirs,
+                            kafka_closed=closed(na[i]))
                  for path, ka, kb in diff(na[i], nb[i])]
         out.append((x.api, x.version, diffs))
     return out

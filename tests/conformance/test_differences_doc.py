@@ -34,6 +34,8 @@ def render(a: Allowed) -> str:
         field += f", kipper `{a.kipper!r}`"
     if a.kafka_answer_has is not None:
         field += f", where Kafka's answer has error {a.kafka_answer_has}"
+    if a.kafka_closed:
+        field += ", where Kafka closed the connection"
     if a.kipper_answer_has is not None:
         field += f", where kipper's answer has error {a.kipper_answer_has}"
     globs = [a.scenario] if isinstance(a.scenario, str) else a.scenario

@@ -324,3 +324,11 @@ def test_produce_answers_unknown_partitions_before_invalid_acks():
         {"name": "", "partition_data": [{"index": 0, "records": batch}]}]})
     assert [(t.name, [(p.index, p.error_code) for p in t.partition_responses]) for t in answer.responses] == [
         ("t", [(0, E.INVALID_REQUIRED_ACKS), (5, E.UNKNOWN_TOPIC_OR_PARTITION)]), ("", [(0, E.UNKNOWN_TOPIC_OR_PARTITION)])]
+
+
+def test_describe_share_group_offsets_of_a_partition_the_topic_lacks_is_a_partition_of_no_state():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    create(b, "t")
+    answer = b.call(90, 1, {"groups": [{"group_id": "g", "topics": [{"topic_name": "t", "partitions": [2]}]}]})
+    row = answer.groups[0].topics[0].partitions[0]
+    assert (row.partition_index, row.error_code, row.start_offset, row.lag) == (2, 0, -1, -1)

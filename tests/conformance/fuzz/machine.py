@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from tests.conformance.compare import Allowed, Difference, classify, diff, error_codes
+from tests.conformance.compare import Allowed, Difference, classify, closed, diff, error_codes
 from tests.conformance.fuzz import bodies
 from tests.conformance.fuzz.side import Side
 from tests.conformance.fuzz.values import pick
@@ -106,7 +106,8 @@ class Pair:
             ka = self.kafka.resolver.norm.response(kafka[i].response) if i < len(kafka) else "<absent>"
             kb = self.kipper.resolver.norm.response(kipper[i].response) if i < len(kipper) else "<absent>"
             codes, theirs = error_codes(ka), error_codes(kb)
-            out += [Difference(name, x.label, x.api, x.version, path, va, vb, kafka_codes=codes, kipper_codes=theirs)
+            out += [Difference(name, x.label, x.api, x.version, path, va, vb, kafka_codes=codes, kipper_codes=theirs,
+                               kafka_closed=closed(ka))
                     for path, va, vb in diff(ka, kb)]
         classify(out, self.run.allowed)
         stats = self.run.stats

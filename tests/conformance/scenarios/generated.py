@@ -26,6 +26,15 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # share-group offsets of a partition the topic lacks: no state (Kafka's answer alone); beside
+    # one it has, Kafka closes the connection (kafka-closes-the-connection)
+    "generated/kafka-closes-the-connection": [
+        T0,
+        {"api": "DescribeShareGroupOffsets", "version": 1, "body": {"groups": [
+            {"group_id": "<T>-g0", "topics": [{"topic_name": "<T>-t0", "partitions": [7]}]}]}},
+        {"api": "DescribeShareGroupOffsets", "version": 1, "body": {"groups": [
+            {"group_id": "<T>-g0", "topics": [{"topic_name": "<T>-t0", "partitions": [0, 7]}]}]}},
+    ],
     # invalid acks and a transactional batch of a producer its transactional id does not have (open)
     "generated/produce-invalid-acks-after-transaction-checks": [
         T0,

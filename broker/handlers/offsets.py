@@ -16,13 +16,20 @@ from kipper.protocol.errors import ErrorCode
 MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 
-def by_topic(topics) -> list[tuple[str, list]]:
-    """A commit's topics with a topic named twice made one (its partitions in the order
-    asked, repeats kept), as Kafka's answer groups them by name."""
-    merged: dict[str, list] = {}
-    for t in topics:
-        merged.setdefault(t.name, []).extend(t.partitions)
-    return list(merged.items())
+BROKER_SIDE = frozenset({ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
+
+
+def answered(out: list[tuple[str, list]], merge: bool) -> list[dict]:
+    """A commit's topics as asked; but when the broker answered some partitions itself (an
+    unknown or unauthorized topic), Kafka's response builder merges those with the
+    coordinator's answer by topic name, and a topic named twice is one. A topic that names
+    no partition has no answer."""
+    if merge:
+        merged: dict[str, list] = {}
+        for name, parts in out:
+            merged.setdefault(name, []).extend(parts)
+        out = list(merged.items())
+    return [{"name": name, "partitions": parts} for name, parts in out if parts]
 
 
 def handle_offset_commit(req, ctx):
@@ -36,11 +43,12 @@ def handle_offset_commit(req, ctx):
         req.get("group_instance_id"), ctx.api_version)
     out = []
     commits = []
-    for name, partitions in by_topic(req.topics):
+    for t in req.topics:
+        name = t.name
         topic = engines.topics.get(name)
         readable = not group_denied and ctx.authorize(READ, TOPIC, name)
         parts = []
-        for p in partitions:
+        for p in t.partitions:
             if group_denied:
                 code = ErrorCode.GROUP_AUTHORIZATION_FAILED
             elif not readable:
@@ -56,12 +64,12 @@ def handle_offset_commit(req, ctx):
                 commits.append((name, p.partition_index, p.committed_offset,
                                 p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
-        if parts:  # a topic that names no partition has no answer, as Kafka's
-            out.append({"name": name, "partitions": parts})
+        out.append((name, parts))
     if commits:  # journaled, then applied; a commit that failed makes no group
         engines.offsets.commit_all(req.group_id, commits, ctx.now)
         engines.groups.ensure_simple_group(req.group_id)
-    return {"throttle_time_ms": 0, "topics": out}
+    merge = not group_denied and any(r["error_code"] in BROKER_SIDE for _, parts in out for r in parts)
+    return {"throttle_time_ms": 0, "topics": answered(out, merge)}
 
 
 def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False) -> list[dict]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
 )
-from kipper.broker.handlers.offsets import MAX_METADATA, by_topic
+from kipper.broker.handlers.offsets import BROKER_SIDE, MAX_METADATA, answered
 from kipper.protocol.errors import ErrorCode
 
 PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that knows error 90
@@ -131,10 +131,11 @@ def handle_txn_offset_commit(req, ctx):
                                                       req.get("generation_id_or_member_epoch", -1),
                                                       req.get("group_instance_id"))
     out = []
-    for name, partitions in by_topic(req.topics):
+    for t in req.topics:
+        name = t.name
         parts = []
         readable = refused == ErrorCode.NONE and ctx.authorize(READ, TOPIC, name)
-        for p in partitions:
+        for p in t.partitions:
             if refused != ErrorCode.NONE:
                 code = refused
             elif not readable:
@@ -151,9 +152,9 @@ def handle_txn_offset_commit(req, ctx):
                                      p.committed_offset, p.get("committed_leader_epoch", -1),
                                      p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
-        if parts:  # a topic that names no partition has no answer, as Kafka's
-            out.append({"name": name, "partitions": parts})
-    return {"throttle_time_ms": 0, "topics": out}
+        out.append((name, parts))
+    merge = refused == ErrorCode.NONE and any(r["error_code"] in BROKER_SIDE for _, parts in out for r in parts)
+    return {"throttle_time_ms": 0, "topics": answered(out, merge)}
 
 
 def handle_write_txn_markers(req, ctx):

@@ -200,7 +200,7 @@ def test_add_partitions_to_txn_answers_as_asked_and_a_refusal_from_a_map():
         ("t", [(7, E.UNKNOWN_TOPIC_OR_PARTITION), (0, E.OPERATION_NOT_ATTEMPTED)])]
 
 
-def test_offset_commits_answer_a_topic_named_twice_as_one():
+def test_offset_commits_answer_a_topic_named_twice_as_kafka_builds_the_answer():
     b = InProcessBroker()
     create(b, "t")
     topics = [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1},
@@ -214,6 +214,11 @@ def test_offset_commits_answer_a_topic_named_twice_as_one():
     txn = b.call(28, 3, {"transactional_id": "x", "group_id": "g", "producer_id": 5, "producer_epoch": 0,
                          "generation_id": -1, "member_id": "", "group_instance_id": None, "topics": topics})
     assert [t.name for t in txn.topics] == ["t", "u"]
+    # no partition the broker answers itself: the coordinator's answer, topic by topic as asked
+    commit = b.call(8, 2, {"group_id": "g", "generation_id_or_member_epoch": 5, "member_id": "m", "retention_time_ms": -1,
+                           "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1}]}] * 2})
+    assert [(t.name, [p.error_code for p in t.partitions]) for t in commit.topics] == [
+        ("t", [E.UNKNOWN_MEMBER_ID]), ("t", [E.UNKNOWN_MEMBER_ID])]
 
 
 def test_delete_records_answers_a_partition_named_twice_once_with_the_last_offset():

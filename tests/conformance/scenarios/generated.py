@@ -144,9 +144,14 @@ GENERATED: dict[str, list[dict]] = {
             {"name": "<T>-t0", "partitions": [{"partition_index": 0, "offset": 2}, {"partition_index": -1, "offset": 3},
                                               {"partition_index": -1, "offset": 2}]}], "timeout_ms": 30000}},
     ],
-    # OffsetCommit and TxnOffsetCommit naming a topic twice: one answer for it, as Kafka groups them
+    # OffsetCommit and TxnOffsetCommit naming a topic twice: as asked, but merged by name when the broker
+    # answered some partitions itself (Kafka's response builder)
     "generated/offset-commits-naming-a-topic-twice": [
         T0,
+        {"api": "OffsetCommit", "version": 2, "body": {"group_id": "<T>-g0", "generation_id_or_member_epoch": 5,
+                                                       "member_id": "nobody", "retention_time_ms": -1, "topics": [
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "committed_offset": 0, "committed_metadata": ""}]},
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "committed_offset": 0, "committed_metadata": ""}]}]}},
         {'api': 'OffsetCommit', 'version': 8, 'body': {'group_id': '<T>-g1', 'generation_id_or_member_epoch': -1, 'member_id': '', 'group_instance_id': None, 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'committed_offset': 1}, {'partition_index': 2, 'committed_offset': 1}]}, {'name': '<T>-t9', 'partitions': [{'partition_index': 0, 'committed_offset': 1}]}, {'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'committed_offset': 2}, {'partition_index': 7, 'committed_offset': 1}]}]}},
         {'api': 'OffsetFetch', 'version': 7, 'body': {'group_id': '<T>-g1', 'topics': [{'name': '<T>-t0', 'partition_indexes': [0]}], 'require_stable': False}},
         {'api': 'TxnOffsetCommit', 'version': 1, 'body': {'group_id': '<T>-g1', 'producer_id': 5, 'producer_epoch': 0, 'transactional_id': '<T>-x0', 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'committed_offset': 0, 'committed_metadata': ''}, {'committed_metadata': '', 'partition_index': 2, 'committed_offset': 0}]}, {'name': '<T>-t9', 'partitions': [{'partition_index': 0, 'committed_offset': 1}]}, {'name': '<T>-t0', 'partitions': [{'committed_offset': 0, 'partition_index': 0, 'committed_metadata': ''}, {'committed_offset': 0, 'partition_index': 7, 'committed_metadata': ''}]}]}},

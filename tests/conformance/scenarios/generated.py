@@ -26,6 +26,12 @@ def replay(steps: list[dict]):
 
 
 GENERATED: dict[str, list[dict]] = {
+    # Produce naming a topic twice (issue 36 item 8, branch 36a)
+    "generated/produce-naming-a-topic-twice": [
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t9", "partition_data": [{"index": 0, "records": None}]},
+            {"name": "<T>-t9", "partition_data": [{"index": -1, "records": None}]}]}},
+    ],
     # share-group offsets of a partition the topic lacks: no state (Kafka's answer alone); beside
     # one it has, Kafka closes the connection (kafka-closes-the-connection)
     "generated/kafka-closes-the-connection": [

@@ -4,7 +4,7 @@ are allowed (tests/conformance/allowed_differences.toml, mirrored by docs/KAFKA_
 A difference is (scenario, API, version, path, Kafka's value, kipper's value). The path
 names fields with dots and array elements by index: ``topics.0.partitions.1.error_code``.
 An allowed entry matches a difference when its ``api``, ``path`` and ``scenario`` globs (and
-``versions``, ``kafka``, ``kipper`` when given) all match; ``scenario`` may be a list of globs.
+``versions``, ``kafka``, ``kipper`` when given) all match; ``api`` and ``scenario`` may be lists of globs.
 ``covers`` names the scenarios (or globs of them) where the difference shows: the suite checks
 that each shows it and that it shows nowhere else (test_conformance.py, test_differences_doc.py).
 """
@@ -50,7 +50,7 @@ class Allowed:
     id: str
     kind: str
     reason: str
-    api: str = "*"
+    api: str | list[str] = "*"
     path: str = "*"
     scenario: str | list[str] = "*"
     covers: list[str] = field(default_factory=list)
@@ -70,7 +70,8 @@ class Allowed:
     seen: dict = field(default_factory=dict)  # scenario -> one difference it covered there
 
     def matches(self, d: Difference) -> bool:
-        if not fnmatch.fnmatchcase(d.api, self.api) or not fnmatch.fnmatchcase(d.path, self.path):
+        apis = [self.api] if isinstance(self.api, str) else self.api
+        if not any(fnmatch.fnmatchcase(d.api, a) for a in apis) or not fnmatch.fnmatchcase(d.path, self.path):
             return False
         globs = [self.scenario] if isinstance(self.scenario, str) else self.scenario
         if not any(fnmatch.fnmatchcase(d.scenario, g) for g in globs):

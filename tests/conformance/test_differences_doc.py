@@ -43,7 +43,8 @@ def render(a: Allowed) -> str:
         field += " in " + ", ".join(f"`{g}`" for g in globs)
     reason = a.reason + (f" (seed {a.seed})" if a.seed else "") + (f" (issue {a.issue})" if a.issue else "")
     seen = ", ".join(f"`{c}`" for c in a.covers) + (" (on some runs: timing)" if a.sometimes else "")
-    return f"| `{a.id}` | {a.api} | {field} | {reason} | {seen} |"
+    api = a.api if isinstance(a.api, str) else ", ".join(a.api)
+    return f"| `{a.id}` | {api} | {field} | {reason} | {seen} |"
 
 
 def rendered(text: str) -> str:

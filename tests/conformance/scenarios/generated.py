@@ -40,6 +40,11 @@ GENERATED: dict[str, list[dict]] = {
             {"group_id": "<T>-g0", "topics": [{"topic_name": "<T>-t0", "partitions": [7]}]}]}},
         {"api": "DescribeShareGroupOffsets", "version": 1, "body": {"groups": [
             {"group_id": "<T>-g0", "topics": [{"topic_name": "<T>-t0", "partitions": [0, 7]}]}]}},
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [
+            {"producer_id": {"<pid>": "<T>-x0"}, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+             "topics": [{"name": "<T>-t0", "partition_indexes": [0, 0]}]}]}},
     ],
     # invalid acks and a transactional batch of a producer its transactional id does not have (open)
     "generated/produce-invalid-acks-after-transaction-checks": [

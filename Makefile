@@ -12,11 +12,11 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP_RUN): pyproject.toml setup.py protocol/_record_scan.c | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[schema-registry]'
 	touch $@
 
 $(STAMP_TEST): pyproject.toml setup.py protocol/_record_scan.c | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,interop,spark]'
+	$(BIN)/pip install --quiet -e '.[dev,interop,spark,schema-registry]'
 	touch $@ $(STAMP_RUN)
 
 # Java where it can be installed without a password prompt; otherwise the Spark tests are
@@ -38,8 +38,9 @@ spark-connector: $(STAMP_TEST) java
 bytecode:
 	@$(BIN)/python -m compileall -q broker protocol client kipper spark_jobs > /dev/null
 
+# with the Schema Registry on http://127.0.0.1:8081 (ARGS can override it, or empty it: off)
 run: $(STAMP_RUN) bytecode
-	$(BIN)/kipper broker $(ARGS)
+	$(BIN)/kipper broker --override schema.registry.listeners=http://127.0.0.1:8081 $(ARGS)
 
 # two workers, each test module one unit of work (tests/conftest.py says how the units are cut)
 TEST_WORKERS ?= 2

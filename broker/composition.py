@@ -27,22 +27,25 @@ from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
+from kipper.broker.features import TRANSACTION_VERSION, Features, parse_levels
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
 from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
 from kipper.broker.groups.coordinator import GroupCoordinator
 from kipper.broker.groups.journal import GroupJournal
 from kipper.broker.groups.offsets import OffsetStore
+from kipper.broker.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
 from kipper.broker.log.effective import TopicConfigView
 from kipper.broker.log.partitions import DurablePartitions, InMemoryPartitions
 from kipper.broker.log.refusals import RefusedBatches
 from kipper.broker.log.recovery import open_topics
-from kipper.broker.log.topics import Topic, TopicManager
+from kipper.broker.log.topics import Topic, TopicManager, validate_topic_name
 from kipper.broker.metrics import Metrics
 from kipper.broker.notify import AppendNotifier
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
 from kipper.broker.producer_state.settings import ProducerStateSettings
+from kipper.broker.quorum import Quorum
 from kipper.broker.quota.service import ProducerIdQuotas
 from kipper.broker.security.service import Security
 from kipper.broker.share.index_file import IndexFilesInLogDirs
@@ -50,6 +53,7 @@ from kipper.broker.share.service import SHARE_API_KEYS, ShareGroups
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.storage.log_manager import LogManager
 from kipper.broker.storage.metadata import MetadataStore
+from kipper.broker.telemetry import ClientTelemetry, Subscriptions
 from kipper.broker.txn.coordinator import TxnSettings
 from kipper.broker.txn.journal import TransactionJournal
 from kipper.broker.txn.service import Transactions
@@ -76,6 +80,9 @@ class Engines:
     advertised: dict  # listener name -> (host, port) given to clients; filled once bound
     storage: LogManager | None  # None: everything in memory
     dynamic_configs: DynamicBrokerConfigs
+    features: Features  # feature flags: supported and finalized levels (KIP-584)
+    client_metrics: Subscriptions  # KIP-714 client-metrics subscriptions (CLIENT_METRICS resources)
+    telemetry: ClientTelemetry  # KIP-714 GetTelemetrySubscriptions, PushTelemetry, what clients push
     topic_configs: TopicConfigView  # every topic's configs in effect
     metrics: Metrics
     refusals: RefusedBatches  # Produce batches the checks refused: counted, logged sparingly
@@ -93,6 +100,9 @@ class Engines:
     share: ShareGroups
     txn: Transactions
     cleaner: LogCleaner
+    quorum: Quorum  # who leads the metadata log and the partitions (one node: this one)
+    # the Schema Registry (broker/schema_registry/), with schema.registry.listeners; None otherwise
+    schema_registry: object | None = None
 
     # --- what the broker serves -------------------------------------------------------------
 
@@ -127,6 +137,8 @@ class Engines:
             "authorizer": self.acls.snapshot,
             "producer_ids": lambda: {"allocated": ids.allocated, "epoch_bumps": ids.bumps},
             "refused_batches": self.refusals.snapshot,
+            "features": self.features.snapshot,
+            "client_telemetry": self.telemetry.snapshot,
         }
 
     # --- operations that span engines ------------------------------------------------------
@@ -191,8 +203,9 @@ class Engines:
         replayed = self.groups.recover(now)
         transactions = self.txn.recover(now)
         share_partitions = self.share.recover()
+        registry = self.schema_registry.recover() if self.schema_registry is not None else 0
         log.info("coordinators_recovered", transactional_ids=transactions,
-                 share_partitions=share_partitions, **replayed)
+                 share_partitions=share_partitions, schema_registry_records=registry, **replayed)
 
     def reset(self) -> Engines:
         """A new set of engines in which every topic (internal ones too), group, committed
@@ -224,6 +237,15 @@ class Engines:
         log.info("storage_closed", seconds=round(time.perf_counter() - started, 3))
 
 
+TELEMETRY_API_KEYS = (71, 72)  # GetTelemetrySubscriptions, PushTelemetry
+
+
+def exports_telemetry(config: BrokerConfig) -> bool:
+    """Client telemetry is served when it has somewhere to go (Kafka: a configured exporter
+    plugin; kipper: its own /metrics and metrics dumps)."""
+    return bool(config["metrics.http.listener"] or config["metrics.dump.dir"] or config["metrics.dump.topic"])
+
+
 def log_dirs(config: BrokerConfig) -> list[str]:
     """log.dirs, or its synonym log.dir; empty: in memory."""
     text = config["log.dirs"] or config["log.dir"]
@@ -242,8 +264,15 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
         cluster_id = storage.start()
         metadata = MetadataStore(storage.first_dir).load()
     config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
+    subscriptions = Subscriptions(metadata)  # client-metrics resources, kept with log.dirs
     kept = _Kept(cluster_id=cluster_id, advertised={}, storage=storage,
-                 dynamic_configs=DynamicBrokerConfigs(config, metadata), metrics=Metrics(),
+                 dynamic_configs=DynamicBrokerConfigs(config, metadata),
+                 features=Features(parse_levels(config["initial.feature.levels"]),
+                                   metadata if metadata.durable else None, node_id=config["node.id"]),
+                 client_metrics=subscriptions,
+                 telemetry=ClientTelemetry(subscriptions, max_bytes=config["telemetry.max.bytes"],
+                                           max_series=config["client.telemetry.max.series"]),
+                 metrics=Metrics(),
                  refusals=RefusedBatches(),
                  security=Security(config, config_dir), acls=Acls(config, config_dir),
                  quotas=ProducerIdQuotas(config, config_dir))
@@ -262,6 +291,9 @@ class _Kept:
     advertised: dict
     storage: LogManager | None
     dynamic_configs: DynamicBrokerConfigs
+    features: Features
+    client_metrics: Subscriptions
+    telemetry: ClientTelemetry
     metrics: Metrics
     refusals: RefusedBatches
     security: Security
@@ -298,21 +330,47 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         max_session_timeout_ms=config["group.max.session.timeout.ms"],
         max_size=config["group.max.size"]), journal=group_journal)
     consumer = ConsumerGroupCoordinator(ConsumerGroupSettings.from_config(config), topics, group_configs)
+    streams = StreamsGroupCoordinator(StreamsGroupSettings.from_config(config), topics, group_configs,
+                                      journal=group_journal.streams_records)
     groups = GroupCoordinator(classic, consumer, share, offsets, journal=group_journal,
-                              migration_policy=config["group.consumer.migration.policy"])
+                              migration_policy=config["group.consumer.migration.policy"], streams=streams)
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
+    registry = _schema_registry(config, topics, clock) if config["schema.registry.listeners"] else None
     return Engines(
         config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
-        api_keys=frozenset(k for k in APIS if config["group.share.enable"] or k not in SHARE_API_KEYS),
+        api_keys=frozenset(k for k in APIS if (config["group.share.enable"] or k not in SHARE_API_KEYS)
+                           and (exports_telemetry(config) or k not in TELEMETRY_API_KEYS)),
         advertised=kept.advertised, storage=storage, dynamic_configs=kept.dynamic_configs,
+        features=kept.features, client_metrics=kept.client_metrics, telemetry=kept.telemetry,
         topic_configs=TopicConfigView(kept.dynamic_configs), metrics=kept.metrics, refusals=kept.refusals,
         security=kept.security, acls=kept.acls, quotas=kept.quotas,
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
+        quorum=Quorum(config["node.id"], kept.cluster_id, topics, lambda: kept.advertised),
         txn=Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
-                         offsets=offsets, groups=groups, journal=txn_journal, live=live))
+                         offsets=offsets, groups=groups, journal=txn_journal, live=live,
+                         server_tv=lambda: kept.features.finalized_level(TRANSACTION_VERSION)),
+        schema_registry=registry)
+
+
+def _schema_registry(config: BrokerConfig, topics: TopicManager, clock: Clock):
+    """The registry engine over its topic; imported only when configured, so a broker
+    without it loads none of it (nor the schema libraries, which its formats import on
+    first use). Without the extra's libraries the broker does not start."""
+    from kipper.broker.schema_registry.formats import EXTRA, missing_libraries
+    from kipper.broker.schema_registry.service import RegistryService
+
+    missing = missing_libraries()
+    if missing:
+        raise ValueError(f"schema.registry.listeners is set but the Schema Registry's libraries are missing "
+                         f"({', '.join(missing)}): pip install '{EXTRA}'")
+    problem = validate_topic_name(config["schema.registry.topic"])
+    if problem:
+        raise ValueError(f"schema.registry.topic: {problem}")
+    return RegistryService(topics, topic=config["schema.registry.topic"],
+                           default_level=config["schema.registry.compatibility.level"], clock=clock)
 
 
 __all__ = ["Engines", "build_engines", "log_dirs", "now_ms"]

@@ -15,9 +15,11 @@ from typing import Any, Callable, Mapping
 
 from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
     BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
-    cleanup_policy, float_in, http_listener, int_in, mechanisms, parse_listeners, protocol_map, string,
+    cleanup_policy, float_in, http_listener, int_in, java_double, mechanisms, parse_listeners, protocol_map,
+    registry_listeners, string,
 )
 from kipper.broker.config_checks import check_consistency
+from kipper.broker.features import parse_levels
 from kipper.protocol import properties
 
 # authorizer.class.name values that turn on ACLs (broker/acl/): Kafka's two class names
@@ -35,6 +37,15 @@ class Key:
     section: str = "server"
 
 
+def feature_levels(text: str) -> str:
+    """initial.feature.levels: checked here, read by broker/features.py."""
+    try:
+        parse_levels(text)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return str(text).strip()
+
+
 _INT32 = 2**31 - 1
 _INT64 = 2**63 - 1
 
@@ -44,11 +55,15 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Comma-separated NAME://host:port to listen on. Port 0 picks a free port."),
     Key("advertised.listeners", lambda s: parse_listeners(s, "advertised.listeners"), "",
         "Addresses given to clients in Metadata, per listener name. Empty: the bound addresses."),
-    Key("listener.security.protocol.map", protocol_map,
-        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+    Key("listener.security.protocol.map", protocol_map,  # in the order Kafka describes its default
+        "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
         "Security protocol of each listener name."),
     Key("node.id", int_in(0, _INT32), 1, "This broker's id in Metadata and FindCoordinator."),
     Key("cluster.id", string, "kipper-cluster", "Cluster id reported in Metadata."),
+    Key("initial.feature.levels", feature_levels, "",
+        "Feature levels a new broker finalizes, name=level comma-separated (as kafka-storage format "
+        "--feature sets them); the others take Kafka 4.4's defaults (docs/ADMIN.md, Feature flags). "
+        "With log.dirs only the first start reads it: kafka-features changes the stored levels."),
     Key("socket.request.max.bytes", int_in(1024, _INT32), 104857600,
         "Largest request frame accepted; a larger frame closes the connection."),
     Key("log.level", choice("DEBUG", "INFO", "WARNING", "ERROR"), "INFO", "Log level."),
@@ -189,6 +204,33 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "Online conversion between classic and consumer groups: upgrade when a KIP-848 member "
         "joins a classic group, downgrade when the last one leaves (Kafka's default: both).",
         "group"),
+    # --- streams groups (KIP-1071); Kafka 4.4's defaults and ranges
+    Key("group.streams.session.timeout.ms", int_in(1, _INT32), 45000,
+        "A streams-group member (group.protocol=streams) without a heartbeat for this long is "
+        "removed and its tasks are reassigned.", "group"),
+    Key("group.streams.min.session.timeout.ms", int_in(1, _INT32), 45000,
+        "Lowest allowed group.streams.session.timeout.ms.", "group"),
+    Key("group.streams.max.session.timeout.ms", int_in(1, _INT32), 60000,
+        "Highest allowed group.streams.session.timeout.ms.", "group"),
+    Key("group.streams.heartbeat.interval.ms", int_in(1, _INT32), 5000,
+        "Heartbeat interval given to streams-group members; below the session timeout.", "group"),
+    Key("group.streams.min.heartbeat.interval.ms", int_in(1, _INT32), 5000,
+        "Lowest allowed group.streams.heartbeat.interval.ms.", "group"),
+    Key("group.streams.max.heartbeat.interval.ms", int_in(1, _INT32), 15000,
+        "Highest allowed group.streams.heartbeat.interval.ms.", "group"),
+    Key("group.streams.max.size", int_in(1, _INT32), _INT32, "Largest streams group.", "group"),
+    Key("group.streams.num.standby.replicas", int_in(0, _INT32), 0,
+        "Standby replicas of each stateful task.", "group"),
+    Key("group.streams.max.standby.replicas", int_in(0, _INT32), 2,
+        "Highest allowed group.streams.num.standby.replicas (and streams.num.standby.replicas).", "group"),
+    Key("group.streams.initial.rebalance.delay.ms", int_in(0, _INT32), 3000,
+        "How long a new streams group waits for more members before its first assignment.", "group"),
+    Key("group.streams.assignment.interval.ms", int_in(0, _INT32), 1000,
+        "Least time between two target assignments of a streams group (KIP-1263).", "group"),
+    Key("group.streams.task.offset.interval.ms", int_in(1, _INT32), 60000,
+        "How often members report their tasks' changelog offsets (sent to them).", "group"),
+    Key("group.streams.acceptable.recovery.lag", int_in(0, 2**63 - 1), 10000,
+        "Lag under which a member counts as caught up on a task (sent to members).", "group"),
     # --- share groups (seed 004, KIP-932); ranges from the KIP table where it gives them
     Key("group.share.enable", boolean, True,
         "Serve share groups (ShareGroupHeartbeat/Describe, ShareFetch, ShareAcknowledge). "
@@ -259,9 +301,33 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "A dump file is rotated when the next line would take it past this size.", "metrics"),
     Key("metrics.dump.max.files", int_in(1, 100000), 10,
         "Dump files kept per broker; the oldest is deleted on rotation.", "metrics"),
+    Key("telemetry.max.bytes", int_in(1, _INT32), 1048576,
+        "Largest PushTelemetry payload a client may send (KIP-714, Kafka's default). Client telemetry "
+        "is served when the broker exports it: with metrics.http.listener, metrics.dump.dir or "
+        "metrics.dump.topic set (docs/METRICS.md).", "metrics"),
+    Key("client.telemetry.max.series", int_in(0, _INT32), 10000,
+        "Series of pushed client metrics kept for /metrics and the dumps, over all clients; "
+        "what comes past it is dropped and counted.", "metrics"),
     Key("metrics.http.listener", http_listener, "",
         "http://host:port serving /metrics (Prometheus text format), /healthz and /readyz "
         "(docs/METRICS.md). Port 0 picks a free port. Empty: no HTTP listener.", "metrics"),
+    # --- the Schema Registry (docs/SCHEMA_REGISTRY.md); Confluent's names in its comment
+    Key("schema.registry.listeners", registry_listeners, "",
+        "http://host:port (or https://, with the broker's ssl.* files) serving Confluent's Schema "
+        "Registry API, comma-separated; port 0 picks a free port. Empty: no registry. Needs the "
+        "kipper[schema-registry] extra (Confluent: listeners).", "schema_registry"),
+    Key("schema.registry.topic", string, "_schemas",
+        "Compacted topic the registry keeps its schemas, configs and deletes in (Confluent: kafkastore.topic).",
+        "schema_registry"),
+    Key("schema.registry.compatibility.level",
+        choice("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
+               "FULL_TRANSITIVE"), "BACKWARD",
+        "Compatibility level when neither the subject nor the global config sets one "
+        "(Confluent: schema.compatibility.level).", "schema_registry"),
+    Key("schema.registry.authentication.method", choice("", "NONE", "BASIC"), "",
+        "BASIC: every request authenticates with HTTP Basic as one of the broker's SCRAM users. "
+        "Empty: BASIC when a listener is SASL_PLAINTEXT or SASL_SSL, NONE otherwise "
+        "(Confluent: authentication.method).", "schema_registry"),
     # --- security (issue #6): SASL, TLS, the credential and quota store
     Key("config.dir", string, "",
         "Directory of the broker's config store: SCRAM credentials (users.json) and client "
@@ -321,6 +387,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
 
 def defaults_text(key: str) -> str:
     d = KEYS[key].default
+    if isinstance(d, float):
+        return java_double(d)
     return str(d).lower() if isinstance(d, bool) else str(d)
 
 

@@ -62,17 +62,21 @@ def _check_share(values: dict[str, Any]) -> None:
 
 
 def _check_consumer(values: dict[str, Any]) -> None:
-    """Kafka's GroupCoordinatorConfig rules for the group.consumer.* timeouts."""
-    for lo, key, hi in (("group.consumer.min.session.timeout.ms", "group.consumer.session.timeout.ms",
-                         "group.consumer.max.session.timeout.ms"),
-                        ("group.consumer.min.heartbeat.interval.ms", "group.consumer.heartbeat.interval.ms",
-                         "group.consumer.max.heartbeat.interval.ms")):
-        if values[lo] > values[hi]:
-            raise ConfigError(f"{hi} must be greater than or equal to {lo}")
-        if not values[lo] <= values[key] <= values[hi]:
-            raise ConfigError(f"{key}: {values[key]} is outside [{lo}={values[lo]}, {hi}={values[hi]}]")
-    if values["group.consumer.heartbeat.interval.ms"] >= values["group.consumer.session.timeout.ms"]:
-        raise ConfigError("group.consumer.heartbeat.interval.ms must be below group.consumer.session.timeout.ms")
+    """Kafka's GroupCoordinatorConfig rules for the group.consumer.* and group.streams.* timeouts."""
+    for kind in ("consumer", "streams"):
+        p = f"group.{kind}."
+        for lo, key, hi in ((p + "min.session.timeout.ms", p + "session.timeout.ms", p + "max.session.timeout.ms"),
+                            (p + "min.heartbeat.interval.ms", p + "heartbeat.interval.ms",
+                             p + "max.heartbeat.interval.ms")):
+            if values[lo] > values[hi]:
+                raise ConfigError(f"{hi} must be greater than or equal to {lo}")
+            if not values[lo] <= values[key] <= values[hi]:
+                raise ConfigError(f"{key}: {values[key]} is outside [{lo}={values[lo]}, {hi}={values[hi]}]")
+        if values[p + "heartbeat.interval.ms"] >= values[p + "session.timeout.ms"]:
+            raise ConfigError(f"{p}heartbeat.interval.ms must be below {p}session.timeout.ms")
+    if values["group.streams.num.standby.replicas"] > values["group.streams.max.standby.replicas"]:
+        raise ConfigError("group.streams.num.standby.replicas must be less than or equal to "
+                          "group.streams.max.standby.replicas")
 
 
 def _check_security(values: dict[str, Any]) -> None:
@@ -80,6 +84,9 @@ def _check_security(values: dict[str, Any]) -> None:
     protocols = {pmap[listener.name] for listener in values["listeners"]}
     if protocols & {"SSL", "SASL_SSL"} and not values["ssl.keystore.location"]:
         raise ConfigError("ssl.keystore.location is required by SSL and SASL_SSL listeners")
+    if any(scheme == "https" for scheme, _, _ in values["schema.registry.listeners"]) \
+            and not values["ssl.keystore.location"]:
+        raise ConfigError("schema.registry.listeners: an https:// listener needs ssl.keystore.location")
     if values["ssl.client.auth"] != "none" and not values["ssl.truststore.location"]:
         raise ConfigError("ssl.client.auth needs ssl.truststore.location")
     for key in ("ssl.keystore.location", "ssl.key.location", "ssl.truststore.location"):

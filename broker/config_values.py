@@ -52,7 +52,46 @@ def parse_listeners(text: str, key: str = "listeners") -> tuple[Listener, ...]:
     return tuple(out)
 
 
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def java_set_text(items: list[str]) -> str:
+    """Java's HashSet<String>.toString of ``items`` added in this order ("[b, a]"): Kafka
+    prints sets of config names so, in its hash table's order."""
+    capacity = 16
+    while len(items) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(text: str) -> int:
+        h = java_string_hash(text) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    unique = list(dict.fromkeys(items))
+    return "[" + ", ".join(sorted(unique, key=lambda t: (bucket(t), unique.index(t)))) + "]"
+
+
 # --- value parsers ------------------------------------------------------------------
+
+def java_double(value: float) -> str:
+    """A double as Java's Double.toString prints it (1.0, 0.5, 1.0E-4, 1.7976931348623157E308):
+    Kafka's tools and messages show config values that way."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        text = repr(value)  # the shortest digits that read back, as Java's
+        return text if "." in text else text + ".0"
+    exponent = int(f"{value:e}".split("e")[1])
+    digits = repr(abs(value)).split("e")[0].replace(".", "").strip("0")
+    return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:] or '0'}E{exponent}"
+
+
 
 def int_in(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
@@ -130,6 +169,21 @@ def http_listener(value: str) -> tuple[str, int] | None:
     if scheme.lower() != "http" or not sep or not colon or not port.isdigit() or int(port) > 65535:
         raise ConfigError(f"'{text}' is not http://host:port")
     return host.strip("[]"), int(port)
+
+
+def registry_listeners(value: str) -> tuple[tuple[str, str, int], ...]:
+    """``http://host:port[,https://host:port]`` -> ((scheme, host, port), ...); empty -> ()."""
+    out = []
+    for item in (s.strip() for s in str(value).split(",")):
+        if not item:
+            continue
+        scheme, sep, rest = item.partition("://")
+        host, colon, port = rest.rpartition(":")
+        if scheme.lower() not in ("http", "https") or not sep or not colon or not port.isdigit() \
+                or int(port) > 65535:
+            raise ConfigError(f"'{item}' is not http://host:port or https://host:port")
+        out.append((scheme.lower(), host.strip("[]"), int(port)))
+    return tuple(out)
 
 
 def protocol_map(text: str) -> dict[str, str]:

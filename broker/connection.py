@@ -235,6 +235,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._update_reading()
             return
         if kind is Reply:
+            if answer.abort is not None:
+                self.abort("closed_after_refusal", answer.abort)
+                return
             self._note(answer)
             answer = answer.body
         if answer is NO_RESPONSE:

@@ -13,7 +13,7 @@ from typing import Any
 from kipper.broker.security.authenticator import SaslAuthenticator
 
 
-@dataclass
+@dataclass(eq=False)
 class Session:
     """Per-connection state that outlives one request."""
 
@@ -30,6 +30,9 @@ class Session:
     acl_version: int = -1
     admitted_producer_ids: set = field(default_factory=set)  # producer-id quota fast path
     kept_heads: object = None  # recent Produce requests' heads (protocol/produce_codec.RepeatedHeads)
+    # ClientSoftwareName and ClientSoftwareVersion of its ApiVersions v3+ (KIP-511), which
+    # client-metrics subscriptions match on (KIP-714)
+    client_software: tuple[str, str] | None = None
 
 
 @dataclass(slots=True)

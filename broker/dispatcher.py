@@ -127,9 +127,11 @@ class Dispatcher:
         self._routes: dict[int, _Route] = {}  # api_key << 16 | version
 
     def connection_closed(self, session) -> None:
-        """What outlives requests but not the connection ends with it (share sessions)."""
+        """What outlives requests but not the connection ends with it (share sessions, a
+        client's telemetry instance)."""
         engines = self.engines
         engines.share.connection_closed(session, engines.clock())
+        engines.telemetry.disconnected(session)
 
     def dispatch(self, frames: list, i: int, session) -> tuple[list, int]:
         """The answers to ``frames[i]`` and, for an API answered in runs, the frames after
@@ -278,7 +280,7 @@ class Dispatcher:
             raise CloseConnection(f"{api.name} v{version} is not supported "
                                   f"(supported {api.min_version}-{api.max_version})")
         route = self._routes[api_key << 16 | version] = _Route(
-            api, handler, version, self.metrics.latency_of(api.name), self.runs)
+            api, handler, version, self.metrics.latency_of(api.name, version), self.runs)
         return route
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:

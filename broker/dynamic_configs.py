@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
-from kipper.broker.kafka_broker_configs import KAFKA_ONLY_BROKER_CONFIGS
+from kipper.broker.config_values import java_double, java_set_text
+from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, parse_value,
 )
@@ -61,21 +62,26 @@ def _from_static(name: str, effect: str) -> DynamicKey:
     return DynamicKey(name, "long", key.parse, defaults_text(name), effect, key.doc)
 
 
-def _inert(name: str, type_: str, default: str, doc: str) -> DynamicKey:
-    return DynamicKey(name, type_, lambda text: parse_value(type_, name, text), default, INERT, doc)
+def _inert(name: str, type_: str, default: str, doc: str, at_least: int | None = None) -> DynamicKey:
+    def parse(text: str):
+        value = parse_value(type_, name, text)
+        if at_least is not None and value < at_least:
+            raise ConfigValueError(f"Invalid value {value} for configuration {name}: Value must be at least {at_least}")
+        return value
+    return DynamicKey(name, type_, parse, default, INERT, doc)
 
 
 DYNAMIC_KEYS: dict[str, DynamicKey] = {k.name: k for k in (
     *(_from_topic(d) for d in TOPIC_CONFIGS.values() if d.synonym),
     _from_static("producer.id.expiration.ms", APPLIED),
     _from_static("transaction.partition.verification.enable", APPLIED),
-    _inert("num.io.threads", "int", "8", "Request handler threads (kipper: one event loop)."),
-    _inert("num.network.threads", "int", "3", "Network threads (kipper: one event loop)."),
-    _inert("num.replica.fetchers", "int", "1", "Replica fetchers (one node: no replication)."),
-    _inert("num.recovery.threads.per.data.dir", "int", "2", "Log recovery threads per directory."),
-    _inert("background.threads", "int", "10", "Background task threads."),
+    _inert("num.io.threads", "int", "8", "Request handler threads (kipper: one event loop).", at_least=1),
+    _inert("num.network.threads", "int", "3", "Network threads (kipper: one event loop).", at_least=1),
+    _inert("num.replica.fetchers", "int", "1", "Replica fetchers (one node: no replication).", at_least=1),
+    _inert("num.recovery.threads.per.data.dir", "int", "2", "Log recovery threads per directory.", at_least=1),
+    _inert("background.threads", "int", "10", "Background task threads.", at_least=1),
     _from_static("log.cleaner.threads", APPLIED),
-    _inert("log.cleaner.io.max.bytes.per.second", "double", str(float(1.7976931348623157e308)),
+    _inert("log.cleaner.io.max.bytes.per.second", "double", java_double(1.7976931348623157e308),
            "Log cleaner I/O limit (not enforced)."),
     _inert("log.cleaner.dedupe.buffer.size", "long", "134217728", "Log cleaner buffer (kipper sizes its own)."),
     _inert("log.cleaner.io.buffer.size", "int", "524288", "Log cleaner buffer (kipper sizes its own)."),
@@ -87,6 +93,30 @@ DYNAMIC_KEYS: dict[str, DynamicKey] = {k.name: k for k in (
     _inert("max.connections.per.ip.overrides", "string", "", "Per-IP limits (not enforced)."),
     _inert("metric.reporters", "list", "", "Metric reporter classes (kipper: metrics dumps)."),
 )}
+
+
+def _value_problem(name: str, value: str) -> str | None:
+    """Why Kafka would refuse ``value`` for broker config ``name``, in its words: the type
+    it declares first, then the range."""
+    kafka = KAFKA_BROKER_CONFIGS.get(name)
+    if name not in DYNAMIC_KEYS and kafka is None:
+        return None  # unknown: stored, read by nothing
+    try:
+        if kafka is not None:
+            parse_value(kafka.type, name, value)
+        if name in DYNAMIC_KEYS:
+            DYNAMIC_KEYS[name].parse(value)
+    except (ConfigValueError, ConfigError) as exc:
+        message = str(exc)
+        rng = getattr(KEYS[name].parse, "range", None) if name in KEYS else None
+        if rng is not None and not message.startswith("Invalid value"):
+            lo, hi = rng
+            message = (f"Value must be at least {lo}" if lo is not None and float(value) < lo
+                       else f"Value must be no more than {hi}")
+        if not message.startswith("Invalid value"):
+            message = f"Invalid value {value} for configuration {name}: {message}"
+        return message
+    return None
 
 
 class DynamicBrokerConfigs:
@@ -137,26 +167,25 @@ class DynamicBrokerConfigs:
         return ErrorCode.NONE, None
 
     def check(self, configs: dict[str, str]) -> tuple[ErrorCode, str | None]:
-        """Kafka's DynamicBrokerConfig.validate: static names, then values. A name that
-        is no broker config (kipper's or Kafka's) passes, as in Kafka."""
-        static = sorted(k for k in configs if (k in KEYS or k in KAFKA_ONLY_BROKER_CONFIGS) and k not in DYNAMIC_KEYS)
+        """Kafka's DynamicBrokerConfig.validate: static names, then values, with Kafka's
+        messages. A name that is no broker config (kipper's or Kafka's) passes, as in
+        Kafka; one that Kafka reconfigures at run time and kipper does not use is checked
+        against its type and stored, inert."""
+        static = [k for k in configs if k not in DYNAMIC_KEYS and (
+            k in KEYS or (k in KAFKA_BROKER_CONFIGS and not KAFKA_BROKER_CONFIGS[k].dynamic))]
         if static:
-            return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({', '.join(static)})"
+            return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {java_set_text(static)}"
         for name, value in configs.items():
-            if name not in DYNAMIC_KEYS:
-                continue  # unknown: stored, read by nothing
-            try:
-                DYNAMIC_KEYS[name].parse(value)
-            except (ConfigValueError, ConfigError) as exc:
-                message = str(exc)
-                if not message.startswith("Invalid value"):
-                    message = f"Invalid value {value} for configuration {name}: {message}"
-                return ErrorCode.INVALID_REQUEST, message
+            problem = _value_problem(name, value)
+            if problem:
+                return ErrorCode.INVALID_REQUEST, problem
         return ErrorCode.NONE, None
 
     def unknown_names(self) -> set[str]:
-        """Names set dynamically that are no broker config (described as Kafka does)."""
-        return {n for layer in self.layers.values() for n in layer if n not in KEYS and n not in DYNAMIC_KEYS}
+        """Names set dynamically that are no broker config, kipper's or Kafka's (described
+        as Kafka does)."""
+        return {n for layer in self.layers.values() for n in layer
+                if n not in KEYS and n not in DYNAMIC_KEYS and n not in KAFKA_BROKER_CONFIGS}
 
     def current(self, resource_name: str) -> dict[str, str]:
         return dict(self.layers["" if resource_name == "" else self.node])

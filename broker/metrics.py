@@ -27,7 +27,9 @@ class _PartitionCounts:
 
 class Metrics:
     def __init__(self, providers: dict[str, Callable[[], dict]] | None = None):
-        self._apis: dict[str, LatencyHistogram] = {}
+        # (API name, version) -> its latencies: one histogram per dispatcher route, so
+        # requests are counted per version at no cost (Kafka's RequestsPerSec has a version tag)
+        self._apis: dict[tuple[str, int], LatencyHistogram] = {}
         self._errors: dict[str, int] = {}
         self._partitions: dict[tuple[str, int], _PartitionCounts] = {}
         self.totals = {"requests": 0, "bytes_in": 0, "records_in": 0, "bytes_out": 0,
@@ -35,7 +37,7 @@ class Metrics:
         self.connections_open = 0
         self.providers: dict[str, Callable[[], dict]] = dict(providers or {})
         # what earlier intervals counted, folded in by take_interval
-        self._past_apis: dict[str, LatencyHistogram] = {}
+        self._past_apis: dict[tuple[str, int], LatencyHistogram] = {}
         self._past_partitions: dict[tuple[str, int], _PartitionCounts] = {}
         self._past_errors: dict[str, int] = {}
 
@@ -50,14 +52,14 @@ class Metrics:
 
     # --- counting (hot paths: keep them to a few attribute updates) -------------------
 
-    def observe_request(self, api: str, latency_us: int) -> None:
-        self.observe_latency(self.latency_of(api), latency_us)
+    def observe_request(self, api: str, latency_us: int, version: int = -1) -> None:
+        self.observe_latency(self.latency_of(api, version), latency_us)
 
-    def latency_of(self, api: str) -> LatencyHistogram:
-        """The histogram ``api``'s request latencies go into (the dispatcher keeps it)."""
-        hist = self._apis.get(api)
+    def latency_of(self, api: str, version: int = -1) -> LatencyHistogram:
+        """The histogram ``api`` ``version``'s request latencies go into (the dispatcher keeps it)."""
+        hist = self._apis.get((api, version))
         if hist is None:
-            hist = self._apis[api] = LatencyHistogram()
+            hist = self._apis[(api, version)] = LatencyHistogram()
         return hist
 
     def observe_latency(self, hist: LatencyHistogram, latency_us: int, requests: int = 1) -> None:
@@ -101,12 +103,14 @@ class Metrics:
     def take_interval(self) -> dict:
         """Counts since the last call (and reset them), plus totals and providers."""
         # the live histograms stay (the dispatcher holds them): their counts move out
-        apis = {name: h.take() for name, h in self._apis.items() if h.count}
+        apis = {key: h.take() for key, h in self._apis.items() if h.count}
         parts, self._partitions = self._partitions, {}
         errors, self._errors = self._errors, {}
         self._fold(apis, parts, errors)
+        by_name, versions = _by_name(apis)
         out = {
-            "apis": {name: h.snapshot() for name, h in sorted(apis.items())},
+            "apis": {name: h.snapshot() for name, h in sorted(by_name.items())},
+            "api_versions": versions,
             "rejected": errors,
             "partitions": [{"topic": t, "partition": p, "bytes_in": c.bytes_in,
                             "records_in": c.records_in, "bytes_out": c.bytes_out,
@@ -139,13 +143,14 @@ class Metrics:
     def cumulative(self) -> dict:
         """Everything counted since start (nothing is reset), plus the providers:
         per-API histograms, per-partition bytes and records, rejected frames."""
-        apis = {}
-        for name in self._past_apis.keys() | self._apis.keys():
+        per_version = {}
+        for key in self._past_apis.keys() | self._apis.keys():
             h = LatencyHistogram()
-            for part in (self._past_apis.get(name), self._apis.get(name)):
+            for part in (self._past_apis.get(key), self._apis.get(key)):
                 if part is not None:
                     h.add(part)
-            apis[name] = h
+            per_version[key] = h
+        apis, versions = _by_name(per_version)
         partitions = {}
         for key in self._past_partitions.keys() | self._partitions.keys():
             row = dict.fromkeys(_PartitionCounts.__slots__, 0)
@@ -157,8 +162,23 @@ class Metrics:
         rejected = dict(self._past_errors)
         for reason, n in self._errors.items():
             rejected[reason] = rejected.get(reason, 0) + n
-        out = {"apis": apis, "partitions": partitions, "rejected": rejected,
+        out = {"apis": apis, "api_versions": versions, "partitions": partitions, "rejected": rejected,
                "connections_open": self.connections_open, "totals": dict(self.totals)}
         for name, provider in self.providers.items():
             out[name] = provider()
         return out
+
+
+def _by_name(per_version: dict) -> tuple[dict, dict]:
+    """Histograms per API (the versions merged), and request counts per API and version
+    ({"EndTxn": {"5": 12}}: which protocol clients use)."""
+    by_name: dict[str, LatencyHistogram] = {}
+    versions: dict[str, dict[str, int]] = {}
+    for (name, version), h in sorted(per_version.items()):
+        merged = by_name.get(name)
+        if merged is None:
+            merged = by_name[name] = LatencyHistogram()
+        merged.add(h)
+        if h.count:
+            versions.setdefault(name, {})[str(version)] = h.count
+    return by_name, versions

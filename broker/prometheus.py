@@ -1,7 +1,7 @@
 """Prometheus exposition of the broker's metrics: /metrics, /healthz, /readyz.
 
 ``metrics.http.listener`` starts ``MetricsHttpServer``: a small threading HTTP server in
-a daemon thread. A scrape asks the event loop for one snapshot (``Metrics.cumulative``
+a daemon thread (``broker/http_listener.py``, shared with the Schema Registry). A scrape asks the event loop for one snapshot (``Metrics.cumulative``
 plus the providers: dict copies, run on the loop because the engines live there) and
 renders it in its own thread with prometheus-client, so the loop never waits on a socket
 or on text rendering. Names follow what Kafka's JMX exporter makes of Kafka's MBeans
@@ -11,16 +11,16 @@ or on text rendering. Names follow what Kafka's JMX exporter makes of Kafka's MB
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Callable
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
+from kipper.broker.client_metrics_export import client_metric_families
+from kipper.broker.http_listener import ThreadedListener, on_loop  # noqa: F401  (on_loop: public here too)
 from kipper.broker.metrics_dump import normalize_quotas, normalize_share
 from kipper.protocol.histogram import BUCKET_BOUNDS
 
@@ -71,13 +71,15 @@ def families(snap: dict) -> list:
     """The Prometheus metric families of one snapshot (pure: unit-tested without sockets)."""
     out = []
     requests = CounterMetricFamily("kafka_network_requestmetrics_requests",
-                                   "Requests answered, per API (Kafka: RequestMetrics RequestsPerSec).",
-                                   labels=["request"])
+                                   "Requests answered, per API and version (Kafka: RequestMetrics RequestsPerSec).",
+                                   labels=["request", "version"])
     latency = HistogramMetricFamily("kafka_network_requestmetrics_totaltime_seconds",
                                     "Time from a request's arrival to its answer being encoded, per API "
                                     "(Kafka: RequestMetrics TotalTimeMs).", labels=["request"])
+    for name, counts in sorted(snap["api_versions"].items()):
+        for version, n in sorted(counts.items(), key=lambda kv: int(kv[0])):
+            requests.add_metric([name, version], n)
     for name, h in sorted(snap["apis"].items()):
-        requests.add_metric([name], h.count)
         latency.add_metric([name], _coarse(h.counts), sum_value=h.sum_us / 1e6)
     out += [requests, latency]
     rejected = CounterMetricFamily("kafka_network_requestmetrics_rejected_frames",
@@ -102,6 +104,7 @@ def families(snap: dict) -> list:
     out += _quota_families(snap["quotas"]["users"])
     out += _cleaner_families(snap.get("cleaner") or {})
     out += _authorizer_families(snap.get("authorizer") or {})
+    out += client_metric_families(snap.get("client_telemetry") or {})
     refused = CounterMetricFamily("kafka_server_brokertopicmetrics_refused_batches",
                                   "Produce batches refused by the checks before the append, by Kafka error.",
                                   labels=["error"])
@@ -264,14 +267,6 @@ def _authorizer_families(authorizer: dict) -> list:
     return [acls, denied]
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address) -> None:  # a peer gone mid-request
-        log.debug("metrics_http_connection_failed", peer=f"{client_address[0]}:{client_address[1]}",
-                  exc_info=True)
-
-
 class _Families:
     """What generate_latest needs from a registry: ``collect()``."""
 
@@ -294,23 +289,19 @@ class MetricsHttpServer:
         self.on_loop = on_loop
         self.snapshot = snapshot
         self.ready = ready
-        self.httpd = _Server((host or "0.0.0.0", port), _handler(self))
-        self.port = self.httpd.server_address[1]
+        self.listener = ThreadedListener(host, port, _handler(self), name="kipper-metrics-http")
+        self.port = self.listener.port
         self.host = host
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="kipper-metrics-http",
-                                        daemon=True)
 
     @property
     def url(self) -> str:
         return f"http://{self.host or '0.0.0.0'}:{self.port}"
 
     def start(self) -> None:
-        self._thread.start()
+        self.listener.start()
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._thread.join(5)
+        self.listener.close()
 
     # --- on the HTTP threads -------------------------------------------------------------------
 
@@ -325,21 +316,6 @@ class MetricsHttpServer:
             return True
         except (concurrent.futures.TimeoutError, RuntimeError):
             return False
-
-
-def on_loop(loop: asyncio.AbstractEventLoop) -> Callable:
-    """``fn -> concurrent future``, running ``fn`` on ``loop`` (thread-safe)."""
-    def submit(fn):
-        future: concurrent.futures.Future = concurrent.futures.Future()
-
-        def run() -> None:
-            try:
-                future.set_result(fn())
-            except BaseException as exc:
-                future.set_exception(exc)
-        loop.call_soon_threadsafe(run)
-        return future
-    return submit
 
 
 def _handler(server: MetricsHttpServer):

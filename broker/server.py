@@ -8,7 +8,8 @@ drives time-based work (group session expiry, retention) by calling the engines'
 SIGTERM/SIGINT stops accepting, closes connections and logs final counters. Message schemas are
 compiled per (api, version) on first use, not at start (protocol/schema.py), so a
 broker accepts connections as soon as its listeners are bound; with
-``metrics.http.listener`` it also serves Prometheus metrics (broker/prometheus.py).
+``metrics.http.listener`` it also serves Prometheus metrics (broker/prometheus.py), and with
+``schema.registry.listeners`` Confluent's Schema Registry API (broker/registry_http/).
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ class BrokerServer:
             Periodic("transactions",
                      config["transaction.abort.timed.out.transaction.cleanup.interval.ms"] / 1000,
                      lambda: current().txn.tick(now())),
+            Periodic("client-telemetry-expiry", 10.0, lambda: current().telemetry.expire(now())),
             Periodic("config-store-reload", CONFIG_STORE_RELOAD_S,
                      lambda: (current().security.reload(), current().quotas.reload(), current().acls.reload())),
         ]
@@ -145,6 +147,7 @@ class BrokerServer:
         self.shutdown_hooks: list[Callable[[], None]] = []
         self.ready = False  # listeners bound and not stopping: /readyz
         self.metrics_http = None  # broker.prometheus.MetricsHttpServer, with metrics.http.listener
+        self.registry_http: list = []  # broker.registry_http.server.RegistryHttpServer, per schema.registry.listeners
         # metrics dumps (issue #7): the loop snapshots, a writer thread does the file I/O
         self.metrics_dumper = metrics_dumper(engines.metrics, config, lambda: self.engines.topics, engines.clock)
         if self.metrics_dumper is not None:
@@ -236,12 +239,15 @@ class BrokerServer:
             task.start()
         if self.config["metrics.http.listener"] is not None:
             self._start_metrics_http(loop)
+        if self.config["schema.registry.listeners"]:
+            self._start_registry_http(loop)
         self.ready = True
         log.info("broker_started", node_id=self.engines.node_id,
                  listeners=[f"{listener.name}://{listener.host}:{port}" for listener, port in self.bound],
                  advertised={k: f"{h}:{p}" for k, (h, p) in self.engines.advertised.items()},
                  loop=type(loop).__module__.split(".")[0],
-                 **({"metrics_http": self.metrics_http.url} if self.metrics_http is not None else {}))
+                 **({"metrics_http": self.metrics_http.url} if self.metrics_http is not None else {}),
+                 **({"schema_registry": [r.url for r in self.registry_http]} if self.registry_http else {}))
 
     def _start_metrics_http(self, loop) -> None:
         from kipper.broker import prometheus  # prometheus-client is imported only when asked for
@@ -251,6 +257,33 @@ class BrokerServer:
             host, port, on_loop=prometheus.on_loop(loop),
             snapshot=lambda: prometheus.broker_snapshot(self.engines), ready=lambda: self.ready)
         self.metrics_http.start()
+
+    def _start_registry_http(self, loop) -> None:
+        """The Schema Registry's listeners; imported only when asked for."""
+        from kipper.broker.http_listener import on_loop
+        from kipper.broker.registry_http import access, routes
+        from kipper.broker.registry_http.server import RegistryHttpServer
+
+        method = self.config["schema.registry.authentication.method"]
+        protocols = set(self.config["listener.security.protocol.map"][listener.name]
+                        for listener in self.config["listeners"])
+        basic = method == "BASIC" or (method == "" and bool(protocols & set(SASL_PROTOCOLS)))
+        authenticator = access.Authenticator(self.engines.security.credentials) if basic else None
+        authorizer = access.Authorizer(self.engines.acls)
+
+        def context() -> routes.Context:  # looked up at each request: a reset replaces the registry
+            return routes.Context(self.engines.schema_registry, authorizer, self.engines.cluster_id)
+
+        for scheme, host, port in self.config["schema.registry.listeners"]:
+            ssl_context = tls.server_context(self.config) if scheme == "https" else None
+            server = RegistryHttpServer(host, port, on_loop=on_loop(loop), context=context,
+                                        authenticator=authenticator, ssl_context=ssl_context)
+            server.start()
+            self.registry_http.append(server)
+
+    @property
+    def schema_registry_url(self) -> str | None:
+        return self.registry_http[0].url if self.registry_http else None
 
     def request_stop(self) -> None:
         self._stopped.set()
@@ -273,6 +306,8 @@ class BrokerServer:
                 pass
         if self.metrics_http is not None:  # its thread may wait on the loop: not from the loop
             await loop_thread(self.metrics_http.close)
+        for registry in self.registry_http:
+            await loop_thread(registry.close)
         for hook in self.shutdown_hooks:
             try:
                 hook()

@@ -10,6 +10,9 @@ entry point ``kipper`` (``pip install kipper`` is all a project does).
   (``kafka_topic(partitions=3, configs={"retention.ms": "60000"})``), deleted after the test.
 - ``kafka_faults``: the broker's fault injection (kipper/testing/faults.py), cleared after
   the test.
+- ``schema_registry_url``: the broker's Schema Registry (``http://127.0.0.1:<port>``), on by
+  default where the ``kipper[schema-registry]`` extra is installed
+  (``schema.registry.listeners=`` turns it off).
 
 Broker properties come from the ini option ``kafka_broker_overrides`` (one ``key=value``
 a line) and then ``--kafka-broker-override key=value`` flags, which win.
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import pytest
 
-FIXTURES = frozenset({"kafka_broker", "kafka_bootstrap_servers", "kafka_topic", "kafka_faults"})
+FIXTURES = frozenset({"kafka_broker", "kafka_bootstrap_servers", "kafka_topic", "kafka_faults", "schema_registry_url"})
 
 
 def pytest_addoption(parser) -> None:
@@ -137,7 +140,10 @@ def kafka_broker(request):
     own unless ``kafka_broker_mode = thread``."""
     from kipper.testing import EmbeddedBroker
 
-    broker = EmbeddedBroker(broker_overrides(request.config), mode=broker_mode(request.config))
+    overrides = broker_overrides(request.config)
+    if "schema.registry.listeners" not in overrides and _registry_available():
+        overrides["schema.registry.listeners"] = "http://127.0.0.1:0"
+    broker = EmbeddedBroker(overrides, mode=broker_mode(request.config))
     broker.start()
     yield broker
     broker.stop()
@@ -146,6 +152,18 @@ def kafka_broker(request):
 @pytest.fixture(scope="session")
 def kafka_bootstrap_servers(kafka_broker) -> str:
     return kafka_broker.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def schema_registry_url(kafka_broker) -> str:
+    """The broker's Schema Registry, for a client's ``url``."""
+    return kafka_broker.schema_registry_url
+
+
+def _registry_available() -> bool:
+    from kipper.broker.schema_registry.formats import missing_libraries
+
+    return not missing_libraries()
 
 
 @pytest.fixture

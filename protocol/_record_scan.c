@@ -3,8 +3,10 @@
  * every input, message text included (tests/property/test_record_scan.py compares
  * them on generated and mutated batches). Compiled because the broker runs it on every
  * record it ingests: a Python loop costs about twice the broker's whole ingest budget.
+ * The walk takes the records' max timestamp on the way: Kafka's LogValidator recomputes
+ * a batch's max timestamp from its records rather than trusting the header.
  *
- * scan(buf, start, end, count) -> None | (error_code, record_index, message)
+ * scan(buf, start, end, count, base_timestamp) -> max_timestamp | (error_code, record_index, message)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -13,6 +15,7 @@
 #define INVALID_RECORD 87
 #define VARINT_BYTES 5   /* Kafka's ByteUtils.readVarint */
 #define VARLONG_BYTES 10 /* Kafka's ByteUtils.readVarlong */
+#define NO_TIMESTAMP (-1) /* Kafka's RecordBatch.NO_TIMESTAMP: where the max timestamp starts */
 
 #ifndef KIPPER_SOURCE_DIGEST
 #define KIPPER_SOURCE_DIGEST "unknown"
@@ -65,20 +68,31 @@ read_varint(cursor *pos, cursor limit, int32_t *out)
     return READ_TOO_LONG;
 }
 
-/* A varlong of at most 10 bytes; the value is not needed, only where it ends. */
+/* A zig-zag varlong of at most 10 bytes, bits past 64 dropped (as Java drops them). */
 static inline int
-skip_varlong(cursor *pos, cursor limit)
+read_varlong(cursor *pos, cursor limit, int64_t *out)
 {
     cursor p = *pos;
+    uint64_t raw = 0;
     for (int i = 0; i < VARLONG_BYTES; i++) {
         if (p >= limit)
             return READ_PAST_END;
-        if (!(*p++ & 0x80)) {
+        unsigned char byte = *p++;
+        raw |= (uint64_t)(byte & 0x7F) << (7 * i); /* the tenth byte: its lowest bit lands at 63 */
+        if (!(byte & 0x80)) {
+            *out = (int64_t)((raw >> 1) ^ ((uint64_t)0 - (raw & 1)));
             *pos = p;
             return READ_OK;
         }
     }
     return READ_TOO_LONG;
+}
+
+/* a record's timestamp as Java computes it: base + delta, wrapping past 2^63 */
+static inline int64_t
+record_timestamp(int64_t base, int64_t delta)
+{
+    return (int64_t)((uint64_t)base + (uint64_t)delta);
 }
 
 static int
@@ -112,16 +126,16 @@ bytes_field(fault *f, cursor *pos, cursor end, Py_ssize_t index, const char *wha
     return 0;
 }
 
-/* Walk the fields of record ``index``, which spans [pos, end). */
+/* Walk the fields of record ``index``, which spans [pos, end); its timestamp delta in ``delta``. */
 static int
-walk_record(fault *f, cursor pos, cursor end, Py_ssize_t index)
+walk_record(fault *f, cursor pos, cursor end, Py_ssize_t index, int64_t *delta)
 {
     int32_t value;
     int status;
     if (pos >= end)
         return set_fault(f, index, "record %zd: attributes run past the end of the record", index);
     pos++; /* attributes: unused in v2, as Kafka leaves them */
-    if ((status = skip_varlong(&pos, end)) != READ_OK) {
+    if ((status = read_varlong(&pos, end, delta)) != READ_OK) {
         if (status == READ_PAST_END)
             return set_fault(f, index, "record %zd: timestamp delta runs past the end of the record", index);
         return set_fault(f, index, "record %zd: timestamp delta varlong is longer than 10 bytes", index);
@@ -151,12 +165,15 @@ walk_record(fault *f, cursor pos, cursor end, Py_ssize_t index)
     return 0;
 }
 
-/* 0 when [pos, end) holds exactly ``count`` records; -1 with ``f`` filled otherwise. */
+/* 0 when [pos, end) holds exactly ``count`` records, their max timestamp in ``top``;
+ * -1 with ``f`` filled otherwise. */
 static int
-walk_records(fault *f, cursor pos, cursor end, Py_ssize_t count)
+walk_records(fault *f, cursor pos, cursor end, Py_ssize_t count, int64_t base, int64_t *top)
 {
+    *top = NO_TIMESTAMP;
     for (Py_ssize_t index = 0; index < count; index++) {
         int32_t size;
+        int64_t delta;
         int status;
         if (pos >= end)
             return set_fault(f, index, "record %zd: the batch ends after %zd of its %zd records",
@@ -168,8 +185,11 @@ walk_records(fault *f, cursor pos, cursor end, Py_ssize_t count)
         if ((Py_ssize_t)size > end - pos)
             return set_fault(f, index, "record %zd: length %d runs past the end of the batch (%zd bytes left)",
                              index, (int)size, (Py_ssize_t)(end - pos));
-        if (walk_record(f, pos, pos + size, index) < 0)
+        if (walk_record(f, pos, pos + size, index, &delta) < 0)
             return -1;
+        int64_t timestamp = record_timestamp(base, delta);
+        if (timestamp > *top)
+            *top = timestamp;
         pos += size;
     }
     if (pos != end)
@@ -228,23 +248,31 @@ fast_bytes(cursor *pos, cursor end, int null_ok)
     return 1;
 }
 
-/* -1 when [pos, end) holds exactly ``count`` well-formed records, else the index of the
- * record where a fault is (``count`` for bytes after the last record) */
+/* -1 when [pos, end) holds exactly ``count`` well-formed records (their max timestamp in
+ * ``top``), else the index of the record where a fault is (``count`` for bytes after the
+ * last record) */
 static Py_ssize_t
-fast_walk(cursor pos, cursor end, Py_ssize_t count)
+fast_walk(cursor pos, cursor end, Py_ssize_t count, int64_t base, int64_t *top)
 {
+    int64_t max = NO_TIMESTAMP;
     for (Py_ssize_t index = 0; index < count; index++) {
         int32_t size, value;
+        int64_t delta;
         if (!fast_varint(&pos, end, &size) || size < 0 || (Py_ssize_t)size > end - pos)
             return index;
         cursor p = pos, record_end = pos + size;
         if (p >= record_end)
             return index;
         p++; /* attributes */
-        if (LIKELY(p < record_end && *p < 0x80))
-            p++; /* a one-byte timestamp delta: a batch's records are usually close in time */
-        else if (skip_varlong(&p, record_end) != READ_OK)
+        if (LIKELY(p < record_end && *p < 0x80)) { /* a one-byte timestamp delta: usual */
+            uint32_t raw = *p++;
+            delta = (int64_t)(int32_t)((raw >> 1) ^ (0u - (raw & 1u)));
+        } else if (read_varlong(&p, record_end, &delta) != READ_OK) {
             return index;
+        }
+        int64_t timestamp = record_timestamp(base, delta);
+        if (timestamp > max)
+            max = timestamp;
         if (!fast_varint(&p, record_end, &value)            /* offset delta */
             || !fast_bytes(&p, record_end, 1)                /* key */
             || !fast_bytes(&p, record_end, 1)                /* value */
@@ -259,6 +287,7 @@ fast_walk(cursor pos, cursor end, Py_ssize_t count)
             return index;
         pos = record_end;
     }
+    *top = max;
     return pos == end ? -1 : count;
 }
 
@@ -266,8 +295,9 @@ static PyObject *
 scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "scan() takes 4 arguments (buf, start, end, count), got %zd", nargs);
+    if (nargs != 5) {
+        PyErr_Format(PyExc_TypeError, "scan() takes 5 arguments (buf, start, end, count, base_timestamp), got %zd",
+                     nargs);
         return NULL;
     }
     Py_ssize_t start = PyLong_AsSsize_t(args[1]);
@@ -287,6 +317,14 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_Format(PyExc_ValueError, "record count %S is not an int32", args[3]);
         return NULL;
     }
+    int overflow = 0;
+    long long base = PyLong_AsLongLongAndOverflow(args[4], &overflow);
+    if (base == -1 && PyErr_Occurred())
+        return NULL;
+    if (overflow) {
+        PyErr_Format(PyExc_ValueError, "base timestamp %S is not an int64", args[4]);
+        return NULL;
+    }
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
         return NULL;
@@ -298,13 +336,14 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     fault f = {0, NULL};
     int status;
+    int64_t top = NO_TIMESTAMP;
     if (count < 0) {
         status = set_fault(&f, -1, "record count %d is negative", (int)count);
     } else {
-        cursor base = (cursor)view.buf;
+        cursor data = (cursor)view.buf;
         status = 0;
-        if (fast_walk(base + start, base + end, (Py_ssize_t)count) != -1) {
-            status = walk_records(&f, base + start, base + end, (Py_ssize_t)count);
+        if (fast_walk(data + start, data + end, (Py_ssize_t)count, (int64_t)base, &top) != -1) {
+            status = walk_records(&f, data + start, data + end, (Py_ssize_t)count, (int64_t)base, &top);
             if (status == 0) { /* a bug: the two walks must accept the same inputs */
                 PyBuffer_Release(&view);
                 PyErr_SetString(PyExc_SystemError, "the record scan's two walks disagree");
@@ -314,7 +353,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyBuffer_Release(&view);
     if (status == 0)
-        Py_RETURN_NONE;
+        return PyLong_FromLongLong((long long)top);
     if (f.message == NULL)
         return NULL;
     return Py_BuildValue("(inN)", INVALID_RECORD, f.index, f.message);
@@ -322,7 +361,7 @@ scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef methods[] = {
     {"scan", (PyCFunction)(void (*)(void))scan, METH_FASTCALL,
-     "scan(buf, start, end, count) -> None | (error_code, record_index, message)"},
+     "scan(buf, start, end, count, base_timestamp) -> max_timestamp | (error_code, record_index, message)"},
     {NULL, NULL, 0, NULL},
 };
 

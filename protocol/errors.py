@@ -176,3 +176,25 @@ class KafkaError(Exception):
         self.code = for_code(code)
         self.retriable = is_retriable(self.code)
         super().__init__(f"{self.code.name} ({int(self.code)})" + (f": {message}" if message else ""))
+
+
+# Kafka's own text for an error (its Errors enum), where Kafka answers with it: an answer
+# built from the error alone (ApiError(error), error.message()) carries this text
+KAFKA_TEXT = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client "
+                               "library or the message was sent to an incompatible broker. See the broker logs "
+                               "for more details.",
+    ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
+    ErrorCode.INVALID_RECORD_STATE: "The record state is invalid. The acknowledgement of delivery could not be "
+                                    "completed.",
+}
+
+
+def kafka_text(code: int) -> str:
+    """Kafka's text for ``code`` (its name when this table does not have it)."""
+    code = ErrorCode(code)
+    return KAFKA_TEXT.get(code, code.name)

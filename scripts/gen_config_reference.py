@@ -20,7 +20,8 @@ from kipper.broker.config import KEYS, defaults_text  # noqa: E402
 SECTIONS = {"server": "Server", "log": "Logs and topics", "producer": "Idempotent producers",
             "storage": "Durable storage", "group": "Consumer groups", "share": "Share groups",
             "quota": "Quotas",
-            "security": "Security", "metrics": "Metrics", "transactions": "Transactions"}
+            "security": "Security", "metrics": "Metrics", "transactions": "Transactions",
+            "schema_registry": "Schema Registry"}
 
 
 def _range(key) -> str:

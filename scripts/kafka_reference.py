@@ -20,6 +20,7 @@ none is given). ``KIPPER_KAFKA_VERSION`` pins a version; ``KIPPER_CACHE`` moves 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import socket
@@ -64,6 +65,9 @@ class KafkaReference:
     scram_users: dict[str, str] = field(default_factory=dict)
     features: dict[str, int] = field(default_factory=dict)
     heap: str = "512m"
+    # directories or jars added to the broker's classpath (a plugin of the tests', e.g. the
+    # client-telemetry exporter tests/java/kipper/reference/TelemetrySink.java)
+    extra_classpath: list[str] = field(default_factory=list)
     version: str | None = None
     port: int = 0
     sasl_port: int = 0
@@ -127,7 +131,7 @@ class KafkaReference:
         return props
 
     def _java(self, main: str, args: list[str], **kw) -> subprocess.Popen:
-        cp = classpath("broker", self.version)
+        cp = os.pathsep.join([classpath("broker", self.version), *self.extra_classpath])
         log4j = self.workdir / "log4j2.properties"
         cmd = [java_binary(), f"-Xmx{self.heap}", f"-Xms{self.heap}", "-XX:+UseG1GC",
                "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true",

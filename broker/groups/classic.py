@@ -194,8 +194,10 @@ class ClassicGroupCoordinator:
         if group.state == PREPARING_REBALANCE:
             return
         if group.state == COMPLETING_REBALANCE:
-            # members waiting on SyncGroup must rejoin
+            # members waiting on SyncGroup must rejoin; the assignments being made are void
+            # (Kafka keeps the previous generation's until then, and describes them)
             for m in group.members.values():
+                m.assignment = b""
                 if m.sync_reply is not None:
                     m.sync_reply(_error(ErrorCode.REBALANCE_IN_PROGRESS))
                     m.sync_reply = None
@@ -239,7 +241,6 @@ class ClassicGroupCoordinator:
         for m in group.members.values():
             reply, m.join_reply = m.join_reply, None
             m.last_heartbeat = now
-            m.assignment = b""
             reply(join_response(group, m))
 
     # --- SyncGroup ---------------------------------------------------------------
@@ -324,7 +325,9 @@ class ClassicGroupCoordinator:
                 continue
             self._remove_member(group, member, now, "left the group")
             removed = True
-            results.append({"member_id": member.member_id, "group_instance_id": instance_id,
+            # the member id as the request gave it: "" for a static member removed by its
+            # instance id (Kafka echoes the request)
+            results.append({"member_id": member_id, "group_instance_id": instance_id,
                             "error_code": 0})
         if removed:
             self._maybe_complete_join(group, now)
@@ -460,12 +463,15 @@ class ClassicGroupCoordinator:
         if group is None:
             return {"error_code": 0, "group_id": group_id, "group_state": DEAD,
                     "protocol_type": "", "protocol_data": "", "members": []}
+        # Kafka names the protocol and shows each member's metadata only in a stable group:
+        # during a rebalance both are being chosen
+        stable = group.state == STABLE
         return {
             "error_code": 0, "group_id": group_id, "group_state": group.state,
             "protocol_type": group.protocol_type or "",
-            "protocol_data": group.protocol_name or "",
+            "protocol_data": (group.protocol_name or "") if stable else "",
             "members": [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
                          "client_id": m.client_id, "client_host": m.client_host,
-                         "member_metadata": m.metadata_for(group.protocol_name) if group.protocol_name else b"",
+                         "member_metadata": m.metadata_for(group.protocol_name) if stable else b"",
                          "member_assignment": m.assignment} for m in group.members.values()],
         }

@@ -6,9 +6,10 @@ what kipper does with it; ``RULES`` are the checks across keys (a session
 timeout within the broker's bounds and above the heartbeat interval). Kafka
 validates the whole resulting set, unset keys at their defaults, and so does
 ``check_all``. Applied today: consumer.session.timeout.ms and
-consumer.heartbeat.interval.ms (KIP-848 groups, broker/groups/consumer/) and
-the share.* keys (broker/share/group_settings.py). The streams keys and the
-assignment-interval and offload ones are accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
+consumer.heartbeat.interval.ms (KIP-848 groups, broker/groups/consumer/), the
+share.* keys (broker/share/group_settings.py) and the streams.* keys
+(broker/groups/streams/settings.py). The consumer and share assignment-interval
+keys and the offload ones are accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
 with DescribeConfigs and by the engines through ``get``.
 """
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from kipper.broker.config import KEYS
+from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, ConfigValueError, at_least, one_of, parse_value, render,
 )
@@ -85,29 +88,43 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
        "Minimum time between two share-group assignments (kipper assigns at once)."),
     _g("share.assignor.offload.enable", "boolean", "false", None, INERT,
        "Compute share assignments off the coordinator thread (kipper: always inline)."),
-    _g("streams.session.timeout.ms", "int", "45000", at_least(1), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
-    _g("streams.heartbeat.interval.ms", "int", "5000", at_least(1), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
-    _g("streams.num.standby.replicas", "int", "0", at_least(0), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
-    _g("streams.initial.rebalance.delay.ms", "int", "3000", at_least(0), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
-    _g("streams.assignment.interval.ms", "int", "-1", at_least(-1), INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
+    _g("streams.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
+       "Session timeout of this streams group's members (KIP-1071).", "group.streams.session.timeout.ms"),
+    _g("streams.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,
+       "Heartbeat interval given to this streams group's members.", "group.streams.heartbeat.interval.ms"),
+    _g("streams.num.standby.replicas", "int", "0", at_least(0), APPLIED,
+       "Standby replicas of each of this streams group's stateful tasks.",
+       "group.streams.num.standby.replicas"),
+    _g("streams.initial.rebalance.delay.ms", "int", "3000", at_least(0), APPLIED,
+       "How long this streams group, when new, waits for more members before assigning.",
+       "group.streams.initial.rebalance.delay.ms"),
+    _g("streams.assignment.interval.ms", "int", "1000", at_least(0), APPLIED,
+       "Least time between two target assignments of this streams group (KIP-1263).",
+       "group.streams.assignment.interval.ms"),
     _g("streams.assignor.offload.enable", "boolean", "false", None, INERT,
-       "Streams groups (KIP-1071) are not served by kipper."),
+       "Compute streams assignments off the coordinator thread (kipper: always inline)."),
 )}
 
 
-def _within(key: str, lo_key: str, hi_key: str, hi_name: str | None = None):
-    """``hi_name``: Kafka's name of a bound kipper keeps under the seed's name."""
+def _bound(broker, key: str) -> int:
+    """A broker config bounding a group config: kipper's value, or Kafka's default for the
+    bounds of what kipper does not serve (streams groups)."""
+    return broker[key] if key in KEYS else int(KAFKA_BROKER_CONFIGS[key].default)
+
+
+def _within(key: str, lo_key: str, hi_key: str):
     def rule(values: dict, broker) -> str | None:
-        if values[key] < broker[lo_key]:
-            return f"{key} must be greater than or equal to {lo_key}"
-        if values[key] > broker[hi_key]:
-            return f"{key} must be less than or equal to {hi_name or hi_key}"
+        lo, hi = _bound(broker, lo_key), _bound(broker, hi_key)
+        if not lo <= values[key] <= hi:
+            return f"{key} must be in the range {lo} to {hi} inclusive."
         return None
+    return rule
+
+
+def _at_most(key: str, hi_key: str):
+    def rule(values: dict, broker) -> str | None:
+        hi = _bound(broker, hi_key)
+        return f"{key} must be less than or equal to {hi}" if values[key] > hi else None
     return rule
 
 
@@ -116,7 +133,7 @@ def _above(key: str, other: str):
                                    if values[key] <= values[other] else None)
 
 
-# Kafka's GroupConfig.validateValues, in its order
+# Kafka's GroupConfig.validateValues, in its order, with its messages
 RULES: list[Callable[[dict, object], str | None]] = [
     _within("consumer.heartbeat.interval.ms", "group.consumer.min.heartbeat.interval.ms",
             "group.consumer.max.heartbeat.interval.ms"),
@@ -127,11 +144,16 @@ RULES: list[Callable[[dict, object], str | None]] = [
     _within("share.session.timeout.ms", "group.share.min.session.timeout.ms",
             "group.share.max.session.timeout.ms"),
     _within("share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms",
-            "group.share.record.lock.duration.max.ms", "group.share.max.record.lock.duration.ms"),
+            "group.share.record.lock.duration.max.ms"),
     _within("share.delivery.count.limit", "group.share.min.delivery.count.limit",
             "group.share.max.delivery.count.limit"),
     _within("share.partition.max.record.locks", "group.share.min.partition.max.record.locks",
             "group.share.max.partition.max.record.locks"),
+    _within("streams.heartbeat.interval.ms", "group.streams.min.heartbeat.interval.ms",
+            "group.streams.max.heartbeat.interval.ms"),
+    _within("streams.session.timeout.ms", "group.streams.min.session.timeout.ms",
+            "group.streams.max.session.timeout.ms"),
+    _at_most("streams.num.standby.replicas", "group.streams.max.standby.replicas"),
     _above("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
     _above("share.session.timeout.ms", "share.heartbeat.interval.ms"),
     _above("streams.session.timeout.ms", "streams.heartbeat.interval.ms"),
@@ -164,6 +186,10 @@ class GroupConfigs:
     def current(self, group_id: str) -> dict[str, str]:
         return dict(self._by_group.get(group_id, {}))
 
+    def names(self) -> list[str]:
+        """The groups that have configs of their own (ListConfigResources)."""
+        return sorted(self._by_group)
+
     def describe(self, group_id: str) -> dict[str, tuple[str, bool]]:
         """key -> (value, set for this group)."""
         mine = self._by_group.get(group_id, {})
@@ -174,7 +200,7 @@ class GroupConfigs:
         """One key on its own: known, and a valid value (None: being removed)."""
         spec = GROUP_CONFIGS.get(key)
         if spec is None:
-            return f"unknown group config {key}"
+            return f"Unknown group config name: {key}"
         if value is not None:
             try:
                 spec.parse(value)

@@ -1,4 +1,5 @@
-"""The group coordinator: classic, consumer (KIP-848) and share groups behind one front.
+"""The group coordinator: classic, consumer (KIP-848), share and streams (KIP-1071) groups
+behind one front.
 
 A group id names one group of one kind, as in Kafka's GroupMetadataManager.
 This object holds the three engines and is the one place the rules between
@@ -13,6 +14,9 @@ them live:
   it, and converted back when its last KIP-848 member leaves (migration.py);
 - a share group may not take the id of a consumer group or of a classic group
   with members;
+- a streams group may take the id of an empty classic group (which is deleted),
+  never that of a consumer or share group or a classic group with members; no
+  other kind of group may take a streams group's id;
 - committed offsets without a group make a "simple" classic group, unless a
   consumer group owns the id.
 
@@ -31,17 +35,18 @@ from kipper.broker.groups.migration import (
     to_consumer_group,
 )
 from kipper.broker.groups.offsets import OffsetStore
+from kipper.broker.groups.streams import queries as streams_queries
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 
-CLASSIC, CONSUMER, SHARE = "classic", "consumer", "share"
+CLASSIC, CONSUMER, SHARE, STREAMS = "classic", "consumer", "share", "streams"
 
 
 class GroupCoordinator:
     def __init__(self, classic: ClassicGroupCoordinator, consumer: ConsumerGroupCoordinator,
                  share, offsets: OffsetStore, *, migration_policy: str = "bidirectional",
-                 journal=None):
+                 journal=None, streams=None):
         self.journal = journal  # groups/journal.py's GroupJournal: __consumer_offsets, with log.dirs
         self.classic = classic
         self.consumer = consumer
@@ -49,6 +54,7 @@ class GroupCoordinator:
         self.offsets = offsets
         self.migration_policy = migration_policy  # group.consumer.migration.policy
         self.mixed = ClassicMembers(consumer)  # classic members inside consumer groups
+        self.streams = streams  # broker/groups/streams: StreamsGroupCoordinator
 
     # --- who holds a group id ---------------------------------------------------------------
 
@@ -56,23 +62,34 @@ class GroupCoordinator:
         group = self.classic.groups.get(group_id)
         return group is not None and bool(group.members or group.pending_members)
 
+    def _streams_owns(self, group_id: str) -> bool:
+        return self.streams is not None and self.streams.owns(group_id)
+
     def _held_against_classic(self, group_id: str) -> bool:
-        if group_id in self.share.coordinator.groups:
+        if group_id in self.share.coordinator.groups or self._streams_owns(group_id):
             return True
         return not self.consumer.release_for_classic(group_id)
 
     def _held_against_consumer(self, group_id: str) -> bool:
-        return self._classic_in_use(group_id) or group_id in self.share.coordinator.groups
+        return (self._classic_in_use(group_id) or group_id in self.share.coordinator.groups
+                or self._streams_owns(group_id))
 
     def _held_against_share(self, group_id: str) -> bool:
         group = self.classic.groups.get(group_id)
-        return (group is not None and bool(group.members)) or self.consumer.owns(group_id)
+        return ((group is not None and bool(group.members)) or self.consumer.owns(group_id)
+                or self._streams_owns(group_id))
+
+    def _held_against_streams(self, group_id: str) -> bool:
+        return (self._classic_in_use(group_id) or self.consumer.owns(group_id)
+                or group_id in self.share.coordinator.groups)
 
     def kind_of(self, group_id: str) -> str | None:
         if self.consumer.owns(group_id):
             return CONSUMER
         if group_id in self.share.coordinator.groups:
             return SHARE
+        if self._streams_owns(group_id):
+            return STREAMS
         if group_id in self.classic.groups:
             return CLASSIC
         return None
@@ -104,12 +121,23 @@ class GroupCoordinator:
         """DescribeGroups' row of a classic group (KIP-848 groups: consumer_describe)."""
         return self.classic.describe(group_id)
 
+    def offsets_topic(self) -> None:
+        """__consumer_offsets, made when a client first looks for a group coordinator, as
+        Kafka makes it (FindCoordinator), so Metadata lists it from then on."""
+        if self.journal is not None:
+            self.journal.topic()
+
     def recover(self, now: int) -> dict:
         """At start, with log.dirs: committed offsets and classic groups from
         __consumer_offsets (the shell runs it: broker/server.py). Counts for the log."""
         if self.journal is None:
             return {}
-        return self.journal.replay(self.offsets, self.classic, now)
+        counts = self.journal.replay(self.offsets, self.classic, now,
+                                     streams=self.streams.replay if self.streams is not None else None)
+        if self.streams is not None:
+            self.streams.loaded(now)
+            counts["streams_groups"] = len(self.streams.groups)
+        return counts
 
     def leave(self, group_id: str, identities, *, now: int):
         group = self.consumer.groups.get(group_id)
@@ -147,7 +175,8 @@ class GroupCoordinator:
 
     def ensure_simple_group(self, group_id: str) -> None:
         """Offsets committed without a group make a simple group, visible to ListGroups."""
-        if group_id not in self.classic.groups and not self.consumer.owns(group_id):
+        if group_id not in self.classic.groups and not self.consumer.owns(group_id) \
+                and not self._streams_owns(group_id):
             self.classic.get_or_create(group_id)
 
     # --- consumer groups (KIP-848) -------------------------------------------------------------
@@ -171,6 +200,34 @@ class GroupCoordinator:
     def consumer_describe(self, group_id: str) -> dict:
         held = not self.consumer.owns(group_id) and self._held_against_consumer(group_id)
         return self.consumer.describe(group_id, held_elsewhere=held)
+
+    # --- streams groups (KIP-1071) -------------------------------------------------------------
+
+    def streams_heartbeat(self, req, *, version: int, client_id: str, client_host: str, now: int):
+        """StreamsGroupHeartbeat: a HeartbeatResult (its answer, the internal topics to create)."""
+        group_id = req.group_id
+        held = bool(group_id) and not self._streams_owns(group_id) and self._held_against_streams(group_id)
+        result = self.streams.heartbeat(req, version=version, client_id=client_id, client_host=client_host,
+                                        now=now, held_elsewhere=held)
+        classic = self.classic.groups.get(group_id)
+        if self._streams_owns(group_id) and classic is not None and not self._classic_in_use(group_id):
+            # Kafka deletes an empty classic group (a simple group, say) when a streams group
+            # takes its id; the committed offsets stay
+            self.classic.delete_group(group_id, now)
+        return result
+
+    def streams_internal_topics(self, group_id: str, to_create: dict, now: int) -> dict[str, str]:
+        """Create the internal topics a streams heartbeat found missing; a failure is kept
+        (and not tried again) for twice the group's heartbeat interval, as Kafka does.
+        Returns the failures known before this attempt."""
+        ttl = 2 * self.streams.per_group.get(group_id, "heartbeat_interval_ms")
+        return self.streams.create_internal_topics(to_create, now, ttl_ms=ttl)
+
+    def streams_describe(self, group_id: str) -> dict:
+        held = not self._streams_owns(group_id) and self.kind_of(group_id) is not None
+        group = self.streams.groups.get(group_id)
+        return streams_queries.describe(group, group_id, self.streams.per_group.assignor_name(group_id),
+                                        held_elsewhere=held)
 
     # --- share groups ---------------------------------------------------------------------------
 
@@ -201,24 +258,36 @@ class GroupCoordinator:
     # --- offsets --------------------------------------------------------------------------------
 
     def validate_commit(self, group_id: str, member_id: str, epoch: int, instance_id: str | None,
-                        api_version: int) -> ErrorCode:
-        """OffsetCommit: member epochs for a consumer group, generations for a classic one."""
+                        api_version: int, partitions=()) -> ErrorCode:
+        """OffsetCommit: member epochs for a consumer or streams group, generations for a
+        classic one. ``partitions``: the (topic, partition) pairs committed."""
+        if self._streams_owns(group_id):
+            return streams_queries.validate_commit(self.streams.groups[group_id], member_id, epoch, instance_id,
+                                                   partitions, transactional=False, api_version=api_version)
         if self.consumer.owns(group_id):
             return self.consumer.validate_commit(group_id, member_id, epoch, api_version=api_version)
         return self.classic.validate_commit(group_id, member_id, epoch, instance_id, api_version=api_version)
 
     def validate_txn_commit(self, group_id: str, member_id: str, generation_id: int,
-                            instance_id: str | None = None) -> ErrorCode:
+                            instance_id: str | None = None, *, api_version: int = -1, partitions=()) -> ErrorCode:
         """TxnOffsetCommit (Kafka's validateTransactionalOffsetCommit): older clients send
         no member and generation -1, which any group takes; a member or generation the
         client sends must be the group's."""
+        if self._streams_owns(group_id):
+            code = streams_queries.validate_commit(self.streams.groups[group_id], member_id, generation_id,
+                                                   instance_id, partitions, transactional=True,
+                                                   api_version=api_version)
+            # KIP-1319: STALE_MEMBER_EPOCH from v6; older versions get ILLEGAL_GENERATION
+            return ErrorCode.ILLEGAL_GENERATION if code == ErrorCode.STALE_MEMBER_EPOCH and api_version < 6 else code
         if self.consumer.owns(group_id):
             return self.consumer.validate_commit(group_id, member_id, generation_id,
                                                  api_version=-1, transactional=True)
         return self.classic.validate_commit(group_id, member_id, generation_id, instance_id, transactional=True)
 
     def validate_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
-        """OffsetFetch v9+ by a consumer-group member (KIP-848)."""
+        """OffsetFetch v9+ by a consumer-group (KIP-848) or streams-group member."""
+        if self._streams_owns(group_id):
+            return streams_queries.validate_fetch(self.streams.groups[group_id], member_id, member_epoch)
         if self.consumer.owns(group_id):
             return self.consumer.validate_fetch(group_id, member_id, member_epoch)
         return ErrorCode.NONE
@@ -229,24 +298,24 @@ class GroupCoordinator:
         """A group of any kind, or committed offsets (which make a simple group)."""
         return self.kind_of(group_id) is not None or self.offsets.has_group(group_id)
 
-    def delete_group(self, group_id: str, now: int) -> tuple[ErrorCode, str | None]:
+    def delete_group(self, group_id: str, now: int) -> ErrorCode:
         """Delete an empty group of any kind with its committed offsets (and, for a
-        share group, its share-partition state)."""
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID, "The group id must not be empty."
-        if not self._exists(group_id):
-            return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+        share group, its share-partition state). Kafka's answer carries no message."""
+        if not self._exists(group_id):  # "" is a group id like another (Kafka)
+            return ErrorCode.GROUP_ID_NOT_FOUND
         kind = self.kind_of(group_id)
         if kind == CLASSIC:
             state = self.classic.groups[group_id].state
             if state == DEAD:
-                return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is in dead state."
+                return ErrorCode.GROUP_ID_NOT_FOUND
             if state != EMPTY:
-                return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+                return ErrorCode.NON_EMPTY_GROUP
         elif kind == CONSUMER and self.consumer.groups[group_id].members:
-            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+            return ErrorCode.NON_EMPTY_GROUP
         elif kind == SHARE and self.share.coordinator.groups[group_id].members:
-            return ErrorCode.NON_EMPTY_GROUP, f"Group {group_id} is not empty."
+            return ErrorCode.NON_EMPTY_GROUP
+        elif kind == STREAMS and self.streams.groups[group_id].members:
+            return ErrorCode.NON_EMPTY_GROUP
         self.offsets.delete_group(group_id, now)
         if kind == CLASSIC:
             self.classic.delete_group(group_id, now)
@@ -254,7 +323,9 @@ class GroupCoordinator:
             self.consumer.delete_group(group_id)
         elif kind == SHARE:
             self.share.group_deleted(group_id)
-        return ErrorCode.NONE, None
+        elif kind == STREAMS:
+            self.streams.delete_group(group_id, now)
+        return ErrorCode.NONE
 
     def delete_offsets(self, group_id: str, topics, now: int) -> tuple[ErrorCode, list]:
         """OffsetDelete: ``topics`` are (name, [partition]); (top-level error,
@@ -278,6 +349,9 @@ class GroupCoordinator:
         elif kind == CONSUMER:
             def subscribed(topic):
                 return self.consumer.subscribed_to(group_id, topic)
+        elif kind == STREAMS:
+            def subscribed(topic):
+                return streams_queries.subscribed_to(self.streams.groups[group_id], topic)
         else:
             def subscribed(topic):
                 return False
@@ -298,26 +372,33 @@ class GroupCoordinator:
         types = {t.strip().lower() for t in types}
 
         def wanted(row: dict) -> bool:
-            return ((not states or row["group_state"].lower() in states)
+            state = "not_ready" if row["group_state"] == "NotReady" else row["group_state"].lower()  # Kafka's name
+            return ((not states or state in states)
                     and (not types or row["group_type"] in types))
 
         rows = [{"group_id": g.group_id, "protocol_type": g.protocol_type or "",
                  "group_state": g.state, "group_type": CLASSIC} for g in self.classic.groups.values()]
         rows += self.consumer.list_groups() + self.share.coordinator.list_groups()
+        if self.streams is not None:
+            rows += [streams_queries.listed(g) for g in self.streams.groups.values()]
         return [row for row in rows if wanted(row)]
 
     def active_groups(self) -> set[str]:
         """Groups with members: their committed offsets do not expire."""
         classic = {g for g, group in self.classic.groups.items() if group.members}
-        return classic | self.consumer.active_groups()
+        streams = {g for g, group in self.streams.groups.items() if group.members} if self.streams else set()
+        return classic | self.consumer.active_groups() | streams
 
     def idle(self) -> bool:
         """No group, so nothing a tick could expire (the shell's timer then sleeps)."""
-        return not self.classic.groups and not self.consumer.groups and not self.mixed.pending
+        return (not self.classic.groups and not self.consumer.groups and not self.mixed.pending
+                and not (self.streams is not None and self.streams.groups))
 
     def tick(self, now: int) -> None:
         self.classic.tick(now)
         self.consumer.tick(now)
         self.mixed.tick(now)
+        if self.streams is not None:
+            self.streams.tick(now)
         for group_id in list(self.consumer.groups):
             self._maybe_downgrade(group_id, now)

@@ -9,9 +9,12 @@ through the partition's one write path before it is answered:
 - TxnOffsetCommit: the same records in a transactional batch of the producer,
   which the COMMIT or ABORT marker written at the end of the transaction settles;
 - a classic group that completes a rebalance, or empties, writes its
-  GroupMetadataValue; a deleted group a tombstone.
+  GroupMetadataValue; a deleted group a tombstone;
+- a streams group (KIP-1071) writes the records its coordinator decides
+  (broker/groups/streams/records.py), as Kafka does.
 
-``replay`` rebuilds the OffsetStore and the classic groups from these records
+``replay`` rebuilds the OffsetStore, the classic groups (and, through a callback,
+the streams groups) from these records
 at start, so committed offsets survive a restart and a crash. The topic is
 compacted (``cleanup.policy=compact``), so it keeps the latest record per key.
 """
@@ -20,23 +23,16 @@ from __future__ import annotations
 
 import structlog
 
+from kipper.broker.config_values import java_string_hash
 from kipper.broker.log.partition import COORDINATOR
 from kipper.protocol import coordinator_records as cr
 from kipper.protocol import records
+from kipper.protocol import streams_records
 from kipper.protocol.coordinator_records import UnknownRecord
 
 log = structlog.get_logger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
-
-
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
-    data = text.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def partition_for(key: str, partitions: int) -> int:
@@ -48,10 +44,15 @@ class GroupJournal:
     def __init__(self, topics, *, num_partitions: int, segment_bytes: int):
         self.topics = topics
         self.num_partitions = num_partitions
-        self.configs = {"cleanup.policy": "compact", "segment.bytes": str(segment_bytes)}
+        # the configs Kafka gives the topic (GroupCoordinator's offsetsTopicConfigs)
+        self.configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                        "segment.bytes": str(segment_bytes)}
+
+    def topic(self):
+        return self.topics.internal(OFFSETS_TOPIC, self.num_partitions, self.configs)
 
     def _partition(self, group_id: str):
-        topic = self.topics.internal(OFFSETS_TOPIC, self.num_partitions, self.configs)
+        topic = self.topic()
         return topic.partitions[partition_for(group_id, len(topic.partitions))]
 
     def _append(self, group_id: str, kvs: list, now: int, *, producer_id: int = -1,
@@ -103,10 +104,18 @@ class GroupJournal:
     def group_deleted(self, group_id: str, now: int) -> None:
         self._append(group_id, [(cr.group_metadata_key(group_id), None)], now)
 
+    # --- streams groups --------------------------------------------------------------------------
+
+    def streams_records(self, group_id: str, written, now: int) -> None:
+        """``written``: records of broker/groups/streams/records.py (each knows its encoding)."""
+        if written:
+            self._append(group_id, [r.encoded() for r in written], now)
+
     # --- start ------------------------------------------------------------------------------------
 
-    def replay(self, offsets, classic, now: int) -> dict:
-        """Rebuild committed offsets and classic groups from the topic, oldest first."""
+    def replay(self, offsets, classic, now: int, streams=None) -> dict:
+        """Rebuild committed offsets and classic groups from the topic, oldest first;
+        ``streams(key, value)`` is given each streams-group record."""
         topic = self.topics.get(OFFSETS_TOPIC)
         counts = {"offsets": 0, "groups": 0, "records": 0}
         if topic is None:
@@ -126,6 +135,9 @@ class GroupJournal:
                     continue
                 for rec in batch.records:
                     counts["records"] += 1
+                    if streams is not None and streams_records.is_streams_key(rec.key):
+                        streams(rec.key, rec.value)
+                        continue
                     try:
                         kind, key = cr.decode_group_key(rec.key)
                     except (UnknownRecord, ValueError) as exc:

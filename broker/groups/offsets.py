@@ -100,7 +100,7 @@ class OffsetStore:
     def delete(self, group_id: str, keys, now: int) -> int:
         """Remove committed offsets (tombstones in the journal); how many there were."""
         offsets = self._groups.get(group_id, {})
-        gone = [k for k in keys if k in offsets]
+        gone = list(dict.fromkeys(k for k in keys if k in offsets))  # a key named twice goes once
         if gone:
             self.journal.offsets_deleted(group_id, gone, now)
             for k in gone:

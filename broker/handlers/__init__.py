@@ -16,6 +16,7 @@ from kipper.broker.handlers.consumer_group import (
 from kipper.broker.handlers.delete_records import handle_delete_records
 from kipper.broker.handlers.describe_configs import handle_describe_configs
 from kipper.broker.handlers.describe_topic_partitions import handle_describe_topic_partitions
+from kipper.broker.handlers.features import handle_update_features
 from kipper.broker.handlers.fetch import handle_fetch
 from kipper.broker.handlers.find_coordinator import handle_find_coordinator
 from kipper.broker.handlers.groups import (
@@ -26,6 +27,7 @@ from kipper.broker.handlers.list_offsets import handle_list_offsets
 from kipper.broker.handlers.metadata import handle_metadata
 from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
 from kipper.broker.handlers.produce import handle_produce
+from kipper.broker.handlers.quorum import handle_describe_quorum, handle_elect_leaders
 from kipper.broker.handlers.producer_ids import handle_init_producer_id
 from kipper.broker.handlers.sasl import handle_sasl_authenticate, handle_sasl_handshake
 from kipper.broker.handlers.scram_credentials import (
@@ -34,9 +36,13 @@ from kipper.broker.handlers.scram_credentials import (
 from kipper.broker.handlers.share_acknowledge import handle_share_acknowledge
 from kipper.broker.handlers.share_fetch import handle_share_fetch
 from kipper.broker.handlers.share_group import handle_share_group_describe, handle_share_group_heartbeat
+from kipper.broker.handlers.streams_group import handle_streams_group_describe, handle_streams_group_heartbeat
 from kipper.broker.handlers.share_offsets import (
     handle_alter_share_group_offsets, handle_delete_share_group_offsets,
     handle_describe_share_group_offsets,
+)
+from kipper.broker.handlers.telemetry import (
+    handle_get_telemetry_subscriptions, handle_list_config_resources, handle_push_telemetry,
 )
 from kipper.broker.handlers.topics import handle_create_partitions, handle_create_topics, handle_delete_topics
 from kipper.broker.handlers.txn_admin import (
@@ -81,23 +87,31 @@ HANDLERS = {
     36: handle_sasl_authenticate,
     37: handle_create_partitions,
     42: handle_delete_groups,
+    43: handle_elect_leaders,
     44: handle_incremental_alter_configs,
     47: handle_offset_delete,
     48: handle_describe_client_quotas,
     49: handle_alter_client_quotas,
     50: handle_describe_user_scram_credentials,
     51: handle_alter_user_scram_credentials,
+    57: handle_update_features,
+    55: handle_describe_quorum,
     60: handle_describe_cluster,
     61: handle_describe_producers,
     65: handle_describe_transactions,
     66: handle_list_transactions,
     68: handle_consumer_group_heartbeat,
     69: handle_consumer_group_describe,
+    71: handle_get_telemetry_subscriptions,
+    72: handle_push_telemetry,
+    74: handle_list_config_resources,
     75: handle_describe_topic_partitions,
     76: handle_share_group_heartbeat,
     77: handle_share_group_describe,
     78: handle_share_fetch,
     79: handle_share_acknowledge,
+    88: handle_streams_group_heartbeat,
+    89: handle_streams_group_describe,
     90: handle_describe_share_group_offsets,
     91: handle_alter_share_group_offsets,
     92: handle_delete_share_group_offsets,

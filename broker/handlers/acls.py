@@ -12,7 +12,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import (
     ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE, AclBinding, AclFilter, validate,
 )
-from kipper.protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 DISABLED = "No Authorizer is configured on the broker (authorizer.class.name)"
 
@@ -37,7 +37,8 @@ def handle_describe_acls(req, ctx):
             by_resource.setdefault((a.resource_type, a.name, a.pattern_type), []).append(
                 {"principal": a.principal, "host": a.host, "operation": a.operation,
                  "permission_type": a.permission})
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "resources": [
+    # "" where Kafka leaves error_message unset (its schema's default), as in CreateAcls
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "resources": [
         {"resource_type": t, "resource_name": n, "pattern_type": p, "acls": rows}
         for (t, n, p), rows in sorted(by_resource.items())]}
 
@@ -50,8 +51,8 @@ def handle_create_acls(req, ctx):
             for _ in req.creations]}
     if not acls.authorize(ctx.session, ALTER, CLUSTER, CLUSTER_NAME, "CreateAcls"):
         return {"throttle_time_ms": 0, "results": [
-            {"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), "error_message": None}
-            for _ in req.creations]}
+            {"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+             "error_message": kafka_text(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)} for _ in req.creations]}
     results, valid = [], []
     for c in req.creations:
         acl = AclBinding(c.resource_type, c.resource_name, c.get("resource_pattern_type", 3),
@@ -61,7 +62,7 @@ def handle_create_acls(req, ctx):
             results.append({"error_code": int(refused[0]), "error_message": refused[1]})
         else:
             valid.append(acl)
-            results.append({"error_code": 0, "error_message": None})
+            results.append({"error_code": 0, "error_message": ""})
     if valid:
         acls.create(valid)
     return {"throttle_time_ms": 0, "results": results}

@@ -1,4 +1,5 @@
-"""IncrementalAlterConfigs and AlterConfigs for topics, groups and this broker.
+"""IncrementalAlterConfigs and AlterConfigs for topics, groups, this broker and client-metrics
+subscriptions.
 
 Both compute a resource's whole new config set and validate it the way Kafka's
 controller does (LogConfig for topics, GroupConfig for groups, DynamicBrokerConfig
@@ -13,8 +14,12 @@ from __future__ import annotations
 
 from kipper.broker.acl.model import ALTER_CONFIGS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
-from kipper.broker.handlers.describe_configs import BROKER, TOPIC, config_resource_denied, invalid_topic
+from kipper.broker.handlers.describe_configs import BROKER, TOPIC, config_resource_denied
 from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kipper.broker.log.topics import validate_topic_name
+from kipper.broker.telemetry import Invalid, validate
+from kipper.broker.telemetry.subscriptions import CONFIGS as CLIENT_METRICS_CONFIGS
+from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
 from kipper.protocol.errors import ErrorCode
 
 BROKER_LOGGER = 8
@@ -94,10 +99,10 @@ def _topic(engines, name: str, build, validate_only: bool) -> None:
     topic = engines.topics.get(name)
     if not name:
         raise Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
-    if topic is None and invalid_topic(name):
-        raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, invalid_topic(name))
+    if topic is None and validate_topic_name(name):
+        raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, validate_topic_name(name))
     if topic is None:
-        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
+        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
     view = engines.topic_configs
     new = build(topic.configs, TOPIC_CONFIGS, lambda key: view.value(topic.configs, key))
     problem = validate_topic_configs(new)
@@ -109,7 +114,7 @@ def _topic(engines, name: str, build, validate_only: bool) -> None:
 
 def _group(engines, name: str, build, validate_only: bool) -> None:
     if not name:
-        raise Refused(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        raise Refused(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
     store = engines.group_configs
     new = build(store.current(name), GROUP_CONFIGS)
     problem = store.check_all(new)
@@ -130,6 +135,29 @@ def _broker(engines, name: str, build, validate_only: bool) -> None:
         raise Refused(code, message)
     if not validate_only:
         engines.alter_broker_configs(name, new)
+
+
+class _Typed:
+    def __init__(self, kind: str):
+        self.type = kind
+
+
+# Kafka's controller knows no LIST type for client-metrics configs: APPEND and SUBTRACT are
+# INVALID_CONFIG there ("Can't APPEND to key metrics because its type is not LIST.")
+CLIENT_METRICS_TYPES = {name: _Typed("string") for name in CLIENT_METRICS_CONFIGS}
+
+
+def _client_metrics(engines, name: str, build, validate_only: bool) -> None:
+    """A client-metrics subscription (KIP-714), validated as Kafka's ClientMetricsConfigs;
+    an empty set removes it."""
+    subscriptions = engines.client_metrics
+    new = build(subscriptions.current(name), CLIENT_METRICS_TYPES)
+    try:
+        validate(name, new)
+    except Invalid as exc:
+        raise Refused(exc.code, str(exc)) from None
+    if not validate_only:
+        subscriptions.replace(name, new)
 
 
 def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]:
@@ -155,6 +183,8 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
                 _group(ctx.engines, res.resource_name, build, validate_only)
             elif res.resource_type == BROKER:
                 _broker(ctx.engines, res.resource_name, build, validate_only)
+            elif res.resource_type == CLIENT_METRICS:
+                _client_metrics(ctx.engines, res.resource_name, build, validate_only)
             else:
                 raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {res.resource_type}")
         except Refused as exc:

@@ -75,7 +75,7 @@ def handle_describe_client_quotas(req, ctx):
         return _describe_error(code, message)
     entries = [{"entity": _entity(entity), "values": [{"key": k, "value": v} for k, v in sorted(values.items())]}
                for entity, values in engines.quotas.describe_client_quotas(exact, specified, req.strict)]
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "entries": entries}
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "entries": entries}  # "" as Kafka
 
 
 def _describe_error(code: ErrorCode, message: str) -> dict:

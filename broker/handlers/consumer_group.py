@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from kipper.broker.acl.model import DESCRIBE, GROUP, NOT_PROVIDED, READ
+from kipper.broker.features import GROUP_VERSION
 from kipper.protocol.errors import ErrorCode
+
+UNSUPPORTED = int(ErrorCode.UNSUPPORTED_VERSION)
+
+
+def _enabled(ctx) -> bool:
+    """group.version 1 turns KIP-848 groups on; below it Kafka answers UNSUPPORTED_VERSION."""
+    return ctx.engines.features.finalized_level(GROUP_VERSION) >= 1
 
 
 def _host(ctx) -> str:
@@ -11,6 +19,9 @@ def _host(ctx) -> str:
 
 
 def handle_consumer_group_heartbeat(req, ctx):
+    if not _enabled(ctx):
+        return {"throttle_time_ms": 0, "error_code": UNSUPPORTED, "error_message": None, "member_id": None,
+                "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
     if not ctx.authorize(READ, GROUP, req.group_id):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                 "error_message": None, "member_id": req.member_id, "member_epoch": -1,
@@ -22,6 +33,10 @@ def handle_consumer_group_heartbeat(req, ctx):
 
 def handle_consumer_group_describe(req, ctx):
     groups = ctx.engines.groups
+    if not _enabled(ctx):
+        return {"throttle_time_ms": 0, "groups": [
+            {**_denied(g), "error_code": UNSUPPORTED, "group_epoch": 0, "assignment_epoch": 0}
+            for g in req.group_ids]}
     return {"throttle_time_ms": 0, "groups": [
         _with_operations(groups.consumer_describe(g), ctx, g, req.include_authorized_operations)
         if ctx.authorize(DESCRIBE, GROUP, g) else _denied(g)

@@ -9,13 +9,15 @@ from kipper.broker.acl.model import TOPIC as ACL_TOPIC
 from kipper.broker.config import KEYS, defaults_text
 from kipper.broker.dynamic_configs import DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
+from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.effective import NULL_DEFAULTS
 from kipper.broker.log.topic_configs import CONFIG_TYPES, describable
 from kipper.broker.log.topics import validate_topic_name
-from kipper.protocol.errors import ErrorCode
+from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 TOPIC, BROKER = 2, 4
-STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 8
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG, CLIENT_METRICS_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 7, 8
 UNKNOWN_TYPE = 0  # DescribeConfigs config_type of a name that is no config
 SENSITIVE = {"ssl.key.password"}  # Kafka's PASSWORD type: never sent back
 # Kafka 4.4's GroupConfig.ALL_GROUP_CONFIG_SYNONYMS: the broker config a group config overrides
@@ -50,7 +52,17 @@ def _text(value) -> str:
     return str(value)
 
 
+# Kafka's configs for the replicas of its internal topics, which a one-node Kafka must set
+# to 1 and which are 1 on kipper, a broker of one node
+ONE_NODE_DEFAULTS = {"offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1",
+                     "transaction.state.log.min.isr": "1", "share.coordinator.state.topic.replication.factor": "1",
+                     "share.coordinator.state.topic.min.isr": "1", "default.replication.factor": "1"}
+
+
 def _type_of(name: str) -> int:
+    kafka = KAFKA_BROKER_CONFIGS.get(name)
+    if kafka is not None:  # the type Kafka declares
+        return CONFIG_TYPES[kafka.type]
     if name in DYNAMIC_KEYS and (name not in KEYS or DYNAMIC_KEYS[name].type == "list"):
         return CONFIG_TYPES[DYNAMIC_KEYS[name].type]
     parse = KEYS[name].parse
@@ -64,6 +76,31 @@ def _type_of(name: str) -> int:
     return CONFIG_TYPES["string"]
 
 
+def _static_layers(engines, name: str) -> list[tuple[str, str, int]]:
+    """The properties file's value and the default of a broker config, as Kafka lists
+    them: kipper's for what kipper implements, Kafka's default for the rest; nothing for
+    a config Kafka has no default for and nobody set (Kafka describes it as null)."""
+    kafka = KAFKA_BROKER_CONFIGS.get(name)
+    if name == "broker.id":  # Kafka's broker.id is its node.id
+        return [(name, str(engines.node_id), STATIC_BROKER_CONFIG), (name, kafka.default, DEFAULT_CONFIG)]
+    if name in KEYS:
+        explicit = name in engines.config.explicit
+        found = [(name, _text(engines.config[name]), STATIC_BROKER_CONFIG)] if explicit else []
+        default = defaults_text(name)
+        # Kafka has no default for it (node.id, log.dirs, ssl.keystore.location...): none
+        # is listed once it is set, and kipper's "" (not set) is Kafka's null
+        if not (kafka is not None and kafka.default is None and (explicit or default == "")):
+            found.append((name, default, DEFAULT_CONFIG))
+        return found
+    if name in DYNAMIC_KEYS:
+        return [(name, DYNAMIC_KEYS[name].default, DEFAULT_CONFIG)]
+    if name in ONE_NODE_DEFAULTS:
+        return [(name, ONE_NODE_DEFAULTS[name], DEFAULT_CONFIG)]
+    if kafka is not None and kafka.default is not None:
+        return [(name, kafka.default, DEFAULT_CONFIG)]
+    return []
+
+
 def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_only: bool) -> dict | None:
     dynamic = engines.dynamic_configs
     found = []
@@ -71,41 +108,55 @@ def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_on
         value = dynamic.layers[layer].get(name)
         if value is not None:
             found.append((name, value, source))
-    unknown = name not in KEYS and name not in DYNAMIC_KEYS
-    if name in KEYS:
-        if name in engines.config.explicit:
-            found.append((name, _text(engines.config[name]), STATIC_BROKER_CONFIG))
-        found.append((name, defaults_text(name), DEFAULT_CONFIG))
-    elif not unknown:
-        found.append((name, DYNAMIC_KEYS[name].default, DEFAULT_CONFIG))
-    if name in NULL_DEFAULTS and not unknown:
+    known = name in KEYS or name in DYNAMIC_KEYS or name in KAFKA_BROKER_CONFIGS
+    found += _static_layers(engines, name)
+    if name in NULL_DEFAULTS:
         # Kafka's has no default: null until set, and then its longer unit's default follows
         found = [f for f in found if f[2] != DEFAULT_CONFIG]
         if found:
             found.append((*NULL_DEFAULTS[name], DEFAULT_CONFIG))
-        elif not default_layer_only:
-            return _row(name, None, DEFAULT_CONFIG, [], synonyms, docs, unknown)
     if default_layer_only:
         found = [f for f in found if f[2] == 3]
         if not found:
             return None
-    if not found:
-        return None
-    return _row(name, found[0][1], found[0][2], found, synonyms, docs, unknown)
+    if not found:  # a config with no value anywhere: null
+        return _row(name, None, DEFAULT_CONFIG, [], synonyms, docs, not known) if known else None
+    return _row(name, found[0][1], found[0][2], found, synonyms, docs, not known)
+
+
+def _read_only(name: str) -> bool:
+    """What kipper changes at run time; of Kafka's configs kipper does not use, what Kafka
+    changes at run time (stored and described, inert)."""
+    if name in DYNAMIC_KEYS:
+        return False
+    if name in KEYS:
+        return True
+    kafka = KAFKA_BROKER_CONFIGS.get(name)
+    return kafka is None or not kafka.dynamic
+
+
+def _doc(name: str) -> str | None:
+    if name in KEYS:
+        return KEYS[name].doc
+    if name in DYNAMIC_KEYS:
+        return DYNAMIC_KEYS[name].doc
+    if name in KAFKA_BROKER_CONFIGS:
+        return "Apache Kafka's broker config: kipper describes it with Kafka's default and does not use it."
+    return None
 
 
 def _row(name: str, value, source: int, found, synonyms: bool, docs: bool, unknown: bool) -> dict:
     # a name set dynamically that is no broker config: Kafka describes it read-only, of
     # unknown type and, not knowing what it holds, sensitive
-    sensitive = name in SENSITIVE or unknown
+    kafka = KAFKA_BROKER_CONFIGS.get(name)
+    sensitive = name in SENSITIVE or unknown or (kafka is not None and kafka.sensitive)
     return {"name": name, "value": None if sensitive else value,
-            "read_only": name not in DYNAMIC_KEYS, "is_sensitive": sensitive,
+            "read_only": _read_only(name), "is_sensitive": sensitive,
             "config_source": source,
             "synonyms": [{"name": n, "value": None if sensitive else v, "source": s}
                          for n, v, s in found] if synonyms else [],
             "config_type": UNKNOWN_TYPE if unknown else _type_of(name),
-            "documentation": (KEYS[name].doc if name in KEYS else DYNAMIC_KEYS[name].doc)
-            if docs and not unknown else None}
+            "documentation": _doc(name) if docs and not unknown else None}
 
 
 def _broker_synonyms(engines, name: str, default: str) -> list[tuple[str, str, int]]:
@@ -139,6 +190,14 @@ def _group_row(engines, group_id: str, name: str, synonyms: bool, docs: bool) ->
             "config_type": CONFIG_TYPES[d.type], "documentation": d.doc if docs else None}
 
 
+def _client_metrics_row(name, value, own, kind, doc, synonyms: bool, docs: bool) -> dict:
+    """Kafka's ConfigHelper.createClientMetricsConfigEntry: the subscription's value, or the default."""
+    found = [{"name": name, "value": value, "source": CLIENT_METRICS_CONFIG}] if own else []
+    return {"name": name, "value": value, "read_only": False, "is_sensitive": False,
+            "config_source": CLIENT_METRICS_CONFIG if own else DEFAULT_CONFIG, "synonyms": found if synonyms else [],
+            "config_type": CONFIG_TYPES[kind], "documentation": doc if docs else None}
+
+
 def _filter(rows: list[dict], keys) -> list[dict]:
     if not keys:
         return rows
@@ -153,17 +212,9 @@ def config_resource_denied(ctx, res, operation: int) -> ErrorCode | None:
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
     if res.resource_type in GROUP_TYPES and not ctx.authorize(operation, GROUP, res.resource_name):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED
-    if res.resource_type == BROKER and not ctx.authorize(operation, CLUSTER, CLUSTER_NAME):
+    if res.resource_type in (BROKER, CLIENT_METRICS) and not ctx.authorize(operation, CLUSTER, CLUSTER_NAME):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None
-
-
-def invalid_topic(name: str) -> str | None:
-    """Kafka's message for a topic resource no topic could have (INVALID_TOPIC_EXCEPTION)."""
-    problem = validate_topic_name(name)
-    if problem is None:
-        return None
-    return "Topic name is invalid: " + ("the empty string is not allowed" if not name else problem)
 
 
 def handle_describe_configs(req, ctx):
@@ -172,20 +223,20 @@ def handle_describe_configs(req, ctx):
     docs = req.get("include_documentation", False)
     results = []
     for res in req.resources:
+        # (Kafka's answer for a resource described: error_message "", not null)
         row = {"resource_type": res.resource_type, "resource_name": res.resource_name,
-               "error_code": 0, "error_message": None, "configs": []}
+               "error_code": 0, "error_message": "", "configs": []}
         keys = res.configuration_keys
         denied = config_resource_denied(ctx, res, DESCRIBE_CONFIGS)
         if denied is not None:
-            row.update(error_code=int(denied))
+            row.update(error_code=int(denied), error_message=kafka_text(denied))
         elif res.resource_type == TOPIC:
             topic = engines.topics.get(res.resource_name)
-            if topic is None and invalid_topic(res.resource_name):
+            if topic is None and validate_topic_name(res.resource_name):
                 row.update(error_code=int(ErrorCode.INVALID_TOPIC_EXCEPTION),
-                           error_message=invalid_topic(res.resource_name))
+                           error_message=validate_topic_name(res.resource_name))
             elif topic is None:
-                row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
-                           error_message=f"Topic '{res.resource_name}' does not exist.")
+                row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))  # (message "", as Kafka)
             else:
                 view = engines.topic_configs
                 row["configs"] = [view.row(topic.configs, k, include_synonyms=synonyms,
@@ -203,10 +254,18 @@ def handle_describe_configs(req, ctx):
             if code != ErrorCode.NONE:
                 row.update(error_code=int(code), error_message=message)
             else:
-                names = sorted(set(KEYS) | set(DYNAMIC_KEYS) | engines.dynamic_configs.unknown_names())
+                names = sorted(set(KEYS) | set(DYNAMIC_KEYS) | set(KAFKA_BROKER_CONFIGS)
+                               | engines.dynamic_configs.unknown_names())
                 rows = [_broker_row(engines, n, synonyms, docs, res.resource_name == "")
                         for n in names if not keys or n in keys]
                 row["configs"] = [r for r in rows if r is not None]
+        elif res.resource_type == CLIENT_METRICS:
+            if not res.resource_name:
+                row.update(error_code=int(ErrorCode.INVALID_REQUEST),
+                           error_message="Client metrics subscription name must not be empty")
+            else:
+                row["configs"] = _filter([_client_metrics_row(n, v, own, kind, doc, synonyms, docs) for n, v, own, kind, doc
+                                          in engines.client_metrics.describe(res.resource_name)], keys)
         else:
             row.update(error_code=int(ErrorCode.INVALID_REQUEST),
                        error_message=f"Unsupported resource type: {res.resource_type}")

@@ -1,10 +1,18 @@
 """Fetch: read stored batches; long-poll until min_bytes or max_wait_ms.
 
 No fetch sessions are created (session id 0 in every answer), which KIP-227
-allows: clients then send full fetch requests each time. With read_committed
+allows: clients then send full fetch requests each time. A request that continues a
+session (an epoch other than 0 or -1) names one this broker never gave, and gets
+FETCH_SESSION_ID_NOT_FOUND, as from Kafka. With read_committed
 a partition returns data only below its last stable offset, with the aborted
 transactions that overlap it (broker/log/txn_index.py). A consumer over its
 consumer_byte_rate quota is answered empty with the throttle time and muted.
+
+As Kafka's: a last_fetched_epoch (v12+) above the leader's epoch is OFFSET_OUT_OF_RANGE,
+and one whose end offset is below the fetch offset gets the diverging epoch (KIP-595's
+check, on the leader's one epoch); a partition's whole batches that fit its limit are
+followed by the first bytes of the next batch up to the limit (Kafka sends the slice of the
+segment file; a consumer drops the cut batch).
 """
 
 from __future__ import annotations
@@ -15,6 +23,8 @@ from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 LEADER_EPOCH = 0  # one node, never re-elected: every partition's leader epoch
+SESSIONS_SINCE = 7  # Fetch versions with session ids and epochs (KIP-227)
+FULL_FETCH_EPOCHS = (0, -1)  # INITIAL_EPOCH, FINAL_EPOCH: no session is continued
 
 
 def _error_entry(index: int, code: ErrorCode, aborted: list | None = None) -> dict:
@@ -96,8 +106,16 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             plog = topic.partitions[index]
             offset = p.fetch_offset
             start = plog.log_start_offset
+            last_fetched_epoch = p.get("last_fetched_epoch")  # (None before v12)
+            if last_fetched_epoch is None:
+                last_fetched_epoch = -1
+            elif epoch_error is None and last_fetched_epoch > LEADER_EPOCH:  # no end offset for it
+                epoch_error = ErrorCode.OFFSET_OUT_OF_RANGE
             if epoch_error is not None or offset < start or offset > plog.log_end_offset:
-                parts.append(_error_entry(index, epoch_error or ErrorCode.OFFSET_OUT_OF_RANGE))
+                if epoch_error is None and last_fetched_epoch == LEADER_EPOCH and offset > plog.log_end_offset:
+                    parts.append(_diverging_entry(index, plog, committed))
+                else:
+                    parts.append(_error_entry(index, epoch_error or ErrorCode.OFFSET_OUT_OF_RANGE))
                 continue
             entry = {"partition_index": index, "error_code": 0, "high_watermark": plog.high_watermark,
                      "last_stable_offset": plog.last_stable_offset, "log_start_offset": start,
@@ -110,12 +128,18 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             got = plog.read(offset, limit, always_one=first, read_committed=committed, one_segment=True)
             if got.chunks:
                 first = False
+                size = got.size
                 entry["records"] = got.chunks
+                if size < limit:
+                    head = plog.batch_head(got.last_offset + 1, limit - size, read_committed=committed)
+                    if head is not None:
+                        entry["records"] = [*got.chunks, head]
+                        size += len(head)
                 if committed:
                     entry["aborted_transactions"] = plog.aborted_transactions(offset, got.last_offset + 1)
-                remaining -= got.size
-                total += got.size
-                reads.append((plog.topic, index, got.size, got.records))
+                remaining -= size
+                total += size
+                reads.append((plog.topic, index, size, got.records))
             watched.append((plog.topic, index))
             parts.append(entry)
         if parts:  # a topic that names no partition has no answer, as Kafka's
@@ -123,6 +147,15 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                               "partitions": parts})
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
     return body, total, watched, reads
+
+
+def _diverging_entry(index: int, plog, committed: bool) -> dict:
+    """A fetch past the end of the epoch it says it last fetched: nothing read, the epoch and
+    its end offset to truncate to (Kafka's divergingEpoch)."""
+    return {"partition_index": index, "error_code": 0, "high_watermark": plog.high_watermark,
+            "last_stable_offset": plog.last_stable_offset, "log_start_offset": plog.log_start_offset,
+            "diverging_epoch": {"epoch": LEADER_EPOCH, "end_offset": plog.log_end_offset},
+            "aborted_transactions": [] if committed else None, "preferred_read_replica": -1, "records": b""}
 
 
 def _count_out(ctx, reads) -> None:
@@ -143,6 +176,10 @@ def _answer(ctx, body: dict, size: int, reads):
 
 
 def handle_fetch(req, ctx):
+    if ctx.api_version >= SESSIONS_SINCE and req.session_epoch not in FULL_FETCH_EPOCHS:
+        # an incremental fetch of a session this broker never opened (it opens none)
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.FETCH_SESSION_ID_NOT_FOUND), "session_id": 0,
+                "responses": []}
     body, size, watched, reads = _read(req, ctx)
     if size >= req.min_bytes or req.max_wait_ms <= 0 or not watched:
         return _answer(ctx, body, size, reads)

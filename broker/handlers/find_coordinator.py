@@ -1,12 +1,45 @@
-"""FindCoordinator: this broker coordinates every group, transaction and share group."""
+"""FindCoordinator: this broker coordinates every group, transaction and share group.
+
+A group or transactional id may be empty, as on Kafka; a share-partition key must be
+Kafka's ``group:topic-id:partition`` (SharePartitionKey.validate) or is INVALID_REQUEST."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+
 from kipper.broker.acl.model import DESCRIBE, TRANSACTIONAL_ID
 from kipper.broker.acl.model import GROUP as ACL_GROUP
-from kipper.protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 GROUP, TRANSACTION, SHARE = 0, 1, 2
+
+
+_INT = re.compile(r"^[+-]?[0-9]+$")  # what Java's Integer.parseInt reads
+
+
+def share_key_valid(key: str) -> bool:
+    """Kafka's SharePartitionKey.validate: three ':'-separated parts (Java's split drops
+    trailing empty ones), a group that is not blank, a topic id, a partition number."""
+    parts = key.split(":")
+    while parts and parts[-1] == "":
+        parts.pop()
+    if len(parts) != 3 or not parts[0].strip() or not _INT.match(parts[2]):
+        return False
+    if not -2**31 <= int(parts[2]) < 2**31:
+        return False
+    return is_topic_id(parts[1])
+
+
+def is_topic_id(text: str) -> bool:
+    """Kafka's Uuid.fromString: URL-safe base64 of 16 bytes, at most 24 characters."""
+    if len(text) > 24 or not re.fullmatch(r"[A-Za-z0-9_-]+=*", text):
+        return False
+    try:
+        return len(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))) == 16
+    except (binascii.Error, ValueError):
+        return False
 
 
 def _coordinator(key: str, key_type: int, ctx) -> dict:
@@ -14,25 +47,34 @@ def _coordinator(key: str, key_type: int, ctx) -> dict:
     if key_type not in (GROUP, TRANSACTION, SHARE):
         return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": f"unknown key type {key_type}", "node_id": -1, "host": "", "port": -1}
-    if not key:
+    if key_type == SHARE and not share_key_valid(key):
         return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
-                "error_message": "empty coordinator key", "node_id": -1, "host": "", "port": -1}
+                "error_message": "", "node_id": -1, "host": "", "port": -1}
     if key_type == TRANSACTION and not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, key):
         return {"key": key, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
                 "error_message": None, "node_id": -1, "host": "", "port": -1}
     if key_type != TRANSACTION and not ctx.authorize(DESCRIBE, ACL_GROUP, key):
         return {"key": key, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                 "error_message": None, "node_id": -1, "host": "", "port": -1}
-    return {"key": key, "error_code": 0, "error_message": None, "node_id": ctx.engines.node_id,
-            "host": host, "port": port}
+    # Kafka's text for success: "" in a v4+ coordinator, the error's name (NONE) before
+    return {"key": key, "error_code": 0, "error_message": "" if ctx.api_version >= 4 else "NONE",
+            "node_id": ctx.engines.node_id, "host": host, "port": port}
 
 
 def handle_find_coordinator(req, ctx):
     key_type = req.get("key_type", GROUP)
+    if key_type == GROUP:  # Kafka makes the coordinators' topics when they are first looked for
+        ctx.engines.groups.offsets_topic()
+    elif key_type == TRANSACTION:
+        ctx.engines.txn.state_topic()
     if ctx.api_version >= 4:
-        return {"throttle_time_ms": 0,
-                "coordinators": [_coordinator(k, key_type, ctx) for k in req.coordinator_keys]}
+        coordinators = [_coordinator(k, key_type, ctx) for k in req.coordinator_keys]
+        for c in coordinators:  # Kafka never sets a v4+ coordinator's message: its default, ""
+            c["error_message"] = ""
+        return {"throttle_time_ms": 0, "coordinators": coordinators}
     one = _coordinator(req.key, key_type, ctx)
     one.pop("key")
     one["throttle_time_ms"] = 0
+    # before v4, Kafka's error.message(): the error's text, or NONE
+    one["error_message"] = kafka_text(one["error_code"]) if one["error_code"] else "NONE"
     return one

@@ -122,22 +122,39 @@ def handle_delete_groups(req, ctx):
             results.append({"group_id": group_id, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                             "error_message": None})
             continue
-        code, message = ctx.engines.groups.delete_group(group_id, ctx.now)
-        results.append({"group_id": group_id, "error_code": int(code), "error_message": message})
+        code = ctx.engines.groups.delete_group(group_id, ctx.now)
+        results.append({"group_id": group_id, "error_code": int(code), "error_message": None})
     return {"throttle_time_ms": 0, "results": results}
 
 
 def handle_offset_delete(req, ctx):
+    """Kafka's order: READ on each topic, then whether the topic and partition exist (both
+    answered per partition), then the group coordinator for the rest, whose group-level
+    error (an unknown group...) answers the whole request."""
     if not ctx.authorize(DELETE, GROUP, req.group_id):
         return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "throttle_time_ms": 0, "topics": []}
     if not req.group_id:
         return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "throttle_time_ms": 0, "topics": []}
-    allowed = {t.name for t in req.topics if ctx.authorize(READ, TOPIC, t.name)}
-    wanted = [(t.name, [p.partition_index for p in t.partitions]) for t in req.topics if t.name in allowed]
-    code, topics = ctx.engines.groups.delete_offsets(req.group_id, wanted, ctx.now)
-    if code == ErrorCode.NONE:  # Kafka answers the topics it may not read with their own error
-        topics += [(t.name, [(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions])
-                   for t in req.topics if t.name not in allowed]
-    return {"error_code": int(code), "throttle_time_ms": 0, "topics": [
-        {"name": name, "partitions": [{"partition_index": p, "error_code": int(c)} for p, c in parts]}
-        for name, parts in topics]}
+    topics = ctx.engines.topics
+    answered: dict[tuple[str, int], ErrorCode] = {}
+    wanted: dict[str, list[int]] = {}
+    for t in req.topics:
+        readable = ctx.authorize(READ, TOPIC, t.name)
+        for p in t.partitions:
+            key = (t.name, p.partition_index)
+            if not readable:
+                answered[key] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topics.partition(t.name, p.partition_index) is None:
+                answered[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                wanted.setdefault(t.name, []).append(p.partition_index)
+    code, deleted = ctx.engines.groups.delete_offsets(req.group_id, list(wanted.items()), ctx.now)
+    if code != ErrorCode.NONE:
+        return {"error_code": int(code), "throttle_time_ms": 0, "topics": []}
+    for name, parts in deleted:
+        for partition, error in parts:
+            answered[(name, partition)] = error
+    return {"error_code": 0, "throttle_time_ms": 0, "topics": [
+        {"name": t.name, "partitions": [{"partition_index": p.partition_index,
+                                         "error_code": int(answered[(t.name, p.partition_index)])}
+                                        for p in t.partitions]} for t in req.topics]}

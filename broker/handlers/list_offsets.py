@@ -38,19 +38,39 @@ def _lookup(plog, timestamp: int, end: int) -> dict:
     return {"offset": found[0], "timestamp": found[1]}
 
 
+def _by_topic(req) -> tuple[dict, set]:
+    """The request's partitions grouped by topic name in order of first appearance (Kafka
+    answers a topic named twice once), and the (topic, partition) pairs named twice."""
+    grouped: dict[str, dict] = {}
+    seen, twice = set(), set()
+    for t in req.topics:
+        for p in t.partitions:
+            key = (t.name, p.partition_index)
+            if key in seen:
+                twice.add(key)
+            seen.add(key)
+            grouped.setdefault(t.name, {}).setdefault(p.partition_index, p)
+    return grouped, twice
+
+
 def handle_list_offsets(req, ctx):
     topics = ctx.engines.topics
     committed = req.get("isolation_level", 0) == READ_COMMITTED
+    grouped, twice = _by_topic(req)
     out = []
-    for t in req.topics:
+    for name, partitions in grouped.items():
         parts = []
-        describable = ctx.authorize(DESCRIBE, TOPIC, t.name)
-        for p in t.partitions:
+        describable = ctx.authorize(DESCRIBE, TOPIC, name)
+        for p in partitions.values():
             if not describable:
                 parts.append({"partition_index": p.partition_index,
                               "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
                 continue
-            plog = topics.partition(t.name, p.partition_index)
+            if (name, p.partition_index) in twice:  # Kafka: a partition asked for twice is refused
+                parts.append({"partition_index": p.partition_index,
+                              "error_code": int(ErrorCode.INVALID_REQUEST), **NOT_FOUND})
+                continue
+            plog = topics.partition(name, p.partition_index)
             if plog is None:
                 parts.append({"partition_index": p.partition_index,
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})
@@ -65,6 +85,5 @@ def handle_list_offsets(req, ctx):
             end = plog.last_stable_offset if committed else plog.high_watermark
             row.update(_lookup(plog, p.timestamp, end))
             parts.append(row)
-        if parts:  # a topic that names no partition has no answer, as Kafka's
-            out.append({"name": t.name, "partitions": parts})
+        out.append({"name": name, "partitions": parts})
     return {"throttle_time_ms": 0, "topics": out}

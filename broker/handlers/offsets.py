@@ -16,20 +16,30 @@ from kipper.protocol.errors import ErrorCode
 MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 
-BROKER_SIDE = frozenset({ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})
+BROKER_SIDE = frozenset({ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                         ErrorCode.UNKNOWN_TOPIC_ID})
 
 
-def answered(out: list[tuple[str, list]], merge: bool) -> list[dict]:
+def answered(out: list[dict], merge: bool) -> list[dict]:
     """A commit's topics as asked; but when the broker answered some partitions itself (an
     unknown or unauthorized topic), Kafka's response builder merges those with the
-    coordinator's answer by topic name, and a topic named twice is one. A topic that names
-    no partition has no answer."""
+    coordinator's answer by topic (name, or id where the name is unknown), and a topic named
+    twice is one. A topic that names no partition has no answer."""
     if merge:
-        merged: dict[str, list] = {}
-        for name, parts in out:
-            merged.setdefault(name, []).extend(parts)
-        out = list(merged.items())
-    return [{"name": name, "partitions": parts} for name, parts in out if parts]
+        merged: dict = {}
+        for row in out:
+            key = row["name"] or row.get("topic_id")
+            if key in merged:
+                merged[key]["partitions"] += row["partitions"]
+            else:
+                merged[key] = dict(row, partitions=list(row["partitions"]))
+        out = list(merged.values())
+    return [row for row in out if row["partitions"]]
+
+
+def broker_answered(out: list[dict]) -> bool:
+    """Whether the broker answered some partition itself (see answered)."""
+    return any(r["error_code"] in BROKER_SIDE for row in out for r in row["partitions"])
 
 
 def handle_offset_commit(req, ctx):
@@ -40,7 +50,8 @@ def handle_offset_commit(req, ctx):
     group_denied = not ctx.authorize(READ, GROUP, req.group_id)
     error = ErrorCode.NONE if group_denied else engines.groups.validate_commit(
         req.group_id, req.get("member_id", ""), req.get("generation_id_or_member_epoch", -1),
-        req.get("group_instance_id"), ctx.api_version)
+        req.get("group_instance_id"), ctx.api_version,
+        [(t.name, p.partition_index) for t in req.topics for p in t.partitions])
     out = []
     commits = []
     for t in req.topics:
@@ -64,12 +75,11 @@ def handle_offset_commit(req, ctx):
                 commits.append((name, p.partition_index, p.committed_offset,
                                 p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
-        out.append((name, parts))
+        out.append({"name": name, "partitions": parts})
     if commits:  # journaled, then applied; a commit that failed makes no group
         engines.offsets.commit_all(req.group_id, commits, ctx.now)
         engines.groups.ensure_simple_group(req.group_id)
-    merge = not group_denied and any(r["error_code"] in BROKER_SIDE for _, parts in out for r in parts)
-    return {"throttle_time_ms": 0, "topics": answered(out, merge)}
+    return {"throttle_time_ms": 0, "topics": answered(out, not group_denied and broker_answered(out))}
 
 
 def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False) -> list[dict]:

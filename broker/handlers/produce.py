@@ -8,10 +8,13 @@ batch is checked before the append), the producer-id quota (seed 002), a compact
 topic's refusal of keyless records, and for a transactional batch the coordinator's
 check that the partition is in the producer's transaction (KIP-890 part 1; from v12
 the batch adds it, part 2); then the append, through the Partition's one write path.
-Each partition's answer is its own, so one bad partition does not fail the others. acks=0
-gets no response at all, as in Kafka; a producer throttled by a quota (producer ids, seed
-002; producer_byte_rate, Kafka's ClientQuotaManager) gets throttle_time_ms and its
-connection is muted after the answer.
+Each partition's answer is its own, so one bad partition does not fail the others. A
+partition named twice in a request is written once, with the last records given for it, and
+answered once (Kafka reads a request into a map). acks=0 gets no response at all, as in
+Kafka, and when any partition was refused the connection is closed instead, so that the
+client learns of it (Kafka's KafkaApis does the same); a producer throttled by a quota
+(producer ids, seed 002; producer_byte_rate, Kafka's ClientQuotaManager) gets
+throttle_time_ms and its connection is muted after the answer.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from kipper.broker.handlers.txn import PRODUCE_ADDS_PARTITION_SINCE, not_in_tran
 from kipper.broker.log import validate
 from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
+from kipper.protocol.produce_codec import TopicProduceData
 
 VALID_ACKS = (0, 1, -1)
 # Kafka's internal topics (Topic.INTERNAL_TOPICS): a client may not write to them. kipper keeps
@@ -69,7 +73,11 @@ def handle_produce(run, ctx) -> list:
         txn_denied = None  # looked up at most once per request
         throttle_ms = 0
         responses = []
-        for tdata in req.topic_data:  # (protocol/produce_codec.py sets both name and topic_id)
+        refused = False
+        topic_data = req.topic_data
+        if len(topic_data) != 1 or len(topic_data[0].partition_data) != 1:
+            topic_data = _distinct(topic_data)
+        for tdata in topic_data:  # (protocol/produce_codec.py sets both name and topic_id)
             if tdata is last_entry and last_target.denied is None:
                 target = last_target
             else:
@@ -92,6 +100,8 @@ def handle_produce(run, ctx) -> list:
                     nrecords += appended_records
                 if wait > throttle_ms:
                     throttle_ms = wait
+                if row["error_code"]:
+                    refused = True
                 rows.append(row)
             if rows:  # a topic that names no partition has no answer, as Kafka's (a map by partition)
                 responses.append({"name": tdata.name, "topic_id": tdata.topic_id, "partition_responses": rows})
@@ -99,6 +109,11 @@ def handle_produce(run, ctx) -> list:
             wait = quotas.record_produce(ctx, _request_bytes(req), now)
             if wait > throttle_ms:
                 throttle_ms = wait
+        if acks == 0 and refused:  # the client learns of it by the close (Kafka's closeConnection)
+            answers.append(Reply(NO_RESPONSE, abort="a Produce with acks=0 was refused: " + ", ".join(
+                f"{t['name']}-{r['index']} {ErrorCode(r['error_code']).name}"
+                for t in responses for r in t["partition_responses"] if r["error_code"])))
+            break
         body = NO_RESPONSE if acks == 0 else {"responses": responses, "throttle_time_ms": throttle_ms}
         answers.append(Reply(body, mute_ms=throttle_ms) if throttle_ms else body)
         if throttle_ms:
@@ -106,6 +121,21 @@ def handle_produce(run, ctx) -> list:
     if nrecords:
         record_in(counted_target.topic.name, counted_index, nbytes, nrecords)
     return answers
+
+
+def _distinct(topic_data: list) -> list:
+    """``topic_data`` with each topic once and each of its partitions once, holding the last
+    records the request gave for it (Kafka reads a request into a map keyed by partition);
+    the list itself when nothing repeats."""
+    seen: dict = {}
+    for tdata in topic_data:
+        parts = seen.setdefault(tdata.name if tdata.name is not None else tdata.topic_id, (tdata, {}))[1]
+        for pdata in tdata.partition_data:
+            parts[pdata.index] = pdata  # the last one given
+    if len(seen) == len(topic_data) and all(
+            len(parts) == len(t.partition_data) for t, parts in seen.values()):
+        return topic_data
+    return [TopicProduceData(t.name, t.topic_id, list(parts.values())) for t, parts in seen.values()]
 
 
 def _request_bytes(req) -> int:
@@ -163,7 +193,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         _log_refusal(ctx, topic.name, index, records, exc.code,
                      exc.message if not errors or errors[0][1] == exc.message else f"{exc.message}: {errors[0][1]}",
                      now)
-        row = _row(index, exc.code, message=exc.message,
+        row = _row(index, exc.code, message=exc.message if exc.shown else None,
                    log_start_offset=partition.log_start_offset if exc.log_start else -1)
         if errors:
             row["record_errors"] = [{"batch_index": i, "batch_index_error_message": m} for i, m in errors]
@@ -185,12 +215,18 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         code, message = engines.txn.check_append(topic.name, index, [header], transactional_id,
                                                  ctx.api_version >= PRODUCE_ADDS_PARTITION_SINCE, now)
         if code != ErrorCode.NONE:  # (Kafka answers these before the log: log_start_offset -1)
-            return _row(index, not_in_transaction(code, ctx), message=message), 0, 0, 0
+            code = not_in_transaction(code, ctx)
+            _log_refusal(ctx, topic.name, index, records, code, message or code.name, now)
+            return _row(index, code), 0, 0, 0
     appended = partition.append(records, spans, now)
+    # (Kafka's answer carries no message for a refusal by producer state: the log has it)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
            "log_append_time_ms": now if policy.log_append_time and appended.appended else appended.log_append_time,
-           "log_start_offset": partition.log_start_offset, "error_message": appended.message}
+           "log_start_offset": partition.log_start_offset, "error_message": None}
     if not appended.appended:  # refused, or a retry answered from producer state
+        if appended.error and appended.error != ErrorCode.DUPLICATE_SEQUENCE_NUMBER:  # (a retry's answer)
+            _log_refusal(ctx, topic.name, index, records, ErrorCode(appended.error),
+                         appended.message or ErrorCode(appended.error).name, now)
         return row, 0, 0, 0
     return row, 0, len(records), header.records_count
 

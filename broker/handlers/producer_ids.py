@@ -36,6 +36,9 @@ def handle_init_producer_id(req, ctx):
     if denied is not None:
         return {"throttle_time_ms": 0, "error_code": int(denied), "producer_id": -1, "producer_epoch": -1,
                 "max_in_flight_sequence_number_per_connection": window}
+    if req.transactional_id == "":  # Kafka's coordinator refuses an empty transactional id
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST), "producer_id": -1,
+                "producer_epoch": -1, "max_in_flight_sequence_number_per_connection": window}
     if req.transactional_id is not None:
         error, pid, epoch, _ = engines.txn.init_producer_id(
             req.transactional_id, req.transaction_timeout_ms, req.get("producer_id", -1),

@@ -16,12 +16,15 @@ NO_RESPONSE = object()
 class Reply:
     """A response body and what the connection does once it is sent."""
 
-    __slots__ = ("body", "mute_ms", "close")
+    __slots__ = ("body", "mute_ms", "close", "abort")
 
-    def __init__(self, body, *, mute_ms: int = 0, close: bool = False):
+    def __init__(self, body, *, mute_ms: int = 0, close: bool = False, abort: str | None = None):
         self.body = body
         self.mute_ms = mute_ms  # a quota throttle: read nothing more for this long (Kafka mutes)
-        self.close = close  # close after the answer (a failed SASL login)
+        self.close = close  # close after the answer (a failed SASL login), after a delay
+        # close at once after the answers before this one, reading nothing more: why (a
+        # Produce with acks=0 that was refused, which Kafka answers by closing the connection)
+        self.abort = abort
 
 
 def throttled(result, wait_ms: int, *, empty: bool = False):

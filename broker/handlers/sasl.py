@@ -55,5 +55,7 @@ def handle_sasl_authenticate(req, ctx):
 
 
 def _answer(code: ErrorCode, message: str | None, token: bytes) -> dict:
-    return {"error_code": int(code), "error_message": message, "auth_bytes": token,
+    # (Kafka's answer to a step that succeeds leaves error_message at its default, "")
+    return {"error_code": int(code), "error_message": "" if message is None and not code else message,
+            "auth_bytes": token,
             "session_lifetime_ms": 0}

@@ -39,9 +39,9 @@ def handle_describe_user_scram_credentials(req, ctx):
             results.append(_result(name, ErrorCode.RESOURCE_NOT_FOUND,
                                    f"attempt to describe a user credential that does not exist: {name}"))
         else:
-            results.append({**_result(name, ErrorCode.NONE, None), "credential_infos": [
+            results.append({**_result(name, ErrorCode.NONE, ""), "credential_infos": [  # "" as Kafka
                 {"mechanism": MECHANISM_CODES[m], "iterations": i} for m, i in sorted(known[name].items())]})
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "results": results}
+    return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "results": results}
 
 
 def _result(user: str, code: ErrorCode, message: str | None) -> dict:

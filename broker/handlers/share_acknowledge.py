@@ -9,6 +9,7 @@ stay acquired until the share session ends.
 from __future__ import annotations
 
 from kipper.broker.handlers.share_fetch import apply_acknowledgements, current_leader, top_level_error
+from kipper.broker.handlers.share_group import share_groups_enabled
 from kipper.broker.acl.model import GROUP, READ
 from kipper.broker.share.sessions import FINAL_EPOCH
 from kipper.protocol.errors import ErrorCode
@@ -17,6 +18,8 @@ from kipper.protocol.errors import ErrorCode
 def handle_share_acknowledge(req, ctx):
     share = ctx.engines.share
     now = ctx.now
+    if not share_groups_enabled(ctx):
+        return top_level_error(ErrorCode.UNSUPPORTED_VERSION, None)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     code, message, session = share.open_session(req.group_id, req.member_id,

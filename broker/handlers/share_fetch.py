@@ -11,6 +11,7 @@ appends and by records becoming available again. Epoch -1 closes the session.
 from __future__ import annotations
 
 from kipper.broker.acl.model import GROUP, READ, TOPIC
+from kipper.broker.handlers.share_group import share_groups_enabled
 from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 from kipper.protocol.errors import ErrorCode
 
@@ -160,6 +161,8 @@ def handle_share_fetch(req, ctx):
     share = ctx.engines.share
     now = ctx.now
     epoch = req.share_session_epoch
+    if not share_groups_enabled(ctx):
+        return top_level_error(ErrorCode.UNSUPPORTED_VERSION, None)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     if epoch == INITIAL_EPOCH and any(p.acknowledgement_batches for t in req.topics

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from kipper.broker.acl.model import DESCRIBE, GROUP, NOT_PROVIDED, READ
+from kipper.broker.features import SHARE_VERSION
 from kipper.protocol.errors import ErrorCode
+
+UNSUPPORTED = int(ErrorCode.UNSUPPORTED_VERSION)
+UNSUPPORTED_MESSAGE = "The version of API is not supported."
+
+
+def share_groups_enabled(ctx) -> bool:
+    """share.version 1 turns share groups on; below it Kafka answers UNSUPPORTED_VERSION."""
+    return ctx.engines.features.finalized_level(SHARE_VERSION) >= 1
 
 
 def _host(ctx) -> str:
@@ -11,6 +20,9 @@ def _host(ctx) -> str:
 
 
 def handle_share_group_heartbeat(req, ctx):
+    if not share_groups_enabled(ctx):
+        return {"throttle_time_ms": 0, "error_code": UNSUPPORTED, "error_message": None, "member_id": None,
+                "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
     if not ctx.authorize(READ, GROUP, req.group_id):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                 "error_message": None, "member_id": req.member_id, "member_epoch": -1,
@@ -20,6 +32,11 @@ def handle_share_group_heartbeat(req, ctx):
 
 
 def handle_share_group_describe(req, ctx):
+    if not share_groups_enabled(ctx):
+        return {"throttle_time_ms": 0, "groups": [
+            {"error_code": UNSUPPORTED, "error_message": None, "group_id": g, "group_state": "",
+             "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
+             "authorized_operations": NOT_PROVIDED} for g in req.group_ids]}
     return {"throttle_time_ms": 0, "groups": [_describe(ctx, g, req.include_authorized_operations)
                                               for g in req.group_ids]}
 

@@ -10,6 +10,7 @@ replaces every topic result.
 from __future__ import annotations
 
 from kipper.broker.acl.model import DELETE, DESCRIBE, GROUP, READ, TOPIC
+from kipper.broker.handlers.share_group import UNSUPPORTED_MESSAGE, share_groups_enabled
 from kipper.broker.share import offsets
 from kipper.protocol.errors import ErrorCode
 
@@ -21,6 +22,10 @@ def handle_describe_share_group_offsets(req, ctx):
     engines = ctx.engines
     groups = []
     for g in req.groups:
+        if not share_groups_enabled(ctx):
+            groups.append({"group_id": g.group_id, "topics": [], "error_code":
+                           int(ErrorCode.UNSUPPORTED_VERSION), "error_message": None})
+            continue
         if not ctx.authorize(DESCRIBE, GROUP, g.group_id):
             groups.append({"group_id": g.group_id, "topics": [], "error_code":
                            int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None})
@@ -47,6 +52,8 @@ def _top_level(code: ErrorCode, message: str | None) -> dict:
 
 def handle_alter_share_group_offsets(req, ctx):
     engines = ctx.engines
+    if not share_groups_enabled(ctx):
+        return _top_level(ErrorCode.UNSUPPORTED_VERSION, UNSUPPORTED_MESSAGE)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return _top_level(ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_REFUSED)
     refused, wanted = [], []
@@ -73,6 +80,8 @@ def handle_alter_share_group_offsets(req, ctx):
 
 def handle_delete_share_group_offsets(req, ctx):
     engines = ctx.engines
+    if not share_groups_enabled(ctx):
+        return _top_level(ErrorCode.UNSUPPORTED_VERSION, UNSUPPORTED_MESSAGE)
     if not ctx.authorize(DELETE, GROUP, req.group_id):
         return _top_level(ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_REFUSED)
     allowed = [t.topic_name for t in req.topics if ctx.authorize(READ, TOPIC, t.topic_name)]

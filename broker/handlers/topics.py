@@ -11,7 +11,7 @@ import uuid
 
 from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, CREATE, DELETE, DESCRIBE, TOPIC
 from kipper.broker.log.topic_configs import describable
-from kipper.broker.log.topics import Topic
+from kipper.broker.log.topics import MAX_RECORDS_PER_REQUEST, Topic
 from kipper.protocol.errors import ErrorCode
 
 MAX_PARTITIONS = 100000
@@ -76,11 +76,25 @@ def _assigned_count(t, node_id: int) -> int:
     return len(seen)
 
 
+def _check_topic(engines, t) -> tuple[ErrorCode, str | None, int]:
+    """One CreatableTopic's checks (Kafka's controller's order): (error, message, count)."""
+    configs = {c.name: c.value for c in t.configs}
+    if not t.assignments:
+        return engines.topics.check_new(t.name, t.num_partitions, t.replication_factor, configs)
+    code, message, _ = engines.topics.check_new(t.name, 1, 1, configs)
+    if code != ErrorCode.NONE:
+        return code, message, 0
+    try:
+        return ErrorCode.NONE, None, _assigned_count(t, engines.node_id)
+    except Refused as exc:
+        return exc.code, exc.message, 0
+
+
 def handle_create_topics(req, ctx):
     engines = ctx.engines
     validate_only = req.get("validate_only", False)
     names = [t.name for t in req.topics]
-    out = []
+    out, accepted = [], []
     for i, t in enumerate(req.topics):
         if names.count(t.name) > 1:
             if names.index(t.name) == i:  # one answer per name, as Kafka's (a map by name)
@@ -91,80 +105,114 @@ def handle_create_topics(req, ctx):
             out.append({"name": t.name, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                         "error_message": "Authorization failed."})
             continue
-        if req.timeout_ms <= 0:
+        if req.timeout_ms <= 0:  # the controller's deadline has passed before it begins
             out.append(_timed_out(name=t.name))
             continue
+        code, message, count = _check_topic(engines, t)
+        if code != ErrorCode.NONE:
+            out.append({"name": t.name, "error_code": int(code), "error_message": message})
+        else:
+            accepted.append((t, count))
+    # Kafka's controller writes the request's topics as one batch of records (a topic record,
+    # its partitions and its configs): past its limit the whole batch is refused
+    records = sum(1 + count + len(t.configs) for t, count in accepted)
+    if records > MAX_RECORDS_PER_REQUEST:
+        out += [{"name": t.name, "error_code": int(ErrorCode.POLICY_VIOLATION),
+                 "error_message": "Unable to perform excessively large batch operation."} for t, _ in accepted]
+        return {"throttle_time_ms": 0, "topics": out}
+    view = engines.topic_configs
+    for t, count in accepted:
         configs = {c.name: c.value for c in t.configs}
-        count = t.num_partitions
-        if t.assignments:
-            code, message, _ = engines.topics.check_new(t.name, 1, 1, configs)
-            if code == ErrorCode.NONE:
-                try:
-                    count = _assigned_count(t, engines.node_id)
-                except Refused as exc:
-                    code, message = exc.code, exc.message
-            if code != ErrorCode.NONE:
+        if validate_only:
+            topic = Topic(t.name, uuid.uuid4(), [], configs)
+        else:  # checked again: an earlier topic of this request may collide with it
+            code, message, topic = engines.topics.create(t.name, count, 1, configs)
+            if topic is None:
                 out.append({"name": t.name, "error_code": int(code), "error_message": message})
                 continue
-        if validate_only:
-            code, message, count = engines.topics.check_new(t.name, count, t.replication_factor, configs)
-            topic = Topic(t.name, uuid.uuid4(), [], {k: v for k, v in configs.items() if v is not None}) \
-                if code == ErrorCode.NONE else None
-        else:
-            code, message, topic = engines.topics.create(t.name, count, t.replication_factor, configs)
-            count = len(topic.partitions) if topic is not None else 0
-        row = {"name": t.name, "error_code": int(code), "error_message": message}
-        if topic is not None:
-            view = engines.topic_configs
-            row.update(topic_id=topic.topic_id, num_partitions=count, replication_factor=1,
-                       configs=[view.row(topic.configs, k) for k in describable()])
-        out.append(row)
+        out.append({"name": t.name, "error_code": 0, "error_message": None, "topic_id": topic.topic_id,
+                    "num_partitions": count, "replication_factor": 1,
+                    "configs": [view.row(topic.configs, k) for k in describable()]})
     return {"throttle_time_ms": 0, "topics": out}
+
+
+ZERO_ID = uuid.UUID(int=0)
+NOT_HOSTED = "This server does not host this topic-partition."
+NOT_HOSTED_ID = "This server does not host this topic ID."
+TOPIC_DENIED = "Topic authorization failed."
+
+
+def _delete_requests(req, ctx):
+    """Kafka's reading of a DeleteTopics request (ControllerApis.deleteTopics): the names
+    and ids to delete, each given once, and the refusals of the rest."""
+    states = ([(t.get("name"), t.get("topic_id") or ZERO_ID) for t in req.topics] if ctx.api_version >= 6
+              else [(name, ZERO_ID) for name in req.topic_names])
+    refused, names, ids = [], {}, {}
+    for name, topic_id in states:
+        if name is None and topic_id == ZERO_ID:
+            refused.append((None, ZERO_ID, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified."))
+        elif name is None:
+            ids[topic_id] = ids.get(topic_id, 0) + 1
+        elif topic_id == ZERO_ID:
+            names[name] = names.get(name, 0) + 1
+        else:
+            refused.append((name, topic_id, ErrorCode.INVALID_REQUEST,
+                            "You may not specify both topic name and topic id."))
+    refused += [(n, ZERO_ID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for n, c in names.items() if c > 1]
+    twice = [i for i, c in ids.items() if c > 1]
+    refused += [(None, i, ErrorCode.INVALID_REQUEST, "Duplicate topic id.") for i in twice]
+    return refused, [n for n, c in names.items() if c == 1], [i for i, c in ids.items() if c == 1], twice
 
 
 def handle_delete_topics(req, ctx):
     engines = ctx.engines
-    if ctx.api_version >= 6:
-        wanted = [(t.get("name"), t.get("topic_id")) for t in req.topics]
-    else:
-        wanted = [(name, None) for name in req.topic_names]
-    out = []
-    keys = [name or topic_id for name, topic_id in wanted]
-    duplicates = {k for k in keys if keys.count(k) > 1}
-    for i, (name, topic_id) in enumerate(wanted):
-        if keys[i] in duplicates:  # answered once, nothing deleted (Kafka's ControllerApis)
-            if keys.index(keys[i]) == i:
-                out.append({"name": name, "topic_id": topic_id, "error_code": int(ErrorCode.INVALID_REQUEST),
-                            "error_message": "Duplicate topic name." if name else "Duplicate topic id."})
-            continue
-        topic = engines.topics.get(name) if name else engines.topics.by_id(topic_id)
-        if topic is not None and not ctx.authorize(DELETE, TOPIC, topic.name):
-            # Kafka: a topic asked for by id keeps its name hidden unless it may be described
-            shown = name or (topic.name if ctx.authorize(DESCRIBE, TOPIC, topic.name) else None)
-            out.append({"name": shown, "topic_id": topic_id,
-                        "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
-            continue
-        if topic is None and name and not ctx.authorize(DESCRIBE, TOPIC, name):
-            out.append({"name": name, "topic_id": topic_id,
-                        "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
-            continue
-        if req.timeout_ms <= 0:
-            out.append(_timed_out(name=name, topic_id=topic_id))
-            continue
-        if topic is None:
-            code = ErrorCode.UNKNOWN_TOPIC_ID if not name else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            out.append({"name": name, "topic_id": topic_id, "error_code": int(code)})
+    out, doomed = [], {}  # doomed: topic id -> (the name to answer with, the topic)
+    refused, names, ids, ids_twice = _delete_requests(req, ctx)
+    out += refused
+    for topic_id in ids:
+        topic = engines.topics.by_id(topic_id)
+        if topic is None and req.timeout_ms <= 0:  # the controller's deadline has passed
+            out.append((None, topic_id, ErrorCode.REQUEST_TIMED_OUT, None))
+        elif topic is None:
+            out.append((None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, NOT_HOSTED_ID))
+        elif not ctx.authorize(DELETE, TOPIC, topic.name):
+            # a topic asked for by id keeps its name hidden unless it may be described
+            shown = topic.name if ctx.authorize(DESCRIBE, TOPIC, topic.name) else None
+            out.append((shown, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
+        else:
+            doomed[topic_id] = (topic.name, topic)
+    given_by_id = set(doomed) | set(ids_twice)
+    for name in names:
+        topic = engines.topics.get(name)
+        if not ctx.authorize(DESCRIBE, TOPIC, name):
+            out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
+        elif topic is None and req.timeout_ms <= 0:
+            out.append((name, ZERO_ID, ErrorCode.REQUEST_TIMED_OUT, None))
+        elif topic is None:
+            out.append((name, ZERO_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED))
+        elif not ctx.authorize(DELETE, TOPIC, name):
+            out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
+        elif topic.topic_id in given_by_id:
+            # the same topic by name and by id: Kafka deletes neither and answers the name only
+            doomed.pop(topic.topic_id, None)
+            out.append((name, topic.topic_id, ErrorCode.INVALID_REQUEST,
+                        "The provided topic name maps to an ID that was already supplied."))
+        else:
+            doomed[topic.topic_id] = (name, topic)
+    for topic_id, (name, topic) in doomed.items():
+        if req.timeout_ms <= 0:  # the controller's deadline has passed: nothing deleted
+            out.append((name, topic_id, ErrorCode.REQUEST_TIMED_OUT, None))
             continue
         engines.delete_topic(topic)
-        out.append({"name": topic.name, "topic_id": topic.topic_id, "error_code": 0})
-    return {"throttle_time_ms": 0, "responses": out}
+        out.append((name, topic_id, ErrorCode.NONE, None))
+    return {"throttle_time_ms": 0, "responses": [
+        {"name": n, "topic_id": i, "error_code": int(c), "error_message": m} for n, i, c, m in out]}
 
 
 def _check_growth(engines, t) -> Topic:
     topic = engines.topics.get(t.name)
     if topic is None:
-        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                      "This server does not host this topic-partition.")
+        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)  # (Kafka's answer has no text)
     have = len(topic.partitions)
     if t.count == have:
         raise Refused(ErrorCode.INVALID_PARTITIONS, f"Topic already has {have} partition(s).")
@@ -192,8 +240,10 @@ def handle_create_partitions(req, ctx):
     engines = ctx.engines
     names = [t.name for t in req.topics]
     results = []
-    for t in req.topics:
+    for i, t in enumerate(req.topics):
         code, message = ErrorCode.NONE, None
+        if names.count(t.name) > 1 and names.index(t.name) != i:
+            continue  # one answer per name, as Kafka's (a map by name)
         try:
             if names.count(t.name) > 1:
                 raise Refused(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")

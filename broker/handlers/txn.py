@@ -1,11 +1,12 @@
 """Transaction APIs: AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit,
 WriteTxnMarkers. Decode, ask the transaction coordinator (broker/txn), answer.
 
-Clients speak AddPartitionsToTxn v0-3 (v4+ is broker-to-broker) and the
-transaction-version-1 protocol: this broker does not advertise the
-transaction.version feature, so clients use KIP-890 part 2 only as far as a Produce
-v12 implies it (its batch adds its partition, as Kafka 4.x lets it). Versions from
-before KIP-588 get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED; a
+Both protocols are served, as Kafka 4.4 serves them. A transaction-version-2 producer
+(transaction.version=2 finalized, KIP-890 part 2) adds partitions with its Produce v12
+and groups with its TxnOffsetCommit v5+, and ends each transaction with EndTxn v5, which
+bumps the epoch; a classic one sends AddPartitionsToTxn v0-3 and AddOffsetsToTxn first.
+AddPartitionsToTxn v4+ is the brokers' batched form (CLUSTER_ACTION; VerifyOnly). Versions
+from before KIP-588 get INVALID_PRODUCER_EPOCH where newer ones get PRODUCER_FENCED; a
 partition or group not in the transaction is INVALID_TXN_STATE, or TRANSACTION_ABORTABLE
 for the versions that know it.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
 )
-from kipper.broker.handlers.offsets import BROKER_SIDE, MAX_METADATA, answered
+from kipper.broker.handlers.offsets import MAX_METADATA, answered, broker_answered
 from kipper.protocol.errors import ErrorCode
 
 PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that knows error 90
@@ -24,8 +25,12 @@ PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that k
 # Produce v11, TxnOffsetCommit v4; Kafka's "genericError" transaction-supported operation)
 TRANSACTION_ABORTABLE_SINCE = {0: 11, 28: 4}
 # a Produce from v12 is a transaction-version-2 producer's: its batch adds the partition to the
-# transaction (KIP-890 part 2) where an older one is refused
+# transaction (KIP-890 part 2) where an older one is refused; so does TxnOffsetCommit v5 its group
 PRODUCE_ADDS_PARTITION_SINCE = 12
+TXN_OFFSET_COMMIT_ADDS_GROUP_SINCE = 5
+END_TXN_V2_SINCE = 5  # EndTxn v5: transaction version 2, an epoch bump per transaction
+BROKER_ADD_PARTITIONS_SINCE = 4  # AddPartitionsToTxn v4+: batched, from brokers
+TOPIC_IDS_SINCE = 6  # TxnOffsetCommit v6 names topics by id (KIP-1319)
 
 
 def _for_version(error: ErrorCode, ctx) -> int:
@@ -47,6 +52,8 @@ def _known(engines, topic: str, partition: int) -> bool:
 
 
 def handle_add_partitions_to_txn(req, ctx):
+    if ctx.api_version >= BROKER_ADD_PARTITIONS_SINCE:
+        return _add_partitions_batched(req, ctx)
     engines = ctx.engines
     # Kafka answers a refusal from a map (a topic or partition named twice is one), and the
     # coordinator's answer topic by topic as asked
@@ -86,6 +93,38 @@ def handle_add_partitions_to_txn(req, ctx):
         for name, parts in topics]}
 
 
+def _add_partitions_batched(req, ctx):
+    """v4+: each transaction on its own, verify-only or added with transaction version 2;
+    an unknown partition fails its transaction (the rest OPERATION_NOT_ATTEMPTED)."""
+    engines = ctx.engines
+    if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                "results_by_transaction": []}
+    if any(t.transactional_id is None for t in req.transactions):
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST), "results_by_transaction": []}
+    results = []
+    for t in req.transactions:
+        wanted = [(topic.name, p) for topic in t.topics for p in topic.partitions]
+        unknown = {tp for tp in wanted if not _known(engines, *tp)}
+        if unknown:
+            errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+                      for tp in wanted}
+        elif not t.transactional_id:
+            errors = dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST)
+        elif t.verify_only:
+            errors = engines.txn.verify_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted)
+        else:
+            error = engines.txn.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
+                                               ctx.now, tv2=True)
+            errors = dict.fromkeys(wanted, error)
+        by_topic: dict[str, list] = {}
+        for (name, p), code in errors.items():
+            by_topic.setdefault(name, []).append({"partition_index": p, "partition_error_code": int(code)})
+        results.append({"transactional_id": t.transactional_id, "topic_results": [
+            {"name": name, "results_by_partition": parts} for name, parts in by_topic.items()]})
+    return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
+
+
 def handle_add_offsets_to_txn(req, ctx):
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
         error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
@@ -101,60 +140,82 @@ def handle_add_offsets_to_txn(req, ctx):
 
 def handle_end_txn(req, ctx):
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
-        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)}
-    if not req.transactional_id:
-        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST)}
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+                "producer_id": -1, "producer_epoch": -1}
+    if not req.transactional_id:  # Kafka's transaction coordinator: an empty id is no request
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST),
+                "producer_id": -1, "producer_epoch": -1}
+    if ctx.api_version >= END_TXN_V2_SINCE:
+        result = ctx.engines.txn.end_txn_v2(req.transactional_id, req.producer_id, req.producer_epoch,
+                                            req.committed, ctx.now)
+        return {"throttle_time_ms": 0, "error_code": int(result.error), "producer_id": result.producer_id,
+                "producer_epoch": result.producer_epoch}
     error = ctx.engines.txn.end_txn(req.transactional_id, req.producer_id, req.producer_epoch,
                                   req.committed, ctx.now)
-    return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx)}
+    return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx), "producer_id": -1, "producer_epoch": -1}
 
 
 def handle_txn_offset_commit(req, ctx):
-    """As Kafka's KafkaApis then coordinators: the transactional id's and the group's
-    authorization, then each topic's, then unknown topics and partitions (the broker's own
-    checks), then the transaction and the group member, then each offset."""
+    """Kafka's order: the ACLs of the transactional id and the group answer every partition;
+    then each topic (an id v6 cannot resolve, READ on it, its partitions); the coordinator
+    checks (and from v5 adds the group to) the transaction for what is left, and the group
+    its member; then the offsets are staged until the transaction ends."""
     engines = ctx.engines
+    by_id = ctx.api_version >= TOPIC_IDS_SINCE
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
         refused = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     elif not ctx.authorize(READ, GROUP, req.group_id):
         refused = ErrorCode.GROUP_AUTHORIZATION_FAILED
     else:
-        refused = ErrorCode.NONE
-    # the coordinators' first checks: an empty group id, then an empty transactional id
-    error = (ErrorCode.INVALID_GROUP_ID if not req.group_id else
-             ErrorCode.INVALID_REQUEST if not req.transactional_id else ErrorCode.NONE)
-    if refused == ErrorCode.NONE and error == ErrorCode.NONE:
-        error = not_in_transaction(engines.txn.verify_offset_commit(
-            req.transactional_id, req.producer_id, req.producer_epoch, req.group_id), ctx)
-        if error == ErrorCode.NONE:
-            error = engines.groups.validate_txn_commit(req.group_id, req.get("member_id", ""),
-                                                      req.get("generation_id_or_member_epoch", -1),
-                                                      req.get("group_instance_id"))
-    out = []
-    for t in req.topics:
-        name = t.name
-        parts = []
-        readable = refused == ErrorCode.NONE and ctx.authorize(READ, TOPIC, name)
+        refused = None
+    codes, names = {}, []
+    for i, t in enumerate(req.topics):
+        name = _topic_name(engines, t) if by_id else t.name  # v6 names topics by id
+        names.append(name)
         for p in t.partitions:
-            if refused != ErrorCode.NONE:
-                code = refused
-            elif not readable:
-                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            if refused is not None:
+                codes[i, p.partition_index] = refused
+            elif name is None:
+                codes[i, p.partition_index] = ErrorCode.UNKNOWN_TOPIC_ID
+            elif not ctx.authorize(READ, TOPIC, name):
+                codes[i, p.partition_index] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif not _known(engines, name, p.partition_index):
-                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            elif error != ErrorCode.NONE:
-                code = error
-            elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
-                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
-            else:
-                code = ErrorCode.NONE
-                engines.offsets.stage(req.group_id, req.producer_id, name, p.partition_index,
-                                     p.committed_offset, p.get("committed_leader_epoch", -1),
-                                     p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
-            parts.append({"partition_index": p.partition_index, "error_code": int(code)})
-        out.append((name, parts))
-    merge = refused == ErrorCode.NONE and any(r["error_code"] in BROKER_SIDE for _, parts in out for r in parts)
-    return {"throttle_time_ms": 0, "topics": answered(out, merge)}
+                codes[i, p.partition_index] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if refused is None and len(codes) < sum(len(t.partitions) for t in req.topics):
+        # the coordinators' first checks: an empty group id, then an empty transactional id
+        error = (ErrorCode.INVALID_GROUP_ID if not req.group_id else
+                 ErrorCode.INVALID_REQUEST if not req.transactional_id else ErrorCode.NONE)
+        if error == ErrorCode.NONE:
+            error = not_in_transaction(engines.txn.verify_offset_commit(
+                req.transactional_id, req.producer_id, req.producer_epoch, req.group_id, ctx.now,
+                add=ctx.api_version >= TXN_OFFSET_COMMIT_ADDS_GROUP_SINCE), ctx)
+        if error == ErrorCode.NONE:
+            error = engines.groups.validate_txn_commit(
+                req.group_id, req.get("member_id", ""), req.get("generation_id_or_member_epoch", -1),
+                req.get("group_instance_id"), api_version=ctx.api_version,
+                partitions=[(names[i], p.partition_index) for i, t in enumerate(req.topics)
+                            for p in t.partitions if (i, p.partition_index) not in codes])
+        for i, t in enumerate(req.topics):
+            for p in t.partitions:
+                if (i, p.partition_index) in codes:
+                    continue
+                if error == ErrorCode.NONE and p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
+                    codes[i, p.partition_index] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                    continue
+                codes[i, p.partition_index] = error
+                if error == ErrorCode.NONE:
+                    engines.offsets.stage(req.group_id, req.producer_id, names[i], p.partition_index,
+                                         p.committed_offset, p.get("committed_leader_epoch", -1),
+                                         p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
+    out = [{"name": names[i] or "", "topic_id": t.get("topic_id"), "partitions": [
+        {"partition_index": p.partition_index, "error_code": int(codes[i, p.partition_index])}
+        for p in t.partitions]} for i, t in enumerate(req.topics)]
+    return {"throttle_time_ms": 0, "topics": answered(out, refused is None and broker_answered(out))}
+
+
+def _topic_name(engines, t) -> str | None:
+    topic = engines.topics.by_id(t.topic_id)
+    return topic.name if topic is not None else None
 
 
 def handle_write_txn_markers(req, ctx):

@@ -14,6 +14,9 @@ from kipper.protocol.errors import ErrorCode
 STATE_NAMES = {s.value: s for s in TxnState}
 
 
+UNKNOWN_TOPIC_TEXT = "This server does not host this topic-partition."  # Kafka's, for error 3
+
+
 def handle_describe_producers(req, ctx):
     engines = ctx.engines
     out = []
@@ -27,12 +30,16 @@ def handle_describe_producers(req, ctx):
                               "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                               "error_message": None, "active_producers": []})
                 continue
-            if partition is None:  # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION
-                invalid = validate_topic_name(t.name) is not None
-                parts.append({"partition_index": index,
-                              "error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION if invalid
-                                                else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+            if partition is None and validate_topic_name(t.name) is not None:
+                # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION
+                parts.append({"partition_index": index, "error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION),
                               "error_message": None, "active_producers": []})
+                continue
+            if partition is None:  # Kafka's text for a topic it does not have; null for a partition
+                parts.append({"partition_index": index,
+                              "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+                              "error_message": None if engines.topics.get(t.name) else UNKNOWN_TOPIC_TEXT,
+                              "active_producers": []})
                 continue
             producers = []
             # Kafka's ProducerStateEntry: the last batch's max timestamp, and the coordinator

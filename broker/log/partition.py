@@ -247,6 +247,21 @@ class Partition:
         return self.log.read(offset, max_bytes, always_one=always_one, one_segment=one_segment,
                              end_offset=self.last_stable_offset if read_committed else None)
 
+    def batch_head(self, offset: int, nbytes: int, *, read_committed: bool = False):
+        """The first ``nbytes`` of the batch at ``offset`` (a view), when it is in the segment
+        of ``offset - 1`` and below the end a Fetch reads to, and longer than that; else
+        None. Kafka's Fetch sends whole batches up to its limit and then the slice of the
+        segment file up to the limit, cutting into the next batch (consumers drop the cut
+        batch); the handler appends this after the whole batches it read."""
+        log = self.log
+        if nbytes <= 0 or log.segment_index(offset - 1) != log.segment_index(offset):
+            return None
+        got = log.read(offset, 0, always_one=True, one_segment=True,
+                       end_offset=self.last_stable_offset if read_committed else None)
+        if not got.chunks or len(got.chunks[0]) <= nbytes:
+            return None
+        return memoryview(got.chunks[0])[:nbytes]
+
     def aborted_transactions(self, fetch_offset: int, upper: int) -> list[dict]:
         """Fetch's AbortedTransactions for a read of [fetch_offset, upper)."""
         txn = self._txn
@@ -276,11 +291,15 @@ class Partition:
         (ListOffsets MAX_TIMESTAMP, KIP-734 as Kafka 3.8+ answers it after KAFKA-16310).
         The storage knows the batch from headers; only that batch is read here."""
         found = self.log.max_timestamp()
-        if found is None:
-            return None
-        located = self.log.batch_at_offset(found[0])
-        if located is None:
-            return found
+        if found is None:  # no record has a timestamp (or none is left): Kafka's max is then
+            # unknown (-1), and it answers the first record of a batch whose max is -1
+            located = self.log.batch_at_offset(self.log.log_start_offset)
+            if located is None or b.read_header(located[1]).max_timestamp != -1:
+                return None
+        else:
+            located = self.log.batch_at_offset(found[0])
+            if located is None:
+                return found
         base, data = located
         h = b.read_header(data)
         if h.attributes & b.TIMESTAMP_TYPE:  # LogAppendTime: every record has the batch's time
@@ -288,7 +307,9 @@ class Partition:
         for rec in records.decode_batch(data, verify_crc=False).records:
             if rec.timestamp == h.max_timestamp:
                 return rec.offset, rec.timestamp
-        return found
+        # no record carries the batch's max timestamp (a header Kafka kept as a client wrote
+        # it, with a LogAppendTime flag on a CreateTime topic): Kafka finds nothing either
+        return None
 
     # --- moving the log start ------------------------------------------------------------
 

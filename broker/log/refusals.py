@@ -1,4 +1,6 @@
-"""Produce batches refused by the checks before the append: counted, and logged sparingly.
+"""Produce batches refused (by the checks before the append, the producer state, the
+transaction check): counted, and logged sparingly. Kafka's answer carries no text for most
+refusals (error_message null), so the log is where kipper says what was wrong.
 
 A producer with a bug sends the same bad batch again and again (it retries a
 CORRUPT_MESSAGE, and sends the next one just as malformed), so one line per refusal

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from kipper.broker.config_values import BROKER_CODECS
+from kipper.broker.config_values import BROKER_CODECS, java_double
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -36,9 +36,9 @@ def parse_value(type_: str, name: str, text: str):
     """Kafka's ConfigDef.parseType for the types topic and group configs use."""
     value = text.strip()
     try:
-        if type_ in ("int", "long"):
+        if type_ in ("short", "int", "long"):
             n = int(value)
-            lo, hi = (INT_MIN, INT_MAX) if type_ == "int" else (LONG_MIN, LONG_MAX)
+            lo, hi = {"short": (-2**15, 2**15 - 1), "int": (INT_MIN, INT_MAX)}.get(type_, (LONG_MIN, LONG_MAX))
             if not lo <= n <= hi:
                 raise ValueError
             return n
@@ -63,6 +63,8 @@ def render(type_: str, value) -> str:
         return "true" if value else "false"
     if type_ == "list":
         return ",".join(value)
+    if type_ == "double":
+        return java_double(value)
     return str(value)
 
 
@@ -124,8 +126,9 @@ class TopicConfigDef:
         """The typed value of ``text``, or ConfigValueError with Kafka's message."""
         value = parse_value(self.type, self.name, text)
         problem = self.check(value) if self.check is not None else None
-        if problem:
-            raise ConfigValueError(f"Invalid value {text} for configuration {self.name}: {problem}")
+        if problem:  # Kafka's message quotes the parsed value (a double as Java prints it)
+            shown = text if self.type in ("list", "string") else render(self.type, value)
+            raise ConfigValueError(f"Invalid value {shown} for configuration {self.name}: {problem}")
         return value
 
     def canonical(self, text: str) -> str:
@@ -247,17 +250,14 @@ def describable() -> list[str]:
     return sorted(n for n, d in TOPIC_CONFIGS.items() if not d.internal)
 
 
-def validate_topic_configs(configs: dict[str, str | None], *, allow_null: bool = False) -> str | None:
-    """Kafka's LogConfig.validate: names, values, and the rules between them.
-    A None value is "not set" when ``allow_null`` (CreateTopics)."""
+def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
+    """Kafka's LogConfig.validate: names, values, and the rules between them."""
     parsed = {}
     for key, value in configs.items():
         spec = TOPIC_CONFIGS.get(key)
         if spec is None:
             return f"Unknown topic config name: {key}"
         if value is None:
-            if allow_null:
-                continue
             return f"Null value not supported for topic config: {key}"
         try:
             parsed[key] = spec.parse(value)

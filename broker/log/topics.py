@@ -20,17 +20,46 @@ from kipper.protocol.errors import ErrorCode
 
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")
 MAX_NAME_LENGTH = 249
+METADATA_TOPIC = "__cluster_metadata"  # Kafka's KRaft log: never a user's topic
+# Kafka's controller writes a topic's records in one batch: a topic record, one per
+# partition and one per config; more than this in one CreateTopics is refused (POLICY_VIOLATION)
+MAX_RECORDS_PER_REQUEST = 10000
 
 
 def validate_topic_name(name: str) -> str | None:
+    """Kafka's controller's reason (its words) a name is not a legal topic name, or None."""
     if not name:
-        return "topic name is empty"
+        return "Topic name is invalid: the empty string is not allowed"
     if name in (".", ".."):
-        return "topic name cannot be '.' or '..'"
+        return f"Topic name is invalid: '{name}' is not allowed"
     if len(name) > MAX_NAME_LENGTH:
-        return f"topic name is longer than {MAX_NAME_LENGTH} characters"
+        return f"Topic name is invalid: the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
     if not _LEGAL.match(name):
-        return "topic name may only contain ASCII letters, digits, '.', '_' and '-'"
+        return (f"Topic name is invalid: '{name}' contains one or more characters other than "
+                "ASCII alphanumerics, '.', '_' and '-'")
+    return None
+
+
+def _collision_key(name: str) -> str:
+    """Kafka refuses a topic whose name differs from an existing one only by '.' and '_'
+    (both become '_' in metric names)."""
+    return name.replace(".", "_")
+
+
+def partitions_problem(num_partitions: int, replication_factor: int) -> tuple[ErrorCode, str] | None:
+    """Kafka's checks of a new topic's counts, in its order (ReplicationControlManager)."""
+    if replication_factor == 0 or replication_factor < -1:
+        return (ErrorCode.INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0, or -1 to use the default value.")
+    if num_partitions == 0 or num_partitions < -1:
+        return ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
+    if num_partitions > MAX_RECORDS_PER_REQUEST:
+        return ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request."
+    if replication_factor > 1:
+        return (ErrorCode.INVALID_REPLICATION_FACTOR,
+                f"Unable to replicate the partition {replication_factor} time(s): The target replication "
+                f"factor of {replication_factor} cannot be reached because only 1 broker(s) are registered "
+                "or some brokers have all their log directories cordoned.")
     return None
 
 
@@ -56,6 +85,7 @@ class TopicManager:
         self.auto_create = auto_create
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+        self._collisions: dict[str, str] = {}  # name with '.' as '_' -> the topic's name
 
     def __contains__(self, name: str) -> bool:
         return name in self._topics
@@ -77,31 +107,37 @@ class TopicManager:
 
     def check_new(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                   configs: dict[str, str | None] | None = None) -> tuple[ErrorCode, str | None, int]:
-        """May this topic be created? (error, message, partition count with the default applied)."""
+        """May this topic be created? (error, message, partition count with the default
+        applied), checked in the order of Kafka's controller: the name, then whether it
+        exists or collides, the configs (null values first), then the counts."""
         problem = validate_topic_name(name)
         if problem:
             return ErrorCode.INVALID_TOPIC_EXCEPTION, problem, 0
+        if name == METADATA_TOPIC:
+            return ErrorCode.INVALID_REQUEST, f"Creation of internal topic {name} is prohibited.", 0
         if name in self._topics:
             return ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.", 0
-        if num_partitions == -1:
-            num_partitions = self.num_partitions
-        if num_partitions <= 0 or num_partitions > 100000:
-            return ErrorCode.INVALID_PARTITIONS, "Number of partitions must be between 1 and 100000.", 0
-        if replication_factor not in (-1, 1):
-            return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                    f"Replication factor {replication_factor} is larger than the 1 available broker.", 0)
-        problem = validate_topic_configs(dict(configs or {}), allow_null=True)
+        other = self._collisions.get(_collision_key(name))
+        if other is not None:
+            return ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {other}", 0
+        configs = dict(configs or {})
+        nulls = [k for k, v in configs.items() if v is None]
+        if nulls:
+            return ErrorCode.INVALID_CONFIG, f"Null value not supported for topic configs: {','.join(nulls)}", 0
+        problem = validate_topic_configs(configs)
         if problem:
             return ErrorCode.INVALID_CONFIG, problem, 0
-        return ErrorCode.NONE, None, num_partitions
+        refused = partitions_problem(num_partitions, replication_factor)
+        if refused:
+            return *refused, 0
+        return ErrorCode.NONE, None, self.num_partitions if num_partitions == -1 else num_partitions
 
     def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                configs: dict[str, str] | None = None) -> tuple[ErrorCode, str | None, Topic | None]:
         code, message, num_partitions = self.check_new(name, num_partitions, replication_factor, configs)
         if code != ErrorCode.NONE:
             return code, message, None
-        configs = {k: v for k, v in (configs or {}).items() if v is not None}
-        return ErrorCode.NONE, None, self._add(name, uuid.uuid4(), num_partitions, configs)
+        return ErrorCode.NONE, None, self._add(name, uuid.uuid4(), num_partitions, dict(configs or {}))
 
     def _add(self, name: str, topic_id: uuid.UUID, num_partitions: int, configs: dict[str, str],
              internal: bool = False, *, persist: bool = True) -> Topic:
@@ -112,6 +148,7 @@ class TopicManager:
         topic.partitions = [self.factory.new(topic, i) for i in range(num_partitions)]
         self._topics[name] = topic
         self._by_id[topic.topic_id] = topic
+        self._collisions[_collision_key(name)] = name
         return topic
 
     def restore(self) -> list[Topic]:
@@ -159,8 +196,8 @@ class TopicManager:
         if not self.auto_create:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
         code, _, topic = self.create(name)
-        if code == ErrorCode.INVALID_TOPIC_EXCEPTION:
-            return code, None
+        if topic is None and code != ErrorCode.TOPIC_ALREADY_EXISTS:
+            return code, None  # a name Kafka refuses (invalid, colliding, its metadata log's)
         return ErrorCode.NONE, topic or self._topics.get(name)
 
     def partitions(self):
@@ -174,6 +211,7 @@ class TopicManager:
         if topic is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         self._by_id.pop(topic.topic_id, None)
+        self._collisions.pop(_collision_key(name), None)
         self.metadata.remove_topic(name)
         for partition in topic.partitions:
             partition.delete()

@@ -6,22 +6,31 @@
 ``Rejected`` (the Kafka error code and message of the partition's answer) at the
 first that fails:
 
-1. the batch, from its 61-byte header: framing, one batch per partition (Kafka's rule
-   for magic v2), size (max.message.bytes), CRC-32C, codec, record count, no control
-   batch from a client;
+1. the batch, from its 61-byte header: framing as Kafka's ProduceRequest reads it (exactly
+   one batch, of magic v2, else INVALID_RECORD; bytes too few to be a second batch are
+   dropped), base offset 0 (Kafka's UnifiedLog refuses any other with INVALID_RECORD),
+   size (max.message.bytes), CRC-32C, codec, record count, no control batch from a client;
 2. every record, with the record parser (protocol/record_check.py, compiled), as
    Kafka's LogValidator iterates every record of every batch (decompressing a
    compressed one): each record's fields within its length, the records filling the
    batch exactly and numbering its record count. A record that does not parse is
    INVALID_RECORD with its index in the record errors; a payload that does not
    decompress is CORRUPT_MESSAGE. It comes before anything decodes records, so that
-   nothing after it meets a malformed one;
-3. the timestamps the topic's configs refuse: message.timestamp.after.max.ms from the
-   header; message.timestamp.before.max.ms record by record, only when it is set. A refused
-   batch is INVALID_TIMESTAMP with a record error for each record out of range (the records
-   are read then, as Kafka lists them);
-4. the rewrite a topic config asks for: LogAppendTime stamps the header and recomputes
-   the CRC; a compression.type other than producer recompresses the records section.
+   nothing after it meets a malformed one. The walk also takes the records' max timestamp,
+   which Kafka keeps in place of the header's (a LogAppendTime flag a client set makes
+   every record read as the header's max timestamp, in Kafka's iterator as here);
+3. the timestamps the topic's configs refuse: message.timestamp.after.max.ms from that
+   max timestamp; message.timestamp.before.max.ms record by record, only when it is set. A
+   refused batch is INVALID_TIMESTAMP with a record error for each record out of range (the
+   records are read then, as Kafka lists them);
+4. the rewrite: LogAppendTime stamps the header and recomputes the CRC; on a CreateTime
+   topic a header that disagrees with the records (its max timestamp, a LogAppendTime flag)
+   is written as Kafka's LogValidator writes it (CreateTime, the records' max timestamp); a
+   compression.type other than producer recompresses the records section.
+
+Only a refusal of records (timestamps, keyless records on a compacted topic: Kafka's
+RecordValidationException) carries its message in the answer, as Kafka's does; every other
+refusal answers error_message null, its text going to the log (``Rejected.shown``).
 
 With a topic's defaults the records are walked but not decoded into objects: they
 are decoded only when a config asks for it. A compacted topic's refusal of keyless
@@ -31,6 +40,7 @@ producer-id quota, which comes first in Kafka.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 
 from crc32c import crc32c as _crc32c
@@ -49,15 +59,18 @@ class Rejected(Exception):
     Produce v8+'s record_errors; empty when no single record is at fault. ``log_start``:
     whether the answer carries the partition's log start offset, as Kafka's does for a batch
     its log refuses; not for a corrupt or too large batch, nor for what Kafka refuses before
-    the log (a partition's records that are not exactly one magic-v2 batch)."""
+    the log (a partition's records that are not exactly one magic-v2 batch). ``shown``:
+    whether the answer's error_message carries ``message`` (Kafka's does for a refusal of
+    records only); otherwise it goes to the log alone."""
 
     def __init__(self, code: ErrorCode, message: str, record_errors: tuple = (), *,
-                 log_start: bool | None = None):
+                 log_start: bool | None = None, shown: bool = False):
         super().__init__(message)
         self.code = code
         self.message = message
         self.record_errors = record_errors
         self.log_start = code not in _NO_LOG_START if log_start is None else log_start
+        self.shown = shown
 
 
 _NO_LOG_START = (ErrorCode.CORRUPT_MESSAGE, ErrorCode.MESSAGE_TOO_LARGE)
@@ -86,21 +99,23 @@ class AppendPolicy:
 
 def checked_batch(buf, policy: AppendPolicy, now: int):
     """``buf`` (a partition's records in a Produce) checked in the order above: the bytes
-    to store (rewritten when a config asks) and the one batch's span in them
-    (``[(start, end, header)]``, as ``Partition.append`` takes it); or Rejected.
+    to store (rewritten when a config asks, or when the header disagrees with the records)
+    and the one batch's span in them (``[(start, end, header)]``, as ``Partition.append``
+    takes it); or Rejected.
 
     (Step 1 is written out here rather than called: this runs for every Produce.)"""
     # 1. the batch, from its header
-    if not buf:
-        raise Rejected(ErrorCode.INVALID_RECORD, "produce request carries no records", log_start=False)
-    try:
-        spans = b.split_batches(buf)
-    except b.InvalidBatch as exc:
-        raise Rejected(ErrorCode(exc.code), str(exc), log_start=False) from None
-    if len(spans) > 1:  # Kafka's rule for magic v2: a producer sends one batch per partition
-        raise Rejected(ErrorCode.INVALID_RECORD,
-                       f"a partition's records hold {len(spans)} record batches; a produce request carries one", log_start=False)
-    start, end, header = spans[0]
+    n = len(buf)
+    header = b.read_header(buf, 0) if n >= b.HEADER_SIZE else None
+    if header is not None and header.batch_length + b.LOG_OVERHEAD == n and header.magic == 2 \
+            and header.records_count >= 0 and header.last_offset_delta >= 0 \
+            and header.batch_length >= b.HEADER_SIZE - b.LOG_OVERHEAD:  # one whole batch: nearly always
+        start, end = 0, n
+    else:
+        start, end, header = produced_batch(buf)
+    spans = [(start, end, header)]
+    if header.base_offset != 0:
+        raise Rejected(ErrorCode.INVALID_RECORD, f"the base offset of the record batch is {header.base_offset}, not 0")
     if end - start > policy.max_message_bytes:
         raise Rejected(ErrorCode.MESSAGE_TOO_LARGE,
                        f"record batch of {end - start} bytes exceeds the limit of {policy.max_message_bytes}")
@@ -116,16 +131,71 @@ def checked_batch(buf, policy: AppendPolicy, now: int):
     if attributes & b.CONTROL:
         raise Rejected(ErrorCode.INVALID_RECORD, "clients may not produce control batches")
     # 2. every record
-    problem = record_check.check_batch(buf, start, end, header)
-    if problem is not None:  # one batch a partition: its record index is the partition's
+    max_timestamp = record_check.walk_batch(buf, start, end, header)
+    if type(max_timestamp) is not int:  # one batch a partition: its record index is the partition's
+        problem = max_timestamp
         raise Rejected(ErrorCode(problem.code), problem.message,
                        ((problem.batch_index, problem.message),) if problem.batch_index >= 0 else ())
+    if attributes & b.TIMESTAMP_TYPE:  # every record reads as the header's max timestamp
+        max_timestamp = max(header.max_timestamp, NO_TIMESTAMP)
     # 3. timestamps
-    check_timestamps(policy, buf, spans, now)
+    check_timestamps(policy, buf, spans, now, max_timestamp)
     # 4. the rewrite
-    if policy.rewrites:
-        buf, spans = rewrite(policy, buf, spans, now)
+    if policy.rewrites or (not policy.log_append_time and (
+            max_timestamp != header.max_timestamp or attributes & b.TIMESTAMP_TYPE)):
+        buf, spans = rewrite(policy, buf, spans, now, max_timestamp)
     return buf, spans
+
+
+def produced_batch(buf) -> tuple[int, int, b.BatchHeader]:
+    """(start, end, header) of the one batch of a Produce's records for a partition, read
+    as Kafka reads them (ProduceRequest.validateRecords over ByteBufferLogInputStream):
+    no batch, a first batch of magic 0 or 1, or a second batch is INVALID_RECORD; a size
+    below the smallest message, or a magic Kafka does not know, is CORRUPT_MESSAGE; bytes
+    after the batch too few to be another are dropped (Kafka trims them). Only the batch
+    Kafka would read is looked at further; Rejected for what Kafka refuses here."""
+    first = _next_batch(buf, 0)
+    if first is None:
+        raise Rejected(ErrorCode.INVALID_RECORD, "a produce request carries one record batch per partition, "
+                                                 f"and these {len(buf)} bytes hold none", log_start=False)
+    end, magic = first
+    if magic != 2:
+        raise Rejected(ErrorCode.INVALID_RECORD, f"record batch magic {magic} is not supported (only v2)",
+                       log_start=False)
+    if _next_batch(buf, end) is not None:
+        raise Rejected(ErrorCode.INVALID_RECORD, "a partition's records hold more than one record batch; "
+                                                 "a produce request carries one", log_start=False)
+    if end < b.HEADER_SIZE:  # Kafka reads the batch and finds its CRC wrong
+        raise Rejected(ErrorCode.CORRUPT_MESSAGE, f"record batch of {end} bytes is shorter than its header")
+    header = b.read_header(buf, 0)
+    if header.records_count < 0 or header.last_offset_delta < 0:
+        raise Rejected(ErrorCode.INVALID_RECORD, "negative record count or offset delta")
+    return 0, end, header
+
+
+_SIZE = struct.Struct(">i")
+SMALLEST_MESSAGE = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: no batch is smaller
+HEADER_UP_TO_MAGIC = 17
+
+
+def _next_batch(buf, pos: int) -> tuple[int, int] | None:
+    """(end, magic) of the batch at ``pos``, or None when the bytes left are too few to
+    hold one (Kafka's ByteBufferLogInputStream.nextBatch)."""
+    left = len(buf) - pos
+    if left < b.LOG_OVERHEAD:
+        return None
+    size = _SIZE.unpack_from(buf, pos + 8)[0]
+    if size < SMALLEST_MESSAGE:
+        raise Rejected(ErrorCode.CORRUPT_MESSAGE, f"record size {size} is less than the minimum record "
+                                                  f"overhead ({SMALLEST_MESSAGE})", log_start=False)
+    if left < HEADER_UP_TO_MAGIC:
+        return None
+    magic = struct.unpack_from(">b", buf, pos + b.MAGIC_OFFSET)[0]
+    if not 0 <= magic <= 2:
+        raise Rejected(ErrorCode.CORRUPT_MESSAGE, f"invalid magic found in record: {magic}", log_start=False)
+    if left < size + b.LOG_OVERHEAD:
+        return None
+    return pos + size + b.LOG_OVERHEAD, magic
 
 
 # --- 3. timestamps ---------------------------------------------------------------------------------
@@ -133,19 +203,18 @@ def checked_batch(buf, policy: AppendPolicy, now: int):
 TIMESTAMPS_REFUSED = "One or more records have been rejected due to invalid timestamp"
 
 
-def check_timestamps(policy: AppendPolicy, buf, spans, now: int) -> None:
+def check_timestamps(policy: AppendPolicy, buf, spans, now: int, max_timestamp: int) -> None:
     """Raise Rejected for the timestamps the topic's configs refuse: INVALID_TIMESTAMP with a
-    record error for every record out of range, as Kafka's LogValidator answers. The header's
-    max timestamp tells whether any record is too far ahead, so the records are read only
-    when one may be, or when message.timestamp.before.max.ms is set."""
+    record error for every record out of range, as Kafka's LogValidator answers. The records'
+    max timestamp (step 2) tells whether any record is too far ahead, so the records are read
+    only when one may be, or when message.timestamp.before.max.ms is set."""
     if policy.log_append_time:
         return
-    limit = now + policy.after_max_ms
-    for start, end, h in spans:
-        if policy.reads_records or (h.max_timestamp != NO_TIMESTAMP and h.max_timestamp > limit):
+    if policy.reads_records or (max_timestamp != NO_TIMESTAMP and max_timestamp > now + policy.after_max_ms):
+        for start, end, _ in spans:
             errors = timestamp_errors(policy, buf, start, end, now)
             if errors:
-                raise Rejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMPS_REFUSED, errors)
+                raise Rejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMPS_REFUSED, errors, shown=True)
 
 
 def timestamp_errors(policy: AppendPolicy, buf, start: int, end: int, now: int) -> tuple:
@@ -153,9 +222,10 @@ def timestamp_errors(policy: AppendPolicy, buf, start: int, end: int, now: int) 
     timestamp is out of [now - message.timestamp.before.max.ms, now + ...after.max.ms]."""
     before, after = policy.before_max_ms, policy.after_max_ms
     batch = _decoded(lambda: records.decode_batch(buf, start, end, verify_crc=False))
+    flagged = batch.header.attributes & b.TIMESTAMP_TYPE  # Kafka reads each record at the header's
     out = []
     for index, rec in enumerate(batch.records):
-        ts = rec.timestamp
+        ts = batch.header.max_timestamp if flagged else rec.timestamp
         if ts != NO_TIMESTAMP and (now - ts > before or ts - now > after):
             # Kafka's bounds, computed on Java longs (an unset before.max.ms makes the low one
             # hugely negative)
@@ -186,11 +256,10 @@ def keyless_records(buf, spans) -> list[int]:
 
 # --- 4. the rewrite --------------------------------------------------------------------------------
 
-def rewrite(policy: AppendPolicy, buf, spans, now: int):
-    """(buf, spans) after LogAppendTime and recompression; the input when neither applies."""
-    if not policy.rewrites:
-        return buf, spans
-    out = b"".join(_decoded(lambda: _rewrite_batch(policy, bytes(buf[start:end]), h, now))
+def rewrite(policy: AppendPolicy, buf, spans, now: int, max_timestamp: int | None = None):
+    """(buf, spans) after LogAppendTime, the header's timestamps made those of the records
+    (``max_timestamp``, on a CreateTime topic) and recompression."""
+    out = b"".join(_decoded(lambda: _rewrite_batch(policy, bytes(buf[start:end]), h, now, max_timestamp))
                    for start, end, h in spans)
     return out, b.split_batches(out)
 
@@ -203,17 +272,20 @@ def _decoded(work):
         raise Rejected(ErrorCode.CORRUPT_MESSAGE, f"record batch cannot be decoded: {exc}") from None
 
 
-def _rewrite_batch(policy: AppendPolicy, data: bytes, h: b.BatchHeader, now: int) -> bytes:
+def _rewrite_batch(policy: AppendPolicy, data: bytes, h: b.BatchHeader, now: int,
+                   records_max_timestamp: int | None) -> bytes:
     attributes = h.attributes
     payload = data[b.HEADER_SIZE:]
     if policy.codec is not None and policy.codec != h.compression:
         raw = compression.decompress(h.compression, payload)
         payload = compression.compress(policy.codec, raw, policy.level)
         attributes = (attributes & ~b.COMPRESSION_MASK) | policy.codec
-    max_timestamp = h.max_timestamp
     if policy.log_append_time:
         attributes |= b.TIMESTAMP_TYPE
         max_timestamp = now
+    else:  # CreateTime, with the max timestamp Kafka takes from the records
+        attributes &= ~b.TIMESTAMP_TYPE
+        max_timestamp = h.max_timestamp if records_max_timestamp is None else records_max_timestamp
     fields = h._asdict()
     fields.update(attributes=attributes, max_timestamp=max_timestamp, crc=0,
                   batch_length=b.HEADER_SIZE - b.LOG_OVERHEAD + len(payload))

@@ -6,9 +6,12 @@ appends and then calls ``commit`` with the offsets the log assigned (Kafka's
 ProducerAppendInfo). Two modes:
 
 - ``latest`` (seed 000): only the latest batch per producer id. Its exact
-  retry is answered with the original offset; a first sequence within
-  ``max.in.flight.sequence.number.per.connection`` behind the last sequence
-  is DUPLICATE_SEQUENCE_NUMBER; anything else out of order.
+  retry is answered with the original offset; a batch whose sequences are all
+  within ``max.in.flight.sequence.number.per.connection`` behind the last one
+  (already appended) is DUPLICATE_SEQUENCE_NUMBER; anything else out of order,
+  as Kafka answers it: a batch that starts inside that window but carries
+  sequences past the last appended (0-2 appended, then 1-3) is not a duplicate,
+  and a client that took it for one would lose its new records.
 - ``window5``: Kafka's classic cache of the last five batches.
 
 State survives log deletion (KIP-360); it goes only when ``expire(now)``
@@ -156,9 +159,14 @@ class ProducerStateManager:
             dup = self._find_duplicate(row, first_seq, last_seq)
             if dup is not None:
                 return Validation(DUPLICATE, duplicate_base_offset=dup[0], duplicate_timestamp=dup[1])
-        if self.mode == LATEST and sequence_distance(current_last, first_seq) < self.window:
-            return Validation(REJECT, ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
-                              f"sequence {first_seq} is at or behind the last appended {current_last}")
+        window = self.window
+        if self.mode == LATEST and sequence_distance(current_last, first_seq) < window:
+            if sequence_distance(current_last, last_seq) < window:  # every sequence already appended
+                return Validation(REJECT, ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
+                                  f"sequences {first_seq}-{last_seq} are at or behind the last appended {current_last}")
+            return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                              f"sequences {first_seq}-{last_seq} overlap the last appended {current_last}: "
+                              f"expected sequence {next_sequence(current_last)}")
         return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                           f"expected sequence {next_sequence(current_last)}, got {first_seq}")
 

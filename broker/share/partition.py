@@ -60,6 +60,10 @@ def _first(run: Run) -> int:
     return run.first
 
 
+def _first_of(batch: tuple[int, int]) -> int:
+    return batch[0]
+
+
 def merge_entries(entries: Iterable[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
     """Sort durable entries and join neighbours that touch and agree."""
     out: list[list[int]] = []
@@ -91,6 +95,10 @@ class SharePartition:
         # what Kafka's share coordinator holds for ReadShareGroupStateSummary: (SPSO, records
         # delivered for good past it) as the last state write carried them, None before any
         self.summary: tuple[int, int] | None = None
+        # (first, last) of the log batches acquired from their first offset, from the one the
+        # SPSO is in: where Kafka's cache of in-flight batches starts, which decides how it
+        # answers an acknowledgement reaching below the SPSO
+        self.batches: list[tuple[int, int]] = []
 
     # --- run bookkeeping ---------------------------------------------------------------
 
@@ -161,6 +169,15 @@ class SharePartition:
             self.window_records -= sum(r.last - r.first + 1 for r in runs[:k])
             del runs[:k]
         self.spso = max(self.spso, spso)
+        gone = 0
+        while gone < len(self.batches) and self.batches[gone][1] < self.spso:
+            gone += 1
+        del self.batches[:gone]
+
+    def _batch_start(self, offset: int) -> int:
+        """The first offset of the acquired batch ``offset`` is in (``offset`` when unknown)."""
+        i = bisect_right(self.batches, offset, key=_first_of) - 1
+        return self.batches[i][0] if i >= 0 and self.batches[i][1] >= offset else offset
 
     # --- acquisition -----------------------------------------------------------------------
 
@@ -225,6 +242,8 @@ class SharePartition:
                 continue
             if used and used + size > max_bytes:
                 break
+            if start == first:
+                self.batches.append((first, last))
             n = last - start + 1
             take = n if batch_optimized else min(n, budget - taken)
             run = Run(start, start + take - 1, ACQUIRED, 1, member, deadline)
@@ -261,8 +280,8 @@ class SharePartition:
             if error == ErrorCode.NONE and not renew_enabled and RENEW in types:
                 error = ErrorCode.INVALID_RECORD_STATE
             errors.append(error)
-            if error != ErrorCode.NONE:
-                continue
+            if error != ErrorCode.NONE or first < self.spso:
+                continue  # (a batch reaching below the start: already acknowledged, ignored)
             if len(types) == 1:
                 self._apply(first, last, types[0], now, changes)
                 continue
@@ -282,8 +301,16 @@ class SharePartition:
         top = RENEW if allow_renew else REJECT
         if any(not GAP <= t <= top for t in types):
             return ErrorCode.INVALID_REQUEST
-        # Kafka's SharePartition: offsets past what was acquired are an INVALID_REQUEST,
-        # offsets it has no record of an INVALID_RECORD_STATE
+        # Kafka's SharePartition: offsets below the start offset were acknowledged already,
+        # and a batch that ends below it is ignored (answered NONE); offsets past
+        # what was acquired are an INVALID_REQUEST, offsets it has no record of an
+        # INVALID_RECORD_STATE
+        if last < self.spso:
+            return ErrorCode.NONE
+        if first < self.spso and self._batch_start(self.spso) > first:
+            # Kafka keeps the batch the start offset is in: a request reaching back past
+            # that batch finds no batch of its own to start from and is ignored
+            return ErrorCode.NONE if last < self.speo else ErrorCode.INVALID_REQUEST
         if not self.runs or first < self.spso:
             return ErrorCode.INVALID_RECORD_STATE
         if last >= self.speo:

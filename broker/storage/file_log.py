@@ -193,6 +193,10 @@ class FileLog:
     def _segment_index(self, offset: int) -> int:
         return max(bisect_right(self._bases, offset) - 1, 0)
 
+    def segment_index(self, offset: int) -> int:
+        """The number of the segment holding ``offset`` (counted from the oldest kept)."""
+        return self._segment_index(offset)
+
     def _segment_for(self, offset: int) -> LogSegment:
         return self.segments[self._segment_index(offset)]
 

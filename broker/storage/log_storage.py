@@ -50,6 +50,9 @@ class LogStorage(Protocol):
         """Batches from the one holding ``offset``, up to ``max_bytes`` (the first one
         always, when ``always_one``: KIP-74), stopping before ``end_offset``."""
 
+    def segment_index(self, offset: int) -> int:
+        """The number of the segment holding ``offset``: two offsets in one segment have one."""
+
     def batches_from(self, offset: int) -> Iterator[tuple[int, bytes]]:
         """(base offset, batch) from the batch holding ``offset`` on, oldest first."""
 

@@ -162,6 +162,10 @@ class MemoryLog:
 
     # --- reads ----------------------------------------------------------------
 
+    def segment_index(self, offset: int) -> int:
+        """The number of the segment holding ``offset`` (counted from the oldest kept)."""
+        return bisect_right(self._seg_starts, self._index_of(offset)) - 1
+
     def _index_of(self, offset: int) -> int:
         """The first batch whose last offset is at or after ``offset``."""
         i = max(bisect_right(self._bases, offset) - 1, 0)

@@ -3,7 +3,8 @@ and the producer-id block, kept where a KRaft broker keeps its metadata log.
 
 One JSON file, ``<first log dir>/kipper-metadata.json``, rewritten atomically
 (and fsynced) on every change: topic creation, deletion and config changes,
-group and dynamic broker config changes, and each new block of producer ids. Producer ids are
+group and dynamic broker config changes, finalized feature levels, client-metrics
+subscriptions, and each new block of producer ids. Producer ids are
 handed out from a block whose end is written first, so an id is never given
 twice, even across a SIGKILL. Without ``log.dirs`` nothing is written.
 """
@@ -27,6 +28,9 @@ class MetadataStore:
         self.topics: dict[str, dict] = {}  # name -> {"id", "partitions", "configs", "internal"}
         self.group_configs: dict[str, dict[str, str]] = {}
         self.broker_configs: dict[str, dict[str, str]] = {}  # "" (cluster default) or node id
+        self.features: dict[str, int] = {}  # finalized feature levels (broker/features.py)
+        self.features_epoch = 0
+        self.client_metrics: dict[str, dict[str, str]] = {}  # KIP-714 subscriptions (broker/telemetry/)
         self.producer_id_block_end = FIRST_PRODUCER_ID
 
     @property
@@ -46,6 +50,9 @@ class MetadataStore:
         self.group_configs = data.get("group_configs", {})
         self.broker_configs = data.get("broker_configs", {})
         self.producer_id_block_end = int(data.get("producer_id_block_end", FIRST_PRODUCER_ID))
+        self.features = data.get("features", {})
+        self.features_epoch = int(data.get("features_epoch", 0))
+        self.client_metrics = data.get("client_metrics", {})
         return self
 
     def save(self) -> None:
@@ -53,7 +60,9 @@ class MetadataStore:
             return
         data = {"version": VERSION, "topics": self.topics, "group_configs": self.group_configs,
                 "broker_configs": self.broker_configs,
-                "producer_id_block_end": self.producer_id_block_end}
+                "producer_id_block_end": self.producer_id_block_end,
+                "features": self.features, "features_epoch": self.features_epoch,
+                "client_metrics": self.client_metrics}
         write_atomically(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
 
     # --- changes -------------------------------------------------------------------------------
@@ -80,6 +89,19 @@ class MetadataStore:
             self.broker_configs[layer] = dict(configs)
         else:
             self.broker_configs.pop(layer, None)
+        self.save()
+
+    def put_features(self, levels: dict[str, int], epoch: int) -> None:
+        """The finalized feature levels (what Kafka keeps as FeatureLevelRecords)."""
+        self.features, self.features_epoch = dict(levels), epoch
+        self.save()
+
+    def put_client_metrics(self, name: str, configs: dict[str, str]) -> None:
+        """One client-metrics subscription (KIP-714); empty configs remove it."""
+        if configs:
+            self.client_metrics[name] = dict(configs)
+        else:
+            self.client_metrics.pop(name, None)
         self.save()
 
     def reserve_producer_ids(self, first_unused: int) -> int:

@@ -24,12 +24,15 @@ from typing import Callable, NamedTuple
 
 import structlog
 
+from kipper.broker.txn import ending
 from kipper.broker.txn.states import COMPLETING, SETTLED, TxnState, transition
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 
-EPOCH_EXHAUSTED = 32767 - 1  # Kafka's isEpochExhausted: epoch >= Short.MAX_VALUE - 1
+EPOCH_EXHAUSTED = ending.EPOCH_EXHAUSTED
+MAX_EPOCH = 32767
+TV1, TV2 = 0, 2  # the transaction version a client used (Kafka records TV_0 for the classic protocol)
 NO_PRODUCER_ID = -1
 NO_EPOCH = -1
 
@@ -61,6 +64,10 @@ class TransactionMetadata:
     groups: set = field(default_factory=set)  # consumer groups with pending offsets
     txn_start: int = -1
     last_update: int = 0
+    # transaction version 2: the producer id the next completion rotates to (its epoch was
+    # exhausted), and the version the client ended its last transaction with
+    next_producer_id: int = NO_PRODUCER_ID
+    client_tv: int = TV1
 
     def view(self) -> dict:
         return {"transactional_id": self.transactional_id, "producer_id": self.producer_id,
@@ -80,6 +87,17 @@ class Completion(NamedTuple):
     committed: bool
     partitions: tuple
     groups: tuple
+    next_producer_id: int = NO_PRODUCER_ID  # TV2: the new producer id once the markers are written
+
+
+class EndResult(NamedTuple):
+    """EndTxn's answer; v5 (transaction version 2) carries the producer id and epoch the
+    producer goes on with."""
+
+    error: ErrorCode
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_EPOCH
+    completion: Completion | None = None
 
 
 class InitResult(NamedTuple):
@@ -105,10 +123,14 @@ class _NoJournal:
 
 
 class TransactionCoordinator:
-    def __init__(self, settings: TxnSettings, allocate_id: Callable[[], int], journal=None):
+    def __init__(self, settings: TxnSettings, allocate_id: Callable[[], int], journal=None,
+                 server_tv: Callable[[], int] = lambda: TV1):
         """``journal`` (broker/txn/journal.py) records every change of a transactional
-        id's metadata in __transaction_state, so a restart can restore it."""
+        id's metadata in __transaction_state, so a restart can restore it. ``server_tv``:
+        the finalized transaction.version, which the aborts the coordinator starts itself
+        (timeouts, fencing) follow."""
         self.settings = settings
+        self.server_tv = server_tv
         self._allocate = allocate_id  # shared with idempotent producers' ids
         self.journal = journal or _NoJournal()
         self.transactions: dict[str, TransactionMetadata] = {}
@@ -208,18 +230,36 @@ class TransactionCoordinator:
 
     def _fence(self, meta: TransactionMetadata, now: int) -> Completion:
         """Bump the epoch of an open transaction and abort it with the new epoch, so
-        the markers fence the old one in every partition it wrote to."""
+        the markers fence the old one in every partition it wrote to. With transaction
+        version 2 finalized the abort is the version-2 one (Kafka uses the cluster's version
+        for what the coordinator ends itself): one bump, a new producer id at exhaustion."""
         transition(meta, S.PREPARE_EPOCH_FENCE, now)
-        meta.producer_epoch += 1  # never past Short.MAX: InitProducerId rotates at MAX - 1
         self.counters.epoch_bumps += 1
+        if self.server_tv() >= TV2:
+            return self._prepare(meta, committed=False, now=now, tv=TV2)
+        meta.producer_epoch += 1  # never past Short.MAX: InitProducerId rotates at MAX - 1
         meta.last_producer_id, meta.last_producer_epoch = NO_PRODUCER_ID, NO_EPOCH
         return self._prepare(meta, committed=False, now=now)
 
-    def _prepare(self, meta: TransactionMetadata, committed: bool, now: int) -> Completion:
+    def _prepare(self, meta: TransactionMetadata, committed: bool, now: int, tv: int = TV1,
+                 empty: bool = False) -> Completion:
+        """Prepare*: journaled before any marker, so a restart finishes the job. With
+        transaction version 2 the epoch is bumped here (the markers carry the new one) and
+        an exhausted epoch takes a new producer id once the markers are written."""
+        if tv >= TV2:
+            if meta.producer_epoch >= EPOCH_EXHAUSTED:
+                meta.next_producer_id = self._allocate()
+            meta.last_producer_id, meta.last_producer_epoch = meta.producer_id, meta.producer_epoch
+            if meta.producer_epoch < MAX_EPOCH:  # (an abort at MAX goes through without a bump)
+                meta.producer_epoch += 1
+            if empty:
+                meta.txn_start = now
+        meta.client_tv = tv
         transition(meta, S.PREPARE_COMMIT if committed else S.PREPARE_ABORT, now)
-        self.journal.stored(meta, now)  # before any marker: a restart finishes the job
+        self.journal.stored(meta, now)
         return Completion(meta.transactional_id, meta.producer_id, meta.producer_epoch, committed,
-                          tuple(sorted(meta.partitions)), tuple(sorted(meta.groups)))
+                          tuple(sorted(meta.partitions)), tuple(sorted(meta.groups)),
+                          meta.next_producer_id)
 
     # --- the transaction's contents ----------------------------------------------------------
 
@@ -242,24 +282,47 @@ class TransactionCoordinator:
         transition(meta, S.ONGOING, now)
 
     def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                       partitions, now: int) -> ErrorCode:
+                       partitions, now: int, tv: int = TV1) -> ErrorCode:
+        """AddPartitionsToTxn, or (``tv`` 2) the partition a Produce v12 or an
+        AddPartitionsToTxn v4+ adds for a transaction-version-2 producer."""
         error, meta = self._check(transactional_id, producer_id, producer_epoch)
         if error != ErrorCode.NONE:
             return error
+        if meta.state == S.ONGOING and meta.partitions.issuperset(partitions):
+            return ErrorCode.NONE  # as Kafka: already there, nothing to write
+        meta.client_tv = tv
         self._open(meta, now)
         meta.partitions.update(partitions)
         self.journal.stored(meta, now)
         return ErrorCode.NONE
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                    group_id: str, now: int) -> ErrorCode:
+                    group_id: str, now: int, tv: int = TV1) -> ErrorCode:
+        """AddOffsetsToTxn, or (``tv`` 2) the group a TxnOffsetCommit v5+ adds."""
         error, meta = self._check(transactional_id, producer_id, producer_epoch)
         if error != ErrorCode.NONE:
             return error
+        if meta.state == S.ONGOING and group_id in meta.groups:
+            return ErrorCode.NONE
+        meta.client_tv = tv
         self._open(meta, now)
         meta.groups.add(group_id)
         self.journal.stored(meta, now)
         return ErrorCode.NONE
+
+    def end_txn_v2(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                   committed: bool, now: int) -> EndResult:
+        """EndTxn v5 (transaction version 2): the table in ``ending``. A retry is answered
+        with the current pair; a completion's pair is known once ``complete`` ran."""
+        meta = self.transactions.get(transactional_id)
+        decision = ending.decide(meta, producer_id, producer_epoch, committed)
+        if decision.error != ErrorCode.NONE:
+            return EndResult(decision.error)
+        if not decision.prepare:
+            return EndResult(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
+        self.counters.epoch_bumps += 1
+        return EndResult(ErrorCode.NONE, completion=self._prepare(meta, committed, now, tv=TV2,
+                                                                  empty=decision.empty))
 
     def end_txn(self, transactional_id: str, producer_id: int, producer_epoch: int,
                 committed: bool, now: int) -> tuple[ErrorCode, Completion | None]:
@@ -283,6 +346,13 @@ class TransactionCoordinator:
         """The markers of ``completion`` are written: Prepare* -> Complete*."""
         meta = self.transactions[completion.transactional_id]
         transition(meta, S.COMPLETE_COMMIT if completion.committed else S.COMPLETE_ABORT, now)
+        if meta.next_producer_id >= 0:  # TV2 at an exhausted epoch: the new producer id, epoch 0
+            self._by_producer_id.pop(meta.producer_id, None)
+            meta.producer_id, meta.producer_epoch = meta.next_producer_id, 0
+            meta.next_producer_id = NO_PRODUCER_ID
+            self._by_producer_id[meta.producer_id] = meta
+            log.info("producer_id_rotated", transactional_id=meta.transactional_id,
+                     producer_id=meta.producer_id, last_producer_id=meta.last_producer_id)
         meta.partitions.clear()
         meta.groups.clear()
         self.journal.stored(meta, now)
@@ -347,7 +417,7 @@ class TransactionCoordinator:
         if meta.state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
             return Completion(meta.transactional_id, meta.producer_id, meta.producer_epoch,
                               meta.state == S.PREPARE_COMMIT, tuple(sorted(meta.partitions)),
-                              tuple(sorted(meta.groups)))
+                              tuple(sorted(meta.groups)), meta.next_producer_id)
         return None
 
     def snapshot(self) -> dict:

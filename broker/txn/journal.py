@@ -33,10 +33,16 @@ class TransactionJournal:
     def __init__(self, topics, *, num_partitions: int, segment_bytes: int):
         self.topics = topics
         self.num_partitions = num_partitions
-        self.configs = {"cleanup.policy": "compact", "segment.bytes": str(segment_bytes)}
+        # the configs Kafka gives the topic (TransactionLog), min.insync.replicas one node's
+        self.configs = {"cleanup.policy": "compact", "compression.type": "uncompressed",
+                        "min.insync.replicas": "1", "segment.bytes": str(segment_bytes),
+                        "unclean.leader.election.enable": "false"}
+
+    def topic(self):
+        return self.topics.internal(TXN_TOPIC, self.num_partitions, self.configs)
 
     def _append(self, transactional_id: str, value: bytes | None, now: int) -> None:
-        topic = self.topics.internal(TXN_TOPIC, self.num_partitions, self.configs)
+        topic = self.topic()
         partition = topic.partitions[partition_for(transactional_id, len(topic.partitions))]
         batch = records.build_batch([(cr.transaction_log_key(transactional_id), value, now)])
         partition.append_batch(batch, now, COORDINATOR)
@@ -52,6 +58,7 @@ class TransactionJournal:
             "transaction_partitions": [{"topic": t, "partition_ids": p} for t, p in by_topic.items()],
             "transaction_last_update_timestamp_ms": meta.last_update,
             "transaction_start_timestamp_ms": meta.txn_start,
+            "next_producer_id": meta.next_producer_id, "client_transaction_version": meta.client_tv,
         }
         self._append(meta.transactional_id, cr.transaction_log_value(value), now)
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import structlog
 
 from kipper.broker.txn.coordinator import (
-    Completion, InitResult, TransactionCoordinator, TransactionMetadata, TxnSettings,
+    TV1, TV2, Completion, EndResult, InitResult, TransactionCoordinator, TransactionMetadata, TxnSettings,
 )
+from kipper.broker.txn.states import TxnState
 from kipper.broker.txn.journal import STATE_OF
 from kipper.broker.txn.markers import marker_batch
 from kipper.protocol.errors import ErrorCode
@@ -25,7 +26,7 @@ log = structlog.get_logger(__name__)
 
 class Transactions:
     def __init__(self, settings: TxnSettings, *, topics, producer_ids, offsets, groups,
-                 journal=None, live=None):
+                 journal=None, live=None, server_tv=lambda: TV1):
         self.settings = settings
         # the broker config with the dynamic broker configs over it (broker/dynamic_configs.py):
         # transaction.partition.verification.enable is read there at each transactional Produce
@@ -34,7 +35,14 @@ class Transactions:
         self.offsets = offsets
         self.groups = groups
         self.journal = journal
-        self.coordinator = TransactionCoordinator(settings, producer_ids.allocate, journal)
+        # server_tv: the finalized transaction.version (broker/features.py)
+        self.coordinator = TransactionCoordinator(settings, producer_ids.allocate, journal, server_tv)
+
+    def state_topic(self) -> None:
+        """__transaction_state, made when a client first looks for a transaction
+        coordinator, as Kafka makes it (FindCoordinator)."""
+        if self.journal is not None:
+            self.journal.topic()
 
     def recover(self, now: int) -> int:
         """Restore every transactional id from __transaction_state and finish the
@@ -51,7 +59,9 @@ class Transactions:
                 last_producer_epoch=value.last_producer_epoch, state=STATE_OF[value.transaction_status],
                 partitions={(t.topic, p) for t in value.transaction_partitions or () for p in t.partition_ids},
                 txn_start=value.transaction_start_timestamp_ms,
-                last_update=value.transaction_last_update_timestamp_ms)
+                last_update=value.transaction_last_update_timestamp_ms,
+                next_producer_id=value.get("next_producer_id", -1),
+                client_tv=value.get("client_transaction_version", 0))
             # the groups of a transaction are those holding offsets its producer staged
             meta.groups = set(self.offsets.groups_with_pending(meta.producer_id))
             completion = self.coordinator.restore(meta)
@@ -70,16 +80,41 @@ class Transactions:
         return self.settings.coordinator_epoch
 
     def add_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                       partitions, now: int) -> ErrorCode:
+                       partitions, now: int, tv2: bool = False) -> ErrorCode:
+        """AddPartitionsToTxn; ``tv2``: v4+, a broker's (or a transaction-version-2) add."""
         return self.coordinator.add_partitions(transactional_id, producer_id, producer_epoch,
-                                               partitions, now)
+                                               partitions, now, TV2 if tv2 else TV1)
+
+    def verify_partitions(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                          partitions) -> dict:
+        """AddPartitionsToTxn v4+ with VerifyOnly (Kafka's handleVerifyPartitionsInTransaction):
+        (topic, partition) -> NONE when in the transaction, else TRANSACTION_ABORTABLE; or the
+        one error of the transaction for every partition."""
+        meta = self.coordinator.transactions.get(transactional_id)
+        if meta is None or meta.producer_id != producer_id:
+            error = ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        elif meta.producer_epoch != producer_epoch:
+            error = ErrorCode.PRODUCER_FENCED
+        elif meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
+            error = ErrorCode.CONCURRENT_TRANSACTIONS
+        else:
+            return {tp: ErrorCode.NONE if tp in meta.partitions else ErrorCode.TRANSACTION_ABORTABLE
+                    for tp in partitions}
+        return {tp: error for tp in partitions}
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
                     group_id: str, now: int) -> ErrorCode:
         return self.coordinator.add_offsets(transactional_id, producer_id, producer_epoch, group_id, now)
 
     def verify_offset_commit(self, transactional_id: str, producer_id: int, producer_epoch: int,
-                             group_id: str) -> ErrorCode:
+                             group_id: str, now: int, add: bool = False) -> ErrorCode:
+        """Before staging a TxnOffsetCommit: the group must be in the producer's open
+        transaction; ``add`` (v5+, a transaction-version-2 producer's request) adds it, as
+        Kafka's group coordinator does through AddPartitionsToTxn."""
+        if add:
+            error = self.coordinator.add_offsets(transactional_id, producer_id, producer_epoch, group_id,
+                                                 now, TV2)
+            return ErrorCode.INVALID_PRODUCER_EPOCH if error == ErrorCode.PRODUCER_FENCED else error
         return self.coordinator.verify_offset_commit(transactional_id, producer_id, producer_epoch, group_id)
 
     def is_transactional(self, producer_id: int) -> bool:
@@ -108,6 +143,17 @@ class Transactions:
         if completion is not None:
             self.complete(completion, now)
         return error
+
+    def end_txn_v2(self, transactional_id: str, producer_id: int, producer_epoch: int,
+                   committed: bool, now: int) -> EndResult:
+        """EndTxn v5 (transaction version 2): the answer names the producer id and epoch
+        (bumped, or a new id at exhaustion) the producer goes on with."""
+        result = self.coordinator.end_txn_v2(transactional_id, producer_id, producer_epoch, committed, now)
+        if result.completion is None:
+            return result
+        self.complete(result.completion, now)
+        meta = self.coordinator.transactions[transactional_id]
+        return EndResult(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
 
     def tick(self, now: int) -> int:
         completions = self.coordinator.tick(now)
@@ -171,7 +217,7 @@ class Transactions:
             error = self.coordinator.verify_produce(h.producer_id, h.producer_epoch, topic, partition)
             if error == ErrorCode.INVALID_TXN_STATE and add_partition:
                 error = self.coordinator.add_partitions(transactional_id, h.producer_id, h.producer_epoch,
-                                                        [(topic, partition)], now)
+                                                        [(topic, partition)], now, TV2)
                 if error == ErrorCode.PRODUCER_FENCED:  # what Kafka's leader answers a producer
                     error = ErrorCode.INVALID_PRODUCER_EPOCH
             if error != ErrorCode.NONE:

@@ -4,6 +4,7 @@
                                         |  \--EndTxn(abort)----> PrepareAbort  --markers--> CompleteAbort
                                         \--timeout / new producer--> PrepareEpochFence --> PrepareAbort
     Empty, CompleteCommit, CompleteAbort --InitProducerId--> Empty;  --expiry--> Dead
+    Empty, CompleteCommit, CompleteAbort --EndTxn v5 (abort)--> PrepareAbort   (transaction version 2)
 
 ``TRANSITIONS`` is Kafka's TransactionState table (valid previous states,
 read the other way round), enforced by broker/transitions.py; ``transition`` is
@@ -31,13 +32,14 @@ class TxnState(str, Enum):
 S = TxnState
 
 TRANSITIONS = Transitions("transaction", {
-    S.EMPTY: {S.EMPTY, S.ONGOING, S.DEAD},
+    S.EMPTY: {S.EMPTY, S.ONGOING, S.PREPARE_ABORT, S.DEAD},
     S.ONGOING: {S.ONGOING, S.PREPARE_COMMIT, S.PREPARE_ABORT, S.PREPARE_EPOCH_FENCE},
     S.PREPARE_COMMIT: {S.COMPLETE_COMMIT},
     S.PREPARE_ABORT: {S.COMPLETE_ABORT},
     S.PREPARE_EPOCH_FENCE: {S.PREPARE_ABORT},
-    S.COMPLETE_COMMIT: {S.EMPTY, S.ONGOING, S.DEAD},
-    S.COMPLETE_ABORT: {S.EMPTY, S.ONGOING, S.DEAD},
+    # (transaction version 2 aborts a settled transaction: EndTxn v5 ending nothing bumps the epoch)
+    S.COMPLETE_COMMIT: {S.EMPTY, S.ONGOING, S.PREPARE_ABORT, S.DEAD},
+    S.COMPLETE_ABORT: {S.EMPTY, S.ONGOING, S.PREPARE_ABORT, S.DEAD},
     S.DEAD: set(),
 }, name=lambda state: state.value)
 

@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     from kipper.cli import console, perf, topics
     from kipper.cli import groups, share_consume
     from kipper.cli import acls, configs, users
-    from kipper.cli import stats
+    from kipper.cli import schemas, stats
 
     parser, sub = _top_parser()
     topics.add_parser(sub)
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     configs.add_parser(sub)
     acls.add_parser(sub)
     stats.add_parser(sub)
+    schemas.add_parser(sub)
     return parser
 
 

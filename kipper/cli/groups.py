@@ -139,6 +139,8 @@ def _describe(conn, groups: list[str], view: str) -> int:
             continue
         if kind == "classic" and _print_classic(conn, group_id, members):
             continue
+        if kind == "streams" and _print_streams(conn, group_id, view):
+            continue
         print(f"Group {group_id}: {ErrorCode.GROUP_ID_NOT_FOUND.name}")
         missing.append(group_id)
     if missing:
@@ -190,6 +192,36 @@ def _print_consumer(conn, group_id: str, members: bool) -> bool:
         assignment = ",".join(f"{tp.topic_name}:{'+'.join(map(str, tp.partitions))}"
                               for tp in m.assignment.topic_partitions) or "-"
         print(f"  {m.member_id:24s} {m.member_epoch:5d} {m.client_id:24s} {m.client_host:16s} {assignment}")
+    return True
+
+
+def _print_streams(conn, group_id: str, view: str) -> bool:
+    """A streams group (KIP-1071): its tasks by member; offsets of its source topics."""
+    try:
+        g = conn.request(89, {"group_ids": [group_id], "include_authorized_operations": False}).groups[0]
+    except UnsupportedByBroker:
+        return False
+    if g.error_code:
+        return False
+    print(f"GROUP {g.group_id}  TYPE streams  STATE {g.group_state}  GROUP-EPOCH {g.group_epoch}  "
+          f"MEMBERS {len(g.members)}")
+    if view == "state":
+        return True
+    if view == "offsets":
+        sources = {s.subtopology_id: [*s.source_topics, *(t.name for t in s.repartition_source_topics)]
+                   for s in (g.topology.subtopologies or []) if g.topology is not None}
+        owners = {(topic, p): (m.member_id, m.client_host, m.client_id)
+                  for m in g.members for t in m.assignment.active_tasks for p in t.partitions
+                  for topic in sources.get(t.subtopology_id, ())}
+        group_offsets.print_lag(conn, group_id, owners)
+        return True
+    if g.members:
+        print(f"  {'MEMBER-ID':36s} {'EPOCH':>5s} {'PROCESS':36s} ACTIVE / STANDBY TASKS")
+    for m in g.members:
+        def tasks(ids) -> str:
+            return ",".join(f"{t.subtopology_id}:{'+'.join(map(str, t.partitions))}" for t in ids) or "-"
+        print(f"  {m.member_id:36s} {m.member_epoch:5d} {m.process_id:36s} "
+              f"{tasks(m.assignment.active_tasks)} / {tasks(m.assignment.standby_tasks)}")
     return True
 
 

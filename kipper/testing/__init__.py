@@ -126,6 +126,16 @@ class EmbeddedBroker:
         return self._require().metrics_url
 
     @property
+    def schema_registry_url(self) -> str:
+        """``http://host:port`` of the broker's Schema Registry (schema.registry.listeners),
+        reported at start like ``bootstrap_servers``; raises when the broker serves none."""
+        url = self._require().schema_registry_url
+        if url is None:
+            raise RuntimeError("this broker serves no Schema Registry: set schema.registry.listeners "
+                               "(the kipper[schema-registry] extra provides its libraries)")
+        return url
+
+    @property
     def bootstrap_servers(self) -> str:
         """``host:port`` for a client's ``bootstrap.servers``."""
         if self._bootstrap is None:

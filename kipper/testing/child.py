@@ -2,7 +2,7 @@
 zygote, or spawned), answering on the control socket it was handed.
 
 The first line it writes is the outcome of the start (``bootstrap_servers``, ``metrics_url``,
-``pid``, or ``error``); then it serves commands (kipper/testing/control.py) until ``stop``,
+``schema_registry_url``, ``pid``, or ``error``); then it serves commands (kipper/testing/control.py) until ``stop``,
 the socket's end (the test process went away) or a SIGTERM, and exits. Its log goes to the
 file the request names.
 """
@@ -44,7 +44,7 @@ def serve(conn: socket.socket, request: dict) -> int:
     loop.add_signal_handler(signal.SIGTERM, server.request_stop)
     host, port = server.engines.advertised[server.bound[0][0].name]
     ready = {"ok": True, "bootstrap_servers": f"{host}:{port}", "pid": os.getpid(),
-             "metrics_url": metrics_url(server)}
+             "metrics_url": metrics_url(server), "schema_registry_url": server.schema_registry_url}
     conn.sendall(json.dumps(ready).encode() + b"\n")
 
     tune_collector()  # the process is this broker's alone, as `kipper broker`'s

@@ -95,6 +95,10 @@ class ThreadRunner:
 
         return metrics_url(self.server)
 
+    @property
+    def schema_registry_url(self) -> str | None:
+        return self.server.schema_registry_url
+
     def log_text(self) -> str:
         return ""  # the thread mode logs through the test process' structlog
 
@@ -116,6 +120,7 @@ class ProcessRunner:
         self.conn: socket.socket | None = None
         self.pid: int | None = None
         self.metrics_url: str | None = None
+        self.schema_registry_url: str | None = None
         self._buffer = b""
         self._lock = threading.Lock()
         fd, self.log_path = tempfile.mkstemp(prefix="kipper-embedded-", suffix=".log")
@@ -138,6 +143,7 @@ class ProcessRunner:
             raise RuntimeError(f"the broker process did not start: {why}\n{self.log_text()}")
         self.pid = reply["pid"]
         self.metrics_url = reply.get("metrics_url")
+        self.schema_registry_url = reply.get("schema_registry_url")
         return reply["bootstrap_servers"]
 
     def _reply(self, timeout: float) -> dict | None:

@@ -137,6 +137,11 @@ def preload() -> None:
         import uvloop  # noqa: F401
     except ImportError:
         pass
+    from kipper.broker.schema_registry import formats
+
+    if not formats.missing_libraries():  # the Schema Registry's shell and engine (its libraries: when idle)
+        import kipper.broker.registry_http.server  # noqa: F401
+        import kipper.broker.schema_registry.service  # noqa: F401
     gc.collect()
     gc.freeze()  # shared with every fork, page for page, and never scanned again
 
@@ -144,9 +149,12 @@ def preload() -> None:
 def _schemas():
     """The APIs' schemas, compiled one API at a time while the zygote is idle: later forks
     find more of them compiled (each compiles the rest on first use, as `kipper broker`)."""
+    from kipper.broker.schema_registry import formats
     from kipper.protocol.messages import APIS
 
-    return [api.compile_supported for api in APIS.values()]
+    # first in the list, so last to run: the Schema Registry's schema libraries
+    registry = [formats.preload] if not formats.missing_libraries() else []
+    return registry + [api.compile_supported for api in APIS.values()]
 
 
 def main(path: str) -> int:

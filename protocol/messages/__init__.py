@@ -30,12 +30,15 @@ from kipper.protocol.messages.describe_configs import DESCRIBE_CONFIGS
 from kipper.protocol.messages.describe_groups import DESCRIBE_GROUPS
 from kipper.protocol.messages.describe_log_dirs import DESCRIBE_LOG_DIRS
 from kipper.protocol.messages.describe_producers import DESCRIBE_PRODUCERS
+from kipper.protocol.messages.describe_quorum import DESCRIBE_QUORUM
 from kipper.protocol.messages.describe_share_group_offsets import DESCRIBE_SHARE_GROUP_OFFSETS
 from kipper.protocol.messages.describe_topic_partitions import DESCRIBE_TOPIC_PARTITIONS
 from kipper.protocol.messages.describe_transactions import DESCRIBE_TRANSACTIONS
 from kipper.protocol.messages.describe_user_scram_credentials import DESCRIBE_USER_SCRAM_CREDENTIALS
+from kipper.protocol.messages.elect_leaders import ELECT_LEADERS
 from kipper.protocol.messages.end_txn import END_TXN
 from kipper.protocol.messages.fetch import FETCH
+from kipper.protocol.messages.get_telemetry_subscriptions import GET_TELEMETRY_SUBSCRIPTIONS
 from kipper.protocol.messages.find_coordinator import FIND_COORDINATOR
 from kipper.protocol.messages.heartbeat import HEARTBEAT
 from kipper.protocol.messages.incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
@@ -43,6 +46,7 @@ from kipper.protocol.messages.init_producer_id import INIT_PRODUCER_ID
 from kipper.protocol.messages.join_group import JOIN_GROUP
 from kipper.protocol.messages.leave_group import LEAVE_GROUP
 from kipper.protocol.messages.list_groups import LIST_GROUPS
+from kipper.protocol.messages.list_config_resources import LIST_CONFIG_RESOURCES
 from kipper.protocol.messages.list_offsets import LIST_OFFSETS
 from kipper.protocol.messages.list_transactions import LIST_TRANSACTIONS
 from kipper.protocol.messages.metadata import METADATA
@@ -50,14 +54,18 @@ from kipper.protocol.messages.offset_commit import OFFSET_COMMIT
 from kipper.protocol.messages.offset_delete import OFFSET_DELETE
 from kipper.protocol.messages.offset_fetch import OFFSET_FETCH
 from kipper.protocol.messages.produce import PRODUCE
+from kipper.protocol.messages.push_telemetry import PUSH_TELEMETRY
 from kipper.protocol.messages.sasl_authenticate import SASL_AUTHENTICATE
 from kipper.protocol.messages.sasl_handshake import SASL_HANDSHAKE
 from kipper.protocol.messages.share_acknowledge import SHARE_ACKNOWLEDGE
 from kipper.protocol.messages.share_fetch import SHARE_FETCH
 from kipper.protocol.messages.share_group_describe import SHARE_GROUP_DESCRIBE
 from kipper.protocol.messages.share_group_heartbeat import SHARE_GROUP_HEARTBEAT
+from kipper.protocol.messages.streams_group_describe import STREAMS_GROUP_DESCRIBE
+from kipper.protocol.messages.streams_group_heartbeat import STREAMS_GROUP_HEARTBEAT
 from kipper.protocol.messages.sync_group import SYNC_GROUP
 from kipper.protocol.messages.txn_offset_commit import TXN_OFFSET_COMMIT
+from kipper.protocol.messages.update_features import UPDATE_FEATURES
 from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
 from kipper.protocol.schema import Api
 
@@ -77,7 +85,9 @@ APIS: dict[int, Api] = {
         ALTER_CONFIGS, DESCRIBE_LOG_DIRS, CREATE_PARTITIONS, DELETE_GROUPS, OFFSET_DELETE,
         DESCRIBE_CLUSTER, DESCRIBE_PRODUCERS, DESCRIBE_TRANSACTIONS, LIST_TRANSACTIONS,
         DESCRIBE_SHARE_GROUP_OFFSETS, ALTER_SHARE_GROUP_OFFSETS, DELETE_SHARE_GROUP_OFFSETS,
-        DESCRIBE_TOPIC_PARTITIONS,
+        DESCRIBE_TOPIC_PARTITIONS, STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, UPDATE_FEATURES,
+        GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, LIST_CONFIG_RESOURCES,
+        ELECT_LEADERS, DESCRIBE_QUORUM,
     )
 }
 

@@ -1,12 +1,10 @@
-"""AddPartitionsToTxn (API key 24).
-
-kipper serves v0-3, the client versions; v4+ (batched, verifyOnly) is broker-to-broker.
-"""
+"""AddPartitionsToTxn (API key 24). v0-3 are the clients'; v4+ (batched, VerifyOnly) the
+brokers', which kipper serves too, as Kafka does (CLUSTER_ACTION)."""
 
 from kipper.protocol.schema import Api, F
 
 ADD_PARTITIONS_TO_TXN = Api(
-    key=24, name='AddPartitionsToTxn', valid='0-5', flexible='3+', supported='0-3',
+    key=24, name='AddPartitionsToTxn', valid='0-5', flexible='3+',
     request=(
         F('transactions', '[]', '4+', fields=(
             F('transactional_id', 'string', '4+'),

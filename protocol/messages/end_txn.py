@@ -1,13 +1,10 @@
-"""EndTxn (API key 26).
-
-kipper serves v0-4: v5 belongs to transaction version 2 (KIP-890 part 2), which this
-broker does not advertise.
-"""
+"""EndTxn (API key 26). v5 is transaction version 2 (KIP-890 part 2): the answer names the
+producer id and the bumped epoch the producer goes on with."""
 
 from kipper.protocol.schema import Api, F
 
 END_TXN = Api(
-    key=26, name='EndTxn', valid='0-5', flexible='3+', supported='0-4',
+    key=26, name='EndTxn', valid='0-5', flexible='3+',
     request=(
         F('transactional_id', 'string'),
         F('producer_id', 'int64'),

@@ -1,13 +1,10 @@
-"""TxnOffsetCommit (API key 28).
-
-kipper serves v0-4: v5 implies transaction version 2 (KIP-890 part 2, not advertised)
-and v6 uses topic ids.
-"""
+"""TxnOffsetCommit (API key 28). v5 is transaction version 2's (the group is added to the
+transaction, KIP-890 part 2); v6 names topics by id (KIP-1319)."""
 
 from kipper.protocol.schema import Api, F
 
 TXN_OFFSET_COMMIT = Api(
-    key=28, name='TxnOffsetCommit', valid='0-6', flexible='3+', supported='0-4',
+    key=28, name='TxnOffsetCommit', valid='0-6', flexible='3+',
     request=(
         F('transactional_id', 'string'),
         F('group_id', 'string'),

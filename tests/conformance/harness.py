@@ -33,6 +33,7 @@ class Exchange:
     request: Any
     response: Any
     recorded: bool = True
+    messages: bool = False  # error messages compared word for word (Kafka's tools print them)
 
 
 @dataclass
@@ -83,14 +84,17 @@ class Run:
     # --- requests -------------------------------------------------------------------------
 
     def call(self, api, version: int, body: dict, *, conn: str = "main", label: str = "",
-             record: bool = True, user: str | None = None) -> Any:
+             record: bool = True, user: str | None = None, messages: bool = False) -> Any:
         """Send one request and return its response as plain data (dicts and lists), or
-        ``CLOSED`` when the broker closed the connection instead of answering."""
+        ``CLOSED`` when the broker closed the connection instead of answering. ``messages``:
+        compare the answer's error messages word for word (normally they are the broker's
+        to choose; Kafka's tools print some of them to their users)."""
         connection = self.conn(conn, user=user)
         connection.correlation_id += 1
         frame = encode_request(api, version, connection.correlation_id, connection.client_id, body)
         response = self._exchange(connection, conn, api, version, frame)
-        self.transcript.append(Exchange(label or api.name, api.name, version, plain(body), response, record))
+        self.transcript.append(Exchange(label or api.name, api.name, version, plain(body), response, record,
+                                        messages))
         return response
 
     def send(self, api, version: int, body: dict, *, conn: str = "main", label: str = "") -> dict:

@@ -19,13 +19,19 @@ MAPPED = {
     "topic_id": "topic_id", "producer_id": "producer_id", "member_id": "member_id",
     "leader": "member_id", "session_id": "session_id", "incarnation_id": "incarnation_id",
     "active_producer_id": "producer_id", "assigned_broker_ids": None,
+    "client_instance_id": "client_instance_id", "subscription_id": "subscription_id",
+    "replica_directory_id": "directory_id",
 }
 MAPPED_SKIP = {-1, 0, "", None, "00000000-0000-0000-0000-000000000000", "AAAAAAAAAAAAAAAAAAAAAA"}
 CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "throttle_time_ms": 0,
             "log_dir": "<dir>", "total_bytes": "<bytes>", "usable_bytes": "<bytes>", "client_host": "<client host>", "member_host": "<client host>"}
 # (a record error's message too: Kafka's for a timestamp out of range quotes its own clock)
 MESSAGES = {"error_message", "error_msg", "status_message", "batch_index_error_message"}
-CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms"}
+CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms",
+         "last_fetch_timestamp", "last_caught_up_timestamp"}
+# Kafka's finalized-features epoch is the offset of its metadata log, which grows as the
+# controller writes (heartbeats included): whether there is one is compared, not its value
+METADATA_OFFSETS = {"finalized_features_epoch"}
 # lists whose order is the broker's own (hash maps in Kafka): sorted by these keys
 SORT_KEYS = {
     "groups": ("group_id",), "topics": ("name", "topic", "topic_id"), "results": ("resource_name", "name", "group_id", "user"), "mechanisms": (),
@@ -38,7 +44,13 @@ SORT_KEYS = {
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
     "creation_responses": (), "responses": ("name", "resource_name"), "leader_epochs": (),
     "entity": ("entity_type",), "values": ("key",),
-    "results_by_topic_v3_and_below": ("name",), "results_by_partition": ("partition_index",),
+    "results_by_topic_v3_and_below": ("name",),
+    # streams groups: task lists by subtopology (Kafka's answers take a hash map's order), topic configs
+    "active_tasks": ("subtopology_id",), "standby_tasks": ("subtopology_id",), "warmup_tasks": ("subtopology_id",),
+    "topic_configs": ("key",),
+    "requested_metrics": (),  # a Java HashSet's order on Kafka
+    "results_by_partition": ("partition_index",),  # AddPartitionsToTxn v4+: a hash map's order on Kafka
+    "replica_election_results": ("topic",), "partition_result": ("partition_id",),
 }
 # a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz)
 TOKEN = re.compile(r"^(c\d{4}|f\d{6})-")
@@ -48,6 +60,7 @@ class Normaliser:
     def __init__(self, token: str):
         self.token = token
         self.ids: dict[str, dict[Any, str]] = {}
+        self.keep_messages = False  # the exchange at hand compares its messages word for word
 
     def ident(self, family: str, value: Any) -> Any:
         if value in MAPPED_SKIP:
@@ -64,19 +77,21 @@ class Normaliser:
                 out[k] = self.field(k, v, obj)
             return out
         if isinstance(obj, list):
-            kept = _by_name(key, [v for v in obj if not self._foreign(v)])
-            return _sorted(key, [self.response(v, key) for v in kept])
+            items = [self.response(v, key) for v in _by_name(key, [v for v in obj if not self._foreign(v)])]
+            return _sorted(key, items)
         return obj
 
     def field(self, k: str, v: Any, parent: dict) -> Any:
         if k in CONSTANT and v is not None and not isinstance(v, (list, dict)):
             return CONSTANT[k]
-        if k in MESSAGES:  # text, and whether there is any, is the broker's to choose
-            return "<message>"
+        if k in MESSAGES and not self.keep_messages:  # the text is the broker's own; whether there is any (null, "") is Kafka's
+            return "<message>" if v else v
         if k in CLOCK and isinstance(v, int) and v > 0:
             return "<time>"
         if isinstance(v, str) and TOKEN.match(v) and not v.startswith(self.token + "-"):
             return "<another scenario's>"  # (a cursor naming the next topic of the whole broker)
+        if k in METADATA_OFFSETS and isinstance(v, int) and v >= 0:
+            return "<metadata offset>"
         if k == "records" and isinstance(v, list):
             return [self.batch(batch) for batch in v]
         family = MAPPED.get(k)
@@ -119,17 +134,18 @@ class Normaliser:
 
 
 def _by_name(key: str, items: list) -> list:
-    """A listing in no defined order, put in order of its names before its ids are named
-    (ids are named in order of appearance: in the broker's own order, two brokers listing
-    the same topics would name their ids differently)."""
+    """A listing in undefined order put in the order of the field that names its elements,
+    before its ids are mapped: ids are named by first appearance, which must not depend on
+    the order a broker lists things in (the internal topics in Metadata)."""
     fields = SORT_KEYS.get(key)
     if not fields or not items or not all(isinstance(i, dict) for i in items):
         return items
     for f in fields:
         if f in MAPPED:
-            return items  # an id: its raw order says nothing either
-        if all(isinstance(i.get(f), (int, str)) for i in items):
-            return sorted(items, key=lambda i: repr(i.get(f)))
+            continue  # an id: its raw order says nothing
+        values = [i.get(f) for i in items]
+        if all(isinstance(v, (int, str)) for v in values):  # (a stable sort: a name given twice keeps its order)
+            return [i for _, i in sorted(zip(values, items), key=lambda p: repr(p[0]))]
     return items
 
 
@@ -151,4 +167,8 @@ def _sorted(key: str, items: list) -> list | dict:
 
 def normalise(transcript, token: str) -> list:
     norm = Normaliser(token)
-    return [norm.response(x.response) for x in transcript]
+    out = []
+    for x in transcript:
+        norm.keep_messages = getattr(x, "messages", False)
+        out.append(norm.response(x.response))
+    return out

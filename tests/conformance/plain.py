@@ -49,7 +49,9 @@ def decode_records(data: bytes) -> Any:
     except b.InvalidBatch as exc:
         return {"<invalid records>": str(exc), "<bytes>": len(data)}
     out = []
+    whole = 0
     for batch in batches:
+        whole += batch.header.batch_length + b.LOG_OVERHEAD
         h = batch.header
         control = bool(h.attributes & 0x20)
         out.append({
@@ -70,6 +72,8 @@ def decode_records(data: bytes) -> Any:
                          "headers": [[_text(k), _text(v)] for k, v in r.headers]}
                         for r in batch.records],
         })
+    if whole < len(data):  # a batch cut at max_bytes (Kafka sends its first bytes): compared byte for byte
+        out.append({"<partial batch>": data[whole:].hex()})
     return out
 
 

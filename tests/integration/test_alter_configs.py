@@ -70,5 +70,5 @@ def test_group_share_auto_offset_reset_earliest_makes_a_share_group_read_old_rec
 def test_unknown_group_config_is_refused(admin, unique):
     res = ConfigResource(ConfigResource.Type.GROUP, f"g-{unique}", incremental_configs=[
         ConfigEntry("share.no.such", "1", incremental_operation=AlterConfigOpType.SET)])
-    with pytest.raises(Exception, match="unknown group config"):
+    with pytest.raises(Exception, match="Unknown group config name"):
         _alter(admin, res)

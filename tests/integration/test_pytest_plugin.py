@@ -116,3 +116,29 @@ def test_a_malformed_override_is_a_usage_error(pytester, monkeypatch):
     result = run(pytester, monkeypatch, "--kafka-broker-override", "num.partitions")
     assert result.ret != 0
     assert "is not key=value" in result.stdout.str() + result.stderr.str()
+
+
+REGISTRY_TESTS = '''
+import json
+import urllib.request
+
+
+def test_the_registry_fixture_serves_confluents_api(schema_registry_url, kafka_broker):
+    assert schema_registry_url == kafka_broker.schema_registry_url
+    schema = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}
+    request = urllib.request.Request(
+        schema_registry_url + "/subjects/fixture-value/versions", method="POST",
+        data=json.dumps({"schema": json.dumps(schema)}).encode(),
+        headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert json.loads(answer.read())["id"] == 1
+    with urllib.request.urlopen(schema_registry_url + "/subjects", timeout=10) as answer:
+        assert json.loads(answer.read()) == ["fixture-value"]
+'''
+
+
+def test_a_users_suite_gets_a_schema_registry_with_the_broker(pytester):
+    requires.module("avro", "schema-registry")
+    pytester.makepyfile(test_registry=REGISTRY_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=240)
+    result.assert_outcomes(passed=1)

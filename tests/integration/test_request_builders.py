@@ -147,8 +147,9 @@ def test_init_producer_id_gives_an_id_and_bumps_its_epoch(conn):
 def test_find_coordinator_returns_this_broker_and_raises_on_an_error(conn, broker, version):
     coordinator = find_coordinator(conn, "some-group", version=version)
     assert (coordinator.host, coordinator.port) == ("127.0.0.1", broker.port)
+    assert find_coordinator(conn, "", version=version).port == broker.port  # "" is a group id (Kafka)
     with pytest.raises(KafkaError) as info:
-        find_coordinator(conn, "", version=version)
+        find_coordinator(conn, "some-group", key_type=7, version=version)
     assert info.value.code == ErrorCode.INVALID_REQUEST
 
 

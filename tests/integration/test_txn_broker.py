@@ -275,7 +275,9 @@ def test_write_txn_markers_appends_a_marker(conn, unique):
     assert records.control_type(marker.records[0].key) == records.ABORT
 
 
-def test_transaction_apis_are_advertised_at_the_client_versions(conn):
+def test_transaction_apis_are_advertised_at_kafka_44s_versions(conn):
+    """Transaction version 2 (EndTxn 5, TxnOffsetCommit 5-6) and the brokers' AddPartitionsToTxn
+    4-5, as Kafka 4.4 advertises them."""
     versions = conn.negotiate()
     assert {k: versions[k] for k in (24, 25, 26, 27, 28)} == {
-        24: (0, 3), 25: (0, 4), 26: (0, 4), 27: (1, 2), 28: (0, 4)}
+        24: (0, 5), 25: (0, 4), 26: (0, 5), 27: (1, 2), 28: (0, 6)}

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from kipper.client.blocking import connect_any
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.readback import read_topic
 from tests.support.topics import create_topics
@@ -203,5 +204,38 @@ def test_a_corrupt_record_in_the_tail_is_cut_at_recovery_and_nothing_acknowledge
         values = [int(r.value) for recs in stored.values() for r in recs]
         assert -1 not in values  # the sound batch after the corrupt one went with it
         assert len(values) == len(set(values)) and acked == set(values) == set(range(N))
+    finally:
+        broker.stop()
+
+
+# --- feature levels and client-metrics subscriptions (issue 38) -------------------------------------
+
+def test_feature_levels_and_client_metrics_subscriptions_survive_a_sigkill_under_load(tmp_path, unique):
+    """kafka-features and kafka-client-metrics change the metadata store; a SIGKILL while a
+    producer writes loses neither, nor a record."""
+    from kipper.protocol.messages import APIS
+
+    broker = BrokerProcess({"log.dirs": str(tmp_path / "data"), "metrics.http.listener": "http://127.0.0.1:0"},
+                           port=free_port()).start()
+    try:
+        with connect_any(broker.bootstrap) as conn:
+            r = conn.send_raw(APIS[57], 2, {"timeout_ms": 60000, "validate_only": False, "feature_updates": [
+                {"feature": "transaction.version", "max_version_level": 1, "upgrade_type": 2}]})
+            assert r.error_code == 0
+            r = conn.send_raw(APIS[44], 1, {"validate_only": False, "resources": [{
+                "resource_type": 16, "resource_name": "producers", "configs": [
+                    {"name": "metrics", "config_operation": 0, "value": "org.apache.kafka.producer."}]}]})
+            assert r.responses[0].error_code == 0
+        topic = f"crash-features-{unique}"
+        create_topics(broker.bootstrap, topic)
+        acked, failed = _confluent(broker.bootstrap, topic, broker)
+        values = [int(r.value) for recs in read_topic(broker.bootstrap, topic).values() for r in recs]
+        assert len(values) == len(set(values)) and acked <= set(values) and failed == 0
+        with connect_any(broker.bootstrap) as conn:
+            versions = conn.send_raw(APIS[18], 4, {"client_software_name": "t", "client_software_version": "1"})
+            finalized = {f.name: f.max_version_level for f in versions.finalized_features}
+            listed = conn.send_raw(APIS[74], 1, {"resource_types": [16]}).config_resources
+        assert "transaction.version" in finalized and finalized["transaction.version"] == 1
+        assert finalized["share.version"] == 2 and [c.resource_name for c in listed] == ["producers"]
     finally:
         broker.stop()

@@ -133,6 +133,35 @@ def test_release_on_close_is_delivered_again_with_a_higher_count(broker):
     again.close()
 
 
+def _implicit(bootstrap, group, topic):
+    """The default acknowledgement mode: what a poll returned is accepted by the next poll."""
+    c = ck.ShareConsumer({"bootstrap.servers": bootstrap, "group.id": group})
+    c.subscribe([topic])
+    return c
+
+
+def test_implicit_mode_close_releases_the_last_poll_as_on_kafka(broker):
+    # issue 36 item 19, measured on Kafka 4.4 with librdkafka 2.16 and the Java client: the
+    # close sends ShareAcknowledge (epoch -1) without the last poll's records, so they are
+    # released and delivered again; records of earlier polls were accepted by the next poll
+    topic = _topic(broker.bootstrap)
+    group = f"imp-{uuid.uuid4().hex[:6]}"
+    values = [b"v%d" % i for i in range(20)]
+    _produce(broker.bootstrap, topic, values)
+    first = _implicit(broker.bootstrap, group, topic)
+    assert [m.value() for m in _poll(first, 20)] == values
+    first.close()
+    second = _implicit(broker.bootstrap, group, topic)
+    again = _poll(second, 20)
+    assert [(m.value(), m.delivery_count()) for m in again] == [(v, 2) for v in values]
+    assert _poll(second, 1, timeout=1.5) == []  # this poll accepted them
+    second.close()
+    _produce(broker.bootstrap, topic, [b"sentinel"])
+    last = _implicit(broker.bootstrap, group, topic)
+    assert [(m.value(), m.delivery_count()) for m in _poll(last, 1)] == [(b"sentinel", 1)]
+    last.close()
+
+
 # --- group configs ------------------------------------------------------------------------------
 
 def test_a_one_second_lock_set_on_the_group_expires_while_the_default_holds(broker):

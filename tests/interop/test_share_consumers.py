@@ -308,9 +308,16 @@ def test_our_commit_callback_runs_on_the_application_thread_and_reports_refusals
     again = c.poll(2.0)  # the released records come back; the async answer is handled here
     (tp,) = results[0]
     assert results[0][tp] is None and threads == [threading.get_ident()]
-    time.sleep(LOCK_MS / 1000 + 0.3)  # let the locks run out, then acknowledge too late
     for r in again:
         c.acknowledge(r, AcknowledgeType.ACCEPT)
+    assert c.commit_sync()[tp] is None
+    _produce(share_broker.bootstrap, topic, 2, start=4)
+    fresh = []
+    while len(fresh) < 2:
+        fresh += c.poll(0.5)
+    time.sleep(LOCK_MS / 1000 + 0.3)  # let the locks run out (first delivery: available again)
+    for r in fresh:
+        c.acknowledge(r, AcknowledgeType.ACCEPT)  # too late
     late = c.commit_sync()
     assert late[tp] is not None and late[tp].code.name == "INVALID_RECORD_STATE"
     assert results[-1] == late

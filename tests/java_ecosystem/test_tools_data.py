@@ -1,5 +1,6 @@
 """kafka-console-producer/-consumer, kafka-get-offsets, kafka-delete-records, kafka-log-dirs,
-kafka-features and the perf-test tools against Kafka and kipper (issue 30)."""
+and the perf-test tools against Kafka and kipper (issue 30); kafka-features is in
+test_tools_telemetry.py."""
 
 from __future__ import annotations
 
@@ -118,16 +119,6 @@ def first_line(text: str) -> str:
 
 def log_dir_named(text: str) -> str:
     return re.sub(r'"logDir":"[^"]*"', '"logDir":"<dir>"', text)
-
-
-def test_kafka_features_describe(tools):
-    # kipper has no feature flags (KAFKA_DIFFERENCES.md api-versions-features): Kafka's tool
-    # describes Kafka's finalized levels and nothing for kipper, and succeeds on both
-    assert listed_difference("api-versions-features") is not None
-    results = tools.run("kafka-features", "--bootstrap-server", "{bootstrap}", "describe")
-    assert results["kafka"].exit == results["kipper"].exit == 0
-    assert "Feature: share.version" in results["kafka"].stdout
-    assert results["kipper"].stdout.strip() == ""
 
 
 def test_producer_and_consumer_perf_tests_run(tools):

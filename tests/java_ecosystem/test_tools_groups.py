@@ -174,3 +174,24 @@ def test_kafka_share_groups_offsets(tools, tmp_path):
     tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,))
     tools.same(*sg, "--delete-offsets", "--group", group, "--topic", topic, normalisers=(rows_sorted,))
     tools.same(*sg, "--describe", "--group", group, "--offsets", normalisers=(rows_sorted,))
+
+
+def test_share_consumers_closing_in_implicit_mode(tools):
+    # Kafka 4.4's KafkaShareConsumer, implicit acknowledgement (its default): what one poll
+    # returned is accepted by the next poll, and released by a close that comes first (the
+    # client sends no acknowledgement for it), so the group delivers it again, on Kafka as on
+    # kipper (issue 36, item 19)
+    topic, group = tools.name("sg-close"), tools.name("sg-close")
+    tools.create_topic(topic, 1)
+    tools.same("kafka-configs", "--bootstrap-server", "{bootstrap}", "--entity-type", "groups", "--entity-name", group,
+               "--alter", "--add-config", "share.auto.offset.reset=earliest")
+    tools.produce(topic, 0, [[(b"k", f"v{i}".encode(), tools.base_ms + i) for i in range(20)]])
+    read = ("kipper.ecosystem.ShareReadThenClose", "{bootstrap}", group, topic)
+    out = tools.same(*read, "20", normalisers=(rows_sorted,))
+    assert out.stdout == "partition 0 delivery 1: 20"
+    sg = ("kafka-share-groups", "--bootstrap-server", "{bootstrap}", "--describe", "--group", group)
+    tools.same(*sg, normalisers=(rows_sorted,), settle=10)  # released by the close: a lag of 20
+    out = tools.same(*read, "20", "poll-again", normalisers=(rows_sorted,))
+    assert out.stdout == "partition 0 delivery 2: 20\npolled again, records: 0"
+    out = tools.same(*sg, normalisers=(rows_sorted,), settle=10)  # accepted by the second poll: no lag
+    assert re.search(r"\b0\s*$", out.stdout.splitlines()[-1]), out.stdout

@@ -1,5 +1,5 @@
 """Kafka's command-line tools run alike against Apache Kafka and kipper, and their outcomes
-compared (issue 30).
+compared (issue 30; ``messages=True`` compares the error texts too, issue 36).
 
 ``ToolPair.same`` runs one command (``{bootstrap}`` and ``{sasl}`` stand for each broker's
 addresses) in both brokers' tool JVMs at once and asserts the same exit code and the same
@@ -25,11 +25,15 @@ from tests.support.java_programs import ToolResult, ToolServer
 Normaliser = Callable[[str], str]
 RETRIABLE_PRODUCE = (3, 5, 6)  # UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER
 
+# exception message text: the broker's to choose, unless a check keeps it (``messages=True``:
+# where Kafka's tools print a broker's error message, kipper's must be Kafka's words)
+_MESSAGE_RULES: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"((?:Exception|Error)(?::| -)) .*"), r"\1 <message>"),        # exception text
+    (re.compile(r"^(Error while executing [a-z ]+? command ?:) .*", re.M), r"\1 <message>"),
+]
 _RULES: list[tuple[re.Pattern, str]] = [
     (re.compile(r"^\[[^\]]+\] ERROR ", re.M), "[<time>] ERROR "),
     (re.compile(r"^\s+at .*\n|^\s*\.\.\. \d+ more\n", re.M), ""),              # stack frames
-    (re.compile(r"((?:Exception|Error)(?::| -)) .*"), r"\1 <message>"),        # exception text
-    (re.compile(r"^(Error while executing [a-z ]+? command ?:) .*", re.M), r"\1 <message>"),
     (re.compile(r"TopicId: [A-Za-z0-9_-]{22}"), "TopicId: <topic-id>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     # base64 uuids (member, topic, cluster ids): 22 characters, some upper case or digits
@@ -65,9 +69,10 @@ def without_warnings(text: str) -> str:
     return "\n".join(out)
 
 
-def normalise(text: str) -> str:
+def normalise(text: str, messages: bool = False) -> str:
     text = without_warnings(text)
-    for pattern, replacement in _RULES:
+    rules = _RULES[:2] + ([] if messages else _MESSAGE_RULES) + _RULES[2:]
+    for pattern, replacement in rules:
         text = pattern.sub(replacement, text)
     return text
 
@@ -172,26 +177,30 @@ class ToolPair:
             self.servers[broker.name].submit(tool, self._args(broker, args), stdin)
         return {b.name: self.servers[b.name].result(timeout) for b in self.brokers}
 
-    def outcome(self, broker: Broker, result: ToolResult, extra: tuple[Normaliser, ...]) -> Outcome:
+    def outcome(self, broker: Broker, result: ToolResult, extra: tuple[Normaliser, ...],
+                messages: bool = False) -> Outcome:
         def clean(text: str) -> str:
             for address, placeholder in ((broker.sasl, "<sasl-bootstrap>"), (broker.bootstrap, "<bootstrap>")):
                 text = text.replace(address, placeholder)
-            text = normalise(text)
+            text = normalise(text, messages)
             for step in extra:
                 text = step(text)
             return text.strip()
         return Outcome(result.exit, clean(result.stdout), clean(result.stderr), result.stderr)
 
     def compare(self, tool: str, *args: str, stdin: str | None = None, normalisers: tuple[Normaliser, ...] = (),
-                timeout: float = 120.0) -> tuple[Outcome, Outcome]:
+                timeout: float = 120.0, messages: bool = False) -> tuple[Outcome, Outcome]:
         results = self.run(tool, *args, stdin=stdin, timeout=timeout)
-        kafka, kipper = (self.outcome(b, results[b.name], normalisers) for b in self.brokers)
+        kafka, kipper = (self.outcome(b, results[b.name], normalisers, messages) for b in self.brokers)
         return kafka, kipper
 
     def same(self, tool: str, *args: str, stdin: str | None = None, normalisers: tuple[Normaliser, ...] = (),
              exit: int | None = 0, timeout: float = 120.0, settle: float = 0.0,
-             unless: str | None = None) -> Outcome:
+             unless: str | None = None, messages: bool = False) -> Outcome:
         """Run on both; assert equal outcomes (and, unless None, this exit code). Kipper's outcome.
+
+        ``messages``: the exception texts are compared too (where a tool prints a broker's
+        error message, kipper's must be Kafka's words).
 
         ``unless``: the id of a difference listed as pending or open (another branch owns the
         fix): while it is listed, differing outcomes end the test as an expected failure; once
@@ -203,7 +212,8 @@ class ToolPair:
         """
         deadline = time.monotonic() + settle
         while True:
-            kafka, kipper = self.compare(tool, *args, stdin=stdin, normalisers=normalisers, timeout=timeout)
+            kafka, kipper = self.compare(tool, *args, stdin=stdin, normalisers=normalisers, timeout=timeout,
+                                         messages=messages)
             if kipper == kafka or time.monotonic() >= deadline:
                 break
             time.sleep(0.3)
@@ -214,7 +224,8 @@ class ToolPair:
                 pytest.xfail(f"{unless} ({entry.kind}, issue {entry.issue}): {command}: {entry.reason}")
         if kipper != kafka:
             # run it once more, for the report: a difference that goes away is a timing one
-            again_kafka, again_kipper = self.compare(tool, *args, stdin=stdin, normalisers=normalisers, timeout=timeout)
+            again_kafka, again_kipper = self.compare(tool, *args, stdin=stdin, normalisers=normalisers, timeout=timeout,
+                                                     messages=messages)
             again = "the same" if again_kafka == again_kipper else "still different"
             assert kipper == kafka, (f"{command}\n===== Kafka\n{kafka}\n===== kipper\n{kipper}\n"
                                      f"===== run again at once, the outcomes are {again}:\n"

@@ -83,13 +83,18 @@ class SharePartitionMachine(RuleBasedStateMachine):
 
     @rule(member=st.sampled_from(MEMBERS), first=st.integers(0, 60), span=st.integers(0, 3))
     def acknowledge_anything(self, member, first, span):
-        """Any range: it applies only if this member holds every record of it."""
+        """Any range: it applies only if this member holds every record of it; a range below
+        the share-partition start was acknowledged already, and is answered NONE with nothing
+        changed (Kafka's SharePartition)."""
         before = [(r.first, r.last, r.state, r.count, r.member) for r in self.sp.runs]
+        spso = self.sp.spso
         errors, changes = self.sp.acknowledge(member, [(first, first + span, [ACCEPT])], self.now)
         holds = all(self.held.get(o) == member for o in range(first, first + span + 1)
                     if self.sp.spso <= o < self.sp.speo and self._is_data(o))
         in_window = self.last_spso <= first and first + span < self.sp.speo
-        if errors == [0]:
+        if errors == [0] and first < spso:
+            assert [(r.first, r.last, r.state, r.count, r.member) for r in self.sp.runs] == before
+        elif errors == [0]:
             assert holds and in_window
             self._persist(changes)
         else:

@@ -73,6 +73,29 @@ def compiled_classes() -> Path:
     return out
 
 
+def compiled_plugin(source: str, *sets: str) -> Path:
+    """One of our sources (``source`` relative to tests/java/) compiled on its own against
+    ``sets`` (e.g. a broker plugin for the Kafka reference), into the same cache."""
+    src = SOURCES / source
+    digest = hashlib.sha256(kref.kafka_version().encode() + src.read_bytes()).hexdigest()[:16]
+    out = kref.cache_root() / "java-programs" / f"plugin-{src.stem}-{digest}"
+    if (out / ".complete").exists():
+        return out
+    build = Path(tempfile.mkdtemp(prefix="build-plugin-"))
+    done = subprocess.run([require_javac(), "-nowarn", "-encoding", "UTF-8", "--release", "17",
+                           "-cp", classpath(*sets), "-d", str(build), str(src)],
+                          capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"javac failed:\n{done.stdout}{done.stderr}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        build.rename(out)
+    except OSError:  # compiled meanwhile by another session
+        pass
+    (out / ".complete").touch()
+    return out
+
+
 def java_command(main: str, *sets: str, heap: str = "256m", properties: dict[str, str] | None = None) -> list[str]:
     cp = os.pathsep.join([str(compiled_classes()), classpath(*sets)])
     props = [f"-D{k}={v}" for k, v in {"log4j2.configurationFile": str(TOOLS_LOG4J), **(properties or {})}.items()]

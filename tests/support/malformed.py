@@ -10,6 +10,7 @@ Shared by the parser's unit tests, the property tests and the broker's tests.
 from __future__ import annotations
 
 import struct
+import zlib
 from typing import NamedTuple
 
 from kipper.protocol import batch as b
@@ -75,6 +76,25 @@ def batch(payload: bytes, count: int, codec: int = compression.NONE, *, compress
     out = bytearray(b.pack_header(**header)) + section
     b.write_crc(out)
     return bytes(out)
+
+
+def with_header(data: bytes, **fields) -> bytes:
+    """One batch with header fields replaced (base offset, max timestamp, attributes...)
+    and its CRC made right again."""
+    header = b.read_header(data)._asdict()
+    header.update(fields)
+    out = bytearray(b.pack_header(**header)) + data[b.HEADER_SIZE:]
+    b.write_crc(out)
+    return bytes(out)
+
+
+def legacy_message(magic: int, key: bytes = b"k", value: bytes = b"v", timestamp: int = 1_700_000_000_000) -> bytes:
+    """A message set of one magic v0 or v1 message (offset, size, CRC-32, magic, attributes,
+    [timestamp,] key, value): the format before record batches."""
+    fields = struct.pack(">bb", magic, 0) + (struct.pack(">q", timestamp) if magic == 1 else b"")
+    fields += struct.pack(">i", len(key)) + key + struct.pack(">i", len(value)) + value
+    message = struct.pack(">I", zlib.crc32(fields)) + fields
+    return struct.pack(">qi", 0, len(message)) + message
 
 
 def recrc(data) -> bytes:

@@ -6,7 +6,9 @@ know which response answers which request, and can:
 - cut the connection right after the broker has answered a Produce (the
   answer is dropped, so the client cannot know the write happened and must
   retry: the idempotence tests);
-- add a fixed delay in each direction (a network round trip on loopback).
+- add a fixed delay in each direction (a network round trip on loopback);
+- hold every Produce request until an event is set (a test acts on the broker meanwhile),
+  and note the producer ids the broker gives out (InitProducerId answers).
 
 Runs its own asyncio loop in a thread; ``start()`` returns the port.
 """
@@ -20,15 +22,20 @@ import threading
 from kipper.protocol.framing import FrameDecoder
 
 PRODUCE = 0
+INIT_PRODUCER_ID = 22
+_INIT_PRODUCER_ID_ANSWER = struct.Struct(">ihqh")  # throttle, error, producer id, epoch
 
 
 class FaultProxy:
     def __init__(self, target_host: str, target_port: int, *, cut_produce_every: int = 0,
-                 max_cuts: int | None = None, delay_ms: float = 0.0):
+                 max_cuts: int | None = None, delay_ms: float = 0.0, hold_produce: threading.Event | None = None):
         self.target = (target_host, target_port)
         self.cut_produce_every = cut_produce_every
         self.max_cuts = max_cuts
         self.delay = delay_ms / 1000.0
+        self.hold_produce = hold_produce  # Produce requests wait for it, then go on in order
+        self.produce_requests = 0  # Produce requests received from clients (held ones too)
+        self.producer_ids: list[tuple[int, int]] = []  # (producer id, epoch) of each InitProducerId answered
         self.port = 0
         self.cuts = 0
         self.produce_responses = 0
@@ -82,7 +89,7 @@ class FaultProxy:
         except OSError:
             cwriter.close()
             return
-        pending: dict[int, int] = {}  # correlation id -> api key
+        pending: dict[int, tuple[int, int]] = {}  # correlation id -> (api key, version)
         cut = asyncio.Event()
 
         async def upstream():
@@ -92,8 +99,12 @@ class FaultProxy:
                 if not data:
                     break
                 for frame in decoder.feed(data):
-                    api_key, _, cid = struct.unpack_from(">hhi", frame, 0)
-                    pending[cid] = api_key
+                    api_key, version, cid = struct.unpack_from(">hhi", frame, 0)
+                    pending[cid] = (api_key, version)
+                    if api_key == PRODUCE:
+                        self.produce_requests += 1
+                        if self.hold_produce is not None and not self.hold_produce.is_set():
+                            await asyncio.get_running_loop().run_in_executor(None, self.hold_produce.wait, 120)
                     self._forward(bwriter, frame)
                 await bwriter.drain()
 
@@ -105,9 +116,14 @@ class FaultProxy:
                     break
                 for frame in decoder.feed(data):
                     cid = struct.unpack_from(">i", frame, 0)[0]
-                    if pending.pop(cid, None) == PRODUCE and self._should_cut():
+                    api_key, version = pending.pop(cid, (None, 0))
+                    if api_key == PRODUCE and self._should_cut():
                         cut.set()  # the broker wrote; the client never hears of it
                         return
+                    if api_key == INIT_PRODUCER_ID:  # (v2+ answers have a header's tag byte)
+                        _, error, pid, epoch = _INIT_PRODUCER_ID_ANSWER.unpack_from(frame, 5 if version >= 2 else 4)
+                        if not error:
+                            self.producer_ids.append((pid, epoch))
                     self._forward(cwriter, frame)
                 await cwriter.drain()
 

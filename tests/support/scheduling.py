@@ -14,7 +14,7 @@ to the live workers.
 
 from __future__ import annotations
 LONG_UNITS = (("tests/spark/", "spark"), ("tests/conformance/", "kafka-reference"),
-              ("tests/java_ecosystem/", "kafka-reference"))
+              ("tests/java_ecosystem/", "kafka-reference"), ("tests/client_suites/", "client-suites"))
 
 
 def work_unit(nodeid: str) -> str:

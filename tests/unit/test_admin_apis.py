@@ -76,7 +76,10 @@ def test_assignments_kafka_refuses():
 
 def test_any_valid_config_null_values_and_defaults_of_minus_one():
     b = InProcessBroker(**{"num.partitions": "4"})
-    r = create(b, "c", configs={"delete.retention.ms": "1000", "flush.ms": "5", "retention.ms": None})
+    r = create(b, "c", configs={"delete.retention.ms": "1000", "retention.ms": None})
+    assert (r.error_code, r.error_message) == (E.INVALID_CONFIG, "Null value not supported for topic configs: retention.ms")
+    assert "c" not in b.state.topics
+    r = create(b, "c", configs={"delete.retention.ms": "1000", "flush.ms": "5"})
     assert (r.error_code, r.num_partitions, r.replication_factor) == (0, 4, 1)
     assert b.state.topics.get("c").configs == {"delete.retention.ms": "1000", "flush.ms": "5"}
     assert {c.name for c in r.configs} >= {"delete.retention.ms", "segment.jitter.ms"}
@@ -125,7 +128,7 @@ def test_validate_only_unknown_topics_and_duplicates():
     assert grow(b, "g", 4, validate_only=True)[0].error_code == 0
     assert len(b.state.topics.get("g").partitions) == 1
     assert grow(b, "nope", 4)[0].error_code == E.UNKNOWN_TOPIC_OR_PARTITION
-    assert [r.error_code for r in grow(b, "g", 4, duplicate=True)] == [E.INVALID_REQUEST] * 2
+    assert [r.error_code for r in grow(b, "g", 4, duplicate=True)] == [E.INVALID_REQUEST]  # one answer per name, as Kafka
 
 
 # --- AlterConfigs and IncrementalAlterConfigs ------------------------------------------------------
@@ -162,9 +165,17 @@ def test_broker_resources_take_kafkas_dynamic_configs_and_refuse_static_ones():
     assert (row["cleanup.policy"].value, row["cleanup.policy"].config_source) == ("compact", 3)
     r = incremental(b, BROKER, "1", [("num.partitions", 0, "3")])
     assert (r.error_code, r.error_message) == (
-        E.INVALID_REQUEST, "Cannot update these configs dynamically: Set(num.partitions)")
+        E.INVALID_REQUEST, "Cannot update these configs dynamically: [num.partitions]")  # a Java set
+    r = incremental(b, BROKER, "1", [("broker.id", 0, "7"), ("num.partitions", 0, "3")])
+    assert r.error_message == "Cannot update these configs dynamically: [num.partitions, broker.id]"  # its order
     assert incremental(b, BROKER, "7", [("log.retention.ms", 0, "1")]).error_code == E.INVALID_REQUEST
-    assert incremental(b, BROKER, "1", [("log.retention.ms", 0, "x")]).error_code == E.INVALID_REQUEST
+    r = incremental(b, BROKER, "1", [("log.retention.ms", 0, "x")])
+    assert (r.error_code, r.error_message) == (
+        E.INVALID_REQUEST, "Invalid value x for configuration log.retention.ms: Not a number of type LONG")
+    r = incremental(b, BROKER, "1", [("log.cleaner.threads", 0, "abc")])
+    assert r.error_message == "Invalid value abc for configuration log.cleaner.threads: Not a number of type INT"
+    r = incremental(b, BROKER, "1", [("num.io.threads", 0, "0")])
+    assert r.error_message == "Invalid value 0 for configuration num.io.threads: Value must be at least 1"
     assert incremental(b, BROKER, "1", [("log.retention.ms", 1, None)]).error_code == 0
     assert describe(b, TOPIC, "t", ["retention.ms"]).configs[0].config_source == 5
 
@@ -193,11 +204,37 @@ def test_a_static_kafka_broker_config_kipper_does_not_use_is_refused_as_kafka_do
     # broker.id=7 is refused: it is a known static name, not an unknown one
     b = InProcessBroker()
     r = incremental(b, BROKER, "1", [("broker.id", 0, "7")])
-    assert (r.error_code, r.error_message) == (E.INVALID_REQUEST, "Cannot update these configs dynamically: Set(broker.id)")
+    assert (r.error_code, r.error_message) == (E.INVALID_REQUEST, "Cannot update these configs dynamically: [broker.id]")
     assert incremental(b, BROKER, "1", [("controller.quorum.voters", 0, "x")], validate_only=True).error_code == \
         E.INVALID_REQUEST
     # a name Kafka reconfigures at run time (a listener's TLS settings) is not refused as static
     assert incremental(b, BROKER, "1", [("ssl.cipher.suites", 0, "x")], validate_only=True).error_code == 0
+
+
+def test_a_run_time_kafka_broker_config_kipper_does_not_use_is_stored_and_described_as_set():
+    # librdkafka's test 0081 and kafka-configs: Kafka shows the value set, not sensitive,
+    # with its DYNAMIC_BROKER_CONFIG and DEFAULT_CONFIG synonyms (not an unknown name's null)
+    b = InProcessBroker()
+    name = "sasl.kerberos.min.time.before.relogin"
+    assert incremental(b, BROKER, "1", [(name, 0, "60001")]).error_code == 0
+    row = describe(b, BROKER, "1", [name], synonyms=True).configs[0]
+    assert (row.value, row.is_sensitive, row.read_only, row.config_source, row.config_type) == ("60001", False, False, 2, 5)
+    assert [(s.value, s.source) for s in row.synonyms] == [("60001", 2), ("60000", 5)]
+    r = incremental(b, BROKER, "1", [(name, 0, "soon")])
+    assert r.error_message == f"Invalid value soon for configuration {name}: Not a number of type LONG"
+
+
+def test_the_broker_lists_kafkas_configs_with_kafkas_defaults_and_doubles_as_java_prints_them():
+    b = InProcessBroker()
+    rows = {c.name: c for c in describe(b, BROKER, "1", synonyms=True).configs}
+    for name, value in (("default.replication.factor", "1"), ("delete.topic.enable", "true"),
+                        ("connections.max.idle.ms", "600000"), ("sasl.kerberos.min.time.before.relogin", "60000"),
+                        ("log.cleaner.io.max.bytes.per.second", "1.7976931348623157E308")):
+        assert (rows[name].value, rows[name].config_source) == (value, 5), name
+    # Kafka has no default for these: null, without synonyms
+    assert (rows["log.retention.minutes"].value, list(rows["log.retention.minutes"].synonyms)) == (None, [])
+    assert (rows["ssl.keystore.location"].value, list(rows["ssl.keystore.location"].synonyms)) == (None, [])
+    assert rows["broker.id"].value == "1"
 
 
 def test_describing_the_broker_marks_dynamic_configs_and_hides_passwords():
@@ -217,14 +254,17 @@ def test_group_configs_of_kafka_4_with_their_cross_checks():
                                      ("consumer.heartbeat.interval.ms", 0, "6000")])
     assert ok.error_code == 0
     r = incremental(b, GROUP, "g", [("consumer.session.timeout.ms", 0, "1000")])
-    assert (r.error_code, r.error_message) == (
-        E.INVALID_CONFIG, "consumer.session.timeout.ms must be greater than or equal to "
-                          "group.consumer.min.session.timeout.ms")
+    assert (r.error_code, r.error_message) == (  # Kafka 4.4's words
+        E.INVALID_CONFIG, "consumer.session.timeout.ms must be in the range 45000 to 60000 inclusive.")
     r = incremental(b, GROUP, "g", [("consumer.heartbeat.interval.ms", 0, "15000"),
                                     ("consumer.session.timeout.ms", 0, "45000")])
     assert r.error_code == 0
     r = incremental(b, GROUP, "h", [("streams.heartbeat.interval.ms", 0, "50000")])
-    assert r.error_message == "streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms"
+    assert r.error_message == "streams.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive."
+    r = incremental(b, GROUP, "h", [("streams.num.standby.replicas", 0, "3")])
+    assert r.error_message == "streams.num.standby.replicas must be less than or equal to 2"
+    r = incremental(b, GROUP, "h", [("no.such", 0, "1")])
+    assert r.error_message == "Unknown group config name: no.such"
     rows = {c.name: c for c in describe(b, GROUP, "g").configs}
     assert (rows["consumer.session.timeout.ms"].value, rows["consumer.session.timeout.ms"].config_source) \
         == ("45000", 8)

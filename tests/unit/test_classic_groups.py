@@ -279,3 +279,39 @@ def test_a_static_member_whose_rejoin_changes_the_groups_protocol_triggers_a_reb
     sync(c, a, 1, [(a, b"a")])
     again = join(c, 1, instance="a", version=9, protocols=(("roundrobin", b""), ("range", b"m")))
     assert again.got and again.last["protocol_name"] == "roundrobin" and again.last["generation_id"] == 2
+
+
+# --- what admin requests see (issue 36) ---------------------------------------------------
+
+def test_removing_a_static_member_by_its_instance_id_echoes_the_empty_member_id():
+    # Kafka's LeaveGroup answer repeats the request's member id: "" when an admin removes
+    # a static member by its instance id (kafka-consumer-groups --delete-offsets, Admin)
+    c = ClassicGroupCoordinator()
+    a_id, _, _ = _stable_static_pair(c)
+    code, members = c.leave(G, [("", "a"), ("", "nobody")], now=3)
+    assert code == ErrorCode.NONE
+    assert members == [{"member_id": "", "group_instance_id": "a", "error_code": 0},
+                       {"member_id": "", "group_instance_id": "nobody", "error_code": ErrorCode.UNKNOWN_MEMBER_ID}]
+    assert a_id not in c.group(G).members
+
+
+def test_describe_during_a_rebalance_names_no_protocol_and_no_member_metadata():
+    # Kafka shows the protocol and the members' subscriptions only once the group is stable;
+    # the assignments of the generation before stay until the leader's SyncGroup
+    c = ClassicGroupCoordinator()
+    m1, _ = stable_single(c)
+    m2 = join(c, 10).last["member_id"]
+    join(c, 10, m2)
+    described = c.describe(G)
+    assert (described["group_state"], described["protocol_data"]) == (PREPARING_REBALANCE, "")
+    assert {m["member_id"]: (m["member_metadata"], m["member_assignment"]) for m in described["members"]} == {
+        m1: (b"", b"a1"), m2: (b"", b"")}
+    gen = join(c, 20, m1).last["generation_id"]
+    described = c.describe(G)
+    assert described["group_state"] == COMPLETING_REBALANCE and described["protocol_data"] == ""
+    assert [m["member_assignment"] for m in described["members"] if m["member_id"] == m1] == [b"a1"]
+    sync(c, m1, gen, [(m1, b"p0"), (m2, b"p1")], now=30)
+    described = c.describe(G)
+    assert (described["group_state"], described["protocol_data"]) == (STABLE, "range")
+    assert {m["member_id"]: (m["member_metadata"], m["member_assignment"]) for m in described["members"]} == {
+        m1: (b"m", b"p0"), m2: (b"m", b"p1")}

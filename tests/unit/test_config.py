@@ -224,9 +224,24 @@ INT_RANGES = [
     ("group.consumer.min.heartbeat.interval.ms", 1, _INT32),
     ("group.consumer.max.heartbeat.interval.ms", 1, _INT32),
     ("group.consumer.max.size", 1, _INT32),
+    ("group.streams.session.timeout.ms", 1, _INT32),
+    ("group.streams.min.session.timeout.ms", 1, _INT32),
+    ("group.streams.max.session.timeout.ms", 1, _INT32),
+    ("group.streams.heartbeat.interval.ms", 1, _INT32),
+    ("group.streams.min.heartbeat.interval.ms", 1, _INT32),
+    ("group.streams.max.heartbeat.interval.ms", 1, _INT32),
+    ("group.streams.max.size", 1, _INT32),
+    ("group.streams.num.standby.replicas", 0, _INT32),
+    ("group.streams.max.standby.replicas", 0, _INT32),
+    ("group.streams.initial.rebalance.delay.ms", 0, _INT32),
+    ("group.streams.assignment.interval.ms", 0, _INT32),
+    ("group.streams.task.offset.interval.ms", 1, _INT32),
+    ("group.streams.acceptable.recovery.lag", 0, _INT64),
     ("metrics.dump.interval.ms", 100, _INT32),
     ("metrics.dump.max.bytes", 4096, _INT64),
     ("metrics.dump.max.files", 1, 100000),
+    ("telemetry.max.bytes", 1, _INT32),
+    ("client.telemetry.max.series", 0, _INT32),
     ("sasl.server.max.receive.size", 1024, _INT32),
     ("quota.window.num", 1, 1000),
     ("quota.window.size.seconds", 1, _INT32),
@@ -238,7 +253,7 @@ INT_RANGES = [
 
 
 def _load_one(key: str, value: str):
-    if key.startswith("group.consumer."):
+    if key.startswith(("group.consumer.", "group.streams.")):
         # the key's own range only: the session and heartbeat keys are also checked
         # against each other (tests/unit/test_consumer_group_config.py)
         try:

@@ -195,6 +195,16 @@ async def test_a_refused_request_closes_the_connection_after_the_earlier_answers
     assert conn.test_dispatcher.metrics.take_interval()["rejected"] == {"request_rejected": 1}
 
 
+async def test_a_reply_that_aborts_closes_at_once_after_the_earlier_answers(conn):
+    """A refused Produce with acks=0 has no answer to send: Kafka closes the connection so
+    that the client learns of it, without reading what follows."""
+    conn.test_dispatcher.plan[2] = Reply(NO_RESPONSE, abort="t-0 UNKNOWN_TOPIC_OR_PARTITION")
+    conn.data_received(frame(1) + frame(2) + frame(3))
+    assert conn.test_transport.answers() == [1]
+    assert conn.test_transport.closed and conn.test_dispatcher.seen == [1, 2]
+    assert conn.test_dispatcher.metrics.take_interval()["rejected"] == {"closed_after_refusal": 1}
+
+
 async def test_an_oversized_frame_closes_the_connection_before_it_is_read(conn):
     conn.data_received(struct.pack(">i", 2 << 20) + b"x")
     assert conn.test_transport.closed and conn.test_dispatcher.seen == []

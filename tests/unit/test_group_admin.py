@@ -80,10 +80,26 @@ def test_an_empty_group_is_deleted_with_its_offsets_and_one_with_members_is_not(
     mid, gen = stable_classic(b, "busy")
     assert commit(b, "busy", member=mid, generation=gen) == 0
     assert delete_groups(b, "simple", "busy", "ghost", "") == {
-        "simple": 0, "busy": E.NON_EMPTY_GROUP, "ghost": E.GROUP_ID_NOT_FOUND, "": E.INVALID_GROUP_ID}
+        "simple": 0, "busy": E.NON_EMPTY_GROUP, "ghost": E.GROUP_ID_NOT_FOUND, "": E.GROUP_ID_NOT_FOUND}
     assert b.state.offsets.group_offsets("simple") == {}
     assert "simple" not in b.state.groups.classic.groups
     assert b.state.offsets.group_offsets("busy")
+
+
+def test_the_empty_group_id_is_a_group_like_another():
+    # Kafka: offsets committed for "" make a group "" that DeleteGroups deletes (answer 0)
+    b = broker()
+    assert commit(b, "") == 0
+    assert delete_groups(b, "") == {"": 0}
+    assert b.state.offsets.group_offsets("") == {}
+    assert delete_groups(b, "") == {"": E.GROUP_ID_NOT_FOUND}
+
+
+def test_delete_groups_answers_without_a_message_as_kafka():
+    b = broker()
+    mid, gen = stable_classic(b, "busy")
+    rows = b.call(DELETE_GROUPS, 3, {"groups_names": ["busy", "ghost"]}).results
+    assert [(r.error_code, r.error_message) for r in rows] == [(E.NON_EMPTY_GROUP, None), (E.GROUP_ID_NOT_FOUND, None)]
 
 
 def test_a_consumer_group_is_deleted_once_its_members_are_gone():
@@ -134,6 +150,26 @@ def test_offset_delete_refuses_unknown_and_non_consumer_groups():
     assert offset_delete(b, "ghost").error_code == E.GROUP_ID_NOT_FOUND
     stable_classic(b, "connect", protocol_type="connect")
     assert offset_delete(b, "connect").error_code == E.NON_EMPTY_GROUP
+
+
+def test_offset_delete_of_an_unknown_topic_or_partition_is_unknown_topic_or_partition():
+    # Kafka: checked per partition before the group; the group's other offsets go as asked
+    b = broker()
+    assert commit(b, "g") == 0
+    r = offset_delete(b, "g", "missing")
+    assert (r.error_code, [p.error_code for p in r.topics[0].partitions]) == (0, [E.UNKNOWN_TOPIC_OR_PARTITION])
+    r = offset_delete(b, "g", "t", partitions=(7, 0))
+    assert [p.error_code for p in r.topics[0].partitions] == [E.UNKNOWN_TOPIC_OR_PARTITION, 0]
+    assert b.state.offsets.group_offsets("g") == {}
+    assert offset_delete(b, "ghost", "missing").error_code == E.GROUP_ID_NOT_FOUND
+
+
+def test_offset_delete_naming_a_partition_twice_answers_both():
+    b = broker()
+    assert commit(b, "g") == 0
+    r = offset_delete(b, "g", "t", partitions=(0, 0))
+    assert (r.error_code, [p.error_code for p in r.topics[0].partitions]) == (0, [0, 0])
+    assert b.state.offsets.group_offsets("g") == {}
 
 
 def test_a_consumer_group_member_subscribing_by_regex_protects_its_topics():

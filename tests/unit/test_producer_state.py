@@ -121,6 +121,31 @@ def test_window_edges_in_latest_mode(latest, behind, expected):
     assert v.error == expected
 
 
+@pytest.mark.parametrize("first, count", [
+    (1, 3),  # 1-3 over 0-2: starts inside, ends one past the last appended
+    (2, 5),  # 2-6
+    (0, 4),  # 0-3: the latest batch and one more
+    (MAX - 5, 10),  # from far behind (across the wrap) to past the last
+])
+def test_a_batch_overlapping_the_latest_with_new_sequences_is_out_of_order_as_in_kafka(log, first, count):
+    """Not a duplicate: its records past the last appended sequence are new, and a client
+    that took DUPLICATE_SEQUENCE_NUMBER for success would lose them (issue 36)."""
+    log.produce(header(0, 3))  # 0-2
+    v, _ = log.produce(header(first, count))
+    assert v.outcome == REJECT and v.error == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert log.end == 3
+    v, base = log.produce(header(3, 1))  # the next in order still goes in
+    assert v.outcome == APPEND and base == 3
+
+
+def test_a_batch_inside_the_appended_range_stays_a_duplicate_in_latest_mode(latest):
+    latest.produce(header(0, 5))
+    latest.produce(header(5, 5))  # last = 9
+    for first, count in ((1, 3), (5, 4), (9, 1), (MAX - 3, 5)):  # ends at 3, 8, 9 and 1
+        v, _ = latest.produce(header(first, count))
+        assert v.error == ErrorCode.DUPLICATE_SEQUENCE_NUMBER, (first, count)
+
+
 def test_window_counts_across_the_wrap(latest):
     latest.produce(header(5, 1))  # last = 5
     v, _ = latest.produce(header(MAX - 10, 1))  # 16 behind, across the wrap

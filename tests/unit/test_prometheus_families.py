@@ -41,8 +41,21 @@ def test_counts_survive_the_dump_taking_its_interval():
     assert s[("kafka_server_brokertopicmetrics_messagesin_total", (("topic", "t"),))] == 6
     assert s[("kafka_server_brokertopicmetrics_bytesin_total", (("topic", "t"),))] == 160
     assert s[("kafka_server_brokertopicmetrics_messagesout_total", (("topic", "t"),))] == 4
-    assert s[("kafka_network_requestmetrics_requests_total", (("request", "Produce"),))] == 2
+    assert s[("kafka_network_requestmetrics_requests_total", (("request", "Produce"), ("version", "-1")))] == 2
     assert s[("kafka_network_requestmetrics_totaltime_seconds_sum", (("request", "Produce"),))] == 0.00312
+
+
+def test_requests_are_counted_per_version_as_kafkas_requests_per_sec_tags_them():
+    m = Metrics()
+    for version in (4, 5, 5):
+        m.observe_latency(m.latency_of("EndTxn", version), 100)
+    m.take_interval()
+    m.observe_latency(m.latency_of("EndTxn", 5), 100)
+    s = samples(m)
+    assert s[("kafka_network_requestmetrics_requests_total", (("request", "EndTxn"), ("version", "5")))] == 3
+    assert s[("kafka_network_requestmetrics_requests_total", (("request", "EndTxn"), ("version", "4")))] == 1
+    assert s[("kafka_network_requestmetrics_totaltime_seconds_count", (("request", "EndTxn"),))] == 4
+    assert m.take_interval()["api_versions"] == {"EndTxn": {"5": 1}}
 
 
 def test_latency_buckets_are_cumulative_and_never_count_a_latency_above_their_bound():
@@ -135,9 +148,9 @@ def test_a_scraper_that_hangs_up_before_the_answer_is_not_an_error():
         scraper.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         scraper.close()  # gone before the answer
         with capture_logs() as logs:
-            server.httpd.RequestHandlerClass(ours, ("scraper", 0), server.httpd)
+            server.listener.httpd.RequestHandlerClass(ours, ("scraper", 0), server.listener.httpd)
     finally:
         ours.close()
-        server.httpd.server_close()
+        server.listener.httpd.server_close()
     assert [e["event"] for e in logs] == ["metrics_http_client_gone"]
     assert logs[0]["log_level"] == "debug"

@@ -193,34 +193,77 @@ def test_the_fault_found_is_the_first_in_the_batch(scan):
 def test_scan_reads_any_buffer_and_only_its_span(wrap, scan):
     payload = m.records(3)
     data = wrap(b"\xff" * 7 + payload + b"\xff" * 5)
-    assert scan(data, 7, 7 + len(payload), 3) is None
-    assert scan(data, 7, 8 + len(payload), 3) == (m.INVALID_RECORD, -1, "1 bytes follow the last of the 3 records")
-    assert scan(data, 0, 0, 0) is None
+    assert scan(data, 7, 7 + len(payload), 3, 1000) == 1000
+    assert scan(data, 7, 8 + len(payload), 3, 1000) == (m.INVALID_RECORD, -1, "1 bytes follow the last of the 3 records")
+    assert scan(data, 0, 0, 0, 1000) == -1
 
 
 @pytest.mark.parametrize("start, end", [(-1, 5), (5, 4), (0, 100)])
 def test_a_span_outside_the_buffer_is_a_value_error(start, end, scan):
     with pytest.raises(ValueError, match="is not within a buffer of 10 bytes"):
-        scan(b"\x00" * 10, start, end, 1)
+        scan(b"\x00" * 10, start, end, 1, 0)
 
 
 @pytest.mark.parametrize("count", [1 << 31, -(1 << 31) - 1, 1 << 70])
 def test_a_count_outside_int32_is_a_value_error(count, scan):
     with pytest.raises(ValueError, match=f"record count {count} is not an int32"):
-        scan(b"", 0, 0, count)
+        scan(b"", 0, 0, count, 0)
+
+
+@pytest.mark.parametrize("base", [1 << 63, -(1 << 63) - 1])
+def test_a_base_timestamp_outside_int64_is_a_value_error(base, scan):
+    with pytest.raises(ValueError, match=f"base timestamp {base} is not an int64"):
+        scan(m.GOOD, 0, len(m.GOOD), 1, base)
 
 
 def test_the_largest_counts_end_at_the_buffer(scan):
-    assert scan(m.GOOD, 0, len(m.GOOD), 0x7FFFFFFF) == (
+    assert scan(m.GOOD, 0, len(m.GOOD), 0x7FFFFFFF, 0) == (
         m.INVALID_RECORD, 1, "record 1: the batch ends after 1 of its 2147483647 records")
-    assert scan(m.GOOD, 0, len(m.GOOD), -0x80000000)[2] == "record count -2147483648 is negative"
+    assert scan(m.GOOD, 0, len(m.GOOD), -0x80000000, 0)[2] == "record count -2147483648 is negative"
 
 
 def test_both_forms_give_the_same_answer_for_every_case():
     c, python = form("c"), form("python")
     for case in m.MALFORMED.values():
-        assert c(case.payload, 0, len(case.payload), case.count) == \
-            python(case.payload, 0, len(case.payload), case.count)
+        assert c(case.payload, 0, len(case.payload), case.count, 7) == \
+            python(case.payload, 0, len(case.payload), case.count, 7)
+
+
+# --- the max timestamp the walk takes (Kafka's LogValidator recomputes the header's) -------------
+
+def timed_records(deltas, *, headers=False, long_deltas=False) -> bytes:
+    """Records with these timestamp deltas (as 10-byte varlongs when ``long_deltas``)."""
+    out = b""
+    for i, delta in enumerate(deltas):
+        fields = m.body(b"k", b"v" * 150, ((b"h", b"x"),) if headers else (), offset_delta=i)
+        if long_deltas:
+            fields = fields[:1] + m.long_varint(delta, 10) + fields[1 + len(m.varint(0)):]
+        else:
+            fields = fields[:1] + m.varint(delta) + fields[1 + len(m.varint(0)):]
+        out += m.record(fields)
+    return out
+
+
+@pytest.mark.parametrize("shape", ["plain", "headers", "long varlongs"])
+@pytest.mark.parametrize("deltas, base, top", [
+    ([0, 5, 2], 1_700_000_000_000, 1_700_000_000_005),
+    ([0, -70_000, 90_000, 64, -64], 1_700_000_000_000, 1_700_000_090_000),
+    ([0, 0], -1, -1),  # records without timestamps
+    ([-5, -9], -1, -1),  # all below -1: the max stays at Kafka's NO_TIMESTAMP
+    ([3, 1], -1, 2),
+    ([(1 << 63) - 1, 0], 5, 5),  # a delta that wraps the Java long past 2^63 becomes negative
+    ([-(1 << 63), 0], -3, (1 << 63) - 3),  # and one that wraps below -2^63 becomes huge
+])
+def test_the_walk_answers_the_records_max_timestamp(deltas, base, top, shape, scan):
+    payload = timed_records(deltas, headers=shape == "headers", long_deltas=shape == "long varlongs")
+    assert scan(payload, 0, len(payload), len(deltas), base) == top
+
+
+@pytest.mark.parametrize("codec", m.CODECS, ids=CODEC_IDS)
+def test_walk_batch_answers_the_max_of_the_records_not_of_the_header(codec, scan):
+    data = m.batch(timed_records([0, 40, 7]), 3, codec, base_timestamp=1000, max_timestamp=99_999)
+    assert record_check.walk_batch(data, 0, len(data), b.read_header(data), scan=scan) == 1040
+    assert check(data, scan) is None
 
 
 def test_the_python_form_is_the_module_the_c_form_mirrors():

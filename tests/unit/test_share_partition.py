@@ -230,7 +230,8 @@ def test_log_start_moving_past_the_spso_drops_the_records_below_it():
     assert sp.move_start(5)
     assert (sp.spso, sp.available_records) == (5, 0)
     assert not sp.move_start(3)
-    assert sp.acknowledge("a", [(3, 3, [ACCEPT])], 0)[0] == [ErrorCode.INVALID_RECORD_STATE]
+    # gone below the start: Kafka answers an acknowledgement of them NONE ("already archived")
+    assert sp.acknowledge("a", [(3, 3, [ACCEPT])], 0) == ([ErrorCode.NONE], [])
 
 
 # --- durable views ------------------------------------------------------------------------------
@@ -260,3 +261,22 @@ def test_transition_table_rejects_moves_out_of_terminal_states():
             check_move(terminal, AVAILABLE)
     with pytest.raises(IllegalTransition):
         check_move(AVAILABLE, ACKNOWLEDGED)
+
+
+def test_an_acknowledgement_of_records_already_acknowledged_below_the_spso_is_ignored():
+    # Kafka 4.4: a batch ending below the start offset answers NONE and changes nothing, as
+    # does one reaching back past the in-flight batch the start offset is in; one starting
+    # inside that batch meets its acknowledged offsets (INVALID_RECORD_STATE)
+    sp, log = engine(), data(50, per_batch=5)
+    sp.acquire("a", 0, log, max_records=5)
+    assert sp.acknowledge("a", [(0, 4, [ACCEPT])], 0) == ([ErrorCode.NONE], [(0, 4, ACKNOWLEDGED, 1)])
+    assert sp.spso == 5
+    assert sp.acknowledge("a", [(0, 4, [ACCEPT]), (2, 2, [RELEASE])], 0) == ([ErrorCode.NONE] * 2, [])
+    sp.acquire("a", 0, log, max_records=5)
+    assert sp.acknowledge("a", [(3, 7, [ACCEPT])], 0) == ([ErrorCode.NONE], [])  # ignored whole
+    assert states(sp)[0][:3] == (5, 9, ACQUIRED)
+    assert sp.acknowledge("a", [(3, 12, [ACCEPT])], 0)[0] == [ErrorCode.INVALID_REQUEST]  # past the acquired
+    sp.acknowledge("a", [(5, 6, [ACCEPT])], 0)
+    assert sp.spso == 7
+    assert sp.acknowledge("a", [(6, 8, [ACCEPT])], 0)[0] == [ErrorCode.INVALID_RECORD_STATE]  # inside 5-9
+    assert sp.acknowledge("a", [(4, 8, [ACCEPT])], 0) == ([ErrorCode.NONE], [])

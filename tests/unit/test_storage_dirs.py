@@ -170,3 +170,33 @@ def test_log_managers_place_new_partitions_in_the_emptiest_directory(tmp_path):
     again = broker(tmp_path, **{"log.dirs": ",".join(map(str, dirs))})
     assert len(again.topics.get("t").partitions) == 4
     assert isinstance(again.storage, LogManager)
+
+
+def test_a_transaction_version_2_commit_caught_at_an_exhausted_epoch_rotates_the_producer_id_at_start(tmp_path):
+    """EndTxn v5 at epoch 32766: PrepareCommit (epoch 32767, the new producer id as
+    NextProducerId) is journaled before any marker; a restart writes the markers at 32767
+    and moves the transactional id to the new producer id at epoch 0, and the producer's
+    retry of its EndTxn is answered with that pair."""
+    from kipper.broker.txn.coordinator import EPOCH_EXHAUSTED
+
+    first = broker(tmp_path)
+    first.topics.create("t", 1)
+    r = first.txn.init_producer_id("tx", 60_000, -1, -1, 0)
+    coordinator = first.txn.coordinator
+    meta = coordinator.transactions["tx"]
+    meta.producer_epoch = EPOCH_EXHAUSTED
+    assert coordinator.add_partitions("tx", r.producer_id, EPOCH_EXHAUSTED, [("t", 0)], 0, 2) == 0
+    data = records.build_batch([(None, b"v")], producer_id=r.producer_id, producer_epoch=EPOCH_EXHAUSTED,
+                               base_sequence=0, transactional=True)
+    first.topics.partition("t", 0).append(data, b.split_batches(data), 0)
+    result = coordinator.end_txn_v2("tx", r.producer_id, EPOCH_EXHAUSTED, True, 10)
+    assert result.completion is not None and result.completion.next_producer_id >= 0  # no marker yet
+    first.storage.release()
+    again = broker(tmp_path)
+    meta = again.txn.coordinator.transactions["tx"]
+    assert (meta.state, meta.producer_id, meta.producer_epoch) == (
+        TxnState.COMPLETE_COMMIT, result.completion.next_producer_id, 0)
+    partition = again.topics.partition("t", 0)
+    assert partition.last_stable_offset == partition.high_watermark == 2  # the marker (epoch 32767) is in
+    retried = again.txn.end_txn_v2("tx", r.producer_id, EPOCH_EXHAUSTED, True, 20)
+    assert (retried.error, retried.producer_id, retried.producer_epoch) == (0, meta.producer_id, 0)

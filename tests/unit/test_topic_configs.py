@@ -67,9 +67,17 @@ def test_valid_lists_and_internal_segment_bytes_are_accepted():
     assert "internal.segment.bytes" not in describable()
 
 
-def test_null_values_are_refused_unless_the_caller_allows_them():
+def test_null_values_are_refused():
     assert "Null value" in validate_topic_configs({"retention.ms": None})
-    assert validate_topic_configs({"retention.ms": None}, allow_null=True) is None
+
+
+def test_create_topics_refuses_null_config_values_before_unknown_names_and_counts():
+    # Kafka: INVALID_CONFIG naming every null config, checked before the names and the counts
+    from kipper.broker.log.topics import TopicManager
+    topics = TopicManager(num_partitions=1, auto_create=False)
+    code, message, _ = topics.check_new("t", 0, 0, {"retention.ms": None, "no.such": "1", "segment.ms": None})
+    assert (code, message) == (ErrorCode.INVALID_CONFIG, "Null value not supported for topic configs: retention.ms,segment.ms")
+    assert "t" not in topics
 
 
 # --- values in effect ----------------------------------------------------------------------
@@ -177,26 +185,26 @@ def test_topic_compression_type_recompresses_and_keeps_the_records():
 
 def test_producer_codec_keeps_the_bytes_as_they_came():
     data = records.build_batch([(None, b"v", NOW)], compression_type=compression.LZ4)
-    out, _ = validate.rewrite(AppendPolicy(), data, _spans(data), NOW)
+    out, _ = validate.checked_batch(data, AppendPolicy(), NOW)
     assert out is data
 
 
 def test_a_record_too_far_in_the_future_gets_invalid_timestamp():
     data = records.build_batch([(None, b"v", NOW + 3_600_001)])
     with pytest.raises(Rejected) as exc:
-        validate.check_timestamps(AppendPolicy(), data, _spans(data), NOW)
+        validate.check_timestamps(AppendPolicy(), data, _spans(data), NOW, NOW + 3_600_001)
     assert exc.value.code == ErrorCode.INVALID_TIMESTAMP
     assert exc.value.message == "One or more records have been rejected due to invalid timestamp"
     assert exc.value.record_errors == ((0, f"Timestamp {NOW + 3_600_001} of message with offset 0 is out of range. "
                                            f"The timestamp should be within [{NOW - 2**63 + 1}, {NOW + 3_600_000}]"),)
-    validate.check_timestamps(AppendPolicy(log_append_time=True), data, _spans(data), NOW)  # ignored
+    validate.check_timestamps(AppendPolicy(log_append_time=True), data, _spans(data), NOW, NOW + 3_600_001)  # ignored
 
 
 def test_before_max_ms_reads_every_record():
     data = records.build_batch([(None, b"new", NOW), (None, b"old", NOW - 10_000)])
-    validate.check_timestamps(AppendPolicy(before_max_ms=20_000), data, _spans(data), NOW)
+    validate.check_timestamps(AppendPolicy(before_max_ms=20_000), data, _spans(data), NOW, NOW)
     with pytest.raises(Rejected) as exc:
-        validate.check_timestamps(AppendPolicy(before_max_ms=5_000), data, _spans(data), NOW)
+        validate.check_timestamps(AppendPolicy(before_max_ms=5_000), data, _spans(data), NOW, NOW)
     assert exc.value.code == ErrorCode.INVALID_TIMESTAMP
     assert [i for i, _ in exc.value.record_errors] == [1]
 

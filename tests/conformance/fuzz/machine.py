@@ -33,10 +33,12 @@ from tests.support.reference import Reference
 # listed differences after which both brokers still hold the same state: the rest of the
 # sequence is compared (every other listed difference ends it)
 SAME_STATE_AFTER = frozenset({
-    "api-versions-ranges", "api-versions-features", "init-producer-id-window-tag",
+    "api-versions-ranges", "share-state-apis", "init-producer-id-window-tag",
     "min-insync-replicas-cluster-default", "group-initial-rebalance-delay-default",
+    "share-min-record-lock-duration-default", "listener-configs-read-at-start",
     "share-auto-offset-reset-topic-config", "share-auto-offset-reset-topic-config-create",
-    "group-assignment-off-the-heartbeat", "group-assignment-arrives-later", "internal-topics-not-listed",
+    "group-assignment-off-the-heartbeat", "group-assignment-arrives-later", "share-group-state-topic",
+    "quorum-without-metadata-log", "quorum-without-metadata-log-offsets", "quorum-voter-endpoints",
 })
 # seed 004 writes share-partition state into the partition itself (KAFKA_DIFFERENCES.md
 # share-state-in-the-partition): after these, kipper's log end offsets are ahead of Kafka's by

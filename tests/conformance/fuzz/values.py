@@ -33,7 +33,12 @@ def lists(element, *, nullable: bool = False, sizes=(1, 0, 2)):
     """Short lists, one element most often; elements drawn from small pools repeat, so
     duplicates come up (the same topic or partition twice in one request)."""
     sized = pick(*sizes).flatmap(lambda n: st.lists(element, min_size=n, max_size=n))
-    return st.one_of(sized, st.none()) if nullable else sized
+    made = st.one_of(sized, st.none()) if nullable else sized
+    LISTS.add(id(made))
+    return made
+
+
+LISTS: set[int] = set()  # the strategies lists() made: a field's table entry must match its shape
 
 
 def nullable(strategy, null: bool):
@@ -113,7 +118,7 @@ FIELDS = {
     "match_type": pick(0, 1, 2, 7), "endpoint_type": pick(1, 2, 0, 9), "acknowledge_types": lists(pick(1, 2, 3, 0, 4)),
     "share_acquire_mode": pick(0, 1, 9), "max_records": pick(100, 1, 0, -1), "batch_size": pick(100, 1, 0),
     "transaction_version": pick(0, 1, 2, 9), "response_partition_limit": pick(2000, 1, 0, -1),
-    "duration_filter": pick(-1, 0, 3_600_000), "value": pick(1024.0, 0.0, -1.0, 1e308),
+    "duration_filter": pick(-1, 0, 3_600_000),
     # sizes and waits: small, so that a step never waits long; none that expires within a sequence
     "max_wait_ms": pick(0, 10, 200, -1), "min_bytes": pick(1, 0, 1 << 20), "max_bytes": pick(1 << 20, 0, 100),
     "partition_max_bytes": pick(1 << 20, 0, 100), "timeout_ms": pick(30000, 0, -1),
@@ -143,6 +148,7 @@ PARENT_FIELDS = {
     ("components", "entity_type"): pick("user", "client-id", "ip", "bogus"),
     ("ops", "key"): pick("producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate",
                          "connection_creation_rate", "bogus"),
+    ("ops", "value"): pick(1024.0, 0.0, -1.0, 1e308),
     ("protocols", "name"): pick("range", "roundrobin", ""),
     ("protocols", "metadata"): pick({"<subscription>": ["<T>-t0"]}, {"<subscription>": ["<T>-t0", "<T>-t1"]},
                                     {"<hex>": "00"}, {"<subscription>": []}),
@@ -187,4 +193,7 @@ def for_field(path: tuple[str, ...], type_: str):
         return RECORDS
     if len(path) > 1 and (path[-2], name) in PARENT_FIELDS:
         return PARENT_FIELDS[(path[-2], name)]
-    return FIELDS.get(name)
+    chosen = FIELDS.get(name)
+    if chosen is not None and (id(chosen) in LISTS) != type_.startswith("[]"):
+        return None  # another API's field of this name (streams' TopicInfo.partitions is a count)
+    return chosen

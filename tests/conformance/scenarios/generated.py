@@ -202,7 +202,7 @@ GENERATED: dict[str, list[dict]] = {
         T0,
         {'api': 'DescribeConfigs', 'version': 4, 'body': {'resources': [{'resource_type': 2, 'resource_name': '<T>-t0', 'configuration_keys': ['retention.ms', 'cleanup.policy']}], 'include_synonyms': False, 'include_documentation': True}},
     ],
-    # every log dir's topics: the internal topics differ (internal-topics-in-log-dirs, share-state-topic-absent)
+    # every log dir's topics: the internal topics differ (internal-topics-in-log-dirs, share-group-state-topic)
     "generated/internal-topics-in-log-dirs": [
         T0,
         {'api': 'DescribeLogDirs', 'version': 4, 'body': {'topics': None}},

@@ -238,17 +238,26 @@ def init_producer_id(run, transactional_id: str | None = None, *, version: int |
         "producer_id": producer_id, "producer_epoch": epoch}, label=label, conn=conn)
 
 
+# the newest versions of the classic transaction protocol: a client sends AddPartitionsToTxn up to v3
+# (v4+ is brokers'), and EndTxn v5 is transaction version 2's (scenarios ask for it by name)
+CLIENT_ADD_PARTITIONS, CLASSIC_END_TXN = 3, 4
+
+
 def add_partitions(run, txn: str, pid: int, epoch: int, topic: str, partitions=(0,), *, version=None,
-                   label="add partitions to txn"):
-    v = top(ADD_PARTITIONS_TO_TXN) if version is None else version
+                   verify_only: bool = False, label="add partitions to txn"):
+    v = CLIENT_ADD_PARTITIONS if version is None else version
+    topics = [{"name": topic, "partitions": list(partitions)}]
+    if v >= 4:  # the brokers' batched form
+        return run.call(ADD_PARTITIONS_TO_TXN, v, {"transactions": [{
+            "transactional_id": txn, "producer_id": pid, "producer_epoch": epoch, "verify_only": verify_only,
+            "topics": topics}]}, label=label)
     return run.call(ADD_PARTITIONS_TO_TXN, v, {
         "v3_and_below_transactional_id": txn, "v3_and_below_producer_id": pid,
-        "v3_and_below_producer_epoch": epoch,
-        "v3_and_below_topics": [{"name": topic, "partitions": list(partitions)}], "transactions": []}, label=label)
+        "v3_and_below_producer_epoch": epoch, "v3_and_below_topics": topics, "transactions": []}, label=label)
 
 
 def end_txn(run, txn: str, pid: int, epoch: int, committed: bool, *, version=None, label="end txn"):
-    v = top(END_TXN) if version is None else version
+    v = CLASSIC_END_TXN if version is None else version
     return run.call(END_TXN, v, {"transactional_id": txn, "producer_id": pid, "producer_epoch": epoch,
                                  "committed": committed}, label=label)
 

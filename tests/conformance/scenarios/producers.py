@@ -88,6 +88,9 @@ def _(run):
         {"name": t, "partition_indexes": [0]}, {"name": run.name("missing"), "partition_indexes": [0]}]})
 
 
+CLASSIC_TXN_OFFSET_COMMIT = 4  # v5+ adds the group itself (transaction version 2: scenarios/features.py)
+
+
 def _txn(run, suffix="txn", timeout_ms=60000):
     t = k.create_topic(run)
     txn = run.name(suffix)
@@ -205,7 +208,7 @@ def _(run):
 @scenario("txn/offsets")
 def _(run):
     t, txn, pid, epoch = _txn(run)
-    run.call(k.TXN_OFFSET_COMMIT, k.top(k.TXN_OFFSET_COMMIT), {
+    run.call(k.TXN_OFFSET_COMMIT, CLASSIC_TXN_OFFSET_COMMIT, {
         "transactional_id": txn, "group_id": run.name("g"), "producer_id": pid, "producer_epoch": epoch,
         "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
         "topics": [{"name": t, "topic_id": k.NO_TOPIC_ID, "partitions": [
@@ -213,7 +216,7 @@ def _(run):
         label="txn offset commit without AddOffsetsToTxn")
     run.call(k.ADD_OFFSETS_TO_TXN, k.top(k.ADD_OFFSETS_TO_TXN), {
         "transactional_id": txn, "producer_id": pid, "producer_epoch": epoch, "group_id": run.name("g")})
-    run.call(k.TXN_OFFSET_COMMIT, k.top(k.TXN_OFFSET_COMMIT), {
+    run.call(k.TXN_OFFSET_COMMIT, CLASSIC_TXN_OFFSET_COMMIT, {
         "transactional_id": txn, "group_id": run.name("g"), "producer_id": pid, "producer_epoch": epoch,
         "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
         "topics": [{"name": t, "topic_id": k.NO_TOPIC_ID, "partitions": [

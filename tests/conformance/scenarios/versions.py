@@ -10,7 +10,8 @@ import hmac
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import register
 from tests.conformance.scenarios import kit as k
-from tests.conformance.scenarios import quotas
+from tests.conformance.scenarios import admin_edges, features, quotas
+from tests.conformance.scenarios.streams import probe_describe, probe_heartbeat
 from tests.conformance.scenarios.share_probes import (
     _alter_share_offsets, _delete_share_offsets, _describe_share_offsets, _share_acknowledge, _share_describe,
     _share_fetch, _share_heartbeat)
@@ -153,7 +154,11 @@ def _txn(run):
 
 def _add_partitions(run, v):
     t, txn, pid, epoch = _txn(run)
+    if v >= 4:  # the brokers' form: verify, add, verify again
+        k.add_partitions(run, txn, pid, epoch, t, version=v, verify_only=True, label="verify only")
     k.add_partitions(run, txn, pid, epoch, t, version=v)
+    if v >= 4:
+        k.add_partitions(run, txn, pid, epoch, t, version=v, verify_only=True, label="verify again")
     k.produce(run, t, k.batch(2, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
               transactional_id=txn)
     k.end_txn(run, txn, pid, epoch, True)
@@ -192,7 +197,7 @@ def _txn_offset_commit(run, v):
     run.call(k.TXN_OFFSET_COMMIT, v, {
         "transactional_id": txn, "group_id": run.name("g"), "producer_id": pid, "producer_epoch": epoch,
         "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
-        "topics": [{"name": t, "topic_id": k.NO_TOPIC_ID, "partitions": [
+        "topics": [{"name": t, "topic_id": k.topic_id(run, t) if v >= 6 else k.NO_TOPIC_ID, "partitions": [
             {"partition_index": 0, "committed_offset": 3, "committed_leader_epoch": -1, "committed_metadata": "m"}]}]})
     k.end_txn(run, txn, pid, epoch, True)
     wait_txn_state(run, txn, "CompleteCommit")
@@ -392,12 +397,15 @@ PROBES = {
     20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 24: _add_partitions, 25: _add_offsets,
     26: _end_txn, 27: _write_txn_markers, 28: _txn_offset_commit, 29: _describe_acls, 30: _create_acls,
     31: _delete_acls, 32: _describe_configs, 33: _alter_configs, 35: _describe_log_dirs, 36: _sasl_authenticate,
-    37: _create_partitions, 42: _delete_groups, 44: _incremental_alter_configs, 47: _offset_delete,
+    37: _create_partitions, 42: _delete_groups, 43: admin_edges.elect_leaders_at,
+    44: _incremental_alter_configs, 47: _offset_delete,
     48: quotas.describe_at, 49: quotas.alter_at, 50: _describe_scram, 51: _alter_scram,
+    55: admin_edges.describe_quorum_at,
     60: _describe_cluster, 61: _describe_producers, 65: _describe_transactions, 66: _list_transactions,
     68: _consumer_heartbeat, 69: _consumer_describe, 75: _describe_topic_partitions, 76: _share_heartbeat,
     77: _share_describe, 78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets,
-    91: _alter_share_offsets, 92: _delete_share_offsets,
+    88: probe_heartbeat, 89: probe_describe, 91: _alter_share_offsets, 92: _delete_share_offsets,
+    **features.PROBES,
 }
 
 

@@ -23,7 +23,7 @@ import java.util.Properties;
  *   GroupMember BOOTSTRAP GROUP TOPIC classic|consumer|share CLIENT_ID READY_FILE STOP_FILE
  *
  * READY_FILE is written once the member holds partitions (a share member: once it has read
- * records and then polled empty, so what it read is acknowledged); the member leaves the group and ends when STOP_FILE exists.
+ * records and then polled empty for a second, so what it read is acknowledged); the member leaves the group and ends when STOP_FILE exists.
  */
 public final class GroupMember {
     public static void main(String[] args) throws Exception {
@@ -38,15 +38,19 @@ public final class GroupMember {
         if (protocol.equals("share")) {
             try (KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props)) {
                 consumer.subscribe(List.of(topic));
-                // ready once it has read records and then polled empty: the records it read are
-                // acknowledged (implicit acknowledgement rides on the next poll), so the group's
-                // share-partition state has moved past them on either broker
-                int read = 0;
+                // ready once it has read records and then polled empty for a second: the records
+                // it read are acknowledged (implicit acknowledgement rides on the next poll), so
+                // the group's share-partition state has moved past them on either broker. (Kafka
+                // loads each share partition's state on its first fetch and answers without it
+                // meanwhile: one empty poll can come before another partition's records, which a
+                // close right after would release; issue 36.)
+                int read = 0, emptyPolls = 0;
                 boolean told = false;
                 while (!Files.exists(stop)) {
                     int count = consumer.poll(Duration.ofMillis(200)).count();
                     read += count;
-                    if (!told && read > 0 && count == 0) {
+                    emptyPolls = count == 0 ? emptyPolls + 1 : 0;
+                    if (!told && read > 0 && emptyPolls >= 5) {
                         Files.writeString(ready, "ready");
                         told = true;
                     }

@@ -22,14 +22,17 @@ import java.util.Properties;
  * cache off every count is emitted, so a word's counts on the output topic run 1, 2, 3, ...
  * without a gap or a repeat when every line is counted exactly once.
  *
- *   WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR STOP_FILE
+ *   WordCount BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR STOP_FILE [GROUP_PROTOCOL]
  *
- * It prints its state changes ("state RUNNING") and ends, closing cleanly, when STOP_FILE exists.
+ * GROUP_PROTOCOL is "classic" (the default) or "streams" (KIP-1071: the broker assigns the
+ * tasks). It prints its state changes ("state RUNNING") and ends, closing cleanly, when
+ * STOP_FILE exists.
  */
 public final class WordCount {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], applicationId = args[1], input = args[2], output = args[3];
         Path stateDir = Path.of(args[4]), stop = Path.of(args[5]);
+        String groupProtocol = args.length > 6 ? args[6] : "classic";
         Properties props = new Properties();
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
@@ -39,6 +42,7 @@ public final class WordCount {
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 200);
+        props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, groupProtocol);
 
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))

@@ -75,6 +75,12 @@ def leader_epoch_error(current_leader_epoch: int | None) -> ErrorCode | None:
     return None
 
 
+def _replica_id(req) -> int:
+    """The fetching replica (v15+ in replica_state); -1 for a consumer."""
+    state = req.get("replica_state")
+    return state.replica_id if state is not None else req.get("replica_id", -1)
+
+
 def _read(req, ctx) -> tuple[dict, int, list]:
     topics = ctx.engines.topics
     remaining = req.get("max_bytes", 0x7FFFFFFF)
@@ -84,6 +90,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     if most is not None and most < remaining:
         remaining = most
     committed = req.get("isolation_level", READ_UNCOMMITTED) == READ_COMMITTED
+    follower = _replica_id(req) >= 0
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
@@ -101,6 +108,9 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                         ErrorCode.UNKNOWN_TOPIC_ID if topic is None and name is None
                         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 parts.append(_error_entry(index, code, []))
+                continue
+            if follower:  # this broker has no followers: Kafka finds none of that id
+                parts.append(_error_entry(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
                 continue
             epoch_error = leader_epoch_error(p.get("current_leader_epoch", -1))
             plog = topic.partitions[index]

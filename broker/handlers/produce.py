@@ -176,6 +176,23 @@ def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
     raise AssertionError("a partition it may write to")
 
 
+def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | None, now: int) -> ErrorCode:
+    """What Kafka answers before its ReplicaManager looks at acks: the request's records
+    read (KafkaApis' validateRecords), then a transactional batch verified with its
+    coordinator; else INVALID_REQUIRED_ACKS."""
+    if records:  # (null records: as before, the acks)
+        try:
+            _, _, header = validate.produced_batch(records)
+        except validate.Rejected as exc:
+            return exc.code
+        if header.attributes & TRANSACTIONAL:
+            code, _ = ctx.engines.txn.check_append(topic, index, [header], transactional_id,
+                                                   ctx.api_version >= PRODUCE_ADDS_PARTITION_SINCE, now)
+            if code != ErrorCode.NONE:
+                return not_in_transaction(code, ctx)
+    return ErrorCode.INVALID_REQUIRED_ACKS
+
+
 def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int,
                    transactional_id: str | None = None) -> tuple[dict, int, int, int]:
     """One partition's answer, the quota's throttle time (0 unless exceeded), and the
@@ -183,7 +200,10 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     topic = target.topic
     if (acks not in VALID_ACKS or target.denied is not None or topic is None
             or not 0 <= index < len(topic.partitions)):  # nothing is appended
-        return _row(index, _refusal(target, acks, index)), 0, 0, 0
+        code = _refusal(target, acks, index)
+        if code == ErrorCode.INVALID_REQUIRED_ACKS:
+            code = _before_acks(ctx, topic.name, index, records, transactional_id, now)
+        return _row(index, code), 0, 0, 0
     policy = target.policy
     partition = topic.partitions[index]
     try:
@@ -217,7 +237,8 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         if code != ErrorCode.NONE:  # (Kafka answers these before the log: log_start_offset -1)
             code = not_in_transaction(code, ctx)
             _log_refusal(ctx, topic.name, index, records, code, message or code.name, now)
-            return _row(index, code), 0, 0, 0
+            # (Kafka's answer has text only for the coordinator's refusal of an empty transactional id)
+            return _row(index, code, message=message if code == ErrorCode.INVALID_REQUEST else None), 0, 0, 0
     appended = partition.append(records, spans, now)
     # (Kafka's answer carries no message for a refusal by producer state: the log has it)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,

@@ -47,7 +47,7 @@ def _describe(ctx, group_id: str, with_operations: bool) -> dict:
                 "group_id": group_id, "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
                 "assignor_name": "", "members": []}
     if not group_id:  # the coordinator's first check, as Kafka's
-        return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "error_message": "Group ID can't be empty.",
+        return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "error_message": None,
                 "group_id": group_id, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
                 "assignor_name": "", "members": []}
     return _with_operations(ctx.engines.share.describe(group_id), ctx, group_id, with_operations)

@@ -186,12 +186,12 @@ def handle_delete_topics(req, ctx):
         topic = engines.topics.get(name)
         if not ctx.authorize(DESCRIBE, TOPIC, name):
             out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
-        elif topic is None and req.timeout_ms <= 0:
+        elif topic is not None and not ctx.authorize(DELETE, TOPIC, name):
+            out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
+        elif req.timeout_ms <= 0:  # the controller's deadline has passed: nothing deleted
             out.append((name, ZERO_ID, ErrorCode.REQUEST_TIMED_OUT, None))
         elif topic is None:
             out.append((name, ZERO_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED))
-        elif not ctx.authorize(DELETE, TOPIC, name):
-            out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
         elif topic.topic_id in given_by_id:
             # the same topic by name and by id: Kafka deletes neither and answers the name only
             doomed.pop(topic.topic_id, None)

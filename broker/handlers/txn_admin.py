@@ -31,9 +31,9 @@ def handle_describe_producers(req, ctx):
                               "error_message": None, "active_producers": []})
                 continue
             if partition is None and validate_topic_name(t.name) is not None:
-                # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION
+                # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION, with its text
                 parts.append({"partition_index": index, "error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION),
-                              "error_message": None, "active_producers": []})
+                              "error_message": validate_topic_name(t.name), "active_producers": []})
                 continue
             if partition is None:  # Kafka's text for a topic it does not have; null for a partition
                 parts.append({"partition_index": index,

@@ -119,8 +119,9 @@ class ShareGroupCoordinator:
         group = self.groups.get(group_id)
         member = group.members.get(member_id) if group is not None else None
         if epoch == LEAVE_EPOCH:
-            if member is None:
-                return _error(ErrorCode.UNKNOWN_MEMBER_ID, None, member_id), events
+            if member is None:  # with Kafka's text, as for any other epoch
+                return _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.",
+                              member_id), events
             self._remove(group, member, now, LEFT, events)
             out = _error(ErrorCode.NONE, None, member_id)
             return out, events

@@ -214,6 +214,8 @@ class Transactions:
                 return ErrorCode.INVALID_RECORD, "transactional batch without a producer id"
             if not self.live["transaction.partition.verification.enable"]:
                 continue
+            if not transactional_id:  # the coordinator's first check of a verification
+                return ErrorCode.INVALID_REQUEST, "an empty transactional id"
             error = self.coordinator.verify_produce(h.producer_id, h.producer_epoch, topic, partition)
             if error == ErrorCode.INVALID_TXN_STATE and add_partition:
                 error = self.coordinator.add_partitions(transactional_id, h.producer_id, h.producer_epoch,

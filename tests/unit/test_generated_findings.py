@@ -181,6 +181,7 @@ def test_describe_producers_of_a_name_no_topic_could_have_is_an_invalid_topic():
                                        {"name": "fine-but-unknown", "partition_indexes": [0]}]})
     assert [t.partitions[0].error_code for t in answer.topics] == [E.INVALID_TOPIC_EXCEPTION,
                                                                    E.UNKNOWN_TOPIC_OR_PARTITION]
+    assert all(t.partitions[0].error_message for t in answer.topics)  # Kafka's texts, not null
 
 
 def test_add_partitions_to_txn_answers_as_asked_and_a_refusal_from_a_map():

@@ -1,0 +1,141 @@
+"""More of what the generator found (issue 36), written as scenarios.py's ``GENERATED``
+(generated.py): each the smallest sequence that shows one answer kipper gave otherwise
+than Kafka 4.4, with its regression test in tests/unit/test_generated_findings_more.py."""
+
+from __future__ import annotations
+
+from tests.conformance.scenarios import register
+from tests.conformance.scenarios.generated import T0, replay
+
+BATCH = {"n": 1, "start": 0, "pid": -1, "epoch": -1, "seq": -1, "txn": False, "codec": 0, "timestamps": "create",
+         "keys": True, "mutation": None}
+
+
+def share_fetch(**fields) -> dict:
+    """A ShareFetch v2 by a member the group does not have, with ``fields`` changed."""
+    body = {"group_id": "<T>-g0", "member_id": "<T>-m0", "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 1048576, "max_records": 10, "batch_size": 10, "share_acquire_mode": 0, "is_renew_ack": False,
+            "topics": [{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [
+                {"partition_index": 0, "acknowledgement_batches": []}]}], "forgotten_topics_data": []}
+    return {"api": "ShareFetch", "version": 2, "body": {**body, **fields}}
+
+
+FOUND: dict[str, list[dict]] = {
+    # each of the fields Kafka's ShareFetch refuses before the session, alone
+    "generated/share-fetch-field-checks": [
+        T0,
+        share_fetch(share_acquire_mode=9),
+        share_fetch(max_records=0),
+        share_fetch(max_records=-1),
+        share_fetch(share_session_epoch=-1, is_renew_ack=True),
+        share_fetch(is_renew_ack=True),
+    ],
+    # a DeleteAcls filter of a pattern type or resource type Kafka does not know
+    "generated/delete-acls-unknown-filter-types": [
+        {"api": "DeleteAcls", "version": 3, "body": {"filters": [
+            {"resource_type_filter": 2, "resource_name_filter": "<T>-t0", "pattern_type_filter": 9,
+             "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}]}},
+        {"api": "DeleteAcls", "version": 3, "body": {"filters": [
+            {"resource_type_filter": 99, "resource_name_filter": "<T>-t0", "pattern_type_filter": 3,
+             "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}]}},
+    ],
+    # DescribeLogDirs naming a topic twice
+    "generated/describe-log-dirs-naming-a-topic-twice": [
+        T0,
+        {"api": "DescribeLogDirs", "version": 4, "body": {"topics": [
+            {"topic": "<T>-t0", "partitions": [0]}, {"topic": "<T>-t0", "partitions": [0, 1]}]}},
+    ],
+    # the share-group offset APIs naming a partition or a topic twice, and topic ""
+    "generated/share-group-offsets-named-twice": [
+        T0,
+        {"api": "DescribeShareGroupOffsets", "version": 1, "body": {"groups": [
+            {"group_id": "<T>-g0", "topics": [{"topic_name": "<T>-t0", "partitions": [0, 0]}]}]}},
+        {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g0", "topics": [
+            {"topic_name": "<T>-t0", "partitions": [{"partition_index": 0, "start_offset": 0}]},
+            {"topic_name": "<T>-t0", "partitions": [{"partition_index": 0, "start_offset": 0}]}]}},
+        {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g1", "topics": [
+            {"topic_name": "", "partitions": [{"partition_index": 0, "start_offset": 0}]}]}},
+    ],
+    # a static member joining with an empty protocol type
+    "generated/join-group-static-member-empty-protocol-type": [
+        T0,
+        {"api": "JoinGroup", "version": 8, "body": {
+            "group_id": "<T>-g0", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+            "group_instance_id": "<T>-i0", "protocol_type": "", "reason": None,
+            "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
+    ],
+    # OffsetCommit to a group id that AlterShareGroupOffsets made a share group
+    "generated/offset-commit-to-a-share-group": [
+        T0,
+        {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g0", "topics": [
+            {"topic_name": "<T>-t0", "partitions": [{"partition_index": 0, "start_offset": 0}]}]}},
+        {"api": "OffsetCommit", "version": 8, "body": {
+            "group_id": "<T>-g0", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": "<T>-t0", "partitions": [{"partition_index": 0, "committed_offset": 1}]}]}},
+    ],
+    # Fetch as replica 1 (this broker, as a follower of itself)
+    "generated/fetch-as-a-follower": [
+        T0,
+        {"api": "Fetch", "version": 4, "body": {"replica_id": 1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576,
+                                                "isolation_level": 0, "topics": [{"topic": "<T>-t0", "partitions": [
+                                                    {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1048576}]}]}},
+    ],
+    # DescribeConfigs of a resource of an unknown type beside a topic
+    "generated/describe-configs-unknown-resource-type": [
+        T0,
+        {"api": "DescribeConfigs", "version": 1, "body": {"resources": [
+            {"resource_type": 99, "resource_name": "<T>-t0", "configuration_keys": None},
+            {"resource_type": 2, "resource_name": "<T>-t0", "configuration_keys": ["retention.ms"]}],
+            "include_synonyms": False}},
+        {"api": "DescribeConfigs", "version": 1, "body": {"resources": [
+            {"resource_type": 2, "resource_name": "<T>-t0", "configuration_keys": ["retention.ms"]},
+            {"resource_type": 0, "resource_name": "1", "configuration_keys": None}],
+            "include_synonyms": False}},
+    ],
+    # AlterConfigs of a topic that does not exist with a value the config cannot take
+    "generated/alter-configs-invalid-value-of-an-unknown-topic": [
+        {"api": "AlterConfigs", "version": 2, "body": {"resources": [
+            {"resource_type": 2, "resource_name": "<T>-t9", "configs": [{"name": "retention.ms", "value": "bogus"}]}],
+            "validate_only": True}},
+        {"api": "IncrementalAlterConfigs", "version": 1, "body": {"resources": [
+            {"resource_type": 2, "resource_name": "<T>-t9", "configs": [
+                {"name": "retention.ms", "config_operation": 0, "value": "bogus"}]}], "validate_only": True}},
+    ],
+    # a transactional batch in a Produce whose transactional id is "", and with invalid acks
+    "generated/produce-transactional-checks-first": [
+        T0,
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": "", "acks": -1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(
+                BATCH, pid={"<pid>": "<T>-x0"}, epoch=0, seq=0, txn=True)}}]}]}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": "<T>-x0", "acks": 2, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(
+                BATCH, pid={"<pid>": "<T>-x0"}, epoch=0, seq=0, txn=True)}}]}]}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": None, "acks": 2, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, mutation="magic1")}}]}]}},
+    ],
+    # DescribeProducers of a name no topic could have: INVALID_TOPIC_EXCEPTION, with a message
+    "generated/describe-producers-of-a-name-no-topic-could-have": [
+        {"api": "DescribeProducers", "version": 0, "body": {"topics": [{"name": "", "partition_indexes": [0]}]}},
+    ],
+    # ElectLeaders with a timeout of 0 or less: the controller's deadline has passed (found by the long run)
+    "generated/elect-leaders-deadline-already-passed": [
+        T0,
+        {"api": "ElectLeaders", "version": 0, "body": {"topic_partitions": [{"topic": "<T>-t0", "partitions": [0]}],
+                                                       "timeout_ms": -1}},
+        {"api": "ElectLeaders", "version": 2, "body": {"election_type": 0, "topic_partitions": [
+            {"topic": "<T>-t0", "partitions": [0]}, {"topic": "<T>-t9", "partitions": [0]}], "timeout_ms": 0}},
+    ],
+    # AlterConfigs naming a resource twice (found by the long run: Kafka closed the connection)
+    "generated/alter-configs-naming-a-resource-twice": [
+        T0,
+        *({"api": "AlterConfigs", "version": version, "body": {"resources": [
+            {"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": "retention.ms", "value": "100000"}]},
+            {"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": "retention.ms", "value": "100000"}]}],
+            "validate_only": validate_only}} for version in (2, 0) for validate_only in (True, False)),
+    ],
+}
+
+for _name, _steps in FOUND.items():
+    register(_name, replay(_steps))

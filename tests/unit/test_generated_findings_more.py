@@ -1,0 +1,170 @@
+"""More of what the conformance generator (tests/conformance/fuzz, issue 36) found kipper
+answering otherwise than Kafka 4.4, each test stating Kafka's answer; each sequence is a
+named scenario in tests/conformance/scenarios/generated_found.py."""
+
+from __future__ import annotations
+
+import uuid
+
+from kipper.protocol import records
+from kipper.protocol.errors import ErrorCode as E
+from tests.support.inproc import InProcessBroker
+
+PRODUCE, DELETE_ACLS, INIT_PRODUCER_ID, CREATE_TOPICS, DESCRIBE_LOG_DIRS = 0, 31, 22, 19, 35
+ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS, SHARE_GROUP_HEARTBEAT = 43, 44, 76
+ZERO = uuid.UUID(int=0)
+ROW = [(b"k", b"v", 1_700_000_000_000)]  # (the broker's clock)
+
+
+def create(b, name, partitions=1):
+    b.call(CREATE_TOPICS, 7, {"topics": [{"name": name, "num_partitions": partitions, "replication_factor": 1,
+                                          "assignments": [], "configs": []}], "timeout_ms": 30000,
+                              "validate_only": False})
+
+
+def test_append_or_subtract_on_a_broker_config_that_is_no_list_is_invalid_config():
+    b = InProcessBroker()
+    for op in (2, 3):
+        answer = b.call(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": True, "resources": [
+            {"resource_type": 4, "resource_name": "1", "configs": [
+                {"name": "min.insync.replicas", "value": "1", "config_operation": op}]}]})
+        assert answer.responses[0].error_code == E.INVALID_CONFIG
+
+
+def _produce(b, transactional_id, acks, data):
+    return b.call(PRODUCE, 9, {"transactional_id": transactional_id, "acks": acks, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": data}]}]}).responses[0].partition_responses[0]
+
+
+def test_produce_verifies_a_transactional_batch_before_it_looks_at_acks():
+    b = InProcessBroker()
+    create(b, "t")
+    pid = b.call(INIT_PRODUCER_ID, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000,
+                                       "producer_id": -1, "producer_epoch": -1}).producer_id
+    batch = records.build_batch(ROW, producer_id=pid, producer_epoch=0, base_sequence=0, transactional=True)
+    # an empty transactional id: the coordinator's INVALID_REQUEST, not a producer-id mapping error
+    assert _produce(b, "", -1, batch).error_code == E.INVALID_REQUEST
+    # invalid acks: the transaction's check first (the partition is in no transaction of x)
+    assert _produce(b, "x", 2, batch).error_code == E.INVALID_TXN_STATE
+    # and the request's records read before acks: a magic 1 message set is INVALID_RECORD
+    legacy = bytearray(records.build_batch(ROW))
+    legacy[16] = 1
+    assert _produce(b, None, 2, bytes(legacy)).error_code == E.INVALID_RECORD
+    plain = records.build_batch(ROW)
+    assert _produce(b, None, 2, plain).error_code == E.INVALID_REQUIRED_ACKS
+
+
+def test_delete_acls_refuses_a_filter_of_an_unknown_type():
+    b = InProcessBroker(**{"authorizer.class.name": "standard", "allow.everyone.if.no.acl.found": "true"})
+    filters = [{"resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 9,
+                "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1},
+               {"resource_type_filter": 99, "resource_name_filter": "t", "pattern_type_filter": 3,
+                "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1},
+               {"resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 3,
+                "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}]
+    answer = b.call(DELETE_ACLS, 3, {"filters": filters})
+    assert [(r.error_code, r.error_message) for r in answer.filter_results] == [
+        (E.INVALID_REQUEST, "Unknown patternFilter."), (E.INVALID_REQUEST, "Unknown patternFilter."), (0, None)]
+
+
+def test_describe_log_dirs_answers_a_topic_named_twice_once():
+    b = InProcessBroker()
+    create(b, "t", partitions=2)
+    answer = b.call(DESCRIBE_LOG_DIRS, 4, {"topics": [{"topic": "t", "partitions": [0]},
+                                                      {"topic": "t", "partitions": [0, 1]}]})
+    [topic] = answer.results[0].topics
+    assert [p.partition_index for p in topic.partitions] == [0, 1]
+
+
+def test_elect_leaders_with_a_deadline_already_passed_times_out():
+    b = InProcessBroker()
+    create(b, "t")
+    for version, timeout in ((0, -1), (2, 0)):
+        body = {"topic_partitions": [{"topic": "t", "partitions": [0]}], "timeout_ms": timeout}
+        if version >= 1:
+            body["election_type"] = 0
+        answer = b.call(ELECT_LEADERS, version, body)
+        [row] = answer.replica_election_results[0].partition_result
+        assert (row.error_code, row.error_message) == (E.REQUEST_TIMED_OUT, None)
+
+
+def test_a_share_member_that_leaves_a_group_it_is_not_in_is_told_why():
+    b = InProcessBroker()
+    answer = b.call(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "g", "member_id": "m", "member_epoch": -1,
+                                               "rack_id": None, "subscribed_topic_names": None})
+    assert answer.error_code == E.UNKNOWN_MEMBER_ID and answer.error_message
+
+
+DESCRIBE_CONFIGS, ALTER_CONFIGS, OFFSET_COMMIT, FETCH, DELETE_TOPICS = 32, 33, 8, 1, 20
+DESCRIBE_SHARE_OFFSETS, ALTER_SHARE_OFFSETS, SHARE_GROUP_DESCRIBE, CONSUMER_GROUP_DESCRIBE = 90, 91, 77, 69
+
+
+def test_the_share_group_offset_apis_answer_a_name_given_twice_as_kafka_s_maps():
+    b = InProcessBroker()
+    create(b, "t")
+    altered = b.call(ALTER_SHARE_OFFSETS, 0, {"group_id": "g", "topics": [
+        {"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": 0}]},
+        {"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": 0}]}]})
+    [topic] = altered.responses  # one topic, each partition as asked
+    assert [p.partition_index for p in topic.partitions] == [0, 0]
+    described = b.call(DESCRIBE_SHARE_OFFSETS, 1, {"groups": [
+        {"group_id": "g", "topics": [{"topic_name": "t", "partitions": [0, 0]}]}]})
+    assert [p.partition_index for p in described.groups[0].topics[0].partitions] == [0]
+
+
+def test_offset_commit_to_a_share_group_finds_no_group():
+    b = InProcessBroker()
+    create(b, "t")
+    b.call(ALTER_SHARE_OFFSETS, 0, {"group_id": "g", "topics": [
+        {"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": 0}]}]})
+    answer = b.call(OFFSET_COMMIT, 8, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+                                       "group_instance_id": None, "topics": [
+                                           {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1}]}]})
+    assert answer.topics[0].partitions[0].error_code == E.GROUP_ID_NOT_FOUND
+
+
+def test_a_fetch_from_a_replica_is_refused_this_broker_has_no_followers():
+    b = InProcessBroker()
+    create(b, "t")
+    for replica in (1, 0):
+        answer = b.call(FETCH, 4, {"replica_id": replica, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                                   "isolation_level": 0, "topics": [{"topic": "t", "partitions": [
+                                       {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+        p = answer.responses[0].partitions[0]
+        assert (p.error_code, p.high_watermark, p.last_stable_offset) == (E.NOT_LEADER_OR_FOLLOWER, -1, -1)
+
+
+def test_describe_configs_with_a_resource_of_an_unknown_type_refuses_every_resource():
+    b = InProcessBroker()
+    create(b, "t")
+    for resources in ([(99, "t"), (2, "t")], [(2, "t"), (0, "1")]):
+        answer = b.call(DESCRIBE_CONFIGS, 1, {"resources": [
+            {"resource_type": kind, "resource_name": name, "configuration_keys": None} for kind, name in resources],
+            "include_synonyms": False})
+        assert [(r.error_code, bool(r.error_message), len(r.configs)) for r in answer.results] == [
+            (E.INVALID_REQUEST, True, 0)] * 2
+
+
+def test_an_invalid_value_for_a_topic_that_does_not_exist_is_invalid_config():
+    b = InProcessBroker()
+    bad = b.call(ALTER_CONFIGS, 2, {"resources": [{"resource_type": 2, "resource_name": "nope", "configs": [
+        {"name": "retention.ms", "value": "bogus"}]}], "validate_only": True})
+    fine = b.call(ALTER_CONFIGS, 2, {"resources": [{"resource_type": 2, "resource_name": "nope", "configs": [
+        {"name": "retention.ms", "value": "1000"}]}], "validate_only": True})
+    assert (bad.responses[0].error_code, fine.responses[0].error_code) == (E.INVALID_CONFIG,
+                                                                         E.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+def test_describing_the_empty_group_id_has_no_message():
+    b = InProcessBroker()
+    for api in (SHARE_GROUP_DESCRIBE, CONSUMER_GROUP_DESCRIBE):
+        [group] = b.call(api, 1 if api == SHARE_GROUP_DESCRIBE else 0, {
+            "group_ids": [""], "include_authorized_operations": False}).groups
+        assert (group.error_code, group.error_message) == (E.INVALID_GROUP_ID, None)
+
+
+def test_delete_topics_past_its_deadline_answers_a_name_with_no_topic_id():
+    b = InProcessBroker()
+    create(b, "t")
+    [gone] = b.call(DELETE_TOPICS, 6, {"topics": [{"name": "t", "topic_id": ZERO}], "timeout_ms": 0}).responses
+    assert (gone.error_code, gone.topic_id) == (E.REQUEST_TIMED_OUT, ZERO)

@@ -24,17 +24,19 @@ def answered(out: list[dict], merge: bool) -> list[dict]:
     """A commit's topics as asked; but when the broker answered some partitions itself (an
     unknown or unauthorized topic), Kafka's response builder merges those with the
     coordinator's answer by topic (name, or id where the name is unknown), and a topic named
-    twice is one. A topic that names no partition has no answer."""
+    twice is one. A topic that names no partition has no answer, unless the broker answered
+    the topic itself (``kept``: unknown or unauthorized, its entry made before its partitions)."""
     if merge:
         merged: dict = {}
         for row in out:
             key = row["name"] or row.get("topic_id")
             if key in merged:
                 merged[key]["partitions"] += row["partitions"]
+                merged[key]["kept"] = merged[key].get("kept") or row.get("kept")
             else:
                 merged[key] = dict(row, partitions=list(row["partitions"]))
         out = list(merged.values())
-    return [row for row in out if row["partitions"]]
+    return [{k: v for k, v in row.items() if k != "kept"} for row in out if row["partitions"] or row.get("kept")]
 
 
 def broker_answered(out: list[dict]) -> bool:
@@ -75,7 +77,7 @@ def handle_offset_commit(req, ctx):
                 commits.append((name, p.partition_index, p.committed_offset,
                                 p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
-        out.append({"name": name, "partitions": parts})
+        out.append({"name": name, "partitions": parts, "kept": not group_denied and (not readable or topic is None)})
     if commits:  # journaled, then applied; a commit that failed makes no group
         engines.offsets.commit_all(req.group_id, commits, ctx.now)
         engines.groups.ensure_simple_group(req.group_id)

@@ -176,6 +176,11 @@ def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
     raise AssertionError("a partition it may write to")
 
 
+def _verification_text(code: ErrorCode) -> str | None:
+    """The one text Kafka's Produce answer carries for a transactional batch's verification."""
+    return "Partition was not added to the transaction" if code == ErrorCode.INVALID_TXN_STATE else None
+
+
 def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | None, now: int) -> ErrorCode:
     """What Kafka answers before its ReplicaManager looks at acks: the request's records
     read (KafkaApis' validateRecords), then a transactional batch verified with its
@@ -203,7 +208,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         code = _refusal(target, acks, index)
         if code == ErrorCode.INVALID_REQUIRED_ACKS:
             code = _before_acks(ctx, topic.name, index, records, transactional_id, now)
-        return _row(index, code), 0, 0, 0
+        return _row(index, code, message=_verification_text(code)), 0, 0, 0
     policy = target.policy
     partition = topic.partitions[index]
     try:
@@ -237,8 +242,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         if code != ErrorCode.NONE:  # (Kafka answers these before the log: log_start_offset -1)
             code = not_in_transaction(code, ctx)
             _log_refusal(ctx, topic.name, index, records, code, message or code.name, now)
-            # (Kafka's answer has text only for the coordinator's refusal of an empty transactional id)
-            return _row(index, code, message=message if code == ErrorCode.INVALID_REQUEST else None), 0, 0, 0
+            return _row(index, code, message=_verification_text(code)), 0, 0, 0
     appended = partition.append(records, spans, now)
     # (Kafka's answer carries no message for a refusal by producer state: the log has it)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,

@@ -207,7 +207,9 @@ def handle_txn_offset_commit(req, ctx):
                     engines.offsets.stage(req.group_id, req.producer_id, names[i], p.partition_index,
                                          p.committed_offset, p.get("committed_leader_epoch", -1),
                                          p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
-    out = [{"name": names[i] or "", "topic_id": t.get("topic_id"), "partitions": [
+    out = [{"name": names[i] or "", "topic_id": t.get("topic_id"), "kept": refused is None and (
+        names[i] is None or not ctx.authorize(READ, TOPIC, names[i]) or engines.topics.get(names[i]) is None),
+        "partitions": [
         {"partition_index": p.partition_index, "error_code": int(codes[i, p.partition_index])}
         for p in t.partitions]} for i, t in enumerate(req.topics)]
     return {"throttle_time_ms": 0, "topics": answered(out, refused is None and broker_answered(out))}

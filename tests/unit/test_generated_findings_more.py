@@ -168,3 +168,54 @@ def test_delete_topics_past_its_deadline_answers_a_name_with_no_topic_id():
     create(b, "t")
     [gone] = b.call(DELETE_TOPICS, 6, {"topics": [{"name": "t", "topic_id": ZERO}], "timeout_ms": 0}).responses
     assert (gone.error_code, gone.topic_id) == (E.REQUEST_TIMED_OUT, ZERO)
+
+
+def test_a_transactional_batch_of_no_transaction_is_told_so_in_kafka_s_words():
+    b = InProcessBroker()
+    create(b, "t")
+    pid = b.call(INIT_PRODUCER_ID, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000,
+                                       "producer_id": -1, "producer_epoch": -1}).producer_id
+    batch = records.build_batch(ROW, producer_id=pid, producer_epoch=0, base_sequence=0, transactional=True)
+    for acks in (-1, 2):
+        answer = _produce(b, "x", acks, batch)
+        assert (answer.error_code, answer.error_message) == (E.INVALID_TXN_STATE,
+                                                             "Partition was not added to the transaction")
+    assert _produce(b, "", -1, batch).error_message is None
+
+
+JOIN_GROUP, DESCRIBE_GROUPS = 11, 15
+
+
+def test_a_member_that_does_not_sync_within_the_rebalance_timeout_is_removed():
+    b = InProcessBroker(**{"group.initial.rebalance.delay.ms": "0"})
+    joined = b.call(JOIN_GROUP, 1, {"group_id": "g", "session_timeout_ms": 30000, "rebalance_timeout_ms": 1000,
+                                    "member_id": "", "protocol_type": "consumer",
+                                    "protocols": [{"name": "range", "metadata": b""}]})
+    assert joined.error_code == 0
+    b.now += 1001
+    b.state.groups.tick(b.now)
+    [group] = b.call(DESCRIBE_GROUPS, 0, {"groups": ["g"]}).groups
+    assert (group.group_state, len(group.members)) == ("Empty", 0)
+
+
+SHARE_FETCH = 78
+
+
+def test_a_share_fetch_renewal_without_a_session_is_an_invalid_request():
+    b = InProcessBroker()
+    create(b, "t")
+    for epoch in (0, -1):
+        answer = b.call(SHARE_FETCH, 2, {
+            "group_id": "g", "member_id": "m", "share_session_epoch": epoch, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "share_acquire_mode": 0, "is_renew_ack": True,
+            "topics": [], "forgotten_topics_data": []})
+        assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, None)
+
+
+def test_offset_commit_answers_an_unknown_topic_that_names_no_partition():
+    b = InProcessBroker()
+    create(b, "t")
+    answer = b.call(OFFSET_COMMIT, 2, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+                                       "retention_time_ms": -1, "topics": [{"name": "nope", "partitions": []},
+                                                                           {"name": "t", "partitions": []}]})
+    assert [(t.name, len(t.partitions)) for t in answer.topics] == [("nope", 0)]

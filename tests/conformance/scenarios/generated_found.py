@@ -21,10 +21,10 @@ def share_fetch(**fields) -> dict:
 
 
 FOUND: dict[str, list[dict]] = {
-    # each of the fields Kafka's ShareFetch refuses before the session, alone
+    # a renewal without a session is refused before anything else; max_records 0 or less is not
+    # (by a member the group does not have: share-fetch-by-a-missing-member)
     "generated/share-fetch-field-checks": [
         T0,
-        share_fetch(share_acquire_mode=9),
         share_fetch(max_records=0),
         share_fetch(max_records=-1),
         share_fetch(share_session_epoch=-1, is_renew_ack=True),
@@ -134,6 +134,27 @@ FOUND: dict[str, list[dict]] = {
             {"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": "retention.ms", "value": "100000"}]},
             {"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": "retention.ms", "value": "100000"}]}],
             "validate_only": validate_only}} for version in (2, 0) for validate_only in (True, False)),
+    ],
+    # a topic that names no partition: answered (empty) when the broker answers the topic itself
+    # (unknown), not when the coordinator does (found by the long run)
+    "generated/offset-commits-of-a-topic-that-names-no-partition": [
+        T0,
+        {"api": "OffsetCommit", "version": 2, "body": {"group_id": "<T>-g0", "generation_id_or_member_epoch": -1,
+                                                       "member_id": "", "retention_time_ms": -1, "topics": [
+            {"name": "<T>-t1", "partitions": []}, {"name": "<T>-t0", "partitions": []}]}},
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "TxnOffsetCommit", "version": 3, "body": {
+            "transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": {"<pid>": "<T>-x0"},
+            "producer_epoch": {"<epoch>": 0}, "generation_id": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": "<T>-t1", "partitions": []}, {"name": "<T>-t0", "partitions": []}]}},
+    ],
+    # ShareAcknowledge and ShareFetch with no member id: INVALID_REQUEST, no text (found by the long run)
+    "generated/share-requests-without-a-member-id": [
+        T0,
+        {"api": "ShareAcknowledge", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "",
+                                                           "share_session_epoch": 0, "topics": []}},
+        share_fetch(member_id=""),
     ],
 }
 

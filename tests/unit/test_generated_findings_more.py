@@ -219,3 +219,16 @@ def test_offset_commit_answers_an_unknown_topic_that_names_no_partition():
                                        "retention_time_ms": -1, "topics": [{"name": "nope", "partitions": []},
                                                                            {"name": "t", "partitions": []}]})
     assert [(t.name, len(t.partitions)) for t in answer.topics] == [("nope", 0)]
+
+
+def test_share_requests_refused_up_front_carry_no_text():
+    b = InProcessBroker()
+    create(b, "t")
+    body = {"group_id": "g", "member_id": "", "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "topics": [], "forgotten_topics_data": []}
+    topic_id = b.call(3, 12, {"topics": [{"name": "t"}], "allow_auto_topic_creation": False}).topics[0].topic_id
+    acks = [{"topic_id": topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+        {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]
+    for answer in (b.call(SHARE_FETCH, 1, body), b.call(SHARE_FETCH, 1, dict(body, member_id="m", topics=acks)),
+                   b.call(79, 1, {"group_id": "g", "member_id": "", "share_session_epoch": 0, "topics": []})):
+        assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, None)

@@ -155,6 +155,10 @@ FOUND: dict[str, list[dict]] = {
         {"api": "ShareAcknowledge", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "",
                                                            "share_session_epoch": 0, "topics": []}},
         share_fetch(member_id=""),
+        share_fetch(group_id=None, member_id=None),
+        share_fetch(topics=[{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [
+            {"partition_index": 0, "acknowledgement_batches": [
+                {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]),
     ],
 }
 

@@ -36,12 +36,17 @@ def _produce(b, transactional_id, acks, data):
         {"name": "t", "partition_data": [{"index": 0, "records": data}]}]}).responses[0].partition_responses[0]
 
 
-def test_produce_verifies_a_transactional_batch_before_it_looks_at_acks():
+def _transactional_batch():
+    """A broker with topic t and a batch of transactional id x's producer, in no transaction."""
     b = InProcessBroker()
     create(b, "t")
     pid = b.call(INIT_PRODUCER_ID, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000,
                                        "producer_id": -1, "producer_epoch": -1}).producer_id
-    batch = records.build_batch(ROW, producer_id=pid, producer_epoch=0, base_sequence=0, transactional=True)
+    return b, records.build_batch(ROW, producer_id=pid, producer_epoch=0, base_sequence=0, transactional=True)
+
+
+def test_produce_verifies_a_transactional_batch_before_it_looks_at_acks():
+    b, batch = _transactional_batch()
     # an empty transactional id: the coordinator's INVALID_REQUEST, not a producer-id mapping error
     assert _produce(b, "", -1, batch).error_code == E.INVALID_REQUEST
     # invalid acks: the transaction's check first (the partition is in no transaction of x)
@@ -171,11 +176,7 @@ def test_delete_topics_past_its_deadline_answers_a_name_with_no_topic_id():
 
 
 def test_a_transactional_batch_of_no_transaction_is_told_so_in_kafka_s_words():
-    b = InProcessBroker()
-    create(b, "t")
-    pid = b.call(INIT_PRODUCER_ID, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000,
-                                       "producer_id": -1, "producer_epoch": -1}).producer_id
-    batch = records.build_batch(ROW, producer_id=pid, producer_epoch=0, base_sequence=0, transactional=True)
+    b, batch = _transactional_batch()
     for acks in (-1, 2):
         answer = _produce(b, "x", acks, batch)
         assert (answer.error_code, answer.error_message) == (E.INVALID_TXN_STATE,

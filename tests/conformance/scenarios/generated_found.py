@@ -4,7 +4,10 @@ than Kafka 4.4, with its regression test in tests/unit/test_generated_findings_m
 
 from __future__ import annotations
 
-from tests.conformance.scenarios import register
+import time
+
+from tests.conformance.scenarios import kit as k
+from tests.conformance.scenarios import register, scenario
 from tests.conformance.scenarios.generated import T0, replay
 
 BATCH = {"n": 1, "start": 0, "pid": -1, "epoch": -1, "seq": -1, "txn": False, "codec": 0, "timestamps": "create",
@@ -160,7 +163,23 @@ FOUND: dict[str, list[dict]] = {
             {"partition_index": 0, "acknowledgement_batches": [
                 {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]),
     ],
+    # AddPartitionsToTxn v4+ (the brokers' batch form) naming no transaction: Kafka closes the
+    # connection (kafka-closes-the-connection; found by the long run)
+    "generated/add-partitions-to-txn-naming-no-transaction": [
+        {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": []}},
+    ],
 }
 
 for _name, _steps in FOUND.items():
     register(_name, replay(_steps))
+
+
+@scenario("generated/a-member-that-never-syncs", timed=True)
+def _(run):
+    """A member that joins and never sends SyncGroup is removed once the rebalance timeout
+    has passed again (Kafka's pending syncs): the group is empty when described."""
+    t = k.create_topic(run)
+    g = run.name("g")
+    k.join_member(run, g, [t], version=1, session_ms=30000, rebalance_ms=1000)
+    time.sleep(2.5)
+    run.call(k.DESCRIBE_GROUPS, 0, {"groups": [g]}, label="described after the rebalance timeout")

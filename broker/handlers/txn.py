@@ -95,21 +95,28 @@ def handle_add_partitions_to_txn(req, ctx):
 
 def _add_partitions_batched(req, ctx):
     """v4+: each transaction on its own, verify-only or added with transaction version 2;
-    an unknown partition fails its transaction (the rest OPERATION_NOT_ATTEMPTED)."""
+    an unknown partition fails its transaction (the rest OPERATION_NOT_ATTEMPTED), answered
+    from a map by topic and at once, before the transactions the coordinator answers (Kafka
+    sends each result as it completes); the coordinator's answers list the topics as asked."""
     engines = ctx.engines
     if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                 "results_by_transaction": []}
     if any(t.transactional_id is None for t in req.transactions):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST), "results_by_transaction": []}
-    results = []
+    refusals, results = [], []
     for t in req.transactions:
         wanted = [(topic.name, p) for topic in t.topics for p in topic.partitions]
         unknown = {tp for tp in wanted if not _known(engines, *tp)}
         if unknown:
-            errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
-                      for tp in wanted}
-        elif not t.transactional_id:
+            by_topic: dict[str, list] = {}
+            for name, p in dict.fromkeys(wanted):
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+                by_topic.setdefault(name, []).append({"partition_index": p, "partition_error_code": int(code)})
+            refusals.append({"transactional_id": t.transactional_id, "topic_results": [
+                {"name": name, "results_by_partition": parts} for name, parts in by_topic.items()]})
+            continue
+        if not t.transactional_id:
             errors = dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST)
         elif t.verify_only:
             errors = engines.txn.verify_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted)
@@ -117,11 +124,11 @@ def _add_partitions_batched(req, ctx):
             error = engines.txn.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
                                                ctx.now, tv2=True)
             errors = dict.fromkeys(wanted, error)
-        by_topic: dict[str, list] = {}
-        for (name, p), code in errors.items():
-            by_topic.setdefault(name, []).append({"partition_index": p, "partition_error_code": int(code)})
         results.append({"transactional_id": t.transactional_id, "topic_results": [
-            {"name": name, "results_by_partition": parts} for name, parts in by_topic.items()]})
+            {"name": topic.name, "results_by_partition": [
+                {"partition_index": p, "partition_error_code": int(errors[(topic.name, p)])} for p in topic.partitions]}
+            for topic in t.topics]})
+    results = refusals + results
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
 
 

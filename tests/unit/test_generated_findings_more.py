@@ -233,3 +233,30 @@ def test_share_requests_refused_up_front_carry_no_text():
     for answer in (b.call(SHARE_FETCH, 1, body), b.call(SHARE_FETCH, 1, dict(body, member_id="m", topics=acks)),
                    b.call(79, 1, {"group_id": "g", "member_id": "", "share_session_epoch": 0, "topics": []})):
         assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, None)
+
+
+ADD_PARTITIONS_TO_TXN, LIST_OFFSETS = 24, 2
+
+
+def test_add_partitions_to_txn_v4_answers_as_kafka_sends_its_results():
+    b = InProcessBroker()
+    create(b, "t")
+    mapped = b.call(ADD_PARTITIONS_TO_TXN, 4, {"transactions": [
+        {"transactional_id": "x", "producer_id": 99, "producer_epoch": 0, "verify_only": False,
+         "topics": [{"name": "t", "partitions": [0]}, {"name": "t", "partitions": [0]}]}]})
+    assert [t.name for t in mapped.results_by_transaction[0].topic_results] == ["t", "t"]  # as asked
+    both = b.call(ADD_PARTITIONS_TO_TXN, 4, {"transactions": [
+        {"transactional_id": "x", "producer_id": 99, "producer_epoch": 0, "verify_only": True,
+         "topics": [{"name": "t", "partitions": [0]}]},
+        {"transactional_id": "y", "producer_id": 99, "producer_epoch": 0, "verify_only": False,
+         "topics": [{"name": "nope", "partitions": [0]}]}]})
+    assert [r.transactional_id for r in both.results_by_transaction] == ["y", "x"]  # the refusal first
+
+
+def test_list_offsets_refuses_a_spec_its_version_lacks_before_looking_for_the_topic():
+    b = InProcessBroker()
+    create(b, "t")
+    answer = b.call(LIST_OFFSETS, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": "nope", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -4}]},
+        {"name": "t", "partitions": [{"partition_index": 0, "current_leader_epoch": 1, "timestamp": -4}]}]})
+    assert [t.partitions[0].error_code for t in answer.topics] == [E.UNSUPPORTED_VERSION] * 2

@@ -168,6 +168,29 @@ FOUND: dict[str, list[dict]] = {
     "generated/add-partitions-to-txn-naming-no-transaction": [
         {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": []}},
     ],
+    # AddPartitionsToTxn v4: the coordinator's answer lists a topic named twice twice; a transaction
+    # refused at once (an unknown topic) is answered before those the coordinator answers (long run)
+    "generated/add-partitions-to-txn-v4-as-kafka-answers": [
+        T0,
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": [
+            {"transactional_id": "<T>-x0", "producer_id": 999999999999, "producer_epoch": 0, "verify_only": False,
+             "topics": [{"name": "<T>-t0", "partitions": [0]}, {"name": "<T>-t0", "partitions": [0]}]}]}},
+        {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": [
+            {"transactional_id": "<T>-x0", "producer_id": 999999999999, "producer_epoch": 0, "verify_only": True,
+             "topics": [{"name": "<T>-t0", "partitions": [0]}]},
+            {"transactional_id": "<T>-x1", "producer_id": 999999999999, "producer_epoch": 0, "verify_only": False,
+             "topics": [{"name": "<T>-t9", "partitions": [0]}]}]}},
+    ],
+    # ListOffsets of a timestamp spec the version lacks (-4 before v8): UNSUPPORTED_VERSION before the
+    # topic is looked for (long run)
+    "generated/list-offsets-version-before-the-topic": [
+        T0,
+        {"api": "ListOffsets", "version": 7, "body": {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": "<T>-t9", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -4}]},
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "current_leader_epoch": 1, "timestamp": -4}]}]}},
+    ],
 }
 
 for _name, _steps in FOUND.items():

@@ -260,3 +260,15 @@ def test_list_offsets_refuses_a_spec_its_version_lacks_before_looking_for_the_to
         {"name": "nope", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -4}]},
         {"name": "t", "partitions": [{"partition_index": 0, "current_leader_epoch": 1, "timestamp": -4}]}]})
     assert [t.partitions[0].error_code for t in answer.topics] == [E.UNSUPPORTED_VERSION] * 2
+
+
+def test_a_transactional_batch_of_no_producer_is_appended_and_opens_no_transaction():
+    b = InProcessBroker()
+    create(b, "t")
+    batch = records.build_batch(ROW, transactional=True)  # producer id -1
+    answer = _produce(b, "x", -1, batch)
+    assert (answer.error_code, answer.base_offset) == (0, 0)
+    [p] = b.call(LIST_OFFSETS, 7, {"replica_id": -1, "isolation_level": 1, "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}
+                 ).topics[0].partitions
+    assert p.offset == 1  # read_committed: the last stable offset is past it

@@ -40,8 +40,8 @@ def answered(out: list[dict], merge: bool) -> list[dict]:
 
 
 def broker_answered(out: list[dict]) -> bool:
-    """Whether the broker answered some partition itself (see answered)."""
-    return any(r["error_code"] in BROKER_SIDE for row in out for r in row["partitions"])
+    """Whether the broker answered some topic or partition itself (see answered)."""
+    return any(row.get("kept") or any(r["error_code"] in BROKER_SIDE for r in row["partitions"]) for row in out)
 
 
 def handle_offset_commit(req, ctx):

@@ -272,3 +272,18 @@ def test_a_transactional_batch_of_no_producer_is_appended_and_opens_no_transacti
         {"name": "t", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}
                  ).topics[0].partitions
     assert p.offset == 1  # read_committed: the last stable offset is past it
+
+
+TXN_OFFSET_COMMIT = 28
+
+
+def test_an_unknown_topic_id_named_twice_with_no_partition_is_one_answer():
+    b = InProcessBroker()
+    pid = b.call(INIT_PRODUCER_ID, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000,
+                                       "producer_id": -1, "producer_epoch": -1}).producer_id
+    unknown = uuid.UUID(int=7)
+    answer = b.call(TXN_OFFSET_COMMIT, 6, {
+        "transactional_id": "x", "group_id": "g", "producer_id": pid, "producer_epoch": 0,
+        "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+        "topics": [{"topic_id": unknown, "partitions": []}, {"topic_id": unknown, "partitions": []}]})
+    assert [(t.topic_id, len(t.partitions)) for t in answer.topics] == [(unknown, 0)]

@@ -151,6 +151,11 @@ FOUND: dict[str, list[dict]] = {
             "transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": {"<pid>": "<T>-x0"},
             "producer_epoch": {"<epoch>": 0}, "generation_id": -1, "member_id": "", "group_instance_id": None,
             "topics": [{"name": "<T>-t1", "partitions": []}, {"name": "<T>-t0", "partitions": []}]}},
+        {"api": "TxnOffsetCommit", "version": 6, "body": {   # an unknown topic id twice: one answer (bounded run)
+            "transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": {"<pid>": "<T>-x0"},
+            "producer_epoch": {"<epoch>": 0}, "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "topics": [{"topic_id": "6b1ff3f0-0000-4000-8000-0000deadbeef", "partitions": []},
+                                                  {"topic_id": "6b1ff3f0-0000-4000-8000-0000deadbeef", "partitions": []}]}},
     ],
     # ShareAcknowledge and ShareFetch with no member id: INVALID_REQUEST, no text (found by the long run)
     "generated/share-requests-without-a-member-id": [

@@ -118,6 +118,8 @@ class ShareGroupCoordinator:
                           member_id), events
         group = self.groups.get(group_id)
         member = group.members.get(member_id) if group is not None else None
+        if not member_id:  # KIP-1082: a member names itself, at every epoch (Kafka's answer has no text)
+            return _error(ErrorCode.INVALID_REQUEST), events
         if epoch == LEAVE_EPOCH:
             if member is None:  # with Kafka's text, as for any other epoch
                 return _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.",
@@ -126,8 +128,6 @@ class ShareGroupCoordinator:
             out = _error(ErrorCode.NONE, None, member_id)
             return out, events
         if epoch == JOIN_EPOCH:
-            if not member_id:  # KIP-1082: the member makes up its own id
-                return _error(ErrorCode.INVALID_REQUEST), events
             subscribed = req.get("subscribed_topic_names")
             if group is None or not group.members:
                 if self.active_groups() >= s.max_groups:

@@ -287,3 +287,11 @@ def test_an_unknown_topic_id_named_twice_with_no_partition_is_one_answer():
         "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
         "topics": [{"topic_id": unknown, "partitions": []}, {"topic_id": unknown, "partitions": []}]})
     assert [(t.topic_id, len(t.partitions)) for t in answer.topics] == [(unknown, 0)]
+
+
+def test_a_share_heartbeat_without_a_member_id_is_an_invalid_request_at_every_epoch():
+    b = InProcessBroker()
+    for epoch in (0, -1, 3):
+        answer = b.call(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "g", "member_id": "", "member_epoch": epoch,
+                                                   "rack_id": None, "subscribed_topic_names": ["t"]})
+        assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, None)

@@ -196,6 +196,31 @@ FOUND: dict[str, list[dict]] = {
             {"name": "<T>-t9", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -4}]},
             {"name": "<T>-t0", "partitions": [{"partition_index": 0, "current_leader_epoch": 1, "timestamp": -4}]}]}},
     ],
+    # a share heartbeat without a member id, leaving or at another epoch (long run, seed 3615)
+    "generated/share-heartbeat-without-a-member-id": [
+        T0,
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "", "member_epoch": -1,
+                                                              "rack_id": None, "subscribed_topic_names": None}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "", "member_epoch": 3,
+                                                              "rack_id": None, "subscribed_topic_names": None}},
+    ],
+    # a Produce Kafka closed the connection on (long run, seed 3617), and its parts alone
+    "generated/produce-kafka-closes-on": [
+        T0,
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t1", "partition_data": [{"index": 0, "records": None}, {"index": 2, "records": {"<batch>": dict(
+                BATCH, n=2, start=1, pid=999999999999, epoch=1, seq=0, codec=1, keys=False)}}]},
+            {"name": {"<long>": 250}, "partition_data": [{"index": 0, "records": {"<batch>": dict(
+                BATCH, n=3, start=1, epoch=0, seq=0, txn=True, codec=3, timestamps="none", mutation="two_batches")}}]}]}},
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": None}]},
+            {"name": "<T>-t9", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, txn=True)}}]}]}},
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
+            {"name": {"<long>": 250}, "partition_data": [{"index": 0, "records": {"<batch>": dict(
+                BATCH, txn=True, mutation="two_batches")}}]}]}},
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t9", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, txn=True)}}]}]}},
+    ],
 }
 
 for _name, _steps in FOUND.items():

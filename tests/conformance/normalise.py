@@ -50,6 +50,7 @@ SORT_KEYS = {
     "topic_configs": ("key",),
     "requested_metrics": (),  # a Java HashSet's order on Kafka
     "results_by_partition": ("partition_index",),  # AddPartitionsToTxn v4+: a hash map's order on Kafka
+    "results_by_transaction": ("transactional_id",),  # AddPartitionsToTxn v4+: in the order they complete
     "replica_election_results": ("topic",), "partition_result": ("partition_id",),
 }
 # a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz)

@@ -205,7 +205,9 @@ GENERATED: dict[str, list[dict]] = {
     # every log dir's topics: the internal topics differ (internal-topics-in-log-dirs, share-group-state-topic)
     "generated/internal-topics-in-log-dirs": [
         T0,
-        {'api': 'DescribeLogDirs', 'version': 4, 'body': {'topics': None}},
+        {'api': 'DescribeLogDirs', 'version': 4, 'body': {'topics': [  # (every topic: other scenarios' sizes too)
+            {'topic': '<T>-t0', 'partitions': [0]}, {'topic': '__consumer_offsets', 'partitions': [0, 1]},
+            {'topic': '__transaction_state', 'partitions': [0, 1]}, {'topic': '__share_group_state', 'partitions': [0]}]}},
     ],
     # a share group that does not exist: heartbeats (share-heartbeat-lost-group) and a fetch
     # (share-fetch-by-a-missing-member)

@@ -117,7 +117,7 @@ def handle_list_groups(req, ctx):
 
 def handle_delete_groups(req, ctx):
     results = []
-    for group_id in req.groups_names:
+    for group_id in dict.fromkeys(req.groups_names):  # a group named twice is one (Kafka's set)
         if not ctx.authorize(DELETE, GROUP, group_id):
             results.append({"group_id": group_id, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                             "error_message": None})

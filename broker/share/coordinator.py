@@ -110,6 +110,8 @@ class ShareGroupCoordinator:
         member_id = req.member_id
         epoch = req.member_epoch
         events: list = []
+        if group_id and not member_id:  # KIP-1082: a member names itself, at every epoch (no text, as Kafka)
+            return _error(ErrorCode.INVALID_REQUEST), events
         refused = _refused(req)
         if refused is not None:  # Kafka refuses the request itself (the heartbeat's own checks)
             return _error(ErrorCode.INVALID_REQUEST, refused, member_id), events
@@ -118,8 +120,6 @@ class ShareGroupCoordinator:
                           member_id), events
         group = self.groups.get(group_id)
         member = group.members.get(member_id) if group is not None else None
-        if not member_id:  # KIP-1082: a member names itself, at every epoch (Kafka's answer has no text)
-            return _error(ErrorCode.INVALID_REQUEST), events
         if epoch == LEAVE_EPOCH:
             if member is None:  # with Kafka's text, as for any other epoch
                 return _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.",

@@ -297,3 +297,19 @@ def test_a_share_heartbeat_without_a_member_id_is_an_invalid_request_at_every_ep
         answer = b.call(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "g", "member_id": "", "member_epoch": epoch,
                                                    "rack_id": None, "subscribed_topic_names": ["t"]})
         assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, None)
+
+
+DELETE_GROUPS = 42
+
+
+def test_a_share_heartbeat_without_a_member_id_is_refused_before_its_epoch_is_checked():
+    b = InProcessBroker()
+    answer = b.call(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "g", "member_id": "", "member_epoch": -2,
+                                               "rack_id": None, "subscribed_topic_names": None})
+    assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, None)
+
+
+def test_delete_groups_answers_a_group_named_twice_once():
+    b = InProcessBroker()
+    answer = b.call(DELETE_GROUPS, 0, {"groups_names": ["g", "g"]})
+    assert [r.group_id for r in answer.results] == ["g"]

@@ -203,6 +203,12 @@ FOUND: dict[str, list[dict]] = {
                                                               "rack_id": None, "subscribed_topic_names": None}},
         {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "", "member_epoch": 3,
                                                               "rack_id": None, "subscribed_topic_names": None}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "", "member_epoch": -2,
+                                                              "rack_id": None, "subscribed_topic_names": None}},
+    ],
+    # DeleteGroups naming a group twice: one answer (long run, seed 3621)
+    "generated/delete-groups-naming-a-group-twice": [
+        {"api": "DeleteGroups", "version": 0, "body": {"groups_names": ["<T>-g0", "<T>-g0"]}},
     ],
     # a Produce Kafka closed the connection on (long run, seed 3617), and its parts alone
     "generated/produce-kafka-closes-on": [

@@ -70,6 +70,17 @@ def handle_produce(run, ctx) -> list:
     counted_target, counted_index, nbytes, nrecords = None, -1, 0, 0
     for req in run:
         acks = req.acks
+        if req.transactional_id is None and _holds_transactional(req.topic_data):
+            # Kafka refuses the whole request before its topics: every partition is answered 53
+            refusal = [{"name": t.name, "topic_id": t.topic_id, "partition_responses": [
+                _row(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED) for p in t.partition_data]}
+                for t in _distinct(req.topic_data) if t.partition_data]
+            if acks == 0:
+                answers.append(Reply(NO_RESPONSE, abort="a Produce with acks=0 holds a transactional batch "
+                                                        "and no transactional id"))
+                break
+            answers.append({"responses": refusal, "throttle_time_ms": 0})
+            continue
         txn_denied = None  # looked up at most once per request
         throttle_ms = 0
         responses = []
@@ -121,6 +132,17 @@ def handle_produce(run, ctx) -> list:
     if nrecords:
         record_in(counted_target.topic.name, counted_index, nbytes, nrecords)
     return answers
+
+
+def _holds_transactional(topic_data: list) -> bool:
+    """Whether a partition's first batch is transactional (read from its header's magic and
+    attributes bytes; Kafka's ProduceRequest.hasTransactionalRecords)."""
+    for t in topic_data:
+        for p in t.partition_data:
+            r = p.records
+            if r is not None and len(r) > HEADER_SIZE and r[16] == 2 and r[22] & TRANSACTIONAL:
+                return True
+    return False
 
 
 def _distinct(topic_data: list) -> list:

@@ -313,3 +313,13 @@ def test_delete_groups_answers_a_group_named_twice_once():
     b = InProcessBroker()
     answer = b.call(DELETE_GROUPS, 0, {"groups_names": ["g", "g"]})
     assert [r.group_id for r in answer.results] == ["g"]
+
+
+def test_a_transactional_batch_without_a_transactional_id_refuses_the_whole_request():
+    b = InProcessBroker()
+    create(b, "t")
+    answer = b.call(PRODUCE, 5, {"transactional_id": None, "acks": 1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": None}]},
+        {"name": "nope", "partition_data": [{"index": 0, "records": records.build_batch(ROW, transactional=True)}]}]})
+    assert [(t.name, t.partition_responses[0].error_code) for t in answer.responses] == [
+        ("t", E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), ("nope", E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)]

@@ -49,6 +49,10 @@ def handle_join_group(req, ctx):
 
 
 def handle_sync_group(req, ctx):
+    if ctx.api_version >= 5 and (req.get("protocol_type") is None or req.get("protocol_name") is None):
+        # Kafka's first check: from v5 both are mandatory (before authorization and the group)
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
+                "protocol_type": None, "protocol_name": None, "assignment": b""}
     if (refused := _refused(req, ctx)) is not None:
         return refused
     d = Deferred()

@@ -25,6 +25,7 @@ from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.broker.handlers.txn import PRODUCE_ADDS_PARTITION_SINCE, not_in_transaction
 from kipper.broker.log import validate
+from kipper.protocol import compression
 from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.produce_codec import TopicProduceData
@@ -134,6 +135,9 @@ def handle_produce(run, ctx) -> list:
     return answers
 
 
+ZSTD_SINCE = 7  # a batch compressed with zstd needs Produce v7+ (KIP-110)
+
+
 def _holds_transactional(topic_data: list) -> bool:
     """Whether a partition's first batch is transactional (read from its header's magic and
     attributes bytes; Kafka's ProduceRequest.hasTransactionalRecords)."""
@@ -233,6 +237,8 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         return _row(index, code, message=_verification_text(code)), 0, 0, 0
     policy = target.policy
     partition = topic.partitions[index]
+    if ctx.api_version < ZSTD_SINCE and records and len(records) > HEADER_SIZE and records[22] & 7 == compression.ZSTD:
+        return _row(index, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE), 0, 0, 0  # Kafka's validateRecords
     try:
         records, spans = validate.checked_batch(records, policy, now)
     except validate.Rejected as exc:  # nothing is appended, nothing of the producer's state moves

@@ -62,7 +62,7 @@ def handle_add_partitions_to_txn(req, ctx):
     for name, parts in given:
         kept = merged.setdefault(name, [])
         kept.extend(p for p in parts if p not in kept)
-    topics = list(merged.items())
+    topics = [(name, parts) for name, parts in merged.items() if parts]  # a map: no topic of no partition
     unknown = {(name, p) for name, parts in topics for p in parts if not _known(engines, name, p)}
     refused = {name for name, _ in topics if not ctx.authorize(WRITE, TOPIC, name)}
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.v3_and_below_transactional_id):
@@ -77,8 +77,12 @@ def handle_add_partitions_to_txn(req, ctx):
         def code(name, p):
             return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
                     else ErrorCode.OPERATION_NOT_ATTEMPTED)
+    elif not req.v3_and_below_transactional_id:  # refused from the map too
+
+        def code(name, p):
+            return ErrorCode.INVALID_REQUEST
     else:
-        error = ErrorCode.INVALID_REQUEST if not req.v3_and_below_transactional_id else engines.txn.add_partitions(
+        error = engines.txn.add_partitions(
             req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
             req.v3_and_below_producer_epoch,
             [(name, p) for name, parts in topics for p in parts], ctx.now)

@@ -323,3 +323,32 @@ def test_a_transactional_batch_without_a_transactional_id_refuses_the_whole_requ
         {"name": "nope", "partition_data": [{"index": 0, "records": records.build_batch(ROW, transactional=True)}]}]})
     assert [(t.name, t.partition_responses[0].error_code) for t in answer.responses] == [
         ("t", E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), ("nope", E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)]
+
+
+SYNC_GROUP = 14
+
+
+def test_sync_group_v5_without_protocol_type_or_name_is_an_inconsistent_protocol():
+    b = InProcessBroker()
+    answer = b.call(SYNC_GROUP, 5, {"group_id": "g", "generation_id": 0, "member_id": "", "group_instance_id": None,
+                                    "protocol_type": None, "protocol_name": "range", "assignments": []})
+    assert answer.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_add_partitions_to_txn_v3_does_not_answer_a_topic_of_no_partition():
+    b = InProcessBroker()
+    create(b, "t")
+    answer = b.call(ADD_PARTITIONS_TO_TXN, 3, {"v3_and_below_transactional_id": "", "v3_and_below_producer_id": 5,
+                                               "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [
+                                                   {"name": "t", "partitions": [0]}, {"name": "nope", "partitions": []}]})
+    assert [t.name for t in answer.results_by_topic_v3_and_below] == ["t"]
+
+
+def test_produce_before_v7_refuses_a_zstd_batch():
+    from kipper.protocol import compression
+    b = InProcessBroker()
+    create(b, "t")
+    batch = records.build_batch(ROW, compression_type=compression.ZSTD)
+    answer = b.call(PRODUCE, 3, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}).responses[0].partition_responses[0]
+    assert answer.error_code == E.UNSUPPORTED_COMPRESSION_TYPE

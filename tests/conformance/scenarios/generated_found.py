@@ -227,6 +227,19 @@ FOUND: dict[str, list[dict]] = {
         {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
             {"name": "<T>-t9", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, txn=True)}}]}]}},
     ],
+    # the long run's last findings (seeds 3620-3629): SyncGroup v5 without a protocol type,
+    # AddPartitionsToTxn v0-3 naming a topic of no partition, zstd before Produce v7
+    "generated/late-findings-of-the-long-run": [
+        T0,
+        {"api": "SyncGroup", "version": 5, "body": {"group_id": "<T>-g0", "generation_id": 0, "member_id": "",
+                                                    "group_instance_id": None, "protocol_type": None,
+                                                    "protocol_name": "range", "assignments": []}},
+        {"api": "AddPartitionsToTxn", "version": 0, "body": {
+            "v3_and_below_transactional_id": "", "v3_and_below_producer_id": 5, "v3_and_below_producer_epoch": 0,
+            "v3_and_below_topics": [{"name": "<T>-t2", "partitions": [1]}, {"name": "<T>-t0", "partitions": []}]}},
+        {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, codec=4)}}]}]}},
+    ],
 }
 
 for _name, _steps in FOUND.items():

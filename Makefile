@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: run test java bytecode bench clean spark-env spark-connector conformance-fuzz
+.PHONY: run cluster test java bytecode bench clean spark-env spark-connector conformance-fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ bytecode:
 # with the Schema Registry on http://127.0.0.1:8081 (ARGS can override it, or empty it: off)
 run: $(STAMP_RUN) bytecode
 	$(BIN)/kipper broker --override schema.registry.listeners=http://127.0.0.1:8081 $(ARGS)
+
+# a cluster on loopback: a controller and N brokers (docs/CLUSTER.md), ARGS="--brokers 3"
+cluster: $(STAMP_RUN) bytecode
+	$(BIN)/kipper cluster $(ARGS)
 
 # two workers, each test module one unit of work (tests/conftest.py says how the units are cut)
 TEST_WORKERS ?= 2

@@ -35,13 +35,13 @@ TOPIC = "ingest"
 
 
 def _produce(bootstrap: str, n: int, size: int, callbacks: bool, start_evt, done_q,
-             idempotent: bool = False, compression: str = "none") -> None:
+             idempotent: bool = False, compression: str = "none", topic: str = TOPIC) -> None:
     from confluent_kafka import Producer
 
     payload = os.urandom(size)
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all" if idempotent else "1",
                   "enable.idempotence": idempotent, "compression.type": compression})
-    p.produce(TOPIC, payload)
+    p.produce(topic, payload)
     p.flush(30)
     start_evt.wait()
     # delivery is checked afterwards from the high watermark; the optional
@@ -50,7 +50,7 @@ def _produce(bootstrap: str, n: int, size: int, callbacks: bool, start_evt, done
     for _ in range(n):
         while True:
             try:
-                p.produce(TOPIC, payload, on_delivery=cb) if cb else p.produce(TOPIC, payload)
+                p.produce(topic, payload, on_delivery=cb) if cb else p.produce(topic, payload)
                 break
             except BufferError:
                 p.poll(0.005)
@@ -58,11 +58,11 @@ def _produce(bootstrap: str, n: int, size: int, callbacks: bool, start_evt, done
     done_q.put(p.flush(600))
 
 
-def _high_watermarks(bootstrap: str, partitions: int) -> int:
+def _high_watermarks(bootstrap: str, partitions: int, topic: str = TOPIC) -> int:
     from confluent_kafka import Consumer, TopicPartition
 
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "ingest-check"})
-    total = sum(c.get_watermark_offsets(TopicPartition(TOPIC, p), timeout=10)[1] for p in range(partitions))
+    total = sum(c.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions))
     c.close()
     return total
 
@@ -83,15 +83,23 @@ def create_topic(bootstrap: str, partitions: int, topic: str = TOPIC) -> None:
         time.sleep(0.2)
 
 
+def delete_topic(bootstrap: str, topic: str) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})  # kept until the answer: it is the handle
+    admin.delete_topics([topic])[topic].result(60)
+
+
 def run_against(name: str, broker, n: int, size: int, producers: int, partitions: int,
-                callbacks: bool = False, idempotent: bool = False, compression: str = "none") -> dict:
-    create_topic(broker.bootstrap, partitions)
+                callbacks: bool = False, idempotent: bool = False, compression: str = "none",
+                topic: str = TOPIC) -> dict:
+    create_topic(broker.bootstrap, partitions, topic)
     ctx = mp.get_context("spawn")
     start_evt = ctx.Event()
     done_q = ctx.Queue()
     share = n // producers
     procs = [ctx.Process(target=_produce, args=(broker.bootstrap, share, size, callbacks, start_evt, done_q,
-                                                idempotent, compression))
+                                                idempotent, compression, topic))
              for _ in range(producers)]
     for p in procs:
         p.start()
@@ -109,7 +117,7 @@ def run_against(name: str, broker, n: int, size: int, producers: int, partitions
     total = share * producers
     stored = 0
     for _ in range(50):  # a broker may publish its high watermark a moment later
-        stored = _high_watermarks(broker.bootstrap, partitions) - producers  # minus warm-up records
+        stored = _high_watermarks(broker.bootstrap, partitions, topic) - producers  # minus warm-up records
         if stored >= total:
             break
         time.sleep(0.1)

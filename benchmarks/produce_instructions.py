@@ -9,6 +9,8 @@ is the cost of one request (start-up and imports cancel out).
 - ``dispatch``: single-record Produce v9 through ``Dispatcher.dispatch``;
 - ``idempotent``: single-record batches of one idempotent producer, each the next sequence;
 - ``connection``: the same frames 64 at a time through ``KafkaConnection.buffer_updated``;
+- ``idle200``: the same with 200 other connections open, each answered once (issue 41: what
+  an idle connection costs the others' requests);
 - ``batches``: one 1,000-record batch (~110 KB), per request.
 
     python -m benchmarks.produce_instructions [--baseline ../kipper-before] [--modes dispatch batches]
@@ -27,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = ("dispatch", "idempotent", "connection", "batches")
+MODES = ("dispatch", "idempotent", "connection", "idle200", "batches")
 
 CHILD = r'''
 import sys
@@ -72,8 +74,21 @@ elif mode == "idempotent":
                                                    base_sequence=i)))[4:] for i in range(n)]
     for f in frames:
         dispatch(f, session)
-elif mode == "connection":
-    conn = KafkaConnection(dispatcher, lambda t, peer: Session("PLAINTEXT", peer), set(), max_frame=100 << 20)
+elif mode in ("connection", "idle200"):
+    registry = set()
+    if mode == "idle200":
+        from kipper.protocol.header import encode_request as _enc
+        from kipper.protocol.messages.api_versions import API_VERSIONS
+        hello = _enc(API_VERSIONS, 3, 1, "idle", {"client_software_name": "idle", "client_software_version": "1"})
+        for _ in range(200):
+            idle = KafkaConnection(dispatcher, lambda t, peer: Session("PLAINTEXT", peer), registry,
+                                   max_frame=100 << 20)
+            idle.connection_made(RecordingTransport())
+            room = idle.get_buffer(len(hello))
+            room[:len(hello)] = hello
+            del room
+            idle.buffer_updated(len(hello))
+    conn = KafkaConnection(dispatcher, lambda t, peer: Session("PLAINTEXT", peer), registry, max_frame=100 << 20)
     conn.connection_made(RecordingTransport())
     burst = frame(records.build_batch([(None, value, 0)])) * 64
     for _ in range(n // 64):

@@ -7,16 +7,24 @@ Passes (each with a fresh broker per candidate, kipper first, then Tansu, then K
 scripts/kafka-reference fetches; ``--no-kafka`` leaves it out):
 
 - ``ingest1``/``ingest2``: 1 and 2 idempotent confluent-kafka producers (benchmarks/broker_ingest.py);
-- ``consume``: a topic filled with records, read back by one confluent-kafka consumer;
+- ``consume``: a 1-partition and a 3-partition topic filled with records, read back by
+  consumers with each client's defaults (benchmarks/consume_defaults.py's modes: librdkafka
+  assigned and in classic and KIP-848 groups, aiokafka, kafka-python), records/s, the
+  consumer's stalls and broker CPU per 1M records;
 - ``requests``: single-record Produce requests pipelined on one connection: requests/s and
   broker CPU per request;
 - ``latency20k``/``latency50k``: a producer at a fixed rate with linger.ms=0, latency to a consumer;
 - ``partitions``: CreateTopics and Metadata of 1,000-partition topics, ingest into one;
-- ``idle``: 200 idle connections: memory each, CPU while idle, a request's round trip meanwhile;
+- ``idle``: 200 idle connections: memory each, CPU while idle, a request's round trip meanwhile,
+  and one idempotent producer's ingest with and without them;
 - ``memory``: broker RSS growth per byte of records stored;
 - ``start``: process start to the first accepted connection, and idle RSS.
 
-Broker CPU is the broker process's user+system time from /proc. The machine's load is
+Every broker is warmed before a pass measures it (benchmarks/warm.py: 1,000,000 records
+produced and read back, ``--warm``), as a long-running broker is; ``start`` (start-up time
+and idle memory) is always cold, and ``--cold PASS ...`` runs those passes a second time on
+brokers that were not warmed (what a CI job that starts a broker sees). Broker CPU is the
+broker process's user+system time from /proc. The machine's load is
 sampled around each pass (benchmarks/machine.py). ``--kipper-root`` runs the kipper broker
 of another checkout (with its own .venv), to measure a build before a change in the same
 sitting. Writes ``<out>/<label>.json`` and ``<out>/<label>.md``; docs/PERFORMANCE.md
@@ -36,9 +44,10 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import broker_ingest, kafka_peer, start_time, workloads
+from benchmarks import broker_ingest, consume_defaults, kafka_peer, start_time, workloads
 from benchmarks.machine import LoadProbe, process_cpu_seconds, rss_kib
 from benchmarks.side_by_side_report import markdown, update_docs
+from benchmarks.warm import WARM_RECORDS, warm
 from tests.support.broker import BrokerProcess, free_port
 from tests.support.tansu import TansuProcess, tansu_binary
 
@@ -88,17 +97,20 @@ def p_ingest(broker, name, args, producers: int) -> dict:
                                      idempotent=True)
 
 
+CONSUME_MODES = ("rdkafka-1", "rdkafka-1-backoff10", "rdkafka-classic-3", "rdkafka-848-3", "aiokafka-1",
+                 "kafka-python-1")
+
+
 def p_consume(broker, name, args) -> dict:
-    broker_ingest.create_topic(broker.bootstrap, 1, "consume")
-    undelivered = run(workloads.fill, broker.bootstrap, "consume", args.records, args.size)
-    cpu0 = process_cpu_seconds(broker.proc.pid)
-    ctx = mp.get_context("spawn")
-    go = ctx.Event()
-    go.set()
-    got = run(workloads.consume, broker.bootstrap, "consume", args.records - undelivered, go)
-    cpu = process_cpu_seconds(broker.proc.pid) - cpu0
-    return {"records_per_sec": got["records"] / got["seconds"], "records": got["records"],
-            "broker_cpu_s_per_million": cpu / (got["records"] / 1e6)}
+    """Each mode's records/s, stalls and broker CPU, as ``<mode>.<key>``."""
+    consume_defaults.fill(broker, args.records, args.size)
+    out = {}
+    for mode in args.consume_modes:
+        got = consume_defaults.measure(broker, mode, args.records)
+        for key in ("records_per_sec", "stalls", "broker_cpu_s_per_million", "error"):
+            if key in got:
+                out[f"{mode}.{key}"] = got[key]
+    return out
 
 
 def p_requests(broker, name, args) -> dict:
@@ -162,10 +174,12 @@ def p_idle(broker, name, args) -> dict:
     broker_ingest.create_topic(broker.bootstrap, 1, "probe")
     probe = workloads.produce_request("probe", args.size)
     run(workloads.request_rtts, broker.bootstrap, probe, 50)
+    alone = broker_ingest.run_against(name, broker, args.records, args.size, 1, 1, idempotent=True,
+                                      topic="ingest-alone")
     rss0 = rss_kib(broker.proc.pid)
     ctx = mp.get_context("spawn")
     ready = ctx.Queue()
-    holder, _ = spawn(workloads.hold_idle, broker.bootstrap, args.idle_connections, args.idle_seconds + 30,
+    holder, _ = spawn(workloads.hold_idle, broker.bootstrap, args.idle_connections, args.idle_seconds + 600,
                       ready)
     opened = ready.get(timeout=120)
     time.sleep(1.0)
@@ -174,11 +188,18 @@ def p_idle(broker, name, args) -> dict:
     time.sleep(args.idle_seconds)
     cpu = process_cpu_seconds(broker.proc.pid) - cpu0
     rtts = run(workloads.request_rtts, broker.bootstrap, probe, 2000)
+    beside = broker_ingest.run_against(name, broker, args.records, args.size, 1, 1, idempotent=True,
+                                       topic="ingest-beside")
     holder.terminate()
     holder.join(30)
     return {"connections": opened, "rss_kib_per_connection": (rss1 - rss0) / opened,
             "idle_cpu_pct": 100 * cpu / args.idle_seconds,
-            "produce_rtt_ms_p50": statistics.median(rtts), "produce_rtt_ms_p99": _p(rtts, 0.99)}
+            "produce_rtt_ms_p50": statistics.median(rtts), "produce_rtt_ms_p99": _p(rtts, 0.99),
+            "ingest_alone_records_per_sec": alone["records_per_sec"],
+            "ingest_beside_records_per_sec": beside["records_per_sec"],
+            "ingest_beside_over_alone": beside["records_per_sec"] / alone["records_per_sec"],
+            "ingest_alone_cpu_s_per_million": alone["broker_cpu_s_per_million"],
+            "ingest_beside_cpu_s_per_million": beside["broker_cpu_s_per_million"]}
 
 
 def p_memory(broker, name, args) -> dict:
@@ -233,7 +254,8 @@ PASS_FUNCS = {
 }
 
 
-def run_pass(name: str, cands: Candidates, args) -> dict:
+def run_pass(name: str, cands: Candidates, args, *, cold: bool = False) -> dict:
+    """One pass on each candidate, each on a fresh broker warmed first (``cold``: not)."""
     probe = LoadProbe().start()
     results: dict = {}
     if name == "start":
@@ -242,10 +264,11 @@ def run_pass(name: str, cands: Candidates, args) -> dict:
         for cand in cands.names:
             try:
                 with cands.start(cand) as broker:
-                    results[cand] = PASS_FUNCS[name](broker, cand, args)
+                    warmed = {} if cold else warm(broker, args.warm)
+                    results[cand] = {**PASS_FUNCS[name](broker, cand, args), **warmed}
             except Exception as exc:  # one broker failing a pass must not lose the others
                 results[cand] = {"error": repr(exc)}
-            print(f"  {name} {cand}: {_short(results[cand])}", flush=True)
+            print(f"  {name}{' (cold)' if cold else ''} {cand}: {_short(results[cand])}", flush=True)
     results["load"] = probe.stop()
     print(f"  {name} load: {results['load']}", flush=True)
     return results
@@ -253,6 +276,13 @@ def run_pass(name: str, cands: Candidates, args) -> dict:
 
 def _short(d: dict) -> str:
     return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in d.items())
+
+
+def warm_text(records: int) -> str:
+    if not records:
+        return "every broker cold (started for the pass, nothing warmed)"
+    return (f"every broker warmed before each pass ({records:,} records produced and read back on it); "
+            "start-up and idle memory measured cold")
 
 
 def git_commit(root: Path) -> str:
@@ -280,6 +310,11 @@ def main() -> None:
     ap.add_argument("--idle-connections", type=int, default=200)
     ap.add_argument("--idle-seconds", type=float, default=10.0)
     ap.add_argument("--start-runs", type=int, default=7)
+    ap.add_argument("--warm", type=int, default=WARM_RECORDS,
+                    help="records produced and read back on each broker before a pass (0: cold)")
+    ap.add_argument("--cold", nargs="*", choices=PASSES, default=[],
+                    help="passes to run a second time on brokers that were not warmed")
+    ap.add_argument("--consume-modes", nargs="+", choices=list(consume_defaults.MODES), default=CONSUME_MODES)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "bench")
     ap.add_argument("--docs", action="store_true", help="put the Markdown into docs/PERFORMANCE.md")
     args = ap.parse_args()
@@ -290,10 +325,15 @@ def main() -> None:
                           "platform": platform.platform()},
               "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
               "passes": {}}
-    print(f"side by side: {', '.join(cands.names)}; kipper at {report['kipper_commit']}", flush=True)
+    report["warm"] = args.warm
+    print(f"side by side: {', '.join(cands.names)}; kipper at {report['kipper_commit']}; "
+          f"{warm_text(args.warm)}", flush=True)
     for name in args.passes:
         print(f"{name}:", flush=True)
         report["passes"][name] = run_pass(name, cands, args)
+        if name in args.cold and name != "start":
+            print(f"{name} (cold):", flush=True)
+            report["passes"][f"{name}-cold"] = run_pass(name, cands, args, cold=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.label}.json").write_text(json.dumps(report, indent=2) + "\n")
     text = markdown(report)

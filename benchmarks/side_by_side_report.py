@@ -20,9 +20,23 @@ ROWS = [
      ("<= 0.10", lambda v: v <= 0.10)),
     ("ingest2", "records_per_sec", "2 idempotent producers, records/s", "{:,.0f}", None),
     ("ingest2", "broker_cpu_s_per_million", "broker CPU-s per 1M records", "{:.3f}", None),
-    ("consume", "records_per_sec", "consume, records/s", "{:,.0f}", None),
-    ("consume", "broker_cpu_s_per_million", "broker CPU-s per 1M records", "{:.3f}",
+    ("consume", "rdkafka-1.records_per_sec", "consume 1 partition, librdkafka defaults, records/s", "{:,.0f}",
+     None),
+    ("consume", "rdkafka-1.stalls", "its consumer's stalls over 0.3 s", "{:.0f}", None),
+    ("consume", "rdkafka-1.broker_cpu_s_per_million", "broker CPU-s per 1M records", "{:.3f}",
      ("<= 0.06", lambda v: v <= 0.06)),
+    ("consume", "rdkafka-1-backoff10.records_per_sec", "the same, fetch.queue.backoff.ms=10, records/s",
+     "{:,.0f}", None),
+    ("consume", "rdkafka-1-backoff10.broker_cpu_s_per_million", "broker CPU-s per 1M records", "{:.3f}", None),
+    ("consume", "rdkafka-classic-3.records_per_sec", "classic group, 3 partitions, incl. join, records/s",
+     "{:,.0f}", None),
+    ("consume", "rdkafka-848-3.records_per_sec", "KIP-848 group, 3 partitions, incl. join, records/s",
+     "{:,.0f}", None),
+    ("consume", "aiokafka-1.records_per_sec", "aiokafka defaults, 1 partition, records/s", "{:,.0f}", None),
+    ("consume", "aiokafka-1.broker_cpu_s_per_million", "broker CPU-s per 1M records", "{:.3f}", None),
+    ("consume", "kafka-python-1.records_per_sec", "kafka-python defaults, 1 partition, records/s", "{:,.0f}",
+     None),
+    ("consume", "kafka-python-1.broker_cpu_s_per_million", "broker CPU-s per 1M records", "{:.3f}", None),
     ("requests", "requests_per_sec", "single-record Produce requests/s (pipelined)", "{:,.0f}", None),
     ("requests", "broker_cpu_us_per_request", "broker CPU us per request", "{:.1f}",
      ("<= 10", lambda v: v <= 10)),
@@ -52,6 +66,12 @@ ROWS = [
     ("idle", "idle_cpu_pct", "broker CPU while they idle, %", "{:.2f}", None),
     ("idle", "produce_rtt_ms_p50", "a Produce round trip meanwhile, p50 ms", "{:.3f}", None),
     ("idle", "produce_rtt_ms_p99", "p99 ms", "{:.3f}", None),
+    ("idle", "ingest_alone_records_per_sec", "1 idempotent producer alone, records/s", "{:,.0f}", None),
+    ("idle", "ingest_beside_records_per_sec", "the same beside the 200 idle connections, records/s", "{:,.0f}",
+     None),
+    ("idle", "ingest_beside_over_alone", "beside / alone", "{:.2f}", None),
+    ("idle", "ingest_alone_cpu_s_per_million", "broker CPU-s per 1M records alone", "{:.3f}", None),
+    ("idle", "ingest_beside_cpu_s_per_million", "beside the idle connections", "{:.3f}", None),
     ("memory", "rss_bytes_per_payload_byte", "RSS growth per byte of records stored (1M x 100 B)", "{:.2f}",
      None),
     ("start", "start_s_median", "process start to an accepted connection, s (median)", "{:.3f}", None),
@@ -82,15 +102,26 @@ def _ratio(a, b) -> str:
     return f"{a / b:.2f}x" if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else ""
 
 
+def _rows():
+    """ROWS, each pass's rows followed by the same rows of its cold run (``<pass>-cold``)."""
+    for pass_name, key, what, fmt, goal in ROWS:
+        yield pass_name, key, what, fmt, goal
+    for pass_name, key, what, fmt, _ in ROWS:
+        yield f"{pass_name}-cold", key, f"cold: {what}", fmt, None
+
+
 def markdown(report: dict) -> str:
+    warm = report.get("warm", 0)
+    how = (f"every broker warmed before each pass ({warm:,} records produced and read back on it), "
+           "start-up and idle memory cold" if warm else "every broker cold")
     lines = [f"Run `{report['label']}`, kipper at `{report['kipper_commit']}` (runner at "
              f"`{report['runner_commit']}`), started {report['started']}, "
-             f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}.", "",
+             f"{report['machine']['cpus']} CPUs, Python {report['machine']['python']}; {how}.", "",
              "| pass | measure | kipper | Tansu | Kafka | kipper/Kafka | kipper/Tansu | goal (kipper) "
              "| machine during the pass |",
              "|---|---|---|---|---|---|---|---|---|"]
     shown_load = set()
-    for pass_name, key, what, fmt, goal in ROWS:
+    for pass_name, key, what, fmt, goal in _rows():
         results = report["passes"].get(pass_name)
         if results is None:
             continue

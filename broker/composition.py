@@ -25,14 +25,19 @@ import structlog
 
 from kipper.broker.acl.service import Acls
 from kipper.broker.cleaner.service import LogCleaner
+from kipper.broker.cluster.controller import Controller, ControllerSettings
+from kipper.broker.cluster.controller_quorum import ControllerQuorum
+from kipper.broker.cluster.controller_topics import ControllerTopics
+from kipper.broker.cluster.metadata_log import MetadataLog
+from kipper.broker.cluster.node import ClusterNode, NodeSettings, ProducerIdBlocks
 from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
-from kipper.broker.features import TRANSACTION_VERSION, Features, parse_levels
+from kipper.broker.features import CLUSTER_CEILINGS, TRANSACTION_VERSION, Features, parse_levels
 from kipper.broker.groups.classic import ClassicGroupCoordinator, GroupSettings
 from kipper.broker.groups.configs import GroupConfigs
 from kipper.broker.groups.consumer import ConsumerGroupCoordinator, ConsumerGroupSettings
 from kipper.broker.groups.coordinator import GroupCoordinator
-from kipper.broker.groups.journal import GroupJournal
+from kipper.broker.groups.journal import OFFSETS_TOPIC, GroupJournal, partition_for
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.groups.streams import StreamsGroupCoordinator, StreamsGroupSettings
 from kipper.broker.log.effective import TopicConfigView
@@ -42,6 +47,7 @@ from kipper.broker.log.recovery import open_topics
 from kipper.broker.log.topics import Topic, TopicManager, validate_topic_name
 from kipper.broker.metrics import Metrics
 from kipper.broker.notify import AppendNotifier
+from kipper.broker.outbox import Outbox
 from kipper.broker.producer_state import ProducerIdManager
 from kipper.broker.producer_state.registry import ProducerStates
 from kipper.broker.producer_state.settings import ProducerStateSettings
@@ -51,17 +57,39 @@ from kipper.broker.security.service import Security
 from kipper.broker.share.index_file import IndexFilesInLogDirs
 from kipper.broker.share.service import SHARE_API_KEYS, ShareGroups
 from kipper.broker.share.settings import ShareSettings
+from kipper.broker.storage.log_config import LogConfig
 from kipper.broker.storage.log_manager import LogManager
 from kipper.broker.storage.metadata import MetadataStore
 from kipper.broker.telemetry import ClientTelemetry, Subscriptions
 from kipper.broker.txn.coordinator import TxnSettings
-from kipper.broker.txn.journal import TransactionJournal
+from kipper.broker.txn.journal import TXN_TOPIC, TransactionJournal
 from kipper.broker.txn.service import Transactions
 from kipper.protocol.messages import APIS
+from kipper.protocol.metadata_records import METADATA_TOPIC, METADATA_TOPIC_ID
 
 log = structlog.get_logger(__name__)
 
 Clock = Callable[[], int]
+
+# The APIs of a cluster's nodes (docs/CLUSTER.md): the controller alone serves the brokers'
+# requests (BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds); brokers
+# forward the cluster's admin requests to it (UnregisterBroker, reassignments); the
+# controller answers those, ApiVersions, the metadata log's Fetch and the topic admin APIs
+CONTROLLER_ONLY_APIS = frozenset({62, 63, 56, 67})
+CLUSTER_APIS = frozenset({64, 45, 46})
+CONTROLLER_APIS = frozenset({18, 1, 19, 20, 32, 33, 37, 43, 44, 55, 60}) | CONTROLLER_ONLY_APIS | CLUSTER_APIS
+
+
+def served_apis(config: BrokerConfig) -> frozenset[int]:
+    """The APIs a node serves and advertises, by its role (process.roles), whether it
+    serves share groups (group.share.enable) and client telemetry (exports_telemetry)."""
+    role = config["process.roles"]
+    if role == "controller":
+        return CONTROLLER_APIS
+    keys = frozenset(k for k in APIS if (config["group.share.enable"] or k not in SHARE_API_KEYS)
+                     and (exports_telemetry(config) or k not in TELEMETRY_API_KEYS))
+    keys -= CONTROLLER_ONLY_APIS
+    return keys if role == "broker" else keys - CLUSTER_APIS
 
 
 def now_ms() -> int:
@@ -100,7 +128,11 @@ class Engines:
     share: ShareGroups
     txn: Transactions
     cleaner: LogCleaner
-    quorum: Quorum  # who leads the metadata log and the partitions (one node: this one)
+    quorum: Quorum  # who leads the metadata log and the partitions (one node: this one; else the controller)
+    # a cluster's node (docs/CLUSTER.md): a broker's view of the cluster and its replicas, or the
+    # controller; both None on one node
+    cluster: ClusterNode | None = None
+    controller: Controller | None = None
     # the Schema Registry (broker/schema_registry/), with schema.registry.listeners; None otherwise
     schema_registry: object | None = None
 
@@ -146,9 +178,7 @@ class Engines:
     def delete_topic(self, topic: Topic) -> None:
         """The topic's Partitions go with everything they own (log, producer state,
         transaction index); committed offsets and share-group state for it go too."""
-        self.topics.delete(topic.name)
-        self.offsets.delete_topic(topic.name)
-        self.share.topic_deleted(topic.name)
+        _topic_deleter(self.topics, self.offsets, self.share)(topic)
 
     def apply_retention(self, now: int) -> int:
         """Time and size retention over every partition of a topic whose cleanup.policy
@@ -198,6 +228,8 @@ class Engines:
         The shell runs it once after building (broker/server.py); nothing without log.dirs."""
         if self.storage is None:
             return
+        if self.cluster is not None or self.controller is not None:
+            return  # a cluster's topics come from the metadata log (docs/CLUSTER.md); their logs open then
         open_topics(self.topics, self.storage)
         now = self.clock()
         replayed = self.groups.recover(now)
@@ -217,6 +249,8 @@ class Engines:
         log.dirs, delete the directories and start again instead."""
         if self.storage is not None:
             raise RuntimeError("reset() needs an in-memory broker (log.dirs is set)")
+        if self.cluster is not None or self.controller is not None:
+            raise RuntimeError("reset() is for a one-node broker, not a node of a cluster")
         self.quotas.forget_producers()
         engines = _engines(self.config, self.clock, kept=self, metadata=MetadataStore(),
                            producer_ids=ProducerIdManager(self.producer_ids.next_id))
@@ -268,7 +302,8 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
     kept = _Kept(cluster_id=cluster_id, advertised={}, storage=storage,
                  dynamic_configs=DynamicBrokerConfigs(config, metadata),
                  features=Features(parse_levels(config["initial.feature.levels"]),
-                                   metadata if metadata.durable else None, node_id=config["node.id"]),
+                                   metadata if metadata.durable else None, node_id=config["node.id"],
+                                   ceilings=CLUSTER_CEILINGS if config["process.roles"] else None),
                  client_metrics=subscriptions,
                  telemetry=ClientTelemetry(subscriptions, max_bytes=config["telemetry.max.bytes"],
                                            max_series=config["client.telemetry.max.series"]),
@@ -276,9 +311,10 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
                  refusals=RefusedBatches(),
                  security=Security(config, config_dir), acls=Acls(config, config_dir),
                  quotas=ProducerIdQuotas(config, config_dir))
-    engines = _engines(config, clock, kept=kept, metadata=metadata,
-                       producer_ids=ProducerIdManager(metadata.producer_id_block_end,
-                                                      reserve=metadata.reserve_producer_ids))
+    blocks = ProducerIdBlocks() if config["process.roles"] == "broker" else None  # from the controller
+    producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids) \
+        if blocks is None else ProducerIdManager(0, reserve=blocks.take)
+    engines = _engines(config, clock, kept=kept, metadata=metadata, producer_ids=producer_ids, id_blocks=blocks)
     engines.metrics.provide(engines.providers())
     return engines
 
@@ -302,7 +338,7 @@ class _Kept:
 
 
 def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metadata: MetadataStore,
-             producer_ids: ProducerIdManager) -> Engines:
+             producer_ids: ProducerIdManager, id_blocks: ProducerIdBlocks | None = None) -> Engines:
     """``kept``'s engines with new ones that hold topics, groups, producer state and
     transactions: what ``build_engines`` builds once and ``Engines.reset`` builds again.
     The new engines read the broker config with the dynamic broker configs over it (``live``)."""
@@ -314,16 +350,27 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
     partitions = InMemoryPartitions(producer_settings, appends.notify, live)
     if storage is not None:
         partitions = DurablePartitions(storage, live, producer_settings, appends.notify, clock)
-    topics = TopicManager(num_partitions=config["num.partitions"],
-                          auto_create=config["auto.create.topics.enable"],
-                          partitions=partitions, metadata=metadata)
+    role = config["process.roles"]
+    if role == "controller":
+        topics = ControllerTopics(ControllerSettings.from_config(config),
+                                  MetadataLog(metadata_storage(storage, clock), notify=appends.notify),
+                                  clock, num_partitions=config["num.partitions"],
+                                  auto_create=config["auto.create.topics.enable"], partitions=partitions,
+                                  metadata=metadata)
+    else:
+        topics = TopicManager(node_id=config["node.id"], num_partitions=config["num.partitions"],
+                              auto_create=config["auto.create.topics.enable"], partitions=partitions,
+                              metadata=metadata)
     group_journal = GroupJournal(topics, num_partitions=config["offsets.topic.num.partitions"],
                                  segment_bytes=config["offsets.topic.segment.bytes"])
     offsets = OffsetStore(config["offsets.retention.minutes"] * 60_000, journal=group_journal)
-    group_configs = GroupConfigs(metadata, config)
+    group_configs = GroupConfigs(metadata, config, writer=(
+        lambda group, old, new: topics.controller.write_group_configs(group, old, new, clock()))
+        if role == "controller" else None)
     share = ShareGroups(ShareSettings.from_config(config), topics, notify=appends.notify,
                         group_config=group_configs.get,
-                        index_files=IndexFilesInLogDirs(storage.partition_dir) if storage is not None else None)
+                        index_files=IndexFilesInLogDirs(storage.partition_dir) if storage is not None else None,
+                        coordinated_here=lambda group_id: cluster is None or cluster.coordinates(group_id))
     classic = ClassicGroupCoordinator(GroupSettings(
         initial_rebalance_delay_ms=config["group.initial.rebalance.delay.ms"],
         min_session_timeout_ms=config["group.min.session.timeout.ms"],
@@ -336,11 +383,19 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                               migration_policy=config["group.consumer.migration.policy"], streams=streams)
     txn_journal = TransactionJournal(topics, num_partitions=config["transaction.state.log.num.partitions"],
                                      segment_bytes=config["transaction.state.log.segment.bytes"])
+    cluster = ClusterNode(NodeSettings.from_config(config), topics, clock,
+                          on_delete=_topic_deleter(topics, offsets, share), id_blocks=id_blocks,
+                          on_role=_coordinators_follow(topics, groups, lambda: txn, clock),
+                          group_configs=group_configs) if role == "broker" else None
+    txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
+                       offsets=offsets, groups=groups, journal=txn_journal, live=live, cluster=cluster,
+                       markers=Outbox() if cluster is not None else None,
+                       server_tv=lambda: kept.features.finalized_level(TRANSACTION_VERSION))
     registry = _schema_registry(config, topics, clock) if config["schema.registry.listeners"] else None
     return Engines(
         config=config, clock=clock, node_id=config["node.id"], cluster_id=kept.cluster_id,
-        api_keys=frozenset(k for k in APIS if (config["group.share.enable"] or k not in SHARE_API_KEYS)
-                           and (exports_telemetry(config) or k not in TELEMETRY_API_KEYS)),
+        api_keys=served_apis(config),
+        cluster=cluster, controller=topics.controller if role == "controller" else None,
         advertised=kept.advertised, storage=storage, dynamic_configs=kept.dynamic_configs,
         features=kept.features, client_metrics=kept.client_metrics, telemetry=kept.telemetry,
         topic_configs=TopicConfigView(kept.dynamic_configs), metrics=kept.metrics, refusals=kept.refusals,
@@ -348,11 +403,9 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),
-        quorum=Quorum(config["node.id"], kept.cluster_id, topics, lambda: kept.advertised),
-        txn=Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
-                         offsets=offsets, groups=groups, journal=txn_journal, live=live,
-                         server_tv=lambda: kept.features.finalized_level(TRANSACTION_VERSION)),
-        schema_registry=registry)
+        quorum=ControllerQuorum(topics.controller, topics, lambda: kept.advertised, clock) if role == "controller"
+        else Quorum(config["node.id"], kept.cluster_id, topics, lambda: kept.advertised),
+        txn=txn, schema_registry=registry)
 
 
 def _schema_registry(config: BrokerConfig, topics: TopicManager, clock: Clock):
@@ -373,4 +426,43 @@ def _schema_registry(config: BrokerConfig, topics: TopicManager, clock: Clock):
                            default_level=config["schema.registry.compatibility.level"], clock=clock)
 
 
-__all__ = ["Engines", "build_engines", "log_dirs", "now_ms"]
+def metadata_storage(storage: LogManager | None, clock):
+    """The controller's `__cluster_metadata-0`: in log.dirs when there are any, else in memory."""
+    if storage is None:
+        return None
+    return storage.open_log(METADATA_TOPIC, 0, METADATA_TOPIC_ID, LogConfig(), clock())
+
+
+def _coordinators_follow(topics, groups, transactions: Callable, clock) -> Callable:
+    """A cluster's broker that becomes the leader of a `__consumer_offsets` or
+    `__transaction_state` partition coordinates the groups or transactional ids it holds
+    from then on (loaded from it); one that stops leading it lets them go."""
+    def follow(partition, leads: bool) -> None:
+        name = partition.topic
+        if name not in (OFFSETS_TOPIC, TXN_TOPIC):
+            return
+        index, count = partition.partition, len(topics.get(name).partitions)
+
+        def owned(key: str) -> bool:
+            return partition_for(key, count) == index
+        if name == OFFSETS_TOPIC:
+            counts = groups.load(partition, clock()) if leads else {"unloaded": groups.unload(owned)}
+        else:
+            txn = transactions()
+            counts = {"transactional_ids": txn.recover(clock(), [partition])} if leads else \
+                {"unloaded": txn.unload(owned)}
+        log.info("coordinator_partition_loaded" if leads else "coordinator_partition_unloaded",
+                 topic=name, partition=index, **counts)
+    return follow
+
+
+def _topic_deleter(topics, offsets, share) -> Callable[[Topic], None]:
+    """Deleting a topic: its partitions, and the committed offsets and share-group state for it."""
+    def delete(topic: Topic) -> None:
+        topics.delete(topic.name)
+        offsets.delete_topic(topic.name)
+        share.topic_deleted(topic.name)
+    return delete
+
+
+__all__ = ["Engines", "build_engines", "log_dirs", "now_ms", "served_apis"]

@@ -7,7 +7,8 @@ log stores them. Each request takes a slot in a FIFO; a slot is
 filled immediately (most handlers) or when its coroutine finishes (long-poll
 Fetch, JoinGroup). Responses leave in request order, and everything ready at
 the end of a read burst goes out in one write (``writelines`` when a response
-is a list of buffers pointing at stored batches). Reading pauses while too many
+is a list of buffers pointing at stored batches; a durable segment's range goes out with
+``sendfile`` on a plain TCP socket). Reading pauses while too many
 slots are pending or the transport's write buffer is full. A handler's
 ``Reply`` may ask the connection to mute itself for a quota throttle or to
 close after a failed login; both happen once the burst's answers are written.
@@ -16,6 +17,7 @@ close after a failed login; both happen once the burst's answers are written.
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections import deque
 
 import structlog
@@ -23,6 +25,8 @@ import structlog
 from kipper.broker.context import Session
 from kipper.broker.dispatcher import Close, Dispatcher, Later
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+from kipper.broker.region_writer import RegionWriter
+from kipper.broker.storage.file_region import FileRegion
 from kipper.protocol.framing import CHUNK_SIZE, ChunkPool, FrameDecoder, FrameTooLarge, InvalidFrame
 
 log = structlog.get_logger(__name__)
@@ -33,6 +37,7 @@ FAILED_AUTHENTICATION_DELAY_S = 0.1  # Kafka's connection.failed.authentication.
 
 _PENDING = object()
 _FRAME_TYPES = frozenset((bytes, bytearray, list))  # a ready frame (a list: buffers carrying stored batches)
+_PLAIN = frozenset(("PLAINTEXT", "SASL_PLAINTEXT"))  # no TLS: the socket's bytes are the frames
 
 
 class _Slot:
@@ -45,7 +50,7 @@ class _Slot:
 class KafkaConnection(asyncio.BufferedProtocol):
     def __init__(self, dispatcher: Dispatcher, session_factory, registry: set, *,
                  max_frame: int, on_close=None, pre_auth_max_frame: int | None = None,
-                 pool: ChunkPool | None = None, after_burst=None):
+                 pool: ChunkPool | None = None, after_burst=None, send_buffer: int = -1):
         self.dispatcher = dispatcher
         self.session_factory = session_factory
         self.registry = registry
@@ -71,6 +76,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         # asked for by the replies of this burst, done after its answers are written
         self._mute_after_ms = 0
         self._close_after = False
+        self.send_buffer = send_buffer  # socket.send.buffer.bytes (-1: the OS's own)
+        self._sock_fd: int | None = None  # the socket's descriptor, where sendfile may use it
+        self._regions: RegionWriter | None = None  # made for the first answer carrying a file range
+        self._regions_waiting = False  # a file range waits for the socket: read nothing more
 
     # --- asyncio.Protocol ------------------------------------------------------------
 
@@ -78,6 +87,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.session = self.session_factory(transport, f"{peer[0]}:{peer[1]}" if peer else "?")
+        sock = transport.get_extra_info("socket")
+        if sock is not None and self.send_buffer >= 0:  # Kafka's SocketServer does the same
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer)
+        if (sock is not None and transport.get_extra_info("sslcontext") is None
+                and self.session.security_protocol in _PLAIN):
+            self._sock_fd = sock.fileno()
+            self.session.zero_copy = True
         self.registry.add(self)
         self.dispatcher.metrics.connection_opened()
         if not self.session.authenticated and self.pre_auth_max_frame:
@@ -91,6 +107,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             task.cancel()
         if self._mute_handle is not None:
             self._mute_handle.cancel()
+        if self._regions is not None:
+            self._regions.close()
         if self.session is not None:
             self.dispatcher.connection_closed(self.session)
         if self.on_close is not None:
@@ -282,19 +300,19 @@ class KafkaConnection(asyncio.BufferedProtocol):
         while slots and slots[0].frame is not _PENDING:
             out.append(slots.popleft().frame)
         if out and not self.closing:
-            _write(self.transport, out)
+            self._write(out)
             out.clear()
         self._update_reading()
 
     def _update_reading(self) -> None:
         if self.closing or self.transport is None:
             return
-        busy = self._write_paused or len(self.slots) >= MAX_PENDING or self._muted
+        busy = self._write_paused or len(self.slots) >= MAX_PENDING or self._muted or self._regions_waiting
         if busy and not self._read_paused:
             self._read_paused = True
             self.transport.pause_reading()
         elif (self._read_paused and not self._write_paused and not self._muted
-              and len(self.slots) <= RESUME_PENDING):
+              and not self._regions_waiting and len(self.slots) <= RESUME_PENDING):
             self._read_paused = False
             self.transport.resume_reading()
 
@@ -314,7 +332,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         while self.slots and self.slots[0].frame is not _PENDING:
             out.append(self.slots.popleft().frame)
         if out:
-            _write(self.transport, out)
+            self._write(out)
             out.clear()
 
     def close(self) -> None:
@@ -323,20 +341,38 @@ class KafkaConnection(asyncio.BufferedProtocol):
             if self.transport is not None:
                 self.transport.close()
 
-
-def _write(transport, frames: list) -> None:
-    """One write for a burst's answers. Small frames are joined (one syscall beats
-    many small iovecs); a frame given as a list of buffers (stored batches) goes out
-    with ``writelines``, which uvloop sends with one writev and without copying."""
-    if len(frames) == 1 and type(frames[0]) is not list:
-        transport.write(frames[0])
-    elif list not in map(type, frames):  # (in C: this runs for every burst)
-        transport.write(b"".join(frames))
-    else:
-        buffers = []
-        for f in frames:
-            if type(f) is list:
-                buffers.extend(f)
+    def _write(self, frames: list) -> None:
+        """One write for a burst's answers. Small frames are joined (one syscall beats
+        many small iovecs); a frame given as a list of buffers (stored batches) goes out
+        with ``writelines``, which uvloop sends with one writev and without copying."""
+        transport = self.transport
+        if self._regions_waiting:  # behind a file range the socket has not taken yet
+            self._regions.write(_flat(frames))
+        elif len(frames) == 1 and type(frames[0]) is not list:
+            transport.write(frames[0])
+        elif list not in map(type, frames):  # (in C: this runs for every burst)
+            transport.write(b"".join(frames))
+        else:
+            buffers = _flat(frames)
+            if FileRegion in map(type, buffers):
+                if self._regions is None:
+                    self._regions = RegionWriter(transport, self._sock_fd, asyncio.get_running_loop(),
+                                                 self._regions_wait, self.dispatcher.metrics.record_sendfile)
+                self._regions.write(buffers)
             else:
-                buffers.append(f)
-        transport.writelines(buffers)
+                transport.writelines(buffers)
+
+    def _regions_wait(self, waiting: bool) -> None:
+        self._regions_waiting = waiting
+        self._update_reading()
+
+
+def _flat(frames: list) -> list:
+    buffers = []
+    for f in frames:
+        if type(f) is list:
+            buffers.extend(f)
+        else:
+            buffers.append(f)
+    return buffers
+

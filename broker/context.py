@@ -30,6 +30,9 @@ class Session:
     acl_version: int = -1
     admitted_producer_ids: set = field(default_factory=set)  # producer-id quota fast path
     kept_heads: object = None  # recent Produce requests' heads (protocol/produce_codec.RepeatedHeads)
+    # the connection sends file ranges with sendfile (plain TCP): Fetch then reads durable
+    # segments as FileRegions (broker/storage/file_region.py), never their bytes
+    zero_copy: bool = False
     # ClientSoftwareName and ClientSoftwareVersion of its ApiVersions v3+ (KIP-511), which
     # client-metrics subscriptions match on (KIP-714)
     client_software: tuple[str, str] | None = None

@@ -31,7 +31,7 @@ from typing import Any, Callable
 import structlog
 
 from kipper.broker.context import RequestContext
-from kipper.broker.handlers import HANDLERS
+from kipper.broker.handlers import CLUSTER_HANDLERS, CONTROLLER_HANDLERS, HANDLERS
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply, throttled
 from kipper.broker.security.service import PRE_AUTH_APIS
 from kipper.protocol.errors import ErrorCode
@@ -112,7 +112,9 @@ class Dispatcher:
     def of(cls, engines, *, runs: bool = True) -> Dispatcher:
         """The dispatcher of a broker's ``engines`` (broker/composition.py): the handlers
         of the APIs they serve (``engines.api_keys``; the ApiVersions answer lists the same)."""
-        return cls(engines, {key: HANDLERS[key] for key in engines.api_keys},
+        table = CONTROLLER_HANDLERS if engines.controller is not None else \
+            CLUSTER_HANDLERS if engines.cluster is not None else HANDLERS
+        return cls(engines, {key: table[key] for key in engines.api_keys},
                    pre_auth_apis=PRE_AUTH_APIS, runs=runs)
 
     def __init__(self, engines, handlers: dict[int, Handler], *, pre_auth_apis=frozenset(),
@@ -221,6 +223,8 @@ class Dispatcher:
         for cid, b in zip(correlation_ids, bodies):
             if type(b) is dict:  # nearly always
                 answers.append(encode(version, cid, b) or encode_with_schema(api, version, cid, b))
+            elif hasattr(b, "__await__"):  # a cluster's acks=all, answered once replicated
+                answers.append(self._answer(route, version, cid, b, started, ctx.session))
             else:
                 answers.append(self._encoded(route, version, cid, b))
         # each answer is as late as the run's last: they leave in the same write

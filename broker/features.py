@@ -12,7 +12,7 @@ Synchronous and without I/O of its own: ``store`` persists (storage/metadata.py)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 
@@ -94,18 +94,36 @@ class _NoStore:
     def put_features(self, levels, epoch): pass
 
 
+# What a kipper cluster's nodes support (docs/CLUSTER.md): transaction version 2 needs a Produce
+# to add its partition to a transaction that another broker coordinates (AddPartitionsToTxn
+# between brokers, not built), so a cluster stays at 1 and clients add their partitions themselves
+CLUSTER_CEILINGS = {TRANSACTION_VERSION: 1}
+
+
 class Features:
-    def __init__(self, initial: dict[str, int] | None = None, store=None, node_id: int = 1):
+    def __init__(self, initial: dict[str, int] | None = None, store=None, node_id: int = 1,
+                 ceilings: dict[str, int] | None = None):
         """``store`` (storage/metadata.py's MetadataStore) holds the finalized levels of a
         broker with log.dirs; when it holds none, the defaults with ``initial`` over them
-        are finalized and written."""
+        are finalized and written. ``ceilings``: the highest level this node supports of a
+        feature, below Kafka 4.4's (a cluster's nodes: ``CLUSTER_CEILINGS``)."""
         self.store = store or _NoStore()
         self.node_id = node_id
+        ceilings = ceilings or {}
+        self.features = {name: replace(f, max_level=min(f.max_level, ceilings[name]),
+                                       default=min(f.default, ceilings[name])) if name in ceilings else f
+                         for name, f in FEATURES.items()}
+        for name, level in (initial or {}).items():
+            if level > self.features[name].max_level:
+                raise ValueError(f"{name}={level}: supported levels are 0-{self.features[name].max_level}")
         if self.store.features:
             self._levels = {k: int(v) for k, v in self.store.features.items()}
+            for name, f in self.features.items():  # (stored before this node's ceiling was lowered)
+                if self._levels.get(name, 0) > f.max_level:
+                    self._levels[name] = f.max_level
             self.epoch = int(self.store.features_epoch)
         else:
-            self._levels = {name: f.default for name, f in FEATURES.items()}
+            self._levels = {name: f.default for name, f in self.features.items()}
             self._levels.update(initial or {})
             self.epoch = 1
             self.store.put_features(dict(self._levels), self.epoch)
@@ -122,7 +140,7 @@ class Features:
         Kafka answers without the features whose range starts at 0 (KAFKA-17492)."""
         out = []
         for name in SUPPORTED_ORDER:
-            f = FEATURES[name]
+            f = self.features[name]
             if omit_min_zero and f.min_level == 0:
                 continue
             out.append({"name": name, "min_version": f.min_level, "max_version": f.max_level})
@@ -175,7 +193,7 @@ class Features:
         current = self._levels.get(name, 0)
         if level < 0:
             return "A feature version cannot be less than 0."
-        feature = FEATURES.get(name)
+        feature = self.features.get(name)
         low, high = (feature.min_level, feature.max_level) if feature is not None else (0, 0)
         if not low <= level <= high:
             what = f"{CONTROLLER} {self.node_id}"

@@ -33,7 +33,8 @@ class Metrics:
         self._errors: dict[str, int] = {}
         self._partitions: dict[tuple[str, int], _PartitionCounts] = {}
         self.totals = {"requests": 0, "bytes_in": 0, "records_in": 0, "bytes_out": 0,
-                       "records_out": 0, "connections_accepted": 0, "connections_closed": 0}
+                       "records_out": 0, "connections_accepted": 0, "connections_closed": 0,
+                       "bytes_out_sendfile": 0}
         self.connections_open = 0
         self.providers: dict[str, Callable[[], dict]] = dict(providers or {})
         # what earlier intervals counted, folded in by take_interval
@@ -89,6 +90,10 @@ class Metrics:
         totals = self.totals
         totals["bytes_out"] += nbytes
         totals["records_out"] += nrecords
+
+    def record_sendfile(self, nbytes: int) -> None:
+        """Bytes of Fetch answers the kernel sent from segment files (of ``bytes_out``)."""
+        self.totals["bytes_out_sendfile"] += nbytes
 
     def connection_opened(self) -> None:
         self.connections_open += 1

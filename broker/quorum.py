@@ -4,8 +4,8 @@ leaders of the topics' partitions (ElectLeaders), from one place.
 This broker is a cluster of one node: the only voter of the quorum, its leader at epoch
 1, and the leader of every partition, which is always its preferred leader, so no
 election is ever needed (ELECTION_NOT_NEEDED, as a one-node Kafka answers). kipper has no
-metadata log: its high watermark is 0. A cluster of several nodes supplies its own
-``Quorum`` with the same two questions.
+metadata log: its high watermark is 0. A cluster's controller supplies its own ``Quorum``
+with the same two questions (broker/cluster/controller_quorum.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from kipper.protocol.errors import ErrorCode
 
 METADATA_TOPIC = "__cluster_metadata"  # the name Kafka's DescribeQuorum asks about
 PREFERRED, UNCLEAN = 0, 1  # ElectLeaders' election types (KIP-460)
+NOT_NEEDED = "Leader election not needed for topic partition."  # Kafka's ELECTION_NOT_NEEDED message
 
 
 @dataclass(frozen=True)
@@ -39,17 +40,24 @@ class QuorumState:
     observers: tuple[Voter, ...] = ()
 
 
+def directory_id(cluster_id: str, node_id: int) -> uuid.UUID:
+    """A directory id that stays the same for this node of this cluster."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"kipper:{cluster_id}:{node_id}")
+
+
 class Quorum:
     def __init__(self, node_id: int, cluster_id: str, topics, endpoints: Callable[[], dict]):
         self.node_id = node_id
+        self.cluster_id = cluster_id
         self.topics = topics
         self.endpoints = endpoints  # listener name -> (host, port), once bound
-        # a directory id that stays the same for this node of this cluster
-        self.directory_id = uuid.uuid5(uuid.NAMESPACE_URL, f"kipper:{cluster_id}:{node_id}")
+        self.directory_id = directory_id(cluster_id, node_id)
+
+    def listeners(self) -> tuple[tuple[str, str, int], ...]:
+        return tuple((name, host, port) for name, (host, port) in sorted(self.endpoints().items()))
 
     def state(self, now: int) -> QuorumState:
-        endpoints = tuple((name, host, port) for name, (host, port) in sorted(self.endpoints().items()))
-        me = Voter(self.node_id, self.directory_id, 0, now, now, endpoints)
+        me = Voter(self.node_id, self.directory_id, 0, now, now, self.listeners())
         return QuorumState(leader_id=self.node_id, leader_epoch=1, high_watermark=0, voters=(me,))
 
     def elect(self, election_type: int, wanted: list[tuple[str, list[int]]] | None
@@ -71,6 +79,6 @@ class Quorum:
                 elif not 0 <= p < len(topic.partitions):
                     rows.append((p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{p}"))
                 else:
-                    rows.append((p, ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition."))
+                    rows.append((p, ErrorCode.ELECTION_NOT_NEEDED, NOT_NEEDED))
             out.append((name, rows))
         return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+import socket
 from typing import Callable
 
 import structlog
@@ -29,6 +30,9 @@ from kipper.broker.context import Session
 from kipper.broker.dispatcher import Dispatcher
 from kipper.broker.faults.dispatch import FaultingDispatcher
 from kipper.broker.faults.plan import FaultPlan
+from kipper.broker.fetcher import ReplicaFetchers
+from kipper.broker.lifecycle import BrokerLifecycle
+from kipper.broker.txn_markers import TxnMarkerSender
 from kipper.broker.metrics_dump import from_config as metrics_dumper
 from kipper.broker.security import tls
 from kipper.broker.security.service import SASL_PROTOCOLS
@@ -37,6 +41,8 @@ from kipper.protocol.framing import ChunkPool
 log = structlog.get_logger(__name__)
 
 GROUP_TICK_S = 0.1
+SESSION_CHECK_S = 0.1  # the controller looks for expired broker sessions this often
+FETCHER_CHECK_S = 0.5  # a broker looks again at the partitions it follows this often (and on metadata)
 SHARE_TICK_S = 0.05  # acquisition-lock expiry, share-group sessions, checkpoints
 CONFIG_STORE_RELOAD_S = 1.0  # users.json / quotas.json edited by `kipper users` or another tool
 LOG_FLUSH_CHECK_S = 1.0  # flush.ms is checked this often (Kafka's log.flush.scheduler.interval.ms)
@@ -156,6 +162,21 @@ class BrokerServer:
                                           self.metrics_dumper.tick))
             self.shutdown_hooks.append(self.metrics_dumper.close)
         self._may_sleep = [task for task in self.periodic if task.idle is not None]
+        # a cluster's node (docs/CLUSTER.md): a broker's loops toward the controller and its
+        # replica fetchers; the controller's session expiry and preferred elections
+        self.lifecycle = self.fetchers = self.markers = None
+        if engines.cluster is not None:
+            self.lifecycle = BrokerLifecycle(self)
+            self.fetchers = ReplicaFetchers(self)
+            self.markers = TxnMarkerSender(self)
+            self.periodic += [
+                Periodic("isr-shrink", config["replica.lag.time.max.ms"] / 2000, lambda: current().cluster.tick(now())),
+                Periodic("replica-fetchers", FETCHER_CHECK_S, self.cluster_changed)]
+        if engines.controller is not None:
+            self.periodic.append(Periodic("broker-sessions", SESSION_CHECK_S, lambda: current().controller.tick(now())))
+            if config["auto.leader.rebalance.enable"]:
+                self.periodic.append(Periodic("preferred-leaders", config["leader.imbalance.check.interval.seconds"],
+                                              lambda: current().controller.elect_leaders(0, None, now())))
 
     # --- the log cleaner, in slices -------------------------------------------------------
 
@@ -181,6 +202,17 @@ class BrokerServer:
             loop.call_later(delay, self._clean_slice)
         else:
             loop.call_soon(self._clean_slice)  # the next loop turn, after its I/O
+
+    async def serve(self) -> None:
+        """Start answering on every listener (a cluster's broker, once caught up)."""
+        for server in self.servers:
+            await server.start_serving()
+        log.info("broker_serving", node_id=self.engines.node_id)
+
+    def cluster_changed(self) -> None:
+        """The metadata moved: the replica fetchers follow the new plan."""
+        if self.fetchers is not None:
+            self.fetchers.update()
 
     def reset(self) -> None:
         """Every topic, group, producer state and transaction gone, as in a fresh broker
@@ -217,6 +249,8 @@ class BrokerServer:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         max_frame = self.config["socket.request.max.bytes"]
+        send_buffer = self.config["socket.send.buffer.bytes"]
+        receive_buffer = self.config["socket.receive.buffer.bytes"]
         pmap = self.config["listener.security.protocol.map"]
         ssl_context = None
         for listener in self.config["listeners"]:
@@ -228,15 +262,26 @@ class BrokerServer:
             server = await loop.create_server(
                 lambda f=factory, p=pre_auth: KafkaConnection(self.dispatcher, f, self.connections,
                                                               max_frame=max_frame, pre_auth_max_frame=p,
-                                                              pool=self.chunks, after_burst=self._after_burst),
+                                                              pool=self.chunks, after_burst=self._after_burst,
+                                                              send_buffer=send_buffer),
                 host=listener.host or None, port=listener.port, reuse_address=True, backlog=1024,
-                ssl=ssl_context if protocol in ("SSL", "SASL_SSL") else None)
+                ssl=ssl_context if protocol in ("SSL", "SASL_SSL") else None,
+                # a cluster's broker answers once its metadata has caught up (BrokerLifecycle)
+                start_serving=self.lifecycle is None)
+            if receive_buffer >= 0:  # before any connection: accepted sockets inherit it (Kafka's Acceptor)
+                for sock in server.sockets:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
             port = server.sockets[0].getsockname()[1]
             self.servers.append(server)
             self.bound.append((listener, port))
         self._advertise()
         for task in self.periodic:
             task.start()
+        if self.engines.controller is not None:
+            self.engines.controller.bootstrap(self.engines.clock())
+        if self.lifecycle is not None:
+            self.lifecycle.start()
+            self.markers.start()
         if self.config["metrics.http.listener"] is not None:
             self._start_metrics_http(loop)
         if self.config["schema.registry.listeners"]:
@@ -293,6 +338,10 @@ class BrokerServer:
 
     async def stop(self) -> None:
         self.ready = False
+        if self.lifecycle is not None:  # a controlled shutdown first: leaderships move away
+            await self.lifecycle.stop()
+            self.fetchers.stop()
+            self.markers.stop()
         for task in self.periodic:
             task.stop()
         for server in self.servers:

@@ -75,19 +75,24 @@ def by_topic(items: Iterable[tuple[tuple[str, int], object]]) -> dict[str, list[
 
 @dataclass(frozen=True)
 class NewTopic:
-    """Kafka's NewTopic: -1 partitions or replication factor means the broker's default."""
+    """Kafka's NewTopic: -1 partitions or replication factor means the broker's default;
+    ``assignments``: each partition's replicas (broker ids), with -1 and -1 (Kafka's
+    replicasAssignments)."""
 
     name: str
     num_partitions: int = -1
     replication_factor: int = -1
     configs: Mapping[str, str | None] = field(default_factory=dict)
+    assignments: list[list[int]] | None = None
 
 
 def create_topics(conn: BlockingConnection, topics: Iterable[NewTopic], *, timeout_ms: int = DEFAULT_TIMEOUT_MS,
                   validate_only: bool = False, version: int | None = None):
     return send(conn, CREATE_TOPICS, {
         "topics": [{"name": t.name, "num_partitions": t.num_partitions,
-                    "replication_factor": t.replication_factor, "assignments": [],
+                    "replication_factor": t.replication_factor,
+                    "assignments": [{"partition_index": i, "broker_ids": list(r)}
+                                    for i, r in enumerate(t.assignments or ())],
                     "configs": [{"name": k, "value": v} for k, v in t.configs.items()]} for t in topics],
         "timeout_ms": timeout_ms, "validate_only": validate_only}, version)
 

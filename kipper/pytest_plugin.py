@@ -13,6 +13,10 @@ entry point ``kipper`` (``pip install kipper`` is all a project does).
 - ``schema_registry_url``: the broker's Schema Registry (``http://127.0.0.1:<port>``), on by
   default where the ``kipper[schema-registry]`` extra is installed
   (``schema.registry.listeners=`` turns it off).
+- ``kafka_cluster``: a factory of kipper clusters (kipper.cluster.EmbeddedCluster, docs/
+  CLUSTER.md): ``kafka_cluster(brokers=3)`` starts a controller and three broker processes
+  (with the same broker overrides) and stops them after the test; ``kill(2)``,
+  ``start_broker(2)``, ``move_leader(...)``, ``faults(2)`` act on it.
 
 Broker properties come from the ini option ``kafka_broker_overrides`` (one ``key=value``
 a line) and then ``--kafka-broker-override key=value`` flags, which win.
@@ -191,3 +195,21 @@ def kafka_faults(kafka_broker):
     yield kafka_broker.faults
     if kafka_broker.running:
         kafka_broker.faults.clear()
+
+
+@pytest.fixture
+def kafka_cluster(request):
+    """``kafka_cluster(brokers=3, overrides=None, **kwargs) -> EmbeddedCluster``, started;
+    every cluster made is stopped after the test."""
+    from kipper.cluster import EmbeddedCluster
+
+    made = []
+
+    def make(brokers: int = 3, overrides: dict | None = None, **kwargs) -> EmbeddedCluster:
+        cluster = EmbeddedCluster(brokers, {**broker_overrides(request.config), **(overrides or {})}, **kwargs)
+        made.append(cluster)
+        return cluster.start()
+
+    yield make
+    for cluster in made:
+        cluster.stop()

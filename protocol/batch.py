@@ -172,25 +172,26 @@ LEADER_EPOCH = 0
 _OFFSET_LENGTH_EPOCH = struct.Struct(">qii")
 
 
-def with_base_offset_parts(view: memoryview, start: int, end: int, base_offset: int) -> tuple:
+def with_base_offset_parts(view: memoryview, start: int, end: int, base_offset: int,
+                           epoch: int = LEADER_EPOCH) -> tuple:
     """The batch ``view[start:end]`` with its base offset and partition leader epoch
     rewritten (neither is covered by the CRC), as two pieces: the first 16 bytes, and a
     view of the rest. Nothing is copied; a ``writev`` (the durable log's) takes them as
     they are."""
     length = _I32.unpack_from(view, start + 8)[0]
-    return _OFFSET_LENGTH_EPOCH.pack(base_offset, length, LEADER_EPOCH), view[start + 16:end]
+    return _OFFSET_LENGTH_EPOCH.pack(base_offset, length, epoch), view[start + 16:end]
 
 
-def with_base_offset(buf, start: int, end: int, base_offset: int) -> bytes:
+def with_base_offset(buf, start: int, end: int, base_offset: int, epoch: int = LEADER_EPOCH) -> bytes:
     """The batch ``buf[start:end]`` with its base offset rewritten, as one new object: one
     copy. For a Produce stored by copying (see ``stored_batch``) this is the only copy of
     the producer's bytes the broker makes."""
     if type(buf) is not memoryview:
         buf = memoryview(buf)
-    return b"".join(with_base_offset_parts(buf, start, end, base_offset))
+    return b"".join(with_base_offset_parts(buf, start, end, base_offset, epoch))
 
 
-def stored_batch(view: memoryview, start: int, end: int, base_offset: int):
+def stored_batch(view: memoryview, start: int, end: int, base_offset: int, epoch: int = LEADER_EPOCH):
     """The batch ``view[start:end]`` as the in-memory log stores it, base offset rewritten.
 
     A batch received into a large frame's own mapping (``framing.FrameMemory``) is kept
@@ -204,9 +205,9 @@ def stored_batch(view: memoryview, start: int, end: int, base_offset: int):
     if type(memory) is FrameMemory and (end - start) * 2 >= len(memory):
         batch = view[start:end]
         _I64.pack_into(batch, 0, base_offset)
-        _I32.pack_into(batch, 12, LEADER_EPOCH)
+        _I32.pack_into(batch, 12, epoch)
         return batch.toreadonly()
-    return with_base_offset(view, start, end, base_offset)
+    return with_base_offset(view, start, end, base_offset, epoch)
 
 
 def set_partition_leader_epoch(batch: bytearray, epoch: int) -> None:

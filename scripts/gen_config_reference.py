@@ -21,7 +21,7 @@ SECTIONS = {"server": "Server", "log": "Logs and topics", "producer": "Idempoten
             "storage": "Durable storage", "group": "Consumer groups", "share": "Share groups",
             "quota": "Quotas",
             "security": "Security", "metrics": "Metrics", "transactions": "Transactions",
-            "schema_registry": "Schema Registry"}
+            "schema_registry": "Schema Registry", "cluster": "A cluster (docs/CLUSTER.md)"}
 
 
 def _range(key) -> str:

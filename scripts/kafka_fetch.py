@@ -60,6 +60,7 @@ TOOLS: dict[str, str] = {
     "kafka-storage": "kafka.tools.StorageTool",
     "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
     "kafka-server-start": "kafka.Kafka",
 }

@@ -13,6 +13,7 @@ resolved version and each set's jars are stamped, and Maven then runs offline.
     scripts/kafka-reference sets                 # the sets and the artifacts in each
     scripts/kafka-reference tool NAME [ARGS...]  # a Kafka tool, e.g. tool kafka-topics --list ...
     scripts/kafka-reference run [--property K=V ...]   # a broker in the foreground
+    scripts/kafka-reference cluster --brokers 3  # a controller and 3 brokers (scripts/kafka_cluster.py)
 
 A set is a name from ``SETS`` or any ``group:artifact[:version]`` (Kafka's version when
 none is given). ``KIPPER_KAFKA_VERSION`` pins a version; ``KIPPER_CACHE`` moves the cache.
@@ -291,6 +292,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scram-user", action="append", default=[], metavar="NAME=PASSWORD")
     p.add_argument("--feature", action="append", default=[], metavar="NAME=LEVEL")
     p.add_argument("--heap", default="512m")
+    p = sub.add_parser("cluster", help="run a controller and N brokers in the foreground until interrupted")
+    p.add_argument("--brokers", type=int, default=3)
+    p.add_argument("--property", "-p", action="append", default=[], metavar="K=V")
+    p.add_argument("--heap", default="512m")
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -316,6 +321,19 @@ def _run(args) -> int:
     elif args.command == "tool":
         cmd = [java_binary(), "-Xmx256m", "-cp", classpath("tools"), TOOLS[args.name], *args.args]
         return subprocess.call(cmd)
+    elif args.command == "cluster":
+        from scripts.kafka_cluster import KafkaCluster
+
+        cluster = KafkaCluster(args.brokers, dict(kv.split("=", 1) for kv in args.property), heap=args.heap)
+        cluster.start()
+        print(f"Kafka {cluster.controller.version}: {args.brokers} brokers, bootstrap={cluster.bootstrap} "
+              f"dir={cluster.workdir}", flush=True)
+        try:
+            cluster.controller.proc.wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            cluster.stop()
     elif args.command == "run":
         kafka = KafkaReference(
             properties=dict(kv.split("=", 1) for kv in args.property),

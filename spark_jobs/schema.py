@@ -72,7 +72,7 @@ DUMP_LINE = StructType([
     StructField("partitions", ArrayType(PARTITION), True),
     StructField("connections", _struct(open=L, accepted=L, closed=L), True),
     StructField("totals", _struct(requests=L, bytes_in=L, records_in=L, bytes_out=L, records_out=L,
-                                  connections_accepted=L, connections_closed=L), True),
+                                  connections_accepted=L, connections_closed=L, bytes_out_sendfile=L), True),
     StructField("producer_state", PRODUCER_STATE, True),
     StructField("quotas", _struct(users=ArrayType(QUOTA_USER), users_tracked=L, bloom_bytes=L,
                                   disposed_filters=L, cleaned_users=L, default_quota=D,

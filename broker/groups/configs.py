@@ -161,11 +161,14 @@ RULES: list[Callable[[dict, object], str | None]] = [
 
 
 class GroupConfigs:
-    def __init__(self, metadata: MetadataStore | None = None, broker=None):
+    def __init__(self, metadata: MetadataStore | None = None, broker=None, writer=None):
         """``metadata`` persists every change (with log.dirs) and holds the stored ones;
-        ``broker`` (the broker config) gives defaults and bounds."""
+        ``broker`` (the broker config) gives defaults and bounds; ``writer(group, configs)``:
+        a cluster's controller, which keeps group configs in the metadata log (as ConfigRecords
+        that every broker's copy ``adopt``s, docs/CLUSTER.md)."""
         self.metadata = metadata or MetadataStore()
         self.broker = broker
+        self.writer = writer
         self._by_group: dict[str, dict[str, str]] = {
             g: dict(c) for g, c in self.metadata.group_configs.items()}
 
@@ -223,6 +226,11 @@ class GroupConfigs:
 
     def replace(self, group_id: str, configs: dict[str, str]) -> None:
         """The group's whole set (already checked); persisted."""
+        if self.writer is not None:
+            self.writer(group_id, self.current(group_id), configs)
+        self.adopt(group_id, configs)
+
+    def adopt(self, group_id: str, configs: dict[str, str]) -> None:
         if configs:
             self._by_group[group_id] = dict(configs)
         else:

@@ -139,6 +139,33 @@ class GroupCoordinator:
             counts["streams_groups"] = len(self.streams.groups)
         return counts
 
+    def load(self, partition, now: int) -> dict:
+        """A cluster's broker became the leader of a `__consumer_offsets` partition: the
+        groups whose records it holds are coordinated here from now (Kafka's
+        loadGroupsAndOffsets)."""
+        if self.journal is None:
+            return {}
+        if self.streams is None:
+            return self.journal.replay(self.offsets, self.classic, now, partitions=[partition])
+        before = set(self.streams.groups)
+        counts = self.journal.replay(self.offsets, self.classic, now, streams=self.streams.replay,
+                                     partitions=[partition])
+        loaded = set(self.streams.groups) - before
+        self.streams.loaded(now, loaded)
+        counts["streams_groups"] = len(loaded)
+        return counts
+
+    def unload(self, owned) -> int:
+        """It is no longer the leader: the groups ``owned(group_id)`` picks go from here, as
+        Kafka's coordinator resigns them (their members find the new coordinator)."""
+        gone = self.offsets.unload(owned)
+        kinds = (self.classic.groups, self.consumer.groups) + ((self.streams.groups,) if self.streams else ())
+        for groups in kinds:
+            for group_id in [g for g in groups if owned(g)]:
+                del groups[group_id]
+                gone += 1
+        return gone
+
     def leave(self, group_id: str, identities, *, now: int):
         group = self.consumer.groups.get(group_id)
         if group is not None:

@@ -113,15 +113,16 @@ class GroupJournal:
 
     # --- start ------------------------------------------------------------------------------------
 
-    def replay(self, offsets, classic, now: int, streams=None) -> dict:
-        """Rebuild committed offsets and classic groups from the topic, oldest first;
+    def replay(self, offsets, classic, now: int, streams=None, partitions=None) -> dict:
+        """Rebuild committed offsets and classic groups from the topic, oldest first (from
+        ``partitions`` only: a cluster's coordinator that took over some of them);
         ``streams(key, value)`` is given each streams-group record."""
         topic = self.topics.get(OFFSETS_TOPIC)
         counts = {"offsets": 0, "groups": 0, "records": 0}
         if topic is None:
             return counts
         groups: dict[str, object] = {}
-        for partition in topic.partitions:
+        for partition in topic.partitions if partitions is None else partitions:
             pending: dict[int, list] = {}  # producer id -> staged (group, topic, partition, value)
             for _, data in partition.batches_from(partition.log_start_offset):
                 batch = records.decode_batch(data, verify_crc=False)

@@ -137,6 +137,16 @@ class OffsetStore:
                 dropped += self.delete(group_id, list(self._groups[group_id]), now)
         return dropped
 
+    def unload(self, owned) -> int:
+        """Forget the groups ``owned(group_id)`` picks (their coordinator moved to another
+        broker of the cluster, with the partition their records are in). How many."""
+        gone = [g for g in {*self._groups, *self._pending} if owned(g)]
+        for group_id in gone:
+            self._groups.pop(group_id, None)
+            self._last_commit.pop(group_id, None)
+            self._pending.pop(group_id, None)
+        return len(gone)
+
     def restore(self, group_id: str, topic: str, partition: int, value) -> None:
         """A replayed record: an OffsetCommitValue, or None for a tombstone."""
         if value is None:

@@ -10,6 +10,12 @@ from kipper.broker.handlers.alter_configs import handle_alter_configs, handle_in
 from kipper.broker.handlers.api_versions import handle_api_versions
 from kipper.broker.handlers.cluster import handle_describe_cluster, handle_describe_log_dirs
 from kipper.broker.handlers.client_quotas import handle_alter_client_quotas, handle_describe_client_quotas
+from kipper.broker.handlers.controller_apis import (
+    handle_allocate_producer_ids, handle_alter_partition, handle_alter_partition_reassignments,
+    handle_broker_heartbeat, handle_broker_registration, handle_list_partition_reassignments,
+    handle_metadata_fetch, handle_unregister_broker,
+)
+from kipper.broker.handlers.coordinators import KEYS as COORDINATED_APIS, coordinated
 from kipper.broker.handlers.consumer_group import (
     handle_consumer_group_describe, handle_consumer_group_heartbeat,
 )
@@ -19,12 +25,14 @@ from kipper.broker.handlers.describe_topic_partitions import handle_describe_top
 from kipper.broker.handlers.features import handle_update_features
 from kipper.broker.handlers.fetch import handle_fetch
 from kipper.broker.handlers.find_coordinator import handle_find_coordinator
+from kipper.broker.handlers.forward import configs_forwarded, handle_forwarded
 from kipper.broker.handlers.groups import (
     handle_delete_groups, handle_describe_groups, handle_heartbeat, handle_join_group,
     handle_leave_group, handle_list_groups, handle_offset_delete, handle_sync_group,
 )
 from kipper.broker.handlers.list_offsets import handle_list_offsets
 from kipper.broker.handlers.metadata import handle_metadata
+from kipper.broker.handlers.offset_for_leader_epoch import handle_offset_for_leader_epoch
 from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
 from kipper.broker.handlers.produce import handle_produce
 from kipper.broker.handlers.quorum import handle_describe_quorum, handle_elect_leaders
@@ -73,6 +81,7 @@ HANDLERS = {
     20: handle_delete_topics,
     21: handle_delete_records,
     22: handle_init_producer_id,
+    23: handle_offset_for_leader_epoch,
     24: handle_add_partitions_to_txn,
     25: handle_add_offsets_to_txn,
     26: handle_end_txn,
@@ -115,4 +124,24 @@ HANDLERS = {
     90: handle_describe_share_group_offsets,
     91: handle_alter_share_group_offsets,
     92: handle_delete_share_group_offsets,
+}
+
+# a cluster's broker (docs/CLUSTER.md): what changes the cluster's metadata goes to the controller,
+# and a group's or transaction's requests are answered by its coordinator alone
+CLUSTER_HANDLERS = {**HANDLERS, **dict.fromkeys((19, 20, 37, 43, 45, 46, 55, 64), handle_forwarded),
+                    33: configs_forwarded(handle_alter_configs), 44: configs_forwarded(handle_incremental_alter_configs),
+                    **{key: coordinated(HANDLERS[key]) for key in COORDINATED_APIS}}
+
+# the controller: the brokers' requests, the metadata log's Fetch, and the topic admin APIs over
+# its TopicManager (broker/cluster/controller_topics.py)
+CONTROLLER_HANDLERS = {
+    **HANDLERS,
+    1: handle_metadata_fetch,
+    45: handle_alter_partition_reassignments,
+    46: handle_list_partition_reassignments,
+    56: handle_alter_partition,
+    62: handle_broker_registration,
+    63: handle_broker_heartbeat,
+    64: handle_unregister_broker,
+    67: handle_allocate_producer_ids,
 }

@@ -1,5 +1,6 @@
-"""DescribeCluster and DescribeLogDirs: the cluster (this one broker) and the
-directories its logs are in.
+"""DescribeCluster and DescribeLogDirs: the cluster (this one broker, or a cluster's live
+brokers with a random one as the controller, as a KRaft broker answers) and the directories
+its logs are in (in a cluster, those of the partitions this broker is a replica of).
 
 DescribeLogDirs describes ``log.dirs`` when it is set: each directory with the
 size of every partition stored there and the space of its file system. In
@@ -11,7 +12,10 @@ from __future__ import annotations
 
 import shutil
 
+import random
+
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE, NOT_PROVIDED
+from kipper.broker.cluster.replica import NOT_A_REPLICA
 from kipper.protocol.errors import ErrorCode
 
 BROKER_ENDPOINT, CONTROLLER_ENDPOINT = 1, 2
@@ -32,12 +36,18 @@ def handle_describe_cluster(req, ctx):
         code = ErrorCode.INVALID_REQUEST if ctx.api_version == 0 else ErrorCode.MISMATCHED_ENDPOINT_TYPE
         return {**base, "error_code": int(code), "error_message": "The request was sent to an endpoint "
                 "of type BROKER, but we wanted an endpoint of type CONTROLLER"}
+    operations = _cluster_operations(ctx) if req.include_cluster_authorized_operations else NOT_PROVIDED
+    cluster = engines.cluster
+    if cluster is not None:
+        brokers = cluster.described_brokers(ctx.session.listener, req.get("include_fenced_brokers", False))
+        live = [b["broker_id"] for b in brokers if not b["is_fenced"]]
+        return {**base, "controller_id": random.choice(live) if live else -1, "brokers": brokers,
+                "cluster_authorized_operations": operations}
     host, port = engines.advertised_address(ctx.session.listener)
     return {**base, "controller_id": engines.node_id,
             "brokers": [{"broker_id": engines.node_id, "host": host, "port": port, "rack": None,
                          "is_fenced": False}],
-            "cluster_authorized_operations": _cluster_operations(ctx)
-            if req.include_cluster_authorized_operations else NOT_PROVIDED}
+            "cluster_authorized_operations": operations}
 
 
 def _cluster_operations(ctx) -> int:
@@ -51,15 +61,21 @@ def _wanted(engines, topics):
     """(topic, [partition]) pairs asked for; every partition when ``topics`` is None. A
     topic or partition named twice is one (Kafka asks its ReplicaManager for a set)."""
     if topics is None:
-        return [(t, list(t.partitions)) for t in engines.topics.all()]
-    wanted: dict[str, dict[int, None]] = {}
+        return [(t, [p for p in t.partitions if _stored_here(p)]) for t in engines.topics.all()]
+    wanted: dict[str, dict[int, None]] = {}  # a topic or partition named twice is one (Kafka's set)
     for item in topics:
         topic = engines.topics.get(item.topic)
         if topic is not None:
             indexes = wanted.setdefault(item.topic, {})
-            indexes.update((i, None) for i in item.partitions if 0 <= i < len(topic.partitions))
+            indexes.update((i, None) for i in item.partitions
+                           if 0 <= i < len(topic.partitions) and _stored_here(topic.partitions[i]))
     return [(engines.topics.get(name), [engines.topics.get(name).partitions[i] for i in indexes])
             for name, indexes in wanted.items()]
+
+
+def _stored_here(partition) -> bool:
+    """One node stores every partition; a cluster's broker those it is a replica of."""
+    return partition.replica is None or partition.replica.role != NOT_A_REPLICA
 
 
 def _space(directory: str) -> tuple[int, int]:

@@ -7,12 +7,15 @@ DESCRIBE) for an empty list; named topics the principal may not describe come la
 TOPIC_AUTHORIZATION_FAILED and no id; an unknown name is UNKNOWN_TOPIC_OR_PARTITION (or
 INVALID_TOPIC_EXCEPTION for a name no topic could have); a cursor whose topic is not in
 the list, or whose partition is negative, is INVALID_REQUEST for every topic asked. One replica, never out of sync: the
-eligible leader replica lists are empty, as Kafka's are for such a partition.
+eligible leader replica lists are empty, as Kafka's are for such a partition; in a cluster
+the registrations the metadata log holds (handlers/leaders.py), whose eligible leader
+replicas are empty too (kipper keeps none, docs/CLUSTER.md).
 """
 
 from __future__ import annotations
 
 from kipper.broker.acl.model import DESCRIBE, TOPIC
+from kipper.broker.handlers.leaders import partition_row
 from kipper.broker.log.topics import validate_topic_name
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.primitives import ZERO_UUID
@@ -56,7 +59,7 @@ def handle_describe_topic_partitions(req, ctx):
         start = first if name == after else 0
         end = min(len(topic.partitions), start + remaining)
         out.append({"error_code": 0, "name": name, "topic_id": topic.topic_id, "is_internal": topic.internal,
-                    "partitions": [_partition(index, engines.node_id) for index in range(start, end)],
+                    "partitions": [_partition(ctx, topic, index) for index in range(start, end)],
                     "topic_authorized_operations": ctx.authorized_operations(TOPIC, name)})
         if end < len(topic.partitions):
             next_cursor = {"topic_name": name, "partition_index": end}
@@ -67,7 +70,7 @@ def handle_describe_topic_partitions(req, ctx):
     return {"throttle_time_ms": 0, "topics": out, "next_cursor": next_cursor}
 
 
-def _partition(index: int, node_id: int) -> dict:
-    return {"error_code": 0, "partition_index": index, "leader_id": node_id, "leader_epoch": 0,
-            "replica_nodes": [node_id], "isr_nodes": [node_id], "eligible_leader_replicas": [],
-            "last_known_elr": [], "offline_replicas": []}
+def _partition(ctx, topic, index: int) -> dict:
+    row = partition_row(ctx, topic, index)  # (no error code: Kafka's leaves a missing leader as -1)
+    row.update(error_code=0, eligible_leader_replicas=[], last_known_elr=[])
+    return row

@@ -8,21 +8,27 @@ a partition returns data only below its last stable offset, with the aborted
 transactions that overlap it (broker/log/txn_index.py). A consumer over its
 consumer_byte_rate quota is answered empty with the throttle time and muted.
 
-As Kafka's: a last_fetched_epoch (v12+) above the leader's epoch is OFFSET_OUT_OF_RANGE,
-and one whose end offset is below the fetch offset gets the diverging epoch (KIP-595's
-check, on the leader's one epoch); a partition's whole batches that fit its limit are
-followed by the first bytes of the next batch up to the limit (Kafka sends the slice of the
-segment file; a consumer drops the cut batch).
+A Fetch's last_fetched_epoch (v12+) is checked before its offset, as Kafka's: an epoch the
+leader does not know is OFFSET_OUT_OF_RANGE, and one that ended earlier here, or before the
+fetch offset, gets the diverging epoch and no records (KIP-595's check). A partition's whole
+batches that fit its limit are followed by the first bytes of the next batch up to the limit
+(Kafka sends the slice of the segment file; a consumer drops the cut batch).
+
+In a cluster (docs/CLUSTER.md) only a partition's leader answers (NOT_LEADER_OR_FOLLOWER
+with the leader it knows otherwise) and consumers read below the high watermark. A
+follower's Fetch (its replica id in ``replica_state``) reads to the log end and tells the
+leader how far the follower has got (broker/cluster/replica.py).
 """
 
 from __future__ import annotations
 
 from kipper.broker.acl.model import READ, TOPIC
+from kipper.broker.handlers.leaders import current_leader, divergence, leader_error, node_endpoints
 from kipper.broker.handlers.replies import Reply
 from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
-LEADER_EPOCH = 0  # one node, never re-elected: every partition's leader epoch
+_LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 SESSIONS_SINCE = 7  # Fetch versions with session ids and epochs (KIP-227)
 FULL_FETCH_EPOCHS = (0, -1)  # INITIAL_EPOCH, FINAL_EPOCH: no session is continued
 
@@ -62,23 +68,12 @@ def wanted(topics) -> list[tuple]:
     return [(t, parts) for _, t, parts in out]
 
 
-def leader_epoch_error(current_leader_epoch: int | None) -> ErrorCode | None:
-    """Kafka's check of a client's current_leader_epoch (KIP-320): ahead of the leader's is
-    UNKNOWN_LEADER_EPOCH, behind it FENCED_LEADER_EPOCH; -1 (or a version without the
-    field) skips the check."""
-    if current_leader_epoch is None:
-        return None
-    if current_leader_epoch > LEADER_EPOCH:
-        return ErrorCode.UNKNOWN_LEADER_EPOCH
-    if 0 <= current_leader_epoch < LEADER_EPOCH:
-        return ErrorCode.FENCED_LEADER_EPOCH
-    return None
-
-
-def _replica_id(req) -> int:
-    """The fetching replica (v15+ in replica_state); -1 for a consumer."""
-    state = req.get("replica_state")
-    return state.replica_id if state is not None else req.get("replica_id", -1)
+def replica_id(req, version: int) -> int:
+    """The fetching follower's broker id (-1 for a consumer): in replica_state from v15."""
+    if version >= 15:
+        state = req.get("replica_state") or {}
+        return state.get("replica_id", -1)
+    return req.get("replica_id", -1)
 
 
 def _read(req, ctx) -> tuple[dict, int, list]:
@@ -90,12 +85,17 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     if most is not None and most < remaining:
         remaining = most
     committed = req.get("isolation_level", READ_UNCOMMITTED) == READ_COMMITTED
-    follower = _replica_id(req) >= 0
+    cluster = ctx.engines.cluster
+    follower = replica_id(req, ctx.api_version) if cluster is not None else -1
+    leaders = None  # the leaders named in refusals (KIP-951's node_endpoints)
+    from_follower_ok = follower < 0 and ctx.api_version >= 11  # a consumer may read a follower (KIP-392)
+    lone_follower = cluster is None and replica_id(req, ctx.api_version) >= 0  # one node: no follower
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
     responses = []
     first = True
+    regions = ctx.session.zero_copy
     for t, partitions in wanted(req.topics):
         name = t.get("topic")
         topic = topics.get(name) if name is not None else topics.by_id(t.topic_id)
@@ -109,33 +109,46 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 parts.append(_error_entry(index, code, []))
                 continue
-            if follower:  # this broker has no followers: Kafka finds none of that id
+            if lone_follower:  # this broker has no followers: Kafka finds none of that id
                 parts.append(_error_entry(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
                 continue
-            epoch_error = leader_epoch_error(p.get("current_leader_epoch", -1))
             plog = topic.partitions[index]
+            epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
             offset = p.fetch_offset
             start = plog.log_start_offset
-            last_fetched_epoch = p.get("last_fetched_epoch")  # (None before v12)
-            if last_fetched_epoch is None:
-                last_fetched_epoch = -1
-            elif epoch_error is None and last_fetched_epoch > LEADER_EPOCH:  # no end offset for it
-                epoch_error = ErrorCode.OFFSET_OUT_OF_RANGE
+            if epoch_error is None:
+                # the last fetched epoch before the offset (Kafka's order): a fetcher ahead of
+                # a new leader is told where to truncate, not that it is out of range
+                diverging = divergence(plog, offset, p.get("last_fetched_epoch"))
+                if isinstance(diverging, tuple):
+                    parts.append(_diverging_entry(index, plog, committed, *diverging))
+                    total += 1  # (a diverging answer goes at once)
+                    continue
+                epoch_error = diverging
             if epoch_error is not None or offset < start or offset > plog.log_end_offset:
-                if epoch_error is None and last_fetched_epoch == LEADER_EPOCH and offset > plog.log_end_offset:
-                    parts.append(_diverging_entry(index, plog, committed))
-                else:
-                    parts.append(_error_entry(index, epoch_error or ErrorCode.OFFSET_OUT_OF_RANGE))
+                entry = _error_entry(index, epoch_error or ErrorCode.OFFSET_OUT_OF_RANGE)
+                if epoch_error in _LEADER_MOVED and plog.replica is not None:
+                    entry["current_leader"] = leader = current_leader(plog)
+                    leaders = (leaders or set()) | {leader["leader_id"]}
+                parts.append(entry)
                 continue
             entry = {"partition_index": index, "error_code": 0, "high_watermark": plog.high_watermark,
                      "last_stable_offset": plog.last_stable_offset, "log_start_offset": start,
                      "aborted_transactions": [] if committed else None,
                      "preferred_read_replica": -1, "records": b""}
+            if follower >= 0:  # (replication is not counted as consumption, nor quota'd)
+                size = _follower_read(cluster, plog, follower, p, entry, ctx.now)
+                total += size
+                if not size:
+                    watched.append((plog.topic, index))
+                parts.append(entry)
+                continue
             limit = min(p.partition_max_bytes, remaining)
             # read_committed: nothing at or past the last stable offset
             # one segment per partition, as Kafka's UnifiedLog.read: the consumer's next
             # fetch goes on from there
-            got = plog.read(offset, limit, always_one=first, read_committed=committed, one_segment=True)
+            got = plog.read(offset, limit, always_one=first, read_committed=committed, one_segment=True,
+                            regions=regions)
             if got.chunks:
                 first = False
                 size = got.size
@@ -156,15 +169,30 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
                               "partitions": parts})
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
+    if leaders and ctx.api_version >= 16:
+        body["node_endpoints"] = node_endpoints(ctx, leaders)
     return body, total, watched, reads
 
 
-def _diverging_entry(index: int, plog, committed: bool) -> dict:
+def _follower_read(cluster, plog, follower: int, p, entry: dict, now: int) -> int:
+    """A follower's read into ``entry``, to the log end; the leader notes how far the
+    follower has got. The bytes read."""
+    offset = p.fetch_offset
+    got = plog.read(offset, p.partition_max_bytes, to_log_end=True, one_segment=True)
+    if got.chunks:
+        entry["records"] = got.chunks
+    cluster.follower_fetched(plog, follower, offset, now)
+    entry["high_watermark"] = plog.high_watermark
+    entry["last_stable_offset"] = plog.last_stable_offset
+    return got.size
+
+
+def _diverging_entry(index: int, plog, committed: bool, epoch: int, end_offset: int) -> dict:
     """A fetch past the end of the epoch it says it last fetched: nothing read, the epoch and
     its end offset to truncate to (Kafka's divergingEpoch)."""
     return {"partition_index": index, "error_code": 0, "high_watermark": plog.high_watermark,
             "last_stable_offset": plog.last_stable_offset, "log_start_offset": plog.log_start_offset,
-            "diverging_epoch": {"epoch": LEADER_EPOCH, "end_offset": plog.log_end_offset},
+            "diverging_epoch": {"epoch": epoch, "end_offset": end_offset},
             "aborted_transactions": [] if committed else None, "preferred_read_replica": -1, "records": b""}
 
 

@@ -1,4 +1,8 @@
-"""FindCoordinator: this broker coordinates every group, transaction and share group.
+"""FindCoordinator: on one node this broker coordinates every group, transaction and share
+group; in a cluster (docs/CLUSTER.md), the leader of the key's `__consumer_offsets` or
+`__transaction_state` partition, whose topic is made (through the controller) the first time
+it is looked for, COORDINATOR_NOT_AVAILABLE being the answer meanwhile, as from Kafka. A
+share key names its data partition, whose leader keeps the share-partition's state (seed 004).
 
 A group or transactional id may be empty, as on Kafka; a share-partition key must be
 Kafka's ``group:topic-id:partition`` (SharePartitionKey.validate) or is INVALID_REQUEST."""
@@ -56,9 +60,22 @@ def _coordinator(key: str, key_type: int, ctx) -> dict:
     if key_type != TRANSACTION and not ctx.authorize(DESCRIBE, ACL_GROUP, key):
         return {"key": key, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                 "error_message": None, "node_id": -1, "host": "", "port": -1}
+    if ctx.engines.cluster is not None:
+        return _in_cluster(key, key_type, ctx)
     # Kafka's text for success: "" in a v4+ coordinator, the error's name (NONE) before
     return {"key": key, "error_code": 0, "error_message": "" if ctx.api_version >= 4 else "NONE",
             "node_id": ctx.engines.node_id, "host": host, "port": port}
+
+
+def _in_cluster(key: str, key_type: int, ctx) -> dict:
+    cluster = ctx.engines.cluster
+    leader = cluster.share_coordinator(key) if key_type == SHARE else cluster.find_coordinator(key, key_type == TRANSACTION)
+    found = cluster.endpoint(leader, ctx.session.listener) if leader >= 0 else None
+    if found is None:
+        return {"key": key, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
+                "error_message": "The coordinator is not available.", "node_id": -1, "host": "", "port": -1}
+    return {"key": key, "error_code": 0, "error_message": "" if ctx.api_version >= 4 else "NONE",
+            "node_id": leader, "host": found[0], "port": found[1]}
 
 
 def handle_find_coordinator(req, ctx):

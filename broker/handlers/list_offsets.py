@@ -8,7 +8,7 @@ needs DESCRIBE (TOPIC_AUTHORIZATION_FAILED otherwise).
 from __future__ import annotations
 
 from kipper.broker.acl.model import DESCRIBE, TOPIC
-from kipper.broker.handlers.fetch import leader_epoch_error
+from kipper.broker.handlers.leaders import leader_epoch, leader_error
 from kipper.protocol.errors import ErrorCode
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -56,6 +56,7 @@ def _by_topic(req) -> tuple[dict, set]:
 def handle_list_offsets(req, ctx):
     topics = ctx.engines.topics
     committed = req.get("isolation_level", 0) == READ_COMMITTED
+    replica = req.get("replica_id", -1) >= 0  # a follower: up to the log end, whatever the isolation
     grouped, twice = _by_topic(req)
     out = []
     for name, partitions in grouped.items():
@@ -79,12 +80,12 @@ def handle_list_offsets(req, ctx):
                 parts.append({"partition_index": p.partition_index,
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})
                 continue
-            code = leader_epoch_error(p.get("current_leader_epoch", -1))
+            code = leader_error(plog, p.get("current_leader_epoch", -1))
             if code is not None:
                 parts.append({"partition_index": p.partition_index, "error_code": int(code), **NOT_FOUND})
                 continue
-            row = {"partition_index": p.partition_index, "error_code": 0, "leader_epoch": 0}
-            end = plog.last_stable_offset if committed else plog.high_watermark
+            row = {"partition_index": p.partition_index, "error_code": 0, "leader_epoch": leader_epoch(plog)}
+            end = plog.log_end_offset if replica else plog.last_stable_offset if committed else plog.high_watermark
             row.update(_lookup(plog, p.timestamp, end))
             parts.append(row)
         out.append({"name": name, "partitions": parts})

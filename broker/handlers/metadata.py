@@ -1,4 +1,6 @@
-"""Metadata: brokers (this one), and topics with their single-replica partitions.
+"""Metadata: brokers (this one), and topics with their single-replica partitions; in a
+cluster (docs/CLUSTER.md), every live broker and each partition's registration from the
+metadata log (leader, epoch, replicas, ISR, offline replicas: handlers/leaders.py).
 
 v8+ asks for the operations the principal may perform on each topic and (v8-10)
 on the cluster (KIP-430): what the ACLs allow, and without an authorizer every
@@ -15,14 +17,19 @@ answer; the next Metadata shows it), and a name that is not a legal topic name i
 INVALID_TOPIC_EXCEPTION.
 
 A topic's partitions are the bulk of the answer (a 1,000-partition topic is 1,000
-structs) and change only with the partition count, so they are encoded once per
-(version, node) and kept on the Topic (``Topic.derived``); each request assembles the
-per-topic fields around them, so the checks above still run for every request.
+structs) and change only with the partition count (in a cluster, with the metadata log),
+so they are encoded once per (version, node, listener, metadata offset) and kept on the
+Topic (``Topic.derived``); each request assembles the per-topic fields around them, so the
+checks above still run for every request. A cluster's controller_id is a random live
+broker, as Kafka's KRaft brokers answer (clients cannot reach the controller).
 """
 
 from __future__ import annotations
 
+import random
+
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE, NOT_PROVIDED, TOPIC
+from kipper.broker.handlers.leaders import partition_row
 from kipper.broker.handlers.topics import may_create_topic
 from kipper.broker.log.topics import validate_topic_name
 from kipper.protocol.errors import ErrorCode
@@ -32,37 +39,44 @@ from kipper.protocol.primitives import Encoded
 _PARTITIONS = ("topics", "partitions")
 
 
-def describe_topic(topic, node_id: int, version: int, ops: int = NOT_PROVIDED) -> dict:
+def describe_topic(ctx, topic, ops: int = NOT_PROVIDED) -> dict:
     return {
         "error_code": 0, "name": topic.name, "topic_id": topic.topic_id,
         "is_internal": topic.internal, "topic_authorized_operations": ops,
-        "partitions": encoded_partitions(topic, node_id, version),
+        "partitions": encoded_partitions(ctx, topic),
     }
 
 
-def partition_rows(topic, node_id: int) -> list[dict]:
-    return [{"error_code": 0, "partition_index": p.partition, "leader_id": node_id,
-             "leader_epoch": 0, "replica_nodes": [node_id], "isr_nodes": [node_id],
-             "offline_replicas": []} for p in topic.partitions]
-
-
-def encoded_partitions(topic, node_id: int, version: int) -> Encoded:
-    """The topic's partitions array for ``version``, encoded again only when the
-    partition count changed (CreatePartitions); a deleted or recreated topic is
-    another Topic with its own cache."""
-    key = ("metadata.partitions", version, node_id)
-    count = len(topic.partitions)
+def encoded_partitions(ctx, topic) -> Encoded:
+    """The topic's partitions array for the request's version, encoded again only when the
+    partition count (or in a cluster the metadata log) moved; a deleted or recreated topic
+    is another Topic with its own cache."""
+    cluster = ctx.engines.cluster
+    version = ctx.api_version
+    key = ("metadata.partitions", version, ctx.engines.node_id, ctx.session.listener)
+    stamp = (len(topic.partitions), cluster.metadata_offset if cluster is not None else 0)
     cached = topic.derived.get(key)
-    if cached is None or cached[0] != count:
-        data = METADATA.field_schema("response", version, _PARTITIONS).build(partition_rows(topic, node_id))
-        cached = topic.derived[key] = (count, Encoded(data))
+    if cached is None or cached[0] != stamp:
+        rows = [partition_row(ctx, topic, i) for i in range(len(topic.partitions))]
+        data = METADATA.field_schema("response", version, _PARTITIONS).build(rows)
+        cached = topic.derived[key] = (stamp, Encoded(data))
     return cached[1]
+
+
+def _brokers(ctx) -> tuple[list[dict], int]:
+    """(the brokers, the controller id) of the answer."""
+    engines = ctx.engines
+    cluster = engines.cluster
+    if cluster is None:
+        host, port = engines.advertised_address(ctx.session.listener)
+        return [{"node_id": engines.node_id, "host": host, "port": port, "rack": None}], engines.node_id
+    live = cluster.live_brokers(ctx.session.listener)
+    brokers = [{"node_id": i, "host": h, "port": p, "rack": r} for i, h, p, r in live]
+    return brokers, random.choice(live)[0] if live else -1
 
 
 def handle_metadata(req, ctx):
     engines = ctx.engines
-    node_id = engines.node_id
-    host, port = engines.advertised_address(ctx.session.listener)
     topics = engines.topics
     wanted = req.topics
     with_ops = bool(req.get("include_topic_authorized_operations"))
@@ -72,7 +86,7 @@ def handle_metadata(req, ctx):
 
     version = ctx.api_version
     if wanted is None or (version == 0 and not wanted):
-        out = [describe_topic(t, node_id, version, ops(t)) for t in topics.all()
+        out = [describe_topic(ctx, t, ops(t)) for t in topics.all()
                if ctx.authorize(DESCRIBE, TOPIC, t.name)]
     else:
         auto = req.get("allow_auto_topic_creation", True)
@@ -90,31 +104,34 @@ def handle_metadata(req, ctx):
                     out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
                                 "topic_id": item.topic_id})
                 else:
-                    out.append(describe_topic(topic, node_id, version, ops(topic)))
+                    out.append(describe_topic(ctx, topic, ops(topic)))
                 continue
             if not ctx.authorize(DESCRIBE, TOPIC, name):
                 out.append({"error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "name": name})
                 continue
             topic = topics.get(name)
             if topic is not None:
-                out.append(describe_topic(topic, node_id, version, ops(topic)))
+                out.append(describe_topic(ctx, topic, ops(topic)))
                 continue
             if validate_topic_name(name) is not None:
                 error = ErrorCode.INVALID_TOPIC_EXCEPTION
             elif auto and topics.auto_create and not may_create_topic(ctx, name):
                 error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             else:
-                if auto:
+                if auto and topics.auto_create and engines.cluster is not None:
+                    engines.cluster.create_topic(name)  # the controller makes it
+                elif auto:
                     topics.get_or_create(name)
                 # as Kafka: the request that auto-creates a topic does not show it yet (its
                 # controller creates it after the answer); the next Metadata does
                 error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             out.append({"error_code": int(error), "name": name})
+    brokers, controller_id = _brokers(ctx)
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": node_id, "host": host, "port": port, "rack": None}],
+        "brokers": brokers,
         "cluster_id": engines.cluster_id,
-        "controller_id": node_id,
+        "controller_id": controller_id,
         "topics": out,
         "cluster_authorized_operations": ctx.authorized_operations(CLUSTER, CLUSTER_NAME)
         if req.get("include_cluster_authorized_operations") else NOT_PROVIDED,

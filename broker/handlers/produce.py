@@ -15,13 +15,21 @@ Kafka, and when any partition was refused the connection is closed instead, so t
 client learns of it (Kafka's KafkaApis does the same); a producer throttled by a quota
 (producer ids, seed 002; producer_byte_rate, Kafka's ClientQuotaManager) gets
 throttle_time_ms and its connection is muted after the answer.
+
+In a cluster (docs/CLUSTER.md) a partition is written on its leader only (NOT_LEADER_OR_FOLLOWER
+with the leader it knows, KIP-951); acks=all needs an ISR of at least min.insync.replicas
+(NOT_ENOUGH_REPLICAS, nothing appended) and is answered once the high watermark passes the
+batch (``_replicated``: REQUEST_TIMED_OUT after timeout_ms, NOT_ENOUGH_REPLICAS_AFTER_APPEND
+if the ISR shrank below the minimum meanwhile), as Kafka's DelayedProduce.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import NamedTuple
 
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
+from kipper.broker.handlers.leaders import current_leader, node_endpoints
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.broker.handlers.txn import PRODUCE_ADDS_PARTITION_SINCE, not_in_transaction
 from kipper.broker.log import validate
@@ -69,6 +77,10 @@ def handle_produce(run, ctx) -> list:
     # the partition whose appended bytes and records are being summed: counted once per
     # partition in a row of the run, not once per request
     counted_target, counted_index, nbytes, nrecords = None, -1, 0, 0
+    cluster = ctx.engines.cluster is not None
+    # share fetches the appends woke: each is tried once its request's appends are all in
+    # (Kafka completes delayed share fetches after each request); empty unless one waits
+    woken = ctx.engines.appends.woken
     for req in run:
         acks = req.acks
         if req.transactional_id is None and _holds_transactional(req.topic_data):
@@ -85,6 +97,7 @@ def handle_produce(run, ctx) -> list:
         txn_denied = None  # looked up at most once per request
         throttle_ms = 0
         responses = []
+        waits = [] if cluster else None  # a cluster's acks=all: (replica, end offset, min ISR, row)
         refused = False
         topic_data = req.topic_data
         if len(topic_data) != 1 or len(topic_data[0].partition_data) != 1:
@@ -102,7 +115,7 @@ def handle_produce(run, ctx) -> list:
             for pdata in tdata.partition_data:
                 index = pdata.index
                 row, wait, appended_bytes, appended_records = _partition_row(
-                    ctx, target, acks, index, pdata.records, now, req.transactional_id)
+                    ctx, target, acks, index, pdata.records, now, req.transactional_id, waits)
                 if appended_records:
                     if target is not counted_target or index != counted_index:
                         if nrecords:
@@ -117,6 +130,8 @@ def handle_produce(run, ctx) -> list:
                 rows.append(row)
             if rows:  # a topic that names no partition has no answer, as Kafka's (a map by partition)
                 responses.append({"name": tdata.name, "topic_id": tdata.topic_id, "partition_responses": rows})
+        if woken:
+            ctx.engines.appends.settle()
         if byte_quota:  # Kafka counts the request after the append, acks=0 too
             wait = quotas.record_produce(ctx, _request_bytes(req), now)
             if wait > throttle_ms:
@@ -127,7 +142,12 @@ def handle_produce(run, ctx) -> list:
                 for t in responses for r in t["partition_responses"] if r["error_code"])))
             break
         body = NO_RESPONSE if acks == 0 else {"responses": responses, "throttle_time_ms": throttle_ms}
-        answers.append(Reply(body, mute_ms=throttle_ms) if throttle_ms else body)
+        if cluster and acks != 0:
+            _name_leaders(ctx, body)
+        if waits:
+            answers.append(_replicated(body, waits, req.timeout_ms, throttle_ms))
+        else:
+            answers.append(Reply(body, mute_ms=throttle_ms) if throttle_ms else body)
         if throttle_ms:
             break
     if nrecords:
@@ -147,6 +167,34 @@ def _holds_transactional(topic_data: list) -> bool:
             if r is not None and len(r) > HEADER_SIZE and r[16] == 2 and r[22] & TRANSACTIONAL:
                 return True
     return False
+
+
+def _name_leaders(ctx, body: dict) -> None:
+    """KIP-951: the endpoints of the leaders named in NOT_LEADER_OR_FOLLOWER answers (v10+)."""
+    if ctx.api_version < 10:
+        return
+    leaders = {row["current_leader"]["leader_id"] for t in body["responses"] for row in t["partition_responses"]
+               if "current_leader" in row}
+    if leaders:
+        body["node_endpoints"] = node_endpoints(ctx, leaders)
+
+
+async def _replicated(body: dict, waits: list, timeout_ms: int, mute_ms: int):
+    """The answer once every partition's high watermark passed its batch (Kafka's
+    DelayedProduce), each row with the error its wait ended with."""
+    loop = asyncio.get_running_loop()
+    pending = []
+    for replica, end, min_isr, row in waits:
+        future = loop.create_future()
+        replica.wait_for(end, min_isr, lambda code, f=future: f.done() or f.set_result(code))
+        pending.append((future, row))
+    if not all(f.done() for f, _ in pending):
+        await asyncio.wait([f for f, _ in pending], timeout=max(timeout_ms, 0) / 1000)
+    for future, row in pending:
+        code = future.result() if future.done() else ErrorCode.REQUEST_TIMED_OUT
+        if code != ErrorCode.NONE:
+            row["error_code"] = int(code)
+    return Reply(body, mute_ms=mute_ms) if mute_ms else body
 
 
 def _distinct(topic_data: list) -> list:
@@ -225,9 +273,10 @@ def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | N
 
 
 def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int,
-                   transactional_id: str | None = None) -> tuple[dict, int, int, int]:
+                   transactional_id: str | None = None, waits: list | None = None) -> tuple[dict, int, int, int]:
     """One partition's answer, the quota's throttle time (0 unless exceeded), and the
-    bytes and records appended (for the caller to count)."""
+    bytes and records appended (for the caller to count). In a cluster, an acks=all
+    append that waits for the ISR adds (replica, end offset, min ISR, row) to ``waits``."""
     topic = target.topic
     if (acks not in VALID_ACKS or target.denied is not None or topic is None
             or not 0 <= index < len(topic.partitions)):  # nothing is appended
@@ -239,6 +288,15 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     partition = topic.partitions[index]
     if ctx.api_version < ZSTD_SINCE and records and len(records) > HEADER_SIZE and records[22] & 7 == compression.ZSTD:
         return _row(index, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE), 0, 0, 0  # Kafka's validateRecords
+    replica = partition.replica
+    if replica is not None:
+        if not replica.is_leader:
+            row = _row(index, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+            row["current_leader"] = current_leader(partition)
+            return row, 0, 0, 0
+        if acks == -1 and len(replica.isr) < policy.min_insync_replicas:
+            # no message: Kafka's Produce carries only a record validation's own words
+            return _row(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=partition.log_start_offset), 0, 0, 0
     try:
         records, spans = validate.checked_batch(records, policy, now)
     except validate.Rejected as exc:  # nothing is appended, nothing of the producer's state moves
@@ -276,6 +334,10 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
            "log_append_time_ms": now if policy.log_append_time and appended.appended else appended.log_append_time,
            "log_start_offset": partition.log_start_offset, "error_message": None}
+    if replica is not None and acks == -1 and appended.error == ErrorCode.NONE:
+        end = appended.base_offset + header.last_offset_delta + 1
+        if replica.high_watermark < end:
+            waits.append((replica, end, policy.min_insync_replicas, row))
     if not appended.appended:  # refused, or a retry answered from producer state
         if appended.error and appended.error != ErrorCode.DUPLICATE_SEQUENCE_NUMBER:  # (a retry's answer)
             _log_refusal(ctx, topic.name, index, records, ErrorCode(appended.error),

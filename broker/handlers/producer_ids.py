@@ -13,6 +13,7 @@ last five batches, so producers must keep Kafka's limit of five requests.
 from __future__ import annotations
 
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, IDEMPOTENT_WRITE, TOPIC, TRANSACTIONAL_ID, WRITE
+from kipper.broker.producer_state.ids import ProducerIdsUnavailable
 from kipper.protocol.errors import ErrorCode
 
 
@@ -39,6 +40,17 @@ def handle_init_producer_id(req, ctx):
     if req.transactional_id == "":  # Kafka's coordinator refuses an empty transactional id
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST), "producer_id": -1,
                 "producer_epoch": -1, "max_in_flight_sequence_number_per_connection": window}
+    try:
+        error, pid, epoch = _init(req, ctx)
+    except ProducerIdsUnavailable:
+        error, pid, epoch = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1, -1
+    return {"throttle_time_ms": 0, "error_code": int(error), "producer_id": pid,
+            "producer_epoch": epoch,
+            "max_in_flight_sequence_number_per_connection": window}
+
+
+def _init(req, ctx) -> tuple[ErrorCode, int, int]:
+    engines = ctx.engines
     if req.transactional_id is not None:
         error, pid, epoch, _ = engines.txn.init_producer_id(
             req.transactional_id, req.transaction_timeout_ms, req.get("producer_id", -1),
@@ -48,6 +60,4 @@ def handle_init_producer_id(req, ctx):
     else:
         error, pid, epoch = engines.producer_ids.init(req.get("producer_id", -1),
                                                     req.get("producer_epoch", -1))
-    return {"throttle_time_ms": 0, "error_code": int(error), "producer_id": pid,
-            "producer_epoch": epoch,
-            "max_in_flight_sequence_number_per_connection": window}
+    return error, pid, epoch

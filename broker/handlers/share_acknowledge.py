@@ -8,7 +8,8 @@ stay acquired until the share session ends.
 
 from __future__ import annotations
 
-from kipper.broker.handlers.share_fetch import apply_acknowledgements, current_leader, top_level_error
+from kipper.broker.handlers.share_answer import current_leader
+from kipper.broker.handlers.share_fetch import apply_acknowledgements, top_level_error
 from kipper.broker.handlers.share_group import share_groups_enabled
 from kipper.broker.acl.model import GROUP, READ
 from kipper.broker.share.sessions import FINAL_EPOCH
@@ -32,9 +33,9 @@ def handle_share_acknowledge(req, ctx):
     if req.share_session_epoch == FINAL_EPOCH:
         share.close_session(req.group_id, req.member_id, now)
     by_topic: dict = {}
-    for (topic_id, partition), error in results.items():
+    for (topic_id, partition), (error, message) in results.items():
         by_topic.setdefault(topic_id, []).append({
-            "partition_index": partition, "error_code": int(error), "error_message": None,
+            "partition_index": partition, "error_code": int(error), "error_message": message,
             "current_leader": current_leader()})
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "acquisition_lock_timeout_ms": share.lock_duration_ms(req.group_id),

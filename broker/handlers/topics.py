@@ -1,6 +1,7 @@
 """CreateTopics, DeleteTopics and CreatePartitions, with Kafka's controller checks
-(ReplicationControlManager): manual assignments must name registered brokers,
-which here is this one; validate_only checks everything and changes nothing. A timeout_ms
+(ReplicationControlManager): manual assignments must name registered brokers (this one
+alone on one node; a cluster's controller runs these handlers over its registry,
+broker/cluster/controller_topics.py); validate_only checks everything and changes nothing. A timeout_ms
 of 0 or less has passed before Kafka's controller takes the request: every topic that got
 past the broker's own checks (duplicates, authorization) is REQUEST_TIMED_OUT, and nothing
 is done."""
@@ -34,14 +35,14 @@ def may_create_topic(ctx, name: str) -> bool:
     return ctx.authorize(CREATE, CLUSTER, CLUSTER_NAME) or ctx.authorize(CREATE, TOPIC, name)
 
 
-def check_assignment(broker_ids, node_id: int, replication_factor: int | None) -> None:
-    """Kafka's validateManualPartitionAssignment, with one registered broker."""
+def check_assignment(broker_ids, registered, replication_factor: int | None) -> None:
+    """Kafka's validateManualPartitionAssignment against the ``registered`` broker ids."""
     if not broker_ids:
         raise Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                       "The manual partition assignment includes an empty replica list.")
     previous = None
     for broker_id in sorted(broker_ids):
-        if broker_id != node_id:
+        if broker_id not in registered:
             raise Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
                           f"includes broker {broker_id}, but no such broker is registered.")
         if broker_id == previous:
@@ -54,7 +55,7 @@ def check_assignment(broker_ids, node_id: int, replication_factor: int | None) -
                       f"consistent with previous partitions, which have {replication_factor} replica(s).")
 
 
-def _assigned_count(t, node_id: int) -> int:
+def _assigned_count(t, registered) -> int:
     """The partition count a manual assignment gives (numPartitions and the
     replication factor must then be -1)."""
     if t.replication_factor != -1:
@@ -69,7 +70,7 @@ def _assigned_count(t, node_id: int) -> int:
             raise Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition "
                           f"assignments for partition {a.partition_index}")
         seen.add(a.partition_index)
-        check_assignment(list(a.broker_ids), node_id, None)
+        check_assignment(list(a.broker_ids), registered, None)
     if seen != set(range(len(seen))):
         raise Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                       "partitions should be a consecutive 0-based integer sequence")
@@ -85,7 +86,7 @@ def _check_topic(engines, t) -> tuple[ErrorCode, str | None, int]:
     if code != ErrorCode.NONE:
         return code, message, 0
     try:
-        return ErrorCode.NONE, None, _assigned_count(t, engines.node_id)
+        return ErrorCode.NONE, None, _assigned_count(t, engines.topics.registered_brokers())
     except Refused as exc:
         return exc.code, exc.message, 0
 
@@ -123,15 +124,20 @@ def handle_create_topics(req, ctx):
     view = engines.topic_configs
     for t, count in accepted:
         configs = {c.name: c.value for c in t.configs}
+        assignments = [list(a.broker_ids) for a in sorted(t.assignments, key=lambda a: a.partition_index)] \
+            if t.assignments else None
         if validate_only:
             topic = Topic(t.name, uuid.uuid4(), [], configs)
         else:  # checked again: an earlier topic of this request may collide with it
-            code, message, topic = engines.topics.create(t.name, count, 1, configs)
+            code, message, topic = engines.topics.create(t.name, count, t.replication_factor, configs,
+                                                         assignments=assignments)
             if topic is None:
                 out.append({"name": t.name, "error_code": int(code), "error_message": message})
                 continue
+        rf = len(assignments[0]) if assignments else t.replication_factor if validate_only and \
+            t.replication_factor > 0 else engines.topics.replication_factor(topic)
         out.append({"name": t.name, "error_code": 0, "error_message": None, "topic_id": topic.topic_id,
-                    "num_partitions": count, "replication_factor": 1,
+                    "num_partitions": count, "replication_factor": rf,
                     "configs": [view.row(topic.configs, k) for k in describable()]})
     return {"throttle_time_ms": 0, "topics": out}
 
@@ -229,7 +235,8 @@ def _check_growth(engines, t) -> Topic:
                           f"additional partition(s), but only {len(t.assignments)} assignment(s) "
                           "were specified.")
         for a in t.assignments:
-            check_assignment(list(a.broker_ids), engines.node_id, 1)
+            check_assignment(list(a.broker_ids), engines.topics.registered_brokers(),
+                             engines.topics.replication_factor(topic))
     return topic
 
 
@@ -253,7 +260,8 @@ def handle_create_partitions(req, ctx):
                 raise Refused(ErrorCode.REQUEST_TIMED_OUT, None)
             topic = _check_growth(engines, t)
             if not req.validate_only:
-                engines.topics.add_partitions(topic, t.count)
+                engines.topics.add_partitions(topic, t.count, [list(a.broker_ids) for a in t.assignments]
+                                              if t.assignments is not None else None)
         except Refused as exc:
             code, message = exc.code, exc.message
         results.append({"name": t.name, "error_code": int(code), "error_message": message})

@@ -157,7 +157,8 @@ class TopicConfigView:
             before_max_ms=self.typed(configs, "message.timestamp.before.max.ms"),
             after_max_ms=self.typed(configs, "message.timestamp.after.max.ms"),
             compact="compact" in cleanup, delete="delete" in cleanup,
-            codec=codec, level=self.typed(configs, level) if level else None)
+            codec=codec, level=self.typed(configs, level) if level else None,
+            min_insync_replicas=self.typed(configs, "min.insync.replicas"))
         self._policies[topic.name] = (key, policy)
         return policy
 

@@ -58,7 +58,7 @@ def _appended(base_offset: int) -> AppendResult:
 
 class Partition:
     __slots__ = ("topic", "partition", "log", "start_hold", "_producers", "_txn", "_settings",
-                 "_notify")
+                 "_notify", "_after_append", "replica", "leader_epoch")
 
     def __init__(self, topic: str, partition: int, log: LogStorage,
                  producer_settings: ProducerStateSettings,
@@ -73,6 +73,13 @@ class Partition:
         self._producers: ProducerStateManager | None = None  # made on the first idempotent batch
         self._txn: TxnPartition | None = None  # made on the first transactional batch
         self._notify = notify or _nobody_waits
+        # what an append does after it: wake the long polls (a cluster's leader first moves its
+        # high watermark: broker/cluster/replica.py sets its own)
+        self._after_append = self._notify
+        # in a cluster, this broker's replication of the partition (broker/cluster/replica.py:
+        # leader or follower, high watermark, ISR); None on one node, where it leads alone
+        self.replica = None
+        self.leader_epoch = b.LEADER_EPOCH  # stamped into every batch the leader appends
 
     # --- offsets ------------------------------------------------------------------------
 
@@ -86,11 +93,12 @@ class Partition:
 
     @property
     def high_watermark(self) -> int:
-        return self.log.log_end_offset  # one replica: every appended offset is committed
+        replica = self.replica  # one node: every appended offset is committed
+        return self.log.log_end_offset if replica is None else replica.high_watermark
 
     @property
     def last_stable_offset(self) -> int:
-        hw = self.log.log_end_offset
+        hw = self.high_watermark
         if self._txn is None:
             return hw
         return self._txn.last_stable_offset(hw, self.log.log_start_offset)
@@ -169,8 +177,8 @@ class Partition:
             if h.producer_id >= 0:
                 break
         else:  # no idempotent batch: nothing to check
-            base, _ = log.append(buf, spans, now)
-            self._notify(self.topic, self.partition)
+            base, _ = log.append(buf, spans, now, self.leader_epoch)
+            self._after_append(self.topic, self.partition)
             return _appended(base)
         headers = [h for _, _, h in spans]
         psm = self.producer_state
@@ -181,7 +189,7 @@ class Partition:
         if validation.outcome == DUPLICATE:
             return AppendResult(ErrorCode.NONE, validation.duplicate_base_offset,
                                 log_append_time=validation.duplicate_timestamp)
-        base, _ = self.log.append(buf, spans, now)
+        base, _ = self.log.append(buf, spans, now, self.leader_epoch)
         last_offsets = []
         offset = base
         for h in headers:
@@ -192,7 +200,7 @@ class Partition:
                     self.txn_index.begin(h.producer_id, offset)
             offset = last + 1
         psm.commit(validation, last_offsets)
-        self._notify(self.topic, self.partition)
+        self._after_append(self.topic, self.partition)
         return _appended(base)
 
     def append_batch(self, data: bytes, now: int, origin: str = COORDINATOR) -> AppendResult:
@@ -203,13 +211,13 @@ class Partition:
         """Records a coordinator writes (share-group state, offsets, transaction state).
         They carry no sequence numbers; a transactional batch (a TxnOffsetCommit) opens
         its producer's transaction, which a marker ends."""
-        base, _ = self.log.append(buf, spans, now)
+        base, _ = self.log.append(buf, spans, now, self.leader_epoch)
         offset = base
         for h in headers:
             if h.is_transactional and h.producer_id >= 0:
                 self.txn_index.begin(h.producer_id, offset)
             offset += h.last_offset_delta + 1
-        self._notify(self.topic, self.partition)
+        self._after_append(self.topic, self.partition)
         return AppendResult(ErrorCode.NONE, base, None, True)
 
     def _append_markers(self, buf, spans, headers, now: int) -> AppendResult:
@@ -221,7 +229,7 @@ class Partition:
                 error = psm.check_marker(h.producer_id, h.producer_epoch)
                 if error != ErrorCode.NONE:
                     return AppendResult(error)
-        base, _ = self.log.append(buf, spans, now)
+        base, _ = self.log.append(buf, spans, now, self.leader_epoch)
         offset = base
         txn = self.txn_index
         for start, end, h in spans:
@@ -235,17 +243,62 @@ class Partition:
                                             self.last_stable_offset)
             offset += h.last_offset_delta + 1
         txn.trim(self.log.log_start_offset)
-        self._notify(self.topic, self.partition)
+        self._after_append(self.topic, self.partition)
         return AppendResult(ErrorCode.NONE, base, None, True)
+
+    # --- a follower's writes ---------------------------------------------------------------
+
+    def append_replica(self, buf, spans, now: int) -> None:
+        """A follower appends what its leader stored, at the leader's offsets and epochs; the
+        producer state and the transaction index follow the batches as recovery replays them,
+        so that this broker can lead the partition next (Kafka's appendAsFollower)."""
+        self.log.append(buf, spans, now, as_given=True)
+        for start, end, h in spans:
+            if h.producer_id < 0:
+                continue
+            base = h.base_offset
+            if h.is_control:
+                if h.is_transactional:
+                    self._replay_marker(base, h, buf[start:end])
+                continue
+            if h.base_sequence >= 0:
+                producer_snapshot.replay_batch(self.producer_state, h, base)
+            if h.is_transactional:
+                self.txn_index.begin(h.producer_id, base)
+        self._notify(self.topic, self.partition)
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop what follows ``offset`` (a follower's log that diverged from its leader's);
+        producer state and the transaction index are rebuilt from what remains. The new end."""
+        end = self.log.truncate_to(offset)
+        self._producers = None
+        self._txn = None
+        self.recover()
+        return end
+
+    def restart_at(self, offset: int) -> None:
+        """Empty, starting at ``offset`` (a follower behind its leader's log start)."""
+        self.log.restart_at(offset)
+        self._producers = None
+        self._txn = None
+
+    def wake(self) -> None:
+        """Wake the long polls waiting on this partition (its high watermark moved)."""
+        self._notify(self.topic, self.partition)
 
     # --- reads ------------------------------------------------------------------------------
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             read_committed: bool = False, one_segment: bool = False) -> ReadResult:
-        """Batches from ``offset``; read_committed stops at the last stable offset;
-        ``one_segment``: only the segment holding ``offset`` (Kafka's Fetch)."""
+             read_committed: bool = False, one_segment: bool = False, to_log_end: bool = False,
+             regions: bool = False) -> ReadResult:
+        """Batches from ``offset``; read_committed stops at the last stable offset, any other
+        read at the high watermark (the log end on one node), a follower's (``to_log_end``)
+        at the log end; ``one_segment``: only the segment holding ``offset`` (Kafka's Fetch);
+        ``regions``: file ranges for sendfile where the log is on disk (storage/file_region.py)."""
+        end = self.last_stable_offset if read_committed else \
+            None if self.replica is None or to_log_end else self.replica.high_watermark
         return self.log.read(offset, max_bytes, always_one=always_one, one_segment=one_segment,
-                             end_offset=self.last_stable_offset if read_committed else None)
+                             end_offset=end, regions=regions)
 
     def batch_head(self, offset: int, nbytes: int, *, read_committed: bool = False):
         """The first ``nbytes`` of the batch at ``offset`` (a view), when it is in the segment
@@ -369,9 +422,11 @@ class Partition:
                 self.txn_index.begin(h.producer_id, base)
         return replayed
 
-    def _replay_marker(self, base: int, h) -> None:
-        found = self.log.batch_at_offset(base)
-        marker_type, coordinator_epoch = _marker(found[1], 0, len(found[1])) if found is not None else (-1, -1)
+    def _replay_marker(self, base: int, h, data=None) -> None:
+        if data is None:
+            found = self.log.batch_at_offset(base)
+            data = found[1] if found is not None else None
+        marker_type, coordinator_epoch = _marker(data, 0, len(data)) if data is not None else (-1, -1)
         committed = marker_type == records.COMMIT
         self.producer_state.apply_marker(h.producer_id, h.producer_epoch, h.max_timestamp, coordinator_epoch)
         aborted = self.txn_index.end(h.producer_id, base, committed)

@@ -207,8 +207,9 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {d.name: d for d in (
     _d("min.compaction.lag.ms", "long", "0", at_least(0), APPLIED,
        "Records younger than this are not compacted.",
        "log.cleaner.min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms"),
-    _d("min.insync.replicas", "int", "1", at_least(1), INERT,
-       "Replicas that must acknowledge acks=all (one node: always the one).", "min.insync.replicas"),
+    _d("min.insync.replicas", "int", "1", at_least(1), APPLIED,
+       "In a cluster, the ISR an acks=all Produce needs (NOT_ENOUGH_REPLICAS below it); one node is "
+       "always its own ISR.", "min.insync.replicas"),
     _d("preallocate", "boolean", "false", None, INERT,
        "Preallocate segment files (kipper's segments grow as written).", "log.preallocate"),
     _d("remote.copy.lag.bytes", "long", "-1", None, INERT,
@@ -237,8 +238,9 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {d.name: d for d in (
        "A segment rolls this long after its first batch.", "log.roll.ms", "log.roll.ms"),
     _d("share.auto.offset.reset", "string", "latest", one_of("latest", "earliest"), APPLIED,
        "Where a new share-partition starts (kipper, seed 004)."),
-    _d("unclean.leader.election.enable", "boolean", "false", None, INERT,
-       "Elect an out-of-sync replica (one node: no election).", "unclean.leader.election.enable"),
+    _d("unclean.leader.election.enable", "boolean", "false", None, APPLIED,
+       "In a cluster, elect an out-of-sync replica when no in-sync one is left (one node: no "
+       "election).", "unclean.leader.election.enable"),
     _d("internal.segment.bytes", "int", "", at_least(14), DURABLE,
        "segment.bytes below Kafka's 1 MiB minimum, for tests (Kafka's internal config).",
        internal=True),

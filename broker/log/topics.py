@@ -47,7 +47,8 @@ def _collision_key(name: str) -> str:
 
 
 def partitions_problem(num_partitions: int, replication_factor: int) -> tuple[ErrorCode, str] | None:
-    """Kafka's checks of a new topic's counts, in its order (ReplicationControlManager)."""
+    """Kafka's checks of a new topic's counts, in its order (ReplicationControlManager);
+    whether the replicas can be placed is asked after these (``check_replication_factor``)."""
     if replication_factor == 0 or replication_factor < -1:
         return (ErrorCode.INVALID_REPLICATION_FACTOR,
                 "Replication factor must be larger than 0, or -1 to use the default value.")
@@ -55,12 +56,15 @@ def partitions_problem(num_partitions: int, replication_factor: int) -> tuple[Er
         return ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
     if num_partitions > MAX_RECORDS_PER_REQUEST:
         return ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request."
-    if replication_factor > 1:
-        return (ErrorCode.INVALID_REPLICATION_FACTOR,
-                f"Unable to replicate the partition {replication_factor} time(s): The target replication "
-                f"factor of {replication_factor} cannot be reached because only 1 broker(s) are registered "
-                "or some brokers have all their log directories cordoned.")
     return None
+
+
+def unreachable_replication_factor(replication_factor: int, brokers: int) -> tuple[ErrorCode, str]:
+    """Kafka's refusal (its replica placer's words) of more replicas than registered brokers."""
+    return (ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"Unable to replicate the partition {replication_factor} time(s): The target replication "
+            f"factor of {replication_factor} cannot be reached because only {brokers} broker(s) are registered "
+            "or some brokers have all their log directories cordoned.")
 
 
 @dataclass
@@ -77,8 +81,15 @@ class Topic:
 
 
 class TopicManager:
+    """The registry of one node. On one node it makes topics itself; in a cluster the
+    controller's subclass (broker/cluster/controller_topics.py) makes them through the
+    metadata log, and every node's registry follows the log (``adopt``,
+    broker/cluster/mirror.py)."""
+
     def __init__(self, *, num_partitions: int, auto_create: bool,
-                 partitions: PartitionFactory | None = None, metadata: MetadataStore | None = None):
+                 partitions: PartitionFactory | None = None, metadata: MetadataStore | None = None,
+                 node_id: int = 1):
+        self.node_id = node_id
         self.num_partitions = num_partitions
         self.factory = partitions or InMemoryPartitions()
         self.metadata = metadata or MetadataStore()
@@ -105,6 +116,19 @@ class TopicManager:
             return None
         return topic.partitions[index]
 
+    def registered_brokers(self) -> list[int]:
+        """The brokers a manual replica assignment may name: this one."""
+        return [self.node_id]
+
+    def replication_factor(self, topic: Topic) -> int:
+        return 1
+
+    def check_replication_factor(self, replication_factor: int) -> tuple[ErrorCode, str] | None:
+        """Can ``replication_factor`` replicas (-1: the default) be placed? The refusal, or None."""
+        if replication_factor > 1:
+            return unreachable_replication_factor(replication_factor, 1)
+        return None
+
     def check_new(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
                   configs: dict[str, str | None] | None = None) -> tuple[ErrorCode, str | None, int]:
         """May this topic be created? (error, message, partition count with the default
@@ -127,13 +151,16 @@ class TopicManager:
         problem = validate_topic_configs(configs)
         if problem:
             return ErrorCode.INVALID_CONFIG, problem, 0
-        refused = partitions_problem(num_partitions, replication_factor)
+        refused = partitions_problem(num_partitions, replication_factor) or \
+            self.check_replication_factor(replication_factor)
         if refused:
             return *refused, 0
         return ErrorCode.NONE, None, self.num_partitions if num_partitions == -1 else num_partitions
 
     def create(self, name: str, num_partitions: int = -1, replication_factor: int = -1,
-               configs: dict[str, str] | None = None) -> tuple[ErrorCode, str | None, Topic | None]:
+               configs: dict[str, str] | None = None,
+               assignments: list[list[int]] | None = None) -> tuple[ErrorCode, str | None, Topic | None]:
+        """A new topic (``assignments``: its replica lists, all this node's here)."""
         code, message, num_partitions = self.check_new(name, num_partitions, replication_factor, configs)
         if code != ErrorCode.NONE:
             return code, message, None
@@ -158,6 +185,12 @@ class TopicManager:
                       bool(t.get("internal")), persist=False)
         return self.all()
 
+    def adopt(self, name: str, topic_id: uuid.UUID, num_partitions: int, configs: dict[str, str],
+              internal: bool = False) -> Topic:
+        """A topic the cluster's metadata log created (broker/cluster/mirror.py): made here
+        as the log says, the log being what keeps it."""
+        return self._add(name, topic_id, num_partitions, dict(configs), internal, persist=False)
+
     def internal(self, name: str, num_partitions: int, configs: dict[str, str]) -> Topic:
         """An internal topic (__consumer_offsets, __transaction_state), made on first use."""
         topic = self._topics.get(name)
@@ -167,6 +200,9 @@ class TopicManager:
 
     def update_configs(self, topic: Topic, configs: dict[str, str]) -> None:
         """Replace a topic's configs (already validated); persisted, and given to its storage."""
+        self.adopt_configs(topic, configs)
+
+    def adopt_configs(self, topic: Topic, configs: dict[str, str]) -> None:
         topic.configs.clear()
         topic.configs.update(configs)
         topic.config_epoch += 1
@@ -179,8 +215,12 @@ class TopicManager:
         for topic in self._topics.values():
             self.factory.reconfigure(topic)
 
-    def add_partitions(self, topic: Topic, count: int) -> list[Partition]:
+    def add_partitions(self, topic: Topic, count: int,
+                       assignments: list[list[int]] | None = None) -> list[Partition]:
         """Grow ``topic`` to ``count`` partitions (already validated); persisted first."""
+        return self.adopt_partitions(topic, count)
+
+    def adopt_partitions(self, topic: Topic, count: int) -> list[Partition]:
         old = len(topic.partitions)
         topic.partitions.extend([None] * (count - old))
         self.metadata.put_topic(topic)
@@ -207,6 +247,9 @@ class TopicManager:
 
     def delete(self, name: str) -> ErrorCode:
         """Remove a topic; its Partitions go with everything they own."""
+        return self.forget(name)
+
+    def forget(self, name: str) -> ErrorCode:
         topic = self._topics.pop(name, None)
         if topic is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

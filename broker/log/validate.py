@@ -88,6 +88,7 @@ class AppendPolicy:
     delete: bool = True
     codec: int | None = None  # None: keep the producer's
     level: int | None = None
+    min_insync_replicas: int = 1  # acks=all in a cluster: the ISR must be at least this large
     # derived once, read on every Produce
     reads_records: bool = field(init=False)
     rewrites: bool = field(init=False)

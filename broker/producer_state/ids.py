@@ -20,10 +20,17 @@ from kipper.protocol.errors import ErrorCode
 EPOCH_EXHAUSTED = 32767 - 1  # Kafka moves to a new id once epoch >= Short.MAX - 1
 
 
+class ProducerIdsUnavailable(Exception):
+    """No block of ids to hand out yet (a cluster's broker waits for its controller's):
+    InitProducerId answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka does."""
+
+
 class ProducerIdManager:
-    def __init__(self, first_id: int = 1000, reserve: Callable[[int], int] | None = None):
+    def __init__(self, first_id: int = 1000, reserve: Callable[[int], int | tuple[int, int]] | None = None):
         """``reserve(first_unused) -> block end``: persist a block of ids before any of
-        them is handed out (with log.dirs, so no id is ever given twice)."""
+        them is handed out (with log.dirs, so no id is ever given twice); or ``-> (start,
+        end)``: a block elsewhere, which a cluster's controller hands out (raising
+        ProducerIdsUnavailable while there is none)."""
         self._next = first_id
         self._reserve = reserve
         self._block_end = first_id if reserve is not None else 1 << 62
@@ -42,8 +49,12 @@ class ProducerIdManager:
     def _take(self) -> int:
         pid = self._next
         if pid >= self._block_end:
-            self._block_end = self._reserve(pid)
-        self._next += 1
+            block = self._reserve(pid)
+            if isinstance(block, tuple):
+                pid, self._block_end = block
+            else:
+                self._block_end = block
+        self._next = pid + 1
         return pid
 
     def _new(self) -> tuple[int, int]:

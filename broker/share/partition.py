@@ -14,9 +14,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Iterable, Iterator, Protocol
 
+from kipper.broker.share import ack_check
 from kipper.broker.share.states import (
-    ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, GAP, REJECT, RELEASE, RENEW, TERMINAL,
-    check_move,
+    ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, RELEASE, RENEW, TERMINAL, check_move,
 )
 from kipper.protocol.errors import ErrorCode
 
@@ -99,6 +99,10 @@ class SharePartition:
         # SPSO is in: where Kafka's cache of in-flight batches starts, which decides how it
         # answers an acknowledgement reaching below the SPSO
         self.batches: list[tuple[int, int]] = []
+        # False until a ShareFetch has read it: Kafka loads a share-partition's state when the
+        # first ShareFetch names it, and fetches pass it over while that load runs
+        self.fetch_ready = False
+        self.inflight = ack_check.InFlight()  # how Kafka's cache words a refusal
 
     # --- run bookkeeping ---------------------------------------------------------------
 
@@ -173,8 +177,9 @@ class SharePartition:
         while gone < len(self.batches) and self.batches[gone][1] < self.spso:
             gone += 1
         del self.batches[:gone]
+        self.inflight.drop_below(self.spso)
 
-    def _batch_start(self, offset: int) -> int:
+    def batch_start(self, offset: int) -> int:
         """The first offset of the acquired batch ``offset`` is in (``offset`` when unknown)."""
         i = bisect_right(self.batches, offset, key=_first_of) - 1
         return self.batches[i][0] if i >= 0 and self.batches[i][1] >= offset else offset
@@ -216,6 +221,7 @@ class SharePartition:
                         self._split_at(r.first + budget - taken)
                         size = budget - taken
                     self._set(r, ACQUIRED)
+                    self.inflight.changed(r.first, r.last)
                     r.count += 1
                     r.member = member
                     r.deadline = deadline
@@ -236,6 +242,7 @@ class SharePartition:
         """Grow the window over new batches from the SPEO; how many records were taken."""
         taken = used = 0
         runs = self.runs
+        start_speo, cut = self.speo, False
         for first, last, size in log.data_spans(self.speo):
             start = max(first, self.speo)
             if start > last:
@@ -255,6 +262,7 @@ class SharePartition:
             if take < n:  # record_limit: the rest of the batch waits in the window
                 runs.append(Run(start + take, last, AVAILABLE, 0))
                 self.available_records += n - take
+                cut = True
             self.speo = last + 1
             self.window_records += n
             taken += take
@@ -262,26 +270,32 @@ class SharePartition:
             out.append((start, start + take - 1, 1))
             if taken >= budget:
                 break
+        if self.speo > start_speo:
+            self.inflight.added(start_speo, self.speo - 1, by_offset=cut)
         return taken
 
     # --- acknowledgement ---------------------------------------------------------------
 
     def acknowledge(self, member: str, batches, now: int, *, allow_renew: bool = False,
-                    renew_enabled: bool = True
+                    renew_enabled: bool = True, messages: list | None = None
                     ) -> tuple[list[ErrorCode], list[tuple[int, int, int, int]]]:
         """Apply acknowledgement batches (first, last, [types]). A batch that is
         malformed or names a record this member does not hold fails whole and
-        changes nothing; the others still apply. A RENEW in a group with
-        share.renew.acknowledge.enable=false is INVALID_RECORD_STATE (Kafka)."""
+        changes nothing; the others still apply (ack_check.py). A RENEW in a group with
+        share.renew.acknowledge.enable=false is INVALID_RECORD_STATE (Kafka). Each
+        batch's error text, Kafka's, goes to ``messages`` when given."""
         errors = []
         changes: list[tuple[int, int, int, int]] = []
         for first, last, types in batches:
-            error = self._check_ack(member, first, last, types, allow_renew)
+            error, text = ack_check.check(self, member, first, last, types, allow_renew)
             if error == ErrorCode.NONE and not renew_enabled and RENEW in types:
-                error = ErrorCode.INVALID_RECORD_STATE
+                error, text = ErrorCode.INVALID_RECORD_STATE, ack_check.RENEW_DISABLED
             errors.append(error)
+            if messages is not None:
+                messages.append(text)
             if error != ErrorCode.NONE or first < self.spso:
                 continue  # (a batch reaching below the start: already acknowledged, ignored)
+            self.inflight.changed(first, last, by_offset=len(types) > 1)
             if len(types) == 1:
                 self._apply(first, last, types[0], now, changes)
                 continue
@@ -294,37 +308,6 @@ class SharePartition:
             self._written()
             self._advance()
         return errors, changes
-
-    def _check_ack(self, member, first, last, types, allow_renew) -> ErrorCode:
-        if first > last or len(types) not in (1, last - first + 1):
-            return ErrorCode.INVALID_REQUEST
-        top = RENEW if allow_renew else REJECT
-        if any(not GAP <= t <= top for t in types):
-            return ErrorCode.INVALID_REQUEST
-        # Kafka's SharePartition: offsets below the start offset were acknowledged already,
-        # and a batch that ends below it is ignored (answered NONE); offsets past
-        # what was acquired are an INVALID_REQUEST, offsets it has no record of an
-        # INVALID_RECORD_STATE
-        if last < self.spso:
-            return ErrorCode.NONE
-        if first < self.spso and self._batch_start(self.spso) > first:
-            # Kafka keeps the batch the start offset is in: a request reaching back past
-            # that batch finds no batch of its own to start from and is ignored
-            return ErrorCode.NONE if last < self.speo else ErrorCode.INVALID_REQUEST
-        if not self.runs or first < self.spso:
-            return ErrorCode.INVALID_RECORD_STATE
-        if last >= self.speo:
-            return ErrorCode.INVALID_REQUEST
-        runs = self.runs
-        i = bisect_right(runs, first, key=_first) - 1
-        if i < 0 or runs[i].last < first:
-            i += 1
-        while i < len(runs) and runs[i].first <= last:
-            r = runs[i]
-            if r.state != ACQUIRED or r.member != member:
-                return ErrorCode.INVALID_RECORD_STATE
-            i += 1
-        return ErrorCode.NONE
 
     def _apply(self, first: int, last: int, ack_type: int, now: int, changes: list) -> None:
         i, j = self._slice(first, last)

@@ -38,8 +38,11 @@ SHARE_API_KEYS = (76, 77, 78, 79, 90, 91, 92)
 
 class ShareGroups:
     def __init__(self, settings: ShareSettings, topics, *, notify=None, group_config=None,
-                 index_files=None):
+                 index_files=None, coordinated_here=None):
         self.settings = settings
+        # in a cluster, whether this broker coordinates a group (its members are known here);
+        # a share-partition's leader elsewhere takes a member on trust, as Kafka's does
+        self.coordinated_here = coordinated_here or (lambda group_id: True)
         self.topics = topics
         self.store = ShareStore(settings, topics, on_available=notify, group_config=group_config,
                                 index_files=index_files)
@@ -138,8 +141,7 @@ class ShareGroups:
         self._handle(self.coordinator.tick(now), now)
         for session in list(self.sessions.sessions.values()):
             idle = now - self.group_settings.session_timeout_ms(session.group_id)
-            if session.last_used < idle and not self.coordinator.is_member(session.group_id,
-                                                                            session.member_id):
+            if session.last_used < idle and not self.is_member(session.group_id, session.member_id):
                 self.close_session(session.group_id, session.member_id, now)
         self.store.tick(now)
         unload_ms = self.settings.state_unload_ms
@@ -156,7 +158,7 @@ class ShareGroups:
         arriving on ``connection`` (the session ends if that connection closes)."""
         if not group_id or not member_id:
             return ErrorCode.INVALID_REQUEST, None, None  # (Kafka's answer has no text)
-        if epoch == INITIAL_EPOCH and fetch and not self.coordinator.is_member(group_id, member_id):
+        if epoch == INITIAL_EPOCH and fetch and not self.is_member(group_id, member_id):
             return ErrorCode.UNKNOWN_MEMBER_ID, f"{member_id} is not a member of {group_id}", None
         code, session = self.sessions.open(group_id, member_id, epoch, now, may_create=fetch)
         if code != ErrorCode.NONE:
@@ -203,6 +205,8 @@ class ShareGroups:
         return self.group_settings.lock_duration_ms(group_id)
 
     def is_member(self, group_id: str, member_id: str) -> bool:
+        if not self.coordinated_here(group_id):
+            return True
         return self.coordinator.is_member(group_id, member_id)
 
     def topic_deleted(self, topic: str) -> None:
@@ -221,14 +225,38 @@ class ShareGroups:
         return self.store.get(group_id, topic, partition, now)
 
     def acknowledge(self, group_id: str, member_id: str, topic, partition: int, batches,
-                    now: int, *, allow_renew: bool = False) -> ErrorCode:
+                    now: int, *, allow_renew: bool = False) -> tuple[ErrorCode, str | None]:
+        """The partition's error and its text (Kafka's, or None): its first refused batch's."""
         sp = self.store.get(group_id, topic, partition, now)
         if sp is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+        messages: list = []
         errors, changes = sp.acknowledge(member_id, batches, now, allow_renew=allow_renew,
-                                         renew_enabled=self.group_settings.renew_enabled(group_id))
+                                         renew_enabled=self.group_settings.renew_enabled(group_id),
+                                         messages=messages)
         self.store.persist(sp, changes, now)
-        return next((e for e in errors if e != ErrorCode.NONE), ErrorCode.NONE)
+        return next(((e, m) for e, m in zip(errors, messages) if e != ErrorCode.NONE), (ErrorCode.NONE, None))
+
+    def loading(self, group_id: str, topic, partition: int, now: int) -> bool:
+        """The share-partition has not been read by a ShareFetch since it was loaded here:
+        Kafka loads a share-partition's state (from its share coordinator) when the first
+        ShareFetch names it, and its fetches pass over the partition until the load is done
+        (SharePartition's INITIALIZING state)."""
+        sp = self.store.get(group_id, topic, partition, now)
+        return sp is not None and not sp.fetch_ready
+
+    def loaded(self, group_id: str, topic, partition: int, now: int) -> None:
+        """The load ``loading`` waits for is done (the fetch path says when)."""
+        sp = self.store.get(group_id, topic, partition, now)
+        if sp is not None:
+            sp.fetch_ready = True
+
+    def acquirable(self, group_id: str, topic, partition: int, now: int) -> bool:
+        """Kafka's check before a fetch reads a share-partition (DelayedShareFetch's
+        acquirable partitions): its state is loaded, and it may acquire: records to deliver
+        again, or room under the record-lock cap."""
+        sp = self.store.get(group_id, topic, partition, now)
+        return sp is not None and sp.fetch_ready and (sp.available_records > 0 or not sp.at_cap())
 
     def ready_bytes(self, group_id: str, topic, partition: int, cap: int, now: int) -> int:
         """Bytes a fetch could acquire now, counted up to ``cap`` (ShareFetch MinBytes)."""

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import structlog
 
+from kipper.broker.storage.file_region import FileRegion
 from kipper.broker.storage.log_config import LogConfig, waited_for_roll
 from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.broker.storage.segment import LogSegment, file_name
@@ -149,12 +150,20 @@ class FileLog:
         log.debug("segment_rolled", directory=str(self.directory), base_offset=base)
         return base
 
-    def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
+    def append(self, buf, spans, now_ms: int, epoch: int = b.LEADER_EPOCH,
+               as_given: bool = False) -> tuple[int, int]:
+        """As MemoryLog.append: stamped with ``epoch``, or ``as_given`` (a follower's)."""
         first = offset = self.log_end_offset
+        if as_given:
+            first = offset = spans[0][2].base_offset
         view = buf if type(buf) is memoryview else memoryview(buf)
         chunks, sizes, headers, bases = [], [], [], []
         for start, end, header in spans:
-            chunks += b.with_base_offset_parts(view, start, end, offset)  # no copy: writev takes the pieces
+            if as_given:
+                offset = header.base_offset
+                chunks.append(view[start:end])
+            else:
+                chunks += b.with_base_offset_parts(view, start, end, offset, epoch)  # no copy: writev takes the pieces
             sizes.append(end - start)
             headers.append(header)
             bases.append(offset)
@@ -164,6 +173,44 @@ class FileLog:
         if self.unflushed_messages >= self.config.flush_messages:
             self.flush(now_ms)
         return first, offset - 1
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop every batch that ends at or after ``offset`` (a follower whose log diverged
+        from its leader's): later segments are deleted, the one holding ``offset`` cut at
+        that batch and its indexes rebuilt. The new log end."""
+        if offset >= self.log_end_offset:
+            return self.log_end_offset
+        while len(self.segments) > 1 and self.segments[-1].base_offset >= offset:
+            self.segments.pop().delete()
+            self._bases.pop()
+        seg = self.active
+        found = seg.find(offset)
+        if found is not None:
+            os.ftruncate(seg.fd, found[0])
+            seg.recover()
+            seg.drop_aborted_from(offset)
+        if seg.base_offset > offset:  # nothing left, and the log started after ``offset``
+            seg.delete()
+            self.segments[-1] = LogSegment(self.directory, offset, index_interval=self.config.index_interval_bytes,
+                                           create=True)
+            self._bases[-1] = offset
+        self.log_start_offset = min(self.log_start_offset, self.log_end_offset)
+        self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        for snapshot in self._snapshot_offsets():
+            if snapshot > self.log_end_offset:
+                (self.directory / file_name(snapshot, ".snapshot")).unlink(missing_ok=True)
+        return self.log_end_offset
+
+    def restart_at(self, offset: int) -> None:
+        """Drop every segment and start again empty at ``offset`` (Kafka's truncateFullyAndStartAt)."""
+        for seg in self.segments:
+            seg.delete()
+        self.segments, self._bases = [], []
+        self._add_segment(LogSegment(self.directory, offset, index_interval=self.config.index_interval_bytes,
+                                     create=True))
+        self.log_start_offset = self.recovery_point = offset
+        for snapshot in self._snapshot_offsets():
+            (self.directory / file_name(snapshot, ".snapshot")).unlink(missing_ok=True)
 
     def flush(self, now_ms: int) -> None:
         for seg in self.segments:
@@ -201,7 +248,9 @@ class FileLog:
         return self.segments[self._segment_index(offset)]
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None, one_segment: bool = False) -> ReadResult:
+             end_offset: int | None = None, one_segment: bool = False, regions: bool = False) -> ReadResult:
+        """``regions``: each chunk a ``FileRegion`` for sendfile instead of the bytes (Fetch on
+        a plain socket); the batches' headers are all that is read here then."""
         end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
         chunks, total, count, last = [], 0, 0, -1
         if offset >= end:
@@ -222,7 +271,9 @@ class FileLog:
                 last = h.base_offset + h.last_offset_delta
                 stop = pos + size
             if stop > start:
-                chunks.append(seg.pread(stop - start, start))  # one read of many batches
+                # one read of many batches, or none: the connection sends them from the file
+                chunks.append(FileRegion(seg.fd, start, stop - start) if regions
+                              else seg.pread(stop - start, start))
                 if one_segment:
                     break
             if done or last + 1 >= end:

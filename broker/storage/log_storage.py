@@ -37,18 +37,29 @@ class LogStorage(Protocol):
     log_end_offset: int
     size_bytes: int
 
-    def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
+    def append(self, buf, spans, now_ms: int, epoch: int = 0, as_given: bool = False) -> tuple[int, int]:
         """Store the batches ``spans`` [(start, end, header)] of ``buf`` at the log end,
-        rewriting each base offset; (first base offset, last offset) appended."""
+        rewriting each base offset and partition leader epoch (``epoch``); ``as_given``: as
+        they are (a follower's copy of its leader's batches). (first base offset, last
+        offset) appended."""
+
+    def restart_at(self, offset: int) -> None:
+        """Drop everything; the log starts (empty) at ``offset``."""
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop every batch that ends at or after ``offset`` (a follower's log that diverged
+        from its leader's); the new log end."""
 
     def maybe_roll(self, nbytes: int, now_ms: int) -> int | None:
         """Start a new segment before an append of ``nbytes`` if the current one is full
         or old; the new segment's base offset, or None (also when there are no segments)."""
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None) -> ReadResult:
+             end_offset: int | None = None, one_segment: bool = False, regions: bool = False) -> ReadResult:
         """Batches from the one holding ``offset``, up to ``max_bytes`` (the first one
-        always, when ``always_one``: KIP-74), stopping before ``end_offset``."""
+        always, when ``always_one``: KIP-74), stopping before ``end_offset`` (and at the end
+        of the segment holding ``offset`` with ``one_segment``). The chunks are buffers, or
+        with ``regions`` a durable log's ``FileRegion``s for sendfile (storage/file_region.py)."""
 
     def segment_index(self, offset: int) -> int:
         """The number of the segment holding ``offset``: two offsets in one segment have one."""

@@ -67,8 +67,11 @@ class MemoryLog:
         self._seg_max_ts.append(-1)
         return self.log_end_offset
 
-    def append(self, buf, spans, now_ms: int) -> tuple[int, int]:
-        """Append the validated batches ``spans`` [(start, end, header)] of ``buf``.
+    def append(self, buf, spans, now_ms: int, epoch: int = b.LEADER_EPOCH,
+               as_given: bool = False) -> tuple[int, int]:
+        """Append the validated batches ``spans`` [(start, end, header)] of ``buf``,
+        stamped with the partition leader ``epoch``; ``as_given``: a follower's append of
+        what its leader stored, with the leader's offsets and epochs.
 
         Returns (base offset of the first batch, last offset appended).
         """
@@ -80,8 +83,12 @@ class MemoryLog:
         batches, bases, lasts, max_ts_column = self._batches, self._bases, self._lasts, self._max_ts
         added = 0
         for start, end, header in spans:
+            if as_given:  # (a compacted leader's log may skip offsets)
+                base = header.base_offset
+                batches.append(bytes(view[start:end]))
+            else:
+                batches.append(b.stored_batch(view, start, end, base, epoch))  # at most one copy of the producer's bytes
             last = base + header.last_offset_delta
-            batches.append(b.stored_batch(view, start, end, base))  # at most one copy of the producer's bytes
             bases.append(base)
             lasts.append(last)
             max_ts = header.max_timestamp
@@ -97,7 +104,39 @@ class MemoryLog:
         self.size_bytes += added
         self._seg_bytes[-1] += added
         self.log_end_offset = base
-        return first, base - 1
+        return first if not as_given else spans[0][2].base_offset, base - 1
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop every batch that ends at or after ``offset`` (a follower whose log diverged
+        from its leader's, Kafka's truncation to a batch boundary); the new log end."""
+        keep = bisect_left(self._lasts, offset)
+        if keep >= len(self._batches):
+            return self.log_end_offset
+        self.size_bytes -= sum(map(len, self._batches[keep:]))
+        new_end = min(offset, self._bases[keep])
+        del (self._batches[keep:], self._bases[keep:], self._lasts[keep:], self._max_ts[keep:],
+             self._append_times[keep:])
+        while len(self._seg_starts) > 1 and self._seg_starts[-1] >= keep:
+            for column in (self._seg_starts, self._seg_first_ms, self._seg_bytes, self._seg_max_ts):
+                column.pop()
+        tail = self._batches[self._seg_starts[-1]:]
+        self._seg_bytes[-1] = sum(map(len, tail))
+        self._seg_max_ts[-1] = max((b.read_header(x).max_timestamp for x in tail), default=-1)
+        if not tail:
+            self._seg_first_ms[-1] = -1
+        self.log_end_offset = new_end
+        if new_end < self.log_start_offset:
+            self.log_start_offset = self.log_end_offset
+        self._max_ts_seen = self._max_ts[-1] if self._max_ts else -1
+        self._max_ts_offset = self._lasts[bisect_left(self._max_ts, self._max_ts_seen)] if self._lasts else -1
+        self.cleaner_checkpoint = min(self.cleaner_checkpoint, self.log_end_offset)
+        return self.log_end_offset
+
+    def restart_at(self, offset: int) -> None:
+        """Drop everything and start again empty at ``offset`` (a follower whose log ends
+        before its leader's starts: Kafka's truncateFullyAndStartAt)."""
+        self.__init__(self.config)
+        self.log_start_offset = self.log_end_offset = self.cleaner_checkpoint = offset
 
     def delete_records_before(self, offset: int) -> int:
         """Advance the log start offset to ``offset`` (DeleteRecords); drop whole
@@ -174,7 +213,7 @@ class MemoryLog:
         return i
 
     def read(self, offset: int, max_bytes: int, *, always_one: bool = True,
-             end_offset: int | None = None, one_segment: bool = False) -> ReadResult:
+             end_offset: int | None = None, one_segment: bool = False, regions: bool = False) -> ReadResult:
         """Batches from the one holding ``offset``, up to ``max_bytes``.
 
         The first batch is returned even if larger than ``max_bytes`` when
@@ -182,6 +221,8 @@ class MemoryLog:
         ``end_offset`` stops before the batch starting there (read_committed
         reads up to the last stable offset, which is a batch boundary). ``one_segment``:
         stop at the end of the segment holding ``offset``, as Kafka's UnifiedLog.read (Fetch).
+        The chunks are the stored batches themselves, never copies (``regions`` asks the
+        durable log for file ranges; here the batches are already in memory).
         """
         end = self.log_end_offset if end_offset is None else min(end_offset, self.log_end_offset)
         if offset >= end or not self._batches:

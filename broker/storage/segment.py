@@ -37,6 +37,7 @@ _TIME_ENTRY = struct.Struct(">qi")
 _TXN_ENTRY = struct.Struct(">hqqqq")
 _LENGTH = struct.Struct(">qi")  # base offset, batch length
 _SCAN_BLOCK = 1 << 20
+_WALK_BLOCK = 65536  # headers of small batches are read in blocks of this size
 
 
 def file_name(base_offset: int, suffix: str) -> str:
@@ -160,16 +161,19 @@ class LogSegment:
         return self._idx_positions[i] if i >= 0 else 0
 
     def walk(self, position: int, end: int | None = None):
-        """(position, header) of each whole batch from ``position``, reading blocks."""
+        """(position, header) of each whole batch from ``position``, reading blocks of small
+        batches and only the header after a large one (a Fetch sends the batches with
+        sendfile: reading them here would be the copy it saves)."""
         end = self.size if end is None else end
         fd = self.fd
         block = b""
         block_pos = position
         pos = position
+        want = _WALK_BLOCK
         while pos + b.HEADER_SIZE <= end:
             rel = pos - block_pos
             if rel < 0 or rel + b.HEADER_SIZE > len(block):
-                block = os.pread(fd, min(max(b.HEADER_SIZE, 65536), end - pos), pos)
+                block = os.pread(fd, min(want, end - pos), pos)
                 block_pos, rel = pos, 0
                 if len(block) < b.HEADER_SIZE:
                     return
@@ -179,6 +183,7 @@ class LogSegment:
                 return
             yield pos, h
             pos += size
+            want = _WALK_BLOCK if size < _WALK_BLOCK // 4 else b.HEADER_SIZE
 
     def find(self, offset: int):
         """(position, header) of the batch holding ``offset`` or the first one after it."""

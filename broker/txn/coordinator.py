@@ -170,6 +170,15 @@ class TransactionCoordinator:
 
     # --- InitProducerId: the KIP-360 decision table ----------------------------------------
 
+    def unload(self, owned) -> int:
+        """Forget the transactional ids ``owned(id)`` picks (their coordinator moved)."""
+        gone = [tid for tid in self.transactions if owned(tid)]
+        for tid in gone:
+            meta = self.transactions.pop(tid)
+            if self._by_producer_id.get(meta.producer_id) is meta:
+                del self._by_producer_id[meta.producer_id]
+        return len(gone)
+
     def init_producer_id(self, transactional_id: str, timeout_ms: int, producer_id: int,
                          producer_epoch: int, now: int) -> InitResult:
         if (producer_id < 0) != (producer_epoch < 0):

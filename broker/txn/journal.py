@@ -65,13 +65,14 @@ class TransactionJournal:
     def removed(self, transactional_id: str, now: int) -> None:
         self._append(transactional_id, None, now)
 
-    def replay(self) -> dict:
-        """transactional id -> the decoded TransactionLogValue of its latest record."""
+    def replay(self, partitions=None) -> dict:
+        """transactional id -> the decoded TransactionLogValue of its latest record (in
+        ``partitions`` only: a cluster's coordinator that took over some of them)."""
         topic = self.topics.get(TXN_TOPIC)
         latest: dict[str, object] = {}
         if topic is None:
             return latest
-        for partition in topic.partitions:
+        for partition in topic.partitions if partitions is None else partitions:
             for _, data in partition.batches_from(partition.log_start_offset):
                 batch = records.decode_batch(data, verify_crc=False)
                 if batch.header.is_control:

@@ -1,32 +1,54 @@
 """The broker's transactions: the coordinator engine wired to the partitions and groups.
 
 The transaction handlers and the Produce path talk to this object. It carries
-out the coordinator's ``Completion``s at once -- one broker leads every
+out the coordinator's ``Completion``s -- on one node at once: one broker leads every
 partition, so markers are appended directly (no WriteTxnMarkers round trip)
 and the groups' staged offsets are applied or dropped -- and answers the
 coordinator's side of a transactional Produce: may this batch be appended
 (KIP-890 part 1). The partition side (last stable offset, aborted index) is
 the Partition's. Synchronous; the shell's timer calls ``tick(now)``.
+
+In a cluster (docs/CLUSTER.md) the markers of partitions led elsewhere, and of groups
+coordinated elsewhere (their `__consumer_offsets` partition), become a ``MarkerJob`` the
+shell delivers with WriteTxnMarkers (broker/txn_markers.py); the transaction completes
+(Complete*) once every leader has written them, CONCURRENT_TRANSACTIONS answering meanwhile.
+A Produce whose transactional id another broker coordinates is not verified here (KIP-890's
+verification would ask that coordinator with AddPartitionsToTxn; kipper does not).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import structlog
 
+from kipper.broker.groups.journal import OFFSETS_TOPIC, partition_for
 from kipper.broker.txn.coordinator import (
     TV1, TV2, Completion, EndResult, InitResult, TransactionCoordinator, TransactionMetadata, TxnSettings,
 )
-from kipper.broker.txn.states import TxnState
 from kipper.broker.txn.journal import STATE_OF
 from kipper.broker.txn.markers import marker_batch
+from kipper.broker.txn.states import TxnState
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 
 
+class MarkerJob(NamedTuple):
+    """Markers for other brokers: (topic, partition) of each, and what to call once all
+    are written (``done(now)``)."""
+
+    producer_id: int
+    producer_epoch: int
+    committed: bool
+    coordinator_epoch: int
+    partitions: frozenset
+    done: object
+
+
 class Transactions:
     def __init__(self, settings: TxnSettings, *, topics, producer_ids, offsets, groups,
-                 journal=None, live=None, server_tv=lambda: TV1):
+                 journal=None, live=None, cluster=None, markers=None, server_tv=lambda: TV1):
         self.settings = settings
         # the broker config with the dynamic broker configs over it (broker/dynamic_configs.py):
         # transaction.partition.verification.enable is read there at each transactional Produce
@@ -37,6 +59,8 @@ class Transactions:
         self.journal = journal
         # server_tv: the finalized transaction.version (broker/features.py)
         self.coordinator = TransactionCoordinator(settings, producer_ids.allocate, journal, server_tv)
+        self.cluster = cluster  # a cluster's ClusterNode (broker/cluster/node.py), None on one node
+        self.markers = markers  # an Outbox of MarkerJobs the shell delivers (broker/txn_markers.py)
 
     def state_topic(self) -> None:
         """__transaction_state, made when a client first looks for a transaction
@@ -44,14 +68,20 @@ class Transactions:
         if self.journal is not None:
             self.journal.topic()
 
-    def recover(self, now: int) -> int:
-        """Restore every transactional id from __transaction_state and finish the
-        transactions a stop left between Prepare* and Complete*. Open ones time out as
-        usual. How many ids were restored."""
+    def unload(self, owned) -> int:
+        """A cluster's broker no longer leads a `__transaction_state` partition: the
+        transactional ids ``owned(id)`` picks are coordinated elsewhere now."""
+        return self.coordinator.unload(owned)
+
+    def recover(self, now: int, partitions=None) -> int:
+        """Restore every transactional id from __transaction_state (from ``partitions``
+        only: a cluster's coordinator taking them over) and finish the transactions a stop
+        left between Prepare* and Complete*. Open ones time out as usual. How many ids
+        were restored."""
         if self.journal is None:
             return 0
         pending = []
-        restored = self.journal.replay()
+        restored = self.journal.replay(partitions)
         for tid, value in restored.items():
             meta = TransactionMetadata(
                 tid, value.producer_id, value.producer_epoch, value.transaction_timeout_ms,
@@ -110,7 +140,11 @@ class Transactions:
                              group_id: str, now: int, add: bool = False) -> ErrorCode:
         """Before staging a TxnOffsetCommit: the group must be in the producer's open
         transaction; ``add`` (v5+, a transaction-version-2 producer's request) adds it, as
-        Kafka's group coordinator does through AddPartitionsToTxn."""
+        Kafka's group coordinator does through AddPartitionsToTxn. In a cluster, a group
+        coordinator that does not coordinate the transactional id stages the offsets as
+        Kafka's does (the transaction's marker on the group's partition settles them)."""
+        if self.cluster is not None and not self.cluster.coordinates(transactional_id, True):
+            return ErrorCode.NONE
         if add:
             error = self.coordinator.add_offsets(transactional_id, producer_id, producer_epoch, group_id,
                                                  now, TV2)
@@ -164,7 +198,12 @@ class Transactions:
     def complete(self, completion: Completion, now: int) -> None:
         """Write the markers, settle the groups' offsets, then close the transaction."""
         pid, epoch, committed = completion.producer_id, completion.producer_epoch, completion.committed
+        cluster = self.cluster
+        elsewhere = set()
         for topic, partition in completion.partitions:
+            if cluster is not None and cluster.leader_of(topic, partition) != cluster.node_id:
+                elsewhere.add((topic, partition))
+                continue
             error = self._write_marker(pid, epoch, committed, self.settings.coordinator_epoch,
                                        topic, partition, now)
             if error not in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
@@ -172,19 +211,48 @@ class Transactions:
                 log.warning("txn_marker_refused", topic=topic, partition=partition,
                             producer_id=pid, producer_epoch=epoch, error=error.name)
         for group_id in completion.groups:
-            applied = self.offsets.complete_transaction(
-                group_id, pid, committed, now, producer_epoch=epoch,
-                coordinator_epoch=self.settings.coordinator_epoch)
-            if committed and applied:
-                self.groups.ensure_simple_group(group_id)  # as OffsetCommit makes one
+            if cluster is not None and not cluster.coordinates(group_id):
+                offsets = self.topics.get(OFFSETS_TOPIC)
+                elsewhere.add((OFFSETS_TOPIC, partition_for(group_id, len(offsets.partitions) if offsets else 1)))
+                continue
+            self._settle_group(group_id, pid, epoch, committed, self.settings.coordinator_epoch, now)
+        if elsewhere:
+            self.markers.put(MarkerJob(pid, epoch, committed, self.settings.coordinator_epoch,
+                                       frozenset(elsewhere), lambda at: self._completed(completion, at)))
+            return
         self.coordinator.complete(completion, now)
         log.debug("transaction_completed", transactional_id=completion.transactional_id,
                   producer_id=pid, producer_epoch=epoch, committed=committed,
                   partitions=len(completion.partitions), groups=len(completion.groups))
 
+    def _completed(self, completion: Completion, now: int) -> None:
+        """Every broker wrote its markers: the transaction completes (if this broker still
+        coordinates it)."""
+        if self.coordinator.transactions.get(completion.transactional_id) is not None:
+            self.coordinator.complete(completion, now)
+
+    def _settle_group(self, group_id: str, pid: int, epoch: int, committed: bool, coordinator_epoch: int,
+                      now: int) -> bool:
+        applied = self.offsets.complete_transaction(group_id, pid, committed, now, producer_epoch=epoch,
+                                                    coordinator_epoch=coordinator_epoch)
+        if committed and applied:
+            self.groups.ensure_simple_group(group_id)  # as OffsetCommit makes one
+        return applied
+
     def write_markers(self, producer_id: int, producer_epoch: int, committed: bool,
                       coordinator_epoch: int, topic: str, partition: int, now: int) -> ErrorCode:
-        """One marker of a WriteTxnMarkers request (the coordinator-to-leader API)."""
+        """One marker of a WriteTxnMarkers request (the coordinator-to-leader API). On a
+        `__consumer_offsets` partition the groups it holds with offsets this producer staged
+        are settled (each writes its marker there), as Kafka's group coordinator does."""
+        if topic == OFFSETS_TOPIC:
+            p = self.topics.partition(topic, partition)
+            if p is not None and (p.replica is None or p.replica.is_leader):
+                count = len(self.topics.get(topic).partitions)
+                groups = [g for g in self.offsets.groups_with_pending(producer_id) if partition_for(g, count) == partition]
+                for group_id in groups:
+                    self._settle_group(group_id, producer_id, producer_epoch, committed, coordinator_epoch, now)
+                if groups:
+                    return ErrorCode.NONE
         return self._write_marker(producer_id, producer_epoch, committed, coordinator_epoch,
                                   topic, partition, now)
 
@@ -193,6 +261,8 @@ class Transactions:
         p = self.topics.partition(topic, partition)
         if p is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if p.replica is not None and not p.replica.is_leader:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
         batch = marker_batch(producer_id, producer_epoch, committed, coordinator_epoch, now)
         return p.append_batch(batch, now).error
 
@@ -216,6 +286,8 @@ class Transactions:
                 continue
             if not transactional_id:  # the coordinator's first check of a verification
                 return ErrorCode.INVALID_REQUEST, "an empty transactional id"
+            if self.cluster is not None and not self.cluster.coordinates(transactional_id, True):
+                continue  # (another broker coordinates it: not verified here, module docstring)
             error = self.coordinator.verify_produce(h.producer_id, h.producer_epoch, topic, partition)
             if error == ErrorCode.INVALID_TXN_STATE and add_partition:
                 error = self.coordinator.add_partitions(transactional_id, h.producer_id, h.producer_epoch,

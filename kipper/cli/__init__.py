@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     from kipper.cli import groups, share_consume
     from kipper.cli import acls, configs, users
     from kipper.cli import schemas, stats
+    from kipper.cli import cluster
 
     parser, sub = _top_parser()
     topics.add_parser(sub)
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     acls.add_parser(sub)
     stats.add_parser(sub)
     schemas.add_parser(sub)
+    cluster.add_parser(sub)
     return parser
 
 

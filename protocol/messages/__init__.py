@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from kipper.protocol.messages.add_offsets_to_txn import ADD_OFFSETS_TO_TXN
 from kipper.protocol.messages.add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
+from kipper.protocol.messages.allocate_producer_ids import ALLOCATE_PRODUCER_IDS
 from kipper.protocol.messages.alter_client_quotas import ALTER_CLIENT_QUOTAS
 from kipper.protocol.messages.alter_configs import ALTER_CONFIGS
+from kipper.protocol.messages.alter_partition import ALTER_PARTITION
+from kipper.protocol.messages.alter_partition_reassignments import ALTER_PARTITION_REASSIGNMENTS
 from kipper.protocol.messages.alter_share_group_offsets import ALTER_SHARE_GROUP_OFFSETS
 from kipper.protocol.messages.alter_user_scram_credentials import ALTER_USER_SCRAM_CREDENTIALS
 from kipper.protocol.messages.api_versions import API_VERSIONS
+from kipper.protocol.messages.broker_heartbeat import BROKER_HEARTBEAT
+from kipper.protocol.messages.broker_registration import BROKER_REGISTRATION
 from kipper.protocol.messages.consumer_group_describe import CONSUMER_GROUP_DESCRIBE
 from kipper.protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEARTBEAT
 from kipper.protocol.messages.create_acls import CREATE_ACLS
@@ -38,21 +43,23 @@ from kipper.protocol.messages.describe_user_scram_credentials import DESCRIBE_US
 from kipper.protocol.messages.elect_leaders import ELECT_LEADERS
 from kipper.protocol.messages.end_txn import END_TXN
 from kipper.protocol.messages.fetch import FETCH
-from kipper.protocol.messages.get_telemetry_subscriptions import GET_TELEMETRY_SUBSCRIPTIONS
 from kipper.protocol.messages.find_coordinator import FIND_COORDINATOR
+from kipper.protocol.messages.get_telemetry_subscriptions import GET_TELEMETRY_SUBSCRIPTIONS
 from kipper.protocol.messages.heartbeat import HEARTBEAT
 from kipper.protocol.messages.incremental_alter_configs import INCREMENTAL_ALTER_CONFIGS
 from kipper.protocol.messages.init_producer_id import INIT_PRODUCER_ID
 from kipper.protocol.messages.join_group import JOIN_GROUP
 from kipper.protocol.messages.leave_group import LEAVE_GROUP
-from kipper.protocol.messages.list_groups import LIST_GROUPS
 from kipper.protocol.messages.list_config_resources import LIST_CONFIG_RESOURCES
+from kipper.protocol.messages.list_groups import LIST_GROUPS
 from kipper.protocol.messages.list_offsets import LIST_OFFSETS
+from kipper.protocol.messages.list_partition_reassignments import LIST_PARTITION_REASSIGNMENTS
 from kipper.protocol.messages.list_transactions import LIST_TRANSACTIONS
 from kipper.protocol.messages.metadata import METADATA
 from kipper.protocol.messages.offset_commit import OFFSET_COMMIT
 from kipper.protocol.messages.offset_delete import OFFSET_DELETE
 from kipper.protocol.messages.offset_fetch import OFFSET_FETCH
+from kipper.protocol.messages.offset_for_leader_epoch import OFFSET_FOR_LEADER_EPOCH
 from kipper.protocol.messages.produce import PRODUCE
 from kipper.protocol.messages.push_telemetry import PUSH_TELEMETRY
 from kipper.protocol.messages.sasl_authenticate import SASL_AUTHENTICATE
@@ -65,6 +72,7 @@ from kipper.protocol.messages.streams_group_describe import STREAMS_GROUP_DESCRI
 from kipper.protocol.messages.streams_group_heartbeat import STREAMS_GROUP_HEARTBEAT
 from kipper.protocol.messages.sync_group import SYNC_GROUP
 from kipper.protocol.messages.txn_offset_commit import TXN_OFFSET_COMMIT
+from kipper.protocol.messages.unregister_broker import UNREGISTER_BROKER
 from kipper.protocol.messages.update_features import UPDATE_FEATURES
 from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
 from kipper.protocol.schema import Api
@@ -88,6 +96,10 @@ APIS: dict[int, Api] = {
         DESCRIBE_TOPIC_PARTITIONS, STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, UPDATE_FEATURES,
         GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, LIST_CONFIG_RESOURCES,
         ELECT_LEADERS, DESCRIBE_QUORUM,
+        # a cluster's APIs (docs/CLUSTER.md)
+        OFFSET_FOR_LEADER_EPOCH, BROKER_REGISTRATION, BROKER_HEARTBEAT, ALTER_PARTITION,
+        ALLOCATE_PRODUCER_IDS, UNREGISTER_BROKER, ALTER_PARTITION_REASSIGNMENTS,
+        LIST_PARTITION_REASSIGNMENTS,
     )
 }
 

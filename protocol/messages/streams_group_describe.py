@@ -3,6 +3,7 @@
 Version 1 (KIP-1331, KIP-1357) adds the topology description and the assignor's name.
 """
 
+from kipper.protocol.messages.streams_structs import endpoint, key_values, task_ids, task_offsets, topic_infos, topology_nodes
 from kipper.protocol.schema import Api, F
 
 STREAMS_GROUP_DESCRIBE = Api(
@@ -27,24 +28,8 @@ STREAMS_GROUP_DESCRIBE = Api(
                     F('subtopology_id', 'string'),
                     F('source_topics', '[]string'),
                     F('repartition_sink_topics', '[]string'),
-                    F('state_changelog_topics', '[]', fields=(
-                        F('name', 'string'),
-                        F('partitions', 'int32'),
-                        F('replication_factor', 'int16'),
-                        F('topic_configs', '[]', fields=(
-                            F('key', 'string'),
-                            F('value', 'string'),
-                        )),
-                    )),
-                    F('repartition_source_topics', '[]', fields=(
-                        F('name', 'string'),
-                        F('partitions', 'int32'),
-                        F('replication_factor', 'int16'),
-                        F('topic_configs', '[]', fields=(
-                            F('key', 'string'),
-                            F('value', 'string'),
-                        )),
-                    )),
+                    topic_infos('state_changelog_topics'),
+                    topic_infos('repartition_source_topics'),
                 )),
             )),
             F('members', '[]', fields=(
@@ -56,51 +41,19 @@ STREAMS_GROUP_DESCRIBE = Api(
                 F('client_host', 'string'),
                 F('topology_epoch', 'int32'),
                 F('process_id', 'string'),
-                F('user_endpoint', '{}', nullable='0+', default=None, fields=(
-                    F('host', 'string'),
-                    F('port', 'uint16'),
-                )),
-                F('client_tags', '[]', fields=(
-                    F('key', 'string'),
-                    F('value', 'string'),
-                )),
-                F('task_offsets', '[]', fields=(
-                    F('subtopology_id', 'string'),
-                    F('partition', 'int32'),
-                    F('offset', 'int64'),
-                )),
-                F('task_end_offsets', '[]', fields=(
-                    F('subtopology_id', 'string'),
-                    F('partition', 'int32'),
-                    F('offset', 'int64'),
-                )),
+                endpoint('user_endpoint', nullable='0+', default=None),
+                key_values('client_tags'),
+                task_offsets('task_offsets'),
+                task_offsets('task_end_offsets'),
                 F('assignment', '{}', fields=(
-                    F('active_tasks', '[]', fields=(
-                        F('subtopology_id', 'string'),
-                        F('partitions', '[]int32'),
-                    )),
-                    F('standby_tasks', '[]', fields=(
-                        F('subtopology_id', 'string'),
-                        F('partitions', '[]int32'),
-                    )),
-                    F('warmup_tasks', '[]', fields=(
-                        F('subtopology_id', 'string'),
-                        F('partitions', '[]int32'),
-                    )),
+                    task_ids('active_tasks'),
+                    task_ids('standby_tasks'),
+                    task_ids('warmup_tasks'),
                 )),
                 F('target_assignment', '{}', fields=(
-                    F('active_tasks', '[]', fields=(
-                        F('subtopology_id', 'string'),
-                        F('partitions', '[]int32'),
-                    )),
-                    F('standby_tasks', '[]', fields=(
-                        F('subtopology_id', 'string'),
-                        F('partitions', '[]int32'),
-                    )),
-                    F('warmup_tasks', '[]', fields=(
-                        F('subtopology_id', 'string'),
-                        F('partitions', '[]int32'),
-                    )),
+                    task_ids('active_tasks'),
+                    task_ids('standby_tasks'),
+                    task_ids('warmup_tasks'),
                 )),
                 F('is_classic', 'bool'),
             )),
@@ -108,32 +61,11 @@ STREAMS_GROUP_DESCRIBE = Api(
             F('topology_description', '{}', '1+', nullable='1+', default=None, fields=(
                 F('subtopologies', '[]', '1+', fields=(
                     F('subtopology_id', 'string', '1+'),
-                    F('nodes', '[]', '1+', fields=(
-                        F('name', 'string', '1+'),
-                        F('node_type', 'int8', '1+'),
-                        F('source_topics', '[]string', '1+'),
-                        F('sink_topic', 'string', '1+', nullable='1+', default=None),
-                        F('stores', '[]string', '1+'),
-                        F('successors', '[]string', '1+'),
-                    )),
+                    topology_nodes('nodes', '[]'),
                 )),
                 F('global_stores', '[]', '1+', fields=(
-                    F('source', '{}', '1+', fields=(
-                        F('name', 'string', '1+'),
-                        F('node_type', 'int8', '1+'),
-                        F('source_topics', '[]string', '1+'),
-                        F('sink_topic', 'string', '1+', nullable='1+', default=None),
-                        F('stores', '[]string', '1+'),
-                        F('successors', '[]string', '1+'),
-                    )),
-                    F('processor', '{}', '1+', fields=(
-                        F('name', 'string', '1+'),
-                        F('node_type', 'int8', '1+'),
-                        F('source_topics', '[]string', '1+'),
-                        F('sink_topic', 'string', '1+', nullable='1+', default=None),
-                        F('stores', '[]string', '1+'),
-                        F('successors', '[]string', '1+'),
-                    )),
+                    topology_nodes('source', '{}'),
+                    topology_nodes('processor', '{}'),
                 )),
             )),
             F('topology_description_status', 'int8', '1+', default=0),

@@ -5,6 +5,7 @@ Version 1 (KIP-1331) adds TopologyDescriptionRequired and AcceptableRecoveryLag 
 answer, and lets the broker send the MISSING_CLIENT_TAGS status.
 """
 
+from kipper.protocol.messages.streams_structs import endpoint, key_values, task_ids, task_offsets, topic_infos, topic_partitions
 from kipper.protocol.schema import Api, F
 
 STREAMS_GROUP_HEARTBEAT = Api(
@@ -23,25 +24,9 @@ STREAMS_GROUP_HEARTBEAT = Api(
                 F('subtopology_id', 'string'),
                 F('source_topics', '[]string'),
                 F('source_topic_regex', '[]string'),
-                F('state_changelog_topics', '[]', fields=(
-                    F('name', 'string'),
-                    F('partitions', 'int32'),
-                    F('replication_factor', 'int16'),
-                    F('topic_configs', '[]', fields=(
-                        F('key', 'string'),
-                        F('value', 'string'),
-                    )),
-                )),
+                topic_infos('state_changelog_topics'),
                 F('repartition_sink_topics', '[]string'),
-                F('repartition_source_topics', '[]', fields=(
-                    F('name', 'string'),
-                    F('partitions', 'int32'),
-                    F('replication_factor', 'int16'),
-                    F('topic_configs', '[]', fields=(
-                        F('key', 'string'),
-                        F('value', 'string'),
-                    )),
-                )),
+                topic_infos('repartition_source_topics'),
                 F('copartition_groups', '[]', fields=(
                     F('source_topics', '[]int16'),
                     F('source_topic_regex', '[]int16'),
@@ -49,37 +34,14 @@ STREAMS_GROUP_HEARTBEAT = Api(
                 )),
             )),
         )),
-        F('active_tasks', '[]', nullable='0+', default=None, fields=(
-            F('subtopology_id', 'string'),
-            F('partitions', '[]int32'),
-        )),
-        F('standby_tasks', '[]', nullable='0+', default=None, fields=(
-            F('subtopology_id', 'string'),
-            F('partitions', '[]int32'),
-        )),
-        F('warmup_tasks', '[]', nullable='0+', default=None, fields=(
-            F('subtopology_id', 'string'),
-            F('partitions', '[]int32'),
-        )),
+        task_ids('active_tasks', nullable='0+', default=None),
+        task_ids('standby_tasks', nullable='0+', default=None),
+        task_ids('warmup_tasks', nullable='0+', default=None),
         F('process_id', 'string', nullable='0+', default=None),
-        F('user_endpoint', '{}', nullable='0+', default=None, fields=(
-            F('host', 'string'),
-            F('port', 'uint16'),
-        )),
-        F('client_tags', '[]', nullable='0+', default=None, fields=(
-            F('key', 'string'),
-            F('value', 'string'),
-        )),
-        F('task_offsets', '[]', nullable='0+', default=None, fields=(
-            F('subtopology_id', 'string'),
-            F('partition', 'int32'),
-            F('offset', 'int64'),
-        )),
-        F('task_end_offsets', '[]', nullable='0+', default=None, fields=(
-            F('subtopology_id', 'string'),
-            F('partition', 'int32'),
-            F('offset', 'int64'),
-        )),
+        endpoint('user_endpoint', nullable='0+', default=None),
+        key_values('client_tags', nullable='0+', default=None),
+        task_offsets('task_offsets', nullable='0+', default=None),
+        task_offsets('task_end_offsets', nullable='0+', default=None),
         F('shutdown_application', 'bool', default=False),
     ),
     response=(
@@ -96,33 +58,15 @@ STREAMS_GROUP_HEARTBEAT = Api(
             F('status_code', 'int8'),
             F('status_detail', 'string'),
         )),
-        F('active_tasks', '[]', nullable='0+', default=None, fields=(
-            F('subtopology_id', 'string'),
-            F('partitions', '[]int32'),
-        )),
-        F('standby_tasks', '[]', nullable='0+', default=None, fields=(
-            F('subtopology_id', 'string'),
-            F('partitions', '[]int32'),
-        )),
-        F('warmup_tasks', '[]', nullable='0+', default=None, fields=(
-            F('subtopology_id', 'string'),
-            F('partitions', '[]int32'),
-        )),
+        task_ids('active_tasks', nullable='0+', default=None),
+        task_ids('standby_tasks', nullable='0+', default=None),
+        task_ids('warmup_tasks', nullable='0+', default=None),
         F('topology_description_required', 'bool', '1+', default=False),
         F('endpoint_information_epoch', 'int32'),
         F('partitions_by_user_endpoint', '[]', nullable='0+', default=None, fields=(
-            F('user_endpoint', '{}', fields=(
-                F('host', 'string'),
-                F('port', 'uint16'),
-            )),
-            F('active_partitions', '[]', fields=(
-                F('topic', 'string'),
-                F('partitions', '[]int32'),
-            )),
-            F('standby_partitions', '[]', fields=(
-                F('topic', 'string'),
-                F('partitions', '[]int32'),
-            )),
+            endpoint('user_endpoint'),
+            topic_partitions('active_partitions'),
+            topic_partitions('standby_partitions'),
         )),
     ),
 )

@@ -55,9 +55,13 @@ class Raw:
             self.epoch = resp.member_epoch
         return resp
 
-    def fetch(self, topic_id, *, acks=(), epoch=None, max_wait_ms=0, max_records=100,
+    def fetch(self, topic_id, *, acks=(), epoch=None, max_wait_ms=None, max_records=100,
               version=1, min_bytes=1, renew=False, mode=0):
         epoch = self.session_epoch if epoch is None else epoch
+        if max_wait_ms is None:
+            # a share-partition's first fetch passes it over while its state loads (Kafka):
+            # the fetch that opens a session waits for it
+            max_wait_ms = 1000 if epoch == 0 else 0
         body = {"group_id": self.group, "member_id": self.member, "share_session_epoch": epoch,
                 "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": 1 << 20,
                 "max_records": max_records, "batch_size": max_records, "is_renew_ack": renew,

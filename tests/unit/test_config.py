@@ -182,6 +182,8 @@ def test_all_unknown_keys_are_named_sorted():
 INT_RANGES = [
     ("node.id", 0, _INT32),
     ("socket.request.max.bytes", 1024, _INT32),
+    ("socket.send.buffer.bytes", -1, _INT32),
+    ("socket.receive.buffer.bytes", -1, _INT32),
     ("num.partitions", 1, 100000),
     ("message.max.bytes", 0, _INT32),
     ("retention.ms", -1, _INT64),
@@ -249,6 +251,17 @@ INT_RANGES = [
     ("producer.id.quota.window.size.seconds", 1, _INT32),
     ("producer.id.quota.cache.cleanup.scheduler.interval.ms", 1, _INT32),
     ("producer.id.quota.bloom.filter.expected.items", 1, 100_000_000),
+    ("broker.session.timeout.ms", 1, _INT32),
+    ("broker.heartbeat.interval.ms", 1, _INT32),
+    ("replica.lag.time.max.ms", 1, _INT64),
+    ("replica.fetch.wait.max.ms", 0, _INT32),
+    ("replica.fetch.max.bytes", 0, _INT32),
+    ("replica.fetch.response.max.bytes", 0, _INT32),
+    ("replica.fetch.backoff.ms", 0, _INT32),
+    ("default.replication.factor", 1, 32767),
+    ("offsets.topic.replication.factor", 1, 32767),
+    ("transaction.state.log.replication.factor", 1, 32767),
+    ("leader.imbalance.check.interval.seconds", 1, _INT64),
 ]
 
 

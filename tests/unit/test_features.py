@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kipper.broker import config as cfg
-from kipper.broker.features import Features, parse_levels
+from kipper.broker.features import CLUSTER_CEILINGS, Features, parse_levels
 from kipper.broker.storage.metadata import MetadataStore
 from kipper.protocol.errors import ErrorCode as E
 from tests.support.inproc import InProcessBroker
@@ -153,6 +153,23 @@ def test_finalized_levels_are_kept_in_the_metadata_store(tmp_path):
     again = Features({}, MetadataStore(tmp_path).load())
     assert again.finalized_level("share.version") == 1 and again.finalized_level("streams.version") == 0
     assert again.epoch == 2
+
+
+def test_a_cluster_node_supports_and_finalizes_transaction_version_1_at_most(tmp_path):
+    """docs/CLUSTER.md: a Produce cannot yet add its partition to a transaction another broker
+    coordinates, so a cluster's clients must add their partitions themselves."""
+    node = Features(ceilings=CLUSTER_CEILINGS)
+    assert node.finalized_level("transaction.version") == 1
+    assert {"name": "transaction.version", "min_version": 0, "max_version": 1} in node.supported()
+    assert node.update([("transaction.version", 2, UPGRADE)], False) == (
+        E.INVALID_UPDATE_VERSION, "Invalid update version 2 for feature transaction.version. "
+                                  "Local controller 1 only supports versions 0-1")
+    assert node.finalized_level("group.version") == 1  # (the other features as a one-node broker has them)
+    with pytest.raises(ValueError, match="transaction.version=2: supported levels are 0-1"):
+        Features(parse_levels("transaction.version=2"), ceilings=CLUSTER_CEILINGS)
+    Features({}, MetadataStore(tmp_path))  # a node whose store holds level 2 from before: 1
+    assert Features({}, MetadataStore(tmp_path).load(), ceilings=CLUSTER_CEILINGS).finalized_level(
+        "transaction.version") == 1
 
 
 def _consumer_heartbeat(b):

@@ -211,7 +211,7 @@ def test_metadata_encodes_a_topics_partitions_once_and_again_after_create_partit
     first, second = (decode_response(METADATA, 12, frame_bytes(f)[4:])[1] for f in transport.frames)
     assert first == second and len(first.topics[0].partitions) == 200
     topic = state.topics.get("big")
-    (count, cached), = topic.derived.values()
+    ((count, _), cached), = topic.derived.values()  # (partition count, metadata offset)
     assert count == 200 and isinstance(cached, Encoded)
     # the cached bytes are what the schema writes for the partitions in full
     rows = [{"error_code": 0, "partition_index": i, "leader_id": state.node_id, "leader_epoch": 0,

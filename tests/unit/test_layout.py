@@ -201,8 +201,8 @@ def test_a_string_keyed_hook_would_be_found():
 # cycle. A new package must be given a floor here.
 FLOORS = (
     # what every floor reads: config (kipper's and Kafka's names), logging set-up, counters, wake-ups, the state-machine helper
-    {"config", "config_checks", "config_values", "features", "kafka_broker_configs", "logging_setup", "metrics", "notify",
-     "transitions"},
+    {"config", "config_checks", "config_values", "features", "kafka_broker_configs", "logging_setup", "metrics",
+     "notify", "outbox", "transitions", "config_cluster"},
     # bytes on disk or in memory: segments, indexes, the in-memory log, log.dirs, metadata
     {"storage"},
     # idempotent-producer state, which each partition owns (as Kafka's UnifiedLog owns its
@@ -212,14 +212,14 @@ FLOORS = (
     {"log"},
     # the engines over partitions
     {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs", "schema_registry",
-     "telemetry", "quorum"},
+     "telemetry", "quorum", "cluster"},
     # the composition root: every engine built once, one frozen Engines
     {"composition"},
     # handlers: (request, context) -> response
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
-    {"dispatcher", "connection", "server", "metrics_dump", "prometheus", "faults", "http_listener",
-     "registry_http", "client_metrics_export"},
+    {"dispatcher", "connection", "region_writer", "server", "metrics_dump", "prometheus", "faults",
+     "http_listener", "registry_http", "client_metrics_export", "peers", "lifecycle", "fetcher", "txn_markers"},
     # the command
     {"main", "__main__"},
 )

@@ -57,9 +57,10 @@ def session(inproc, member):
 
 
 def ack(inproc, member, first, last, kind=ACCEPT):
-    return inproc.state.share.acknowledge(GROUP, member, inproc.state.topics.get("t"), 0,
-                                          [(first, last, [kind])], inproc.now,
-                                          allow_renew=True)
+    error, _ = inproc.state.share.acknowledge(GROUP, member, inproc.state.topics.get("t"), 0,
+                                              [(first, last, [kind])], inproc.now,
+                                              allow_renew=True)
+    return error
 
 
 # --- the end of a share session, not the leave, releases ------------------------------------------

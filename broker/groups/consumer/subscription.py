@@ -57,7 +57,9 @@ def _compiled(pattern: str) -> re.Pattern:
 
 
 def subscribed_topics(names, regex: str | None, topics) -> dict[str, object]:
-    """name -> Topic of every existing topic a subscription covers."""
+    """name -> Topic of every existing topic a subscription covers; a regex covers the internal
+    topics it matches too, as Kafka's coordinator resolves it (franz-go's
+    Test848RegexBrokerResolves has __consumer_offsets assigned)."""
     out = {}
     for name in names:
         topic = topics.get(name)
@@ -66,7 +68,7 @@ def subscribed_topics(names, regex: str | None, topics) -> dict[str, object]:
     if regex:
         compiled = _compiled(regex)
         for topic in topics.all():
-            if not topic.internal and topic.name not in out and compiled.fullmatch(topic.name):
+            if topic.name not in out and compiled.fullmatch(topic.name):
                 out[topic.name] = topic
     return out
 

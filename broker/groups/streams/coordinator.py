@@ -449,10 +449,13 @@ class StreamsGroupCoordinator:
             return
         rec.apply(self.groups, record)
 
-    def loaded(self, now: int) -> None:
+    def loaded(self, now: int, group_ids=None) -> None:
         """After a replay: every member's session starts now (Kafka's onLoaded), and a member
-        that was revoking gets its rebalance timeout again."""
+        that was revoking gets its rebalance timeout again; ``group_ids``: only those (a
+        cluster's coordinator that took over a partition of __consumer_offsets)."""
         for group in self.groups.values():
+            if group_ids is not None and group.group_id not in group_ids:
+                continue
             for mid, m in group.members.items():
                 group.session_deadlines[mid] = now + self.per_group.get(group.group_id, "session_timeout_ms")
                 if m.state == UNREVOKED_TASKS:

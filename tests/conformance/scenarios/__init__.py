@@ -53,4 +53,6 @@ def load_all() -> list[Scenario]:
         versions, admin_edges,
     )
     from tests.conformance.scenarios import data_edges  # noqa: F401 - issue 36's edges, after the others
+    from tests.conformance.scenarios import share_split  # noqa: F401 - issue 36 item 19
+    from tests.conformance.scenarios import share_ack_texts  # noqa: F401 - issue 36, share-acknowledge-error-text
     return SCENARIOS

@@ -16,14 +16,21 @@ def share_fetch(run, group: str, topic: str, *, member: str = "m0", epoch: int =
                 acks: list | None = None, max_wait_ms: int = 200, max_records: int = 100, conn: str = "main",
                 label: str = "share fetch", partitions=(0,)):
     v = k.top(k.SHARE_FETCH) if version is None else version
-    return run.call(k.SHARE_FETCH, v, {
+    return run.call(k.SHARE_FETCH, v, share_fetch_body(run, group, topic, member=member, epoch=epoch, acks=acks,
+                                                       max_wait_ms=max_wait_ms, max_records=max_records,
+                                                       partitions=partitions), conn=conn, label=label)
+
+
+def share_fetch_body(run, group: str, topic: str, *, member: str = "m0", epoch: int = 0, acks: list | None = None,
+                     max_wait_ms: int = 200, max_records: int = 100, partitions=(0,)) -> dict:
+    return {
         "group_id": group, "member_id": run.name(member), "share_session_epoch": epoch, "max_wait_ms": max_wait_ms,
         "min_bytes": 1, "max_bytes": 1 << 20, "max_records": max_records, "batch_size": max_records,
         "share_acquire_mode": 0, "is_renew_ack": False,
         "topics": [{"topic_id": k.topic_id(run, topic), "partitions": [
             {"partition_index": p, "partition_max_bytes": 1 << 20,
              "acknowledgement_batches": acks or []} for p in partitions]}],
-        "forgotten_topics_data": []}, conn=conn, label=label)
+        "forgotten_topics_data": []}
 
 
 def share_setup(run, records: int = 3) -> tuple[str, str]:

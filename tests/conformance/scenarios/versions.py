@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
+from kipper.broker.composition import CLUSTER_APIS, CONTROLLER_ONLY_APIS
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import register
 from tests.conformance.scenarios import kit as k
@@ -344,6 +345,20 @@ def _describe_topic_partitions(run, v):
                            "cursor": {"topic_name": t, "partition_index": 2}}, label="from the cursor")
 
 
+def _offset_for_leader_epoch(run, v):
+    # (issue 39) one node leads at epoch 0: epoch 0 ends at the log end, a later one is unknown
+    t = k.create_topic(run)
+    k.produce(run, t, k.batch(3))
+    body = {"replica_id": -1, "topics": [{"topic": t, "partitions": [
+        {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0},
+        {"partition": 0, "current_leader_epoch": 0, "leader_epoch": 3}]}]}
+    run.call(APIS[23], v, body)
+    run.call(APIS[23], v, {"replica_id": -1, "topics": [{"topic": t, "partitions": [
+        {"partition": 0, "current_leader_epoch": 2, "leader_epoch": 0}, {"partition": 9, "current_leader_epoch": -1,
+                                                                          "leader_epoch": 0}]}]},
+             label="an epoch ahead, and an unknown partition")
+
+
 def _describe_producers(run, v):
     t = k.create_topic(run)
     resp = k.init_producer_id(run, None)
@@ -394,7 +409,8 @@ PROBES = {
     0: _produce, 1: _fetch, 2: _list_offsets, 3: _metadata, 8: _offset_commit, 9: _offset_fetch,
     10: _find_coordinator, 11: _join_group, 12: _heartbeat, 13: _leave_group, 14: _sync_group,
     15: _describe_groups, 16: _list_groups, 17: _sasl_handshake, 18: _api_versions, 19: _create_topics,
-    20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 24: _add_partitions, 25: _add_offsets,
+    20: _delete_topics, 21: _delete_records, 22: _init_producer_id, 23: _offset_for_leader_epoch,
+    24: _add_partitions, 25: _add_offsets,
     26: _end_txn, 27: _write_txn_markers, 28: _txn_offset_commit, 29: _describe_acls, 30: _create_acls,
     31: _delete_acls, 32: _describe_configs, 33: _alter_configs, 35: _describe_log_dirs, 36: _sasl_authenticate,
     37: _create_partitions, 42: _delete_groups, 43: admin_edges.elect_leaders_at,
@@ -415,6 +431,10 @@ MIDDLE = {0: (7, 8), 1: (7, 11, 13, 15), 2: (4, 7, 8), 3: (4, 8, 10), 8: (6, 7),
           11: (4, 5, 7), 19: (4,), 14: (3,), 13: (3,)}
 
 
+# the APIs only a cluster's nodes serve (docs/CLUSTER.md); a one-node broker advertises none
+CLUSTER_ONLY = CONTROLLER_ONLY_APIS | CLUSTER_APIS
+
+
 def versions_to_probe(api) -> list[int]:
     wanted = {api.min_version, api.max_version, *MIDDLE.get(api.key, ())}
     flexible = api.flexible_range.lo
@@ -428,7 +448,7 @@ def _bind(probe, version):
 
 
 for _key, _api in sorted(APIS.items()):
-    if not _api.advertise:
+    if not _api.advertise or _key in CLUSTER_ONLY:  # (a cluster's: tests/conformance/test_cluster_conformance.py)
         continue
     if _key not in PROBES:
         raise LookupError(f"kipper advertises {_api.name} but no version probe covers it")

@@ -1,0 +1,107 @@
+"""A cluster's transaction coordinator delivering markers to other brokers: WriteTxnMarkers.
+
+The coordinator's engine (broker/txn/service.py) queues a ``MarkerJob`` for the partitions
+it does not lead (and the groups it does not coordinate, by their `__consumer_offsets`
+partition). Here each job's partitions go, grouped by their leader in the metadata, in one
+WriteTxnMarkers per leader (Kafka's TransactionMarkerChannelManager); a partition answered
+NOT_LEADER_OR_FOLLOWER, or whose leader cannot be reached, is tried again after a pause
+against whoever leads it then. A partition that no longer exists counts as written. Once
+every one is written the job's ``done`` completes the transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+
+from kipper.broker.peers import PeerLink, PeerUnavailable
+from kipper.protocol.errors import ErrorCode
+from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
+
+log = structlog.get_logger(__name__)
+
+RETRY_S = 0.1
+WRITTEN = (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+class TxnMarkerSender:
+    def __init__(self, server):
+        self.server = server
+        self.links: dict[int, PeerLink] = {}
+        self._task: asyncio.Task | None = None
+        self._jobs: set[asyncio.Task] = set()
+
+    @property
+    def engines(self):
+        return self.server.engines
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def stop(self) -> None:
+        for task in [self._task, *self._jobs]:
+            if task is not None:
+                task.cancel()
+        for link in self.links.values():
+            link.close()
+
+    async def _run(self) -> None:
+        queue = self.engines.txn.markers
+        while True:
+            job = await queue.next()
+            task = asyncio.get_running_loop().create_task(self._deliver(job))
+            self._jobs.add(task)
+            task.add_done_callback(self._jobs.discard)
+
+    async def _deliver(self, job) -> None:
+        left = set(job.partitions)
+        while left:
+            cluster, txn = self.engines.cluster, self.engines.txn
+            by_leader: dict[int, list] = {}
+            for topic, partition in left:
+                by_leader.setdefault(cluster.leader_of(topic, partition), []).append((topic, partition))
+            for leader, parts in by_leader.items():
+                if leader == cluster.node_id:  # it leads them now: written here
+                    now = self.engines.clock()
+                    for topic, partition in parts:
+                        if txn.write_markers(job.producer_id, job.producer_epoch, job.committed,
+                                             job.coordinator_epoch, topic, partition, now) in WRITTEN:
+                            left.discard((topic, partition))
+                elif leader >= 0:
+                    left -= await self._send(leader, job, parts)
+            if left:
+                await asyncio.sleep(RETRY_S)
+        job.done(self.engines.clock())
+
+    async def _send(self, leader: int, job, parts: list) -> set:
+        """WriteTxnMarkers to ``leader``; the partitions it wrote."""
+        link = self.links.get(leader)
+        try:
+            if link is None or link.closed:
+                endpoint = self.engines.cluster.endpoint(leader, self.server.config["listeners"][0].name)
+                if endpoint is None:
+                    return set()
+                link = self.links[leader] = await PeerLink(
+                    *endpoint, client_id=f"txn-markers-{self.engines.node_id}").connect()
+            by_topic: dict[str, list[int]] = {}
+            for topic, partition in parts:
+                by_topic.setdefault(topic, []).append(partition)
+            answer = await link.request(WRITE_TXN_MARKERS, {"markers": [{
+                "producer_id": job.producer_id, "producer_epoch": job.producer_epoch,
+                "transaction_result": job.committed, "coordinator_epoch": job.coordinator_epoch,
+                "transaction_version": 0,
+                "topics": [{"name": t, "partition_indexes": ps} for t, ps in by_topic.items()]}]})
+        except PeerUnavailable as exc:
+            log.info("txn_markers_not_delivered", leader=leader, error=str(exc))
+            return set()
+        written = set()
+        for marker in answer.markers:
+            for t in marker.topics:
+                for p in t.partitions:
+                    if p.error_code in WRITTEN:
+                        written.add((t.name, p.partition_index))
+                    else:
+                        log.info("txn_marker_refused", leader=leader, topic=t.name, partition=p.partition_index,
+                                 error=ErrorCode(p.error_code).name)
+        return written

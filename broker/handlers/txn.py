@@ -131,7 +131,7 @@ def _add_partitions_batched(req, ctx):
         results.append({"transactional_id": t.transactional_id, "topic_results": [
             {"name": topic.name, "results_by_partition": [
                 {"partition_index": p, "partition_error_code": int(errors[(topic.name, p)])} for p in topic.partitions]}
-            for topic in t.topics]})
+            for topic in t.topics if topic.partitions]})
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
 
 
@@ -243,7 +243,7 @@ def handle_write_txn_markers(req, ctx):
                     {"partition_index": p, "error_code": int(txn.write_markers(
                         m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
                         t.name, p, ctx.now) if allowed else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
-                    for p in t.partition_indexes]})
+                    for p in dict.fromkeys(t.partition_indexes)]})  # a partition named twice: one answer
         if topics:
             out.append({"producer_id": m.producer_id, "topics": topics})
     return {"markers": out}

@@ -352,3 +352,21 @@ def test_produce_before_v7_refuses_a_zstd_batch():
     answer = b.call(PRODUCE, 3, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
         {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}).responses[0].partition_responses[0]
     assert answer.error_code == E.UNSUPPORTED_COMPRESSION_TYPE
+
+
+WRITE_TXN_MARKERS = 27
+
+
+def test_the_last_findings_of_the_second_run():
+    b = InProcessBroker()
+    create(b, "t")
+    markers = b.call(WRITE_TXN_MARKERS, 1, {"markers": [{"producer_id": 5, "producer_epoch": 0, "transaction_result": True,
+                                                         "coordinator_epoch": 0, "topics": [
+                                                             {"name": "nope", "partition_indexes": [0, 0]}]}]})
+    assert len(markers.markers[0].topics[0].partitions) == 1  # a partition named twice: one answer
+    added = b.call(ADD_PARTITIONS_TO_TXN, 5, {"transactions": [
+        {"transactional_id": "x", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
+         "topics": [{"name": "t", "partitions": []}]}]})
+    assert added.results_by_transaction[0].topic_results == []  # a topic of no partition: no answer
+    elected = b.call(ELECT_LEADERS, 2, {"election_type": 9, "topic_partitions": None, "timeout_ms": 0})
+    assert elected.error_code == E.REQUEST_TIMED_OUT  # the deadline before the election type

@@ -240,6 +240,19 @@ FOUND: dict[str, list[dict]] = {
         {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
             {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, codec=4)}}]}]}},
     ],
+    # the second run's and the bounded run's: WriteTxnMarkers naming a partition of an unknown topic
+    # twice, AddPartitionsToTxn v5 naming a topic of no partition, ElectLeaders past its deadline
+    # with an unknown election type
+    "generated/second-run-findings": [
+        T0,
+        {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [
+            {"producer_id": 5, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+             "topics": [{"name": "<T>-t1", "partition_indexes": [0, 0]}]}]}},
+        {"api": "AddPartitionsToTxn", "version": 5, "body": {"transactions": [
+            {"transactional_id": "<T>-x0", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
+             "topics": [{"name": "<T>-t0", "partitions": []}]}]}},
+        {"api": "ElectLeaders", "version": 2, "body": {"election_type": 9, "topic_partitions": None, "timeout_ms": 0}},
+    ],
 }
 
 for _name, _steps in FOUND.items():

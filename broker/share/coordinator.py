@@ -110,7 +110,7 @@ class ShareGroupCoordinator:
         member_id = req.member_id
         epoch = req.member_epoch
         events: list = []
-        if group_id and not member_id:  # KIP-1082: a member names itself, at every epoch (no text, as Kafka)
+        if not member_id:  # KIP-1082: a member names itself, at every epoch, checked first (no text, as Kafka)
             return _error(ErrorCode.INVALID_REQUEST), events
         refused = _refused(req)
         if refused is not None:  # Kafka refuses the request itself (the heartbeat's own checks)

@@ -370,3 +370,10 @@ def test_the_last_findings_of_the_second_run():
     assert added.results_by_transaction[0].topic_results == []  # a topic of no partition: no answer
     elected = b.call(ELECT_LEADERS, 2, {"election_type": 9, "topic_partitions": None, "timeout_ms": 0})
     assert elected.error_code == E.REQUEST_TIMED_OUT  # the deadline before the election type
+
+
+def test_a_share_heartbeat_without_group_or_member_id_is_refused_for_the_member_first():
+    b = InProcessBroker()
+    answer = b.call(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "", "member_id": "", "member_epoch": 0,
+                                               "rack_id": None, "subscribed_topic_names": None})
+    assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, None)

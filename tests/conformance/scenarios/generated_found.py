@@ -205,6 +205,8 @@ FOUND: dict[str, list[dict]] = {
                                                               "rack_id": None, "subscribed_topic_names": None}},
         {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "", "member_epoch": -2,
                                                               "rack_id": None, "subscribed_topic_names": None}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "", "member_id": "", "member_epoch": 0,
+                                                              "rack_id": None, "subscribed_topic_names": None}},
     ],
     # DeleteGroups naming a group twice: one answer (long run, seed 3621)
     "generated/delete-groups-naming-a-group-twice": [

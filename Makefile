@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: run cluster test java bytecode bench clean spark-env spark-connector
+.PHONY: run cluster test java bytecode bench clean spark-env spark-connector conformance-fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,14 @@ TEST_WORKERS ?= 2
 test: $(STAMP_TEST) java spark-connector bytecode
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected: failing"; exit 1; fi; exit $$status
+
+# the generator's long run against Apache Kafka (docs/CONFORMANCE.md, The generator): minutes to
+# hours; prints its figures as it goes and writes each difference, shrunk, to $(FUZZ_OUT)
+FUZZ_MINUTES ?= 30
+FUZZ_SEED ?= 1
+FUZZ_OUT ?= fuzz-findings
+conformance-fuzz: $(STAMP_TEST)
+	$(BIN)/python -m tests.conformance.fuzz --minutes $(FUZZ_MINUTES) --seed $(FUZZ_SEED) --out $(FUZZ_OUT) $(FUZZ_ARGS)
 
 # the executors' Python for a Spark cluster: kipper and confluent-kafka, packed with venv-pack (docs/SPARK.md)
 spark-env: $(STAMP_TEST)

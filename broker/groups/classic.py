@@ -53,13 +53,13 @@ class ClassicGroupCoordinator:
             return reply(_error(ErrorCode.INVALID_GROUP_ID, member_id=req.member_id))
         if held_elsewhere:
             return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
+        session = req.session_timeout_ms  # checked first, as Kafka's GroupMetadataManager does
+        if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:
+            return reply(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))
         if req.member_id and group_id not in self.groups:
             # Kafka creates a group only for a member without an id: a made-up (or stale) id
             # for a group that does not exist is UNKNOWN_MEMBER_ID, and leaves no group behind
             return reply(_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id=req.member_id))
-        session = req.session_timeout_ms
-        if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:
-            return reply(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))
         rebalance_timeout = req.get("rebalance_timeout_ms", -1)
         if rebalance_timeout is None or rebalance_timeout <= 0:
             rebalance_timeout = session
@@ -202,6 +202,7 @@ class ClassicGroupCoordinator:
                     m.sync_reply(_error(ErrorCode.REBALANCE_IN_PROGRESS))
                     m.sync_reply = None
         was_empty = group.state == EMPTY
+        group.pending_sync.clear()
         group.transition(PREPARING_REBALANCE)
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         group.rebalance_deadline = now + timeout
@@ -237,6 +238,8 @@ class ClassicGroupCoordinator:
         if group.leader_id not in group.members:
             group.leader_id = next(iter(group.members))
         group.transition(COMPLETING_REBALANCE)
+        group.pending_sync = set(group.members)
+        group.sync_deadline = now + max(m.rebalance_timeout_ms for m in group.members.values())
         self.rebalances += 1
         for m in group.members.values():
             reply, m.join_reply = m.join_reply, None
@@ -262,6 +265,7 @@ class ClassicGroupCoordinator:
         member.last_heartbeat = now
         if group.state == PREPARING_REBALANCE:
             return reply(_error(ErrorCode.REBALANCE_IN_PROGRESS))
+        group.pending_sync.discard(member.member_id)
         if group.state == STABLE:
             return reply(self._sync_response(group, member))
         # COMPLETING_REBALANCE
@@ -392,6 +396,12 @@ class ClassicGroupCoordinator:
                 waiting = member.join_reply is not None or member.sync_reply is not None
                 if not waiting and now - member.last_heartbeat > member.session_timeout_ms:
                     self._remove_member(group, member, now, "session timed out")
+            if group.pending_sync and now >= group.sync_deadline and group.state in (COMPLETING_REBALANCE, STABLE):
+                late, group.pending_sync = group.pending_sync, set()
+                for member_id in late:
+                    if member_id in group.members:
+                        self._remove_member(group, group.members[member_id], now,
+                                            "did not sync before the rebalance timeout")
             self._maybe_complete_join(group, now)
 
     # --- offsets and descriptions --------------------------------------------------------

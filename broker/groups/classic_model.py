@@ -73,6 +73,10 @@ class Group:
     pending_members: dict[str, int] = field(default_factory=dict)  # KIP-394: id -> deadline
     rebalance_deadline: int = 0
     initial_delay_until: int = 0
+    # Kafka's pending syncs: the members of this generation that have not sent SyncGroup,
+    # removed when the join's rebalance timeout has passed again
+    pending_sync: set[str] = field(default_factory=set)
+    sync_deadline: int = 0
 
     def transition(self, target: str) -> None:
         TRANSITIONS.check(self.state, target, self.group_id)

@@ -287,7 +287,10 @@ class GroupCoordinator:
     def validate_commit(self, group_id: str, member_id: str, epoch: int, instance_id: str | None,
                         api_version: int, partitions=()) -> ErrorCode:
         """OffsetCommit: member epochs for a consumer or streams group, generations for a
-        classic one. ``partitions``: the (topic, partition) pairs committed."""
+        classic one. ``partitions``: the (topic, partition) pairs committed. A share group
+        takes no commits: its id is no group of theirs (Kafka's GROUP_ID_NOT_FOUND)."""
+        if self.kind_of(group_id) == SHARE:
+            return ErrorCode.GROUP_ID_NOT_FOUND
         if self._streams_owns(group_id):
             return streams_queries.validate_commit(self.streams.groups[group_id], member_id, epoch, instance_id,
                                                    partitions, transactional=False, api_version=api_version)
@@ -300,6 +303,8 @@ class GroupCoordinator:
         """TxnOffsetCommit (Kafka's validateTransactionalOffsetCommit): older clients send
         no member and generation -1, which any group takes; a member or generation the
         client sends must be the group's."""
+        if self.kind_of(group_id) == SHARE:
+            return ErrorCode.GROUP_ID_NOT_FOUND
         if self._streams_owns(group_id):
             code = streams_queries.validate_commit(self.streams.groups[group_id], member_id, generation_id,
                                                    instance_id, partitions, transactional=True,

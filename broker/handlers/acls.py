@@ -10,7 +10,8 @@ apply to a resource of the given name.
 from __future__ import annotations
 
 from kipper.broker.acl.model import (
-    ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE, AclBinding, AclFilter, validate,
+    ALTER, ANY_OPERATION, ANY_PERMISSION, ANY_RESOURCE, CLUSTER, CLUSTER_NAME, DESCRIBE, OPERATION_NAMES,
+    PERMISSION_NAMES, PREFIXED, RESOURCE_NAMES, AclBinding, AclFilter, validate,
 )
 from kipper.protocol.errors import ErrorCode, kafka_text
 
@@ -20,6 +21,18 @@ DISABLED = "No Authorizer is configured on the broker (authorizer.class.name)"
 def _filter(f) -> AclFilter:
     return AclFilter(f.resource_type_filter, f.resource_name_filter, f.get("pattern_type_filter", 3),
                      f.principal_filter, f.host_filter, f.operation, f.permission_type)
+
+
+def _unknown_filter(f) -> str | None:
+    """Kafka's controller's refusal of a DeleteAcls filter naming a code it does not know
+    (its UNKNOWN: a resource or pattern type, an operation or a permission type), or None."""
+    if (f.resource_type_filter != ANY_RESOURCE and f.resource_type_filter not in RESOURCE_NAMES
+            or not ANY_RESOURCE <= f.get("pattern_type_filter", 3) <= PREFIXED):
+        return "Unknown patternFilter."
+    if (f.operation != ANY_OPERATION and f.operation not in OPERATION_NAMES
+            or f.permission_type != ANY_PERMISSION and f.permission_type not in PERMISSION_NAMES):
+        return "Unknown entryFilter."
+    return None
 
 
 def handle_describe_acls(req, ctx):
@@ -80,6 +93,10 @@ def handle_delete_acls(req, ctx):
              "matching_acls": []} for _ in req.filters]}
     out = []
     for f in req.filters:
+        unknown = _unknown_filter(f)
+        if unknown is not None:
+            out.append({"error_code": int(ErrorCode.INVALID_REQUEST), "error_message": unknown, "matching_acls": []})
+            continue
         gone = acls.delete(_filter(f))
         out.append({"error_code": 0, "error_message": None, "matching_acls": [
             {"error_code": 0, "error_message": None, "resource_type": a.resource_type,

@@ -15,7 +15,9 @@ from __future__ import annotations
 from kipper.broker.acl.model import ALTER_CONFIGS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.handlers.describe_configs import BROKER, TOPIC, config_resource_denied
+from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs
+from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.telemetry import Invalid, validate
 from kipper.broker.telemetry.subscriptions import CONFIGS as CLIENT_METRICS_CONFIGS
 from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
@@ -96,7 +98,14 @@ def _preprocess(resources, incremental: bool) -> dict[int, Refused]:
 
 def _topic(engines, name: str, build, validate_only: bool) -> None:
     topic = engines.topics.get(name)
-    if topic is None:
+    if not name:
+        raise Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+    if topic is None and validate_topic_name(name):
+        raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, validate_topic_name(name))
+    if topic is None:  # Kafka's controller checks the values before it looks for the topic
+        problem = validate_topic_configs(build({}, TOPIC_CONFIGS))
+        if problem:
+            raise Refused(ErrorCode.INVALID_CONFIG, problem)
         raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
     view = engines.topic_configs
     new = build(topic.configs, TOPIC_CONFIGS, lambda key: view.value(topic.configs, key))
@@ -124,7 +133,7 @@ def _broker(engines, name: str, build, validate_only: bool) -> None:
     code, message = dynamic.layer_for(name)
     if code != ErrorCode.NONE:
         raise Refused(code, message)
-    new = build(dynamic.current(name), {})
+    new = build(dynamic.current(name), KAFKA_BROKER_CONFIGS)  # APPEND/SUBTRACT: list configs only
     code, message = dynamic.check(new)
     if code != ErrorCode.NONE:
         raise Refused(code, message)

@@ -48,7 +48,8 @@ def handle_alter_client_quotas(req, ctx):
     allowed = may_manage(ctx, DESCRIBE_CONFIGS)
     results, changes = [], []
     for entry in req.entries:
-        entity_data = [dict(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity]
+        named = {e.entity_type: e.entity_name for e in entry.entity}  # a type named twice: the last (Kafka's map)
+        entity_data = [dict(entity_type=t, entity_name=n) for t, n in named.items()]
         ops = [Op(o.key, o.value, o.remove) for o in entry.ops]
         if not allowed:
             code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user"

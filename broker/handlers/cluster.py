@@ -58,16 +58,19 @@ def _cluster_operations(ctx) -> int:
 
 
 def _wanted(engines, topics):
-    """(topic, [partition]) pairs asked for; every partition when ``topics`` is None."""
+    """(topic, [partition]) pairs asked for; every partition when ``topics`` is None. A
+    topic or partition named twice is one (Kafka asks its ReplicaManager for a set)."""
     if topics is None:
         return [(t, [p for p in t.partitions if _stored_here(p)]) for t in engines.topics.all()]
-    out = []
+    wanted: dict[str, dict[int, None]] = {}  # a topic or partition named twice is one (Kafka's set)
     for item in topics:
         topic = engines.topics.get(item.topic)
         if topic is not None:
-            out.append((topic, [topic.partitions[i] for i in item.partitions
-                                if 0 <= i < len(topic.partitions) and _stored_here(topic.partitions[i])]))
-    return out
+            indexes = wanted.setdefault(item.topic, {})
+            indexes.update((i, None) for i in item.partitions
+                           if 0 <= i < len(topic.partitions) and _stored_here(topic.partitions[i]))
+    return [(engines.topics.get(name), [engines.topics.get(name).partitions[i] for i in indexes])
+            for name, indexes in wanted.items()]
 
 
 def _stored_here(partition) -> bool:

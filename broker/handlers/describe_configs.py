@@ -12,12 +12,14 @@ from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.effective import NULL_DEFAULTS
 from kipper.broker.log.topic_configs import CONFIG_TYPES, describable
+from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
 from kipper.protocol.errors import ErrorCode, kafka_text
 
 TOPIC, BROKER = 2, 4
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG, CLIENT_METRICS_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 7, 8
 UNKNOWN_TYPE = 0  # DescribeConfigs config_type of a name that is no config
+KAFKA_RESOURCE_TYPES = frozenset({2, 4, 8, 16, 32})  # Kafka's ConfigResource.Type: topic, broker, broker logger...
 SENSITIVE = {"ssl.key.password"}  # Kafka's PASSWORD type: never sent back
 # Kafka 4.4's GroupConfig.ALL_GROUP_CONFIG_SYNONYMS: the broker config a group config overrides
 GROUP_BROKER_SYNONYMS = {
@@ -221,6 +223,12 @@ def handle_describe_configs(req, ctx):
     synonyms = req.get("include_synonyms", False)
     docs = req.get("include_documentation", False)
     results = []
+    unknown = [r.resource_type for r in req.resources if r.resource_type not in KAFKA_RESOURCE_TYPES]
+    if unknown:  # Kafka fails the whole request: every resource is answered INVALID_REQUEST
+        return {"throttle_time_ms": 0, "results": [
+            {"resource_type": r.resource_type, "resource_name": r.resource_name, "configs": [],
+             "error_code": int(ErrorCode.INVALID_REQUEST), "error_message": f"Unknown resource type {unknown[0]}"}
+            for r in req.resources]}
     for res in req.resources:
         # (Kafka's answer for a resource described: error_message "", not null)
         row = {"resource_type": res.resource_type, "resource_name": res.resource_name,
@@ -231,7 +239,10 @@ def handle_describe_configs(req, ctx):
             row.update(error_code=int(denied), error_message=kafka_text(denied))
         elif res.resource_type == TOPIC:
             topic = engines.topics.get(res.resource_name)
-            if topic is None:
+            if topic is None and validate_topic_name(res.resource_name):
+                row.update(error_code=int(ErrorCode.INVALID_TOPIC_EXCEPTION),
+                           error_message=validate_topic_name(res.resource_name))
+            elif topic is None:
                 row.update(error_code=int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))  # (message "", as Kafka)
             else:
                 view = engines.topic_configs

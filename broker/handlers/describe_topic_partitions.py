@@ -6,7 +6,7 @@ As Kafka's DescribeTopicPartitionsRequestHandler: all topics (those the principa
 DESCRIBE) for an empty list; named topics the principal may not describe come last with
 TOPIC_AUTHORIZATION_FAILED and no id; an unknown name is UNKNOWN_TOPIC_OR_PARTITION (or
 INVALID_TOPIC_EXCEPTION for a name no topic could have); a cursor whose topic is not in
-the list is INVALID_REQUEST for every topic asked. One replica, never out of sync: the
+the list, or whose partition is negative, is INVALID_REQUEST for every topic asked. One replica, never out of sync: the
 eligible leader replica lists are empty, as Kafka's are for such a partition; in a cluster
 the registrations the metadata log holds (handlers/leaders.py), whose eligible leader
 replicas are empty too (kipper keeps none, docs/CLUSTER.md).
@@ -33,14 +33,15 @@ def handle_describe_topic_partitions(req, ctx):
         names = {t.name for t in engines.topics.all() if t.name >= after}
     else:
         names = {t.name for t in req.topics if t.name >= after}
-        if cursor is not None and cursor.topic_name not in names:
-            return {"throttle_time_ms": 0, "next_cursor": None,
-                    "topics": [{"error_code": int(ErrorCode.INVALID_REQUEST), "name": t.name, "topic_id": ZERO_UUID,
-                                "is_internal": False, "partitions": []} for t in req.topics]}
+    if cursor is not None and (cursor.partition_index < 0 or not everything and cursor.topic_name not in names):
+        return {"throttle_time_ms": 0, "next_cursor": None,
+                "topics": [{"error_code": int(ErrorCode.INVALID_REQUEST), "name": t.name, "topic_id": ZERO_UUID,
+                            "is_internal": False, "partitions": []} for t in req.topics]}
     refused = [] if everything else sorted(n for n in names if not ctx.authorize(DESCRIBE, TOPIC, n))
     allowed = sorted(n for n in names if n not in refused and ctx.authorize(DESCRIBE, TOPIC, n))
     first = cursor.partition_index if cursor is not None and ctx.authorize(DESCRIBE, TOPIC, after) else 0
-    remaining = min(MAX_PARTITIONS_PER_RESPONSE, req.response_partition_limit)
+    # a limit of 0 or less still pages one partition at a time, as Kafka's handler does
+    remaining = max(1, min(MAX_PARTITIONS_PER_RESPONSE, req.response_partition_limit))
     out, next_cursor = [], None
     for name in allowed:
         if remaining <= 0:

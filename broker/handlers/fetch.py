@@ -41,6 +41,33 @@ def _error_entry(index: int, code: ErrorCode, aborted: list | None = None) -> di
             "log_start_offset": -1, "aborted_transactions": aborted, "records": b""}
 
 
+def wanted(topics) -> list[tuple]:
+    """(topic, its partitions) to read. As Kafka's LinkedHashMap of partitions: a partition
+    asked twice is read once, where it was first asked, with what it was last asked, and
+    consecutive partitions of one topic are one topic of the answer."""
+    keys, previous, plain = set(), None, True
+    for t in topics:
+        name = t.get("topic") or t.get("topic_id")
+        plain = plain and name != previous
+        previous = name
+        for p in t.partitions:
+            plain = plain and (name, p.partition) not in keys
+            keys.add((name, p.partition))
+    if plain:  # every partition once, no topic twice in a row: as asked (nearly every fetch)
+        return [(t, t.partitions) for t in topics]
+    latest: dict = {}
+    for t in topics:
+        for p in t.partitions:
+            latest[(t.get("topic") or t.get("topic_id"), p.partition)] = (t, p)
+    out: list = []
+    for (name, _), (t, p) in latest.items():
+        if out and out[-1][0] == name:
+            out[-1][2].append(p)
+        else:
+            out.append((name, t, [p]))
+    return [(t, parts) for _, t, parts in out]
+
+
 def replica_id(req, version: int) -> int:
     """The fetching follower's broker id (-1 for a consumer): in replica_state from v15."""
     if version >= 15:
@@ -62,24 +89,28 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     follower = replica_id(req, ctx.api_version) if cluster is not None else -1
     leaders = None  # the leaders named in refusals (KIP-951's node_endpoints)
     from_follower_ok = follower < 0 and ctx.api_version >= 11  # a consumer may read a follower (KIP-392)
+    lone_follower = cluster is None and replica_id(req, ctx.api_version) >= 0  # one node: no follower
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
     responses = []
     first = True
     regions = ctx.session.zero_copy
-    for t in req.topics:
+    for t, partitions in wanted(req.topics):
         name = t.get("topic")
         topic = topics.get(name) if name is not None else topics.by_id(t.topic_id)
         allowed = ctx.authorize(READ, TOPIC, topic.name if topic is not None else name or "")
         parts = []
-        for p in t.partitions:
+        for p in partitions:
             index = p.partition
             if not allowed or topic is None or not 0 <= index < len(topic.partitions):
                 code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed else
                         ErrorCode.UNKNOWN_TOPIC_ID if topic is None and name is None
                         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 parts.append(_error_entry(index, code, []))
+                continue
+            if lone_follower:  # this broker has no followers: Kafka finds none of that id
+                parts.append(_error_entry(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
                 continue
             plog = topic.partitions[index]
             epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
@@ -134,8 +165,9 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 reads.append((plog.topic, index, size, got.records))
             watched.append((plog.topic, index))
             parts.append(entry)
-        responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
-                          "partitions": parts})
+        if parts:  # a topic that names no partition has no answer, as Kafka's
+            responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
+                              "partitions": parts})
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
     if leaders and ctx.api_version >= 16:
         body["node_endpoints"] = node_endpoints(ctx, leaders)

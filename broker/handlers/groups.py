@@ -12,17 +12,24 @@ from kipper.broker.groups.classic_model import DEAD
 from kipper.broker.groups.coordinator import CLASSIC
 from kipper.protocol.errors import ErrorCode
 
+JOIN_GROUP = 11
+
 
 def _host(ctx) -> str:
     return "/" + ctx.session.peer.rsplit(":", 1)[0]
 
 
 def _refused(req, ctx) -> dict | None:
-    """READ on the group, which Kafka asks of every member request; a refusal touches
-    no group (a refused join creates none)."""
-    if ctx.authorize(READ, GROUP, req.group_id):
+    """READ on the group, which Kafka asks of every member request, then (but for JoinGroup,
+    whose engine answers it) an empty group id, the coordinator's first check; a refusal
+    touches no group (a refused join creates none)."""
+    if not ctx.authorize(READ, GROUP, req.group_id):
+        code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not req.group_id and ctx.api_key != JOIN_GROUP:
+        code = ErrorCode.INVALID_GROUP_ID
+    else:
         return None
-    return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+    return {"throttle_time_ms": 0, "error_code": int(code),
             "generation_id": -1, "member_id": req.get("member_id", ""), "members": []}
 
 
@@ -42,6 +49,10 @@ def handle_join_group(req, ctx):
 
 
 def handle_sync_group(req, ctx):
+    if ctx.api_version >= 5 and (req.get("protocol_type") is None or req.get("protocol_name") is None):
+        # Kafka's first check: from v5 both are mandatory (before authorization and the group)
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INCONSISTENT_GROUP_PROTOCOL),
+                "protocol_type": None, "protocol_name": None, "assignment": b""}
     if (refused := _refused(req, ctx)) is not None:
         return refused
     d = Deferred()
@@ -110,7 +121,7 @@ def handle_list_groups(req, ctx):
 
 def handle_delete_groups(req, ctx):
     results = []
-    for group_id in req.groups_names:
+    for group_id in dict.fromkeys(req.groups_names):  # a group named twice is one (Kafka's set)
         if not ctx.authorize(DELETE, GROUP, group_id):
             results.append({"group_id": group_id, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
                             "error_message": None})
@@ -126,6 +137,8 @@ def handle_offset_delete(req, ctx):
     error (an unknown group...) answers the whole request."""
     if not ctx.authorize(DELETE, GROUP, req.group_id):
         return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "throttle_time_ms": 0, "topics": []}
+    if not req.group_id:
+        return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "throttle_time_ms": 0, "topics": []}
     topics = ctx.engines.topics
     answered: dict[tuple[str, int], ErrorCode] = {}
     wanted: dict[str, list[int]] = {}

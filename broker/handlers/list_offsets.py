@@ -71,14 +71,16 @@ def handle_list_offsets(req, ctx):
                 parts.append({"partition_index": p.partition_index,
                               "error_code": int(ErrorCode.INVALID_REQUEST), **NOT_FOUND})
                 continue
+            if ctx.api_version < SINCE_VERSION.get(p.timestamp, 0):  # Kafka's KafkaApis: before the partition
+                parts.append({"partition_index": p.partition_index,
+                              "error_code": int(ErrorCode.UNSUPPORTED_VERSION), **NOT_FOUND})
+                continue
             plog = topics.partition(name, p.partition_index)
             if plog is None:
                 parts.append({"partition_index": p.partition_index,
                               "error_code": int(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)})
                 continue
             code = leader_error(plog, p.get("current_leader_epoch", -1))
-            if code is None and ctx.api_version < SINCE_VERSION.get(p.timestamp, 0):
-                code = ErrorCode.UNSUPPORTED_VERSION
             if code is not None:
                 parts.append({"partition_index": p.partition_index, "error_code": int(code), **NOT_FOUND})
                 continue

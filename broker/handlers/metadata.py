@@ -91,8 +91,13 @@ def handle_metadata(req, ctx):
     else:
         auto = req.get("allow_auto_topic_creation", True)
         out = []
+        asked = set()
         for item in wanted:
             name = item.get("name")
+            key = name if name is not None else item.topic_id
+            if key in asked:  # a topic asked twice is answered once, as Kafka's (a set of names)
+                continue
+            asked.add(key)
             if name is None:
                 topic = topics.by_id(item.topic_id)
                 if topic is None or not ctx.authorize(DESCRIBE, TOPIC, topic.name):

@@ -16,39 +16,72 @@ from kipper.protocol.errors import ErrorCode
 MAX_METADATA = 4096  # Kafka's offset.metadata.max.bytes default
 
 
+BROKER_SIDE = frozenset({ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                         ErrorCode.UNKNOWN_TOPIC_ID})
+
+
+def answered(out: list[dict], merge: bool) -> list[dict]:
+    """A commit's topics as asked; but when the broker answered some partitions itself (an
+    unknown or unauthorized topic), Kafka's response builder merges those with the
+    coordinator's answer by topic (name, or id where the name is unknown), and a topic named
+    twice is one. A topic that names no partition has no answer, unless the broker answered
+    the topic itself (``kept``: unknown or unauthorized, its entry made before its partitions)."""
+    if merge:
+        merged: dict = {}
+        for row in out:
+            key = row["name"] or row.get("topic_id")
+            if key in merged:
+                merged[key]["partitions"] += row["partitions"]
+                merged[key]["kept"] = merged[key].get("kept") or row.get("kept")
+            else:
+                merged[key] = dict(row, partitions=list(row["partitions"]))
+        out = list(merged.values())
+    return [{k: v for k, v in row.items() if k != "kept"} for row in out if row["partitions"] or row.get("kept")]
+
+
+def broker_answered(out: list[dict]) -> bool:
+    """Whether the broker answered some topic or partition itself (see answered)."""
+    return any(row.get("kept") or any(r["error_code"] in BROKER_SIDE for r in row["partitions"]) for row in out)
+
+
 def handle_offset_commit(req, ctx):
+    """As Kafka's KafkaApis then GroupCoordinator: the group's authorization, then each
+    topic's, then unknown topics and partitions (the broker's own checks), then what the
+    coordinator says of the member (its generation or epoch), then each offset."""
     engines = ctx.engines
-    if not ctx.authorize(READ, GROUP, req.group_id):
-        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
-    else:
-        error = engines.groups.validate_commit(req.group_id, req.get("member_id", ""),
-                                              req.get("generation_id_or_member_epoch", -1),
-                                              req.get("group_instance_id"), ctx.api_version,
-                                              [(t.name, p.partition_index) for t in req.topics for p in t.partitions])
+    group_denied = not ctx.authorize(READ, GROUP, req.group_id)
+    error = ErrorCode.NONE if group_denied else engines.groups.validate_commit(
+        req.group_id, req.get("member_id", ""), req.get("generation_id_or_member_epoch", -1),
+        req.get("group_instance_id"), ctx.api_version,
+        [(t.name, p.partition_index) for t in req.topics for p in t.partitions])
     out = []
     commits = []
     for t in req.topics:
-        topic = engines.topics.get(t.name)
-        readable = error != ErrorCode.NONE or ctx.authorize(READ, TOPIC, t.name)
+        name = t.name
+        topic = engines.topics.get(name)
+        readable = not group_denied and ctx.authorize(READ, TOPIC, name)
         parts = []
         for p in t.partitions:
-            code = error
-            if code == ErrorCode.NONE:
-                if not readable:
-                    code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-                elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
-                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
-                    code = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                else:
-                    commits.append((t.name, p.partition_index, p.committed_offset,
-                                    p.get("committed_leader_epoch", -1), p.committed_metadata))
+            if group_denied:
+                code = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            elif not readable:
+                code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            elif error != ErrorCode.NONE:
+                code = error
+            elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
+                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            else:
+                code = ErrorCode.NONE
+                commits.append((name, p.partition_index, p.committed_offset,
+                                p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
-        out.append({"name": t.name, "partitions": parts})
+        out.append({"name": name, "partitions": parts, "kept": not group_denied and (not readable or topic is None)})
     if commits:  # journaled, then applied; a commit that failed makes no group
         engines.offsets.commit_all(req.group_id, commits, ctx.now)
         engines.groups.ensure_simple_group(req.group_id)
-    return {"throttle_time_ms": 0, "topics": out}
+    return {"throttle_time_ms": 0, "topics": answered(out, not group_denied and broker_answered(out))}
 
 
 def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False) -> list[dict]:

@@ -33,6 +33,7 @@ from kipper.broker.handlers.leaders import current_leader, node_endpoints
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.broker.handlers.txn import PRODUCE_ADDS_PARTITION_SINCE, not_in_transaction
 from kipper.broker.log import validate
+from kipper.protocol import compression
 from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.produce_codec import TopicProduceData
@@ -82,6 +83,17 @@ def handle_produce(run, ctx) -> list:
     woken = ctx.engines.appends.woken
     for req in run:
         acks = req.acks
+        if req.transactional_id is None and _holds_transactional(req.topic_data):
+            # Kafka refuses the whole request before its topics: every partition is answered 53
+            refusal = [{"name": t.name, "topic_id": t.topic_id, "partition_responses": [
+                _row(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED) for p in t.partition_data]}
+                for t in _distinct(req.topic_data) if t.partition_data]
+            if acks == 0:
+                answers.append(Reply(NO_RESPONSE, abort="a Produce with acks=0 holds a transactional batch "
+                                                        "and no transactional id"))
+                break
+            answers.append({"responses": refusal, "throttle_time_ms": 0})
+            continue
         txn_denied = None  # looked up at most once per request
         throttle_ms = 0
         responses = []
@@ -116,7 +128,8 @@ def handle_produce(run, ctx) -> list:
                 if row["error_code"]:
                     refused = True
                 rows.append(row)
-            responses.append({"name": tdata.name, "topic_id": tdata.topic_id, "partition_responses": rows})
+            if rows:  # a topic that names no partition has no answer, as Kafka's (a map by partition)
+                responses.append({"name": tdata.name, "topic_id": tdata.topic_id, "partition_responses": rows})
         if woken:
             ctx.engines.appends.settle()
         if byte_quota:  # Kafka counts the request after the append, acks=0 too
@@ -140,6 +153,20 @@ def handle_produce(run, ctx) -> list:
     if nrecords:
         record_in(counted_target.topic.name, counted_index, nbytes, nrecords)
     return answers
+
+
+ZSTD_SINCE = 7  # a batch compressed with zstd needs Produce v7+ (KIP-110)
+
+
+def _holds_transactional(topic_data: list) -> bool:
+    """Whether a partition's first batch is transactional (read from its header's magic and
+    attributes bytes; Kafka's ProduceRequest.hasTransactionalRecords)."""
+    for t in topic_data:
+        for p in t.partition_data:
+            r = p.records
+            if r is not None and len(r) > HEADER_SIZE and r[16] == 2 and r[22] & TRANSACTIONAL:
+                return True
+    return False
 
 
 def _name_leaders(ctx, body: dict) -> None:
@@ -205,9 +232,9 @@ def _target(ctx, tdata, txn_denied: bool) -> Target:
 
 def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
     """Why a request may not write to partition ``index`` of ``target``'s topic, before
-    its batch is looked at (``_partition_row`` asks only when it may not)."""
-    if acks not in VALID_ACKS:
-        return ErrorCode.INVALID_REQUIRED_ACKS
+    its batch is looked at (``_partition_row`` asks only when it may not). Invalid acks come
+    last: Kafka's broker answers authorization and unknown partitions before its
+    ReplicaManager looks at acks."""
     denied = target.denied
     if denied is not None and denied != ErrorCode.INVALID_TOPIC_EXCEPTION:
         return denied
@@ -218,7 +245,31 @@ def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
         return denied
     if topic is None:
         return ErrorCode.UNKNOWN_TOPIC_ID if target.name is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if acks not in VALID_ACKS:
+        return ErrorCode.INVALID_REQUIRED_ACKS
     raise AssertionError("a partition it may write to")
+
+
+def _verification_text(code: ErrorCode) -> str | None:
+    """The one text Kafka's Produce answer carries for a transactional batch's verification."""
+    return "Partition was not added to the transaction" if code == ErrorCode.INVALID_TXN_STATE else None
+
+
+def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | None, now: int) -> ErrorCode:
+    """What Kafka answers before its ReplicaManager looks at acks: the request's records
+    read (KafkaApis' validateRecords), then a transactional batch verified with its
+    coordinator; else INVALID_REQUIRED_ACKS."""
+    if records:  # (null records: as before, the acks)
+        try:
+            _, _, header = validate.produced_batch(records)
+        except validate.Rejected as exc:
+            return exc.code
+        if header.attributes & TRANSACTIONAL:
+            code, _ = ctx.engines.txn.check_append(topic, index, [header], transactional_id,
+                                                   ctx.api_version >= PRODUCE_ADDS_PARTITION_SINCE, now)
+            if code != ErrorCode.NONE:
+                return not_in_transaction(code, ctx)
+    return ErrorCode.INVALID_REQUIRED_ACKS
 
 
 def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int,
@@ -229,9 +280,14 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     topic = target.topic
     if (acks not in VALID_ACKS or target.denied is not None or topic is None
             or not 0 <= index < len(topic.partitions)):  # nothing is appended
-        return _row(index, _refusal(target, acks, index)), 0, 0, 0
+        code = _refusal(target, acks, index)
+        if code == ErrorCode.INVALID_REQUIRED_ACKS:
+            code = _before_acks(ctx, topic.name, index, records, transactional_id, now)
+        return _row(index, code, message=_verification_text(code)), 0, 0, 0
     policy = target.policy
     partition = topic.partitions[index]
+    if ctx.api_version < ZSTD_SINCE and records and len(records) > HEADER_SIZE and records[22] & 7 == compression.ZSTD:
+        return _row(index, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE), 0, 0, 0  # Kafka's validateRecords
     replica = partition.replica
     if replica is not None:
         if not replica.is_leader:
@@ -272,7 +328,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         if code != ErrorCode.NONE:  # (Kafka answers these before the log: log_start_offset -1)
             code = not_in_transaction(code, ctx)
             _log_refusal(ctx, topic.name, index, records, code, message or code.name, now)
-            return _row(index, code), 0, 0, 0
+            return _row(index, code, message=_verification_text(code)), 0, 0, 0
     appended = partition.append(records, spans, now)
     # (Kafka's answer carries no message for a refusal by producer state: the log has it)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,

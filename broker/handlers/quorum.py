@@ -52,6 +52,12 @@ def handle_elect_leaders(req, ctx):
         return {"throttle_time_ms": 0, "error_code": denied, "replica_election_results": [
             {"topic": name, "partition_result": [{"partition_id": p, "error_code": denied, "error_message": None}
                                                  for p in parts]} for name, parts in wanted or []]}
+    if req.timeout_ms <= 0:  # the controller finds its deadline passed: every partition times out, before the
+        # election type is looked at
+        timed_out = int(ErrorCode.REQUEST_TIMED_OUT)
+        return {"throttle_time_ms": 0, "error_code": timed_out, "replica_election_results": [
+            {"topic": name, "partition_result": [{"partition_id": p, "error_code": timed_out, "error_message": None}
+                                                 for p in parts]} for name, parts in wanted or []]}
     known = election_type in (PREFERRED, UNCLEAN)
     if not known and wanted is None:
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST), "replica_election_results": []}

@@ -56,8 +56,8 @@ def _check(name: str, mechanism: int, iterations: int | None, item, users) -> tu
     if iterations is not None and not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
         return (ErrorCode.UNACCEPTABLE_CREDENTIAL,
                 f"iterations must be between {MIN_ITERATIONS} and {MAX_ITERATIONS}")
-    if iterations is not None and (not item.salt or not item.salted_password):
-        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "salt and salted password must not be empty"
+    if iterations is not None and not item.salted_password:  # an empty salt is taken, as Kafka takes it
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "the salted password must not be empty"
     if iterations is None and MECHANISM_NAMES[mechanism] not in users.get(name, {}):
         return ErrorCode.RESOURCE_NOT_FOUND, "attempt to delete a user credential that does not exist"
     return None

@@ -65,10 +65,11 @@ def handle_share_fetch(req, ctx):
         return top_level_error(ErrorCode.UNSUPPORTED_VERSION, None)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    if req.get("is_renew_ack", False) and epoch in (INITIAL_EPOCH, FINAL_EPOCH):
+        return top_level_error(ErrorCode.INVALID_REQUEST, None)  # Kafka's check: renewals need a session
     if epoch == INITIAL_EPOCH and any(p.acknowledgement_batches for t in req.topics
                                       for p in t.partitions):
-        return top_level_error(ErrorCode.INVALID_REQUEST,
-                               "acknowledgements need an established share session")
+        return top_level_error(ErrorCode.INVALID_REQUEST, None)  # (acknowledgements need a session; no text)
     code, message, session = share.open_session(req.group_id, req.member_id, epoch, now, fetch=True,
                                                 connection=ctx.session)
     if code != ErrorCode.NONE:

@@ -32,19 +32,25 @@ def handle_share_group_heartbeat(req, ctx):
 
 
 def handle_share_group_describe(req, ctx):
-    share = ctx.engines.share
     if not share_groups_enabled(ctx):
         return {"throttle_time_ms": 0, "groups": [
             {"error_code": UNSUPPORTED, "error_message": None, "group_id": g, "group_state": "",
              "group_epoch": 0, "assignment_epoch": 0, "assignor_name": "", "members": [],
              "authorized_operations": NOT_PROVIDED} for g in req.group_ids]}
-    return {"throttle_time_ms": 0, "groups": [
-        _with_operations(share.describe(g), ctx, g, req.include_authorized_operations)
-        if ctx.authorize(DESCRIBE, GROUP, g) else
-        {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None, "group_id": g,
-         "group_state": "", "group_epoch": -1, "assignment_epoch": -1, "assignor_name": "",
-         "members": []}
-        for g in req.group_ids]}
+    return {"throttle_time_ms": 0, "groups": [_describe(ctx, g, req.include_authorized_operations)
+                                              for g in req.group_ids]}
+
+
+def _describe(ctx, group_id: str, with_operations: bool) -> dict:
+    if not ctx.authorize(DESCRIBE, GROUP, group_id):
+        return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None,
+                "group_id": group_id, "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
+                "assignor_name": "", "members": []}
+    if not group_id:  # the coordinator's first check, as Kafka's
+        return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "error_message": None,
+                "group_id": group_id, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
+                "assignor_name": "", "members": []}
+    return _with_operations(ctx.engines.share.describe(group_id), ctx, group_id, with_operations)
 
 
 def _with_operations(described: dict, ctx, group_id: str, wanted: bool) -> dict:

@@ -35,8 +35,8 @@ def handle_describe_share_group_offsets(req, ctx):
                       if ctx.authorize(DESCRIBE, TOPIC, t["topic_name"])]
         else:
             allowed = [t for t in g.topics if ctx.authorize(DESCRIBE, TOPIC, t.topic_name)]
-            topics = engines.share.describe_offsets(
-                g.group_id, [(t.topic_name, list(t.partitions)) for t in allowed])
+            topics = engines.share.describe_offsets(  # a partition named twice is one (Kafka's set)
+                g.group_id, [(t.topic_name, list(dict.fromkeys(t.partitions))) for t in allowed])
             topics += [{"topic_name": t.topic_name, "topic_id": offsets.ZERO_UUID, "partitions": [
                 offsets.refused_row(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_REFUSED)
                 for p in t.partitions]} for t in g.topics if t not in allowed]
@@ -50,6 +50,23 @@ def _top_level(code: ErrorCode, message: str | None) -> dict:
             "responses": []}
 
 
+class _Topic:
+    def __init__(self, topic_name: str, partitions: list):
+        self.topic_name = topic_name
+        self.partitions = partitions
+
+
+def _by_name(topics) -> list[_Topic]:
+    """A topic named twice is one, its partitions all answered (Kafka's map by topic name)."""
+    merged: dict[str, _Topic] = {}
+    for t in topics:
+        if t.topic_name in merged:
+            merged[t.topic_name].partitions += list(t.partitions)
+        else:
+            merged[t.topic_name] = _Topic(t.topic_name, list(t.partitions))
+    return list(merged.values())
+
+
 def handle_alter_share_group_offsets(req, ctx):
     engines = ctx.engines
     if not share_groups_enabled(ctx):
@@ -57,7 +74,7 @@ def handle_alter_share_group_offsets(req, ctx):
     if not ctx.authorize(READ, GROUP, req.group_id):
         return _top_level(ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_REFUSED)
     refused, wanted = [], []
-    for t in req.topics:
+    for t in _by_name(req.topics):
         topic = engines.topics.get(t.topic_name)
         if not ctx.authorize(READ, TOPIC, t.topic_name):
             code, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_REFUSED

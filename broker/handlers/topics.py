@@ -1,7 +1,10 @@
 """CreateTopics, DeleteTopics and CreatePartitions, with Kafka's controller checks
 (ReplicationControlManager): manual assignments must name registered brokers (this one
 alone on one node; a cluster's controller runs these handlers over its registry,
-broker/cluster/controller_topics.py); validate_only checks everything and changes nothing."""
+broker/cluster/controller_topics.py); validate_only checks everything and changes nothing. A timeout_ms
+of 0 or less has passed before Kafka's controller takes the request: every topic that got
+past the broker's own checks (duplicates, authorization) is REQUEST_TIMED_OUT, and nothing
+is done."""
 
 from __future__ import annotations
 
@@ -13,6 +16,10 @@ from kipper.broker.log.topics import MAX_RECORDS_PER_REQUEST, Topic
 from kipper.protocol.errors import ErrorCode
 
 MAX_PARTITIONS = 100000
+
+
+def _timed_out(**fields) -> dict:
+    return {**fields, "error_code": int(ErrorCode.REQUEST_TIMED_OUT), "error_message": None}
 
 
 class Refused(Exception):
@@ -99,6 +106,9 @@ def handle_create_topics(req, ctx):
             out.append({"name": t.name, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                         "error_message": "Authorization failed."})
             continue
+        if req.timeout_ms <= 0:  # the controller's deadline has passed before it begins
+            out.append(_timed_out(name=t.name))
+            continue
         code, message, count = _check_topic(engines, t)
         if code != ErrorCode.NONE:
             out.append({"name": t.name, "error_code": int(code), "error_message": message})
@@ -167,7 +177,9 @@ def handle_delete_topics(req, ctx):
     out += refused
     for topic_id in ids:
         topic = engines.topics.by_id(topic_id)
-        if topic is None:
+        if topic is None and req.timeout_ms <= 0:  # the controller's deadline has passed
+            out.append((None, topic_id, ErrorCode.REQUEST_TIMED_OUT, None))
+        elif topic is None:
             out.append((None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, NOT_HOSTED_ID))
         elif not ctx.authorize(DELETE, TOPIC, topic.name):
             # a topic asked for by id keeps its name hidden unless it may be described
@@ -180,10 +192,12 @@ def handle_delete_topics(req, ctx):
         topic = engines.topics.get(name)
         if not ctx.authorize(DESCRIBE, TOPIC, name):
             out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
+        elif topic is not None and not ctx.authorize(DELETE, TOPIC, name):
+            out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
+        elif req.timeout_ms <= 0:  # the controller's deadline has passed: nothing deleted
+            out.append((name, ZERO_ID, ErrorCode.REQUEST_TIMED_OUT, None))
         elif topic is None:
             out.append((name, ZERO_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED))
-        elif not ctx.authorize(DELETE, TOPIC, name):
-            out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
         elif topic.topic_id in given_by_id:
             # the same topic by name and by id: Kafka deletes neither and answers the name only
             doomed.pop(topic.topic_id, None)
@@ -192,6 +206,9 @@ def handle_delete_topics(req, ctx):
         else:
             doomed[topic.topic_id] = (name, topic)
     for topic_id, (name, topic) in doomed.items():
+        if req.timeout_ms <= 0:  # the controller's deadline has passed: nothing deleted
+            out.append((name, topic_id, ErrorCode.REQUEST_TIMED_OUT, None))
+            continue
         engines.delete_topic(topic)
         out.append((name, topic_id, ErrorCode.NONE, None))
     return {"throttle_time_ms": 0, "responses": [
@@ -239,6 +256,8 @@ def handle_create_partitions(req, ctx):
                 raise Refused(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
             if not ctx.authorize(ALTER, TOPIC, t.name):
                 raise Refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+            if req.timeout_ms <= 0:
+                raise Refused(ErrorCode.REQUEST_TIMED_OUT, None)
             topic = _check_growth(engines, t)
             if not req.validate_only:
                 engines.topics.add_partitions(topic, t.count, [list(a.broker_ids) for a in t.assignments]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
 )
-from kipper.broker.handlers.offsets import MAX_METADATA
+from kipper.broker.handlers.offsets import MAX_METADATA, answered, broker_answered
 from kipper.protocol.errors import ErrorCode
 
 PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that knows error 90
@@ -55,7 +55,14 @@ def handle_add_partitions_to_txn(req, ctx):
     if ctx.api_version >= BROKER_ADD_PARTITIONS_SINCE:
         return _add_partitions_batched(req, ctx)
     engines = ctx.engines
-    topics = [(t.name, list(t.partitions)) for t in req.v3_and_below_topics]
+    # Kafka answers a refusal from a map (a topic or partition named twice is one), and the
+    # coordinator's answer topic by topic as asked
+    given = [(t.name, list(t.partitions)) for t in req.v3_and_below_topics]
+    merged: dict[str, list[int]] = {}
+    for name, parts in given:
+        kept = merged.setdefault(name, [])
+        kept.extend(p for p in parts if p not in kept)
+    topics = [(name, parts) for name, parts in merged.items() if parts]  # a map: no topic of no partition
     unknown = {(name, p) for name, parts in topics for p in parts if not _known(engines, name, p)}
     refused = {name for name, _ in topics if not ctx.authorize(WRITE, TOPIC, name)}
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.v3_and_below_transactional_id):
@@ -70,11 +77,16 @@ def handle_add_partitions_to_txn(req, ctx):
         def code(name, p):
             return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
                     else ErrorCode.OPERATION_NOT_ATTEMPTED)
+    elif not req.v3_and_below_transactional_id:  # refused from the map too
+
+        def code(name, p):
+            return ErrorCode.INVALID_REQUEST
     else:
         error = engines.txn.add_partitions(
             req.v3_and_below_transactional_id, req.v3_and_below_producer_id,
             req.v3_and_below_producer_epoch,
             [(name, p) for name, parts in topics for p in parts], ctx.now)
+        topics = given
 
         def code(name, p):
             return error
@@ -87,7 +99,9 @@ def handle_add_partitions_to_txn(req, ctx):
 
 def _add_partitions_batched(req, ctx):
     """v4+: each transaction on its own, verify-only or added with transaction version 2;
-    an unknown partition fails its transaction (the rest OPERATION_NOT_ATTEMPTED)."""
+    an unknown partition fails its transaction (the rest OPERATION_NOT_ATTEMPTED), answered
+    from a map by topic; the coordinator's answers list the topics as asked. (Kafka lists the
+    transactions in the order they complete, kipper in the order asked.)"""
     engines = ctx.engines
     if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
@@ -99,9 +113,14 @@ def _add_partitions_batched(req, ctx):
         wanted = [(topic.name, p) for topic in t.topics for p in topic.partitions]
         unknown = {tp for tp in wanted if not _known(engines, *tp)}
         if unknown:
-            errors = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
-                      for tp in wanted}
-        elif not t.transactional_id:
+            by_topic: dict[str, list] = {}
+            for name, p in dict.fromkeys(wanted):
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+                by_topic.setdefault(name, []).append({"partition_index": p, "partition_error_code": int(code)})
+            results.append({"transactional_id": t.transactional_id, "topic_results": [
+                {"name": name, "results_by_partition": parts} for name, parts in by_topic.items()]})
+            continue
+        if not t.transactional_id:
             errors = dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST)
         elif t.verify_only:
             errors = engines.txn.verify_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted)
@@ -109,11 +128,10 @@ def _add_partitions_batched(req, ctx):
             error = engines.txn.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
                                                ctx.now, tv2=True)
             errors = dict.fromkeys(wanted, error)
-        by_topic: dict[str, list] = {}
-        for (name, p), code in errors.items():
-            by_topic.setdefault(name, []).append({"partition_index": p, "partition_error_code": int(code)})
         results.append({"transactional_id": t.transactional_id, "topic_results": [
-            {"name": name, "results_by_partition": parts} for name, parts in by_topic.items()]})
+            {"name": topic.name, "results_by_partition": [
+                {"partition_index": p, "partition_error_code": int(errors[(topic.name, p)])} for p in topic.partitions]}
+            for topic in t.topics if topic.partitions]})
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
 
 
@@ -122,6 +140,8 @@ def handle_add_offsets_to_txn(req, ctx):
         error = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     elif not ctx.authorize(READ, GROUP, req.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not req.transactional_id:  # Kafka's transaction coordinator: an empty id is no request
+        error = ErrorCode.INVALID_REQUEST
     else:
         error = ctx.engines.txn.add_offsets(req.transactional_id, req.producer_id,
                                             req.producer_epoch, req.group_id, ctx.now)
@@ -131,6 +151,9 @@ def handle_add_offsets_to_txn(req, ctx):
 def handle_end_txn(req, ctx):
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+                "producer_id": -1, "producer_epoch": -1}
+    if not req.transactional_id:  # Kafka's transaction coordinator: an empty id is no request
+        return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "producer_id": -1, "producer_epoch": -1}
     if ctx.api_version >= END_TXN_V2_SINCE:
         result = ctx.engines.txn.end_txn_v2(req.transactional_id, req.producer_id, req.producer_epoch,
@@ -169,9 +192,13 @@ def handle_txn_offset_commit(req, ctx):
             elif not _known(engines, name, p.partition_index):
                 codes[i, p.partition_index] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     if refused is None and len(codes) < sum(len(t.partitions) for t in req.topics):
-        error = not_in_transaction(engines.txn.verify_offset_commit(
-            req.transactional_id, req.producer_id, req.producer_epoch, req.group_id, ctx.now,
-            add=ctx.api_version >= TXN_OFFSET_COMMIT_ADDS_GROUP_SINCE), ctx)
+        # the coordinators' first checks: an empty group id, then an empty transactional id
+        error = (ErrorCode.INVALID_GROUP_ID if not req.group_id else
+                 ErrorCode.INVALID_REQUEST if not req.transactional_id else ErrorCode.NONE)
+        if error == ErrorCode.NONE:
+            error = not_in_transaction(engines.txn.verify_offset_commit(
+                req.transactional_id, req.producer_id, req.producer_epoch, req.group_id, ctx.now,
+                add=ctx.api_version >= TXN_OFFSET_COMMIT_ADDS_GROUP_SINCE), ctx)
         if error == ErrorCode.NONE:
             error = engines.groups.validate_txn_commit(
                 req.group_id, req.get("member_id", ""), req.get("generation_id_or_member_epoch", -1),
@@ -190,11 +217,12 @@ def handle_txn_offset_commit(req, ctx):
                     engines.offsets.stage(req.group_id, req.producer_id, names[i], p.partition_index,
                                          p.committed_offset, p.get("committed_leader_epoch", -1),
                                          p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
-    return {"throttle_time_ms": 0, "topics": [
-        {"name": names[i] or "", "topic_id": t.get("topic_id"), "partitions": [
-            {"partition_index": p.partition_index, "error_code": int(codes[i, p.partition_index])}
-            for p in t.partitions]}
-        for i, t in enumerate(req.topics)]}
+    out = [{"name": names[i] or "", "topic_id": t.get("topic_id"), "kept": refused is None and (
+        names[i] is None or not ctx.authorize(READ, TOPIC, names[i]) or engines.topics.get(names[i]) is None),
+        "partitions": [
+        {"partition_index": p.partition_index, "error_code": int(codes[i, p.partition_index])}
+        for p in t.partitions]} for i, t in enumerate(req.topics)]
+    return {"throttle_time_ms": 0, "topics": answered(out, refused is None and broker_answered(out))}
 
 
 def _topic_name(engines, t) -> str | None:
@@ -203,20 +231,19 @@ def _topic_name(engines, t) -> str | None:
 
 
 def handle_write_txn_markers(req, ctx):
+    """A marker (or a topic of one) that names no partition has no answer, as Kafka's."""
     txn = ctx.engines.txn
-    if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
-        return {"markers": [{"producer_id": m.producer_id, "topics": [
-            {"name": t.name, "partitions": [
-                {"partition_index": p, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
-                for p in t.partition_indexes]} for t in m.topics]} for m in req.markers]}
+    allowed = ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME)
     out = []
     for m in req.markers:
         topics = []
         for t in m.topics:
-            topics.append({"name": t.name, "partitions": [
-                {"partition_index": p, "error_code": int(txn.write_markers(
-                    m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
-                    t.name, p, ctx.now))}
-                for p in t.partition_indexes]})
-        out.append({"producer_id": m.producer_id, "topics": topics})
+            if t.partition_indexes:
+                topics.append({"name": t.name, "partitions": [
+                    {"partition_index": p, "error_code": int(txn.write_markers(
+                        m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
+                        t.name, p, ctx.now) if allowed else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
+                    for p in dict.fromkeys(t.partition_indexes)]})  # a partition named twice: one answer
+        if topics:
+            out.append({"producer_id": m.producer_id, "topics": topics})
     return {"markers": out}

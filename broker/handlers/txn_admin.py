@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from kipper.broker.acl.model import DESCRIBE, READ, TOPIC, TRANSACTIONAL_ID
+from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.txn.states import TxnState
 from kipper.protocol.errors import ErrorCode
 
@@ -28,6 +29,11 @@ def handle_describe_producers(req, ctx):
                 parts.append({"partition_index": index,
                               "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                               "error_message": None, "active_producers": []})
+                continue
+            if partition is None and validate_topic_name(t.name) is not None:
+                # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION, with its text
+                parts.append({"partition_index": index, "error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION),
+                              "error_message": validate_topic_name(t.name), "active_producers": []})
                 continue
             if partition is None:  # Kafka's text for a topic it does not have; null for a partition
                 parts.append({"partition_index": index,
@@ -60,10 +66,10 @@ def handle_describe_transactions(req, ctx):
     txn = ctx.engines.txn
     out = []
     for tid in req.transactional_ids:
-        meta = txn.transaction(tid)
+        meta = txn.transaction(tid) if tid else None
         if meta is None or not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid):
-            code = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                    if not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid) else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND)
+            code = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, tid)
+                    else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND if tid else ErrorCode.INVALID_REQUEST)
             out.append({"error_code": int(code), "transactional_id": tid,
                         "transaction_state": "", "transaction_timeout_ms": 0,
                         "transaction_start_time_ms": 0, "producer_id": 0, "producer_epoch": 0,  # Kafka's

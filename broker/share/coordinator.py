@@ -52,6 +52,20 @@ class ShareGroup:
         return STABLE if self.members else EMPTY
 
 
+def _refused(req) -> str | None:
+    """What Kafka's GroupMetadataManager refuses in a share heartbeat before looking at the
+    group: an empty group or rack id, an epoch below -1, a join without subscriptions."""
+    if not req.group_id:
+        return "GroupId can't be empty."
+    if req.get("rack_id") == "":
+        return "RackId can't be empty."
+    if req.member_epoch < LEAVE_EPOCH:
+        return "MemberEpoch is invalid."
+    if req.member_epoch == JOIN_EPOCH and req.member_id and not req.get("subscribed_topic_names"):
+        return "SubscribedTopicNames must be set in first request."
+    return None
+
+
 def _error(code: ErrorCode, message: str | None = None, member_id: str | None = None) -> dict:
     """Kafka's error answer leaves MemberId null and MemberEpoch 0 (``member_id`` is kept
     only for the successful leave)."""
@@ -96,26 +110,25 @@ class ShareGroupCoordinator:
         member_id = req.member_id
         epoch = req.member_epoch
         events: list = []
-        if not group_id:
-            return _error(ErrorCode.INVALID_GROUP_ID, "group id is empty", member_id), events
+        if not member_id:  # KIP-1082: a member names itself, at every epoch, checked first (no text, as Kafka)
+            return _error(ErrorCode.INVALID_REQUEST), events
+        refused = _refused(req)
+        if refused is not None:  # Kafka refuses the request itself (the heartbeat's own checks)
+            return _error(ErrorCode.INVALID_REQUEST, refused, member_id), events
         if held_elsewhere:
             return _error(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group.",
                           member_id), events
         group = self.groups.get(group_id)
         member = group.members.get(member_id) if group is not None else None
         if epoch == LEAVE_EPOCH:
-            if member is None:
-                return _error(ErrorCode.UNKNOWN_MEMBER_ID, None, member_id), events
+            if member is None:  # with Kafka's text, as for any other epoch
+                return _error(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.",
+                              member_id), events
             self._remove(group, member, now, LEFT, events)
             out = _error(ErrorCode.NONE, None, member_id)
             return out, events
         if epoch == JOIN_EPOCH:
-            if not member_id:  # KIP-1082: the member makes up its own id
-                return _error(ErrorCode.INVALID_REQUEST), events
             subscribed = req.get("subscribed_topic_names")
-            if member is None and subscribed is None:
-                return _error(ErrorCode.INVALID_REQUEST,
-                              "SubscribedTopicNames must be set in first request.", member_id), events
             if group is None or not group.members:
                 if self.active_groups() >= s.max_groups:
                     return _error(ErrorCode.GROUP_MAX_SIZE_REACHED,

@@ -33,7 +33,9 @@ def refused_row(partition: int, code: ErrorCode, message: str) -> dict:
 
 
 def _described(share, group_id: str, topic, partition: int) -> dict:
-    if not 0 <= partition < len(topic.partitions):
+    if partition >= len(topic.partitions):  # as Kafka: a partition of no state, not an error
+        return _row(partition)
+    if partition < 0:
         return _row(partition, code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, message=NOT_HOSTED)
     found = share.store.summary(group_id, topic, partition)
     if found is None:

@@ -157,7 +157,7 @@ class ShareGroups:
         """(error, message, session) for a ShareFetch (``fetch``) or ShareAcknowledge
         arriving on ``connection`` (the session ends if that connection closes)."""
         if not group_id or not member_id:
-            return ErrorCode.INVALID_REQUEST, "GroupId and MemberId are required", None
+            return ErrorCode.INVALID_REQUEST, None, None  # (Kafka's answer has no text)
         if epoch == INITIAL_EPOCH and fetch and not self.is_member(group_id, member_id):
             return ErrorCode.UNKNOWN_MEMBER_ID, f"{member_id} is not a member of {group_id}", None
         code, session = self.sessions.open(group_id, member_id, epoch, now, may_create=fetch)

@@ -280,10 +280,12 @@ class Transactions:
                 continue
             if transactional_id is None:  # Kafka checks this of the request before anything else
                 return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional batch without a transactional id"
-            if h.producer_id < 0:
-                return ErrorCode.INVALID_RECORD, "transactional batch without a producer id"
+            if h.producer_id < 0:  # appended as Kafka does: no producer, so no transaction to verify
+                continue  # (it opens none: the last stable offset does not wait for it)
             if not self.live["transaction.partition.verification.enable"]:
                 continue
+            if not transactional_id:  # the coordinator's first check of a verification
+                return ErrorCode.INVALID_REQUEST, "an empty transactional id"
             if self.cluster is not None and not self.cluster.coordinates(transactional_id, True):
                 continue  # (another broker coordinates it: not verified here, module docstring)
             error = self.coordinator.verify_produce(h.producer_id, h.producer_epoch, topic, partition)

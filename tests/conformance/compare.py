@@ -4,7 +4,9 @@ are allowed (tests/conformance/allowed_differences.toml, mirrored by docs/KAFKA_
 A difference is (scenario, API, version, path, Kafka's value, kipper's value). The path
 names fields with dots and array elements by index: ``topics.0.partitions.1.error_code``.
 An allowed entry matches a difference when its ``api``, ``path`` and ``scenario`` globs (and
-``versions``, ``kafka``, ``kipper`` when given) all match.
+``versions``, ``kafka``, ``kipper`` when given) all match; ``api`` and ``scenario`` may be lists of globs.
+``covers`` names the scenarios (or globs of them) where the difference shows: the suite checks
+that each shows it and that it shows nowhere else (test_conformance.py, test_differences_doc.py).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ class Difference:
     kafka: Any
     kipper: Any
     allowed: str | None = None
+    kafka_codes: frozenset = frozenset()  # every error code in Kafka's whole answer
+    kipper_codes: frozenset = frozenset()  # and in kipper's
+    kafka_closed: bool = False  # Kafka closed the connection instead of answering
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "request": self.label, "api": self.api, "version": self.version,
@@ -45,9 +50,15 @@ class Allowed:
     id: str
     kind: str
     reason: str
-    api: str = "*"
+    api: str | list[str] = "*"
     path: str = "*"
-    scenario: str = "*"
+    scenario: str | list[str] = "*"
+    covers: list[str] = field(default_factory=list)
+    sometimes: bool = False  # timing: shown on some runs only, so not required to show
+    # only where Kafka's answer carries this error code somewhere (-1: Kafka failed inside)
+    kafka_answer_has: int | None = None
+    kipper_answer_has: int | None = None
+    kafka_closed: bool | None = None  # only where Kafka closed the connection (it failed reading)
     versions: str | None = None
     kafka: Any = None
     kipper: Any = None
@@ -56,16 +67,25 @@ class Allowed:
     has_kafka: bool = False
     has_kipper: bool = False
     used: int = field(default=0)
+    seen: dict = field(default_factory=dict)  # scenario -> one difference it covered there
 
     def matches(self, d: Difference) -> bool:
-        if not fnmatch.fnmatchcase(d.api, self.api) or not fnmatch.fnmatchcase(d.path, self.path):
+        apis = [self.api] if isinstance(self.api, str) else self.api
+        if not any(fnmatch.fnmatchcase(d.api, a) for a in apis) or not fnmatch.fnmatchcase(d.path, self.path):
             return False
-        if not fnmatch.fnmatchcase(d.scenario, self.scenario):
+        globs = [self.scenario] if isinstance(self.scenario, str) else self.scenario
+        if not any(fnmatch.fnmatchcase(d.scenario, g) for g in globs):
             return False
         if self.versions is not None:
             lo, _, hi = self.versions.partition("-")
             if not int(lo) <= d.version <= int(hi or lo):
                 return False
+        if self.kafka_answer_has is not None and self.kafka_answer_has not in d.kafka_codes:
+            return False
+        if self.kipper_answer_has is not None and self.kipper_answer_has not in d.kipper_codes:
+            return False
+        if self.kafka_closed is not None and self.kafka_closed != d.kafka_closed:
+            return False
         if self.has_kafka and d.kafka != self.kafka:
             return False
         if self.has_kipper and d.kipper != self.kipper:
@@ -119,7 +139,49 @@ def classify(differences: list[Difference], allowed: list[Allowed]) -> None:
             if a.matches(d):
                 d.allowed = a.id
                 a.used += 1
+                a.seen.setdefault(d.scenario, d)
                 break
+
+
+def closed(answer: Any) -> bool:
+    return isinstance(answer, dict) and "<connection>" in answer
+
+
+def error_codes(answer: Any) -> frozenset:
+    """Every error code anywhere in an answer (for ``kafka_answer_has``)."""
+    out = set()
+    stack = [answer]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k.endswith("error_code") and isinstance(v, int):
+                    out.add(v)
+                else:
+                    stack.append(v)
+        elif isinstance(x, list):
+            stack.extend(x)
+    return frozenset(out)
+
+
+def coverage_problems(allowed: list[Allowed], ran: set[str]) -> list[str]:
+    """What this session's scenarios (``ran``) say against the entries' ``covers``: a named
+    scenario (or glob) that ran without showing the difference, or a scenario that showed
+    it without being named. The generator's sequences (fuzz/...) and Kafka's tools
+    (java-ecosystem/..., which check their own entries) are not counted here."""
+    problems = []
+    for a in allowed:
+        named = [c for c in a.covers if not c.startswith("java-ecosystem/")]
+        seen = {s: d for s, d in a.seen.items() if not s.startswith("fuzz/")}
+        for c in named:
+            here = {s for s in ran if fnmatch.fnmatchcase(s, c)}
+            if here and not a.sometimes and not any(fnmatch.fnmatchcase(s, c) for s in seen):
+                problems.append(f"{a.id}: covers {c}, which ran and showed no difference it allows")
+        for s, d in sorted(seen.items()):
+            if not any(fnmatch.fnmatchcase(s, c) for c in named):
+                problems.append(f"{a.id}: allowed a difference in {s}, which its covers do not name "
+                                f"({d.api} {d.path}: kafka={_short(d.kafka, 80)!r} kipper={_short(d.kipper, 80)!r})")
+    return problems
 
 
 def _short(v: Any, limit: int = 600) -> Any:

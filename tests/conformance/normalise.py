@@ -1,8 +1,9 @@
 """What two correct brokers may answer differently, made equal before comparing.
 
 Ids a broker makes up (cluster id, topic ids, member ids, producer ids, fetch session ids)
-become names in order of first appearance within the scenario (``topic_id#1``,
-``producer_id#2``), so a mix-up of two ids still shows. Addresses, throttle times, the
+become names in order of first appearance within the scenario (``producer_id#2``; a topic id
+after the topic it first came with, ``topic_id(c0001-t)``), so a mix-up of two ids still
+shows. Addresses, throttle times, the
 broker's clock and the text of error messages become markers. Lists whose order Kafka does
 not define are sorted. Resources of other scenarios (both brokers serve the whole session)
 are dropped from listings.
@@ -43,14 +44,17 @@ SORT_KEYS = {
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
     "creation_responses": (), "responses": ("name", "resource_name"), "leader_epochs": (),
     "entity": ("entity_type",), "values": ("key",),
+    "results_by_topic_v3_and_below": ("name",),
     # streams groups: task lists by subtopology (Kafka's answers take a hash map's order), topic configs
     "active_tasks": ("subtopology_id",), "standby_tasks": ("subtopology_id",), "warmup_tasks": ("subtopology_id",),
     "topic_configs": ("key",),
     "requested_metrics": (),  # a Java HashSet's order on Kafka
     "results_by_partition": ("partition_index",),  # AddPartitionsToTxn v4+: a hash map's order on Kafka
+    "results_by_transaction": ("transactional_id",),  # AddPartitionsToTxn v4+: in the order they complete
     "replica_election_results": ("topic",), "partition_result": ("partition_id",),
 }
-TOKEN = re.compile(r"^c\d{4}-")
+# a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz)
+TOKEN = re.compile(r"^(c\d{4}|f\d{6})-")
 
 
 class Normaliser:
@@ -85,11 +89,21 @@ class Normaliser:
             return "<message>" if v else v
         if k in CLOCK and isinstance(v, int) and v > 0:
             return "<time>"
+        if isinstance(v, str) and TOKEN.match(v) and not v.startswith(self.token + "-"):
+            return "<another scenario's>"  # (a cursor naming the next topic of the whole broker)
         if k in METADATA_OFFSETS and isinstance(v, int) and v >= 0:
             return "<metadata offset>"
         if k == "records" and isinstance(v, list):
             return [self.batch(batch) for batch in v]
         family = MAPPED.get(k)
+        if family == "topic_id" and isinstance(v, str) and v not in MAPPED_SKIP:
+            name = parent.get("name") or parent.get("topic") or parent.get("topic_name")
+            table = self.ids.setdefault(family, {})
+            if v not in table and isinstance(name, str) and name:
+                # named after the topic it first came with: listings in each broker's own order
+                # (Metadata of every topic) then name the same ids alike; an id that later comes
+                # with another topic still shows
+                table[v] = f"topic_id({name})"
         if family and isinstance(v, (int, str)):
             return self.ident(family, v)
         if family and isinstance(v, list) and all(isinstance(x, (int, str)) for x in v):
@@ -111,7 +125,7 @@ class Normaliser:
         """An element of a listing that another scenario created."""
         if not isinstance(item, dict):
             return False
-        for k in ("name", "group_id", "transactional_id", "topic", "resource_name"):
+        for k in ("name", "group_id", "transactional_id", "topic", "resource_name", "user"):
             v = item.get(k)
             if isinstance(v, str) and TOKEN.match(v) and not v.startswith(self.token + "-"):
                 return True
@@ -129,9 +143,9 @@ def _by_name(key: str, items: list) -> list:
         return items
     for f in fields:
         if f in MAPPED:
-            continue
+            continue  # an id: its raw order says nothing
         values = [i.get(f) for i in items]
-        if all(isinstance(v, (int, str)) for v in values) and len(set(values)) == len(values):
+        if all(isinstance(v, (int, str)) for v in values):  # (a stable sort: a name given twice keeps its order)
             return [i for _, i in sorted(zip(values, items), key=lambda p: repr(p[0]))]
     return items
 

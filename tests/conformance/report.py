@@ -49,7 +49,8 @@ class Report:
             "listed_differences": len(listed),
             "unlisted_differences": len(unlisted),
             "per_api": {api: dict(stats) for api, stats in sorted(self.per_api.items())},
-            "allowed_entries": {a.id: {"kind": a.kind, "matched": a.used} for a in self.allowed},
+            "allowed_entries": {a.id: {"kind": a.kind, "matched": a.used, "seen_in": sorted(a.seen)}
+                                for a in self.allowed},
             "unused_allowed_entries": [a.id for a in self.allowed if not a.used],
             "unlisted": [d.as_dict() for d in unlisted],
             "listed": [d.as_dict() for d in listed],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.compare import Difference, classify, diff, load_allowed
+from tests.conformance.compare import Difference, classify, closed, coverage_problems, diff, error_codes, load_allowed
 from tests.conformance.harness import Ahead
 from tests.conformance.normalise import normalise
 from tests.conformance.report import Report
@@ -58,7 +58,9 @@ def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Differ
             continue
         x = a[i]
         label = x.label if x.label == b[i].label else f"{x.label} / {b[i].label}"
-        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb)
+        codes, theirs = error_codes(na[i]), error_codes(nb[i])
+        diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb, kafka_codes=codes, kipper_codes=theirs,
+                            kafka_closed=closed(na[i]))
                  for path, ka, kb in diff(na[i], nb[i])]
         out.append((x.api, x.version, diffs))
     return out
@@ -96,3 +98,17 @@ def test_kipper_answers_as_kafka_does(scenario, ahead, report):
 
 def test_the_suite_has_enough_scenarios():
     assert len(SCENARIOS) >= MINIMUM_SCENARIOS, f"{len(SCENARIOS)} scenarios; the issue asks for {MINIMUM_SCENARIOS}"
+
+
+def test_every_allowed_difference_shows_where_it_says_and_nowhere_else(request, report):
+    """KAFKA_DIFFERENCES.md stays exact: each entry names the scenarios it covers (covers =);
+    each of those that ran in this session showed a difference the entry allows, and no
+    other scenario did. An entry that covers nothing any more, or whose difference moved,
+    fails here. Runs after the scenarios (last in this module); -k runs check what they ran."""
+    ran = {item.callspec.params["scenario"].name for item in request.session.items
+           if item.originalname == "test_kipper_answers_as_kafka_does"}
+    if not ran:
+        pytest.skip("no scenario ran in this session")
+    problems = coverage_problems(report.allowed, ran)
+    assert not problems, "allowed_differences.toml's covers do not match what the scenarios showed:\n  " + \
+        "\n  ".join(problems)

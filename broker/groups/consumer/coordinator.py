@@ -449,7 +449,8 @@ class ConsumerGroupCoordinator:
         group = self.groups.get(group_id)
         if group is None:
             code = ErrorCode.INVALID_GROUP_ID if not group_id else ErrorCode.GROUP_ID_NOT_FOUND
-            message = (f"Group {group_id} is not a consumer group." if held_elsewhere
+            message = (None if not group_id  # (Kafka's INVALID_GROUP_ID here has no text)
+                       else f"Group {group_id} is not a consumer group." if held_elsewhere
                        else f"Group {group_id} not found.")
             # Kafka's answer for a group it does not have: no state, epochs 0
             return {"error_code": int(code), "error_message": message, "group_id": group_id,

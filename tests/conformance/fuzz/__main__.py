@@ -1,0 +1,88 @@
+"""The long run: ``make conformance-fuzz`` (FUZZ_MINUTES=60 FUZZ_SEED=1 ...), or
+
+    .venv/bin/python -m tests.conformance.fuzz --minutes 60 --seed 1 --out fuzz-findings
+
+starts Apache Kafka and a kipper configured alike (tests/support/reference.py), generates
+sequences until the time is up, prints its figures as it goes (rounds, sequences, steps,
+differences found) and writes each finding, shrunk, to ``--out`` with ``summary.json``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+from tests.conformance.compare import load_allowed
+from tests.conformance.fuzz.explore import as_scenario, explore, figures, load, summary
+from tests.conformance.fuzz.machine import Run
+from tests.support.reference import Reference, start_kafka, start_kipper
+
+
+def advertised_by(bootstrap: str) -> list[dict]:
+    """The ApiVersions answer of the broker at ``bootstrap``: what the generator draws from."""
+    from kipper.client.blocking import connect_any
+    from kipper.protocol.messages import APIS
+
+    with connect_any(bootstrap) as conn:
+        answer = conn.send_raw(APIS[18], 3, {"client_software_name": "fuzz", "client_software_version": "1"})
+    return [{"api_key": a.api_key, "min_version": a.min_version, "max_version": a.max_version} for a in answer.api_keys]
+
+
+def start(workdir: Path) -> tuple[Reference, Reference, list]:
+    kafka = start_kafka(workdir / "kafka")
+    kipper = start_kipper(workdir / "kipper")
+    refs = (Reference("kafka", kafka.bootstrap, kafka.sasl_bootstrap, kafka.version),
+            Reference("kipper", kipper.bootstrap, f"127.0.0.1:{kipper.sasl_port}", version("kipper")))
+    return refs[0], refs[1], [kafka, kipper]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.conformance.fuzz", description=__doc__)
+    parser.add_argument("--minutes", type=float, default=10.0, help="how long to generate (default 10)")
+    parser.add_argument("--seed", type=int, default=1, help="the first round's seed; round n uses seed+n-1")
+    parser.add_argument("--examples", type=int, default=40, help="sequences per round (default 40)")
+    parser.add_argument("--steps", type=int, default=25, help="the longest sequence, in steps (default 25)")
+    parser.add_argument("--out", type=Path, default=Path("fuzz-findings"), help="where findings are written")
+    parser.add_argument("--no-shrink", action="store_true", help="write findings as found, unshrunk")
+    parser.add_argument("--scenario", nargs=2, metavar=("FINDING", "NAME"),
+                        help="print a finding's steps as an entry of scenarios/generated.py, and stop")
+    args = parser.parse_args(argv)
+    if args.scenario:
+        print(as_scenario(load(Path(args.scenario[0])), args.scenario[1]))
+        return 0
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop both brokers on a kill too
+    with tempfile.TemporaryDirectory(prefix="kipper-fuzz-") as tmp:
+        kafka, kipper, procs = start(Path(tmp))
+        try:
+            began = time.monotonic()
+            run = Run(kafka, kipper, load_allowed(), _apis(kipper.bootstrap), deadline=began + args.minutes * 60)
+            print(f"fuzz: Kafka {kafka.version} and kipper {kipper.version}; {len(run.apis)} APIs advertised; "
+                  f"{args.minutes:g} minutes from seed {args.seed}", flush=True)
+            outcome = explore(run, seed=args.seed, examples=args.examples, steps=args.steps,
+                              shrink=not args.no_shrink, out=args.out, log=lambda line: print(line, flush=True))
+            report = summary(run, outcome, time.monotonic() - began)
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "summary.json").write_text(json.dumps(report, indent=1))
+            print(figures(run, outcome))
+            for f in outcome.findings:
+                print(f"  finding {f.number}{' (flaky)' if f.flaky else ''}: {len(f.steps)} steps: {f.title}")
+        finally:
+            for proc in procs:
+                proc.stop()
+    return 0
+
+
+def _apis(bootstrap: str) -> list:
+    from tests.conformance.fuzz.bodies import advertised
+
+    return advertised(advertised_by(bootstrap))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""The state machine Hypothesis drives: a sequence of steps over this sequence's topics,
+idempotent and transactional producers, classic, KIP-848 and share groups, each step sent to
+both brokers at once and their answers compared as the conformance suite compares a
+scenario's (normalise.py, compare.py, allowed_differences.toml).
+
+Rules: one draws a step of any API kipper advertises; five more draw from an area's APIs
+(topics, producers, groups, shares, admin), so that related requests meet in one sequence.
+An unlisted difference fails the sequence and Hypothesis shrinks it. After a listed
+difference that leaves the brokers in different states (a KIP-360 bump gives one broker a new
+epoch and the other a new producer id) the rest of the sequence is not sent: what follows
+would differ because of it. A difference already found in this run (``Run.known``) ends a
+sequence the same way, so a long run goes on to find others.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from tests.conformance.compare import Allowed, Difference, classify, closed, diff, error_codes
+from tests.conformance.fuzz import bodies
+from tests.conformance.fuzz.side import Side
+from tests.conformance.fuzz.values import pick
+from tests.conformance.harness import Exchange, Run as HarnessRun
+from tests.conformance.scenarios import kit
+from tests.support.reference import Reference
+
+# listed differences after which both brokers still hold the same state: the rest of the
+# sequence is compared (every other listed difference ends it)
+SAME_STATE_AFTER = frozenset({
+    "api-versions-ranges", "share-state-apis", "init-producer-id-window-tag",
+    "min-insync-replicas-cluster-default", "group-initial-rebalance-delay-default",
+    "share-min-record-lock-duration-default", "listener-configs-read-at-start",
+    "share-auto-offset-reset-topic-config", "share-auto-offset-reset-topic-config-create",
+    "group-assignment-off-the-heartbeat", "group-assignment-arrives-later", "share-group-state-topic",
+    "quorum-without-metadata-log", "quorum-without-metadata-log-offsets", "quorum-voter-endpoints",
+})
+# seed 004 writes share-partition state into the partition itself (KAFKA_DIFFERENCES.md
+# share-state-in-the-partition): after these, kipper's log end offsets are ahead of Kafka's by
+# design, so every later offset would differ; the sequence ends there
+SHARE_STATE_WRITERS = frozenset({"ShareFetch", "ShareAcknowledge", "AlterShareGroupOffsets", "DeleteShareGroupOffsets"})
+READ_ONLY = re.compile(r"^(Describe|List|Metadata$|ApiVersions$|OffsetFetch$|FindCoordinator$|ConsumerGroupDescribe$|"
+                       r"ShareGroupDescribe$)")
+SHARE_FIRST_WAIT_MS = 3000
+
+
+@dataclass
+class Stats:
+    sequences: int = 0
+    steps: int = 0
+    compared: int = 0
+    identical: int = 0
+    listed: dict = field(default_factory=dict)  # allowed entry -> differences it covered
+    unlisted: int = 0  # differences no entry covers (a finding's, and known ones met again)
+    known_again: int = 0
+    ended_after_listed: int = 0
+
+
+@dataclass
+class Failure:
+    token: str
+    steps: list
+    differences: list[Difference]
+
+
+@dataclass
+class Run:
+    """What one generator run shares across its sequences: the brokers, the allowed list,
+    what kipper advertises, the figures, and the differences already found."""
+
+    kafka: Reference
+    kipper: Reference
+    allowed: list[Allowed]
+    apis: list[tuple]
+    deadline: float = float("inf")
+    stats: Stats = field(default_factory=Stats)
+    known: set = field(default_factory=set)
+    last_failure: Failure | None = None
+    # from the OS, not random (Hypothesis seeds random): runs against the same brokers never share names
+    tokens: itertools.count = field(default_factory=lambda: itertools.count(int.from_bytes(os.urandom(3)) % 900_000))
+
+    def token(self) -> str:
+        return f"f{next(self.tokens) % 1_000_000:06d}"
+
+
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fuzz-side")
+
+
+class Pair:
+    """Both brokers' sides of one sequence."""
+
+    def __init__(self, run: Run, token: str):
+        self.run, self.token = run, token
+        self.kafka = Side(HarnessRun(run.kafka, token))
+        self.kipper = Side(HarnessRun(run.kipper, token))
+
+    def step(self, step: dict) -> list[Difference]:
+        a, b = (_POOL.submit(_safely, side, step) for side in (self.kafka, self.kipper))
+        ours, theirs = a.result(), b.result()
+        return self.compare(step, ours, theirs)
+
+    def compare(self, step: dict, kafka: list[Exchange], kipper: list[Exchange]) -> list[Difference]:
+        name = f"fuzz/{step['api']}"
+        out = []
+        for i in range(max(len(kafka), len(kipper))):
+            x = kafka[i] if i < len(kafka) else kipper[i]
+            ka = self.kafka.resolver.norm.response(kafka[i].response) if i < len(kafka) else "<absent>"
+            kb = self.kipper.resolver.norm.response(kipper[i].response) if i < len(kipper) else "<absent>"
+            codes, theirs = error_codes(ka), error_codes(kb)
+            out += [Difference(name, x.label, x.api, x.version, path, va, vb, kafka_codes=codes, kipper_codes=theirs,
+                               kafka_closed=closed(ka))
+                    for path, va, vb in diff(ka, kb)]
+        classify(out, self.run.allowed)
+        stats = self.run.stats
+        stats.compared += 1
+        stats.identical += not out
+        for d in out:
+            if d.allowed:
+                stats.listed[d.allowed] = stats.listed.get(d.allowed, 0) + 1
+            else:
+                stats.unlisted += 1
+        return out
+
+    def close(self, cleanup: bool = True) -> None:
+        for side in (self.kafka, self.kipper):
+            if cleanup:
+                _POOL.submit(_cleanup, side).result()
+            side.run.close()
+
+
+def _safely(side: Side, step: dict) -> list[Exchange]:
+    try:
+        return side.step(step)
+    except Exception as exc:  # noqa: BLE001 - a step that breaks on one broker is a difference
+        side.run.drop(step.get("conn", "main"))
+        return [Exchange(step.get("label") or step["api"], step["api"], step["version"], None,
+                         {"<error>": f"{type(exc).__name__}: {exc}"})]
+
+
+def _cleanup(side: Side) -> None:
+    """Members leave and the sequence's groups go (unrecorded): kipper counts share groups
+    against group.share.max.groups, and a long run makes thousands."""
+    token = side.run.token
+    groups = [f"{token}-g{i}" for i in range(3)]
+    try:
+        for g in groups:
+            members = set(side.resolver.members.get(g, [])) | {f"{token}-m0", f"{token}-m1"}
+            for m in members:
+                side.run.call(kit.SHARE_GROUP_HEARTBEAT, 1, {"group_id": g, "member_id": m, "member_epoch": -1,
+                                                              "rack_id": None, "subscribed_topic_names": None},
+                              record=False, conn="cleanup")
+                side.run.call(kit.CONSUMER_GROUP_HEARTBEAT, 0, {
+                    "group_id": g, "member_id": m, "member_epoch": -1, "instance_id": None, "rack_id": None,
+                    "rebalance_timeout_ms": -1, "subscribed_topic_names": None, "server_assignor": None,
+                    "topic_partitions": None}, record=False, conn="cleanup")
+        side.run.call(kit.DELETE_GROUPS, kit.top(kit.DELETE_GROUPS), {"groups_names": groups}, record=False,
+                      conn="cleanup")
+    except Exception:  # noqa: BLE001 - cleanup is best effort; the broker may be gone
+        pass
+
+
+def signature(d: Difference, token: str) -> tuple:
+    """What makes two differences the same finding: the API, the field's path without its
+    names and numbers, and both values (error codes exactly, other numbers by sign)."""
+    def summary(value):
+        if isinstance(value, bool) or value is None:
+            return value
+        if isinstance(value, int):
+            if d.path.endswith("_code") or d.path.endswith("error"):
+                return value
+            return "0" if value == 0 else "<0" if value < 0 else ">0"
+        if isinstance(value, str):
+            return re.sub(r"\d+", "N", value.replace(token, "<T>"))
+        return type(value).__name__
+    path = re.sub(r"\d+", "N", re.sub(r"=[^.]*", "=*", d.path))
+    return (d.api, path, summary(d.kafka), summary(d.kipper))
+
+
+class DifferenceFound(AssertionError):
+    pass
+
+
+def machine(run: Run) -> type[RuleBasedStateMachine]:
+    """The state machine class for this run's brokers and what kipper advertises."""
+    everything = run.apis
+
+    class Sequences(RuleBasedStateMachine):
+        def __init__(self):
+            super().__init__()
+            self.token = run.token()
+            self.pair = Pair(run, self.token)
+            self.steps: list[dict] = []
+            self.ended: str | None = None
+            self.share_fetched: set = set()
+            self.share_joined: set = set()
+            run.stats.sequences += 1
+            self.grouped = False
+
+        @initialize(partitions=pick(1, 3, 2))
+        def setup(self, partitions):
+            """Topic t0, and share group g2 reading from the earliest offset."""
+            self.send({"api": "CreateTopics", "version": kit.top(kit.CREATE_TOPICS), "body": {
+                "topics": [{"name": "<T>-t0", "num_partitions": partitions, "replication_factor": 1,
+                            "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}})
+            self.send({"api": "IncrementalAlterConfigs", "version": kit.top(kit.INCREMENTAL_ALTER_CONFIGS), "body": {
+                "resources": [{"resource_type": 32, "resource_name": "<T>-g2", "configs": [
+                    {"name": "share.auto.offset.reset", "config_operation": 0, "value": "earliest"}]}],
+                "validate_only": False}})
+
+        @rule(step=bodies.steps(everything))
+        def any_api(self, step):
+            self.send(step)
+
+        @rule(step=bodies.steps(bodies.in_area(everything, "topics")))
+        def topics(self, step):
+            self.send(step)
+
+        @rule(step=bodies.steps(bodies.in_area(everything, "producers")))
+        def producers(self, step):
+            self.send(step)
+
+        @rule(step=bodies.steps(bodies.in_area(everything, "groups")))
+        def groups(self, step):
+            self.send(step)
+
+        @rule(step=bodies.steps(bodies.in_area(everything, "shares")))
+        def shares(self, step):
+            self.send(step)
+
+        @rule(step=bodies.steps(bodies.in_area(everything, "admin")))
+        def admin(self, step):
+            self.send(step)
+
+        def send(self, step: dict) -> None:
+            if self.ended:
+                return
+            step = self.first_share_fetch_waits(step)
+            self.steps.append(step)
+            self.grouped |= step["api"] in ("ShareGroupHeartbeat", "ConsumerGroupHeartbeat")
+            run.stats.steps += 1
+            differences = self.pair.step(step)
+            unlisted = [d for d in differences if not d.allowed]
+            if unlisted:
+                signatures = {signature(d, self.token) for d in unlisted}
+                if signatures <= run.known:
+                    run.stats.known_again += 1
+                    self.ended = "a difference found before"
+                    return
+                run.last_failure = Failure(self.token, list(self.steps), unlisted)
+                raise DifferenceFound(describe(unlisted))
+            changed = {d.allowed for d in differences} - SAME_STATE_AFTER
+            if changed and not READ_ONLY.match(step["api"]):
+                run.stats.ended_after_listed += 1
+                self.ended = f"after {sorted(changed)[0]}"
+            elif step["api"] in SHARE_STATE_WRITERS:
+                run.stats.ended_after_listed += 1
+                self.ended = "after share state was written (share-state-in-the-partition)"
+
+        def first_share_fetch_waits(self, step: dict) -> dict:
+            """A share partition's first ShareFetch by a member of its group waits for records:
+            Kafka loads its state on first use and answers empty meanwhile."""
+            if step["api"] == "ShareGroupHeartbeat" and step["body"].get("member_epoch") == 0:
+                self.share_joined.add(step["body"].get("group_id"))
+            if step["api"] != "ShareFetch" or step["body"].get("group_id") not in self.share_joined:
+                return step
+            body = step["body"]
+            parts = {(repr(t.get("topic_id")), p.get("partition_index")) for t in body.get("topics") or []
+                     for p in t.get("partitions") or []}
+            fresh = {(body.get("group_id"), tp) for tp in parts} - self.share_fetched
+            if fresh:
+                self.share_fetched |= fresh
+                body = dict(body, max_wait_ms=max(body.get("max_wait_ms", 0), SHARE_FIRST_WAIT_MS), min_bytes=1)
+                step = dict(step, body=body)
+            return step
+
+        def teardown(self):
+            self.pair.close(cleanup=self.grouped)
+
+    return Sequences
+
+
+def describe(differences: list[Difference], limit: int = 12) -> str:
+    return "differences from Kafka that allowed_differences.toml does not list:\n" + "\n".join(
+        f"  [{d.label}] {d.api} v{d.version} {d.path}: kafka={d.kafka!r} kipper={d.kipper!r}"
+        for d in differences[:limit])
+

@@ -1,0 +1,157 @@
+"""One broker's half of a generated sequence: a step's symbols resolved for this broker, the
+request sent with the conformance harness's ``Run`` (recorded, so the normaliser and the
+comparison see it as any scenario's), and the waits that keep timing out of the answers.
+
+Timing, and how it is kept out (the generator must not report noise):
+- what a broker does a moment after it answers is waited for with unrecorded requests, as
+  the scenarios do: a new topic's leaders (CreateTopics, CreatePartitions, Metadata's
+  auto-creation), a deleted topic's going, a transaction's markers (EndTxn, and an
+  InitProducerId that aborted one), a KIP-848 or share member's first assignment;
+- an answer that says "not yet" (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS,
+  COORDINATOR_NOT_AVAILABLE) is retried for up to 10 s, as every client does, and only the
+  last answer is compared;
+- a share partition's first ShareFetch waits up to 3 s for records (machine.py sets it in the
+  step): Kafka loads the partition's state on first use and answers empty meanwhile;
+- throttle times, the broker's clock and ids are the normaliser's (normalise.py); values
+  drawn never include durations short enough to expire within a sequence (values.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+
+from tests.conformance.fuzz.symbols import Resolver
+from tests.conformance.harness import Exchange, Run, api as api_named
+from tests.conformance.scenarios import kit
+
+NOT_YET = {51, 14, 15}  # CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
+RETRY_FOR = 10.0
+SETTLE_FOR = 10.0
+ASSIGNMENT_WITHIN = 5.0  # Kafka's assignor runs off the heartbeat path, within a second here
+
+
+class Side:
+    def __init__(self, run: Run):
+        self.run = run
+        self.resolver = Resolver(run.token)
+
+    def step(self, step: dict) -> list[Exchange]:
+        """Send one step; the recorded exchanges it made (normally one)."""
+        api = api_named(step["api"])
+        version, conn, label = step["version"], step.get("conn", "main"), step.get("label") or step["api"]
+        body = self.resolver.body(api, version, copy.deepcopy(step["body"]))
+        start = len(self.run.transcript)
+        if api.name == "Produce" and body.get("acks") == 0:
+            self.run.send(api, version, body, conn=conn, label=label)  # no answer comes
+            self.run.call(kit.API_VERSIONS, 3, {"client_software_name": "conformance", "client_software_version": "1"},
+                          conn=conn, label="after acks=0, is the connection still open")
+            response = None
+        else:
+            response = self._call(api, version, body, conn, label)
+            self.resolver.learn(api.name, body, response)
+            settle = AFTER.get(api.name)
+            if settle is not None and isinstance(response, dict):
+                settle(self, api, version, body, response)
+        if conn == "sasl":
+            self.run.drop("sasl")
+        return [x for x in self.run.transcript[start:] if x.recorded]
+
+    def _call(self, api, version: int, body: dict, conn: str, label: str):
+        deadline = time.monotonic() + RETRY_FOR
+        while True:
+            response = self.run.call(api, version, body, conn=conn, label=label)
+            if api.name == "Produce" or not (_codes(response) & NOT_YET) or time.monotonic() > deadline:
+                return response
+            self.run.transcript[-1].recorded = False  # a "not yet": only the last answer counts
+            time.sleep(0.2)
+
+    def quiet(self, api, body: dict, version: int | None = None):
+        """An unrecorded request (a wait); what it answers is learnt all the same."""
+        response = self.run.call(api, kit.top(api) if version is None else version, body, record=False)
+        self.resolver.learn(api.name, body, response, recorded=False)
+        return response
+
+
+def _codes(obj) -> set[int]:
+    out = set()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k == "error_code" and isinstance(v, int):
+                out.add(v)
+            else:
+                out |= _codes(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            out |= _codes(v)
+    return out
+
+
+# --- waits after a step (unrecorded) ------------------------------------------------------------
+
+def _topics_created(side: Side, api, version: int, body: dict, response: dict) -> None:
+    if body.get("validate_only"):
+        return
+    wanted = {t.get("name"): t.get("num_partitions", -1) for t in body.get("topics") or []}
+    for t in response.get("topics") or []:
+        if t.get("error_code") == 0 and t.get("name") in wanted:
+            n = t.get("num_partitions") or wanted[t["name"]]
+            kit.wait_for_leaders(side.run, t["name"], n if n and n > 0 else 3)
+
+
+def _partitions_created(side: Side, api, version: int, body: dict, response: dict) -> None:
+    if body.get("validate_only"):
+        return
+    counts = {t.get("name"): t.get("count", 0) for t in body.get("topics") or []}
+    for r in response.get("results") or []:
+        if r.get("error_code") == 0 and counts.get(r.get("name"), 0) > 0:
+            kit.wait_for_leaders(side.run, r["name"], counts[r["name"]])
+
+
+def _auto_created(side: Side, api, version: int, body: dict, response: dict) -> None:
+    if not body.get("allow_auto_topic_creation"):
+        return
+    for t in response.get("topics") or []:
+        if t.get("error_code") == 5 and t.get("name"):  # LEADER_NOT_AVAILABLE: being created
+            kit.wait_for_leaders(side.run, t["name"], 3)
+
+
+def _topics_deleted(side: Side, api, version: int, body: dict, response: dict) -> None:
+    for r in response.get("responses") or []:
+        name = r.get("name")
+        if r.get("error_code") == 0 and name:
+            side.run.poll(lambda n=name: kit.metadata(side.run, [n], record=False),
+                          lambda m: (m.get("topics") or [{}])[0].get("error_code") == 3, timeout=SETTLE_FOR)
+
+
+def _transaction_completed(side: Side, api, version: int, body: dict, response: dict) -> None:
+    txn = body.get("transactional_id")
+    if response.get("error_code") != 0 or not txn:
+        return
+    side.run.poll(lambda: side.quiet(kit.DESCRIBE_TRANSACTIONS, {"transactional_ids": [txn]}),
+                  lambda r: ((r.get("transaction_states") or [{}])[0].get("transaction_state") or "")
+                  not in ("PrepareCommit", "PrepareAbort", "PrepareEpochFence"), timeout=SETTLE_FOR)
+
+
+def _member_assigned(side: Side, api, version: int, body: dict, response: dict) -> None:
+    subscribed = set(body.get("subscribed_topic_names") or ())
+    if body.get("member_epoch") != 0 or response.get("error_code") != 0 or not subscribed & set(side.resolver.topic_ids):
+        return  # no assignment can come (this broker named none of the topics in an answer)
+    again = dict(body, member_id=response.get("member_id") or body.get("member_id"))
+    for k, blank in (("subscribed_topic_names", None), ("topic_partitions", None), ("rebalance_timeout_ms", -1),
+                     ("server_assignor", None), ("subscribed_topic_regex", None)):
+        if k in again:
+            again[k] = blank
+
+    def beat():
+        again["member_epoch"] = side.resolver.member_epochs.get((body.get("group_id"), again["member_id"]), 0)
+        return side.quiet(api, again, version)
+    side.run.poll(beat, lambda r: r.get("error_code") != 0 or bool((r.get("assignment") or {}).get("topic_partitions")),
+                  timeout=ASSIGNMENT_WITHIN, interval=0.3)
+
+
+AFTER = {
+    "CreateTopics": _topics_created, "CreatePartitions": _partitions_created, "Metadata": _auto_created,
+    "DeleteTopics": _topics_deleted, "EndTxn": _transaction_completed, "InitProducerId": _transaction_completed,
+    "ConsumerGroupHeartbeat": _member_assigned, "ShareGroupHeartbeat": _member_assigned,
+}

@@ -1,0 +1,272 @@
+"""More of what the generator found (issue 36), written as scenarios.py's ``GENERATED``
+(generated.py): each the smallest sequence that shows one answer kipper gave otherwise
+than Kafka 4.4, with its regression test in tests/unit/test_generated_findings_more.py."""
+
+from __future__ import annotations
+
+import time
+
+from tests.conformance.scenarios import kit as k
+from tests.conformance.scenarios import register, scenario
+from tests.conformance.scenarios.generated import T0, replay
+
+BATCH = {"n": 1, "start": 0, "pid": -1, "epoch": -1, "seq": -1, "txn": False, "codec": 0, "timestamps": "create",
+         "keys": True, "mutation": None}
+
+
+def share_fetch(**fields) -> dict:
+    """A ShareFetch v2 by a member the group does not have, with ``fields`` changed."""
+    body = {"group_id": "<T>-g0", "member_id": "<T>-m0", "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 1048576, "max_records": 10, "batch_size": 10, "share_acquire_mode": 0, "is_renew_ack": False,
+            "topics": [{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [
+                {"partition_index": 0, "acknowledgement_batches": []}]}], "forgotten_topics_data": []}
+    return {"api": "ShareFetch", "version": 2, "body": {**body, **fields}}
+
+
+FOUND: dict[str, list[dict]] = {
+    # a renewal without a session is refused before anything else; max_records 0 or less is not
+    # (by a member the group does not have: share-fetch-by-a-missing-member)
+    "generated/share-fetch-field-checks": [
+        T0,
+        share_fetch(max_records=0),
+        share_fetch(max_records=-1),
+        share_fetch(share_session_epoch=-1, is_renew_ack=True),
+        share_fetch(is_renew_ack=True),
+    ],
+    # a DeleteAcls filter of a pattern type or resource type Kafka does not know
+    "generated/delete-acls-unknown-filter-types": [
+        {"api": "DeleteAcls", "version": 3, "body": {"filters": [
+            {"resource_type_filter": 2, "resource_name_filter": "<T>-t0", "pattern_type_filter": 9,
+             "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}]}},
+        {"api": "DeleteAcls", "version": 3, "body": {"filters": [
+            {"resource_type_filter": 99, "resource_name_filter": "<T>-t0", "pattern_type_filter": 3,
+             "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}]}},
+    ],
+    # DescribeLogDirs naming a topic twice
+    "generated/describe-log-dirs-naming-a-topic-twice": [
+        T0,
+        {"api": "DescribeLogDirs", "version": 4, "body": {"topics": [
+            {"topic": "<T>-t0", "partitions": [0]}, {"topic": "<T>-t0", "partitions": [0, 1]}]}},
+    ],
+    # the share-group offset APIs naming a partition or a topic twice, and topic ""
+    "generated/share-group-offsets-named-twice": [
+        T0,
+        {"api": "DescribeShareGroupOffsets", "version": 1, "body": {"groups": [
+            {"group_id": "<T>-g0", "topics": [{"topic_name": "<T>-t0", "partitions": [0, 0]}]}]}},
+        {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g0", "topics": [
+            {"topic_name": "<T>-t0", "partitions": [{"partition_index": 0, "start_offset": 0}]},
+            {"topic_name": "<T>-t0", "partitions": [{"partition_index": 0, "start_offset": 0}]}]}},
+        {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g1", "topics": [
+            {"topic_name": "", "partitions": [{"partition_index": 0, "start_offset": 0}]}]}},
+    ],
+    # a static member joining with an empty protocol type
+    "generated/join-group-static-member-empty-protocol-type": [
+        T0,
+        {"api": "JoinGroup", "version": 8, "body": {
+            "group_id": "<T>-g0", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+            "group_instance_id": "<T>-i0", "protocol_type": "", "reason": None,
+            "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
+    ],
+    # OffsetCommit to a group id that AlterShareGroupOffsets made a share group
+    "generated/offset-commit-to-a-share-group": [
+        T0,
+        {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g0", "topics": [
+            {"topic_name": "<T>-t0", "partitions": [{"partition_index": 0, "start_offset": 0}]}]}},
+        {"api": "OffsetCommit", "version": 8, "body": {
+            "group_id": "<T>-g0", "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": "<T>-t0", "partitions": [{"partition_index": 0, "committed_offset": 1}]}]}},
+    ],
+    # Fetch as replica 1 (this broker, as a follower of itself)
+    "generated/fetch-as-a-follower": [
+        T0,
+        {"api": "Fetch", "version": 4, "body": {"replica_id": 1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576,
+                                                "isolation_level": 0, "topics": [{"topic": "<T>-t0", "partitions": [
+                                                    {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1048576}]}]}},
+    ],
+    # DescribeConfigs of a resource of an unknown type beside a topic
+    "generated/describe-configs-unknown-resource-type": [
+        T0,
+        {"api": "DescribeConfigs", "version": 1, "body": {"resources": [
+            {"resource_type": 99, "resource_name": "<T>-t0", "configuration_keys": None},
+            {"resource_type": 2, "resource_name": "<T>-t0", "configuration_keys": ["retention.ms"]}],
+            "include_synonyms": False}},
+        {"api": "DescribeConfigs", "version": 1, "body": {"resources": [
+            {"resource_type": 2, "resource_name": "<T>-t0", "configuration_keys": ["retention.ms"]},
+            {"resource_type": 0, "resource_name": "1", "configuration_keys": None}],
+            "include_synonyms": False}},
+    ],
+    # AlterConfigs of a topic that does not exist with a value the config cannot take
+    "generated/alter-configs-invalid-value-of-an-unknown-topic": [
+        {"api": "AlterConfigs", "version": 2, "body": {"resources": [
+            {"resource_type": 2, "resource_name": "<T>-t9", "configs": [{"name": "retention.ms", "value": "bogus"}]}],
+            "validate_only": True}},
+        {"api": "IncrementalAlterConfigs", "version": 1, "body": {"resources": [
+            {"resource_type": 2, "resource_name": "<T>-t9", "configs": [
+                {"name": "retention.ms", "config_operation": 0, "value": "bogus"}]}], "validate_only": True}},
+    ],
+    # a transactional batch in a Produce whose transactional id is "", and with invalid acks
+    "generated/produce-transactional-checks-first": [
+        T0,
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": "", "acks": -1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(
+                BATCH, pid={"<pid>": "<T>-x0"}, epoch=0, seq=0, txn=True)}}]}]}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": "<T>-x0", "acks": 2, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(
+                BATCH, pid={"<pid>": "<T>-x0"}, epoch=0, seq=0, txn=True)}}]}]}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": None, "acks": 2, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, mutation="magic1")}}]}]}},
+    ],
+    # DescribeProducers of a name no topic could have: INVALID_TOPIC_EXCEPTION, with a message
+    "generated/describe-producers-of-a-name-no-topic-could-have": [
+        {"api": "DescribeProducers", "version": 0, "body": {"topics": [{"name": "", "partition_indexes": [0]}]}},
+    ],
+    # ElectLeaders with a timeout of 0 or less: the controller's deadline has passed (found by the long run)
+    "generated/elect-leaders-deadline-already-passed": [
+        T0,
+        {"api": "ElectLeaders", "version": 0, "body": {"topic_partitions": [{"topic": "<T>-t0", "partitions": [0]}],
+                                                       "timeout_ms": -1}},
+        {"api": "ElectLeaders", "version": 2, "body": {"election_type": 0, "topic_partitions": [
+            {"topic": "<T>-t0", "partitions": [0]}, {"topic": "<T>-t9", "partitions": [0]}], "timeout_ms": 0}},
+    ],
+    # AlterConfigs naming a resource twice (found by the long run: Kafka closed the connection)
+    "generated/alter-configs-naming-a-resource-twice": [
+        T0,
+        *({"api": "AlterConfigs", "version": version, "body": {"resources": [
+            {"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": "retention.ms", "value": "100000"}]},
+            {"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": "retention.ms", "value": "100000"}]}],
+            "validate_only": validate_only}} for version in (2, 0) for validate_only in (True, False)),
+    ],
+    # a topic that names no partition: answered (empty) when the broker answers the topic itself
+    # (unknown), not when the coordinator does (found by the long run)
+    "generated/offset-commits-of-a-topic-that-names-no-partition": [
+        T0,
+        {"api": "OffsetCommit", "version": 2, "body": {"group_id": "<T>-g0", "generation_id_or_member_epoch": -1,
+                                                       "member_id": "", "retention_time_ms": -1, "topics": [
+            {"name": "<T>-t1", "partitions": []}, {"name": "<T>-t0", "partitions": []}]}},
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "TxnOffsetCommit", "version": 3, "body": {
+            "transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": {"<pid>": "<T>-x0"},
+            "producer_epoch": {"<epoch>": 0}, "generation_id": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": "<T>-t1", "partitions": []}, {"name": "<T>-t0", "partitions": []}]}},
+        {"api": "TxnOffsetCommit", "version": 6, "body": {   # an unknown topic id twice: one answer (bounded run)
+            "transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": {"<pid>": "<T>-x0"},
+            "producer_epoch": {"<epoch>": 0}, "generation_id_or_member_epoch": -1, "member_id": "",
+            "group_instance_id": None, "topics": [{"topic_id": "6b1ff3f0-0000-4000-8000-0000deadbeef", "partitions": []},
+                                                  {"topic_id": "6b1ff3f0-0000-4000-8000-0000deadbeef", "partitions": []}]}},
+    ],
+    # ShareAcknowledge and ShareFetch with no member id: INVALID_REQUEST, no text (found by the long run)
+    "generated/share-requests-without-a-member-id": [
+        T0,
+        {"api": "ShareAcknowledge", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "",
+                                                           "share_session_epoch": 0, "topics": []}},
+        share_fetch(member_id=""),
+        share_fetch(group_id=None, member_id=None),
+        share_fetch(topics=[{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [
+            {"partition_index": 0, "acknowledgement_batches": [
+                {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]),
+    ],
+    # AddPartitionsToTxn v4+ (the brokers' batch form) naming no transaction: Kafka closes the
+    # connection (kafka-closes-the-connection; found by the long run)
+    "generated/add-partitions-to-txn-naming-no-transaction": [
+        {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": []}},
+    ],
+    # AddPartitionsToTxn v4: the coordinator's answer lists a topic named twice twice; a transaction
+    # refused at once (an unknown topic) is answered before those the coordinator answers (long run)
+    "generated/add-partitions-to-txn-v4-as-kafka-answers": [
+        T0,
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": [
+            {"transactional_id": "<T>-x0", "producer_id": 999999999999, "producer_epoch": 0, "verify_only": False,
+             "topics": [{"name": "<T>-t0", "partitions": [0]}, {"name": "<T>-t0", "partitions": [0]}]}]}},
+        {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": [
+            {"transactional_id": "<T>-x0", "producer_id": 999999999999, "producer_epoch": 0, "verify_only": True,
+             "topics": [{"name": "<T>-t0", "partitions": [0]}]},
+            {"transactional_id": "<T>-x1", "producer_id": 999999999999, "producer_epoch": 0, "verify_only": False,
+             "topics": [{"name": "<T>-t9", "partitions": [0]}]}]}},
+    ],
+    # ListOffsets of a timestamp spec the version lacks (-4 before v8): UNSUPPORTED_VERSION before the
+    # topic is looked for (long run)
+    "generated/list-offsets-version-before-the-topic": [
+        T0,
+        {"api": "ListOffsets", "version": 7, "body": {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": "<T>-t9", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -4}]},
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "current_leader_epoch": 1, "timestamp": -4}]}]}},
+    ],
+    # a share heartbeat without a member id, leaving or at another epoch (long run, seed 3615)
+    "generated/share-heartbeat-without-a-member-id": [
+        T0,
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "", "member_epoch": -1,
+                                                              "rack_id": None, "subscribed_topic_names": None}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "", "member_epoch": 3,
+                                                              "rack_id": None, "subscribed_topic_names": None}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "", "member_epoch": -2,
+                                                              "rack_id": None, "subscribed_topic_names": None}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "", "member_id": "", "member_epoch": 0,
+                                                              "rack_id": None, "subscribed_topic_names": None}},
+    ],
+    # DeleteGroups naming a group twice: one answer (long run, seed 3621)
+    "generated/delete-groups-naming-a-group-twice": [
+        {"api": "DeleteGroups", "version": 0, "body": {"groups_names": ["<T>-g0", "<T>-g0"]}},
+    ],
+    # a Produce Kafka closed the connection on (long run, seed 3617), and its parts alone
+    "generated/produce-kafka-closes-on": [
+        T0,
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t1", "partition_data": [{"index": 0, "records": None}, {"index": 2, "records": {"<batch>": dict(
+                BATCH, n=2, start=1, pid=999999999999, epoch=1, seq=0, codec=1, keys=False)}}]},
+            {"name": {"<long>": 250}, "partition_data": [{"index": 0, "records": {"<batch>": dict(
+                BATCH, n=3, start=1, epoch=0, seq=0, txn=True, codec=3, timestamps="none", mutation="two_batches")}}]}]}},
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": None}]},
+            {"name": "<T>-t9", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, txn=True)}}]}]}},
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
+            {"name": {"<long>": 250}, "partition_data": [{"index": 0, "records": {"<batch>": dict(
+                BATCH, txn=True, mutation="two_batches")}}]}]}},
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": 1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t9", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, txn=True)}}]}]}},
+    ],
+    # the long run's last findings (seeds 3620-3629): SyncGroup v5 without a protocol type,
+    # AddPartitionsToTxn v0-3 naming a topic of no partition, zstd before Produce v7
+    "generated/late-findings-of-the-long-run": [
+        T0,
+        {"api": "SyncGroup", "version": 5, "body": {"group_id": "<T>-g0", "generation_id": 0, "member_id": "",
+                                                    "group_instance_id": None, "protocol_type": None,
+                                                    "protocol_name": "range", "assignments": []}},
+        {"api": "AddPartitionsToTxn", "version": 0, "body": {
+            "v3_and_below_transactional_id": "", "v3_and_below_producer_id": 5, "v3_and_below_producer_epoch": 0,
+            "v3_and_below_topics": [{"name": "<T>-t2", "partitions": [1]}, {"name": "<T>-t0", "partitions": []}]}},
+        {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": dict(BATCH, codec=4)}}]}]}},
+    ],
+    # the second run's and the bounded run's: WriteTxnMarkers naming a partition of an unknown topic
+    # twice, AddPartitionsToTxn v5 naming a topic of no partition, ElectLeaders past its deadline
+    # with an unknown election type
+    "generated/second-run-findings": [
+        T0,
+        {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [
+            {"producer_id": 5, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+             "topics": [{"name": "<T>-t1", "partition_indexes": [0, 0]}]}]}},
+        {"api": "AddPartitionsToTxn", "version": 5, "body": {"transactions": [
+            {"transactional_id": "<T>-x0", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
+             "topics": [{"name": "<T>-t0", "partitions": []}]}]}},
+        {"api": "ElectLeaders", "version": 2, "body": {"election_type": 9, "topic_partitions": None, "timeout_ms": 0}},
+    ],
+}
+
+for _name, _steps in FOUND.items():
+    register(_name, replay(_steps))
+
+
+@scenario("generated/a-member-that-never-syncs", timed=True)
+def _(run):
+    """A member that joins and never sends SyncGroup is removed once the rebalance timeout
+    has passed again (Kafka's pending syncs): the group is empty when described."""
+    t = k.create_topic(run)
+    g = run.name("g")
+    k.join_member(run, g, [t], version=1, session_ms=30000, rebalance_ms=1000)
+    time.sleep(2.5)
+    run.call(k.DESCRIBE_GROUPS, 0, {"groups": [g]}, label="described after the rebalance timeout")

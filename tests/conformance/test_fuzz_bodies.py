@@ -1,0 +1,50 @@
+"""The generator's requests without a broker: every API kipper declares and advertises, at
+every version it supports, gets bodies whose symbols resolve and which encode with kipper's
+schema (what the generator sends, tests/conformance/fuzz); and its record sets decode as
+what they claim to be."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from kipper.protocol import records
+from kipper.protocol.header import encode_request
+from kipper.protocol.messages import APIS
+from tests.conformance.fuzz import batches, bodies
+from tests.conformance.fuzz.symbols import Resolver
+from tests.conformance.harness import api as api_named
+
+DECLARED = bodies.advertised([{"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version}
+                              for a in APIS.values() if a.advertise])
+
+
+@pytest.mark.parametrize("entry", DECLARED, ids=[a.name for a, _, _ in DECLARED])
+def test_drawn_bodies_resolve_and_encode_at_every_version(entry):
+    @settings(max_examples=12, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(step=bodies.steps([entry]))
+    def check(step):
+        api = api_named(step["api"])
+        body = Resolver("f000001").body(api, step["version"], step["body"])
+        assert encode_request(api, step["version"], 1, "fuzz", body)
+    check()
+
+
+def test_every_advertised_api_is_drawn_and_none_that_changes_the_whole_broker():
+    names = {a.name for a, _, _ in DECLARED}
+    assert names == {a.name for a in APIS.values() if a.advertise} - bodies.UNSAFE
+
+
+def test_a_batch_spec_builds_the_batch_it_describes():
+    spec = {"n": 3, "start": 1, "pid": 7, "epoch": 2, "seq": 5, "txn": True, "codec": 0, "timestamps": "create",
+            "keys": True, "mutation": None}
+    (batch,) = records.decode_all(batches.build(spec, 7, 2, 5))
+    assert (batch.header.producer_id, batch.header.producer_epoch, batch.header.base_sequence) == (7, 2, 5)
+    assert [r.value for r in batch.records] == [b"v1", b"v2", b"v3"]
+    two = records.decode_all(batches.build(dict(spec, mutation="two_batches"), 7, 2, 5))
+    assert [b.header.base_sequence for b in two] == [5, 8]
+
+
+def test_sequences_wrap_past_the_largest_int32_as_kafka_counts_them():
+    assert batches.next_sequence(2**31 - 1, 1) == 0
+    assert batches.next_sequence(2**31 - 2, 3) == 1

@@ -25,7 +25,8 @@ SETUP = {"advertised.listeners", "listeners", "listener.security.protocol.map", 
 DECLARED = {"log.dir": None, "metric.reporters": None, "sasl.enabled.mechanisms": None, "ssl.keystore.type": None,
             "min.insync.replicas": "min-insync-replicas-cluster-default",
             "group.initial.rebalance.delay.ms": "group-initial-rebalance-delay-default",
-            "group.share.min.record.lock.duration.ms": "share-min-record-lock-duration-default"}
+            "group.share.min.record.lock.duration.ms": "share-min-record-lock-duration-default",
+            "socket.receive.buffer.bytes": "socket-receive-buffer-default"}
 _CONFIG_LINE = re.compile(r"^  ([a-z0-9._-]+)=")
 
 

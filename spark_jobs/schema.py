@@ -62,12 +62,23 @@ CLIENT_PRODUCERS = _struct(client_id=S, producers=L, in_flight_requests=L, reque
 # one (user, client id) a client quota measures (Kafka's ClientQuotaManager sensors)
 CLIENT_QUOTA = _struct(user=S, client_id=S, rate=D, quota=D, throttled=L, throttle_ms_total=L)
 
+# feature flags (broker/features.py) and what clients push (KIP-714, broker/telemetry/)
+FEATURES = _struct(finalized=MapType(S, I), epoch=L, updates=L)
+CLIENT_TELEMETRY = _struct(
+    instances=L, subscriptions=L, series=L, subscription_requests=L, pushes=L, throttled=L,
+    unknown_subscription=L, decode_errors=L, dropped_series=L, expired=L,
+    clients=ArrayType(_struct(client_instance_id=S, client_id=S, client_software_name=S,
+                              client_software_version=S, subscription_id=L, pushes=L, last_push_ms=L,
+                              metrics=ArrayType(_struct(name=S, attributes=MapType(S, S), kind=S, unit=S,
+                                                        value=D, count=L, sum=D)))))
+
 DUMP_LINE = StructType([
     StructField("schema", I, True),
     StructField("ts_ms", L, True),
     StructField("broker_id", I, True),
     StructField("interval_ms", L, True),
     StructField("apis", MapType(S, HISTOGRAM), True),
+    StructField("api_versions", MapType(S, MapType(S, L)), True),
     StructField("rejected", MapType(S, L), True),
     StructField("partitions", ArrayType(PARTITION), True),
     StructField("connections", _struct(open=L, accepted=L, closed=L), True),
@@ -90,6 +101,8 @@ DUMP_LINE = StructType([
     StructField("authorizer", AUTHORIZER, True),
     StructField("dump", _struct(dropped=L), True),
     StructField("producers", CLIENT_PRODUCERS, True),
+    StructField("features", FEATURES, True),
+    StructField("client_telemetry", CLIENT_TELEMETRY, True),
     StructField("_corrupt_record", S, True),
 ])
 

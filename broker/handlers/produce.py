@@ -349,7 +349,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
 def _log_refusal(ctx, topic: str, index: int, records, code: ErrorCode, message: str, now: int) -> None:
     """Count the refusal; a line in the log at most once a second per producer (its
     producer id, or else its connection and client id)."""
-    producer_id = read_header(records).producer_id if len(records) >= HEADER_SIZE else -1
+    producer_id = read_header(records).producer_id if records is not None and len(records) >= HEADER_SIZE else -1
     session = ctx.session
     producer = producer_id if producer_id >= 0 else (session.peer, ctx.client_id)
     ctx.engines.refusals.refused(now, producer, error=ErrorCode(code).name, message=message, topic=topic,

@@ -131,7 +131,7 @@ def _add_partitions_batched(req, ctx):
         results.append({"transactional_id": t.transactional_id, "topic_results": [
             {"name": topic.name, "results_by_partition": [
                 {"partition_index": p, "partition_error_code": int(errors[(topic.name, p)])} for p in topic.partitions]}
-            for topic in t.topics if topic.partitions]})
+            for topic in t.topics]})  # as asked: a topic of no partition too, as Kafka's coordinator
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
 
 

@@ -10,7 +10,8 @@ from tests.conformance.scenarios import scenario
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 BROKER_KEYS = ["num.partitions", "auto.create.topics.enable", "group.initial.rebalance.delay.ms",
                "log.retention.hours", "log.retention.ms", "message.max.bytes", "log.cleanup.policy",
-               "offsets.topic.num.partitions", "transaction.max.timeout.ms", "compression.type"]
+               "offsets.topic.num.partitions", "transaction.max.timeout.ms", "compression.type",
+               "socket.receive.buffer.bytes"]
 
 
 def describe(run, rtype, name, keys=None, *, synonyms=True, label="describe configs", version=None):

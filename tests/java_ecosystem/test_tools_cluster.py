@@ -92,6 +92,7 @@ def quorum_figures(text: str) -> str:
     text = re.sub(r"^(HighWatermark:\s+)\d+", r"\1<offset>", text, flags=re.M)
     text = re.sub(r'"endpoints": \[[^\]]*\]', '"endpoints": [<endpoints>]', text)
     text = re.sub(r"^(ClusterId:\s+)\S+", r"\1<cluster>", text, flags=re.M)
+    text = re.sub(r"^(LeaderEpoch:\s+)\d+", r"\1<epoch>", text, flags=re.M)  # quorum-leader-epoch
     lines = []
     for line in text.splitlines():
         cells = line.split("\t")
@@ -102,7 +103,7 @@ def quorum_figures(text: str) -> str:
 
 
 def test_kafka_metadata_quorum_describes_a_quorum_of_one(tools):
-    for entry in ("quorum-without-metadata-log", "quorum-voter-endpoints"):
+    for entry in ("quorum-without-metadata-log", "quorum-voter-endpoints", "quorum-leader-epoch"):
         assert listed_difference(entry) is not None, entry
     quorum = ("kafka-metadata-quorum", "--bootstrap-server", "{bootstrap}", "describe")
     out = tools.same(*quorum, "--status", normalisers=(quorum_figures,))

@@ -29,9 +29,9 @@ FAULTS = sorted(m.MALFORMED)
 CODEC_IDS = [compression.NAMES[c] for c in m.CODECS]
 
 
-def produce(conn: BlockingConnection, topic: str, records: bytes, version: int = 9):
+def produce(conn: BlockingConnection, topic: str, records: bytes, version: int = 9, transactional_id=None):
     """The one partition's response to a Produce of ``records`` to partition 0."""
-    body = conn.request(PRODUCE, {"transactional_id": None, "acks": -1, "timeout_ms": 5000, "topic_data": [
+    body = conn.request(PRODUCE, {"transactional_id": transactional_id, "acks": -1, "timeout_ms": 5000, "topic_data": [
         {"name": topic, "partition_data": [{"index": 0, "records": records}]}]}, version=version)
     return body.responses[0].partition_responses[0]
 
@@ -224,8 +224,10 @@ def test_a_refused_transactional_batch_opens_no_transaction_in_the_partition(bro
     topic = f"txn-{unique}"
     create_topics(broker.bootstrap, topic, partitions=1)
     pid, epoch = _begin_transaction(conn, f"t-{unique}", topic)
+    # with its transactional id: a transactional batch without one is TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     refused = produce(conn, topic, bad_batch("negative header count", compression.NONE, producer_id=pid,
-                                             producer_epoch=epoch, base_sequence=0, attributes=0x10))
+                                             producer_epoch=epoch, base_sequence=0, attributes=0x10),
+                      transactional_id=f"t-{unique}")
     assert refused.error_code == ErrorCode.INVALID_RECORD
     body = conn.request(LIST_OFFSETS, {"replica_id": -1, "isolation_level": 1, "topics": [
         {"name": topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}]})

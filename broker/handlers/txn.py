@@ -77,7 +77,8 @@ def handle_add_partitions_to_txn(req, ctx):
         def code(name, p):
             return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
                     else ErrorCode.OPERATION_NOT_ATTEMPTED)
-    elif not req.v3_and_below_transactional_id:  # refused from the map too
+    elif not req.v3_and_below_transactional_id:  # the coordinator's refusal, answered as asked
+        topics = given
 
         def code(name, p):
             return ErrorCode.INVALID_REQUEST

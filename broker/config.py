@@ -444,11 +444,11 @@ class BrokerConfig(Mapping):
 
 
 ENV_PREFIX = "KIPPER_"
-# Variables of the project's own tools that share the prefix but are not broker settings
-# (scripts/kafka-reference and the conformance suite, docs/CONFORMANCE.md): a shell that
-# exports them must still start a broker.
+# The project's own tools' variables (scripts/, the conformance and cluster suites): not broker
+# settings, so a shell that exports them must still start a broker.
 TOOL_VARIABLES = frozenset({"KIPPER_CACHE", "KIPPER_KAFKA_VERSION", "KIPPER_KAFKA_HEAP",
-                            "KIPPER_CONFORMANCE_REPORT"})
+                            "KIPPER_CONFORMANCE_REPORT", "KIPPER_KAFKA_CLUSTER", "KIPPER_FRANZ_FULL",
+                            "KIPPER_CONFLUENT_KAFKA_PYTHON_TAG", "KIPPER_CONFLUENT_KAFKA_PYTHON_GIT"})
 
 # Other names of share keys (seed 004's draft and Kafka 4.x named some differently); either
 # name is accepted, the value maps to the key on the right

@@ -477,5 +477,7 @@ def test_the_project_tools_variables_are_not_taken_for_broker_settings():
     # scripts/kafka-reference and the conformance suite read these; a shell exporting them
     # (KIPPER_CONFORMANCE_REPORT=... make test) must still start brokers
     environ = {"KIPPER_CACHE": "/tmp/c", "KIPPER_KAFKA_VERSION": "4.4.0", "KIPPER_KAFKA_HEAP": "512m",
-               "KIPPER_CONFORMANCE_REPORT": "/tmp/r.json", "KIPPER_NUM_PARTITIONS": "4"}
+               "KIPPER_CONFORMANCE_REPORT": "/tmp/r.json", "KIPPER_KAFKA_CLUSTER": "1", "KIPPER_FRANZ_FULL": "1",
+               "KIPPER_CONFLUENT_KAFKA_PYTHON_TAG": "v2.15.0", "KIPPER_CONFLUENT_KAFKA_PYTHON_GIT": "/tmp/ck",
+               "KIPPER_NUM_PARTITIONS": "4"}
     assert load(environ=environ)["num.partitions"] == 4

@@ -83,6 +83,8 @@ def handle_alter_share_group_offsets(req, ctx):
         else:
             wanted.append((topic, [(p.partition_index, p.start_offset) for p in t.partitions]))
             continue
+        if not t.partitions:  # Kafka refuses from a map of partitions: a topic of none has no answer
+            continue
         refused.append({"topic_name": t.topic_name,
                         "topic_id": topic.topic_id if topic is not None else offsets.ZERO_UUID,
                         "partitions": [{"partition_index": p.partition_index, "error_code": int(code),

@@ -255,6 +255,16 @@ FOUND: dict[str, list[dict]] = {
              "topics": [{"name": "<T>-t0", "partitions": []}]}]}},
         {"api": "ElectLeaders", "version": 2, "body": {"election_type": 9, "topic_partitions": None, "timeout_ms": 0}},
     ],
+    # the bounded run's: AlterShareGroupOffsets naming a topic (unknown, or known) of no partition
+    "generated/alter-share-group-offsets-topic-of-no-partition": [
+        T0,
+        {"api": "IncrementalAlterConfigs", "version": 1, "body": {"resources": [
+            {"resource_type": 32, "resource_name": "<T>-g2", "configs": [
+                {"name": "share.auto.offset.reset", "config_operation": 0, "value": "earliest"}]}],
+            "validate_only": False}},
+        {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g2", "topics": [
+            {"topic_name": "<T>-missing", "partitions": []}, {"topic_name": "<T>-t0", "partitions": []}]}},
+    ],
 }
 
 for _name, _steps in FOUND.items():

@@ -46,17 +46,10 @@ def produce(bootstrap: str, topic: str, n: int, size: int) -> int:
     """``n`` records from an idempotent acks=all producer; returns how many failed."""
     from confluent_kafka import Producer
 
-    payload = os.urandom(size)
+    from benchmarks.workloads import send_all
+
     p = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
-    for _ in range(n):
-        while True:
-            try:
-                p.produce(topic, payload)
-                break
-            except BufferError:
-                p.poll(0.005)
-        p.poll(0)
-    return p.flush(300)
+    return send_all(p, topic, os.urandom(size), n)
 
 
 def read_back(bootstrap: str, topic: str, n: int) -> int:

@@ -142,8 +142,13 @@ def fill(bootstrap: str, topic: str, n: int, size: int) -> int:
     """``n`` records of ``size`` bytes, acks=1, librdkafka's batching; records undelivered."""
     from confluent_kafka import Producer
 
-    payload = os.urandom(size)
     p = Producer({"bootstrap.servers": bootstrap, "acks": "1", "linger.ms": 5})
+    return send_all(p, topic, os.urandom(size), n)
+
+
+def send_all(p, topic: str, payload: bytes, n: int) -> int:
+    """``n`` copies of ``payload`` through a confluent-kafka Producer, waiting out a full
+    queue; returns the records still undelivered after the flush."""
     for _ in range(n):
         while True:
             try:

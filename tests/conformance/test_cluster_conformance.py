@@ -9,6 +9,7 @@ grows back as they return, seen in Metadata and DescribeTopicPartitions."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,6 +26,12 @@ from tests.conformance.report import Report
 from tests.support.reference import Reference, require_kafka
 
 require_kafka()
+
+# four JVMs beside the rest of the suite starved the Spark suite's jobs on 2 cores (a clean-clone
+# run, 2026-12-06): the comparison with a 3-broker Kafka is the cluster's opt-in, as its other
+# Kafka-cluster sides are (docs/CLUSTER.md)
+pytestmark = pytest.mark.skipif(not os.environ.get("KIPPER_KAFKA_CLUSTER"),
+                                reason="the 3-broker Kafka comparison: KIPPER_KAFKA_CLUSTER=1")
 
 ALTER_REASSIGNMENTS, ELECT_LEADERS, OFFSET_FOR_LEADER_EPOCH = APIS[45], APIS[43], APIS[23]
 DESCRIBE_TOPIC_PARTITIONS = APIS[75]

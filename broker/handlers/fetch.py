@@ -109,11 +109,11 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 parts.append(_error_entry(index, code, []))
                 continue
-            if lone_follower:  # this broker has no followers: Kafka finds none of that id
-                parts.append(_error_entry(index, ErrorCode.NOT_LEADER_OR_FOLLOWER))
-                continue
             plog = topic.partitions[index]
             epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
+            if epoch_error is None and (lone_follower or follower >= 0 and not _assigned(plog, follower)):
+                parts.append(_error_entry(index, _unknown_replica(p)))
+                continue
             offset = p.fetch_offset
             start = plog.log_start_offset
             if epoch_error is None:
@@ -172,6 +172,21 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     if leaders and ctx.api_version >= 16:
         body["node_endpoints"] = node_endpoints(ctx, leaders)
     return body, total, watched, reads
+
+
+def _assigned(plog, follower: int) -> bool:
+    """Whether ``follower`` is one of the partition's replicas this leader follows."""
+    return plog.replica is None or follower in plog.replica.followers
+
+
+def _unknown_replica(p) -> ErrorCode:
+    """A replica's Fetch from a broker not among the partition's replicas, after the leader
+    epoch checked out (Kafka's followerReplicaOrThrow): a fetch that names the epoch is told it
+    is not yet known there, so the follower retries; one that does not, that this is no leader."""
+    epoch = p.get("current_leader_epoch")  # (none before v9)
+    if epoch is not None and epoch >= 0:
+        return ErrorCode.UNKNOWN_LEADER_EPOCH
+    return ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
 def _follower_read(cluster, plog, follower: int, p, entry: dict, now: int) -> int:

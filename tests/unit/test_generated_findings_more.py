@@ -382,3 +382,23 @@ def test_a_share_heartbeat_without_group_or_member_id_is_refused_for_the_member_
     answer = b.call(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "", "member_id": "", "member_epoch": 0,
                                                "rack_id": None, "subscribed_topic_names": None})
     assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, None)
+
+
+def test_a_replica_fetch_from_a_broker_the_partition_does_not_have_checks_the_epoch_first():
+    """Kafka's Partition.fetchRecords: the leader epoch first (75 ahead of it, 74 behind), then
+    the replica (75 when the fetch names an epoch, 6 when it does not)."""
+    b = InProcessBroker()
+    create(b, "t")
+    topic_id = b.call(3, 12, {"topics": [{"name": "t", "topic_id": ZERO}], "allow_auto_topic_creation": False,
+                              "include_topic_authorized_operations": False}).topics[0].topic_id
+    codes = []
+    for epoch in (0, -1, 5):
+        answer = b.call(1, 13, {"cluster_id": None, "replica_id": 7, "max_wait_ms": 0, "min_bytes": 1,
+                                "max_bytes": 100, "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                                "rack_id": "", "forgotten_topics_data": [], "topics": [
+                                    {"topic_id": topic_id, "partitions": [
+                                        {"partition": 0, "current_leader_epoch": epoch, "fetch_offset": 0,
+                                         "last_fetched_epoch": -1, "log_start_offset": -1,
+                                         "partition_max_bytes": 1048576}]}]})
+        codes.append(answer.responses[0].partitions[0].error_code)
+    assert codes == [E.UNKNOWN_LEADER_EPOCH, E.NOT_LEADER_OR_FOLLOWER, E.UNKNOWN_LEADER_EPOCH]

@@ -265,6 +265,17 @@ FOUND: dict[str, list[dict]] = {
         {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g2", "topics": [
             {"topic_name": "<T>-missing", "partitions": []}, {"topic_name": "<T>-t0", "partitions": []}]}},
     ],
+    # CI's bounded run: a replica's Fetch from a broker id the partition does not have, with a
+    # leader epoch (told the epoch is not known yet), without one, and with a stale one
+    "generated/fetch-from-a-replica-the-partition-does-not-have": [
+        T0,
+        *({"api": "Fetch", "version": 13, "body": {
+            "cluster_id": None, "replica_id": 7, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 100,
+            "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+            "topics": [{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [
+                {"partition": 0, "current_leader_epoch": epoch, "fetch_offset": 0, "last_fetched_epoch": -1,
+                 "log_start_offset": -1, "partition_max_bytes": 1048576}]}]}} for epoch in (0, -1, 5)),
+    ],
 }
 
 for _name, _steps in FOUND.items():

@@ -61,18 +61,32 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
+def java_capacity(entries: int) -> int:
+    """The table size of a java.util.HashMap (or HashSet) that held ``entries`` at most (16,
+    doubled past three quarters full)."""
+    capacity = 16
+    while entries > capacity * 3 // 4:
+        capacity *= 2
+    return capacity
+
+
+def java_hash_order(names, capacity: int | None = None) -> list[str]:
+    """String keys in the order a java.util.HashMap iterates them (by bucket, then as
+    inserted); ``capacity`` by default the table size that holds them all. Kafka builds many
+    answers and messages from such maps."""
+    names = list(dict.fromkeys(names))
+    capacity = capacity or java_capacity(len(names))
+
+    def bucket(name: str) -> int:
+        h = java_string_hash(name) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return [n for _, n in sorted(((bucket(n), i), n) for i, n in enumerate(names))]
+
+
 def java_set_text(items: list[str]) -> str:
     """Java's HashSet<String>.toString of ``items`` added in this order ("[b, a]"): Kafka
     prints sets of config names so, in its hash table's order."""
-    capacity = 16
-    while len(items) > capacity * 0.75:
-        capacity *= 2
-
-    def bucket(text: str) -> int:
-        h = java_string_hash(text) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-    unique = list(dict.fromkeys(items))
-    return "[" + ", ".join(sorted(unique, key=lambda t: (bucket(t), unique.index(t)))) + "]"
+    return "[" + ", ".join(java_hash_order(items)) + "]"
 
 
 # --- value parsers ------------------------------------------------------------------

@@ -9,7 +9,7 @@ validates the whole resulting set, unset keys at their defaults, and so does
 consumer.heartbeat.interval.ms (KIP-848 groups, broker/groups/consumer/), the
 share.* keys (broker/share/group_settings.py) and the streams.* keys
 (broker/groups/streams/settings.py). The consumer and share assignment-interval
-keys and the offload ones are accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
+keys, the streams assignor's and the dead-letter ones are accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
 with DescribeConfigs and by the engines through ``get``.
 """
 
@@ -57,10 +57,8 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
     _g("consumer.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,
        "Heartbeat interval given to this consumer group's members (KIP-848).",
        "group.consumer.heartbeat.interval.ms"),
-    _g("consumer.assignment.interval.ms", "int", "-1", at_least(-1), INERT,
+    _g("consumer.assignment.interval.ms", "int", "1000", at_least(0), INERT,
        "Minimum time between two target assignments (kipper assigns at once)."),
-    _g("consumer.assignor.offload.enable", "boolean", "false", None, INERT,
-       "Compute assignments off the coordinator thread (kipper: always inline)."),
     _g("share.auto.offset.reset", "string", "latest", one_of("latest", "earliest"), APPLIED,
        "Where this share group's new share-partitions start (KIP-932).",
        "group.share.auto.offset.reset"),
@@ -84,10 +82,8 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
        "records of aborted transactions."),
     _g("share.renew.acknowledge.enable", "boolean", "true", None, APPLIED,
        "Whether this share group's members may renew their locks (RENEW, KIP-1222)."),
-    _g("share.assignment.interval.ms", "int", "-1", at_least(-1), INERT,
+    _g("share.assignment.interval.ms", "int", "1000", at_least(0), INERT,
        "Minimum time between two share-group assignments (kipper assigns at once)."),
-    _g("share.assignor.offload.enable", "boolean", "false", None, INERT,
-       "Compute share assignments off the coordinator thread (kipper: always inline)."),
     _g("streams.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
        "Session timeout of this streams group's members (KIP-1071).", "group.streams.session.timeout.ms"),
     _g("streams.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,
@@ -101,8 +97,14 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
     _g("streams.assignment.interval.ms", "int", "1000", at_least(0), APPLIED,
        "Least time between two target assignments of this streams group (KIP-1263).",
        "group.streams.assignment.interval.ms"),
-    _g("streams.assignor.offload.enable", "boolean", "false", None, INERT,
-       "Compute streams assignments off the coordinator thread (kipper: always inline)."),
+    _g("streams.assignor.name", "string", "sticky", None, INERT,
+       "The task assignor of this streams group, one of group.streams.assignors (kipper's is sticky)."),
+    _g("streams.rack.aware.assignment.tags", "list", "", None, INERT,
+       "Client tags a rack-aware streams assignment spreads standby tasks over (kipper: none)."),
+    _g("errors.deadletterqueue.topic.name", "string", "", None, INERT,
+       "This share group's dead-letter topic (KIP-1191; kipper has no dead-letter queue)."),
+    _g("errors.deadletterqueue.copy.record.enable", "boolean", "false", None, INERT,
+       "Whether a dead-lettered record is copied whole (KIP-1191; kipper has no dead-letter queue)."),
 )}
 
 

@@ -47,17 +47,25 @@ def handle_alter_client_quotas(req, ctx):
     engines = ctx.engines
     allowed = may_manage(ctx, DESCRIBE_CONFIGS)
     results, changes = [], []
+    by_entity: dict[frozenset, dict] = {}  # Kafka's controller answers a map: one result per entity
     for entry in req.entries:
         named = {e.entity_type: e.entity_name for e in entry.entity}  # a type named twice: the last (Kafka's map)
         entity_data = [dict(entity_type=t, entity_name=n) for t, n in named.items()]
         ops = [Op(o.key, o.value, o.remove) for o in entry.ops]
-        if not allowed:
-            code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user"
-        else:
-            code, message, entity = _check_entry(entity_data, ops)
-            if code == ErrorCode.NONE:
-                changes.append((entity, ops))
-        results.append({"error_code": int(code), "error_message": message, "entity": entity_data})
+        if not allowed:  # (refused before the controller: every entry answered, as asked)
+            results.append({"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                            "error_message": "not a super user", "entity": entity_data})
+            continue
+        key = frozenset(named.items())
+        if key in by_entity:  # the entity again: its result becomes a refusal (what it changed stays)
+            by_entity[key].update(error_code=int(ErrorCode.INVALID_REQUEST),
+                                  error_message=f"Ignoring duplicate entity {named}")
+            continue
+        code, message, entity = _check_entry(entity_data, ops)
+        if code == ErrorCode.NONE:
+            changes.append((entity, ops))
+        by_entity[key] = {"error_code": int(code), "error_message": message, "entity": entity_data}
+        results.append(by_entity[key])
     if changes and not req.validate_only:
         engines.quotas.alter_client_quotas(changes)
         log.info("client_quotas_altered", principal=ctx.session.principal,

@@ -26,20 +26,19 @@ GROUP_BROKER_SYNONYMS = {
     "consumer.session.timeout.ms": "group.consumer.session.timeout.ms",
     "consumer.heartbeat.interval.ms": "group.consumer.heartbeat.interval.ms",
     "consumer.assignment.interval.ms": "group.consumer.assignment.interval.ms",
-    "consumer.assignor.offload.enable": "group.consumer.assignor.offload.enable",
     "share.session.timeout.ms": "group.share.session.timeout.ms",
     "share.heartbeat.interval.ms": "group.share.heartbeat.interval.ms",
     "share.record.lock.duration.ms": "group.share.record.lock.duration.ms",
     "share.delivery.count.limit": "group.share.delivery.count.limit",
     "share.partition.max.record.locks": "group.share.partition.max.record.locks",
     "share.assignment.interval.ms": "group.share.assignment.interval.ms",
-    "share.assignor.offload.enable": "group.share.assignor.offload.enable",
     "streams.session.timeout.ms": "group.streams.session.timeout.ms",
     "streams.heartbeat.interval.ms": "group.streams.heartbeat.interval.ms",
     "streams.num.standby.replicas": "group.streams.num.standby.replicas",
     "streams.initial.rebalance.delay.ms": "group.streams.initial.rebalance.delay.ms",
     "streams.assignment.interval.ms": "group.streams.assignment.interval.ms",
-    "streams.assignor.offload.enable": "group.streams.assignor.offload.enable",
+    "streams.assignor.name": "group.streams.assignors",
+    "streams.rack.aware.assignment.tags": "group.streams.rack.aware.assignment.tags",
 }
 
 

@@ -38,35 +38,38 @@ def _lookup(plog, timestamp: int, end: int) -> dict:
     return {"offset": found[0], "timestamp": found[1]}
 
 
-def _by_topic(req) -> tuple[dict, set]:
-    """The request's partitions grouped by topic name in order of first appearance (Kafka
-    answers a topic named twice once), and the (topic, partition) pairs named twice."""
+def _by_topic(req, ctx) -> tuple[dict, set, list]:
+    """The request's partitions of topics the principal may describe, grouped by topic name
+    in order of first appearance (Kafka answers a topic named twice once), the (topic,
+    partition) pairs named twice, and the answers to the other topics: as Kafka's
+    KafkaApis, each as asked (one naming no partition too), after the rest."""
     grouped: dict[str, dict] = {}
     seen, twice = set(), set()
+    refused = []
     for t in req.topics:
+        if not ctx.authorize(DESCRIBE, TOPIC, t.name):
+            refused.append({"name": t.name, "partitions": [
+                {"partition_index": p.partition_index, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                 **NOT_FOUND} for p in t.partitions]})
+            continue
         for p in t.partitions:
             key = (t.name, p.partition_index)
             if key in seen:
                 twice.add(key)
             seen.add(key)
             grouped.setdefault(t.name, {}).setdefault(p.partition_index, p)
-    return grouped, twice
+    return grouped, twice, refused
 
 
 def handle_list_offsets(req, ctx):
     topics = ctx.engines.topics
     committed = req.get("isolation_level", 0) == READ_COMMITTED
     replica = req.get("replica_id", -1) >= 0  # a follower: up to the log end, whatever the isolation
-    grouped, twice = _by_topic(req)
+    grouped, twice, refused = _by_topic(req, ctx)
     out = []
     for name, partitions in grouped.items():
         parts = []
-        describable = ctx.authorize(DESCRIBE, TOPIC, name)
         for p in partitions.values():
-            if not describable:
-                parts.append({"partition_index": p.partition_index,
-                              "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)})
-                continue
             if (name, p.partition_index) in twice:  # Kafka: a partition asked for twice is refused
                 parts.append({"partition_index": p.partition_index,
                               "error_code": int(ErrorCode.INVALID_REQUEST), **NOT_FOUND})
@@ -89,4 +92,4 @@ def handle_list_offsets(req, ctx):
             row.update(_lookup(plog, p.timestamp, end))
             parts.append(row)
         out.append({"name": name, "partitions": parts})
-    return {"throttle_time_ms": 0, "topics": out}
+    return {"throttle_time_ms": 0, "topics": out + refused}

@@ -75,6 +75,16 @@ def _brokers(ctx) -> tuple[list[dict], int]:
     return brokers, random.choice(live)[0] if live else -1
 
 
+def _topic_ids_before_v12(wanted) -> dict:
+    """Metadata v10-11 naming a topic by id, or with no name: Kafka refuses the whole request
+    (its MetadataRequest error answer): every topic asked INVALID_REQUEST, no brokers, no
+    cluster id."""
+    return {"throttle_time_ms": 0, "brokers": [], "cluster_id": None, "controller_id": -1,
+            "topics": [{"error_code": int(ErrorCode.INVALID_REQUEST), "name": t.get("name") or "",
+                        "topic_id": t.topic_id, "is_internal": False, "partitions": []} for t in wanted],
+            "cluster_authorized_operations": NOT_PROVIDED}
+
+
 def handle_metadata(req, ctx):
     engines = ctx.engines
     topics = engines.topics
@@ -85,6 +95,8 @@ def handle_metadata(req, ctx):
         return ctx.authorized_operations(TOPIC, topic.name) if with_ops else NOT_PROVIDED
 
     version = ctx.api_version
+    if wanted and version in (10, 11) and any(t.get("name") is None or t.topic_id.int for t in wanted):
+        return _topic_ids_before_v12(wanted)
     if wanted is None or (version == 0 and not wanted):
         out = [describe_topic(ctx, t, ops(t)) for t in topics.all()
                if ctx.authorize(DESCRIBE, TOPIC, t.name)]

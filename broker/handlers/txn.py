@@ -16,6 +16,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
 )
+from kipper.broker.config_values import java_hash_order
 from kipper.broker.handlers.offsets import MAX_METADATA, answered, broker_answered
 from kipper.protocol.errors import ErrorCode
 
@@ -68,14 +69,15 @@ def handle_add_partitions_to_txn(req, ctx):
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.v3_and_below_transactional_id):
         def code(name, p):
             return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    elif refused:  # Kafka adds nothing when one topic is refused; the rest were not attempted
+    elif refused or unknown:
+        # Kafka adds nothing when a topic is refused or a partition unknown; the rest were not
+        # attempted. Its resultForTransaction lists the topics in a HashMap's order
+        order = java_hash_order(name for name, _ in topics)
+        topics.sort(key=lambda t: order.index(t[0]))
+
         def code(name, p):
             return (ErrorCode.TOPIC_AUTHORIZATION_FAILED if name in refused
-                    else ErrorCode.OPERATION_NOT_ATTEMPTED)
-    elif unknown:
-        # Kafka adds nothing when a partition is unknown; the rest were not attempted
-        def code(name, p):
-            return (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
+                    else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown
                     else ErrorCode.OPERATION_NOT_ATTEMPTED)
     elif not req.v3_and_below_transactional_id:  # the coordinator's refusal, answered as asked
         topics = given
@@ -118,8 +120,8 @@ def _add_partitions_batched(req, ctx):
             for name, p in dict.fromkeys(wanted):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
                 by_topic.setdefault(name, []).append({"partition_index": p, "partition_error_code": int(code)})
-            results.append({"transactional_id": t.transactional_id, "topic_results": [
-                {"name": name, "results_by_partition": parts} for name, parts in by_topic.items()]})
+            results.append({"transactional_id": t.transactional_id, "topic_results": [  # (a HashMap's order)
+                {"name": name, "results_by_partition": by_topic[name]} for name in java_hash_order(by_topic)]})
             continue
         if not t.transactional_id:
             errors = dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST)

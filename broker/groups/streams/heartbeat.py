@@ -11,7 +11,7 @@ from __future__ import annotations
 from kipper.broker.groups.streams.model import (
     JOIN_EPOCH, STATIC_LEAVE_EPOCH, Assigned, StreamsGroup, StreamsMember, task_set,
 )
-from kipper.broker.groups.streams.topology import java_hash_order
+from kipper.broker.config_values import java_hash_order
 from kipper.protocol.errors import ErrorCode
 
 

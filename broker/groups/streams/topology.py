@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kipper.broker.groups.journal import java_string_hash
+from kipper.broker.config_values import java_capacity, java_hash_order
 
 # StreamsGroupHeartbeatResponse.Status codes (KIP-1071)
 STALE_TOPOLOGY, MISSING_SOURCE_TOPICS, INCORRECTLY_PARTITIONED_TOPICS = 0, 1, 2
@@ -198,7 +198,7 @@ def configure(topology: Topology, partition_count) -> Configured:
         for s in subs.values():
             to_create.update(s.repartition_source)
             to_create.update(s.changelogs)
-        capacity = _java_capacity(len(to_create))
+        capacity = java_capacity(len(to_create))
         for name in topology.required_topics():
             existing = partition_count(name)
             expected = to_create.get(name)
@@ -295,24 +295,6 @@ def _copartition(group: set[str], fixed: set[str], flexible: set[str], count) ->
             raise _Misconfigured(INCORRECTLY_PARTITIONED_TOPICS, f"Number of partitions [{v}] of repartition "
                                  f"topic [{t}] doesn't match number of partitions [{n}] of the source topic.")
     return {t: n for t in repartition}
-
-
-def _java_capacity(entries: int) -> int:
-    """The table size of a java.util.HashMap that held ``entries`` at most (16, doubled
-    past three quarters full)."""
-    capacity = 16
-    while entries > capacity * 3 // 4:
-        capacity *= 2
-    return capacity
-
-
-def java_hash_order(names, capacity: int = 16) -> list[str]:
-    """String keys in the order a java.util.HashMap of ``capacity`` iterates them (by
-    bucket, then as inserted): Kafka lists the internal topics it misses from one."""
-    def bucket(name: str) -> int:
-        h = java_string_hash(name) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return [n for _, n in sorted(((bucket(n), i), n) for i, n in enumerate(names))]
 
 
 def _java_map(counts: dict[str, int]) -> str:

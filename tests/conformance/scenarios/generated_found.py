@@ -276,6 +276,69 @@ FOUND: dict[str, list[dict]] = {
                 {"partition": 0, "current_leader_epoch": epoch, "fetch_offset": 0, "last_fetched_epoch": -1,
                  "log_start_offset": -1, "partition_max_bytes": 1048576}]}]}} for epoch in (0, -1, 5)),
     ],
+    # the findings FUZZ_FINDINGS.md handed on, shrunk by hand: a group's assignment intervals
+    # (described with every config, -1 refused)
+    "generated/handed-on-group-assignment-intervals": [
+        {"api": "DescribeConfigs", "version": 4, "body": {"resources": [
+            {"resource_type": 32, "resource_name": "<T>-g0", "configuration_keys": None}],
+            "include_synonyms": True, "include_documentation": False}},
+        *({"api": "IncrementalAlterConfigs", "version": 1, "body": {"validate_only": True, "resources": [
+            {"resource_type": 32, "resource_name": "<T>-g0", "configs": [
+                {"name": name, "config_operation": 0, "value": value}]}]}}
+          for name in ("consumer.assignment.interval.ms", "share.assignment.interval.ms") for value in ("-1", "0")),
+    ],
+    # ShareAcknowledge of group "" (a member id, every epoch); ShareFetch of group ""
+    "generated/handed-on-share-requests-of-group-empty": [
+        T0,
+        *({"api": "ShareAcknowledge", "version": 2, "body": {"group_id": "", "member_id": "<T>-m0",
+                                                             "share_session_epoch": epoch, "is_renew_ack": False,
+                                                             "topics": []}} for epoch in (1, 0, -1)),
+        share_fetch(group_id=""),
+    ],
+    # Metadata v10-11 naming a topic by id (and by name beside it), v12 by both
+    "generated/handed-on-metadata-topic-ids-before-v12": [
+        T0,
+        *({"api": "Metadata", "version": version, "body": {
+            "topics": [{"name": "<T>-t0", "topic_id": {"<topic_id>": "<T>-t0"}}, {"name": "<T>-t0"}],
+            "allow_auto_topic_creation": False, "include_topic_authorized_operations": False}}
+          for version in (10, 11)),
+    ],
+    # ListOffsets naming a topic of no partition, by a principal that may describe it and by one
+    # that may not (each topic as asked, after the rest)
+    "generated/handed-on-list-offsets-topic-of-no-partition": [
+        T0,
+        *({"api": "ListOffsets", "version": 6, "body": {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": "<T>-t0", "partitions": []},
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]},
+            {"name": "<T>-t1", "partitions": []}]}, "conn": conn} for conn in ("main", "sasl")),
+    ],
+    # AlterClientQuotas v0 naming an entity twice, and two refused entries of one entity
+    "generated/handed-on-alter-client-quotas-entities-twice": [
+        {"api": "AlterClientQuotas", "version": 0, "body": {"validate_only": True, "entries": [
+            {"entity": [{"entity_type": "client-id", "entity_name": "<T>-c0"}],
+             "ops": [{"key": "producer_byte_rate", "value": 1000.0, "remove": False}]},
+            {"entity": [{"entity_type": "user", "entity_name": "<T>-u0"}],
+             "ops": [{"key": "producer_byte_rate", "value": 1000.0, "remove": False}]},
+            {"entity": [{"entity_type": "client-id", "entity_name": "<T>-c0"}],
+             "ops": [{"key": "consumer_byte_rate", "value": 1000.0, "remove": False}]}]}},
+        {"api": "AlterClientQuotas", "version": 0, "body": {"validate_only": True, "entries": [
+            {"entity": [{"entity_type": "nope", "entity_name": "<T>-c0"}],
+             "ops": [{"key": "producer_byte_rate", "value": 1000.0, "remove": False}]},
+            {"entity": [{"entity_type": "nope", "entity_name": "<T>-c0"}],
+             "ops": [{"key": "bogus", "value": 1.0, "remove": False}]}]}},
+    ],
+    # AddPartitionsToTxn refusals naming several topics (an invalid name, unknown ones, a known one)
+    "generated/handed-on-add-partitions-to-txn-refusal-order": [
+        T0,
+        {"api": "AddPartitionsToTxn", "version": 3, "body": {
+            "v3_and_below_transactional_id": "<T>-x0", "v3_and_below_producer_id": 5, "v3_and_below_producer_epoch": 0,
+            "v3_and_below_topics": [{"name": n, "partitions": [0]} for n in (
+                "<T>-t0", {"<long>": 250}, "<T>-missing-a", "<T>-missing-b", "<T>-zz")]}},
+        {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": [
+            {"transactional_id": "<T>-x0", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
+             "topics": [{"name": n, "partitions": [0]} for n in (
+                 "<T>-t0", {"<long>": 250}, "<T>-missing-a", "<T>-missing-b", "<T>-zz")]}]}},
+    ],
 }
 
 for _name, _steps in FOUND.items():

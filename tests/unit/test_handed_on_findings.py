@@ -1,0 +1,89 @@
+"""The generator's findings handed on in docs/FUZZ_FINDINGS.md (issue 36), fixed: each test
+states Kafka 4.4's answer; each sequence is a named scenario in
+tests/conformance/scenarios/generated_found.py (``handed-on-*``)."""
+
+from __future__ import annotations
+
+import uuid
+
+from kipper.broker.acl.model import ALLOW, LITERAL, AclBinding
+from kipper.broker.config_values import java_hash_order
+from kipper.protocol.errors import ErrorCode as E
+from tests.support.inproc import InProcessBroker
+
+LIST_OFFSETS, METADATA, ADD_PARTITIONS_TO_TXN, DESCRIBE_CONFIGS = 2, 3, 24, 32
+ALTER_CLIENT_QUOTAS, INCREMENTAL_ALTER_CONFIGS, SHARE_ACKNOWLEDGE = 49, 44, 79
+TOPIC, GROUP, DESCRIBE = 2, 32, 8
+
+
+def test_a_groups_assignment_intervals_default_to_the_brokers_and_refuse_minus_one():
+    b = InProcessBroker()
+    answer = b.call(DESCRIBE_CONFIGS, 4, {"resources": [{"resource_type": GROUP, "resource_name": "g",
+                                                         "configuration_keys": None}],
+                                          "include_synonyms": True, "include_documentation": False})
+    rows = {c.name: c for c in answer.results[0].configs}
+    for name in ("consumer.assignment.interval.ms", "share.assignment.interval.ms"):
+        assert rows[name].value == "1000"
+        assert [(s.name, s.value) for s in rows[name].synonyms] == [(f"group.{name}", "1000")]
+        refused = b.call(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": True, "resources": [
+            {"resource_type": GROUP, "resource_name": "g", "configs": [
+                {"name": name, "value": "-1", "config_operation": 0}]}]})
+        assert refused.responses[0].error_code == E.INVALID_CONFIG
+
+
+def test_share_acknowledge_of_group_empty_finds_no_session():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    answer = b.call(SHARE_ACKNOWLEDGE, 2, {"group_id": "", "member_id": "m" * 22, "share_session_epoch": 1,
+                                           "is_renew_ack": False, "topics": []})
+    assert answer.error_code == E.SHARE_SESSION_NOT_FOUND
+
+
+def test_metadata_v10_naming_a_topic_by_id_is_refused_whole():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    some = uuid.uuid4()
+    answer = b.call(METADATA, 10, {"topics": [{"name": "t", "topic_id": some}, {"name": "t", "topic_id": some}],
+                                   "allow_auto_topic_creation": False,
+                                   "include_cluster_authorized_operations": False,
+                                   "include_topic_authorized_operations": False})
+    assert (answer.brokers, answer.cluster_id, answer.controller_id) == ([], None, -1)
+    assert [(t.name, t.topic_id, t.error_code, t.partitions) for t in answer.topics] == [
+        ("t", some, E.INVALID_REQUEST, [])] * 2
+
+
+def test_list_offsets_answers_a_refused_topic_of_no_partition_after_the_rest():
+    b = InProcessBroker(**{"authorizer.class.name": "standard"})
+    for name in ("mine", "theirs"):
+        b.state.topics.create(name, 1)
+    b.state.acls.create([AclBinding(TOPIC, "mine", LITERAL, "User:ANONYMOUS", "*", DESCRIBE, ALLOW)])
+    answer = b.call(LIST_OFFSETS, 6, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": "theirs", "partitions": []}, {"name": "mine", "partitions": []},
+        {"name": "mine", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]})
+    assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in answer.topics] == [
+        ("mine", [(0, 0)]), ("theirs", [])]
+
+
+def test_alter_client_quotas_answers_each_entity_once_a_repeated_one_refused():
+    b = InProcessBroker()
+    entity = [{"entity_type": "client-id", "entity_name": "c"}]
+    ops = [{"key": "producer_byte_rate", "value": 1000.0, "remove": False}]
+    answer = b.call(ALTER_CLIENT_QUOTAS, 0, {"validate_only": False, "entries": [
+        {"entity": entity, "ops": ops}, {"entity": [{"entity_type": "user", "entity_name": "u"}], "ops": ops},
+        {"entity": entity, "ops": ops}]})
+    assert [(e.entity[0].entity_type, e.error_code) for e in answer.entries] == [
+        ("client-id", E.INVALID_REQUEST), ("user", 0)]
+
+
+def test_add_partitions_to_txn_refusals_list_topics_in_kafkas_hash_map_order():
+    b = InProcessBroker()
+    b.state.topics.create("known", 1)
+    names = ["known", "x" * 250, "missing-a", "missing-b", "zz"]
+    assert java_hash_order(names) != names  # (the order shows)
+    answer = b.call(ADD_PARTITIONS_TO_TXN, 3, {
+        "v3_and_below_transactional_id": "x", "v3_and_below_producer_id": 5, "v3_and_below_producer_epoch": 0,
+        "v3_and_below_topics": [{"name": n, "partitions": [0]} for n in names]})
+    assert [t.name for t in answer.results_by_topic_v3_and_below] == java_hash_order(names)
+    v4 = b.call(ADD_PARTITIONS_TO_TXN, 4, {"transactions": [
+        {"transactional_id": "x", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
+         "topics": [{"name": n, "partitions": [0]} for n in names]}]})
+    assert [t.name for t in v4.results_by_transaction[0].topic_results] == java_hash_order(names)

@@ -46,10 +46,11 @@ run: $(STAMP_RUN) bytecode
 cluster: $(STAMP_RUN) bytecode
 	$(BIN)/kipper cluster $(ARGS)
 
-# two workers, each test module one unit of work (tests/conftest.py says how the units are cut)
+# two workers, each test module one unit of work (tests/conftest.py says how the units are cut);
+# the 25 slowest tests are listed at the end, to keep the suite within its budget
 TEST_WORKERS ?= 2
 test: $(STAMP_TEST) java spark-connector bytecode
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS); status=$$?; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25 $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "no tests were collected: failing"; exit 1; fi; exit $$status
 
 # the generator's long run against Apache Kafka (docs/CONFORMANCE.md, The generator): minutes to

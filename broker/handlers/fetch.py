@@ -94,6 +94,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
     responses = []
+    unknown_ids, refused = [], []  # answered after what was read (below)
     first = True
     regions = ctx.session.zero_copy
     for t, partitions in wanted(req.topics):
@@ -107,7 +108,8 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed else
                         ErrorCode.UNKNOWN_TOPIC_ID if topic is None and name is None
                         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                parts.append(_error_entry(index, code, []))
+                (unknown_ids if code == ErrorCode.UNKNOWN_TOPIC_ID else refused).append(
+                    (topic.name if topic else name, t.get("topic_id"), _error_entry(index, code, [])))
                 continue
             plog = topic.partitions[index]
             epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
@@ -168,10 +170,24 @@ def _read(req, ctx) -> tuple[dict, int, list]:
         if parts:  # a topic that names no partition has no answer, as Kafka's
             responses.append({"topic": topic.name if topic else name, "topic_id": t.get("topic_id"),
                               "partitions": parts})
+    if unknown_ids or refused:
+        _answer_after(responses, unknown_ids + refused)
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
     if leaders and ctx.api_version >= 16:
         body["node_endpoints"] = node_endpoints(ctx, leaders)
     return body, total, watched, reads
+
+
+def _answer_after(responses: list, entries: list) -> None:
+    """Kafka's KafkaApis answers the partitions it could not read after those it read: an
+    unknown topic id's first, then the refused and unknown ones, each in the order asked; a
+    partition next to one of the same topic shares its topic entry (FetchResponse.of)."""
+    for name, topic_id, entry in entries:
+        last = responses[-1] if responses else None
+        if last is not None and last["topic"] == name and last["topic_id"] == topic_id:
+            last["partitions"].append(entry)
+        else:
+            responses.append({"topic": name, "topic_id": topic_id, "partitions": [entry]})
 
 
 def _assigned(plog, follower: int) -> bool:

@@ -87,3 +87,21 @@ def test_add_partitions_to_txn_refusals_list_topics_in_kafkas_hash_map_order():
         {"transactional_id": "x", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
          "topics": [{"name": n, "partitions": [0]} for n in names]}]})
     assert [t.name for t in v4.results_by_transaction[0].topic_results] == java_hash_order(names)
+
+
+def test_fetch_answers_what_it_could_not_read_after_the_rest():
+    """Kafka's order: the partitions read, then unknown topic ids, then unknown partitions;
+    a topic entry per run of one topic (t twice here)."""
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    t = b.state.topics.get("t").topic_id
+    nobody = uuid.UUID(int=7)
+    at = {"current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1, "log_start_offset": -1,
+          "partition_max_bytes": 1048576}
+    answer = b.call(1, 14, {"cluster_id": None, "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1,
+                            "max_bytes": 1048576, "isolation_level": 0, "session_id": 0, "session_epoch": -1,
+                            "rack_id": "", "forgotten_topics_data": [], "topics": [
+                                {"topic_id": t, "partitions": [dict(at, partition=7), dict(at, partition=0)]},
+                                {"topic_id": nobody, "partitions": [dict(at, partition=0)]}]})
+    assert [(r.topic_id, [(p.partition_index, p.error_code) for p in r.partitions]) for r in answer.responses] == [
+        (t, [(0, 0)]), (nobody, [(0, E.UNKNOWN_TOPIC_ID)]), (t, [(7, E.UNKNOWN_TOPIC_OR_PARTITION)])]

@@ -24,6 +24,9 @@ def share_fetch(**fields) -> dict:
     return {"api": "ShareFetch", "version": 2, "body": {**body, **fields}}
 
 
+FETCH_AT_0 = {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+              "log_start_offset": -1, "partition_max_bytes": 1048576}
+
 FOUND: dict[str, list[dict]] = {
     # a renewal without a session is refused before anything else; max_records 0 or less is not
     # (by a member the group does not have: share-fetch-by-a-missing-member)
@@ -339,6 +342,21 @@ FOUND: dict[str, list[dict]] = {
             {"transactional_id": "<T>-x0", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
              "topics": [{"name": n, "partitions": [0]} for n in (
                  "<T>-t0", {"<long>": 250}, "<T>-missing-a", "<T>-missing-b", "<T>-zz")]}]}},
+    ],
+    # Fetch v14 by topic id: a partition the topic lacks beside one it has, and a topic id no
+    # topic has, in both orders; in a new session, then on it
+    "generated/handed-on-fetch-unknown-topic-ids": [
+        T0,
+        *({"api": "Fetch", "version": 14, "body": {
+            "cluster_id": None, "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576,
+            "isolation_level": 0, "session_id": session, "session_epoch": epoch, "rack_id": "",
+            "forgotten_topics_data": [], "topics": topics}}
+          for topics in (
+              [{"topic_id": "6b1ff3f0-0000-4000-8000-0000deadbeef", "partitions": [FETCH_AT_0]},
+               {"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [dict(FETCH_AT_0, partition=7), FETCH_AT_0]}],
+              [{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [dict(FETCH_AT_0, partition=7), FETCH_AT_0]},
+               {"topic_id": "6b1ff3f0-0000-4000-8000-0000deadbeef", "partitions": [FETCH_AT_0]}])
+          for session, epoch in ((0, -1), (0, 0))),
     ],
 }
 

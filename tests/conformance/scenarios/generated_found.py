@@ -358,6 +358,21 @@ FOUND: dict[str, list[dict]] = {
                {"topic_id": "6b1ff3f0-0000-4000-8000-0000deadbeef", "partitions": [FETCH_AT_0]}])
           for session, epoch in ((0, -1), (0, 0))),
     ],
+    # AddPartitionsToTxn v5 naming one transactional id twice (declared: one-transactional-id-twice)
+    "generated/handed-on-add-partitions-to-txn-one-id-twice": [
+        T0,
+        {"api": "InitProducerId", "version": 5, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        *({"api": "AddPartitionsToTxn", "version": 5, "body": {"transactions": [
+            {"transactional_id": "<T>-x0", "producer_id": pid, "producer_epoch": 0, "verify_only": False,
+             "topics": first},
+            {"transactional_id": "<T>-x0", "producer_id": pid, "producer_epoch": 0, "verify_only": False,
+             "topics": second}]}}
+          for pid in (5, {"<pid>": "<T>-x0"})
+          for first, second in (([], [{"name": "<T>-t0", "partitions": [0]}]),
+                                ([{"name": "<T>-t0", "partitions": [0]}], []),
+                                ([{"name": "<T>-t0", "partitions": [1]}], [{"name": "<T>-t0", "partitions": [0]}]))),
+    ],
 }
 
 AFTER_T0 = {"generated/share-group-offsets-named-twice"}

@@ -48,7 +48,20 @@ def create(cluster, partitions: int, rf: int, configs=None, assignments=None) ->
                                configs or {}, assignments=assignments)
         result = admin.create_topics(conn, [topic]).topics[0]
     assert result.error_code == 0, result.error_message
+    _known_everywhere(cluster, name)
     return name
+
+
+def _known_everywhere(cluster, name: str, within_s: float = 20.0) -> None:
+    """The answer comes once the broker asked has the topic; the others follow the metadata log
+    a moment later (a loaded machine: seconds), as on Kafka. Wait for every running broker."""
+    deadline = time.monotonic() + within_s
+    for node_id, node in cluster.brokers.items():
+        if not node.running:
+            continue
+        with connect(cluster, node_id) as conn:
+            while admin.metadata(conn, [name]).topics[0].error_code != 0 and time.monotonic() < deadline:
+                time.sleep(0.05)
 
 
 def connect(cluster, node_id: int) -> BlockingConnection:

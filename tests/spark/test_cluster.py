@@ -157,17 +157,19 @@ def test_the_report_prints_counts_as_integers_and_times_as_utc(seeds_run):
 
 def test_executors_that_cannot_start_stop_the_loadgen_with_one_line(cluster, packed_env, tmp_path):
     """Every executor fails to bind its block manager port (held here): Spark relaunches
-    them and requeues the tasks forever; the loadgen stops and names Spark's cause."""
+    them and requeues the tasks forever; the loadgen stops and names Spark's cause, long
+    before its 10 minutes (how long Spark takes to give up depends on the machine's load:
+    a loaded make test saw 155 s)."""
     wl = tmp_path / "w.yaml"
     wl.write_text("topics: 1\npartitionsPerTopic: 1\nmessageSize: 10\nproducersPerTopic: 2\n"
-                  "producerRate: 10\ntestDurationMinutes: 1\n")
+                  "producerRate: 10\ntestDurationMinutes: 10\n")
     with socket.socket() as held, BrokerProcess() as broker:
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
         started = time.monotonic()
         proc = spark_submit("loadgen.py", "--bootstrap-server", broker.bootstrap, "--workload", str(wl),
-                            "--output", str(tmp_path / "r.json"), timeout=240,
+                            "--output", str(tmp_path / "r.json"), timeout=420,
                             **on_cluster(cluster, packed_env, "--conf", f"spark.blockManager.port={port}",
                                          "--conf", "spark.driver.blockManager.port=0",
                                          "--conf", "spark.port.maxRetries=0"))
@@ -176,7 +178,7 @@ def test_executors_that_cannot_start_stop_the_loadgen_with_one_line(cluster, pac
     errors = [x for x in output_lines(proc) if x.startswith("loadgen: error:")]
     assert len(errors) == 1, errors
     assert "Spark lost every executor" in errors[0] and "Address already in use" in errors[0], errors[0]
-    assert took < 120 and not (tmp_path / "r.json").exists()
+    assert took < 420 and not (tmp_path / "r.json").exists()
 
 
 def test_no_task_within_the_first_task_timeout_stops_the_loadgen_with_one_line(cluster, packed_env, tmp_path):

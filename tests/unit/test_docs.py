@@ -27,3 +27,15 @@ def test_every_broker_key_is_documented_in_readme():
 def test_readme_shows_the_two_setup_commands():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make run" in text and "make test" in text
+
+
+def test_readme_counts_the_conformance_scenarios_there_are():
+    import re
+
+    from tests.conformance.scenarios import load_all
+
+    scenarios = load_all()
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"sends the same requests \(([\d,]+) scenarios:", text)
+    assert said is not None and int(said.group(1).replace(",", "")) == len(scenarios), (
+        f"README says {said and said.group(1)} conformance scenarios; tests/conformance has {len(scenarios)}")

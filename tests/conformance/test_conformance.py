@@ -47,7 +47,8 @@ def ahead(request, kafka_reference, kipper_reference):
 def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Difference]]]:
     a = [x for x in kafka_run.transcript if x.recorded]
     b = [x for x in kipper_run.transcript if x.recorded]
-    na, nb = normalise(a, kafka_run.token), normalise(b, kipper_run.token)
+    golden_foreign = not scenario.name.startswith("golden/")
+    na, nb = normalise(a, kafka_run.token, golden_foreign), normalise(b, kipper_run.token, golden_foreign)
     out = []
     for i in range(max(len(a), len(b))):
         if i >= len(a) or i >= len(b):

@@ -48,3 +48,12 @@ def test_a_batch_spec_builds_the_batch_it_describes():
 def test_sequences_wrap_past_the_largest_int32_as_kafka_counts_them():
     assert batches.next_sequence(2**31 - 1, 1) == 0
     assert batches.next_sequence(2**31 - 2, 3) == 1
+
+
+def test_a_declared_shape_is_not_drawn_again():
+    """AddPartitionsToTxn v4+ naming one transactional id twice (one-transactional-id-twice)."""
+    step = {"api": "AddPartitionsToTxn", "version": 4, "conn": "main", "body": {"transactions": [
+        {"transactional_id": "<T>-x0", "topics": []}, {"transactional_id": "<T>-x1", "topics": []},
+        {"transactional_id": "<T>-x0", "topics": [{"name": "<T>-t0", "partitions": [0]}]}]}}
+    kept = bodies.without_declared(step)["body"]["transactions"]
+    assert [(t["transactional_id"], t["topics"]) for t in kept] == [("<T>-x0", []), ("<T>-x1", [])]

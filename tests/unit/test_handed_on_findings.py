@@ -36,6 +36,9 @@ def test_share_acknowledge_of_group_empty_finds_no_session():
     answer = b.call(SHARE_ACKNOWLEDGE, 2, {"group_id": "", "member_id": "m" * 22, "share_session_epoch": 1,
                                            "is_renew_ack": False, "topics": []})
     assert answer.error_code == E.SHARE_SESSION_NOT_FOUND
+    null = b.call(SHARE_ACKNOWLEDGE, 1, {"group_id": None, "member_id": "m" * 22, "share_session_epoch": 0,
+                                         "topics": []})
+    assert null.error_code == E.INVALID_REQUEST
 
 
 def test_metadata_v10_naming_a_topic_by_id_is_refused_whole():

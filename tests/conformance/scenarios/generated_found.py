@@ -297,6 +297,8 @@ FOUND: dict[str, list[dict]] = {
         *({"api": "ShareAcknowledge", "version": 2, "body": {"group_id": "", "member_id": "<T>-m0",
                                                              "share_session_epoch": epoch, "is_renew_ack": False,
                                                              "topics": []}} for epoch in (1, 0, -1)),
+        {"api": "ShareAcknowledge", "version": 1, "body": {"group_id": None, "member_id": "<T>-m0",
+                                                           "share_session_epoch": 0, "topics": []}},
         share_fetch(group_id=""),
     ],
     # Metadata v10-11 naming a topic by id (and by name beside it), v12 by both

@@ -97,6 +97,11 @@ def handle_streams_group_describe(req, ctx):
     for g in req.group_ids:
         if not ctx.authorize(DESCRIBE, GROUP, g):
             continue
+        if not g:  # the coordinator's first check, as Kafka's (and as for share and consumer groups)
+            described.append({"error_code": int(ErrorCode.INVALID_GROUP_ID), "error_message": None, "group_id": g,
+                              "group_state": "", "group_epoch": 0, "assignment_epoch": 0, "topology": None,
+                              "members": []})
+            continue
         group = engines.groups.streams_describe(g)
         if group["error_code"] == 0:
             group["authorized_operations"] = (ctx.authorized_operations(GROUP, g)

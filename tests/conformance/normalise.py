@@ -12,6 +12,7 @@ are dropped from listings.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 # field name -> id family, mapped by first appearance
@@ -29,6 +30,10 @@ CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "thro
 MESSAGES = {"error_message", "error_msg", "status_message", "batch_index_error_message"}
 CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms",
          "last_fetch_timestamp", "last_caught_up_timestamp"}
+# a batch's time as the client gave it, or a broker's clock when a marker set it last
+# (DescribeProducers): only the clock's is normalised, as a time within a day of now
+CLOCK_OR_CLIENT = {"last_timestamp"}
+DAY_MS = 86_400_000
 # Kafka's finalized-features epoch is the offset of its metadata log, which grows as the
 # controller writes (heartbeats included): whether there is one is compared, not its value
 METADATA_OFFSETS = {"finalized_features_epoch"}
@@ -95,6 +100,10 @@ class Normaliser:
             return "<message>" if v else v
         if k in CLOCK and isinstance(v, int) and v > 0:
             return "<time>"
+        if k == "topic_name" and "partition_index" in parent and isinstance(v, str) and v.startswith("__"):
+            return "<an internal topic>"  # a cursor naming the whole broker's next topic: Kafka has more internal ones
+        if k in CLOCK_OR_CLIENT and isinstance(v, int) and abs(v - time.time() * 1000) < DAY_MS:
+            return "<time>"  # (a transaction marker's: the broker's clock)
         if isinstance(v, str) and TOKEN.match(v) and not v.startswith(self.token + "-"):
             return "<another scenario's>"  # (a cursor naming the next topic of the whole broker)
         if k in METADATA_OFFSETS and isinstance(v, int) and v >= 0:

@@ -108,3 +108,11 @@ def test_fetch_answers_what_it_could_not_read_after_the_rest():
                                 {"topic_id": nobody, "partitions": [dict(at, partition=0)]}]})
     assert [(r.topic_id, [(p.partition_index, p.error_code) for p in r.partitions]) for r in answer.responses] == [
         (t, [(0, 0)]), (nobody, [(0, E.UNKNOWN_TOPIC_ID)]), (t, [(7, E.UNKNOWN_TOPIC_OR_PARTITION)])]
+
+
+def test_streams_group_describe_of_group_empty_is_an_invalid_group_id():
+    """Kafka's coordinator checks the id first, as for share and consumer groups (the long
+    run beside the fifth loaded make test, seed 4004)."""
+    b = InProcessBroker()
+    answer = b.call(89, 0, {"group_ids": ["", "g"], "include_authorized_operations": False})
+    assert [(g.group_id, g.error_code) for g in answer.groups] == [("", E.INVALID_GROUP_ID), ("g", E.GROUP_ID_NOT_FOUND)]

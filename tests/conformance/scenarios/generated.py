@@ -236,6 +236,7 @@ GENERATED: dict[str, list[dict]] = {
         {'api': 'AddPartitionsToTxn', 'version': 3, 'body': {'v3_and_below_transactional_id': '', 'v3_and_below_producer_id': 999999999999, 'v3_and_below_producer_epoch': 0, 'v3_and_below_topics': [{'name': '<T>-t0', 'partitions': [0]}]}},
         {'api': 'ConsumerGroupHeartbeat', 'version': 0, 'body': {'group_id': '', 'member_id': '', 'member_epoch': 0, 'instance_id': None, 'rack_id': None, 'rebalance_timeout_ms': 30000, 'subscribed_topic_names': ['<T>-t0'], 'server_assignor': None, 'topic_partitions': []}},
         {'api': 'ConsumerGroupDescribe', 'version': 0, 'body': {'group_ids': [''], 'include_authorized_operations': False}},
+        {'api': 'StreamsGroupDescribe', 'version': 0, 'body': {'group_ids': ['', '<T>-g0'], 'include_authorized_operations': False}},
         {'api': 'OffsetDelete', 'version': 0, 'body': {'group_id': '', 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0}]}]}},
     ],
     # a topic named twice in DeleteTopics: Kafka answers it once, INVALID_REQUEST, and deletes nothing

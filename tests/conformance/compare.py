@@ -115,6 +115,8 @@ def load_allowed(path: Path = ALLOWED_FILE) -> list[Allowed]:
 
 
 def diff(kafka: Any, kipper: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    if isinstance(kafka, dict) and kipper == [] or kafka == [] and isinstance(kipper, dict):
+        kafka, kipper = kafka or {}, kipper or {}  # a keyed listing against an empty one: entry by entry
     if isinstance(kafka, dict) and isinstance(kipper, dict):
         out = []
         for k in list(kafka) + [k for k in kipper if k not in kafka]:

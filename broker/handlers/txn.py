@@ -103,7 +103,8 @@ def handle_add_partitions_to_txn(req, ctx):
 def _add_partitions_batched(req, ctx):
     """v4+: each transaction on its own, verify-only or added with transaction version 2;
     an unknown partition fails its transaction (the rest OPERATION_NOT_ATTEMPTED), answered
-    from a map by topic; the coordinator's answers list the topics as asked. (Kafka lists the
+    from a map by topic, as a verification is; the coordinator's answers to an addition list the
+    topics as asked. (Kafka lists the
     transactions in the order they complete, kipper in the order asked.)"""
     engines = ctx.engines
     if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
@@ -116,17 +117,16 @@ def _add_partitions_batched(req, ctx):
         wanted = [(topic.name, p) for topic in t.topics for p in topic.partitions]
         unknown = {tp for tp in wanted if not _known(engines, *tp)}
         if unknown:
-            by_topic: dict[str, list] = {}
-            for name, p in dict.fromkeys(wanted):
-                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if (name, p) in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
-                by_topic.setdefault(name, []).append({"partition_index": p, "partition_error_code": int(code)})
-            results.append({"transactional_id": t.transactional_id, "topic_results": [  # (a HashMap's order)
-                {"name": name, "results_by_partition": by_topic[name]} for name in java_hash_order(by_topic)]})
+            results.append(_from_partitions(t.transactional_id, {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
+                                                                 else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in wanted}))
+            continue
+        if t.verify_only:  # the coordinator's verification answers from the partitions too
+            errors = (dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST) if not t.transactional_id else
+                      engines.txn.verify_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted))
+            results.append(_from_partitions(t.transactional_id, errors))
             continue
         if not t.transactional_id:
             errors = dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST)
-        elif t.verify_only:
-            errors = engines.txn.verify_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted)
         else:
             error = engines.txn.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
                                                ctx.now, tv2=True)
@@ -136,6 +136,16 @@ def _add_partitions_batched(req, ctx):
                 {"partition_index": p, "partition_error_code": int(errors[(topic.name, p)])} for p in topic.partitions]}
             for topic in t.topics]})  # as asked: a topic of no partition too, as Kafka's coordinator
     return {"throttle_time_ms": 0, "error_code": 0, "results_by_transaction": results}
+
+
+def _from_partitions(transactional_id: str, codes: dict) -> dict:
+    """A transaction's result built from its partitions, as Kafka's resultForTransaction: by
+    topic in a HashMap's order, a topic of no partition not answered."""
+    by_topic: dict[str, list] = {}
+    for (name, p), code in codes.items():
+        by_topic.setdefault(name, []).append({"partition_index": p, "partition_error_code": int(code)})
+    return {"transactional_id": transactional_id, "topic_results": [
+        {"name": name, "results_by_partition": by_topic[name]} for name in java_hash_order(by_topic)]}
 
 
 def handle_add_offsets_to_txn(req, ctx):

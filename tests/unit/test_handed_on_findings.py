@@ -116,3 +116,20 @@ def test_streams_group_describe_of_group_empty_is_an_invalid_group_id():
     b = InProcessBroker()
     answer = b.call(89, 0, {"group_ids": ["", "g"], "include_authorized_operations": False})
     assert [(g.group_id, g.error_code) for g in answer.groups] == [("", E.INVALID_GROUP_ID), ("g", E.GROUP_ID_NOT_FOUND)]
+
+
+def test_add_partitions_to_txn_verification_answers_from_its_partitions():
+    """Kafka's handleVerifyPartitionsInTransaction answers resultForTransaction: a topic of no
+    partition is not answered (the long run's finding 7); an addition answers it as asked."""
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    answer = b.call(ADD_PARTITIONS_TO_TXN, 4, {"transactions": [
+        {"transactional_id": "", "producer_id": 5, "producer_epoch": 0, "verify_only": True,
+         "topics": [{"name": "t", "partitions": []}]},
+        {"transactional_id": "x", "producer_id": 5, "producer_epoch": 0, "verify_only": True,
+         "topics": [{"name": "t", "partitions": []}, {"name": "t", "partitions": [0]}]},
+        {"transactional_id": "y", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
+         "topics": [{"name": "t", "partitions": []}]}]})
+    assert [(r.transactional_id, [(t.name, [p.partition_index for p in t.results_by_partition])
+                                  for t in r.topic_results]) for r in answer.results_by_transaction] == [
+        ("", []), ("x", [("t", [0])]), ("y", [("t", [])])]

@@ -344,6 +344,15 @@ FOUND: dict[str, list[dict]] = {
             {"transactional_id": "<T>-x0", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
              "topics": [{"name": n, "partitions": [0]} for n in (
                  "<T>-t0", {"<long>": 250}, "<T>-missing-a", "<T>-missing-b", "<T>-zz")]}]}},
+        # a verification is answered from the partitions too (the long run's finding 7): a topic
+        # of no partition is not answered
+        {"api": "AddPartitionsToTxn", "version": 4, "body": {"transactions": [
+            {"transactional_id": "", "producer_id": 5, "producer_epoch": 0, "verify_only": True,
+             "topics": [{"name": "<T>-t0", "partitions": []}]},
+            {"transactional_id": "<T>-x0", "producer_id": 5, "producer_epoch": 0, "verify_only": True,
+             "topics": [{"name": "<T>-t0", "partitions": []}, {"name": "<T>-t0", "partitions": [0]}]},
+            {"transactional_id": "<T>-x1", "producer_id": 5, "producer_epoch": 0, "verify_only": False,
+             "topics": [{"name": "<T>-t0", "partitions": []}]}]}},
     ],
     # Fetch v14 by topic id: a partition the topic lacks beside one it has, and a topic id no
     # topic has, in both orders; in a new session, then on it

@@ -4,7 +4,7 @@ OffsetDelete over the GroupCoordinator, for every kind of group."""
 
 from __future__ import annotations
 
-from kipper.broker.handlers.replies import Deferred
+from kipper.broker.handlers.replies import NO_RESPONSE, Deferred, Reply
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, NOT_PROVIDED, READ, TOPIC,
 )
@@ -34,6 +34,9 @@ def _refused(req, ctx) -> dict | None:
 
 
 def handle_join_group(req, ctx):
+    names = [p.name for p in req.protocols]
+    if len(set(names)) != len(names):  # Kafka fails inside and closes the connection
+        return Reply(NO_RESPONSE, abort=f"JoinGroup names a protocol more than once: {names}")
     if (refused := _refused(req, ctx)) is not None:
         return refused
     d = Deferred()

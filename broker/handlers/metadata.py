@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import random
 
+from construct import Container
+
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE, NOT_PROVIDED, TOPIC
 from kipper.broker.handlers.leaders import partition_row
 from kipper.broker.handlers.topics import may_create_topic
@@ -97,6 +99,9 @@ def handle_metadata(req, ctx):
     version = ctx.api_version
     if wanted and version in (10, 11) and any(t.get("name") is None or t.topic_id.int for t in wanted):
         return _topic_ids_before_v12(wanted)
+    if wanted and version >= 12 and any(t.topic_id.int for t in wanted):
+        # Kafka's KafkaApis: a request naming any topic id is answered by its ids alone
+        wanted = [Container(name=None, topic_id=t.topic_id) for t in wanted if t.topic_id.int]
     if wanted is None or (version == 0 and not wanted):
         out = [describe_topic(ctx, t, ops(t)) for t in topics.all()
                if ctx.authorize(DESCRIBE, TOPIC, t.name)]

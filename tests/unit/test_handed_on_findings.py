@@ -133,3 +133,26 @@ def test_add_partitions_to_txn_verification_answers_from_its_partitions():
     assert [(r.transactional_id, [(t.name, [p.partition_index for p in t.results_by_partition])
                                   for t in r.topic_results]) for r in answer.results_by_transaction] == [
         ("", []), ("x", [("t", [0])]), ("y", [("t", [])])]
+
+
+def test_metadata_v12_naming_any_topic_id_is_answered_by_the_ids_alone():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    t = b.state.topics.get("t").topic_id
+    answer = b.call(METADATA, 12, {"topics": [{"name": "other", "topic_id": t}, {"name": "nope", "topic_id": uuid.UUID(int=0)}],
+                                   "allow_auto_topic_creation": True, "include_topic_authorized_operations": False})
+    assert [(x.name, x.topic_id, x.error_code) for x in answer.topics] == [("t", t, 0)]
+    assert b.state.topics.get("nope") is None  # nor auto-created
+
+
+def test_join_group_naming_a_protocol_twice_closes_the_connection():
+    from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+    from kipper.protocol.header import encode_request
+    from kipper.protocol.messages import APIS
+
+    b = InProcessBroker()
+    body = {"group_id": "g", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b""},
+                                                       {"name": "range", "metadata": b""}]}
+    [answer], _ = b.dispatcher.dispatch([encode_request(APIS[11], 3, 1, "test", body)[4:]], 0, b.session)
+    assert type(answer) is Reply and answer.body is NO_RESPONSE and "more than once" in answer.abort

@@ -384,6 +384,26 @@ FOUND: dict[str, list[dict]] = {
                                 ([{"name": "<T>-t0", "partitions": [0]}], []),
                                 ([{"name": "<T>-t0", "partitions": [1]}], [{"name": "<T>-t0", "partitions": [0]}]))),
     ],
+    # the long run beside the fifth loaded make test: Metadata v12 naming a topic by id and
+    # another by name (Kafka uses the ids alone), and JoinGroup naming a protocol twice
+    "generated/metadata-by-id-and-name": [
+        T0,
+        {"api": "Metadata", "version": 12, "body": {"topics": [{"topic_id": {"<topic_id>": "<T>-t0"}, "name": "<T>-t1"}],
+                                                    "allow_auto_topic_creation": False,
+                                                    "include_topic_authorized_operations": False}},
+        {"api": "Metadata", "version": 12, "body": {"topics": [{"topic_id": {"<topic_id>": "<T>-t0"}, "name": None},
+                                                               {"topic_id": "00000000-0000-0000-0000-000000000000",
+                                                                "name": "<T>-t1"}],
+                                                    "allow_auto_topic_creation": True,
+                                                    "include_topic_authorized_operations": False}},
+    ],
+    "generated/join-group-naming-a-protocol-twice": [
+        T0,
+        {"api": "JoinGroup", "version": 3, "body": {
+            "group_id": "<T>-g0", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}},
+                                                       {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
+    ],
 }
 
 AFTER_T0 = {"generated/share-group-offsets-named-twice"}

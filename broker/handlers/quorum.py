@@ -52,6 +52,8 @@ def handle_elect_leaders(req, ctx):
         return {"throttle_time_ms": 0, "error_code": denied, "replica_election_results": [
             {"topic": name, "partition_result": [{"partition_id": p, "error_code": denied, "error_message": None}
                                                  for p in parts]} for name, parts in wanted or []]}
+    if wanted == []:  # Kafka's controller: nothing to elect is answered at once, whatever the deadline
+        return {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": []}
     if req.timeout_ms <= 0:  # the controller finds its deadline passed: every partition times out, before the
         # election type is looked at
         timed_out = int(ErrorCode.REQUEST_TIMED_OUT)

@@ -156,3 +156,15 @@ def test_join_group_naming_a_protocol_twice_closes_the_connection():
                                                        {"name": "range", "metadata": b""}]}
     [answer], _ = b.dispatcher.dispatch([encode_request(APIS[11], 3, 1, "test", body)[4:]], 0, b.session)
     assert type(answer) is Reply and answer.body is NO_RESPONSE and "more than once" in answer.abort
+
+
+def test_elect_leaders_naming_no_partition_is_answered_at_once():
+    b = InProcessBroker()
+    answer = b.call(43, 1, {"election_type": 0, "topic_partitions": [], "timeout_ms": 0})
+    assert (answer.error_code, answer.replica_election_results) == (0, [])
+
+
+def test_share_group_offsets_of_an_unknown_topic_list_its_partitions_as_asked():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    answer = b.call(90, 0, {"groups": [{"group_id": "g", "topics": [{"topic_name": "nope", "partitions": [0, 0]}]}]})
+    assert [p.partition_index for p in answer.groups[0].topics[0].partitions] == [0, 0]

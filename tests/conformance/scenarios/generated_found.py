@@ -397,6 +397,16 @@ FOUND: dict[str, list[dict]] = {
                                                     "allow_auto_topic_creation": True,
                                                     "include_topic_authorized_operations": False}},
     ],
+    # ElectLeaders naming no partition (an empty list) past its deadline; the share-group
+    # offsets of an unknown topic's partition named twice
+    "generated/late-findings-of-the-fifth-run": [
+        T0,
+        {"api": "ElectLeaders", "version": 1, "body": {"election_type": 0, "topic_partitions": [], "timeout_ms": 0}},
+        {"api": "ElectLeaders", "version": 2, "body": {"election_type": 9, "topic_partitions": [], "timeout_ms": 30000}},
+        {"api": "DescribeShareGroupOffsets", "version": 0, "body": {"groups": [
+            {"group_id": "<T>-g0", "topics": [{"topic_name": "bad name!", "partitions": [0, 0]},
+                                             {"topic_name": "<T>-missing", "partitions": [1, 1]}]}]}},
+    ],
     "generated/join-group-naming-a-protocol-twice": [
         T0,
         {"api": "JoinGroup", "version": 3, "body": {

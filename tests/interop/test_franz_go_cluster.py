@@ -46,9 +46,17 @@ def _module() -> Path:
     return Path(info["Dir"])
 
 
-def _kgo_tests(seeds: str) -> subprocess.CompletedProcess:
+# Test848RegexBrokerResolves (v1.22.3, consumer_test.go) polls until it has seen records of as
+# many topics as it wants, counting __consumer_offsets, which it subscribes to but does not
+# want where it cannot produce to its internal topic (any broker but kfake): when offsets
+# committed by the tests before it arrive first, it stops one topic short and fails "did not
+# consume from ...". That race is the test's; it is run once more when it is the only failure
+RACY = "Test848RegexBrokerResolves"
+
+
+def _kgo_tests(seeds: str, run: str = FOCUSED) -> subprocess.CompletedProcess:
     env = dict(os.environ, KGO_SEEDS=seeds, KGO_TEST_RF="3", KGO_TEST_RECORDS=RECORDS, GOFLAGS="-mod=mod")
-    chosen = [] if os.environ.get("KIPPER_FRANZ_FULL") or os.environ.get("KIPPER_KAFKA_CLUSTER") else ["-run", FOCUSED]
+    chosen = [] if os.environ.get("KIPPER_FRANZ_FULL") or os.environ.get("KIPPER_KAFKA_CLUSTER") else ["-run", run]
     return subprocess.run([_go(), "test", "-count=1", "-timeout", "1500s", *chosen, "./pkg/kgo"], cwd=_module(),
                           env=env, capture_output=True, text=True, timeout=1800)
 
@@ -63,6 +71,9 @@ def _failures(done: subprocess.CompletedProcess) -> list[str]:
 def test_franz_gos_kgo_tests_pass_at_replication_factor_3_against_a_kipper_cluster(kafka_cluster):
     cluster = kafka_cluster(brokers=3, overrides={"log.level": "WARNING"})
     done = _kgo_tests(cluster.bootstrap_servers)
+    failed = {line.split()[2] for line in _failures(done) if line.startswith("--- FAIL")}
+    if done.returncode != 0 and failed == {RACY} and "did not consume from" in done.stdout:
+        done = _kgo_tests(cluster.bootstrap_servers, f"^{RACY}$")  # (its own race, above): once more
     assert done.returncode == 0, "\n".join(_failures(done)) + "\n" + done.stdout[-4000:] + done.stderr[-2000:]
 
 

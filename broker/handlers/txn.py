@@ -244,10 +244,12 @@ def _topic_name(engines, t) -> str | None:
 
 
 def handle_write_txn_markers(req, ctx):
-    """A marker (or a topic of one) that names no partition has no answer, as Kafka's."""
+    """A marker (or a topic of one) that names no partition has no answer, as Kafka's; markers of
+    one producer id are answered as one (Kafka's answer is a map by producer id)."""
     txn = ctx.engines.txn
     allowed = ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME)
     out = []
+    by_producer: dict[int, dict] = {}
     for m in req.markers:
         topics = []
         for t in m.topics:
@@ -257,6 +259,17 @@ def handle_write_txn_markers(req, ctx):
                         m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
                         t.name, p, ctx.now) if allowed else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
                     for p in dict.fromkeys(t.partition_indexes)]})  # a partition named twice: one answer
-        if topics:
-            out.append({"producer_id": m.producer_id, "topics": topics})
+        if not topics:
+            continue
+        answered = by_producer.get(m.producer_id)
+        if answered is None:
+            by_producer[m.producer_id] = answered = {"producer_id": m.producer_id, "topics": []}
+            out.append(answered)
+        for topic in topics:
+            same = next((t for t in answered["topics"] if t["name"] == topic["name"]), None)
+            if same is None:
+                answered["topics"].append(topic)
+            else:  # (Kafka's map by partition: the later marker's answer stands)
+                kept = {p["partition_index"]: p for p in same["partitions"] + topic["partitions"]}
+                same["partitions"] = list(kept.values())
     return {"markers": out}

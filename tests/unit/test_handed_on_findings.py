@@ -168,3 +168,13 @@ def test_share_group_offsets_of_an_unknown_topic_list_its_partitions_as_asked():
     b = InProcessBroker(**{"group.share.enable": "true"})
     answer = b.call(90, 0, {"groups": [{"group_id": "g", "topics": [{"topic_name": "nope", "partitions": [0, 0]}]}]})
     assert [p.partition_index for p in answer.groups[0].topics[0].partitions] == [0, 0]
+
+
+def test_write_txn_markers_of_one_producer_id_are_answered_as_one():
+    b = InProcessBroker()
+    answer = b.call(27, 1, {"markers": [
+        {"producer_id": 5, "producer_epoch": 0, "transaction_result": False, "coordinator_epoch": 0,
+         "topics": [{"name": "a", "partition_indexes": [0]}]},
+        {"producer_id": 5, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+         "topics": [{"name": "b", "partition_indexes": [1]}]}]})
+    assert [(m.producer_id, [t.name for t in m.topics]) for m in answer.markers] == [(5, ["a", "b"])]

@@ -406,6 +406,14 @@ FOUND: dict[str, list[dict]] = {
         {"api": "DescribeShareGroupOffsets", "version": 0, "body": {"groups": [
             {"group_id": "<T>-g0", "topics": [{"topic_name": "bad name!", "partitions": [0, 0]},
                                              {"topic_name": "<T>-missing", "partitions": [1, 1]}]}]}},
+        # two markers of one producer id: one answer
+        {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [
+            {"producer_id": 5, "producer_epoch": 0, "transaction_result": False, "coordinator_epoch": 0,
+             "topics": [{"name": "<T>-t0", "partition_indexes": [-1]}]},
+            {"producer_id": 5, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 5,
+             "topics": [{"name": "bad name!", "partition_indexes": [7, 1]}]},
+            {"producer_id": 6, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 5,
+             "topics": [{"name": "<T>-missing", "partition_indexes": [0]}]}]}},
     ],
     "generated/join-group-naming-a-protocol-twice": [
         T0,

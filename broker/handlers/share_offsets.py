@@ -35,9 +35,11 @@ def handle_describe_share_group_offsets(req, ctx):
                       if ctx.authorize(DESCRIBE, TOPIC, t["topic_name"])]
         else:
             allowed = [t for t in g.topics if ctx.authorize(DESCRIBE, TOPIC, t.topic_name)]
-            topics = engines.share.describe_offsets(  # a partition named twice is one (Kafka's set), but
-                g.group_id, [(t.topic_name, list(dict.fromkeys(t.partitions))  # of a topic there is
-                              if engines.topics.get(t.topic_name) is not None else list(t.partitions)) for t in allowed])
+            # a partition of a topic there is, named twice, is one (Kafka's set); an unknown
+            # topic's partitions are answered as asked
+            topics = engines.share.describe_offsets(g.group_id, [
+                (t.topic_name, list(dict.fromkeys(t.partitions)) if engines.topics.get(t.topic_name) is not None
+                 else list(t.partitions)) for t in allowed])
             topics += [{"topic_name": t.topic_name, "topic_id": offsets.ZERO_UUID, "partitions": [
                 offsets.refused_row(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_REFUSED)
                 for p in t.partitions]} for t in g.topics if t not in allowed]

@@ -103,9 +103,9 @@ def handle_add_partitions_to_txn(req, ctx):
 def _add_partitions_batched(req, ctx):
     """v4+: each transaction on its own, verify-only or added with transaction version 2;
     an unknown partition fails its transaction (the rest OPERATION_NOT_ATTEMPTED), answered
-    from a map by topic, as a verification is; the coordinator's answers to an addition list the
-    topics as asked. (Kafka lists the
-    transactions in the order they complete, kipper in the order asked.)"""
+    from a map by topic, as a verification is; the coordinator's answers to an addition list
+    the topics as asked. (Kafka lists the transactions in the order they complete, kipper in
+    the order asked.)"""
     engines = ctx.engines
     if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
@@ -117,8 +117,9 @@ def _add_partitions_batched(req, ctx):
         wanted = [(topic.name, p) for topic in t.topics for p in topic.partitions]
         unknown = {tp for tp in wanted if not _known(engines, *tp)}
         if unknown:
-            results.append(_from_partitions(t.transactional_id, {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown
-                                                                 else ErrorCode.OPERATION_NOT_ATTEMPTED for tp in wanted}))
+            codes = {tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+                     for tp in wanted}
+            results.append(_from_partitions(t.transactional_id, codes))
             continue
         if t.verify_only:  # the coordinator's verification answers from the partitions too
             errors = (dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST) if not t.transactional_id else

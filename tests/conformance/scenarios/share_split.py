@@ -90,6 +90,7 @@ def _(run):
                        label="waits: answered by the first request alone")
     run.wait(0.5)
     produce_to(run, t, {0: 2}, label="a request for partition 0")
+    run.wait(0.3)  # (Kafka completes the waiting fetch a moment after an append: not in that moment)
     produce_to(run, t, {1: 3}, label="then one for partition 1")
     run.receive(waiting)
     share_fetch(run, g, t, epoch=3, max_wait_ms=WAIT, partitions=(0, 1), label="partition 1's records")

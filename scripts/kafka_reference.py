@@ -240,11 +240,16 @@ logger.server.level = INFO
 
 
 def _cluster_id() -> str:
-    """A random base64url uuid, the form kafka-storage random-uuid prints."""
+    """A random base64url uuid, the form kafka-storage random-uuid prints; never one that
+    starts with "-" (Kafka's Uuid.randomUuid draws again too: kafka-storage would read it as
+    an option, one format in 64)."""
     import base64
     import uuid
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _metadata_lists_a_broker(port: int) -> bool:

@@ -115,7 +115,8 @@ def test_streams_group_describe_of_group_empty_is_an_invalid_group_id():
     run beside the fifth loaded make test, seed 4004)."""
     b = InProcessBroker()
     answer = b.call(89, 0, {"group_ids": ["", "g"], "include_authorized_operations": False})
-    assert [(g.group_id, g.error_code) for g in answer.groups] == [("", E.INVALID_GROUP_ID), ("g", E.GROUP_ID_NOT_FOUND)]
+    assert [(g.group_id, g.error_code) for g in answer.groups] == [
+        ("", E.INVALID_GROUP_ID), ("g", E.GROUP_ID_NOT_FOUND)]
 
 
 def test_add_partitions_to_txn_verification_answers_from_its_partitions():
@@ -139,7 +140,8 @@ def test_metadata_v12_naming_any_topic_id_is_answered_by_the_ids_alone():
     b = InProcessBroker()
     b.state.topics.create("t", 1)
     t = b.state.topics.get("t").topic_id
-    answer = b.call(METADATA, 12, {"topics": [{"name": "other", "topic_id": t}, {"name": "nope", "topic_id": uuid.UUID(int=0)}],
+    answer = b.call(METADATA, 12, {"topics": [{"name": "other", "topic_id": t},
+                                              {"name": "nope", "topic_id": uuid.UUID(int=0)}],
                                    "allow_auto_topic_creation": True, "include_topic_authorized_operations": False})
     assert [(x.name, x.topic_id, x.error_code) for x in answer.topics] == [("t", t, 0)]
     assert b.state.topics.get("nope") is None  # nor auto-created

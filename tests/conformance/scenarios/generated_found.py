@@ -5,7 +5,6 @@ than Kafka 4.4, with its regression test in tests/unit/test_generated_findings_m
 from __future__ import annotations
 
 import time
-import uuid
 
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import register, scenario
@@ -424,30 +423,8 @@ FOUND: dict[str, list[dict]] = {
     ],
 }
 
-AFTER_T0 = {"generated/share-group-offsets-named-twice"}
-
-
-def _after_t0(steps: list[dict]):
-    """T0, then ``steps`` once Kafka's group coordinator knows the topic: its metadata image
-    can lag the broker's a moment after the creation, and the share-group offset APIs name a
-    topic it does not know yet with the zero id."""
-    def run_steps(run) -> None:
-        replay([T0])(run)
-        ask = {"groups": [{"group_id": run.name("g9"), "topics": [{"topic_name": run.name("t0"), "partitions": [0]}]}]}
-        run.poll(lambda: run.call(k.APIS[90], 1, ask, record=False), _topic_id_known, timeout=10)
-        replay(steps)(run)
-    return run_steps
-
-
-def _topic_id_known(resp) -> bool:
-    try:
-        return uuid.UUID(str(resp["groups"][0]["topics"][0]["topic_id"])).int != 0
-    except (KeyError, IndexError, TypeError, ValueError):
-        return False
-
-
 for _name, _steps in FOUND.items():
-    register(_name, _after_t0(_steps) if _name in AFTER_T0 else replay(_steps))
+    register(_name, replay(_steps))
 
 
 @scenario("generated/a-member-that-never-syncs", timed=True)

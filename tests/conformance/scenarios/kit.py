@@ -86,6 +86,28 @@ def wait_for_leaders(run, name: str, partitions: int) -> None:
         run.poll(lambda p=p: run.call(LIST_OFFSETS, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
             {"name": name, "partitions": [{"partition_index": p, "current_leader_epoch": -1, "timestamp": -1}]}]},
             record=False), lambda r: _offsets_ok(r), timeout=20)
+    await_the_group_coordinator(run, name)
+
+
+def await_the_group_coordinator(run, name: str) -> None:
+    """Kafka's group coordinator learns of a new topic a moment after the broker serves it
+    (the metadata image reaches it as an event on the coordinator's own loop), and a group
+    request in that moment finds the topic missing on Kafka alone: a consumer heartbeat with
+    no assignment, a streams topology missing its source, share-group offsets of an unknown
+    topic. The coordinator answers DescribeShareGroupOffsets from that image (the zero topic
+    id until it knows the topic), so one for a group nobody uses is asked, unrecorded, until
+    it names the topic's id (or answers with an error that says there is nothing to wait for)."""
+    ask = {"groups": [{"group_id": run.name("coordinator-probe"),
+                       "topics": [{"topic_name": name, "partitions": [0]}]}]}
+    run.poll(lambda: run.call(DESCRIBE_SHARE_GROUP_OFFSETS, 1, ask, record=False), _coordinator_knows, timeout=10)
+
+
+def _coordinator_knows(resp) -> bool:
+    try:
+        group = resp["groups"][0]
+        return group["error_code"] != 0 or uuid.UUID(str(group["topics"][0]["topic_id"])).int != 0
+    except (KeyError, IndexError, TypeError, ValueError):
+        return True  # an answer of another shape: nothing this wait can learn from it
 
 
 def _offsets_ok(resp) -> bool:

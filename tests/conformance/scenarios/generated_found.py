@@ -27,6 +27,31 @@ FETCH_AT_0 = {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "la
               "log_start_offset": -1, "partition_max_bytes": 1048576}
 
 FOUND: dict[str, list[dict]] = {
+    # a ShareFetch that names no partition to fetch (group "" has no members: a missing
+    # member's fetch, share-fetch-by-a-missing-member), and one without a member id
+    "generated/share-fetch-with-nothing-to-fetch": [
+        T0,
+        share_fetch(group_id="", topics=[], forgotten_topics_data=[{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [0]}]),
+        share_fetch(topics=[]),
+        share_fetch(group_id=""),
+        share_fetch(topics=[], forgotten_topics_data=[{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [0]}]),
+        share_fetch(group_id="", topics=[], member_id=""),
+    ],
+    # Metadata's operations of a topic it does not have, of a name no topic can have, and of
+    # an id it does not know (Kafka answers the asker's operations on the first two)
+    "generated/metadata-operations-of-unknown-topics": [
+        T0,
+        {"api": "Metadata", "version": 9, "body": {"topics": [{"name": "<T>-t0"}, {"name": "<T>-t1"}, {"name": "bad name!"}],
+                                                   "include_topic_authorized_operations": True,
+                                                   "allow_auto_topic_creation": False,
+                                                   "include_cluster_authorized_operations": False}},
+        {"api": "Metadata", "version": 12, "body": {"topics": [{"name": "<T>-t1", "topic_id": None}, {"name": "__consumer_offsets", "topic_id": None}],
+                                                    "include_topic_authorized_operations": True,
+                                                    "allow_auto_topic_creation": False}},
+        {"api": "Metadata", "version": 12, "body": {"topics": [{"name": None, "topic_id": "00000000-0000-0000-0000-000000000001"}],
+                                                    "include_topic_authorized_operations": True,
+                                                    "allow_auto_topic_creation": False}},
+    ],
     # a renewal without a session is refused before anything else; max_records 0 or less is not
     # (by a member the group does not have: share-fetch-by-a-missing-member)
     "generated/share-fetch-field-checks": [

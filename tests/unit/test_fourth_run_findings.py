@@ -4,10 +4,13 @@ tests/conformance/scenarios/generated_found.py."""
 
 from __future__ import annotations
 
+from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.protocol.errors import ErrorCode as E
+from kipper.protocol.header import encode_request
+from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
-METADATA, SHARE_FETCH = 3, 78
+METADATA, JOIN_GROUP, DELETE_TOPICS, SHARE_FETCH = 3, 11, 20, 78
 NOT_PROVIDED = -(1 << 31)
 
 
@@ -39,3 +42,25 @@ def test_a_share_fetch_of_group_empty_is_a_missing_members():
     # Kafka opens a session and answers 0; kipper refuses a member its group does not have
     # (declared: share-fetch-by-a-missing-member), not the request (INVALID_REQUEST before)
     assert answer.error_code == E.UNKNOWN_MEMBER_ID
+
+
+def test_a_new_member_naming_a_protocol_twice_is_handed_its_id_first():
+    b = InProcessBroker()
+    body = {"group_id": "g", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+            "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": b""}, {"name": "range", "metadata": b""}]}
+    answer = b.call(JOIN_GROUP, 5, body)
+    assert answer.error_code == E.MEMBER_ID_REQUIRED and answer.member_id
+    # rejoining with it, Kafka fails inside and closes the connection (handed-on findings)
+    [again], _ = b.dispatcher.dispatch(
+        [encode_request(APIS[JOIN_GROUP], 5, 2, "test", dict(body, member_id=answer.member_id))[4:]], 0, b.session)
+    assert type(again) is Reply and again.body is NO_RESPONSE
+
+
+def test_delete_topics_by_id_past_the_deadline_looks_no_name_up():
+    b = InProcessBroker()
+    _, _, topic = b.state.topics.create("t", 1)
+    answer = b.call(DELETE_TOPICS, 6, {"topics": [{"name": None, "topic_id": topic.topic_id}], "timeout_ms": -1})
+    assert [(r.name, r.topic_id, r.error_code) for r in answer.responses] == [
+        (None, topic.topic_id, E.REQUEST_TIMED_OUT)]
+    assert b.state.topics.get("t") is topic  # nothing deleted

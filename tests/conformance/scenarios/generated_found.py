@@ -446,6 +446,25 @@ FOUND: dict[str, list[dict]] = {
             "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}},
                                                        {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
     ],
+    # the same at v5: a new member is handed its id first; rejoining with it, Kafka closes
+    "generated/join-group-v5-naming-a-protocol-twice": [
+        T0,
+        *({"api": "JoinGroup", "version": 5, "body": {
+            "group_id": "<T>-g0", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": member,
+            "group_instance_id": None, "protocol_type": "consumer", "protocols": [
+                {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}},
+                {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}}
+          for member in ("", {"<member>": 0})),
+    ],
+    # DeleteTopics past its deadline (timeout -1): by id the name is not looked up; by name as asked
+    "generated/delete-topics-by-id-past-the-deadline": [
+        T0,
+        {"api": "DeleteTopics", "version": 6, "body": {"topics": [
+            {"name": None, "topic_id": {"<topic_id>": "<T>-t0"}}, {"name": "<T>-t0", "topic_id": None},
+            {"name": None, "topic_id": "00000000-0000-0000-0000-000000000007"}], "timeout_ms": -1}},
+        {"api": "DeleteTopics", "version": 6, "body": {"topics": [
+            {"name": None, "topic_id": {"<topic_id>": "<T>-t0"}}], "timeout_ms": 0}},
+    ],
 }
 
 for _name, _steps in FOUND.items():

@@ -10,7 +10,7 @@ from kipper.protocol.header import encode_request
 from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
-METADATA, JOIN_GROUP, DELETE_TOPICS, SHARE_FETCH = 3, 11, 20, 78
+METADATA, JOIN_GROUP, DELETE_TOPICS, LIST_TRANSACTIONS, DESCRIBE_TOPIC_PARTITIONS, SHARE_FETCH = 3, 11, 20, 66, 75, 78
 NOT_PROVIDED = -(1 << 31)
 
 
@@ -64,3 +64,19 @@ def test_delete_topics_by_id_past_the_deadline_looks_no_name_up():
     assert [(r.name, r.topic_id, r.error_code) for r in answer.responses] == [
         (None, topic.topic_id, E.REQUEST_TIMED_OUT)]
     assert b.state.topics.get("t") is topic  # nothing deleted
+
+
+def test_list_transactions_refuses_a_bad_pattern_before_it_reads_the_states():
+    b = InProcessBroker()
+    answer = b.call(LIST_TRANSACTIONS, 2, {"state_filters": ["bogus"], "producer_id_filters": [],
+                                           "duration_filter": -1, "transactional_id_pattern": "["})
+    assert (answer.error_code, answer.unknown_state_filters) == (E.INVALID_REGULAR_EXPRESSION, [])
+
+
+def test_describe_topic_partitions_wraps_the_page_end_as_a_java_int():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    answer = b.call(DESCRIBE_TOPIC_PARTITIONS, 0, {"topics": [{"name": "t"}], "response_partition_limit": 2000,
+                                                   "cursor": {"topic_name": "t", "partition_index": 2147483647}})
+    assert answer.topics[0].partitions == []
+    assert (answer.next_cursor.topic_name, answer.next_cursor.partition_index) == ("t", 2147483647 + 2000 - (1 << 32))

@@ -456,6 +456,23 @@ FOUND: dict[str, list[dict]] = {
                 {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}}
           for member in ("", {"<member>": 0})),
     ],
+    # ListTransactions with a pattern that is no regular expression beside an unknown state
+    "generated/list-transactions-bad-pattern-and-unknown-state": [
+        {"api": "ListTransactions", "version": 2, "body": {"state_filters": ["bogus"], "producer_id_filters": [],
+                                                           "duration_filter": -1, "transactional_id_pattern": "["}},
+        {"api": "ListTransactions", "version": 2, "body": {"state_filters": ["bogus", "Ongoing"], "producer_id_filters": [],
+                                                           "duration_filter": -1, "transactional_id_pattern": "(x"}},
+        {"api": "ListTransactions", "version": 2, "body": {"state_filters": ["bogus"], "producer_id_filters": [],
+                                                           "duration_filter": -1, "transactional_id_pattern": ".*"}},
+    ],
+    # DescribeTopicPartitions with a cursor near the int limit: Kafka's page end wraps negative
+    "generated/describe-topic-partitions-cursor-at-the-int-limit": [
+        T0,
+        *({"api": "DescribeTopicPartitions", "version": 0, "body": {
+            "topics": [{"name": "<T>-t0"}], "response_partition_limit": limit,
+            "cursor": {"topic_name": "<T>-t0", "partition_index": index}}}
+          for index, limit in ((2147483647, 2000), (2147483000, 2000), (2147483647, 1), (5, 1))),
+    ],
     # DeleteTopics past its deadline (timeout -1): by id the name is not looked up; by name as asked
     "generated/delete-topics-by-id-past-the-deadline": [
         T0,

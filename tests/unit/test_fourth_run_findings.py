@@ -10,7 +10,8 @@ from kipper.protocol.header import encode_request
 from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
-METADATA, JOIN_GROUP, DELETE_TOPICS, LIST_TRANSACTIONS, DESCRIBE_TOPIC_PARTITIONS, SHARE_FETCH = 3, 11, 20, 66, 75, 78
+METADATA, JOIN_GROUP, DELETE_TOPICS, ALTER_USER_SCRAM_CREDENTIALS = 3, 11, 20, 51
+LIST_TRANSACTIONS, DESCRIBE_TOPIC_PARTITIONS, SHARE_FETCH = 66, 75, 78
 NOT_PROVIDED = -(1 << 31)
 
 
@@ -80,3 +81,14 @@ def test_describe_topic_partitions_wraps_the_page_end_as_a_java_int():
                                                    "cursor": {"topic_name": "t", "partition_index": 2147483647}})
     assert answer.topics[0].partitions == []
     assert (answer.next_cursor.topic_name, answer.next_cursor.partition_index) == ("t", 2147483647 + 2000 - (1 << 32))
+
+
+def test_a_user_changed_twice_is_a_duplicate_before_its_changes_are_checked():
+    b = InProcessBroker()
+    answer = b.call(ALTER_USER_SCRAM_CREDENTIALS, 0, {"deletions": [{"name": "u2", "mechanism": 9}], "upsertions": [
+        {"name": "u0", "mechanism": 1, "iterations": 4096, "salt": b"", "salted_password": b""},
+        {"name": "u0", "mechanism": 1, "iterations": 4096, "salt": b"\0", "salted_password": b"\0"},
+        {"name": "u2", "mechanism": 1, "iterations": 4096, "salt": b"\0", "salted_password": b"\0"}]})
+    # u0's first change alone would be UNACCEPTABLE_CREDENTIAL; u2's unknown mechanism comes first
+    assert {r.user: r.error_code for r in answer.results} == {"u0": E.DUPLICATE_RESOURCE,
+                                                             "u2": E.UNSUPPORTED_SASL_MECHANISM}

@@ -473,6 +473,18 @@ FOUND: dict[str, list[dict]] = {
             "cursor": {"topic_name": "<T>-t0", "partition_index": index}}}
           for index, limit in ((2147483647, 2000), (2147483000, 2000), (2147483647, 1), (5, 1))),
     ],
+    # AlterUserScramCredentials naming a user twice whose first change is unacceptable: every
+    # repeated user is found before any change is checked
+    "generated/scram-credentials-user-twice-first-unacceptable": [
+        {"api": "AlterUserScramCredentials", "version": 0, "body": {"deletions": [], "upsertions": [
+            {"name": "<T>-u0", "mechanism": 1, "iterations": 4096, "salt": {"<hex>": ""}, "salted_password": {"<hex>": ""}},
+            {"name": "<T>-u0", "mechanism": 1, "iterations": 4096, "salt": {"<hex>": "00"}, "salted_password": {"<hex>": "00"}},
+            {"name": "<T>-u1", "mechanism": 1, "iterations": 1, "salt": {"<hex>": "00"}, "salted_password": {"<hex>": "00"}}]}},
+        {"api": "AlterUserScramCredentials", "version": 0, "body": {
+            "deletions": [{"name": "<T>-u2", "mechanism": 9}],
+            "upsertions": [{"name": "<T>-u2", "mechanism": 2, "iterations": 1, "salt": {"<hex>": "00"},
+                            "salted_password": {"<hex>": "00"}}]}},
+    ],
     # DeleteTopics past its deadline (timeout -1): by id the name is not looked up; by name as asked
     "generated/delete-topics-by-id-past-the-deadline": [
         T0,

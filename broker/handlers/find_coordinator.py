@@ -86,8 +86,9 @@ def handle_find_coordinator(req, ctx):
         ctx.engines.txn.state_topic()
     if ctx.api_version >= 4:
         coordinators = [_coordinator(k, key_type, ctx) for k in req.coordinator_keys]
-        for c in coordinators:  # Kafka never sets a v4+ coordinator's message: its default, ""
-            c["error_message"] = ""
+        for c in coordinators:  # Kafka never sets a v4+ coordinator's message: its default, "";
+            # but a key type it cannot read fails the request: its error answer has the text
+            c["error_message"] = "" if key_type in (GROUP, TRANSACTION, SHARE) else kafka_text(c["error_code"])
         return {"throttle_time_ms": 0, "coordinators": coordinators}
     one = _coordinator(req.key, key_type, ctx)
     one.pop("key")

@@ -63,7 +63,15 @@ def _by_topic(req, ctx) -> tuple[dict, set, list]:
 
 def handle_list_offsets(req, ctx):
     topics = ctx.engines.topics
-    committed = req.get("isolation_level", 0) == READ_COMMITTED
+    isolation = req.get("isolation_level", 0)
+    if isolation not in (0, READ_COMMITTED):
+        # Kafka cannot read the level and answers with its request's error answer: every
+        # topic as asked (one naming no partition too), each partition refused (there
+        # UNKNOWN_SERVER_ERROR: declared, kafka-unknown-server-error)
+        return {"throttle_time_ms": 0, "topics": [{"name": t.name, "partitions": [
+            {"partition_index": p.partition_index, "error_code": int(ErrorCode.INVALID_REQUEST), **NOT_FOUND}
+            for p in t.partitions]} for t in req.topics]}
+    committed = isolation == READ_COMMITTED
     replica = req.get("replica_id", -1) >= 0  # a follower: up to the log end, whatever the isolation
     grouped, twice, refused = _by_topic(req, ctx)
     out = []

@@ -36,7 +36,7 @@ from kipper.broker.log import validate
 from kipper.protocol import compression
 from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
-from kipper.protocol.produce_codec import TopicProduceData
+from kipper.protocol.produce_codec import PartitionProduceData, TopicProduceData
 
 VALID_ACKS = (0, 1, -1)
 # Kafka's internal topics (Topic.INTERNAL_TOPICS): a client may not write to them. kipper keeps
@@ -116,6 +116,9 @@ def handle_produce(run, ctx) -> list:
                 index = pdata.index
                 row, wait, appended_bytes, appended_records = _partition_row(
                     ctx, target, acks, index, pdata.records, now, req.transactional_id, waits)
+                if type(pdata) is _Repeated and target.denied is None and target.topic is not None \
+                        and 0 <= index < len(target.topic.partitions):
+                    row = _row(index, pdata.refusal)
                 if appended_records:
                     if target is not counted_target or index != counted_index:
                         if nrecords:
@@ -197,19 +200,52 @@ async def _replicated(body: dict, waits: list, timeout_ms: int, mute_ms: int):
     return Reply(body, mute_ms=mute_ms) if mute_ms else body
 
 
+class _Repeated(PartitionProduceData):
+    """A partition a request names more than once whose records Kafka's validateRecords
+    refused in some entry: the last records it read are appended all the same, and the
+    answer is the last refusal (Kafka merges its map of refusals over the appends' answers)."""
+
+    __slots__ = ("refusal",)
+
+    def __init__(self, index: int, records, refusal: ErrorCode):
+        super().__init__(index, records)
+        self.refusal = refusal
+
+
 def _distinct(topic_data: list) -> list:
     """``topic_data`` with each topic once and each of its partitions once, holding the last
-    records the request gave for it (Kafka reads a request into a map keyed by partition);
-    the list itself when nothing repeats."""
+    records the request gave for it that read as a batch (Kafka reads a request into a map
+    keyed by partition); the list itself when nothing repeats."""
     seen: dict = {}
     for tdata in topic_data:
         parts = seen.setdefault(tdata.name if tdata.name is not None else tdata.topic_id, (tdata, {}))[1]
         for pdata in tdata.partition_data:
-            parts[pdata.index] = pdata  # the last one given
+            parts.setdefault(pdata.index, []).append(pdata)
     if len(seen) == len(topic_data) and all(
             len(parts) == len(t.partition_data) for t, parts in seen.values()):
         return topic_data
-    return [TopicProduceData(t.name, t.topic_id, list(parts.values())) for t, parts in seen.values()]
+    return [TopicProduceData(t.name, t.topic_id, [_one(entries) for entries in parts.values()])
+            for t, parts in seen.values()]
+
+
+def _one(entries: list):
+    if len(entries) == 1:
+        return entries[0]
+    refusals = [(p, _records_refusal(p.records)) for p in entries]
+    read = [p for p, code in refusals if code is None]
+    refused = [code for _, code in refusals if code is not None]
+    kept = read[-1] if read else entries[-1]
+    return _Repeated(kept.index, kept.records, refused[-1]) if refused else kept
+
+
+def _records_refusal(records) -> ErrorCode | None:
+    if records is None:
+        return None
+    try:
+        validate.produced_batch(records)
+    except validate.Rejected as exc:
+        return exc.code
+    return None
 
 
 def _request_bytes(req) -> int:
@@ -259,7 +295,7 @@ def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | N
     """What Kafka answers before its ReplicaManager looks at acks: the request's records
     read (KafkaApis' validateRecords), then a transactional batch verified with its
     coordinator; else INVALID_REQUIRED_ACKS."""
-    if records:  # (null records: as before, the acks)
+    if records is not None:  # (null records: as before, the acks; no bytes: no batch)
         try:
             _, _, header = validate.produced_batch(records)
         except validate.Rejected as exc:

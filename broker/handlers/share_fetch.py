@@ -65,8 +65,11 @@ def handle_share_fetch(req, ctx):
         return top_level_error(ErrorCode.UNSUPPORTED_VERSION, None)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
-    if req.get("is_renew_ack", False) and epoch in (INITIAL_EPOCH, FINAL_EPOCH):
-        return top_level_error(ErrorCode.INVALID_REQUEST, None)  # Kafka's check: renewals need a session
+    if req.get("is_renew_ack", False) and (epoch in (INITIAL_EPOCH, FINAL_EPOCH) or req.max_wait_ms
+                                           or req.min_bytes or req.max_bytes or req.max_records):
+        # Kafka's checks (KIP-1222): a renewal needs a session and fetches nothing (every
+        # fetch limit 0)
+        return top_level_error(ErrorCode.INVALID_REQUEST, None)
     if epoch == INITIAL_EPOCH and any(p.acknowledgement_batches for t in req.topics
                                       for p in t.partitions):
         return top_level_error(ErrorCode.INVALID_REQUEST, None)  # (acknowledgements need a session; no text)

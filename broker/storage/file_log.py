@@ -141,6 +141,8 @@ class FileLog:
 
     def roll(self, now_ms: int) -> int:
         old = self.active
+        if not old.size:  # an empty active segment stays (Kafka replaces it with one alike):
+            return old.base_offset  # a second segment of the same base offset would share its file
         old.flush()
         old.write_indexes()
         self.recovery_point = max(self.recovery_point, old.next_offset)

@@ -1,16 +1,18 @@
 """What the generator's fourth long run found (issue 36, docs/FUZZ_FINDINGS.md), fixed: each
 test states Kafka 4.4's answer; each sequence is a named scenario in
-tests/conformance/scenarios/generated_found.py."""
+tests/conformance/scenarios/generated_run4.py."""
 
 from __future__ import annotations
 
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode as E
 from kipper.protocol.header import encode_request
 from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
-METADATA, JOIN_GROUP, DELETE_TOPICS, ALTER_USER_SCRAM_CREDENTIALS = 3, 11, 20, 51
+PRODUCE, LIST_OFFSETS, METADATA, FIND_COORDINATOR, JOIN_GROUP, DELETE_TOPICS = 0, 2, 3, 10, 11, 20
+ALTER_USER_SCRAM_CREDENTIALS = 51
 LIST_TRANSACTIONS, DESCRIBE_TOPIC_PARTITIONS, SHARE_FETCH = 66, 75, 78
 NOT_PROVIDED = -(1 << 31)
 
@@ -92,3 +94,51 @@ def test_a_user_changed_twice_is_a_duplicate_before_its_changes_are_checked():
     # u0's first change alone would be UNACCEPTABLE_CREDENTIAL; u2's unknown mechanism comes first
     assert {r.user: r.error_code for r in answer.results} == {"u0": E.DUPLICATE_RESOURCE,
                                                              "u2": E.UNSUPPORTED_SASL_MECHANISM}
+
+
+def _produce(b, version: int, acks: int, partitions: list):
+    return b.call(PRODUCE, version, {"transactional_id": None, "acks": acks, "timeout_ms": 30000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": r} for r in partitions]}]})
+
+
+def test_produce_reads_records_of_no_bytes_before_its_acks():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    [row] = _produce(b, 7, -2, [b""]).responses[0].partition_responses
+    assert row.error_code == E.INVALID_RECORD
+
+
+def test_a_partition_named_twice_appends_the_batch_and_answers_the_refusal():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    batch = records.build_batch([(b"k", b"v", 1_700_000_000_000)])
+    [row] = _produce(b, 3, -1, [b"", batch]).responses[0].partition_responses
+    assert (row.error_code, row.base_offset) == (E.INVALID_RECORD, -1)
+    # Kafka appended the batch all the same: the log end moved
+    offsets = b.call(LIST_OFFSETS, 1, {"replica_id": -1, "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+    assert offsets.topics[0].partitions[0].offset == 1
+
+
+def test_list_offsets_of_an_unknown_isolation_level_answers_every_topic_as_asked():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    answer = b.call(LIST_OFFSETS, 2, {"replica_id": -1, "isolation_level": 3, "topics": [
+        {"name": "t", "partitions": []}, {"name": "t", "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+    assert [(t.name, [p.error_code for p in t.partitions]) for t in answer.topics] == [
+        ("t", []), ("t", [E.INVALID_REQUEST])]
+
+
+def test_find_coordinator_v4_of_an_unknown_key_type_says_why():
+    answer = InProcessBroker().call(FIND_COORDINATOR, 4, {"key_type": 5, "coordinator_keys": ["g"]})
+    [c] = answer.coordinators
+    assert c.error_code == E.INVALID_REQUEST and c.error_message.startswith("This most likely occurs")
+
+
+def test_a_share_renewal_that_would_fetch_is_an_invalid_request():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    answer = b.call(SHARE_FETCH, 2, {"group_id": "g", "member_id": "m" * 22, "share_session_epoch": 1,
+                                     "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 0, "max_records": 0,
+                                     "batch_size": 0, "share_acquire_mode": 0, "is_renew_ack": True,
+                                     "topics": [], "forgotten_topics_data": []})
+    assert answer.error_code == E.INVALID_REQUEST

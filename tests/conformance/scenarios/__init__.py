@@ -49,8 +49,8 @@ def scenario(name: str, *, timed: bool = False):
 
 def load_all() -> list[Scenario]:
     from tests.conformance.scenarios import (  # noqa: F401 - registration by import
-        admin, data_path, features, generated, generated_found, golden, groups, producers, quotas, share, streams,
-        versions, admin_edges,
+        admin, data_path, features, generated, generated_found, generated_run4, golden, groups, producers, quotas,
+        share, streams, versions, admin_edges,
     )
     from tests.conformance.scenarios import data_edges  # noqa: F401 - issue 36's edges, after the others
     from tests.conformance.scenarios import share_split  # noqa: F401 - issue 36 item 19

@@ -168,7 +168,7 @@ def test_a_java_transactional_producer_at_transaction_version_2_on_a_kipper_clus
     transactions, per_txn, abort_every = 12, 5, 3
     done = subprocess.run(java_command("kipper.ecosystem.TxnLoad", "clients") + [
         bootstrap, transactional_id, topic, group, str(transactions), str(per_txn),
-        str(tmp_path / "progress"), str(abort_every)], capture_output=True, text=True, timeout=300)
+        str(tmp_path / "progress"), str(abort_every)], capture_output=True, text=True, timeout=200)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"committed {transactions} transactions" in done.stdout, done.stdout + done.stderr[-3000:]
     committed = [f"{i}-{j}" for i in range(transactions) for j in range(per_txn)]

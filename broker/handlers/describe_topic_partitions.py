@@ -57,7 +57,7 @@ def handle_describe_topic_partitions(req, ctx):
                             "topic_authorized_operations": ctx.authorized_operations(TOPIC, name)})
             continue
         start = first if name == after else 0
-        end = min(len(topic.partitions), start + remaining)
+        end = min(len(topic.partitions), _int32(start + remaining))
         out.append({"error_code": 0, "name": name, "topic_id": topic.topic_id, "is_internal": topic.internal,
                     "partitions": [_partition(ctx, topic, index) for index in range(start, end)],
                     "topic_authorized_operations": ctx.authorized_operations(TOPIC, name)})
@@ -74,3 +74,9 @@ def _partition(ctx, topic, index: int) -> dict:
     row = partition_row(ctx, topic, index)  # (no error code: Kafka's leaves a missing leader as -1)
     row.update(error_code=0, eligible_leader_replicas=[], last_known_elr=[])
     return row
+
+
+def _int32(n: int) -> int:
+    """Kafka adds the page size to the cursor's index as a Java int: past 2^31-1 it wraps
+    negative, and the answer's next cursor names that index (found by the generator)."""
+    return (n + (1 << 31)) % (1 << 32) - (1 << 31)

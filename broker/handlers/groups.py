@@ -34,13 +34,16 @@ def _refused(req, ctx) -> dict | None:
 
 
 def handle_join_group(req, ctx):
-    names = [p.name for p in req.protocols]
-    if len(set(names)) != len(names):  # Kafka fails inside and closes the connection
-        return Reply(NO_RESPONSE, abort=f"JoinGroup names a protocol more than once: {names}")
     if (refused := _refused(req, ctx)) is not None:
         return refused
-    d = Deferred()
     version = ctx.api_version
+    names = [p.name for p in req.protocols]
+    hands_out_an_id = version >= 4 and not req.member_id and not req.get("group_instance_id")
+    if len(set(names)) != len(names) and not hands_out_an_id:
+        # Kafka fails inside, where it keeps the member's protocols, and closes the connection;
+        # a new dynamic member (v4+) is first handed its id (MEMBER_ID_REQUIRED) as any other
+        return Reply(NO_RESPONSE, abort=f"JoinGroup names a protocol more than once: {names}")
+    d = Deferred()
 
     def reply(body: dict) -> None:
         if version >= 7 and body.get("error_code") and not body.get("protocol_name"):

@@ -93,8 +93,8 @@ def handle_metadata(req, ctx):
     wanted = req.topics
     with_ops = bool(req.get("include_topic_authorized_operations"))
 
-    def ops(topic) -> int:
-        return ctx.authorized_operations(TOPIC, topic.name) if with_ops else NOT_PROVIDED
+    def ops(name: str) -> int:
+        return ctx.authorized_operations(TOPIC, name) if with_ops else NOT_PROVIDED
 
     version = ctx.api_version
     if wanted and version in (10, 11) and any(t.get("name") is None or t.topic_id.int for t in wanted):
@@ -103,7 +103,7 @@ def handle_metadata(req, ctx):
         # Kafka's KafkaApis: a request naming any topic id is answered by its ids alone
         wanted = [Container(name=None, topic_id=t.topic_id) for t in wanted if t.topic_id.int]
     if wanted is None or (version == 0 and not wanted):
-        out = [describe_topic(ctx, t, ops(t)) for t in topics.all()
+        out = [describe_topic(ctx, t, ops(t.name)) for t in topics.all()
                if ctx.authorize(DESCRIBE, TOPIC, t.name)]
     else:
         auto = req.get("allow_auto_topic_creation", True)
@@ -121,14 +121,14 @@ def handle_metadata(req, ctx):
                     out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
                                 "topic_id": item.topic_id})
                 else:
-                    out.append(describe_topic(ctx, topic, ops(topic)))
+                    out.append(describe_topic(ctx, topic, ops(topic.name)))
                 continue
             if not ctx.authorize(DESCRIBE, TOPIC, name):
                 out.append({"error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "name": name})
                 continue
             topic = topics.get(name)
             if topic is not None:
-                out.append(describe_topic(ctx, topic, ops(topic)))
+                out.append(describe_topic(ctx, topic, ops(topic.name)))
                 continue
             if validate_topic_name(name) is not None:
                 error = ErrorCode.INVALID_TOPIC_EXCEPTION
@@ -142,7 +142,11 @@ def handle_metadata(req, ctx):
                 # as Kafka: the request that auto-creates a topic does not show it yet (its
                 # controller creates it after the answer); the next Metadata does
                 error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            out.append({"error_code": int(error), "name": name})
+            # Kafka's answer for a topic it does not have (or cannot name) carries the asker's
+            # operations on that name too, as for a topic it has; not a refused creation's
+            refused = error == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            out.append({"error_code": int(error), "name": name,
+                        "topic_authorized_operations": NOT_PROVIDED if refused else ops(name)})
     brokers, controller_id = _brokers(ctx)
     return {
         "throttle_time_ms": 0,

@@ -67,25 +67,26 @@ def handle_alter_user_scram_credentials(req, ctx):
     security = ctx.engines.security
     allowed = may_manage(ctx, ALTER)
     errors: dict[str, tuple[ErrorCode, str]] = {}
-    order: list[str] = []
-    seen: set[str] = set()
     users = security.describe_credentials()  # user -> {mechanism name: iterations}
     items = [(d.name, d.mechanism, None, d) for d in req.deletions] + \
             [(u.name, u.mechanism, u.iterations, u) for u in req.upsertions]
-    for name, mechanism, iterations, item in items:
-        if name not in order:
-            order.append(name)
+    order = list(dict.fromkeys(name for name, *_ in items))
+    seen: set[str] = set()
+    # as Kafka's controller: first each change's mechanism and the users named again (deletions,
+    # then upsertions), then what is left is checked whole
+    for name, mechanism, _, _ in items:
         if name in errors:
             continue
         if not allowed:
             errors[name] = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
+        elif mechanism not in MECHANISM_NAMES:
+            errors[name] = (ErrorCode.UNSUPPORTED_SASL_MECHANISM, f"unknown SCRAM mechanism {mechanism}")
         elif name in seen:
             errors[name] = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
-        else:
-            problem = _check(name, mechanism, iterations, item, users)
-            if problem:
-                errors[name] = problem
         seen.add(name)
+    for name, mechanism, iterations, item in items:
+        if name not in errors and (problem := _check(name, mechanism, iterations, item, users)):
+            errors[name] = problem
     good = [(n, m, i, item) for n, m, i, item in items if n not in errors]
 
     def edit(stored):

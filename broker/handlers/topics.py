@@ -177,7 +177,8 @@ def handle_delete_topics(req, ctx):
     out += refused
     for topic_id in ids:
         topic = engines.topics.by_id(topic_id)
-        if topic is None and req.timeout_ms <= 0:  # the controller's deadline has passed
+        if req.timeout_ms <= 0:
+            # the controller's deadline has passed before it looked the ids up: no name
             out.append((None, topic_id, ErrorCode.REQUEST_TIMED_OUT, None))
         elif topic is None:
             out.append((None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, NOT_HOSTED_ID))

@@ -83,18 +83,19 @@ def handle_describe_transactions(req, ctx):
 
 
 def handle_list_transactions(req, ctx):
+    pattern = req.get("transactional_id_pattern")
+    if pattern:
+        try:
+            pattern = re.compile(pattern)
+        except re.error:  # Kafka's first check: nothing else is answered, not the unknown states
+            return {"throttle_time_ms": 0, "error_code": int(ErrorCode.INVALID_REGULAR_EXPRESSION),
+                    "unknown_state_filters": [], "transaction_states": []}
     unknown = [s for s in req.state_filters if s not in STATE_NAMES]
     states = {STATE_NAMES[s] for s in req.state_filters if s in STATE_NAMES}
     base = {"throttle_time_ms": 0, "error_code": 0, "unknown_state_filters": unknown,
             "transaction_states": []}
     if req.state_filters and not states:
         return base  # only unknown states asked for: nothing can match
-    pattern = req.get("transactional_id_pattern")
-    if pattern:
-        try:
-            pattern = re.compile(pattern)
-        except re.error:
-            return {**base, "error_code": int(ErrorCode.INVALID_REGULAR_EXPRESSION)}
     found = ctx.engines.txn.list(states, set(req.producer_id_filters),
                                  req.get("duration_filter", -1), pattern or None, ctx.now)
     return {**base, "transaction_states": [  # only the ids the session may describe

@@ -156,9 +156,10 @@ class ShareGroups:
                      connection=None):
         """(error, message, session) for a ShareFetch (``fetch``) or ShareAcknowledge
         arriving on ``connection`` (the session ends if that connection closes)."""
-        if not member_id or group_id is None or fetch and not group_id:
+        if not member_id or group_id is None:
             return ErrorCode.INVALID_REQUEST, None, None  # (Kafka's answer has no text)
-        # (a ShareAcknowledge of group "" finds no session, as on Kafka; of group null is invalid)
+        # (group "" has no members, so a ShareFetch opening a session there is a missing
+        # member's; a ShareAcknowledge of group "" finds no session, as on Kafka)
         if epoch == INITIAL_EPOCH and fetch and not self.is_member(group_id, member_id):
             return ErrorCode.UNKNOWN_MEMBER_ID, f"{member_id} is not a member of {group_id}", None
         code, session = self.sessions.open(group_id, member_id, epoch, now, may_create=fetch)

@@ -27,6 +27,31 @@ FETCH_AT_0 = {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "la
               "log_start_offset": -1, "partition_max_bytes": 1048576}
 
 FOUND: dict[str, list[dict]] = {
+    # a ShareFetch that names no partition to fetch (group "" has no members: a missing
+    # member's fetch, share-fetch-by-a-missing-member), and one without a member id
+    "generated/share-fetch-with-nothing-to-fetch": [
+        T0,
+        share_fetch(group_id="", topics=[], forgotten_topics_data=[{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [0]}]),
+        share_fetch(topics=[]),
+        share_fetch(group_id=""),
+        share_fetch(topics=[], forgotten_topics_data=[{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [0]}]),
+        share_fetch(group_id="", topics=[], member_id=""),
+    ],
+    # Metadata's operations of a topic it does not have, of a name no topic can have, and of
+    # an id it does not know (Kafka answers the asker's operations on the first two)
+    "generated/metadata-operations-of-unknown-topics": [
+        T0,
+        {"api": "Metadata", "version": 9, "body": {"topics": [{"name": "<T>-t0"}, {"name": "<T>-t1"}, {"name": "bad name!"}],
+                                                   "include_topic_authorized_operations": True,
+                                                   "allow_auto_topic_creation": False,
+                                                   "include_cluster_authorized_operations": False}},
+        {"api": "Metadata", "version": 12, "body": {"topics": [{"name": "<T>-t1", "topic_id": None}, {"name": "__consumer_offsets", "topic_id": None}],
+                                                    "include_topic_authorized_operations": True,
+                                                    "allow_auto_topic_creation": False}},
+        {"api": "Metadata", "version": 12, "body": {"topics": [{"name": None, "topic_id": "00000000-0000-0000-0000-000000000001"}],
+                                                    "include_topic_authorized_operations": True,
+                                                    "allow_auto_topic_creation": False}},
+    ],
     # a renewal without a session is refused before anything else; max_records 0 or less is not
     # (by a member the group does not have: share-fetch-by-a-missing-member)
     "generated/share-fetch-field-checks": [
@@ -420,6 +445,54 @@ FOUND: dict[str, list[dict]] = {
             "group_id": "<T>-g0", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
             "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}},
                                                        {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
+    ],
+    # the same at v5: a new member is handed its id first; rejoining with it, Kafka closes
+    "generated/join-group-v5-naming-a-protocol-twice": [
+        T0,
+        *({"api": "JoinGroup", "version": 5, "body": {
+            "group_id": "<T>-g0", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": member,
+            "group_instance_id": None, "protocol_type": "consumer", "protocols": [
+                {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}},
+                {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}}
+          for member in ("", {"<member>": 0})),
+    ],
+    # ListTransactions with a pattern that is no regular expression beside an unknown state
+    "generated/list-transactions-bad-pattern-and-unknown-state": [
+        {"api": "ListTransactions", "version": 2, "body": {"state_filters": ["bogus"], "producer_id_filters": [],
+                                                           "duration_filter": -1, "transactional_id_pattern": "["}},
+        {"api": "ListTransactions", "version": 2, "body": {"state_filters": ["bogus", "Ongoing"], "producer_id_filters": [],
+                                                           "duration_filter": -1, "transactional_id_pattern": "(x"}},
+        {"api": "ListTransactions", "version": 2, "body": {"state_filters": ["bogus"], "producer_id_filters": [],
+                                                           "duration_filter": -1, "transactional_id_pattern": ".*"}},
+    ],
+    # DescribeTopicPartitions with a cursor near the int limit: Kafka's page end wraps negative
+    "generated/describe-topic-partitions-cursor-at-the-int-limit": [
+        T0,
+        *({"api": "DescribeTopicPartitions", "version": 0, "body": {
+            "topics": [{"name": "<T>-t0"}], "response_partition_limit": limit,
+            "cursor": {"topic_name": "<T>-t0", "partition_index": index}}}
+          for index, limit in ((2147483647, 2000), (2147483000, 2000), (2147483647, 1), (5, 1))),
+    ],
+    # AlterUserScramCredentials naming a user twice whose first change is unacceptable: every
+    # repeated user is found before any change is checked
+    "generated/scram-credentials-user-twice-first-unacceptable": [
+        {"api": "AlterUserScramCredentials", "version": 0, "body": {"deletions": [], "upsertions": [
+            {"name": "<T>-u0", "mechanism": 1, "iterations": 4096, "salt": {"<hex>": ""}, "salted_password": {"<hex>": ""}},
+            {"name": "<T>-u0", "mechanism": 1, "iterations": 4096, "salt": {"<hex>": "00"}, "salted_password": {"<hex>": "00"}},
+            {"name": "<T>-u1", "mechanism": 1, "iterations": 1, "salt": {"<hex>": "00"}, "salted_password": {"<hex>": "00"}}]}},
+        {"api": "AlterUserScramCredentials", "version": 0, "body": {
+            "deletions": [{"name": "<T>-u2", "mechanism": 9}],
+            "upsertions": [{"name": "<T>-u2", "mechanism": 2, "iterations": 1, "salt": {"<hex>": "00"},
+                            "salted_password": {"<hex>": "00"}}]}},
+    ],
+    # DeleteTopics past its deadline (timeout -1): by id the name is not looked up; by name as asked
+    "generated/delete-topics-by-id-past-the-deadline": [
+        T0,
+        {"api": "DeleteTopics", "version": 6, "body": {"topics": [
+            {"name": None, "topic_id": {"<topic_id>": "<T>-t0"}}, {"name": "<T>-t0", "topic_id": None},
+            {"name": None, "topic_id": "00000000-0000-0000-0000-000000000007"}], "timeout_ms": -1}},
+        {"api": "DeleteTopics", "version": 6, "body": {"topics": [
+            {"name": None, "topic_id": {"<topic_id>": "<T>-t0"}}], "timeout_ms": 0}},
     ],
 }
 

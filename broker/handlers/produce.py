@@ -31,7 +31,7 @@ from typing import NamedTuple
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.leaders import current_leader, node_endpoints
 from kipper.broker.handlers.replies import NO_RESPONSE, Holding, Reply
-from kipper.broker.handlers.txn import PRODUCE_ADDS_PARTITION_SINCE, asked_coordinator, not_in_transaction
+from kipper.broker.handlers.txn import asked_coordinator
 from kipper.broker.log import validate
 from kipper.broker.txn import verification
 from kipper.protocol import compression
@@ -308,15 +308,15 @@ def _in_transaction(ctx, topic: str, index: int, header, transactional_id: str |
     answer's message and the log's. The local coordinator checks (or, from v12, adds) the
     partition; what another broker's coordinator answered is in ``verified`` (asked before,
     ``_verify_then_append``); both as Kafka's partition leader answers them."""
+    operation = verification.produce_operation(ctx.api_version)
     code, message = ctx.engines.txn.check_append(topic, index, [header], transactional_id,
-                                                 ctx.api_version >= PRODUCE_ADDS_PARTITION_SINCE, now)
-    code = not_in_transaction(code, ctx)
+                                                 operation == verification.Operation.ADD_PARTITION, now)
     if code == ErrorCode.NONE and verified:
         code = verified.get((topic, index), ErrorCode.NONE)
         message = f"the transaction's coordinator answered {code.name}"
     if code == ErrorCode.NONE:
         return code, None, None
-    code, text = verification.produce_error(code, verification.produce_operation(ctx.api_version))
+    code, text = verification.produce_error(verification.leader_error(code, operation), operation)
     return code, text, message or code.name
 
 

@@ -29,9 +29,8 @@ PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that k
 # not in the producer's open transaction, where older versions get INVALID_TXN_STATE (Kafka 4.x:
 # Produce v11, TxnOffsetCommit v4; Kafka's "genericError" transaction-supported operation)
 TRANSACTION_ABORTABLE_SINCE = {0: 11, 28: 4}
-# a Produce from v12 is a transaction-version-2 producer's: its batch adds the partition to the
-# transaction (KIP-890 part 2) where an older one is refused; so does TxnOffsetCommit v5 its group
-PRODUCE_ADDS_PARTITION_SINCE = 12
+# TxnOffsetCommit v5 is a transaction-version-2 producer's: it adds its group to the transaction
+# (KIP-890 part 2; a Produce v12 its partition: broker/txn/verification.py)
 TXN_OFFSET_COMMIT_ADDS_GROUP_SINCE = 5
 END_TXN_V2_SINCE = 5  # EndTxn v5: transaction version 2, an epoch bump per transaction
 BROKER_ADD_PARTITIONS_SINCE = 4  # AddPartitionsToTxn v4+: batched, from brokers
@@ -141,17 +140,13 @@ def _add_partitions_batched(req, ctx):
                      for tp in wanted}
             results.append(_from_partitions(t.transactional_id, codes))
             continue
+        # (the same answer a Produce gets from a coordinator on its own broker: answer_leader)
+        errors = (dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST) if not t.transactional_id else
+                  engines.txn.answer_leader(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
+                                            not t.verify_only, ctx.now))
         if t.verify_only:  # the coordinator's verification answers from the partitions too
-            errors = (dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST) if not t.transactional_id else
-                      engines.txn.verify_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted))
             results.append(_from_partitions(t.transactional_id, errors))
             continue
-        if not t.transactional_id:
-            errors = dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST)
-        else:
-            error = engines.txn.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
-                                               ctx.now, tv2=True)
-            errors = dict.fromkeys(wanted, error)
         results.append({"transactional_id": t.transactional_id, "topic_results": [
             {"name": topic.name, "results_by_partition": [
                 {"partition_index": p, "partition_error_code": int(errors[(topic.name, p)])} for p in topic.partitions]}

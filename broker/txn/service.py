@@ -132,13 +132,28 @@ class Transactions:
         elif meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             error = ErrorCode.CONCURRENT_TRANSACTIONS
         else:
-            # a group added with AddOffsetsToTxn is its `__consumer_offsets` partition, as in Kafka;
-            # a settled transaction holds nothing (Kafka clears its partitions on completion)
-            held = set(meta.partitions) | {self._offsets_partition(g) for g in meta.groups} \
-                if meta.state == TxnState.ONGOING else set()
-            return {tp: ErrorCode.NONE if tp in held else ErrorCode.TRANSACTION_ABORTABLE
+            return {tp: ErrorCode.NONE if self._holds(meta, tp) else ErrorCode.TRANSACTION_ABORTABLE
                     for tp in partitions}
         return {tp: error for tp in partitions}
+
+    def _holds(self, meta, tp) -> bool:
+        """Whether the transaction holds the partition: one added, or the `__consumer_offsets`
+        partition of a group added with AddOffsetsToTxn, as in Kafka; a settled transaction
+        holds nothing (Kafka clears its partitions on completion)."""
+        if meta.state != TxnState.ONGOING:
+            return False
+        return tp in meta.partitions or (
+            tp[0] == OFFSETS_TOPIC and any(self._offsets_partition(g) == tp for g in meta.groups))
+
+    def answer_leader(self, transactional_id: str, producer_id: int, producer_epoch: int, partitions,
+                      add: bool, now: int) -> dict:
+        """What the coordinator answers a partition leader's AddPartitionsToTxn v4+, whether it
+        came over the wire or from a Produce on this broker: (topic, partition) -> error;
+        ``add``: not verify-only (transaction version 2)."""
+        if add:
+            return dict.fromkeys(partitions, self.add_partitions(transactional_id, producer_id, producer_epoch,
+                                                                 partitions, now, tv2=True))
+        return self.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
 
     def _offsets_partition(self, group_id: str) -> tuple[str, int]:
         offsets = self.topics.get(OFFSETS_TOPIC)
@@ -302,11 +317,13 @@ class Transactions:
 
     def check_append(self, topic: str, partition: int, headers, transactional_id: str | None,
                      add_partition: bool, now: int) -> tuple[ErrorCode, str | None]:
-        """Before appending a Produce that holds transactional batches. ``add_partition``:
-        the Produce is of a transaction-version-2 producer (v12+, KIP-890 part 2), so a
-        partition not yet in its open transaction is added to it (opening one if need be)
-        instead of refused, as Kafka 4.x does; the request's transactional id must then
-        hold the batch's producer id and epoch."""
+        """Before appending a Produce that holds transactional batches: the coordinator's
+        answer (as to a leader's AddPartitionsToTxn v4+, ``answer_leader``; the caller maps it
+        as Kafka's leader does, broker/txn/verification.py). ``add_partition``: the Produce is
+        of a transaction-version-2 producer (v12+, KIP-890 part 2), so a partition not yet in
+        its open transaction is added to it (opening one if need be) instead of refused, as
+        Kafka 4.x does; the request's transactional id must hold the batch's producer id and
+        epoch."""
         for h in headers:
             if not h.is_transactional:
                 continue
@@ -320,12 +337,9 @@ class Transactions:
                 return ErrorCode.INVALID_REQUEST, "an empty transactional id"
             if self.cluster is not None and not self.cluster.coordinates(transactional_id, True):
                 continue  # (another broker coordinates it: asked before, ask_coordinator)
-            error = self.coordinator.verify_produce(h.producer_id, h.producer_epoch, topic, partition)
-            if error == ErrorCode.INVALID_TXN_STATE and add_partition:
-                error = self.coordinator.add_partitions(transactional_id, h.producer_id, h.producer_epoch,
-                                                        [(topic, partition)], now, TV2)
-                if error == ErrorCode.PRODUCER_FENCED:  # what Kafka's leader answers a producer
-                    error = ErrorCode.INVALID_PRODUCER_EPOCH
+            tp = (topic, partition)  # asked as another broker's leader asks (verification.py maps it)
+            error = self.answer_leader(transactional_id, h.producer_id, h.producer_epoch, [tp], add_partition,
+                                       now)[tp]
             if error != ErrorCode.NONE:
                 return error, (f"producer {h.producer_id} epoch {h.producer_epoch} has no open "
                                f"transaction holding {topic}-{partition}")

@@ -79,14 +79,18 @@ def answered_errors(answer, partitions, operation: Operation) -> dict:
     for result in answer.results_by_transaction:
         for topic in result.topic_results:
             for p in topic.results_by_partition:
-                code = E(p.partition_error_code)
-                if code == E.PRODUCER_FENCED:
-                    code = E.INVALID_PRODUCER_EPOCH
-                elif code == E.TRANSACTION_ABORTABLE and operation == Operation.DEFAULT_ERROR:
-                    code = E.INVALID_TXN_STATE
-                if code != E.NONE:
-                    out[topic.name, p.partition_index] = code
+                if p.partition_error_code:
+                    out[topic.name, p.partition_index] = leader_error(E(p.partition_error_code), operation)
     return out
+
+
+def leader_error(code: ErrorCode, operation: Operation) -> ErrorCode:
+    """One partition's error in the coordinator's answer as the leader goes on with it."""
+    if code == E.PRODUCER_FENCED:  # producers expect INVALID_PRODUCER_EPOCH here
+        return E.INVALID_PRODUCER_EPOCH
+    if code == E.TRANSACTION_ABORTABLE and operation == Operation.DEFAULT_ERROR:
+        return E.INVALID_TXN_STATE
+    return code
 
 
 # retriable errors older clients may not retry: Kafka's leader answers NOT_ENOUGH_REPLICAS

@@ -175,8 +175,9 @@ def _coordinated_elsewhere(ctx, req) -> dict:
     engines = ctx.engines
     txn = engines.txn
     tid = req.transactional_id
-    if not txn.coordinated_elsewhere(tid) or not txn.live["transaction.partition.verification.enable"] \
-            or not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid):
+    adds = verification.produce_operation(ctx.api_version) == verification.Operation.ADD_PARTITION
+    if not txn.coordinated_elsewhere(tid) or not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid) or not (
+            adds or txn.live["transaction.partition.verification.enable"]):  # (off: v12+ still adds)
         return {}
     asks: dict = {}
     for tdata in req.topic_data:

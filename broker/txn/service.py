@@ -331,8 +331,8 @@ class Transactions:
                 return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional batch without a transactional id"
             if h.producer_id < 0:  # appended as Kafka does: no producer, so no transaction to verify
                 continue  # (it opens none: the last stable offset does not wait for it)
-            if not self.live["transaction.partition.verification.enable"]:
-                continue
+            if not add_partition and not self.live["transaction.partition.verification.enable"]:
+                continue  # (off, a transaction-version-2 Produce still adds its partition, as Kafka's)
             if not transactional_id:  # the coordinator's first check of a verification
                 return ErrorCode.INVALID_REQUEST, "an empty transactional id"
             if self.cluster is not None and not self.cluster.coordinates(transactional_id, True):

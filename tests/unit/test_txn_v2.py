@@ -328,3 +328,14 @@ def test_a_verification_counts_a_group_as_its_offsets_partition_and_a_settled_tr
     assert b.call(END_TXN, 3, {"transactional_id": TID, "producer_id": pid, "producer_epoch": epoch,
                                "committed": True}).error_code == 0
     assert b.state.txn.verify_partitions(TID, pid, epoch, [offsets]) == {offsets: E.TRANSACTION_ABORTABLE}
+
+
+def test_a_produce_v12_adds_its_partition_with_verification_turned_off():
+    """transaction.partition.verification.enable=false turns KIP-890 part 1 off, not part 2: a
+    transaction-version-2 Produce still adds its partition (Kafka's ReplicaManager), or the
+    transaction's markers would never reach it."""
+    b = InProcessBroker(**{"transaction.partition.verification.enable": "false"})
+    b.state.topics.create("t", 2)
+    pid, epoch = _init(b)
+    assert _produce_v12(b, pid, epoch, 0).error_code == 0
+    assert b.state.txn.transaction(TID).partitions == {("t", 0)}

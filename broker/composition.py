@@ -390,6 +390,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
     txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
                        offsets=offsets, groups=groups, journal=txn_journal, live=live, cluster=cluster,
                        markers=Outbox() if cluster is not None else None,
+                       verifications=Outbox() if cluster is not None else None,
                        server_tv=lambda: kept.features.finalized_level(TRANSACTION_VERSION))
     registry = _schema_registry(config, topics, clock) if config["schema.registry.listeners"] else None
     return Engines(

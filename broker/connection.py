@@ -72,7 +72,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.pre_auth_max_frame = pre_auth_max_frame
         self._muted = False
         self._mute_handle: asyncio.TimerHandle | None = None
-        self._held: list[bytes] = []  # decoded frames waiting for a mute to end
+        self._held: list[bytes] = []  # decoded frames waiting for a mute (or a hold) to end
+        self._holding = 0  # answers still to come that hold the next requests (a Holding)
         # asked for by the replies of this burst, done after its answers are written
         self._mute_after_ms = 0
         self._close_after = False
@@ -150,7 +151,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self.decoder.release()
 
     def _handle_burst(self, frames: list) -> None:
-        if self._held:  # muted: keep request order behind the frames already held
+        if self._held or self._holding:  # muted or held: keep request order behind the frames held
             self._held.extend(frames)
             frames = []
         self._handle(frames)
@@ -202,6 +203,13 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def _unmute(self) -> None:
         self._mute_handle = None
         self._muted = False
+        self._release()
+
+    def _release(self) -> None:
+        """Handle the frames a mute or a hold kept waiting, once neither is left."""
+        if self.closing or self._muted or self._holding:
+            self._update_reading()
+            return
         held, self._held = self._held, []
         self._handle(held)
         if self.closing:
@@ -231,9 +239,9 @@ class KafkaConnection(asyncio.BufferedProtocol):
                         return
             if self._close_after:
                 return  # a failed login: nothing after it is handled (Kafka mutes, then closes)
-            if self._mute_after_ms and i < n:
+            if (self._mute_after_ms or self._holding) and i < n:
                 # a throttled connection reads nothing more until its mute ends (Kafka mutes
-                # the channel); frames already decoded wait here
+                # the channel), nor one whose answer holds it; frames already decoded wait here
                 self._held.extend(frames[i:])
                 return
 
@@ -249,7 +257,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self.slots.append(slot)
             task = asyncio.ensure_future(answer.pending)
             self.tasks.add(task)
-            task.add_done_callback(lambda t, s=slot, f=answer.finish: self._complete(t, s, f))
+            hold = answer.hold
+            if hold:
+                self._holding += 1
+            task.add_done_callback(lambda t, s=slot, f=answer.finish, h=hold: self._complete(t, s, f, h))
             self._update_reading()
             return
         if kind is Reply:
@@ -265,8 +276,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
         else:
             self._ready.append(answer)
 
-    def _complete(self, task: asyncio.Task, slot: _Slot, finish) -> None:
+    def _complete(self, task: asyncio.Task, slot: _Slot, finish, hold: bool = False) -> None:
         self.tasks.discard(task)
+        if hold:
+            self._holding -= 1
         if self.closing or task.cancelled():
             return
         answer = finish(task)  # the dispatcher's: a frame, a Reply, or a Close
@@ -280,6 +293,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._scheduled_flush)
+        if hold and not self._holding:  # after the answer's flush: the next requests in order
+            asyncio.get_running_loop().call_soon(self._release)
 
     def _scheduled_flush(self) -> None:
         self._flush_scheduled = False
@@ -307,11 +322,12 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def _update_reading(self) -> None:
         if self.closing or self.transport is None:
             return
-        busy = self._write_paused or len(self.slots) >= MAX_PENDING or self._muted or self._regions_waiting
+        busy = (self._write_paused or len(self.slots) >= MAX_PENDING or self._muted or self._holding
+                or self._regions_waiting)
         if busy and not self._read_paused:
             self._read_paused = True
             self.transport.pause_reading()
-        elif (self._read_paused and not self._write_paused and not self._muted
+        elif (self._read_paused and not self._write_paused and not self._muted and not self._holding
               and not self._regions_waiting and len(self.slots) <= RESUME_PENDING):
             self._read_paused = False
             self.transport.resume_reading()

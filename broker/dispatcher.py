@@ -32,7 +32,7 @@ import structlog
 
 from kipper.broker.context import RequestContext
 from kipper.broker.handlers import CLUSTER_HANDLERS, CONTROLLER_HANDLERS, HANDLERS
-from kipper.broker.handlers.replies import NO_RESPONSE, Reply, throttled
+from kipper.broker.handlers.replies import NO_RESPONSE, Holding, Reply, throttled
 from kipper.broker.security.service import PRE_AUTH_APIS
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.header import encode_response, encode_with_schema, read_client_id
@@ -66,11 +66,12 @@ class Later:
     """An answer that comes later: the connection awaits ``pending`` and then writes
     ``finish(task)``, a ready answer (never an exception: a failure is a ``Close``)."""
 
-    __slots__ = ("pending", "finish")
+    __slots__ = ("pending", "finish", "hold")
 
-    def __init__(self, pending, finish: Callable[[Any], Any]):
+    def __init__(self, pending, finish: Callable[[Any], Any], hold: bool = False):
         self.pending = pending
         self.finish = finish
+        self.hold = hold  # the connection handles nothing more until it has come (a Holding)
 
 
 def _closing(exc: BaseException, session) -> Close:
@@ -266,6 +267,8 @@ class Dispatcher:
                     value.body = encode(value.body)
                     return value
                 return encode(value)
+            if type(result) is Holding:
+                return Later(result.pending, finish, hold=True)
             return Later(result, finish)
         if type(result) is Reply:
             result.body = encode(result.body)

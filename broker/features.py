@@ -94,10 +94,10 @@ class _NoStore:
     def put_features(self, levels, epoch): pass
 
 
-# What a kipper cluster's nodes support (docs/CLUSTER.md): transaction version 2 needs a Produce
-# to add its partition to a transaction that another broker coordinates (AddPartitionsToTxn
-# between brokers, not built), so a cluster stays at 1 and clients add their partitions themselves
-CLUSTER_CEILINGS = {TRANSACTION_VERSION: 1}
+# What a kipper cluster's nodes support below Kafka 4.4's levels (docs/CLUSTER.md): nothing now.
+# Transaction version 2 came once a partition's leader could add it to a transaction another
+# broker coordinates (AddPartitionsToTxn v4+ between brokers, broker/txn_verifier.py)
+CLUSTER_CEILINGS: dict[str, int] = {}
 
 
 class Features:

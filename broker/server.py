@@ -33,6 +33,7 @@ from kipper.broker.faults.plan import FaultPlan
 from kipper.broker.fetcher import ReplicaFetchers
 from kipper.broker.lifecycle import BrokerLifecycle
 from kipper.broker.txn_markers import TxnMarkerSender
+from kipper.broker.txn_verifier import TxnVerifier
 from kipper.broker.metrics_dump import from_config as metrics_dumper
 from kipper.broker.security import tls
 from kipper.broker.security.service import SASL_PROTOCOLS
@@ -164,11 +165,12 @@ class BrokerServer:
         self._may_sleep = [task for task in self.periodic if task.idle is not None]
         # a cluster's node (docs/CLUSTER.md): a broker's loops toward the controller and its
         # replica fetchers; the controller's session expiry and preferred elections
-        self.lifecycle = self.fetchers = self.markers = None
+        self.lifecycle = self.fetchers = self.markers = self.verifier = None
         if engines.cluster is not None:
             self.lifecycle = BrokerLifecycle(self)
             self.fetchers = ReplicaFetchers(self)
             self.markers = TxnMarkerSender(self)
+            self.verifier = TxnVerifier(self)
             self.periodic += [
                 Periodic("isr-shrink", config["replica.lag.time.max.ms"] / 2000, lambda: current().cluster.tick(now())),
                 Periodic("replica-fetchers", FETCHER_CHECK_S, self.cluster_changed)]
@@ -282,6 +284,7 @@ class BrokerServer:
         if self.lifecycle is not None:
             self.lifecycle.start()
             self.markers.start()
+            self.verifier.start()
         if self.config["metrics.http.listener"] is not None:
             self._start_metrics_http(loop)
         if self.config["schema.registry.listeners"]:
@@ -342,6 +345,7 @@ class BrokerServer:
             await self.lifecycle.stop()
             self.fetchers.stop()
             self.markers.stop()
+            self.verifier.stop()
         for task in self.periodic:
             task.stop()
         for server in self.servers:

@@ -133,7 +133,7 @@ def _then(answer, fn, unanswered=NO_RESPONSE):
         return answer
     if kind is Later:
         inner = answer.finish
-        return Later(answer.pending, lambda task: _then(inner(task), fn, unanswered))
+        return Later(answer.pending, lambda task: _then(inner(task), fn, unanswered), hold=answer.hold)
     return unanswered if answer is NO_RESPONSE else answer
 
 
@@ -151,4 +151,4 @@ def _delayed(answer, seconds: float | None):
         task = asyncio.ensure_future(answer.pending)
         await asyncio.wait([task])
         return answer.finish(task)
-    return Later(wait(), lambda task: task.result())
+    return Later(wait(), lambda task: task.result(), hold=type(answer) is Later and answer.hold)

@@ -30,9 +30,10 @@ from typing import NamedTuple
 
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.leaders import current_leader, node_endpoints
-from kipper.broker.handlers.replies import NO_RESPONSE, Reply
-from kipper.broker.handlers.txn import PRODUCE_ADDS_PARTITION_SINCE, not_in_transaction
+from kipper.broker.handlers.replies import NO_RESPONSE, Holding, Reply
+from kipper.broker.handlers.txn import asked_coordinator
 from kipper.broker.log import validate
+from kipper.broker.txn import verification
 from kipper.protocol import compression
 from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
@@ -58,9 +59,11 @@ class Target(NamedTuple):
 _new_tuple = tuple.__new__  # (a Target is made per request alone: without NamedTuple's Python __new__)
 
 
-def handle_produce(run, ctx) -> list:
+def handle_produce(run, ctx, verified: dict | None = None) -> list:
     """The answers to the requests of ``run``, in order; fewer when an answer mutes the
-    connection (a quota throttle): the requests after it wait, as they do one at a time.
+    connection (a quota throttle) or holds it (a transactional batch whose coordinator is
+    another broker's: ``verified`` is its answer, once asked): the requests after it wait, as
+    they do one at a time.
 
     A topic entry's lookup (the topic, its configs in effect, the authorization) is done
     once for the run: requests of a run share their head, and nothing a Produce does
@@ -83,6 +86,11 @@ def handle_produce(run, ctx) -> list:
     woken = ctx.engines.appends.woken
     for req in run:
         acks = req.acks
+        if cluster and verified is None and req.transactional_id and acks in (1, -1):
+            asks = _coordinated_elsewhere(ctx, req)
+            if asks:  # the append waits for the coordinator's answer, and the connection with it
+                answers.append(Holding(_verify_then_append(req, ctx, asks)))
+                break
         if req.transactional_id is None and _holds_transactional(req.topic_data):
             # Kafka refuses the whole request before its topics: every partition is answered 53
             refusal = [{"name": t.name, "topic_id": t.topic_id, "partition_responses": [
@@ -115,7 +123,7 @@ def handle_produce(run, ctx) -> list:
             for pdata in tdata.partition_data:
                 index = pdata.index
                 row, wait, appended_bytes, appended_records = _partition_row(
-                    ctx, target, acks, index, pdata.records, now, req.transactional_id, waits)
+                    ctx, target, acks, index, pdata.records, now, req.transactional_id, waits, verified)
                 if type(pdata) is _Repeated and target.denied is None and target.topic is not None \
                         and 0 <= index < len(target.topic.partitions):
                     row = _row(index, pdata.refusal)
@@ -159,6 +167,51 @@ def handle_produce(run, ctx) -> list:
 
 
 ZSTD_SINCE = 7  # a batch compressed with zstd needs Produce v7+ (KIP-110)
+
+
+def _coordinated_elsewhere(ctx, req) -> dict:
+    """(producer id, epoch) -> the partitions of ``req`` whose transactional batch another
+    broker's coordinator must check (or add, from v12) before the append: those this broker
+    leads, that the session may write, whose producer has no transaction open in them at that
+    epoch yet (Kafka's maybeStartTransactionVerification: only a transaction's first batch
+    in a partition is verified)."""
+    engines = ctx.engines
+    txn = engines.txn
+    tid = req.transactional_id
+    adds = verification.produce_operation(ctx.api_version) == verification.Operation.ADD_PARTITION
+    if not txn.coordinated_elsewhere(tid) or not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid) or not (
+            adds or txn.live["transaction.partition.verification.enable"]):  # (off: v12+ still adds)
+        return {}
+    asks: dict = {}
+    for tdata in req.topic_data:
+        topic = engines.topics.get(tdata.name) if tdata.name is not None else engines.topics.by_id(tdata.topic_id)
+        if topic is None or topic.internal or not ctx.authorize(WRITE, TOPIC, topic.name):
+            continue
+        for pdata in tdata.partition_data:
+            records = pdata.records
+            if not 0 <= pdata.index < len(topic.partitions) or records is None or len(records) <= HEADER_SIZE \
+                    or records[16] != 2 or not records[22] & TRANSACTIONAL:
+                continue
+            partition = topic.partitions[pdata.index]
+            header = read_header(records)
+            if header.producer_id < 0 or (partition.replica is not None and not partition.replica.is_leader) \
+                    or partition.in_transaction(header.producer_id, header.producer_epoch):
+                continue
+            asks.setdefault((header.producer_id, header.producer_epoch), []).append((topic.name, pdata.index))
+    return asks
+
+
+async def _verify_then_append(req, ctx, asks: dict):
+    """Ask the coordinator (one request a producer epoch: nearly always one), then answer
+    ``req`` as ``handle_produce`` does, with what it answered."""
+    operation = verification.produce_operation(ctx.api_version)
+    verified = {}
+    for (producer_id, producer_epoch), partitions in asks.items():
+        verified.update(await asked_coordinator(ctx.engines.txn, req.transactional_id, producer_id,
+                                                producer_epoch, partitions, operation))
+    verified.setdefault(None, ErrorCode.NONE)  # (asked: never asked again, even if all are in)
+    [answer] = handle_produce([req], ctx, verified)
+    return await answer if hasattr(answer, "__await__") else answer
 
 
 def _holds_transactional(topic_data: list) -> bool:
@@ -286,30 +339,44 @@ def _refusal(target: Target, acks: int, index: int) -> ErrorCode:
     raise AssertionError("a partition it may write to")
 
 
-def _verification_text(code: ErrorCode) -> str | None:
-    """The one text Kafka's Produce answer carries for a transactional batch's verification."""
-    return "Partition was not added to the transaction" if code == ErrorCode.INVALID_TXN_STATE else None
+def _in_transaction(ctx, topic: str, index: int, header, transactional_id: str | None, now: int,
+                    verified: dict | None) -> tuple[ErrorCode, str | None, str | None]:
+    """KIP-890 for a transactional batch: the error its Produce answers (NONE: append it), the
+    answer's message and the log's. The local coordinator checks (or, from v12, adds) the
+    partition; what another broker's coordinator answered is in ``verified`` (asked before,
+    ``_verify_then_append``); both as Kafka's partition leader answers them."""
+    operation = verification.produce_operation(ctx.api_version)
+    code, message = ctx.engines.txn.check_append(topic, index, [header], transactional_id,
+                                                 operation == verification.Operation.ADD_PARTITION, now)
+    if code == ErrorCode.NONE and verified:
+        code = verified.get((topic, index), ErrorCode.NONE)
+        message = f"the transaction's coordinator answered {code.name}"
+    if code == ErrorCode.NONE:
+        return code, None, None
+    code, text = verification.produce_error(verification.leader_error(code, operation), operation)
+    return code, text, message or code.name
 
 
-def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | None, now: int) -> ErrorCode:
-    """What Kafka answers before its ReplicaManager looks at acks: the request's records
-    read (KafkaApis' validateRecords), then a transactional batch verified with its
-    coordinator; else INVALID_REQUIRED_ACKS."""
+def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | None, now: int,
+                 verified: dict | None = None) -> tuple[ErrorCode, str | None]:
+    """What Kafka answers before its ReplicaManager looks at acks (and the answer's message):
+    the request's records read (KafkaApis' validateRecords), then a transactional batch
+    verified with its coordinator; else INVALID_REQUIRED_ACKS."""
     if records is not None:  # (null records: as before, the acks; no bytes: no batch)
         try:
             _, _, header = validate.produced_batch(records)
         except validate.Rejected as exc:
-            return exc.code
+            return exc.code, None
         if header.attributes & TRANSACTIONAL:
-            code, _ = ctx.engines.txn.check_append(topic, index, [header], transactional_id,
-                                                   ctx.api_version >= PRODUCE_ADDS_PARTITION_SINCE, now)
+            code, text, _ = _in_transaction(ctx, topic, index, header, transactional_id, now, verified)
             if code != ErrorCode.NONE:
-                return not_in_transaction(code, ctx)
-    return ErrorCode.INVALID_REQUIRED_ACKS
+                return code, text
+    return ErrorCode.INVALID_REQUIRED_ACKS, None
 
 
 def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int,
-                   transactional_id: str | None = None, waits: list | None = None) -> tuple[dict, int, int, int]:
+                   transactional_id: str | None = None, waits: list | None = None,
+                   verified: dict | None = None) -> tuple[dict, int, int, int]:
     """One partition's answer, the quota's throttle time (0 unless exceeded), and the
     bytes and records appended (for the caller to count). In a cluster, an acks=all
     append that waits for the ISR adds (replica, end offset, min ISR, row) to ``waits``."""
@@ -317,9 +384,10 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
     if (acks not in VALID_ACKS or target.denied is not None or topic is None
             or not 0 <= index < len(topic.partitions)):  # nothing is appended
         code = _refusal(target, acks, index)
+        text = None
         if code == ErrorCode.INVALID_REQUIRED_ACKS:
-            code = _before_acks(ctx, topic.name, index, records, transactional_id, now)
-        return _row(index, code, message=_verification_text(code)), 0, 0, 0
+            code, text = _before_acks(ctx, topic.name, index, records, transactional_id, now, verified)
+        return _row(index, code, message=text), 0, 0, 0
     policy = target.policy
     partition = topic.partitions[index]
     if ctx.api_version < ZSTD_SINCE and records and len(records) > HEADER_SIZE and records[22] & 7 == compression.ZSTD:
@@ -359,12 +427,10 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
             _log_refusal(ctx, topic.name, index, records, ErrorCode.INVALID_RECORD, row["error_message"], now)
             return row, 0, 0, 0
     if header.attributes & TRANSACTIONAL:  # KIP-890: in the transaction, or added to it from v12
-        code, message = engines.txn.check_append(topic.name, index, [header], transactional_id,
-                                                 ctx.api_version >= PRODUCE_ADDS_PARTITION_SINCE, now)
+        code, text, message = _in_transaction(ctx, topic.name, index, header, transactional_id, now, verified)
         if code != ErrorCode.NONE:  # (Kafka answers these before the log: log_start_offset -1)
-            code = not_in_transaction(code, ctx)
-            _log_refusal(ctx, topic.name, index, records, code, message or code.name, now)
-            return _row(index, code, message=_verification_text(code)), 0, 0, 0
+            _log_refusal(ctx, topic.name, index, records, code, message, now)
+            return _row(index, code, message=text), 0, 0, 0
     appended = partition.append(records, spans, now)
     # (Kafka's answer carries no message for a refusal by producer state: the log has it)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,

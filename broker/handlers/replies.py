@@ -1,6 +1,7 @@
 """What a handler may return besides a response body: a ``Reply`` (a body and what the
 connection does after sending it), ``NO_RESPONSE`` (Produce with acks=0), or, through
-``Deferred``, an answer that comes later without blocking the loop.
+``Deferred``, an answer that comes later without blocking the loop; ``Holding``, one that
+comes later and holds the connection's next requests until it has come.
 
 They live with the handlers, on the floor below the shell that acts on them
 (broker/dispatcher.py, broker/connection.py).
@@ -45,6 +46,20 @@ def throttled(result, wait_ms: int, *, empty: bool = False):
         reply.mute_ms = max(reply.mute_ms, wait_ms)
         return reply
     return Reply(body, mute_ms=wait_ms)
+
+
+class Holding:
+    """An answer still to come (``pending``, awaitable) that the connection's later requests
+    wait for, as Kafka's muted channel holds them: a Produce whose append waits for another
+    broker's transaction coordinator (a later batch of the producer must not pass it)."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self, pending):
+        self.pending = pending
+
+    def __await__(self):
+        return self.pending.__await__()
 
 
 class Deferred:

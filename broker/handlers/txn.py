@@ -13,11 +13,15 @@ for the versions that know it.
 
 from __future__ import annotations
 
+import asyncio
+
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
 )
 from kipper.broker.config_values import java_hash_order
+from kipper.broker.groups.journal import OFFSETS_TOPIC, partition_for
 from kipper.broker.handlers.offsets import MAX_METADATA, answered, broker_answered
+from kipper.broker.txn import verification
 from kipper.protocol.errors import ErrorCode
 
 PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that knows error 90
@@ -25,13 +29,15 @@ PRODUCER_FENCED_SINCE = {24: 2, 25: 2, 26: 2}  # api key -> first version that k
 # not in the producer's open transaction, where older versions get INVALID_TXN_STATE (Kafka 4.x:
 # Produce v11, TxnOffsetCommit v4; Kafka's "genericError" transaction-supported operation)
 TRANSACTION_ABORTABLE_SINCE = {0: 11, 28: 4}
-# a Produce from v12 is a transaction-version-2 producer's: its batch adds the partition to the
-# transaction (KIP-890 part 2) where an older one is refused; so does TxnOffsetCommit v5 its group
-PRODUCE_ADDS_PARTITION_SINCE = 12
+# TxnOffsetCommit v5 is a transaction-version-2 producer's: it adds its group to the transaction
+# (KIP-890 part 2; a Produce v12 its partition: broker/txn/verification.py)
 TXN_OFFSET_COMMIT_ADDS_GROUP_SINCE = 5
 END_TXN_V2_SINCE = 5  # EndTxn v5: transaction version 2, an epoch bump per transaction
 BROKER_ADD_PARTITIONS_SINCE = 4  # AddPartitionsToTxn v4+: batched, from brokers
 TOPIC_IDS_SINCE = 6  # TxnOffsetCommit v6 names topics by id (KIP-1319)
+# how long a request waits for another broker's coordinator: past the shell's own timeout
+# (broker/txn_verifier.py, Kafka's request.timeout.ms), so that one answers first
+ASK_TIMEOUT_S = 35.0
 
 
 def _for_version(error: ErrorCode, ctx) -> int:
@@ -46,6 +52,19 @@ def not_in_transaction(error: ErrorCode, ctx) -> ErrorCode:
     if error == ErrorCode.INVALID_TXN_STATE and ctx.api_version >= TRANSACTION_ABORTABLE_SINCE.get(ctx.api_key, 1 << 15):
         return ErrorCode.TRANSACTION_ABORTABLE
     return error
+
+
+async def asked_coordinator(txn, transactional_id: str, producer_id: int, producer_epoch: int, partitions,
+                            operation) -> dict:
+    """(topic, partition) -> the error another broker's transaction coordinator answered
+    (broker/txn/verification.py: the ones in the transaction are not named)."""
+    future = asyncio.get_running_loop().create_future()
+    txn.ask_coordinator(transactional_id, producer_id, producer_epoch, partitions, operation,
+                        lambda errors: future.done() or future.set_result(errors))
+    try:
+        return await asyncio.wait_for(future, ASK_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        return dict.fromkeys(partitions, ErrorCode.NETWORK_EXCEPTION)
 
 
 def _known(engines, topic: str, partition: int) -> bool:
@@ -121,17 +140,13 @@ def _add_partitions_batched(req, ctx):
                      for tp in wanted}
             results.append(_from_partitions(t.transactional_id, codes))
             continue
+        # (the same answer a Produce gets from a coordinator on its own broker: answer_leader)
+        errors = (dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST) if not t.transactional_id else
+                  engines.txn.answer_leader(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
+                                            not t.verify_only, ctx.now))
         if t.verify_only:  # the coordinator's verification answers from the partitions too
-            errors = (dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST) if not t.transactional_id else
-                      engines.txn.verify_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted))
             results.append(_from_partitions(t.transactional_id, errors))
             continue
-        if not t.transactional_id:
-            errors = dict.fromkeys(wanted, ErrorCode.INVALID_REQUEST)
-        else:
-            error = engines.txn.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
-                                               ctx.now, tv2=True)
-            errors = dict.fromkeys(wanted, error)
         results.append({"transactional_id": t.transactional_id, "topic_results": [
             {"name": topic.name, "results_by_partition": [
                 {"partition_index": p, "partition_error_code": int(errors[(topic.name, p)])} for p in topic.partitions]}
@@ -179,11 +194,13 @@ def handle_end_txn(req, ctx):
     return {"throttle_time_ms": 0, "error_code": _for_version(error, ctx), "producer_id": -1, "producer_epoch": -1}
 
 
-def handle_txn_offset_commit(req, ctx):
+def handle_txn_offset_commit(req, ctx, verified: ErrorCode | None = None):
     """Kafka's order: the ACLs of the transactional id and the group answer every partition;
     then each topic (an id v6 cannot resolve, READ on it, its partitions); the coordinator
     checks (and from v5 adds the group to) the transaction for what is left, and the group
-    its member; then the offsets are staged until the transaction ends."""
+    its member; then the offsets are staged until the transaction ends. When another broker
+    coordinates the transactional id, it is asked first (the group's `__consumer_offsets`
+    partition, as Kafka's group coordinator asks) and ``verified`` is what it answered."""
     engines = ctx.engines
     by_id = ctx.api_version >= TOPIC_IDS_SINCE
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.transactional_id):
@@ -209,8 +226,10 @@ def handle_txn_offset_commit(req, ctx):
         # the coordinators' first checks: an empty group id, then an empty transactional id
         error = (ErrorCode.INVALID_GROUP_ID if not req.group_id else
                  ErrorCode.INVALID_REQUEST if not req.transactional_id else ErrorCode.NONE)
+        if error == ErrorCode.NONE and verified is None and engines.txn.coordinated_elsewhere(req.transactional_id):
+            return _verify_then_commit(req, ctx)
         if error == ErrorCode.NONE:
-            error = not_in_transaction(engines.txn.verify_offset_commit(
+            error = verified if verified is not None else not_in_transaction(engines.txn.verify_offset_commit(
                 req.transactional_id, req.producer_id, req.producer_epoch, req.group_id, ctx.now,
                 add=ctx.api_version >= TXN_OFFSET_COMMIT_ADDS_GROUP_SINCE), ctx)
         if error == ErrorCode.NONE:
@@ -237,6 +256,15 @@ def handle_txn_offset_commit(req, ctx):
         {"partition_index": p.partition_index, "error_code": int(codes[i, p.partition_index])}
         for p in t.partitions]} for i, t in enumerate(req.topics)]
     return {"throttle_time_ms": 0, "topics": answered(out, refused is None and broker_answered(out))}
+
+
+async def _verify_then_commit(req, ctx):
+    offsets = ctx.engines.topics.get(OFFSETS_TOPIC)
+    tp = (OFFSETS_TOPIC, partition_for(req.group_id, len(offsets.partitions) if offsets else 1))
+    errors = await asked_coordinator(ctx.engines.txn, req.transactional_id, req.producer_id, req.producer_epoch,
+                                     [tp], verification.txn_offset_commit_operation(ctx.api_version))
+    error = verification.offset_commit_error(errors.get(tp, ErrorCode.NONE))
+    return handle_txn_offset_commit(req, ctx, ErrorCode(_for_version(error, ctx)))
 
 
 def _topic_name(engines, t) -> str | None:

@@ -131,6 +131,15 @@ class Partition:
     def txn_index_if_any(self) -> TxnPartition | None:
         return self._txn
 
+    def in_transaction(self, producer_id: int, producer_epoch: int) -> bool:
+        """Whether the producer has a transaction open here at that epoch (Kafka's
+        UnifiedLog.hasOngoingTransaction): its later batches need no verification."""
+        txn, psm = self._txn, self._producers
+        if txn is None or psm is None or producer_id not in txn.ongoing:
+            return False
+        row = psm.table.find(producer_id)
+        return row >= 0 and psm.table.epochs[row] == producer_epoch
+
     def active_producers(self) -> list[tuple[int, int, int, int, int, int]]:
         """(producer id, epoch, last sequence, last timestamp, coordinator epoch, first offset
         of its open transaction or -1) of each producer the partition holds state for

@@ -10,8 +10,12 @@ epoch is one below the current one (or the last epoch of a producer id rotated a
     CompleteAbort           NONE | bump                     INVALID_TXN_STATE | INVALID_TXN_STATE
     CompleteCommit          INVALID_TXN_STATE | bump        NONE | INVALID_TXN_STATE
     Ongoing                 (current only) prepare the abort or the commit, with a bump
+    PrepareCommit/Abort     CONCURRENT_TRANSACTIONS (retry or current)
 
-"bump" in a settled state is an abort of an empty transaction: only the epoch moves.
+"bump" in a settled state is an abort of an empty transaction: only the epoch moves. In a
+Prepare* state the epoch is already bumped, so "current" is the next transaction's: an EndTxn
+sent before the markers are all written (a cluster's, whose markers go to other brokers) is
+retried, as Kafka 4.x answers it (KAFKA-18575), not fenced.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ def decide(meta, producer_id: int, producer_epoch: int, committed: bool) -> Deci
     if meta.producer_id != producer_id and not retry_on_overflow:
         return Decision(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
     if state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
-        valid = retry_on_bump
+        valid = retry_on_bump or producer_epoch == meta.producer_epoch
     elif state in (S.COMPLETE_COMMIT, S.COMPLETE_ABORT):
         valid = retry_on_bump or retry_on_overflow or producer_epoch == meta.producer_epoch
     else:
@@ -60,10 +64,8 @@ def decide(meta, producer_id: int, producer_epoch: int, committed: bool) -> Deci
         if committed:
             return Decision(ErrorCode.INVALID_TXN_STATE)
         return Decision(ErrorCode.NONE) if retry else Decision(ErrorCode.NONE, True, True)
-    if state == S.PREPARE_COMMIT:
-        return Decision(ErrorCode.CONCURRENT_TRANSACTIONS if committed else ErrorCode.INVALID_TXN_STATE)
-    if state == S.PREPARE_ABORT:
-        return Decision(ErrorCode.INVALID_TXN_STATE if committed else ErrorCode.CONCURRENT_TRANSACTIONS)
+    if state in (S.PREPARE_COMMIT, S.PREPARE_ABORT):
+        return Decision(ErrorCode.CONCURRENT_TRANSACTIONS)
     if state == S.EMPTY and not committed:
         return Decision(ErrorCode.NONE, True, True)
     return Decision(ErrorCode.INVALID_TXN_STATE)

@@ -12,8 +12,9 @@ In a cluster (docs/CLUSTER.md) the markers of partitions led elsewhere, and of g
 coordinated elsewhere (their `__consumer_offsets` partition), become a ``MarkerJob`` the
 shell delivers with WriteTxnMarkers (broker/txn_markers.py); the transaction completes
 (Complete*) once every leader has written them, CONCURRENT_TRANSACTIONS answering meanwhile.
-A Produce whose transactional id another broker coordinates is not verified here (KIP-890's
-verification would ask that coordinator with AddPartitionsToTxn; kipper does not).
+A Produce (or a TxnOffsetCommit) whose transactional id another broker coordinates is checked,
+or at transaction version 2 added, by that coordinator: ``ask_coordinator`` queues an
+AddPartitionsToTxn v4+ (broker/txn/verification.py) the shell sends (broker/txn_verifier.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from kipper.broker.txn.coordinator import (
 from kipper.broker.txn.journal import STATE_OF
 from kipper.broker.txn.markers import marker_batch
 from kipper.broker.txn.states import TxnState
+from kipper.broker.txn.verification import Ask, Operation, add_request, answered_errors
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -48,7 +50,8 @@ class MarkerJob(NamedTuple):
 
 class Transactions:
     def __init__(self, settings: TxnSettings, *, topics, producer_ids, offsets, groups,
-                 journal=None, live=None, cluster=None, markers=None, server_tv=lambda: TV1):
+                 journal=None, live=None, cluster=None, markers=None, verifications=None,
+                 server_tv=lambda: TV1):
         self.settings = settings
         # the broker config with the dynamic broker configs over it (broker/dynamic_configs.py):
         # transaction.partition.verification.enable is read there at each transactional Produce
@@ -61,6 +64,7 @@ class Transactions:
         self.coordinator = TransactionCoordinator(settings, producer_ids.allocate, journal, server_tv)
         self.cluster = cluster  # a cluster's ClusterNode (broker/cluster/node.py), None on one node
         self.markers = markers  # an Outbox of MarkerJobs the shell delivers (broker/txn_markers.py)
+        self.verifications = verifications  # an Outbox of verification.Asks (broker/txn_verifier.py)
 
     def state_topic(self) -> None:
         """__transaction_state, made when a client first looks for a transaction
@@ -128,9 +132,51 @@ class Transactions:
         elif meta.state in (TxnState.PREPARE_COMMIT, TxnState.PREPARE_ABORT):
             error = ErrorCode.CONCURRENT_TRANSACTIONS
         else:
-            return {tp: ErrorCode.NONE if tp in meta.partitions else ErrorCode.TRANSACTION_ABORTABLE
+            return {tp: ErrorCode.NONE if self._holds(meta, tp) else ErrorCode.TRANSACTION_ABORTABLE
                     for tp in partitions}
         return {tp: error for tp in partitions}
+
+    def _holds(self, meta, tp) -> bool:
+        """Whether the transaction holds the partition: one added, or the `__consumer_offsets`
+        partition of a group added with AddOffsetsToTxn, as in Kafka; a settled transaction
+        holds nothing (Kafka clears its partitions on completion)."""
+        if meta.state != TxnState.ONGOING:
+            return False
+        return tp in meta.partitions or (
+            tp[0] == OFFSETS_TOPIC and any(self._offsets_partition(g) == tp for g in meta.groups))
+
+    def answer_leader(self, transactional_id: str, producer_id: int, producer_epoch: int, partitions,
+                      add: bool, now: int) -> dict:
+        """What the coordinator answers a partition leader's AddPartitionsToTxn v4+, whether it
+        came over the wire or from a Produce on this broker: (topic, partition) -> error;
+        ``add``: not verify-only (transaction version 2)."""
+        if add:
+            return dict.fromkeys(partitions, self.add_partitions(transactional_id, producer_id, producer_epoch,
+                                                                 partitions, now, tv2=True))
+        return self.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
+
+    def _offsets_partition(self, group_id: str) -> tuple[str, int]:
+        offsets = self.topics.get(OFFSETS_TOPIC)
+        return OFFSETS_TOPIC, partition_for(group_id, len(offsets.partitions) if offsets else 1)
+
+    def coordinated_elsewhere(self, transactional_id: str) -> bool:
+        """Whether another broker of the cluster coordinates ``transactional_id``."""
+        return self.cluster is not None and not self.cluster.coordinates(transactional_id, True)
+
+    def ask_coordinator(self, transactional_id: str, producer_id: int, producer_epoch: int, partitions,
+                        operation: Operation, done) -> None:
+        """Ask the broker that coordinates ``transactional_id`` whether ``partitions`` are in
+        the producer's transaction (or, with ADD_PARTITION, to add them), as Kafka's partition
+        leader does; ``done`` is called with (topic, partition) -> the error to go on with (the
+        ones not named are in). No coordinator known: COORDINATOR_NOT_AVAILABLE at once."""
+        partitions = list(partitions)
+        coordinator, _ = self.cluster.coordinator(transactional_id, True)
+        if coordinator < 0 or self.verifications is None:
+            done(dict.fromkeys(partitions, ErrorCode.COORDINATOR_NOT_AVAILABLE))
+            return
+        body = add_request(transactional_id, producer_id, producer_epoch, partitions, operation)
+        self.verifications.put(Ask(coordinator, body,
+                                   lambda answer: done(answered_errors(answer, partitions, operation))))
 
     def add_offsets(self, transactional_id: str, producer_id: int, producer_epoch: int,
                     group_id: str, now: int) -> ErrorCode:
@@ -141,8 +187,9 @@ class Transactions:
         """Before staging a TxnOffsetCommit: the group must be in the producer's open
         transaction; ``add`` (v5+, a transaction-version-2 producer's request) adds it, as
         Kafka's group coordinator does through AddPartitionsToTxn. In a cluster, a group
-        coordinator that does not coordinate the transactional id stages the offsets as
-        Kafka's does (the transaction's marker on the group's partition settles them)."""
+        coordinator that does not coordinate the transactional id asked its coordinator
+        before (``ask_coordinator``: the group's `__consumer_offsets` partition); the
+        transaction's marker on that partition settles the offsets."""
         if self.cluster is not None and not self.cluster.coordinates(transactional_id, True):
             return ErrorCode.NONE
         if add:
@@ -204,7 +251,7 @@ class Transactions:
             if cluster is not None and cluster.leader_of(topic, partition) != cluster.node_id:
                 elsewhere.add((topic, partition))
                 continue
-            error = self._write_marker(pid, epoch, committed, self.settings.coordinator_epoch,
+            error = self.write_markers(pid, epoch, committed, self.settings.coordinator_epoch,
                                        topic, partition, now)
             if error not in (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION):
                 # (an unknown partition was deleted since it was added)
@@ -270,11 +317,13 @@ class Transactions:
 
     def check_append(self, topic: str, partition: int, headers, transactional_id: str | None,
                      add_partition: bool, now: int) -> tuple[ErrorCode, str | None]:
-        """Before appending a Produce that holds transactional batches. ``add_partition``:
-        the Produce is of a transaction-version-2 producer (v12+, KIP-890 part 2), so a
-        partition not yet in its open transaction is added to it (opening one if need be)
-        instead of refused, as Kafka 4.x does; the request's transactional id must then
-        hold the batch's producer id and epoch."""
+        """Before appending a Produce that holds transactional batches: the coordinator's
+        answer (as to a leader's AddPartitionsToTxn v4+, ``answer_leader``; the caller maps it
+        as Kafka's leader does, broker/txn/verification.py). ``add_partition``: the Produce is
+        of a transaction-version-2 producer (v12+, KIP-890 part 2), so a partition not yet in
+        its open transaction is added to it (opening one if need be) instead of refused, as
+        Kafka 4.x does; the request's transactional id must hold the batch's producer id and
+        epoch."""
         for h in headers:
             if not h.is_transactional:
                 continue
@@ -282,18 +331,15 @@ class Transactions:
                 return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional batch without a transactional id"
             if h.producer_id < 0:  # appended as Kafka does: no producer, so no transaction to verify
                 continue  # (it opens none: the last stable offset does not wait for it)
-            if not self.live["transaction.partition.verification.enable"]:
-                continue
+            if not add_partition and not self.live["transaction.partition.verification.enable"]:
+                continue  # (off, a transaction-version-2 Produce still adds its partition, as Kafka's)
             if not transactional_id:  # the coordinator's first check of a verification
                 return ErrorCode.INVALID_REQUEST, "an empty transactional id"
             if self.cluster is not None and not self.cluster.coordinates(transactional_id, True):
-                continue  # (another broker coordinates it: not verified here, module docstring)
-            error = self.coordinator.verify_produce(h.producer_id, h.producer_epoch, topic, partition)
-            if error == ErrorCode.INVALID_TXN_STATE and add_partition:
-                error = self.coordinator.add_partitions(transactional_id, h.producer_id, h.producer_epoch,
-                                                        [(topic, partition)], now, TV2)
-                if error == ErrorCode.PRODUCER_FENCED:  # what Kafka's leader answers a producer
-                    error = ErrorCode.INVALID_PRODUCER_EPOCH
+                continue  # (another broker coordinates it: asked before, ask_coordinator)
+            tp = (topic, partition)  # asked as another broker's leader asks (verification.py maps it)
+            error = self.answer_leader(transactional_id, h.producer_id, h.producer_epoch, [tp], add_partition,
+                                       now)[tp]
             if error != ErrorCode.NONE:
                 return error, (f"producer {h.producer_id} epoch {h.producer_epoch} has no open "
                                f"transaction holding {topic}-{partition}")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from kipper.client import admin
+from kipper.client import admin, consumer_requests
 from kipper.client.blocking import BlockingConnection, connect_any
 from kipper.client.producer_requests import produce
 from kipper.cluster import EmbeddedCluster
@@ -337,6 +337,54 @@ def test_a_transaction_spans_brokers_with_its_offsets(cluster):
     reader.close()
     assert sorted(got) == list(range(90)), "every record once: the aborted round's copies are not read"
     assert sum(t.offset for t in committed) == 90, "the group's offsets were committed with the transactions"
+
+
+def _txn_produce(conn, tid: str, topic: str, partition: int, pid: int, epoch: int, seq: int, version: int):
+    data = records.build_batch([(None, b"%d" % seq)], producer_id=pid, producer_epoch=epoch, base_sequence=seq,
+                               transactional=True)
+    return produce(conn, {(topic, partition): data}, transactional_id=tid, version=version,
+                   timeout_ms=10000).responses[0].partition_responses[0]
+
+
+def test_a_partition_leader_asks_the_transaction_coordinator_of_another_broker(cluster):
+    """KIP-890 across brokers (AddPartitionsToTxn v5 from the partition's leader): a Produce
+    before v12 is only verified (not in the transaction: INVALID_TXN_STATE with Kafka's
+    message at v10, TRANSACTION_ABORTABLE at v11), a Produce v12 adds its partition (the
+    coordinator's transaction holds it, and its commit's marker reaches it), and a coordinator
+    that cannot be reached is NOT_ENOUGH_REPLICAS, which the producer retries."""
+    topic, tid = create(cluster, 3, 1), unique_name("tx")
+    with connect(cluster, 1) as conn:
+        coordinator = _coordinator(conn, tid, 1)
+    partition, leader = next((p.partition_index, p.leader_id) for p in cluster.describe(topic)
+                             if p.leader_id != coordinator)
+    with connect(cluster, coordinator) as conn:
+        init = conn.request(22, {"transactional_id": tid, "transaction_timeout_ms": 60000, "producer_id": -1,
+                                 "producer_epoch": -1}, version=5)
+        assert init.error_code == 0
+        pid, epoch = init.producer_id, init.producer_epoch
+    with connect(cluster, leader) as conn:
+        row = _txn_produce(conn, tid, topic, partition, pid, epoch, 0, version=10)
+        assert (row.error_code, row.error_message) == (ErrorCode.INVALID_TXN_STATE,
+                                                       "Partition was not added to the transaction")
+        assert _txn_produce(conn, tid, topic, partition, pid, epoch, 0, version=11).error_code == \
+            ErrorCode.TRANSACTION_ABORTABLE
+        cluster.faults(coordinator).close("AddPartitionsToTxn", versions=(4, 5))
+        row = _txn_produce(conn, tid, topic, partition, pid, epoch, 0, version=12)
+        assert (row.error_code, row.error_message) == (
+            ErrorCode.NOT_ENOUGH_REPLICAS, "Unable to verify the partition has been added to the transaction. "
+                                           "Underlying error: NETWORK_EXCEPTION")
+        assert _txn_produce(conn, tid, topic, partition, pid, epoch, 0, version=12).error_code == 0  # added
+        assert _txn_produce(conn, tid, topic, partition, pid, epoch, 1, version=12).error_code == 0
+    with connect(cluster, coordinator) as conn:
+        [state] = conn.request(65, {"transactional_ids": [tid]}).transaction_states
+        assert (state.transaction_state, [(t.topic, list(t.partitions)) for t in state.topics]) == (
+            "Ongoing", [(topic, [partition])])
+        assert conn.request(26, {"transactional_id": tid, "producer_id": pid, "producer_epoch": epoch,
+                                 "committed": True}, version=5).error_code == 0
+    with connect(cluster, leader) as conn:  # the commit's marker reached the leader: read_committed reads both
+        EmbeddedCluster.wait_until(lambda: consumer_requests.list_offsets(
+            conn, {(topic, partition): -1}, isolation_level=1).topics[0].partitions[0].offset == 3,
+            30, "the last stable offset past the commit marker")
 
 
 def test_a_durable_cluster_keeps_its_records_through_a_kill_and_a_full_restart(tmp_path):

@@ -62,7 +62,7 @@ def end_txn(conn, tid, pid, epoch, commit: bool, version: int = 3) -> int:
                              "committed": commit}, version=version).error_code
 
 
-def produce(conn, topic, pid, epoch, seq, values, partition=0, transactional=True, tid="x"):
+def produce(conn, topic, pid, epoch, seq, values, partition=0, transactional=True, tid=None):
     batch = records.build_batch([(None, v) for v in values], producer_id=pid, producer_epoch=epoch,
                                 base_sequence=seq, transactional=transactional)
     body = producer_requests.produce(conn, {(topic, partition): batch}, timeout_ms=5000,
@@ -91,13 +91,13 @@ def test_transactional_batch_needs_its_partition_in_the_open_transaction(conn, u
     topic, tid = f"v-{unique}", f"tx-{unique}"
     create(conn, topic, 2)
     pid, epoch = init_ok(conn, tid)
-    assert produce(conn, topic, pid, epoch, 0, [b"a"]).error_code == E.INVALID_TXN_STATE
+    assert produce(conn, topic, pid, epoch, 0, [b"a"], tid=tid).error_code == E.INVALID_TXN_STATE
     assert add_partitions(conn, tid, pid, epoch, topic, [0]) == [0]
-    assert produce(conn, topic, pid, epoch, 0, [b"a"]).error_code == 0
-    assert produce(conn, topic, pid, epoch, 0, [b"b"], partition=1).error_code == E.INVALID_TXN_STATE
+    assert produce(conn, topic, pid, epoch, 0, [b"a"], tid=tid).error_code == 0
+    assert produce(conn, topic, pid, epoch, 0, [b"b"], partition=1, tid=tid).error_code == E.INVALID_TXN_STATE
     assert end_txn(conn, tid, pid, epoch, True) == 0
     # a late batch after the commit would dangle: refused
-    assert produce(conn, topic, pid, epoch, 1, [b"c"]).error_code == E.INVALID_TXN_STATE
+    assert produce(conn, topic, pid, epoch, 1, [b"c"], tid=tid).error_code == E.INVALID_TXN_STATE
 
 
 def test_add_partitions_for_an_unknown_partition_adds_nothing(conn, unique):
@@ -106,7 +106,7 @@ def test_add_partitions_for_an_unknown_partition_adds_nothing(conn, unique):
     pid, epoch = init_ok(conn, tid)
     assert add_partitions(conn, tid, pid, epoch, topic, [0, 5]) == [E.OPERATION_NOT_ATTEMPTED,
                                                                     E.UNKNOWN_TOPIC_OR_PARTITION]
-    assert produce(conn, topic, pid, epoch, 0, [b"a"]).error_code == E.INVALID_TXN_STATE
+    assert produce(conn, topic, pid, epoch, 0, [b"a"], tid=tid).error_code == E.INVALID_TXN_STATE
 
 
 # --- LSO, read_committed and the aborted transactions -----------------------------------------------
@@ -117,7 +117,7 @@ def test_read_committed_stops_at_the_open_transaction_until_it_commits(conn, uni
     produce(conn, topic, -1, -1, -1, [b"plain0"], transactional=False)
     pid, epoch = init_ok(conn, tid)
     add_partitions(conn, tid, pid, epoch, topic)
-    assert produce(conn, topic, pid, epoch, 0, [b"t1", b"t2"]).base_offset == 1
+    assert produce(conn, topic, pid, epoch, 0, [b"t1", b"t2"], tid=tid).base_offset == 1
     produce(conn, topic, -1, -1, -1, [b"plain3"], transactional=False)
 
     part = fetch(conn, topic, READ_COMMITTED)
@@ -144,10 +144,10 @@ def test_aborted_transaction_is_listed_for_read_committed_only(conn, unique):
     create(conn, topic)
     pid, epoch = init_ok(conn, tid)
     add_partitions(conn, tid, pid, epoch, topic)
-    produce(conn, topic, pid, epoch, 0, [b"x1", b"x2"])
+    produce(conn, topic, pid, epoch, 0, [b"x1", b"x2"], tid=tid)
     assert end_txn(conn, tid, pid, epoch, False) == 0
     add_partitions(conn, tid, pid, epoch, topic)
-    produce(conn, topic, pid, epoch, 2, [b"y1"])
+    produce(conn, topic, pid, epoch, 2, [b"y1"], tid=tid)
     assert end_txn(conn, tid, pid, epoch, True) == 0
 
     part = fetch(conn, topic, READ_COMMITTED)
@@ -211,7 +211,7 @@ def test_new_instance_fences_the_old_one_in_the_coordinator_and_the_partition(co
     create(conn, topic)
     pid, epoch = init_ok(conn, tid)
     add_partitions(conn, tid, pid, epoch, topic)
-    produce(conn, topic, pid, epoch, 0, [b"old"])
+    produce(conn, topic, pid, epoch, 0, [b"old"], tid=tid)
     first = init(conn, tid)
     assert first.error_code == E.CONCURRENT_TRANSACTIONS  # the open transaction is being aborted
     pid2, epoch2 = init_ok(conn, tid)
@@ -220,7 +220,7 @@ def test_new_instance_fences_the_old_one_in_the_coordinator_and_the_partition(co
     part = fetch(conn, topic, READ_COMMITTED)
     assert [(a.producer_id, a.first_offset) for a in part.aborted_transactions] == [(pid, 0)]
     assert batches(part)[-1].header.producer_epoch == epoch + 1
-    assert produce(conn, topic, pid, epoch, 1, [b"late"]).error_code == E.INVALID_PRODUCER_EPOCH
+    assert produce(conn, topic, pid, epoch, 1, [b"late"], tid=tid).error_code == E.INVALID_PRODUCER_EPOCH
     assert end_txn(conn, tid, pid, epoch, True, version=1) == E.INVALID_PRODUCER_EPOCH
     assert end_txn(conn, tid, pid, epoch, True, version=3) == E.PRODUCER_FENCED
     assert add_partitions(conn, tid, pid, epoch, topic, version=1) == [E.INVALID_PRODUCER_EPOCH]
@@ -228,7 +228,7 @@ def test_new_instance_fences_the_old_one_in_the_coordinator_and_the_partition(co
     assert init(conn, tid, pid=pid, epoch=epoch, version=4).error_code == E.PRODUCER_FENCED
     # the new instance starts its sequences at 0 in the new epoch
     add_partitions(conn, tid, pid2, epoch2, topic)
-    assert produce(conn, topic, pid2, epoch2, 0, [b"new"]).error_code == 0
+    assert produce(conn, topic, pid2, epoch2, 0, [b"new"], tid=tid).error_code == 0
     assert end_txn(conn, tid, pid2, epoch2, True) == 0
 
 
@@ -250,7 +250,7 @@ def test_transaction_open_past_its_timeout_is_aborted_by_the_broker(conn, unique
     create(conn, topic)
     pid, epoch = init_ok(conn, tid, timeout=300)
     add_partitions(conn, tid, pid, epoch, topic)
-    produce(conn, topic, pid, epoch, 0, [b"doomed"])
+    produce(conn, topic, pid, epoch, 0, [b"doomed"], tid=tid)
     assert latest(conn, topic, READ_COMMITTED) == 0
     deadline = time.time() + 10
     while latest(conn, topic, READ_COMMITTED) == 0 and time.time() < deadline:

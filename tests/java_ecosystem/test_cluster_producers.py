@@ -7,7 +7,7 @@ in order per partition, and every record sent is acknowledged. Bounded: a few th
 per producer over half a minute. The Kafka run (four JVMs restarted one after another: about
 five minutes on a busy 2-core machine) is the comparison, run with KIPPER_KAFKA_CLUSTER=1.
 And a transactional KafkaProducer (tests/java/kipper/ecosystem/TxnLoad.java) on a kipper
-cluster, which finalizes transaction version 1 (docs/CLUSTER.md)."""
+cluster at transaction version 2 (docs/CLUSTER.md)."""
 
 from __future__ import annotations
 
@@ -144,35 +144,80 @@ def test_acknowledged_records_survive_killed_kipper_brokers(kafka_cluster, tmp_p
     assert _check(cluster.bootstrap_servers, results) == {"java": RECORDS, "confluent": RECORDS}
 
 
-def test_a_java_transactional_producer_adds_its_partitions_itself_on_a_kipper_cluster(kafka_cluster, tmp_path,
-                                                                                    java_classes):
-    """The cluster finalizes transaction.version 1, so Kafka's KafkaProducer adds each partition
-    to its transaction with AddPartitionsToTxn (version 2 would leave it to the Produce, and a
-    partition led by another broker than the coordinator would never get its markers: the
-    transactions would stay open and read_committed would read none of them)."""
-    from kipper.client.blocking import BlockingConnection
-    from kipper.protocol.messages import APIS
+def test_a_java_transactional_producer_at_transaction_version_2_on_a_kipper_cluster(kafka_cluster, tmp_path,
+                                                                                   java_classes):
+    """The cluster finalizes transaction.version 2, as Kafka 4.4: Kafka's KafkaProducer sends no
+    AddPartitionsToTxn nor AddOffsetsToTxn, each Produce (v12+) adds its partition and the
+    TxnOffsetCommit (v5+) its group. The partitions led by the other brokers, and the group,
+    whose coordinator is another broker than the transaction's, are added by their leader
+    asking the transaction's coordinator (AddPartitionsToTxn v5): without that, their markers
+    would never be written and read_committed would read none of their records. Every third
+    transaction is first sent and aborted on purpose: its records are written (read_uncommitted
+    reads them) and read_committed never reads them; each committed record is read once, and
+    the group's committed offset is the last transaction's."""
+    from confluent_kafka import Consumer, TopicPartition
 
     cluster = kafka_cluster(brokers=3, overrides=SETTINGS)
     bootstrap, topic = cluster.bootstrap_servers, unique_name("txn")
     _create(bootstrap, topic)
     for host_port in bootstrap.split(","):
-        host, port = host_port.rsplit(":", 1)
-        with BlockingConnection(host, int(port)) as conn:
-            answer = conn.send_raw(APIS[18], 4, {"client_software_name": "t", "client_software_version": "1"})
-        assert {f.name: f.max_version_level for f in answer.finalized_features}["transaction.version"] == 1
-        assert {f.name: f.max_version for f in answer.supported_features}["transaction.version"] == 1
-    transactions, per_txn = 12, 5
+        answer = _ask(host_port, 18, 4, {"client_software_name": "t", "client_software_version": "1"})
+        assert {f.name: f.max_version_level for f in answer.finalized_features}["transaction.version"] == 2
+        assert {f.name: f.max_version for f in answer.supported_features}["transaction.version"] == 2
+    transactional_id, group = _coordinated_apart(bootstrap, topic)
+    transactions, per_txn, abort_every = 12, 5, 3
     done = subprocess.run(java_command("kipper.ecosystem.TxnLoad", "clients") + [
-        bootstrap, topic + "-txn", topic, topic + "-group", str(transactions), str(per_txn),
-        str(tmp_path / "progress")], capture_output=True, text=True, timeout=300)
+        bootstrap, transactional_id, topic, group, str(transactions), str(per_txn),
+        str(tmp_path / "progress"), str(abort_every)], capture_output=True, text=True, timeout=200)
     assert done.returncode == 0, done.stderr[-3000:]
     assert f"committed {transactions} transactions" in done.stdout, done.stdout + done.stderr[-3000:]
-    read = _read(bootstrap, topic, transactions * per_txn, committed=True)
+    committed = [f"{i}-{j}" for i in range(transactions) for j in range(per_txn)]
+    aborted = [f"aborted-{i}-{j}" for i in range(0, transactions, abort_every) for j in range(per_txn)]
+    read = _read(bootstrap, topic, len(committed), committed=True)
     assert len(read) == 3  # every partition, so every broker led some of the transactions
     values = collections.Counter(v for rows in read.values() for _, v in rows)
-    assert sorted(values) == sorted(f"{i}-{j}" for i in range(transactions) for j in range(per_txn))
+    assert sorted(values) == sorted(committed)  # none of the aborted ones
     assert set(values.values()) == {1}
+    everything = collections.Counter(v for rows in _read(bootstrap, topic, len(committed) + len(aborted)).values()
+                                     for _, v in rows)
+    assert sorted(v for v in everything if v.startswith("aborted-")) == sorted(aborted)
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "log_level": 0})
+    try:
+        [offset] = c.committed([TopicPartition(topic, 0)], timeout=60)
+    finally:
+        c.close()
+    assert offset.offset == transactions
+
+
+def _ask(host_port: str, api_key: int, version: int, body: dict):
+    from kipper.client.blocking import BlockingConnection
+    from kipper.protocol.messages import APIS
+
+    host, port = host_port.rsplit(":", 1)
+    with BlockingConnection(host, int(port)) as conn:
+        return conn.send_raw(APIS[api_key], version, body)
+
+
+def _coordinated_apart(bootstrap: str, topic: str) -> tuple[str, str]:
+    """A transactional id and a group id whose coordinators are two different brokers (FindCoordinator)."""
+    first = bootstrap.split(",")[0]
+
+    def coordinator(key: str, key_type: int) -> int:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            [c] = _ask(first, 10, 4, {"key_type": key_type, "coordinator_keys": [key]}).coordinators
+            if c.error_code == 0:
+                return c.node_id
+            time.sleep(0.2)
+        raise AssertionError(f"no coordinator for {key}")
+
+    transactional_id = topic + "-txn"
+    mine = coordinator(transactional_id, 1)
+    for n in range(100):
+        group = f"{topic}-group-{n}"
+        if coordinator(group, 0) != mine:
+            return transactional_id, group
+    raise AssertionError("every group is coordinated by the transaction's coordinator")
 
 
 @pytest.mark.timeout(1800)

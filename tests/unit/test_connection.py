@@ -88,6 +88,8 @@ class Dispatcher:
             return [Close("request_rejected", str(what))], 1
         if isinstance(what, asyncio.Future):
             return [Later(what, lambda task: answer(task.result()))], 1
+        if isinstance(what, tuple) and what[0] == "hold":  # what the dispatcher makes of a Holding
+            return [Later(what[1], lambda task: answer(task.result()), hold=True)], 1
         return [what], 1
 
 
@@ -167,6 +169,24 @@ async def test_a_throttle_mutes_the_connection_after_the_answer_and_holds_later_
     await asyncio.sleep(0.06)
     assert conn.test_dispatcher.seen == [1, 2, 3]
     assert conn.test_transport.answers() == [1, 2, 3] and conn.test_transport.reading
+
+
+async def test_a_holding_answer_handles_nothing_more_until_it_has_come(conn):
+    """A Produce waiting for another broker's transaction coordinator (broker/handlers/replies.py
+    Holding): the requests after it are not even dispatched until its answer is in, as Kafka's
+    muted channel holds them."""
+    pending = asyncio.get_running_loop().create_future()
+    conn.test_dispatcher.plan[2] = ("hold", pending)
+    conn.data_received(frame(1) + frame(2) + frame(3))
+    assert conn.test_dispatcher.seen == [1, 2], "frame 3 waits for frame 2's answer"
+    assert not conn.test_transport.reading
+    conn.data_received(frame(4))  # already in flight when reading paused
+    assert conn.test_dispatcher.seen == [1, 2] and conn.test_transport.answers() == [1]
+    pending.set_result(2)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert conn.test_dispatcher.seen == [1, 2, 3, 4]
+    assert conn.test_transport.answers() == [1, 2, 3, 4] and conn.test_transport.reading
 
 
 async def test_a_throttled_acks_0_request_still_mutes(conn):

@@ -155,21 +155,19 @@ def test_finalized_levels_are_kept_in_the_metadata_store(tmp_path):
     assert again.epoch == 2
 
 
-def test_a_cluster_node_supports_and_finalizes_transaction_version_1_at_most(tmp_path):
-    """docs/CLUSTER.md: a Produce cannot yet add its partition to a transaction another broker
-    coordinates, so a cluster's clients must add their partitions themselves."""
+def test_a_cluster_node_finalizes_transaction_version_2_and_may_choose_1():
+    """docs/CLUSTER.md: a partition's leader adds its partition to a transaction another broker
+    coordinates, so a cluster finalizes Kafka 4.4's default; initial.feature.levels and
+    UpdateFeatures still choose 1."""
     node = Features(ceilings=CLUSTER_CEILINGS)
-    assert node.finalized_level("transaction.version") == 1
-    assert {"name": "transaction.version", "min_version": 0, "max_version": 1} in node.supported()
-    assert node.update([("transaction.version", 2, UPGRADE)], False) == (
-        E.INVALID_UPDATE_VERSION, "Invalid update version 2 for feature transaction.version. "
-                                  "Local controller 1 only supports versions 0-1")
-    assert node.finalized_level("group.version") == 1  # (the other features as a one-node broker has them)
-    with pytest.raises(ValueError, match="transaction.version=2: supported levels are 0-1"):
-        Features(parse_levels("transaction.version=2"), ceilings=CLUSTER_CEILINGS)
-    Features({}, MetadataStore(tmp_path))  # a node whose store holds level 2 from before: 1
-    assert Features({}, MetadataStore(tmp_path).load(), ceilings=CLUSTER_CEILINGS).finalized_level(
+    assert node.finalized_level("transaction.version") == 2
+    assert {"name": "transaction.version", "min_version": 0, "max_version": 2} in node.supported()
+    assert Features(parse_levels("transaction.version=1"), ceilings=CLUSTER_CEILINGS).finalized_level(
         "transaction.version") == 1
+    assert node.update([("transaction.version", 1, SAFE)], False)[0] == E.NONE
+    assert node.finalized_level("transaction.version") == 1
+    assert node.update([("transaction.version", 2, UPGRADE)], False)[0] == E.NONE
+    assert node.finalized_level("transaction.version") == 2
 
 
 def _consumer_heartbeat(b):

@@ -219,7 +219,8 @@ FLOORS = (
     {"handlers", "context"},
     # the shell: event loop, connections, dispatch, recovery at start, exporters
     {"dispatcher", "connection", "region_writer", "server", "metrics_dump", "prometheus", "faults",
-     "http_listener", "registry_http", "client_metrics_export", "peers", "lifecycle", "fetcher", "txn_markers"},
+     "http_listener", "registry_http", "client_metrics_export", "peers", "lifecycle", "fetcher", "txn_markers",
+     "txn_verifier"},
     # the command
     {"main", "__main__"},
 )

@@ -251,3 +251,91 @@ def test_add_partitions_v4_needs_cluster_action():
     r = b.call(ADD_PARTITIONS, 4, {"transactions": [{"transactional_id": TID, "producer_id": 1, "producer_epoch": 0,
                                                      "verify_only": True, "topics": []}]})
     assert (r.error_code, r.results_by_transaction) == (E.CLUSTER_AUTHORIZATION_FAILED, [])
+
+
+def test_an_end_txn_while_the_markers_are_written_is_retried_not_fenced():
+    """Kafka 4.x (KAFKA-18575): in PrepareCommit/PrepareAbort (a cluster's coordinator waiting
+    for other brokers' markers) an EndTxn v5 of the ended transaction's epoch, or of the bumped
+    one that the producer already goes on with, is CONCURRENT_TRANSACTIONS; an older one fenced."""
+    c = coordinator()
+    init = c.init_producer_id(TID, 60000, -1, -1, 0)
+    pid, epoch = init.producer_id, init.producer_epoch
+    assert c.add_partitions(TID, pid, epoch, [("t", 0)], 0, TV2) == E.NONE
+    result = c.end_txn_v2(TID, pid, epoch, True, 0)  # prepared; its markers not written yet
+    assert result.error == E.NONE and c.transactions[TID].state == S.PREPARE_COMMIT
+    for request_epoch in (epoch, epoch + 1):
+        for committed in (True, False):
+            assert c.end_txn_v2(TID, pid, request_epoch, committed, 1).error == E.CONCURRENT_TRANSACTIONS
+    c.complete(result.completion, 2)
+    assert c.end_txn_v2(TID, pid, epoch + 1, False, 3).error == E.NONE  # then the empty abort goes through
+
+
+def test_a_leader_maps_the_coordinators_answers_as_kafkas():
+    """broker/txn/verification.py: Kafka's AddPartitionsToTxnManager and ReplicaManager (Produce)
+    and its group coordinator (TxnOffsetCommit)."""
+    from types import SimpleNamespace as NS
+
+    from kipper.broker.txn import verification as v
+
+    op = v.Operation
+    assert [v.produce_operation(n) for n in (10, 11, 12)] == [op.DEFAULT_ERROR, op.GENERIC_ERROR_SUPPORTED,
+                                                               op.ADD_PARTITION]
+    assert [v.txn_offset_commit_operation(n) for n in (3, 4, 5)] == [op.DEFAULT_ERROR, op.GENERIC_ERROR_SUPPORTED,
+                                                                      op.ADD_PARTITION]
+    assert v.add_request("x", 7, 2, [("a", 0), ("a", 1), ("b", 0)], op.ADD_PARTITION)["transactions"] == [{
+        "transactional_id": "x", "producer_id": 7, "producer_epoch": 2, "verify_only": False,
+        "topics": [{"name": "a", "partitions": [0, 1]}, {"name": "b", "partitions": [0]}]}]
+    tps = [("a", 0), ("a", 1)]
+
+    def answer(*codes, top=0):
+        return NS(error_code=top, results_by_transaction=[NS(topic_results=[NS(name="a", results_by_partition=[
+            NS(partition_index=i, partition_error_code=int(c)) for i, c in enumerate(codes)])])])
+    assert v.answered_errors(answer(E.NONE, E.TRANSACTION_ABORTABLE), tps, op.DEFAULT_ERROR) == {
+        ("a", 1): E.INVALID_TXN_STATE}
+    assert v.answered_errors(answer(E.PRODUCER_FENCED, E.TRANSACTION_ABORTABLE), tps, op.GENERIC_ERROR_SUPPORTED) == {
+        ("a", 0): E.INVALID_PRODUCER_EPOCH, ("a", 1): E.TRANSACTION_ABORTABLE}
+    assert v.answered_errors(answer(top=E.CLUSTER_AUTHORIZATION_FAILED), tps, op.ADD_PARTITION) == dict.fromkeys(
+        tps, E.INVALID_TXN_STATE)
+    assert v.answered_errors(E.NETWORK_EXCEPTION, tps, op.ADD_PARTITION) == dict.fromkeys(tps, E.NETWORK_EXCEPTION)
+    assert v.answered_errors(None, tps, op.ADD_PARTITION) == {}  # no v4+ at the coordinator: not verified
+    unable = "Unable to verify the partition has been added to the transaction. Underlying error: "
+    for code in (E.NETWORK_EXCEPTION, E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE, E.NOT_COORDINATOR):
+        assert v.produce_error(code, op.ADD_PARTITION) == (E.NOT_ENOUGH_REPLICAS, unable + code.name)
+    assert v.produce_error(E.CONCURRENT_TRANSACTIONS, op.GENERIC_ERROR_SUPPORTED) == (
+        E.NOT_ENOUGH_REPLICAS, unable + "CONCURRENT_TRANSACTIONS")
+    assert v.produce_error(E.CONCURRENT_TRANSACTIONS, op.ADD_PARTITION) == (E.CONCURRENT_TRANSACTIONS, None)
+    assert v.produce_error(E.INVALID_TXN_STATE, op.DEFAULT_ERROR) == (
+        E.INVALID_TXN_STATE, "Partition was not added to the transaction")
+    assert v.produce_error(E.INVALID_PRODUCER_EPOCH, op.ADD_PARTITION) == (E.INVALID_PRODUCER_EPOCH, None)
+    assert [v.offset_commit_error(c) for c in (E.NETWORK_EXCEPTION, E.NOT_ENOUGH_REPLICAS, E.NOT_LEADER_OR_FOLLOWER,
+                                               E.INVALID_PRODUCER_EPOCH)] == [
+        E.COORDINATOR_LOAD_IN_PROGRESS, E.COORDINATOR_NOT_AVAILABLE, E.NOT_COORDINATOR, E.INVALID_PRODUCER_EPOCH]
+
+
+def test_a_verification_counts_a_group_as_its_offsets_partition_and_a_settled_transaction_as_empty():
+    """What another broker's group coordinator asks at transaction version 1 (AddPartitionsToTxn v4+,
+    verify only): the group added with AddOffsetsToTxn is its `__consumer_offsets` partition, as
+    in Kafka; once the transaction ends nothing is in it."""
+    from kipper.broker.groups.journal import partition_for
+
+    b = broker()
+    pid, epoch = _init(b)
+    assert b.call(ADD_OFFSETS, 3, {"transactional_id": TID, "producer_id": pid, "producer_epoch": epoch,
+                                   "group_id": "g"}).error_code == 0
+    topic = b.state.topics.get("__consumer_offsets")  # (none yet on this broker: as one partition)
+    offsets = ("__consumer_offsets", partition_for("g", len(topic.partitions) if topic else 1))
+    assert b.state.txn.verify_partitions(TID, pid, epoch, [offsets]) == {offsets: E.NONE}
+    assert b.call(END_TXN, 3, {"transactional_id": TID, "producer_id": pid, "producer_epoch": epoch,
+                               "committed": True}).error_code == 0
+    assert b.state.txn.verify_partitions(TID, pid, epoch, [offsets]) == {offsets: E.TRANSACTION_ABORTABLE}
+
+
+def test_a_produce_v12_adds_its_partition_with_verification_turned_off():
+    """transaction.partition.verification.enable=false turns KIP-890 part 1 off, not part 2: a
+    transaction-version-2 Produce still adds its partition (Kafka's ReplicaManager), or the
+    transaction's markers would never reach it."""
+    b = InProcessBroker(**{"transaction.partition.verification.enable": "false"})
+    b.state.topics.create("t", 2)
+    pid, epoch = _init(b)
+    assert _produce_v12(b, pid, epoch, 0).error_code == 0
+    assert b.state.txn.transaction(TID).partitions == {("t", 0)}

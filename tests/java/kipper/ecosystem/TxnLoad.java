@@ -24,31 +24,42 @@ import java.util.Properties;
  * for a group (sendOffsetsToTransaction), until all are committed, riding out a broker that is
  * killed and started again meanwhile (issue 38: transaction version 2 through a SIGKILL).
  *
- *   TxnLoad BOOTSTRAP TRANSACTIONAL_ID TOPIC GROUP TRANSACTIONS RECORDS_PER_TRANSACTION PROGRESS_FILE
+ *   TxnLoad BOOTSTRAP TRANSACTIONAL_ID TOPIC GROUP TRANSACTIONS RECORDS_PER_TRANSACTION PROGRESS_FILE [ABORT_EVERY]
  *
  * Record values are "transaction-record", keyed by the transaction, so a reader can count each
  * exactly once; the group's offset on partition 0 of TOPIC is the number of transactions
  * committed. A transaction that fails is aborted and sent again (a new producer after a fatal
  * error); a commit that times out is retried, as the producer's contract asks. PROGRESS_FILE
  * holds the number of transactions committed so far. Prints "committed N transactions, M
- * aborted and sent again, K new producers" at the end.
+ * aborted and sent again, K new producers" at the end. With ABORT_EVERY n, every n-th
+ * transaction is first sent with values "aborted-transaction-record" (and an offset) and
+ * aborted on purpose: a read_committed reader must never see those.
  */
 public final class TxnLoad {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], transactionalId = args[1], topic = args[2], group = args[3];
         int transactions = Integer.parseInt(args[4]), perTxn = Integer.parseInt(args[5]);
         Path progress = Path.of(args[6]);
+        int abortEvery = args.length > 7 ? Integer.parseInt(args[7]) : 0;
+        int abortedOnPurpose = -1;  // the transaction last aborted on purpose
         int aborted = 0, producers = 1;
         KafkaProducer<String, String> producer = open(bootstrap, transactionalId);
         int i = 0;
         while (i < transactions) {
             try {
+                boolean abort = abortEvery > 0 && i % abortEvery == 0 && abortedOnPurpose != i;
                 producer.beginTransaction();
                 for (int j = 0; j < perTxn; j++)
-                    producer.send(new ProducerRecord<>(topic, "t" + i, i + "-" + j));
+                    producer.send(new ProducerRecord<>(topic, "t" + i, (abort ? "aborted-" : "") + i + "-" + j));
                 producer.sendOffsetsToTransaction(
-                        Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(i + 1)),
+                        Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(abort ? 1000000 + i : i + 1)),
                         new ConsumerGroupMetadata(group));
+                if (abort) {
+                    producer.flush();  // every record written to its partition, then aborted
+                    producer.abortTransaction();
+                    abortedOnPurpose = i;
+                    continue;
+                }
                 commit(producer);
                 i++;
                 Files.writeString(progress, Integer.toString(i));

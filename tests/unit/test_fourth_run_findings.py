@@ -12,7 +12,7 @@ from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
 PRODUCE, LIST_OFFSETS, METADATA, FIND_COORDINATOR, JOIN_GROUP, DELETE_TOPICS = 0, 2, 3, 10, 11, 20
-ALTER_USER_SCRAM_CREDENTIALS = 51
+ALTER_USER_SCRAM_CREDENTIALS, CONSUMER_GROUP_HEARTBEAT = 51, 68
 LIST_TRANSACTIONS, DESCRIBE_TOPIC_PARTITIONS, SHARE_FETCH = 66, 75, 78
 NOT_PROVIDED = -(1 << 31)
 
@@ -142,3 +142,10 @@ def test_a_share_renewal_that_would_fetch_is_an_invalid_request():
                                      "batch_size": 0, "share_acquire_mode": 0, "is_renew_ack": True,
                                      "topics": [], "forgotten_topics_data": []})
     assert answer.error_code == E.INVALID_REQUEST
+
+
+def test_a_static_leave_without_a_member_id_looks_the_group_up():
+    answer = InProcessBroker().call(CONSUMER_GROUP_HEARTBEAT, 0, {
+        "group_id": "g", "member_id": "", "member_epoch": -2, "instance_id": "i", "rack_id": None,
+        "rebalance_timeout_ms": -1, "subscribed_topic_names": None, "server_assignor": None, "topic_partitions": None})
+    assert (answer.error_code, answer.error_message) == (E.GROUP_ID_NOT_FOUND, "Group g not found.")

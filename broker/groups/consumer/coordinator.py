@@ -154,9 +154,7 @@ class ConsumerGroupCoordinator:
                 raise invalid("TopicPartitions must be empty when (re-)joining.")
             if req.subscribed_topic_names is None and req.get("subscribed_topic_regex") is None:
                 raise invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
-        elif epoch == STATIC_LEAVE_EPOCH:
-            if not req.member_id:
-                raise invalid("MemberId can't be empty.")
+        elif epoch == STATIC_LEAVE_EPOCH:  # (the member is found by its instance id: any member id)
             if req.get("instance_id") is None:
                 raise invalid("InstanceId can't be null.")
         else:
@@ -359,7 +357,7 @@ class ConsumerGroupCoordinator:
         group_id, member_id, epoch = req.group_id, req.member_id, req.member_epoch
         group = self.groups.get(group_id)
         if group is None:
-            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")  # (Kafka's words)
         instance_id = req.get("instance_id")
         if instance_id is None:
             member = group.members.get(member_id)

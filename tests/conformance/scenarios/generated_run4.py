@@ -125,7 +125,16 @@ RUN_4: dict[str, list[dict]] = {
             {"name": None, "topic_id": "00000000-0000-0000-0000-000000000007"}], "timeout_ms": -1}},
         {"api": "DeleteTopics", "version": 6, "body": {"topics": [
             {"name": None, "topic_id": {"<topic_id>": "<T>-t0"}}], "timeout_ms": 0}},
-    ],}
+    ],    # a static member's leave (epoch -2) of a group that does not exist: the group is looked up first
+    "generated/consumer-heartbeat-static-leave-of-no-group": [
+        T0,
+        *({"api": "ConsumerGroupHeartbeat", "version": 0, "body": {
+            "group_id": "<T>-g0", "member_id": member, "member_epoch": -2, "instance_id": "<T>-i0", "rack_id": None,
+            "rebalance_timeout_ms": rebalance, "subscribed_topic_names": None, "server_assignor": None,
+            "topic_partitions": owned}} for member, rebalance, owned in (
+                ("<T>-m0", 1000, []), ("<T>-m0", -1, None), ("", -1, None), ("<T>-m0", 1000, None))),
+    ],
+}
 
 for _name, _steps in RUN_4.items():
     register(_name, replay(_steps))

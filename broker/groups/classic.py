@@ -19,6 +19,7 @@ from kipper.broker.groups.classic_model import (  # noqa: F401  (the model is pu
     COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, TRANSITIONS, Group,
     GroupSettings, Member, Reply,
 )
+from kipper.broker.groups.classic_model import PROTOCOL_NAMED_TWICE, named_twice
 from kipper.broker.groups.classic_model import error_reply as _error, join_response, subscription_topics
 from kipper.protocol.errors import ErrorCode
 
@@ -116,6 +117,8 @@ class ClassicGroupCoordinator:
 
     def _add_member(self, group, member_id, instance_id, client_id, client_host, session,
                     rebalance_timeout, protocol_type, protocols, version, now, reply) -> None:
+        if named_twice(protocols):
+            return reply(PROTOCOL_NAMED_TWICE)
         member = Member(member_id, instance_id, client_id, client_host, session, rebalance_timeout,
                         protocol_type, protocols, now, join_reply=reply, join_version=version)
         if not group.members:
@@ -126,6 +129,8 @@ class ClassicGroupCoordinator:
 
     def _rejoin(self, group, member, protocols, protocol_type, session, rebalance_timeout,
                 version, now, reply) -> None:
+        if named_twice(protocols):
+            return reply(PROTOCOL_NAMED_TWICE)
         changed = member.protocols != protocols
         member.protocols = protocols
         member.protocol_type = protocol_type
@@ -157,6 +162,8 @@ class ClassicGroupCoordinator:
         answers a leader on JoinGroup v9+ with the members and skip_assignment, so it learns
         it leads without assigning again; older versions get no members and the leader id as
         it was before the replacement (Kafka 4.4's updateStaticMemberThenRebalanceOrCompleteJoin)."""
+        if named_twice(protocols):
+            return reply(PROTOCOL_NAMED_TWICE)
         previous_leader = group.leader_id
         old_id = existing.member_id
         new_id = f"{existing.group_instance_id}-{uuid.uuid4()}"

@@ -121,6 +121,15 @@ def join_response(group: Group, member: Member) -> dict:
             "skip_assignment": False, "members": members}
 
 
+# what a join answers when it names a protocol twice and reaches the point where Kafka keeps
+# the member's protocols: Kafka fails inside there, and the handler closes the connection
+PROTOCOL_NAMED_TWICE = {"error_code": -1}
+
+
+def named_twice(protocols) -> bool:
+    return len({name for name, _ in protocols}) != len(protocols)
+
+
 def error_reply(code: ErrorCode, **extra) -> dict:
     return {"error_code": int(code), **extra}
 

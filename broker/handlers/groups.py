@@ -4,6 +4,7 @@ OffsetDelete over the GroupCoordinator, for every kind of group."""
 
 from __future__ import annotations
 
+from kipper.broker.groups.classic_model import PROTOCOL_NAMED_TWICE
 from kipper.broker.handlers.replies import NO_RESPONSE, Deferred, Reply
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, NOT_PROVIDED, READ, TOPIC,
@@ -37,15 +38,12 @@ def handle_join_group(req, ctx):
     if (refused := _refused(req, ctx)) is not None:
         return refused
     version = ctx.api_version
-    names = [p.name for p in req.protocols]
-    hands_out_an_id = version >= 4 and not req.member_id and not req.get("group_instance_id")
-    if len(set(names)) != len(names) and not hands_out_an_id:
-        # Kafka fails inside, where it keeps the member's protocols, and closes the connection;
-        # a new dynamic member (v4+) is first handed its id (MEMBER_ID_REQUIRED) as any other
-        return Reply(NO_RESPONSE, abort=f"JoinGroup names a protocol more than once: {names}")
     d = Deferred()
 
     def reply(body: dict) -> None:
+        if body is PROTOCOL_NAMED_TWICE:  # Kafka fails inside and closes the connection
+            names = [p.name for p in req.protocols]
+            return d.reply(Reply(NO_RESPONSE, abort=f"JoinGroup names a protocol more than once: {names}"))
         if version >= 7 and body.get("error_code") and not body.get("protocol_name"):
             body = {**body, "protocol_name": None}  # Kafka's failed JoinGroup: a null protocol name
         d.reply(body)

@@ -149,3 +149,10 @@ def test_a_static_leave_without_a_member_id_looks_the_group_up():
         "group_id": "g", "member_id": "", "member_epoch": -2, "instance_id": "i", "rack_id": None,
         "rebalance_timeout_ms": -1, "subscribed_topic_names": None, "server_assignor": None, "topic_partitions": None})
     assert (answer.error_code, answer.error_message) == (E.GROUP_ID_NOT_FOUND, "Group g not found.")
+
+
+def test_a_join_without_a_protocol_type_naming_a_protocol_twice_is_inconsistent_first():
+    answer = InProcessBroker().call(JOIN_GROUP, 0, {
+        "group_id": "g", "session_timeout_ms": 45000, "member_id": "", "protocol_type": "",
+        "protocols": [{"name": "range", "metadata": b""}, {"name": "range", "metadata": b""}]})
+    assert answer.error_code == E.INCONSISTENT_GROUP_PROTOCOL

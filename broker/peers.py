@@ -117,3 +117,72 @@ class PeerLink:
             self._fail(PeerUnavailable("closed"))
         if self._task is not None and not self._task.done() and self._task is not asyncio.current_task():
             self._task.cancel()
+
+
+class PeerWork:
+    """A shell that takes jobs from one of the engines' queues and works each in its own task
+    over links to other nodes (a coordinator's markers to partition leaders, a leader's
+    verifications to coordinators): one link per node, opened once for the jobs that wait
+    for it. A subclass names its queue and how a job is worked."""
+
+    client_name = "peer"
+
+    def __init__(self, server):
+        self.server = server
+        self.links: dict[int, PeerLink] = {}
+        self._connecting: dict[int, asyncio.Future] = {}
+        self._task: asyncio.Task | None = None
+        self._jobs: set[asyncio.Task] = set()
+
+    @property
+    def engines(self):
+        return self.server.engines
+
+    def queue(self):
+        raise NotImplementedError
+
+    async def work(self, job) -> None:
+        raise NotImplementedError
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def stop(self) -> None:
+        for task in [self._task, *self._jobs]:
+            if task is not None:
+                task.cancel()
+        for link in self.links.values():
+            link.close()
+
+    async def _run(self) -> None:
+        queue = self.queue()
+        while True:
+            job = await queue.next()
+            task = asyncio.get_running_loop().create_task(self.work(job))
+            self._jobs.add(task)
+            task.add_done_callback(self._jobs.discard)
+
+    async def link(self, node: int) -> PeerLink:
+        """The open link to ``node``; PeerUnavailable when it has no live endpoint or
+        cannot be reached."""
+        link = self.links.get(node)
+        if link is not None and not link.closed:
+            return link
+        pending = self._connecting.get(node)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future = self._connecting[node] = asyncio.get_running_loop().create_future()
+        try:
+            endpoint = self.engines.cluster.endpoint(node, self.server.config["listeners"][0].name)
+            if endpoint is None:
+                raise PeerUnavailable(f"broker {node} has no live endpoint")
+            link = self.links[node] = await PeerLink(
+                *endpoint, client_id=f"{self.client_name}-{self.engines.node_id}").connect()
+            future.set_result(link)
+            return link
+        except BaseException as exc:
+            future.set_exception(exc if isinstance(exc, PeerUnavailable) else PeerUnavailable(str(exc)))
+            future.exception()  # (retrieved: the waiters, if any, get it too)
+            raise
+        finally:
+            self._connecting.pop(node, None)

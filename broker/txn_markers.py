@@ -15,7 +15,7 @@ import asyncio
 
 import structlog
 
-from kipper.broker.peers import PeerLink, PeerUnavailable
+from kipper.broker.peers import PeerUnavailable, PeerWork
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
 
@@ -25,34 +25,14 @@ RETRY_S = 0.1
 WRITTEN = (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 
-class TxnMarkerSender:
-    def __init__(self, server):
-        self.server = server
-        self.links: dict[int, PeerLink] = {}
-        self._task: asyncio.Task | None = None
-        self._jobs: set[asyncio.Task] = set()
+class TxnMarkerSender(PeerWork):
+    client_name = "txn-markers"
 
-    @property
-    def engines(self):
-        return self.server.engines
+    def queue(self):
+        return self.engines.txn.markers
 
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    def stop(self) -> None:
-        for task in [self._task, *self._jobs]:
-            if task is not None:
-                task.cancel()
-        for link in self.links.values():
-            link.close()
-
-    async def _run(self) -> None:
-        queue = self.engines.txn.markers
-        while True:
-            job = await queue.next()
-            task = asyncio.get_running_loop().create_task(self._deliver(job))
-            self._jobs.add(task)
-            task.add_done_callback(self._jobs.discard)
+    async def work(self, job) -> None:
+        await self._deliver(job)
 
     async def _deliver(self, job) -> None:
         left = set(job.partitions)
@@ -76,14 +56,8 @@ class TxnMarkerSender:
 
     async def _send(self, leader: int, job, parts: list) -> set:
         """WriteTxnMarkers to ``leader``; the partitions it wrote."""
-        link = self.links.get(leader)
         try:
-            if link is None or link.closed:
-                endpoint = self.engines.cluster.endpoint(leader, self.server.config["listeners"][0].name)
-                if endpoint is None:
-                    return set()
-                link = self.links[leader] = await PeerLink(
-                    *endpoint, client_id=f"txn-markers-{self.engines.node_id}").connect()
+            link = await self.link(leader)
             by_topic: dict[str, list[int]] = {}
             for topic, partition in parts:
                 by_topic.setdefault(topic, []).append(partition)

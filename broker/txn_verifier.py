@@ -12,11 +12,9 @@ unverified).
 
 from __future__ import annotations
 
-import asyncio
-
 import structlog
 
-from kipper.broker.peers import PeerLink, PeerUnavailable
+from kipper.broker.peers import PeerUnavailable, PeerWork
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages.add_partitions_to_txn import ADD_PARTITIONS_TO_TXN
 
@@ -26,35 +24,14 @@ BROKER_VERSIONS_SINCE = 4  # AddPartitionsToTxn v4+: the brokers' batched form
 REQUEST_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms, which its AddPartitionsToTxnManager uses
 
 
-class TxnVerifier:
-    def __init__(self, server):
-        self.server = server
-        self.links: dict[int, PeerLink] = {}
-        self._connecting: dict[int, asyncio.Future] = {}
-        self._task: asyncio.Task | None = None
-        self._asks: set[asyncio.Task] = set()
+class TxnVerifier(PeerWork):
+    client_name = "txn-verifier"
 
-    @property
-    def engines(self):
-        return self.server.engines
+    def queue(self):
+        return self.engines.txn.verifications
 
-    def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
-
-    def stop(self) -> None:
-        for task in [self._task, *self._asks]:
-            if task is not None:
-                task.cancel()
-        for link in self.links.values():
-            link.close()
-
-    async def _run(self) -> None:
-        queue = self.engines.txn.verifications
-        while True:
-            ask = await queue.next()
-            task = asyncio.get_running_loop().create_task(self._ask(ask))
-            self._asks.add(task)
-            task.add_done_callback(self._asks.discard)
+    async def work(self, ask) -> None:
+        await self._ask(ask)
 
     async def _ask(self, ask) -> None:
         try:
@@ -65,7 +42,7 @@ class TxnVerifier:
         ask.answered(answer)
 
     async def _send(self, coordinator: int, body: dict):
-        link = await self._link(coordinator)
+        link = await self.link(coordinator)
         theirs = link.versions.get(ADD_PARTITIONS_TO_TXN.key)
         if theirs is None or theirs[1] < BROKER_VERSIONS_SINCE:
             log.warning("txn_verification_unsupported", coordinator=coordinator)
@@ -73,27 +50,3 @@ class TxnVerifier:
         version = max(link.version_for(ADD_PARTITIONS_TO_TXN), BROKER_VERSIONS_SINCE)
         return await link.request(ADD_PARTITIONS_TO_TXN, body, version=version,
                                   timeout=REQUEST_TIMEOUT_S)
-
-    async def _link(self, node: int) -> PeerLink:
-        """The open link to ``node``, opened once for the requests that wait for it."""
-        link = self.links.get(node)
-        if link is not None and not link.closed:
-            return link
-        pending = self._connecting.get(node)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future = self._connecting[node] = asyncio.get_running_loop().create_future()
-        try:
-            endpoint = self.engines.cluster.endpoint(node, self.server.config["listeners"][0].name)
-            if endpoint is None:
-                raise PeerUnavailable(f"broker {node} has no live endpoint")
-            link = self.links[node] = await PeerLink(
-                *endpoint, client_id=f"txn-verifier-{self.engines.node_id}").connect()
-            future.set_result(link)
-            return link
-        except BaseException as exc:
-            future.set_exception(exc if isinstance(exc, PeerUnavailable) else PeerUnavailable(str(exc)))
-            future.exception()  # (retrieved: the waiters, if any, get it too)
-            raise
-        finally:
-            self._connecting.pop(node, None)

@@ -52,7 +52,11 @@ def epoch_end_offset(partition, epoch: int) -> tuple[int, int]:
     ends at the log end."""
     replica = partition.replica
     if replica is None:
-        return (LEADER_EPOCH, partition.log_end_offset) if epoch == LEADER_EPOCH else (-1, -1)
+        if epoch == LEADER_EPOCH:
+            return LEADER_EPOCH, partition.log_end_offset
+        # older than every epoch (but -1, undefined): that one and where the first began,
+        # as Kafka's LeaderEpochFileCache.endOffsetFor (its first entry moves with the log start)
+        return (epoch, partition.log_start_offset) if -1 != epoch < LEADER_EPOCH else (-1, -1)
     return replica.epochs.end_offset_for(epoch, partition.log_end_offset)
 
 

@@ -12,7 +12,7 @@ from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
 PRODUCE, LIST_OFFSETS, METADATA, FIND_COORDINATOR, JOIN_GROUP, DELETE_TOPICS = 0, 2, 3, 10, 11, 20
-ALTER_USER_SCRAM_CREDENTIALS, CONSUMER_GROUP_HEARTBEAT = 51, 68
+OFFSET_FOR_LEADER_EPOCH, ALTER_USER_SCRAM_CREDENTIALS, CONSUMER_GROUP_HEARTBEAT = 23, 51, 68
 LIST_TRANSACTIONS, DESCRIBE_TOPIC_PARTITIONS, SHARE_FETCH = 66, 75, 78
 NOT_PROVIDED = -(1 << 31)
 
@@ -156,3 +156,11 @@ def test_a_join_without_a_protocol_type_naming_a_protocol_twice_is_inconsistent_
         "group_id": "g", "session_timeout_ms": 45000, "member_id": "", "protocol_type": "",
         "protocols": [{"name": "range", "metadata": b""}, {"name": "range", "metadata": b""}]})
     assert answer.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+
+
+def test_offset_for_an_epoch_below_every_epoch_is_where_the_first_began():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    answer = b.call(OFFSET_FOR_LEADER_EPOCH, 3, {"replica_id": -2, "topics": [{"topic": "t", "partitions": [
+        {"partition": 0, "current_leader_epoch": -1, "leader_epoch": e} for e in (-(1 << 31), -1)]}]})
+    assert [(p.leader_epoch, p.end_offset) for p in answer.topics[0].partitions] == [(-(1 << 31), 0), (-1, -1)]

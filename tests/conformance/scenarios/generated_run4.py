@@ -142,6 +142,22 @@ RUN_4: dict[str, list[dict]] = {
             "topic_partitions": owned}} for member, rebalance, owned in (
                 ("<T>-m0", 1000, []), ("<T>-m0", -1, None), ("", -1, None), ("<T>-m0", 1000, None))),
     ],
+    # OffsetForLeaderEpoch of an epoch below every epoch the log has (but -1): that epoch and
+    # where the first began, before and after the log start moves
+    "generated/offset-for-leader-epoch-below-every-epoch": [
+        T0,
+        *({"api": "OffsetForLeaderEpoch", "version": 3, "body": {"replica_id": -2, "topics": [{"topic": "<T>-t0", "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "leader_epoch": e} for e in (-2147483648, -5, -1, 0, 1)]}]}}
+          for _ in range(1)),
+        {"api": "Produce", "version": 9, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                "epoch": -1, "pid": -1, "start": 0, "n": 3, "seq": -1, "txn": False, "codec": 0, "timestamps": "create",
+                "keys": True, "mutation": None}}}]}]}},
+        {"api": "DeleteRecords", "version": 2, "body": {"timeout_ms": 30000, "topics": [
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "offset": 2}]}]}},
+        {"api": "OffsetForLeaderEpoch", "version": 3, "body": {"replica_id": -2, "topics": [{"topic": "<T>-t0", "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "leader_epoch": e} for e in (-7, -1, 0)]}]}},
+    ],
 }
 
 for _name, _steps in RUN_4.items():

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
+from kipper.broker.log.topic_configs import TOPIC_CONFIGS
 from kipper.broker.config_values import java_double, java_set_text
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
@@ -171,8 +172,11 @@ class DynamicBrokerConfigs:
         messages. A name that is no broker config (kipper's or Kafka's) passes, as in
         Kafka; one that Kafka reconfigures at run time and kipper does not use is checked
         against its type and stored, inert."""
+        # (kipper's retention.ms and retention.bytes are topic configs' names, no broker
+        # config of Kafka's: there they pass as any unknown name)
         static = [k for k in configs if k not in DYNAMIC_KEYS and (
-            k in KEYS or (k in KAFKA_BROKER_CONFIGS and not KAFKA_BROKER_CONFIGS[k].dynamic))]
+            k in KEYS and not (k in TOPIC_CONFIGS and k not in KAFKA_BROKER_CONFIGS)
+            or (k in KAFKA_BROKER_CONFIGS and not KAFKA_BROKER_CONFIGS[k].dynamic))]
         if static:
             return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {java_set_text(static)}"
         for name, value in configs.items():

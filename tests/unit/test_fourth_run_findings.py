@@ -12,6 +12,7 @@ from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
 PRODUCE, LIST_OFFSETS, METADATA, FIND_COORDINATOR, JOIN_GROUP, DELETE_TOPICS = 0, 2, 3, 10, 11, 20
+INCREMENTAL_ALTER_CONFIGS = 44
 OFFSET_FOR_LEADER_EPOCH, ALTER_USER_SCRAM_CREDENTIALS, CONSUMER_GROUP_HEARTBEAT = 23, 51, 68
 LIST_TRANSACTIONS, DESCRIBE_TOPIC_PARTITIONS, SHARE_FETCH = 66, 75, 78
 NOT_PROVIDED = -(1 << 31)
@@ -164,3 +165,9 @@ def test_offset_for_an_epoch_below_every_epoch_is_where_the_first_began():
     answer = b.call(OFFSET_FOR_LEADER_EPOCH, 3, {"replica_id": -2, "topics": [{"topic": "t", "partitions": [
         {"partition": 0, "current_leader_epoch": -1, "leader_epoch": e} for e in (-(1 << 31), -1)]}]})
     assert [(p.leader_epoch, p.end_offset) for p in answer.topics[0].partitions] == [(-(1 << 31), 0), (-1, -1)]
+
+
+def test_a_topic_configs_name_is_no_broker_config_and_passes_as_unknown():
+    answer = InProcessBroker().call(INCREMENTAL_ALTER_CONFIGS, 0, {"validate_only": True, "resources": [
+        {"resource_type": 4, "resource_name": "", "configs": [{"config_operation": 0, "name": "retention.ms", "value": "1"}]}]})
+    assert answer.responses[0].error_code == 0

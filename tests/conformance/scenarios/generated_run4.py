@@ -158,6 +158,13 @@ RUN_4: dict[str, list[dict]] = {
         {"api": "OffsetForLeaderEpoch", "version": 3, "body": {"replica_id": -2, "topics": [{"topic": "<T>-t0", "partitions": [
             {"partition": 0, "current_leader_epoch": -1, "leader_epoch": e} for e in (-7, -1, 0)]}]}},
     ],
+    # a broker's dynamic config of a name only topics have, or none has, for every broker ("")
+    # and for this one: validated only, then altered
+    "generated/broker-config-of-a-topic-configs-name": [
+        {"api": "IncrementalAlterConfigs", "version": 0, "body": {"validate_only": validate, "resources": [
+            {"resource_type": 4, "resource_name": broker, "configs": [{"config_operation": 0, "name": name, "value": "1"}]}]}}
+        for validate in (True, False) for broker in ("", "1") for name in ("retention.ms", "no.such.config")
+    ],
 }
 
 for _name, _steps in RUN_4.items():

@@ -45,13 +45,15 @@ RUN_4: dict[str, list[dict]] = {
                 {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}}
           for member in ("", {"<member>": 0})),
     ],
-    # the same without a protocol type (v0): INCONSISTENT_GROUP_PROTOCOL comes first
+    # the same without a protocol type (v0): INCONSISTENT_GROUP_PROTOCOL comes first; and by a
+    # member id the group does not have: UNKNOWN_MEMBER_ID
     "generated/join-group-v0-no-protocol-type-naming-a-protocol-twice": [
         T0,
-        {"api": "JoinGroup", "version": 0, "body": {
-            "group_id": "<T>-g0", "session_timeout_ms": 45000, "member_id": "", "protocol_type": "", "protocols": [
+        *({"api": "JoinGroup", "version": 0, "body": {
+            "group_id": "<T>-g0", "session_timeout_ms": 45000, "member_id": member, "protocol_type": kind, "protocols": [
                 {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}},
-                {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
+                {"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}}
+          for member, kind in (("", ""), ("<T>-m1", "consumer"))),
     ],
     # ListTransactions with a pattern that is no regular expression beside an unknown state
     "generated/list-transactions-bad-pattern-and-unknown-state": [

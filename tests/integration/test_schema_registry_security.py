@@ -6,6 +6,8 @@ global settings (the cluster), as docs/SCHEMA_REGISTRY.md describes."""
 from __future__ import annotations
 
 import json
+import socket
+import time
 
 import pytest
 
@@ -31,6 +33,7 @@ def secure(tmp_path_factory):
         "schema.registry.listeners": f"https://127.0.0.1:{port}",
         "authorizer.class.name": "standard", "super.users": "User:admin;User:ANONYMOUS"})
     broker.registry_url = f"https://127.0.0.1:{port}"
+    _await_listener(port)
     with connect_any(broker.bootstrap("PLAINTEXT")) as conn:  # PLAINTEXT is the operators' listener here
         results = create_acls(conn, [
             AclBinding("TOPIC", "orders", "LITERAL", "User:alice", "*", "WRITE", "ALLOW"),
@@ -39,6 +42,19 @@ def secure(tmp_path_factory):
         assert all(r.error_code == 0 for r in results), results
     yield broker
     broker.stop()
+
+
+def _await_listener(port: int, timeout: float = 30.0) -> None:
+    """The broker is started once its Kafka listeners accept; the registry's listener opens a
+    moment later (a clean-clone run's first request met it closed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"the Schema Registry's listener on {port} did not open"
+            time.sleep(0.1)
 
 
 def client(secure, user: str | None, password: str | None = None) -> SchemaRegistryClient:

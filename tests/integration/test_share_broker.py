@@ -62,8 +62,11 @@ class Raw:
             # a share-partition's first fetch passes it over while its state loads (Kafka):
             # the fetch that opens a session waits for it
             max_wait_ms = 1000 if epoch == 0 else 0
+        max_bytes = 1 << 20
+        if renew:  # KIP-1222: a renewal fetches nothing, every fetch limit 0 (else INVALID_REQUEST)
+            max_wait_ms = min_bytes = max_bytes = max_records = 0
         body = {"group_id": self.group, "member_id": self.member, "share_session_epoch": epoch,
-                "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": 1 << 20,
+                "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": max_bytes,
                 "max_records": max_records, "batch_size": max_records, "is_renew_ack": renew,
                 "share_acquire_mode": mode,
                 "topics": [{"topic_id": topic_id, "partitions": [{

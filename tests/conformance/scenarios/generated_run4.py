@@ -161,11 +161,11 @@ RUN_4: dict[str, list[dict]] = {
             {"partition": 0, "current_leader_epoch": -1, "leader_epoch": e} for e in (-7, -1, 0)]}]}},
     ],
     # a broker's dynamic config of a name only topics have, or none has, for every broker ("")
-    # and for this one: validated only, then altered
+    # and for this one, validated only (an alter would stay on the brokers the other suites share)
     "generated/broker-config-of-a-topic-configs-name": [
-        {"api": "IncrementalAlterConfigs", "version": 0, "body": {"validate_only": validate, "resources": [
+        {"api": "IncrementalAlterConfigs", "version": 0, "body": {"validate_only": True, "resources": [
             {"resource_type": 4, "resource_name": broker, "configs": [{"config_operation": 0, "name": name, "value": "1"}]}]}}
-        for validate in (True, False) for broker in ("", "1") for name in ("retention.ms", "no.such.config")
+        for broker in ("", "1") for name in ("retention.ms", "no.such.config")
     ],
 }
 

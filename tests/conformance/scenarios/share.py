@@ -239,3 +239,18 @@ def _(run):
     t, g = _capped(run, batches=1, size=300)
     _fetch_in_mode(run, g, t, "m0", 1, label="exactly the cap")
     _fetch_in_mode(run, g, t, "m1", 1, conn="second", max_wait_ms=500, label="the rest of the cut batch")
+
+
+@scenario("share/renew-in-a-session")
+def _(run):
+    """KIP-1222: a member renews its acquisition locks with a ShareFetch whose is_renew_ack is
+    set and every fetch limit 0; a renewal that would also fetch is refused."""
+    t, g, _ = setup(run)
+    first_fetch(run, g, t, label="acquire")
+    renew = {"group_id": g, "member_id": run.name("m0"), "share_session_epoch": 1, "max_wait_ms": 0, "min_bytes": 0,
+             "max_bytes": 0, "max_records": 0, "batch_size": 0, "share_acquire_mode": 0, "is_renew_ack": True,
+             "topics": [{"topic_id": k.topic_id(run, t), "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+                 {"first_offset": 0, "last_offset": 0, "acknowledge_types": [4]}]}]}], "forgotten_topics_data": []}
+    run.call(k.SHARE_FETCH, 2, renew, label="renew with every limit 0")
+    run.call(k.SHARE_FETCH, 2, dict(renew, share_session_epoch=2, max_records=10, max_bytes=1 << 20),
+             label="a renewal that would fetch")

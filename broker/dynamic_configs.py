@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
-from kipper.broker.log.topic_configs import TOPIC_CONFIGS
 from kipper.broker.config_values import java_double, java_set_text
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (

@@ -171,3 +171,11 @@ def test_a_topic_configs_name_is_no_broker_config_and_passes_as_unknown():
     answer = InProcessBroker().call(INCREMENTAL_ALTER_CONFIGS, 0, {"validate_only": True, "resources": [
         {"resource_type": 4, "resource_name": "", "configs": [{"config_operation": 0, "name": "retention.ms", "value": "1"}]}]})
     assert answer.responses[0].error_code == 0
+
+
+def test_deleting_a_credential_that_is_not_there_comes_before_the_user_named_again():
+    answer = InProcessBroker().call(ALTER_USER_SCRAM_CREDENTIALS, 0, {"deletions": [{"name": "u", "mechanism": 1}],
+                                                                      "upsertions": [{"name": "u", "mechanism": 1,
+                                                                                      "iterations": 4096, "salt": b"",
+                                                                                      "salted_password": b""}]})
+    assert [r.error_code for r in answer.results] == [E.RESOURCE_NOT_FOUND]

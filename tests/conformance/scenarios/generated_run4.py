@@ -80,6 +80,10 @@ RUN_4: dict[str, list[dict]] = {
             {"name": "<T>-u0", "mechanism": 1, "iterations": 4096, "salt": {"<hex>": "00"}, "salted_password": {"<hex>": "00"}},
             {"name": "<T>-u1", "mechanism": 1, "iterations": 1, "salt": {"<hex>": "00"}, "salted_password": {"<hex>": "00"}}]}},
         {"api": "AlterUserScramCredentials", "version": 0, "body": {
+            "deletions": [{"name": "<T>-u3", "mechanism": 1}],
+            "upsertions": [{"name": "<T>-u3", "mechanism": 1, "iterations": 4096, "salt": {"<hex>": ""},
+                            "salted_password": {"<hex>": ""}}]}},
+        {"api": "AlterUserScramCredentials", "version": 0, "body": {
             "deletions": [{"name": "<T>-u2", "mechanism": 9}],
             "upsertions": [{"name": "<T>-u2", "mechanism": 2, "iterations": 1, "salt": {"<hex>": "00"},
                             "salted_password": {"<hex>": "00"}}]}},

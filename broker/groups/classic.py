@@ -76,8 +76,8 @@ class ClassicGroupCoordinator:
         instance_id = req.get("group_instance_id")
         member_id = req.member_id
 
-        if not member_id:
-            if instance_id:
+        if not member_id:  # (an instance id of "" is a static member's too, as Kafka's Option of it)
+            if instance_id is not None:
                 existing = group.member_by_instance(instance_id)
                 if existing is not None:
                     return self._replace_static(group, existing, protocols, req.protocol_type, session,
@@ -85,8 +85,8 @@ class ClassicGroupCoordinator:
             if len(group.members) + len(group.pending_members) >= s.max_size:
                 return reply(_error(ErrorCode.GROUP_MAX_SIZE_REACHED))
             # Kafka's generateMemberId: the instance id for a static member, else the client id
-            member_id = f"{instance_id if instance_id else client_id or ''}-{uuid.uuid4()}"
-            if version >= 4 and not instance_id:
+            member_id = f"{instance_id if instance_id is not None else client_id or ''}-{uuid.uuid4()}"
+            if version >= 4 and instance_id is None:
                 # KIP-394: hand out the id first, the member rejoins with it
                 group.pending_members[member_id] = now + session
                 return reply(_error(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id,

@@ -179,3 +179,11 @@ def test_deleting_a_credential_that_is_not_there_comes_before_the_user_named_aga
                                                                                       "iterations": 4096, "salt": b"",
                                                                                       "salted_password": b""}]})
     assert [r.error_code for r in answer.results] == [E.RESOURCE_NOT_FOUND]
+
+
+def test_a_join_with_instance_id_empty_is_a_static_members():
+    answer = InProcessBroker(**{"group.initial.rebalance.delay.ms": "0"}).call(JOIN_GROUP, 8, {
+        "group_id": "g", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+        "group_instance_id": "", "protocol_type": "consumer", "reason": None,
+        "protocols": [{"name": "range", "metadata": b""}]})
+    assert answer.error_code != E.MEMBER_ID_REQUIRED  # (Kafka: joined at once, generation 1)

@@ -171,6 +171,14 @@ RUN_4: dict[str, list[dict]] = {
             {"resource_type": 4, "resource_name": broker, "configs": [{"config_operation": 0, "name": name, "value": "1"}]}]}}
         for broker in ("", "1") for name in ("retention.ms", "no.such.config")
     ],
+    # a join with group_instance_id "": a static member's (a fifth run's finding, seed 6007)
+    "generated/join-group-instance-id-empty": [
+        T0,
+        {"api": "JoinGroup", "version": 8, "body": {
+            "group_id": "<T>-g0", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+            "group_instance_id": "", "protocol_type": "consumer", "reason": None,
+            "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
+    ],
 }
 
 for _name, _steps in RUN_4.items():

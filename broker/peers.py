@@ -123,9 +123,11 @@ class PeerWork:
     """A shell that takes jobs from one of the engines' queues and works each in its own task
     over links to other nodes (a coordinator's markers to partition leaders, a leader's
     verifications to coordinators): one link per node, opened once for the jobs that wait
-    for it. A subclass names its queue and how a job is worked."""
+    for it. A subclass names its queue (an attribute of the transactions engine) and works a
+    job in ``work(job)``."""
 
     client_name = "peer"
+    queue_name = ""
 
     def __init__(self, server):
         self.server = server
@@ -138,12 +140,6 @@ class PeerWork:
     def engines(self):
         return self.server.engines
 
-    def queue(self):
-        raise NotImplementedError
-
-    async def work(self, job) -> None:
-        raise NotImplementedError
-
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -155,7 +151,7 @@ class PeerWork:
             link.close()
 
     async def _run(self) -> None:
-        queue = self.queue()
+        queue = getattr(self.engines.txn, self.queue_name)
         while True:
             job = await queue.next()
             task = asyncio.get_running_loop().create_task(self.work(job))

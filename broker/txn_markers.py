@@ -28,13 +28,9 @@ WRITTEN = (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 class TxnMarkerSender(PeerWork):
     client_name = "txn-markers"
 
-    def queue(self):
-        return self.engines.txn.markers
+    queue_name = "markers"
 
     async def work(self, job) -> None:
-        await self._deliver(job)
-
-    async def _deliver(self, job) -> None:
         left = set(job.partitions)
         while left:
             cluster, txn = self.engines.cluster, self.engines.txn

@@ -27,13 +27,9 @@ REQUEST_TIMEOUT_S = 30.0  # Kafka's request.timeout.ms, which its AddPartitionsT
 class TxnVerifier(PeerWork):
     client_name = "txn-verifier"
 
-    def queue(self):
-        return self.engines.txn.verifications
+    queue_name = "verifications"
 
     async def work(self, ask) -> None:
-        await self._ask(ask)
-
-    async def _ask(self, ask) -> None:
         try:
             answer = await self._send(ask.coordinator, ask.body)
         except PeerUnavailable as exc:

@@ -61,26 +61,32 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h & 0x80000000 else h
 
 
-def java_capacity(entries: int) -> int:
+def java_long_hash(value: int) -> int:
+    """Java's Long.hashCode: the two halves of the 64-bit value xor-ed, as a 32-bit int."""
+    v = value & 0xFFFFFFFFFFFFFFFF
+    return (v ^ (v >> 32)) & 0xFFFFFFFF
+
+
+def java_capacity(entries: int, concurrent: bool = False) -> int:
     """The table size of a java.util.HashMap (or HashSet) that held ``entries`` at most (16,
-    doubled past three quarters full)."""
+    doubled past three quarters full); a ConcurrentHashMap doubles on reaching three quarters."""
     capacity = 16
-    while entries > capacity * 3 // 4:
+    while entries > capacity * 3 // 4 - concurrent:
         capacity *= 2
     return capacity
 
 
-def java_hash_order(names, capacity: int | None = None) -> list[str]:
-    """String keys in the order a java.util.HashMap iterates them (by bucket, then as
-    inserted); ``capacity`` by default the table size that holds them all. Kafka builds many
-    answers and messages from such maps."""
-    names = list(dict.fromkeys(names))
-    capacity = capacity or java_capacity(len(names))
+def java_hash_order(keys, capacity: int | None = None, hash=java_string_hash, concurrent: bool = False) -> list:
+    """Keys in the order a java.util.HashMap (or a ConcurrentHashMap) iterates them: by bucket,
+    then as inserted; ``capacity`` by default the table size that holds them all, ``hash`` the
+    keys' hashCode (String's by default). Kafka builds many answers and messages from such maps."""
+    keys = list(dict.fromkeys(keys))
+    capacity = capacity or java_capacity(len(keys), concurrent)
 
-    def bucket(name: str) -> int:
-        h = java_string_hash(name) & 0xFFFFFFFF
+    def bucket(key) -> int:
+        h = hash(key) & 0xFFFFFFFF
         return (h ^ (h >> 16)) & (capacity - 1)
-    return [n for _, n in sorted(((bucket(n), i), n) for i, n in enumerate(names))]
+    return [k for _, k in sorted(((bucket(k), i), k) for i, k in enumerate(keys))]
 
 
 def java_set_text(items: list[str]) -> str:

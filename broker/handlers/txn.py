@@ -18,7 +18,7 @@ import asyncio
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
 )
-from kipper.broker.config_values import java_hash_order
+from kipper.broker.config_values import java_hash_order, java_long_hash, java_string_hash
 from kipper.broker.groups.journal import OFFSETS_TOPIC, partition_for
 from kipper.broker.handlers.offsets import MAX_METADATA, answered, broker_answered
 from kipper.broker.txn import verification
@@ -274,31 +274,30 @@ def _topic_name(engines, t) -> str | None:
 
 def handle_write_txn_markers(req, ctx):
     """A marker (or a topic of one) that names no partition has no answer, as Kafka's; markers of
-    one producer id are answered as one (Kafka's answer is a map by producer id)."""
+    one producer id are answered as one, the later marker's answer standing for a partition both
+    name. Kafka's answer is a ConcurrentHashMap by producer id of ConcurrentHashMaps by partition,
+    each topic's partitions gathered in a HashMap by name: the answer follows their orders."""
     txn = ctx.engines.txn
     allowed = ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME)
-    out = []
-    by_producer: dict[int, dict] = {}
+    by_producer: dict[int, dict[tuple[str, int], int]] = {}
     for m in req.markers:
-        topics = []
+        answers = by_producer.setdefault(m.producer_id, {}) if any(t.partition_indexes for t in m.topics) else {}
         for t in m.topics:
-            if t.partition_indexes:
-                topics.append({"name": t.name, "partitions": [
-                    {"partition_index": p, "error_code": int(txn.write_markers(
-                        m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
-                        t.name, p, ctx.now) if allowed else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)}
-                    for p in dict.fromkeys(t.partition_indexes)]})  # a partition named twice: one answer
-        if not topics:
-            continue
-        answered = by_producer.get(m.producer_id)
-        if answered is None:
-            by_producer[m.producer_id] = answered = {"producer_id": m.producer_id, "topics": []}
-            out.append(answered)
-        for topic in topics:
-            same = next((t for t in answered["topics"] if t["name"] == topic["name"]), None)
-            if same is None:
-                answered["topics"].append(topic)
-            else:  # (Kafka's map by partition: the later marker's answer stands)
-                kept = {p["partition_index"]: p for p in same["partitions"] + topic["partitions"]}
-                same["partitions"] = list(kept.values())
-    return {"markers": out}
+            for p in t.partition_indexes:
+                answers[(t.name, p)] = int(txn.write_markers(
+                    m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
+                    t.name, p, ctx.now) if allowed else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    return {"markers": [{"producer_id": pid, "topics": _marker_topics(by_producer[pid])}
+                        for pid in java_hash_order(by_producer, hash=java_long_hash, concurrent=True)]}
+
+
+def _marker_topics(answers: dict[tuple[str, int], int]) -> list[dict]:
+    topics: dict[str, list] = {}
+    for name, p in java_hash_order(answers, hash=_topic_partition_hash, concurrent=True):
+        topics.setdefault(name, []).append({"partition_index": p, "error_code": answers[(name, p)]})
+    return [{"name": name, "partitions": topics[name]} for name in java_hash_order(topics)]
+
+
+def _topic_partition_hash(tp: tuple[str, int]) -> int:
+    """Kafka's TopicPartition.hashCode."""
+    return (31 * (31 + tp[1]) + java_string_hash(tp[0])) & 0xFFFFFFFF

@@ -87,12 +87,24 @@ class LogConfigs:
         return config
 
 
-def waited_for_roll(first_timestamp: int, now_ms: int, max_timestamp: int) -> int:
-    """Kafka's LogSegment.timeWaitedForRoll: the incoming batches' largest timestamp minus
-    the segment's first batch's, or wall-clock time since the segment's first append when
-    either has none."""
-    if first_timestamp < 0:
+EMPTY_SEGMENT = -1  # a segment's roll mark before its first batch: it never rolls by time
+
+
+def rolling_mark(first_max_timestamp: int, now_ms: int) -> int:
+    """What a segment keeps, at its first append, to roll by time as Kafka's LogSegment does:
+    the first batch's largest timestamp (rollingBasedTimestamp) when it has one; when it has
+    none (-1), the segment's wall-clock start, kept as ``-2 - now_ms`` so that one number says
+    which of the two it is."""
+    return first_max_timestamp if first_max_timestamp >= 0 else -2 - now_ms
+
+
+def waited_for_roll(mark: int, now_ms: int, max_timestamp: int) -> int:
+    """Kafka's LogSegment.timeWaitedForRoll for a segment's ``rolling_mark``: the incoming
+    batches' largest timestamp minus the first batch's (negative when the incoming ones have
+    no timestamp: no roll), or the wall-clock time since the segment started when its first
+    batch had no timestamp."""
+    if mark == EMPTY_SEGMENT:
         return -1
-    if max_timestamp >= 0:
-        return max_timestamp - first_timestamp
-    return now_ms - first_timestamp
+    if mark >= 0:
+        return max_timestamp - mark
+    return now_ms - (-2 - mark)

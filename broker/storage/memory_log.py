@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 
-from kipper.broker.storage.log_config import LogConfig, waited_for_roll
+from kipper.broker.storage.log_config import EMPTY_SEGMENT, LogConfig, rolling_mark, waited_for_roll
 from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.protocol import batch as b
 from kipper.protocol import records
@@ -37,7 +37,7 @@ class MemoryLog:
         self._append_times = array("q")
         # per segment, as arrays too: a 1,000-partition topic makes few objects for the collector
         self._seg_starts = array("q", (0,))  # index of each segment's first batch
-        self._seg_first_ms = array("q", (-1,))
+        self._seg_first_ms = array("q", (EMPTY_SEGMENT,))
         self._seg_bytes = array("q", (0,))  # size of each segment
         self._seg_max_ts = array("q", (-1,))  # largest timestamp in each segment
         self.log_start_offset = 0
@@ -62,7 +62,7 @@ class MemoryLog:
         if self._seg_starts[-1] >= len(self._batches):
             return None  # the active segment is empty
         self._seg_starts.append(len(self._batches))
-        self._seg_first_ms.append(-1)
+        self._seg_first_ms.append(EMPTY_SEGMENT)
         self._seg_bytes.append(0)
         self._seg_max_ts.append(-1)
         return self.log_end_offset
@@ -76,9 +76,8 @@ class MemoryLog:
         Returns (base offset of the first batch, last offset appended).
         """
         first = base = self.log_end_offset
-        if self._seg_first_ms[-1] < 0:  # Kafka's rollingBasedTimestamp: the first batch's
-            first_ts = spans[0][2].max_timestamp if spans else -1
-            self._seg_first_ms[-1] = first_ts if first_ts >= 0 else now_ms
+        if self._seg_first_ms[-1] == EMPTY_SEGMENT:  # Kafka's rollingBasedTimestamp: the first batch's
+            self._seg_first_ms[-1] = rolling_mark(spans[0][2].max_timestamp if spans else -1, now_ms)
         view = buf if type(buf) is memoryview else memoryview(buf)
         batches, bases, lasts, max_ts_column = self._batches, self._bases, self._lasts, self._max_ts
         added = 0
@@ -123,7 +122,7 @@ class MemoryLog:
         self._seg_bytes[-1] = sum(map(len, tail))
         self._seg_max_ts[-1] = max((b.read_header(x).max_timestamp for x in tail), default=-1)
         if not tail:
-            self._seg_first_ms[-1] = -1
+            self._seg_first_ms[-1] = EMPTY_SEGMENT
         self.log_end_offset = new_end
         if new_end < self.log_start_offset:
             self.log_start_offset = self.log_end_offset

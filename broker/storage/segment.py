@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 from array import array
 from bisect import bisect_right
 from pathlib import Path
@@ -29,6 +30,7 @@ from pathlib import Path
 import crc32c
 
 from kipper.broker.storage.files import in_background
+from kipper.broker.storage.log_config import EMPTY_SEGMENT, rolling_mark
 from kipper.protocol import batch as b
 from kipper.protocol import record_check
 
@@ -66,15 +68,15 @@ class LogSegment:
         self._since_index = 0
         self.max_timestamp = -1
         self.max_timestamp_offset = -1
-        self.first_append_ms = -1
+        self.first_append_ms = EMPTY_SEGMENT  # its rolling_mark once written
         self.last_append_ms = -1
         self.aborted: list[tuple[int, int, int, int]] = []  # (pid, first, last, lso)
         self.unflushed = False
         if self.size:  # a segment from an earlier run: its times as the files tell them
             self.last_append_ms = int(os.fstat(self.fd).st_mtime * 1000)
             first = os.pread(self.fd, b.HEADER_SIZE, 0)
-            if len(first) == b.HEADER_SIZE:
-                self.first_append_ms = b.read_header(first).max_timestamp
+            if len(first) == b.HEADER_SIZE:  # (without a timestamp: Kafka counts from the load)
+                self.first_append_ms = rolling_mark(b.read_header(first).max_timestamp, int(time.time() * 1000))
 
     def path(self, suffix: str) -> Path:
         return self.directory / file_name(self.base_offset, suffix)
@@ -98,9 +100,8 @@ class LogSegment:
             position += size
             self.next_offset = last + 1
         self.size += total
-        if self.first_append_ms < 0:  # Kafka's rollingBasedTimestamp: the first batch's
-            first_max_ts = headers[0].max_timestamp if headers else -1
-            self.first_append_ms = first_max_ts if first_max_ts >= 0 else now_ms
+        if self.first_append_ms == EMPTY_SEGMENT:  # Kafka's rollingBasedTimestamp: the first batch's
+            self.first_append_ms = rolling_mark(headers[0].max_timestamp if headers else -1, now_ms)
         self.last_append_ms = now_ms
         self.unflushed = True
 

@@ -4,7 +4,7 @@ are allowed (tests/conformance/allowed_differences.toml, mirrored by docs/KAFKA_
 A difference is (scenario, API, version, path, Kafka's value, kipper's value). The path
 names fields with dots and array elements by index: ``topics.0.partitions.1.error_code``.
 An allowed entry matches a difference when its ``api``, ``path`` and ``scenario`` globs (and
-``versions``, ``kafka``, ``kipper`` when given) all match; ``api`` and ``scenario`` may be lists of globs.
+``versions``, ``kafka``, ``kipper``, ``asked`` when given) all match; ``api`` and ``scenario`` may be lists of globs.
 ``covers`` names the scenarios (or globs of them) where the difference shows: the suite checks
 that each shows it and that it shows nowhere else (test_conformance.py, test_differences_doc.py).
 """
@@ -38,6 +38,7 @@ class Difference:
     kafka_codes: frozenset = frozenset()  # every error code in Kafka's whole answer
     kipper_codes: frozenset = frozenset()  # and in kipper's
     kafka_closed: bool = False  # Kafka closed the connection instead of answering
+    asked: Any = None  # the request's body, as sent to both
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "request": self.label, "api": self.api, "version": self.version,
@@ -59,6 +60,7 @@ class Allowed:
     kafka_answer_has: int | None = None
     kipper_answer_has: int | None = None
     kafka_closed: bool | None = None  # only where Kafka closed the connection (it failed reading)
+    asked: dict | None = None  # only where the request's top-level fields have these values ("null": None)
     versions: str | None = None
     kafka: Any = None
     kipper: Any = None
@@ -86,11 +88,19 @@ class Allowed:
             return False
         if self.kafka_closed is not None and self.kafka_closed != d.kafka_closed:
             return False
+        if self.asked is not None and not _asked(self.asked, d.asked):
+            return False
         if self.has_kafka and d.kafka != self.kafka:
             return False
         if self.has_kipper and d.kipper != self.kipper:
             return False
         return True
+
+
+def _asked(wanted: dict, body: Any) -> bool:
+    if not isinstance(body, dict):
+        return False
+    return all(k in body and body[k] == (None if v == "null" else v) for k, v in wanted.items())
 
 
 def load_allowed(path: Path = ALLOWED_FILE) -> list[Allowed]:

@@ -61,7 +61,7 @@ def compare(scenario, kafka_run, kipper_run) -> list[tuple[str, int, list[Differ
         label = x.label if x.label == b[i].label else f"{x.label} / {b[i].label}"
         codes, theirs = error_codes(na[i]), error_codes(nb[i])
         diffs = [Difference(scenario.name, label, x.api, x.version, path, ka, kb, kafka_codes=codes, kipper_codes=theirs,
-                            kafka_closed=closed(na[i]))
+                            kafka_closed=closed(na[i]), asked=x.request)
                  for path, ka, kb in diff(na[i], nb[i])]
         out.append((x.api, x.version, diffs))
     return out

@@ -38,6 +38,8 @@ def render(a: Allowed) -> str:
         field += ", where Kafka closed the connection"
     if a.kipper_answer_has is not None:
         field += f", where kipper's answer has error {a.kipper_answer_has}"
+    if a.asked:
+        field += ", asked " + ", ".join(f"`{k}={v}`" for k, v in a.asked.items())
     globs = [a.scenario] if isinstance(a.scenario, str) else a.scenario
     if globs != ["*"]:
         field += " in " + ", ".join(f"`{g}`" for g in globs)
@@ -114,6 +116,21 @@ def test_the_coverage_check_finds_an_entry_that_covers_nothing_or_shows_elsewher
     entry.sometimes = True  # timing: b/* need not show it; c/three still may not
     assert [p[:40] for p in coverage_problems([entry], {"a/one", "b/two"})] == [
         "e: allowed a difference in c/three, whic"]
+
+
+def test_an_entry_that_names_what_was_asked_allows_only_those_requests():
+    entry = load_allowed_entry("idempotent-init-producer-id-bump")
+    idempotent = {"transactional_id": None, "producer_id": 7, "producer_epoch": 0}
+    transactional = dict(idempotent, transactional_id="tx")
+    assert entry.matches(Difference("fuzz/InitProducerId", "i", "InitProducerId", 5, "producer_epoch", 0, 1,
+                                    asked=idempotent))
+    assert not entry.matches(Difference("fuzz/InitProducerId", "i", "InitProducerId", 5, "producer_epoch", 0, 1,
+                                        asked=transactional))
+    assert not entry.matches(Difference("fuzz/InitProducerId", "i", "InitProducerId", 5, "producer_epoch", 0, 1))
+
+
+def load_allowed_entry(name: str) -> Allowed:
+    return next(a for a in load_allowed() if a.id == name)
 
 
 if __name__ == "__main__":

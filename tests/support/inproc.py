@@ -34,6 +34,8 @@ class InProcessBroker:
         if type(result) is Reply:
             result = result.body
         assert type(result) is not Later, "a deferred answer: drive the engine directly instead"
+        if isinstance(result, list):  # a Fetch answer's buffers (its records are not copied)
+            result = b"".join(bytes(part) for part in result)
         return decode_response(api, version, result[4:])[1]
 
     def produce(self, topic: str, partition: int, rows, *, version: int = 9, transactional_id: str | None = None,

@@ -39,14 +39,14 @@ def kind(request):
 
 def put(p: Partition, key, value, now: int = 0, *, roll: bool = False) -> int:
     if roll:
-        p.log.maybe_roll(0, 1 << 62) if isinstance(p.log, MemoryLog) else p.log.roll(now)
+        roll_segment(p, now)
     data = records.build_batch([(key, value, now)])
     return p.append(data, b.split_batches(data), now).base_offset
 
 
-def roll(p: Partition, now: int = 0) -> None:
+def roll_segment(p: Partition, now: int = 0) -> None:
     if isinstance(p.log, MemoryLog):
-        p.log.maybe_roll(0, 1 << 62)
+        p.log.maybe_roll(0, 1 << 62, 1 << 62)  # a batch time past segment.ms
     else:
         p.log.roll(now)
 
@@ -86,7 +86,7 @@ def test_the_latest_record_per_key_stays_at_its_offset(kind, tmp_path):
     p = make_partition(kind, tmp_path, compact_config())
     for i in range(10):
         put(p, b"k%d" % (i % 3), b"v%d" % i)
-    roll(p)
+    roll_segment(p)
     put(p, b"k0", b"active")  # the active segment is never cleaned
     assert clean(p, 1000)
     assert stored(p) == [(7, b"k1", b"v7"), (8, b"k2", b"v8"), (9, b"k0", b"v9"), (10, b"k0", b"active")]
@@ -97,7 +97,7 @@ def test_a_fetch_from_a_removed_offset_gets_the_next_record_still_there(kind, tm
     p = make_partition(kind, tmp_path, compact_config())
     for i in range(6):
         put(p, b"same" if i < 5 else b"other", b"v%d" % i)
-    roll(p)
+    roll_segment(p)
     put(p, b"x", b"y")
     clean(p, 1000)
     got = p.read(2, 1 << 20)
@@ -109,7 +109,7 @@ def test_tombstones_stay_until_delete_retention_passed_since_their_first_cleanin
     p = make_partition(kind, tmp_path, compact_config(delete_retention_ms=1000))
     put(p, b"k", b"v")
     put(p, b"k", None)
-    roll(p)
+    roll_segment(p)
     put(p, b"z", b"z")
     clean(p, 10_000)  # first cleaning: the horizon becomes 11,000
     assert stored(p)[0] == (1, b"k", None)
@@ -125,7 +125,7 @@ def test_keyless_records_are_dropped_by_the_cleaner(kind, tmp_path):
     p = make_partition(kind, tmp_path, compact_config())
     put(p, None, b"no key")
     put(p, b"k", b"v")
-    roll(p)
+    roll_segment(p)
     put(p, b"a", b"a")
     clean(p, 1)
     assert [k for _, k, _ in stored(p)] == [b"k", b"a"]
@@ -138,12 +138,12 @@ def test_nothing_is_cleaned_below_the_dirty_ratio_unless_max_lag_forces_it(kind,
                                                       max_compaction_lag_ms=5000))
     for i in range(4):
         put(p, b"k", b"v%d" % i, now=1000)
-    roll(p)
+    roll_segment(p)
     put(p, b"x", b"y", now=1000)
     assert clean(p, 1000)  # all dirty: ratio 1
     for i in range(2):
         put(p, b"k", b"w%d" % i, now=2000, roll=i == 0)
-    roll(p)
+    roll_segment(p)
     put(p, b"x", b"y", now=2000)
     plan = cleanable(p, p.log.config, 2000)
     assert plan is not None  # dirty 2 of 3 batches: above 0.5
@@ -155,9 +155,9 @@ def test_nothing_is_cleaned_below_the_dirty_ratio_unless_max_lag_forces_it(kind,
 def test_min_compaction_lag_keeps_young_segments_dirty(kind, tmp_path):
     p = make_partition(kind, tmp_path, compact_config(min_compaction_lag_ms=1000))
     put(p, b"k", b"old", now=0)
-    roll(p)
+    roll_segment(p)
     put(p, b"k", b"young", now=5000)
-    roll(p)
+    roll_segment(p)
     put(p, b"z", b"z", now=5000)
     assert clean(p, 5500)  # only the first segment is old enough: nothing in it is superseded yet
     assert latest(p)[b"k"] == b"young" and len(stored(p)) == 3
@@ -198,7 +198,7 @@ def test_aborted_data_goes_and_its_marker_stays_until_nothing_of_it_is_left(kind
     _marker(p, 7, commit=False)  # 1
     _txn(p, 8, 0, b"k", b"committed")  # 2
     _marker(p, 8, commit=True)  # 3
-    roll(p)
+    roll_segment(p)
     put(p, b"z", b"z")
     clean(p, 1000)
     assert stored(p)[0] == (2, b"k", b"committed")
@@ -207,7 +207,7 @@ def test_aborted_data_goes_and_its_marker_stays_until_nothing_of_it_is_left(kind
     clean(p, 2000)
     assert markers(p) == [3], "the abort's data is gone, so its marker goes; the commit's is still there"
     put(p, b"k", b"later", roll=True)
-    roll(p)
+    roll_segment(p)
     put(p, b"z2", b"z2")
     clean(p, 3000)
     p.log.cleaner_checkpoint = 0
@@ -219,9 +219,9 @@ def test_aborted_data_goes_and_its_marker_stays_until_nothing_of_it_is_left(kind
 def test_open_transactions_are_never_cleaned(kind, tmp_path):
     p = make_partition(kind, tmp_path, compact_config())
     _txn(p, 9, 0, b"k", b"open")
-    roll(p)
+    roll_segment(p)
     put(p, b"k", b"plain")
-    roll(p)
+    roll_segment(p)
     put(p, b"z", b"z")
     assert cleanable(p, p.log.config, 1) is None  # the LSO is 0: nothing below it to clean
 
@@ -256,7 +256,7 @@ def test_reading_a_compacted_log_gives_the_same_map_as_a_dict(tmp_path_factory, 
             else:
                 model[k] = value
         elif op == "roll":
-            roll(p, now)
+            roll_segment(p, now)
         else:
             clean(p, now)
         offsets = [o for o, _, _ in stored(p)]
@@ -271,7 +271,7 @@ def test_the_cleaner_service_picks_compacted_partitions_and_counts(tmp_path):
     p.log.config = compact_config()
     for i in range(5):
         put(p, b"k", b"v%d" % i)
-    roll(p)
+    roll_segment(p)
     put(p, b"z", b"z")
     cleaner = LogCleaner(topics)
     assert cleaner.clean_now(1000) == 1
@@ -293,7 +293,7 @@ def test_a_batch_that_does_not_parse_makes_the_partition_uncleanable(kind, tmp_p
     case = malformed.MALFORMED["negative header count"]
     bad = malformed.batch(case.payload, case.count, base_offset=p.log.log_end_offset)
     p.log.append(bad, b.split_batches(bad), 0)  # stored as an older broker might have: not by Produce
-    roll(p)
+    roll_segment(p)
     put(p, b"z", b"z")
     before = [(o, k, v) for o, k, v in stored(p)]
     cleaner = LogCleaner(topics)
@@ -322,7 +322,7 @@ def test_a_rebuilt_batch_that_does_not_parse_replaces_nothing(kind, tmp_path, mo
     data = records.build_batch([(b"k", b"a", 0), (b"j", b"b", 0)])
     p.append(data, b.split_batches(data), 0)
     put(p, b"k", b"new")  # the batch above keeps only j: the cleaner rebuilds it
-    roll(p)
+    roll_segment(p)
     put(p, b"z", b"z")
     before = stored(p)
     plan = cleanable(p, p.log.config, 1000)
@@ -339,7 +339,7 @@ def test_a_segment_is_read_in_chunks_that_survive_retention_in_front(kind, tmp_p
     monkeypatch.setattr(memory, "SEGMENT_CHUNK", 4)  # many chunk boundaries in a small segment
     p = make_partition(kind, tmp_path, compact_config())
     offsets = [put(p, b"k%d" % i, b"v") for i in range(11)]
-    roll(p)
+    roll_segment(p)
     put(p, b"k", b"active")
     reader = p.log.segment_batches(offsets[0])
     seen = [next(reader)[0] for _ in range(5)]
@@ -352,7 +352,7 @@ def test_a_pass_on_disk_swaps_in_its_copy_after_the_background_fsync(tmp_path):
     p = make_partition("disk", tmp_path, compact_config())
     for i in range(50):
         put(p, b"k%d" % (i % 5), b"v%d" % i)
-    roll(p)
+    roll_segment(p)
     put(p, b"k0", b"active")
     assert clean(p, 0)
     assert latest(p) == {b"k%d" % k: b"v%d" % (45 + k) for k in range(5)} | {b"k0": b"active"}
@@ -367,7 +367,7 @@ def test_the_cleaner_paces_itself_idle_at_full_speed_busy_with_pauses_and_waits_
     p = make_partition("disk", tmp_path, compact_config())
     for i in range(50):
         put(p, b"k%d" % (i % 5), b"v%d" % i)
-    roll(p)
+    roll_segment(p)
     put(p, b"k0", b"active")
     cleaning = CleaningPass(p, p.log.config, cleanable(p, p.log.config, 0), 0)
     cleaner.running.append(("t", 0, cleaning))
@@ -386,7 +386,7 @@ def test_a_large_batch_is_read_and_rewritten_over_many_steps(kind, tmp_path):
     n = 40 * RECORDS_PER_STEP
     data = records.build_batch([(b"k%d" % (i % (n // 2)), b"v%d" % i, 0) for i in range(n)])
     p.append(data, b.split_batches(data), 0)  # one producer batch; half its records superseded
-    roll(p)
+    roll_segment(p)
     put(p, b"z", b"active")
     cleaning = CleaningPass(p, p.log.config, cleanable(p, p.log.config, 0), 0)
     steps = 1

@@ -113,7 +113,7 @@ class Pair:
             kb = self.kipper.resolver.norm.response(kipper[i].response) if i < len(kipper) else "<absent>"
             codes, theirs = error_codes(ka), error_codes(kb)
             out += [Difference(name, x.label, x.api, x.version, path, va, vb, kafka_codes=codes, kipper_codes=theirs,
-                               kafka_closed=closed(ka))
+                               kafka_closed=closed(ka), asked=x.request)
                     for path, va, vb in diff(ka, kb)]
         classify(out, self.run.allowed)
         stats = self.run.stats

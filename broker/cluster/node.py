@@ -193,6 +193,7 @@ class ClusterNode:
         replica = partition.replica
         if replica is None:
             replica = partition.replica = ReplicaState(partition, self.node_id, topic.topic_id)
+            replica.alive = self._alive
         was = (replica.role, replica.leader_id, replica.leader_epoch)
         if info.leader == self.node_id:
             replica.become_leader(info, now)
@@ -362,9 +363,9 @@ class ClusterNode:
                     if shrunk is not None:
                         self.propose_isr(partition, shrunk)
 
-    def follower_fetched(self, partition, replica_id: int, fetch_offset: int, now: int) -> None:
+    def follower_fetched(self, partition, replica_id: int, fetch_offset: int, now: int, log_start: int = -1) -> None:
         """The leader's side of a follower's Fetch (the Fetch handler calls it)."""
-        expanded = partition.replica.follower_fetched(replica_id, fetch_offset, now)
+        expanded = partition.replica.follower_fetched(replica_id, fetch_offset, now, log_start)
         if expanded is not None:
             self.propose_isr(partition, expanded)
 

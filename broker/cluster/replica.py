@@ -23,10 +23,11 @@ LEADER, FOLLOWER, NOT_A_REPLICA = "leader", "follower", "none"
 class FollowerState:
     """What a leader knows of one follower (Kafka's ReplicaState)."""
 
-    __slots__ = ("log_end_offset", "last_caught_up_ms", "last_fetch_ms", "last_fetch_leader_end")
+    __slots__ = ("log_end_offset", "log_start_offset", "last_caught_up_ms", "last_fetch_ms", "last_fetch_leader_end")
 
     def __init__(self, caught_up_ms: int):
         self.log_end_offset = -1  # unknown until it fetches
+        self.log_start_offset = -1  # as its fetches say (DeleteRecords waits for it)
         self.last_caught_up_ms = caught_up_ms
         self.last_fetch_ms = -1
         self.last_fetch_leader_end = -1
@@ -46,7 +47,7 @@ class FollowerState:
 class ReplicaState:
     __slots__ = ("partition", "local_id", "role", "leader_id", "leader_epoch", "partition_epoch",
                  "replicas", "isr", "high_watermark", "epochs", "followers", "pending_isr", "waiters",
-                 "is_leader", "topic_id")
+                 "deletions", "alive", "is_leader", "topic_id")
 
     def __init__(self, partition, local_id: int, topic_id=None):
         self.partition = partition
@@ -64,6 +65,8 @@ class ReplicaState:
         self.followers: dict[int, FollowerState] = {}
         self.pending_isr: tuple[int, ...] | None = None  # proposed by an AlterPartition in flight
         self.waiters: list[list] = []  # [end offset, min ISR, callback(error)] of acks=all Produces
+        self.deletions: list[tuple] = []  # (required offset, callback(error, low watermark)) of DeleteRecords
+        self.alive: Callable[[int], bool] = lambda broker_id: True  # the node's view of its brokers
         partition._after_append = self._after_append
 
     def _after_append(self, topic: str, index: int) -> None:
@@ -128,16 +131,24 @@ class ReplicaState:
         waiters, self.waiters = self.waiters, []
         for _, _, callback in waiters:
             callback(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        deletions, self.deletions = self.deletions, []
+        for _, callback in deletions:
+            callback(ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
 
     # --- the leader's side ---------------------------------------------------------------------
 
-    def follower_fetched(self, replica_id: int, fetch_offset: int, now: int) -> tuple[int, ...] | None:
-        """A follower fetched from ``fetch_offset``: its log end is that. The high watermark
-        may move; the ISR to propose if the follower caught up and is not in it, else None."""
+    def follower_fetched(self, replica_id: int, fetch_offset: int, now: int,
+                         log_start: int = -1) -> tuple[int, ...] | None:
+        """A follower fetched from ``fetch_offset``, its log starting at ``log_start``: its log
+        end is that. The high watermark may move, and the low watermark that DeleteRecords
+        waits for; the ISR to propose if the follower caught up and is not in it, else None."""
         state = self.followers.get(replica_id)
         if state is None:
             return None
         state.fetched(fetch_offset, self.partition.log_end_offset, now)
+        state.log_start_offset = log_start
+        if self.deletions:
+            self._answer_deletions()
         self.maybe_advance_high_watermark()
         if self.pending_isr is None and replica_id not in self.isr and self._in_sync(state):
             self.pending_isr = (*self.isr, replica_id)
@@ -213,6 +224,34 @@ class ReplicaState:
             else:
                 keep.append(waiter)
         self.waiters = keep
+
+    def low_watermark(self) -> int:
+        """Kafka's lowWatermarkIfLeader: the smallest log start over this log and the followers
+        on brokers that are alive (-1 for one that has not fetched yet)."""
+        low = self.partition.log_start_offset
+        for r, state in self.followers.items():
+            if state.log_start_offset < low and self.alive(r):
+                low = state.log_start_offset
+        return low
+
+    def wait_for_low_watermark(self, required: int, callback: Callable[[ErrorCode, int], None]) -> None:
+        """DeleteRecords (Kafka's DelayedDeleteRecords): ``callback`` gets NONE and the low
+        watermark once every live replica's log starts at ``required`` or later, or
+        NOT_LEADER_OR_FOLLOWER if leadership goes first."""
+        low = self.low_watermark()
+        if low >= required:
+            callback(ErrorCode.NONE, low)
+        else:
+            self.deletions.append((required, callback))
+
+    def _answer_deletions(self) -> None:
+        low, keep = self.low_watermark(), []
+        for required, callback in self.deletions:
+            if low >= required:
+                callback(ErrorCode.NONE, low)
+            else:
+                keep.append((required, callback))
+        self.deletions = keep
 
     # --- the follower's side -------------------------------------------------------------------
 

@@ -212,7 +212,7 @@ def _follower_read(cluster, plog, follower: int, p, entry: dict, now: int) -> in
     got = plog.read(offset, p.partition_max_bytes, to_log_end=True, one_segment=True)
     if got.chunks:
         entry["records"] = got.chunks
-    cluster.follower_fetched(plog, follower, offset, now)
+    cluster.follower_fetched(plog, follower, offset, now, p.get("log_start_offset", -1))
     entry["high_watermark"] = plog.high_watermark
     entry["last_stable_offset"] = plog.last_stable_offset
     return got.size

@@ -387,6 +387,37 @@ def test_a_partition_leader_asks_the_transaction_coordinator_of_another_broker(c
             30, "the last stable offset past the commit marker")
 
 
+def test_delete_records_answers_once_every_replica_starts_there(whole):
+    """Kafka's DelayedDeleteRecords: the leader answers once every live follower's log starts at
+    the offset (they learn it from their fetches), REQUEST_TIMED_OUT when its timeout comes
+    first; a follower refuses. Then the leader dies and the next one starts there too."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    cluster = whole
+    name = create(cluster, 1, 3, assignments=[[1, 2, 3]])
+    with connect(cluster, 1) as conn:
+        assert produce(conn, {(name, 0): batch(10)}, acks=-1).responses[0].partition_responses[0].error_code == 0
+    with connect(cluster, 2) as conn:
+        row = admin.delete_records(conn, {(name, 0): 4}, timeout_ms=5000).topics[0].partitions[0]
+    assert (row.error_code, row.low_watermark) == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)
+    cluster.faults(1).close("Fetch", count=None, topic=name)  # the followers' fetches do not get through
+    try:
+        with connect(cluster, 1) as conn:
+            row = admin.delete_records(conn, {(name, 0): 4}, timeout_ms=300).topics[0].partitions[0]
+        assert row.error_code == ErrorCode.REQUEST_TIMED_OUT and row.low_watermark < 4
+    finally:
+        cluster.faults(1).clear()
+    client = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})  # (kept: its futures need it)
+    deleted = client.delete_records([TopicPartition(name, 0, 6)], request_timeout=30)
+    assert [f.result(30).low_watermark for f in deleted.values()] == [6]
+    cluster.kill(1)
+    cluster.wait_until(lambda: cluster.leader_of(name, 0) in (2, 3), what="a new leader")
+    with connect(cluster, cluster.leader_of(name, 0)) as conn:
+        earliest = consumer_requests.list_offsets(conn, {(name, 0): -2}).topics[0].partitions[0]
+    assert (earliest.error_code, earliest.offset) == (0, 6)
+
+
 def test_a_durable_cluster_keeps_its_records_through_a_kill_and_a_full_restart(tmp_path):
     """log.dirs for every node: a SIGKILLed broker comes back with its log, and the whole
     cluster (controller too) stopped and started again still holds every record."""

@@ -193,3 +193,23 @@ def test_a_follower_behind_its_leaders_log_start_starts_over_there():
     produce(p, 3)
     p.restart_at(10)
     assert (p.log_start_offset, p.log_end_offset) == (10, 10) and p.batches() == []
+
+
+def test_delete_records_waits_for_every_live_replicas_log_start(leader):
+    replica = leader.replica
+    _, end = produce(leader, 5)
+    for r in (2, 3):
+        replica.follower_fetched(r, end, now=1, log_start=0)
+    assert leader.delete_records_before(3) == 3
+    assert replica.low_watermark() == 0  # the followers still start at 0
+    answers = []
+    replica.wait_for_low_watermark(3, lambda code, low: answers.append((code, low)))
+    replica.follower_fetched(2, end, now=2, log_start=3)  # it learnt the start from its last fetch
+    assert answers == []
+    dead = {3}
+    replica.alive = lambda broker_id: broker_id not in dead
+    replica.follower_fetched(2, end, now=3, log_start=3)  # a broker that is gone does not hold it back
+    assert answers == [(ErrorCode.NONE, 3)]
+    replica.wait_for_low_watermark(4, lambda code, low: answers.append((code, low)))
+    replica.become_follower(info(2, 5))
+    assert answers[-1] == (ErrorCode.NOT_LEADER_OR_FOLLOWER, -1)

@@ -47,12 +47,15 @@ class Authorizer:
             self._reindex()
         return len(added)
 
-    def remove(self, acl_filter: AclFilter) -> list[AclBinding]:
-        gone = [a for a in self._acls if acl_filter.matches(a)]
+    def remove(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
+        """Each filter's matches among the ACLs as they were (a request's filters all see the
+        same ACLs, as Kafka's controller's deleteAcls), and every one of them removed."""
+        matched = [sorted(a for a in self._acls if f.matches(a)) for f in filters]
+        gone = {a for found in matched for a in found}
         if gone:
             self._acls.difference_update(gone)
             self._reindex()
-        return sorted(gone)
+        return matched
 
     def replace(self, acls) -> None:
         self._acls = set(acls)

@@ -106,11 +106,12 @@ class Acls:
         self.authorizer.add(acls)
         self._save()
 
-    def delete(self, acl_filter: AclFilter) -> list[AclBinding]:
-        gone = self.authorizer.remove(acl_filter)
-        if gone:
+    def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
+        """Each filter's matches before any is removed; all of them removed."""
+        matched = self.authorizer.remove(filters)
+        if any(matched):
             self._save()
-        return gone
+        return matched
 
     def _save(self) -> None:
         if self.path is None:

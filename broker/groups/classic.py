@@ -19,7 +19,7 @@ from kipper.broker.groups.classic_model import (  # noqa: F401  (the model is pu
     COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, TRANSITIONS, Group,
     GroupSettings, Member, Reply,
 )
-from kipper.broker.groups.classic_model import PROTOCOL_NAMED_TWICE, named_twice
+from kipper.broker.groups.classic_model import PROTOCOL_NAMED_TWICE, closed_join, named_twice
 from kipper.broker.groups.classic_model import error_reply as _error, join_response, subscription_topics
 from kipper.protocol.errors import ErrorCode
 
@@ -117,14 +117,16 @@ class ClassicGroupCoordinator:
 
     def _add_member(self, group, member_id, instance_id, client_id, client_host, session,
                     rebalance_timeout, protocol_type, protocols, version, now, reply) -> None:
-        if named_twice(protocols):
-            return reply(PROTOCOL_NAMED_TWICE)
+        twice = named_twice(protocols)
         member = Member(member_id, instance_id, client_id, client_host, session, rebalance_timeout,
-                        protocol_type, protocols, now, join_reply=reply, join_version=version)
+                        protocol_type, protocols, now, join_reply=closed_join if twice else reply,
+                        join_version=version)
         if not group.members:
             group.protocol_type = protocol_type
         group.members[member_id] = member
         self._prepare_rebalance(group, now, f"member {member_id} joined")
+        if twice:
+            return reply(PROTOCOL_NAMED_TWICE)
         self._maybe_complete_join(group, now)
 
     def _rejoin(self, group, member, protocols, protocol_type, session, rebalance_timeout,
@@ -220,7 +222,7 @@ class ClassicGroupCoordinator:
     def _maybe_complete_join(self, group: Group, now: int) -> None:
         if group.state != PREPARING_REBALANCE:
             return
-        if now < group.initial_delay_until:
+        if now < group.initial_delay_until or any(m.join_reply is closed_join for m in group.members.values()):
             return
         all_joined = all(m.join_reply is not None for m in group.members.values())
         if (all_joined and not group.pending_members) or now >= group.rebalance_deadline:
@@ -400,7 +402,7 @@ class ClassicGroupCoordinator:
                 if now >= deadline:
                     del group.pending_members[pid]
             for member in list(group.members.values()):
-                waiting = member.join_reply is not None or member.sync_reply is not None
+                waiting = member.join_reply not in (None, closed_join) or member.sync_reply is not None
                 if not waiting and now - member.last_heartbeat > member.session_timeout_ms:
                     self._remove_member(group, member, now, "session timed out")
             if group.pending_sync and now >= group.sync_deadline and group.state in (COMPLETING_REBALANCE, STABLE):

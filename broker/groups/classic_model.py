@@ -130,6 +130,13 @@ def named_twice(protocols) -> bool:
     return len({name for name, _ in protocols}) != len(protocols)
 
 
+def closed_join(_answer) -> None:
+    """The pending join of a new member whose request named a protocol twice: Kafka keeps the
+    member, waiting to join, and closes its connection; its answer goes nowhere. The join
+    cannot complete while it is there (Kafka's vote counts the repeated protocol twice, so no
+    protocol is supported by every member), until its session ends."""
+
+
 def error_reply(code: ErrorCode, **extra) -> dict:
     return {"error_code": int(code), **extra}
 

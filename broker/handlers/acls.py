@@ -91,16 +91,17 @@ def handle_delete_acls(req, ctx):
         return {"throttle_time_ms": 0, "filter_results": [
             {"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), "error_message": None,
              "matching_acls": []} for _ in req.filters]}
+    unknown = [_unknown_filter(f) for f in req.filters]
+    # every filter matches the ACLs as they were before the request (Kafka's controller)
+    matched = iter(acls.delete([_filter(f) for f, why in zip(req.filters, unknown) if why is None]))
     out = []
-    for f in req.filters:
-        unknown = _unknown_filter(f)
-        if unknown is not None:
-            out.append({"error_code": int(ErrorCode.INVALID_REQUEST), "error_message": unknown, "matching_acls": []})
+    for why in unknown:
+        if why is not None:
+            out.append({"error_code": int(ErrorCode.INVALID_REQUEST), "error_message": why, "matching_acls": []})
             continue
-        gone = acls.delete(_filter(f))
         out.append({"error_code": 0, "error_message": None, "matching_acls": [
             {"error_code": 0, "error_message": None, "resource_type": a.resource_type,
              "resource_name": a.name, "pattern_type": a.pattern_type, "principal": a.principal,
              "host": a.host, "operation": a.operation, "permission_type": a.permission}
-            for a in gone]})
+            for a in next(matched)]})
     return {"throttle_time_ms": 0, "filter_results": out}

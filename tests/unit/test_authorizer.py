@@ -132,9 +132,21 @@ def test_remove_by_filter_and_the_version_moves_on_every_change():
     a = Authorizer()
     a.add([acl(READ), acl(WRITE)])
     v = a.version
-    gone = a.remove(AclFilter(TOPIC, "orders", LITERAL, None, None, WRITE, ANY_PERMISSION))
+    [gone] = a.remove([AclFilter(TOPIC, "orders", LITERAL, None, None, WRITE, ANY_PERMISSION)])
     assert [x.operation for x in gone] == [WRITE] and a.version > v
     assert allowed(a, READ) and not allowed(a, WRITE)
+
+
+def test_every_filter_of_one_removal_matches_the_acls_as_they_were():
+    # Kafka's controller answers each filter of a DeleteAcls from the ACLs before the request
+    a = Authorizer()
+    a.add([acl(READ), acl(WRITE)])
+    writes = AclFilter(TOPIC, "orders", LITERAL, None, None, WRITE, ANY_PERMISSION)
+    everything = AclFilter(TOPIC, "orders", LITERAL, None, None, ANY_OPERATION, ANY_PERMISSION)
+    first, second, third = a.remove([writes, writes, everything])
+    assert [x.operation for x in first] == [x.operation for x in second] == [WRITE]
+    assert sorted(x.operation for x in third) == sorted([READ, WRITE])
+    assert a.acls() == []
 
 
 @pytest.mark.parametrize("binding,problem", [

@@ -1,0 +1,47 @@
+"""What the generator's sixth run found (issue 36, docs/FUZZ_FINDINGS.md), each the sequence a
+difference shrank to or a few variants of it, replayed as generated.py replays (every one
+passes against Kafka 4.4; tests/unit/test_sixth_run_findings.py states each answer)."""
+
+from __future__ import annotations
+
+from tests.conformance.scenarios import register
+from tests.conformance.scenarios.generated import T0, replay
+
+_ACL = {"resource_type": 2, "resource_name": "<T>-t0", "resource_pattern_type": 3, "principal": "User:<T>-u0",
+        "host": "*", "operation": 2, "permission_type": 3}
+_FILTER = {"resource_type_filter": 2, "resource_name_filter": "<T>-t0", "pattern_type_filter": 3,
+           "principal_filter": "User:<T>-u0", "host_filter": None, "operation": 2, "permission_type": 3}
+_ANY_OPERATION = dict(_FILTER, operation=1)
+
+
+def _join(version: int, group: str, protocols: list[str]) -> dict:
+    body = {"group_id": group, "session_timeout_ms": 45000, "member_id": "", "protocol_type": "consumer",
+            "protocols": [{"name": p, "metadata": {"<subscription>": ["<T>-t0"]}} for p in protocols]}
+    if version >= 1:
+        body["rebalance_timeout_ms"] = 1000
+    return {"api": "JoinGroup", "version": version, "body": body}
+
+
+RUN_6: dict[str, list[dict]] = {
+    # every filter of one DeleteAcls matches the ACLs as they were before it (seed 7001)
+    "generated/delete-acls-filters-see-the-acls-before-the-request": [
+        T0,
+        {"api": "CreateAcls", "version": 1, "body": {"creations": [_ACL, dict(_ACL, operation=3)]}},
+        {"api": "DeleteAcls", "version": 1, "body": {"filters": [_FILTER, _FILTER, _ANY_OPERATION]}},
+        {"api": "DescribeAcls", "version": 1, "body": {**_ANY_OPERATION, "permission_type": 1}},
+    ],
+    # a new member naming a protocol twice: Kafka fails inside and closes the connection, and
+    # the group it made keeps the member's protocol type (seed 7003)
+    "generated/join-group-protocol-twice-leaves-its-group": [
+        T0,
+        _join(0, "<T>-g2", ["roundrobin", "roundrobin"]),
+        {"api": "ListGroups", "version": 1, "body": {}},
+        {"api": "DescribeGroups", "version": 0, "body": {"groups": ["<T>-g2"]}},
+        _join(5, "<T>-g3", ["range", "range"]),
+        {"api": "ListGroups", "version": 1, "body": {}},
+        {"api": "DescribeGroups", "version": 0, "body": {"groups": ["<T>-g3"]}},
+    ],
+}
+
+for _name, _steps in RUN_6.items():
+    register(_name, replay(_steps))

@@ -1,0 +1,51 @@
+"""What the generator's sixth run found (issue 36, docs/FUZZ_FINDINGS.md), fixed: each test
+states Kafka 4.4's answer; each sequence is a named scenario in
+tests/conformance/scenarios/generated_run6.py."""
+
+from __future__ import annotations
+
+from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+from kipper.protocol.errors import ErrorCode as E
+from kipper.protocol.header import encode_request
+from kipper.protocol.messages import APIS
+from tests.support.inproc import InProcessBroker
+
+JOIN_GROUP, DESCRIBE_GROUPS, LIST_GROUPS, CREATE_ACLS, DELETE_ACLS = 11, 15, 16, 30, 31
+READ, WRITE, ANY_OPERATION, ALLOW = 3, 2, 1, 3
+
+
+def _acl(operation: int) -> dict:
+    return {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3, "principal": "User:u",
+            "host": "*", "operation": operation, "permission_type": ALLOW}
+
+
+def _filter(operation: int) -> dict:
+    return {"resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 3,
+            "principal_filter": "User:u", "host_filter": None, "operation": operation, "permission_type": ALLOW}
+
+
+def test_every_filter_of_a_delete_acls_sees_the_acls_before_it():
+    b = InProcessBroker(**{"authorizer.class.name": "standard", "super.users": "User:ANONYMOUS"})
+    assert all(r.error_code == 0 for r in b.call(CREATE_ACLS, 1, {"creations": [_acl(WRITE), _acl(READ)]}).results)
+    answer = b.call(DELETE_ACLS, 1, {"filters": [_filter(WRITE), _filter(WRITE), _filter(ANY_OPERATION)]})
+    assert [sorted(a.operation for a in r.matching_acls) for r in answer.filter_results] == [
+        [WRITE], [WRITE], sorted([READ, WRITE])]
+    again = b.call(DELETE_ACLS, 1, {"filters": [_filter(ANY_OPERATION)]})
+    assert again.filter_results[0].matching_acls == []
+
+
+def test_a_new_member_naming_a_protocol_twice_stays_in_a_group_that_cannot_complete_its_join():
+    b = InProcessBroker()
+    body = {"group_id": "g", "session_timeout_ms": 45000, "member_id": "", "protocol_type": "consumer",
+            "protocols": [{"name": "roundrobin", "metadata": b""}, {"name": "roundrobin", "metadata": b""}]}
+    [answer], _ = b.dispatcher.dispatch([encode_request(APIS[JOIN_GROUP], 0, 1, "test", body)[4:]], 0, b.session)
+    assert type(answer) is Reply and answer.body is NO_RESPONSE  # Kafka closes the connection
+    listed = b.call(LIST_GROUPS, 1, {}).groups
+    assert [(g.group_id, g.protocol_type) for g in listed] == [("g", "consumer")]
+    b.state.groups.tick(b.now + 1000)
+    [group] = b.call(DESCRIBE_GROUPS, 0, {"groups": ["g"]}).groups
+    assert (group.group_state, len(group.members)) == ("PreparingRebalance", 1)
+    b.now += 46_000  # its session ends: the member goes, and the group is empty again
+    b.state.groups.tick(b.now)
+    [group] = b.call(DESCRIBE_GROUPS, 0, {"groups": ["g"]}).groups
+    assert (group.group_state, len(group.members)) == ("Empty", 0)

@@ -89,6 +89,12 @@ def java_hash_order(keys, capacity: int | None = None, hash=java_string_hash, co
     return [k for _, k in sorted(((bucket(k), i), k) for i, k in enumerate(keys))]
 
 
+def image_order(names) -> list[str]:
+    """Names in the order Kafka's metadata image iterates its topics by name (a PCollections
+    HashPMap: an IntTreePMap by String.hashCode, so ascending signed hash codes)."""
+    return sorted(names, key=java_string_hash)
+
+
 def java_set_text(items: list[str]) -> str:
     """Java's HashSet<String>.toString of ``items`` added in this order ("[b, a]"): Kafka
     prints sets of config names so, in its hash table's order."""

@@ -16,11 +16,9 @@ import uuid
 import structlog
 
 from kipper.broker.groups.classic_model import (  # noqa: F401  (the model is public here too)
-    COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, TRANSITIONS, Group,
-    GroupSettings, Member, Reply,
+    COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, PROTOCOL_NAMED_TWICE, STABLE, TRANSITIONS, Group,
+    GroupSettings, Member, Reply, closed_join, error_reply as _error, join_response, named_twice, subscription_topics,
 )
-from kipper.broker.groups.classic_model import PROTOCOL_NAMED_TWICE, closed_join, named_twice
-from kipper.broker.groups.classic_model import error_reply as _error, join_response, subscription_topics
 from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
@@ -61,9 +59,8 @@ class ClassicGroupCoordinator:
             # Kafka creates a group only for a member without an id: a made-up (or stale) id
             # for a group that does not exist is UNKNOWN_MEMBER_ID, and leaves no group behind
             return reply(_error(ErrorCode.UNKNOWN_MEMBER_ID, member_id=req.member_id))
-        rebalance_timeout = req.get("rebalance_timeout_ms", -1)
-        if rebalance_timeout is None or rebalance_timeout <= 0:
-            rebalance_timeout = session
+        # v0 has none: the session timeout (Kafka's JoinGroupRequest); later ones as given, 0 too
+        rebalance_timeout = session if version == 0 else req.rebalance_timeout_ms
         group = self.get_or_create(group_id)
         if group.state == DEAD:
             return reply(_error(ErrorCode.COORDINATOR_NOT_AVAILABLE, member_id=req.member_id))
@@ -250,10 +247,11 @@ class ClassicGroupCoordinator:
         group.pending_sync = set(group.members)
         group.sync_deadline = now + max(m.rebalance_timeout_ms for m in group.members.values())
         self.rebalances += 1
-        for m in group.members.values():
+        for m in list(group.members.values()):
             reply, m.join_reply = m.join_reply, None
             m.last_heartbeat = now
             reply(join_response(group, m))
+        self._expire_syncs(group, now)  # a rebalance timeout of 0: Kafka's timer fires at once
 
     # --- SyncGroup ---------------------------------------------------------------
 
@@ -405,13 +403,17 @@ class ClassicGroupCoordinator:
                 waiting = member.join_reply not in (None, closed_join) or member.sync_reply is not None
                 if not waiting and now - member.last_heartbeat > member.session_timeout_ms:
                     self._remove_member(group, member, now, "session timed out")
-            if group.pending_sync and now >= group.sync_deadline and group.state in (COMPLETING_REBALANCE, STABLE):
-                late, group.pending_sync = group.pending_sync, set()
-                for member_id in late:
-                    if member_id in group.members:
-                        self._remove_member(group, group.members[member_id], now,
-                                            "did not sync before the rebalance timeout")
+            self._expire_syncs(group, now)
             self._maybe_complete_join(group, now)
+
+    def _expire_syncs(self, group: Group, now: int) -> None:
+        """Members that did not SyncGroup before the rebalance timeout leave the group."""
+        if group.pending_sync and now >= group.sync_deadline and group.state in (COMPLETING_REBALANCE, STABLE):
+            late, group.pending_sync = group.pending_sync, set()
+            for member_id in late:
+                if member_id in group.members:
+                    self._remove_member(group, group.members[member_id], now,
+                                        "did not sync before the rebalance timeout")
 
     # --- offsets and descriptions --------------------------------------------------------
 

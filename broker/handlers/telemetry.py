@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS
+from kipper.broker.config_values import image_order
 from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
 from kipper.protocol.errors import ErrorCode
 
@@ -43,7 +44,7 @@ def handle_list_config_resources(req, ctx):
     node = str(engines.node_id)
     names = {GROUP: lambda: engines.group_configs.names(), CLIENT_METRICS: lambda: engines.client_metrics.names(),
              BROKER_LOGGER: lambda: [node], BROKER: lambda: [node],
-             TOPIC: lambda: [t.name for t in engines.topics.all()]}
+             TOPIC: lambda: image_order(t.name for t in engines.topics.all())}
     out = []
     for kind in (GROUP, CLIENT_METRICS, BROKER_LOGGER, BROKER, TOPIC):  # Kafka's order
         if kind in wanted:

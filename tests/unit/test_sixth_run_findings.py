@@ -49,3 +49,22 @@ def test_a_new_member_naming_a_protocol_twice_stays_in_a_group_that_cannot_compl
     b.state.groups.tick(b.now)
     [group] = b.call(DESCRIBE_GROUPS, 0, {"groups": ["g"]}).groups
     assert (group.group_state, len(group.members)) == ("Empty", 0)
+
+
+def test_a_member_of_rebalance_timeout_0_is_answered_then_leaves_at_once():
+    b = InProcessBroker()
+    answer = b.call(JOIN_GROUP, 1, {"group_id": "g", "session_timeout_ms": 45000, "rebalance_timeout_ms": 0,
+                                    "member_id": "", "protocol_type": "consumer",
+                                    "protocols": [{"name": "range", "metadata": b""}]})
+    assert answer.error_code == 0 and answer.generation_id == 1
+    [group] = b.call(DESCRIBE_GROUPS, 0, {"groups": ["g"]}).groups
+    assert (group.group_state, list(group.members)) == ("Empty", [])
+
+
+def test_list_config_resources_names_topics_in_the_metadata_images_order():
+    b = InProcessBroker()
+    for name in ("b", "a", "zz", "__consumer_offsets"):
+        b.state.topics.create(name, 1)
+    answer = b.call(74, 1, {"resource_types": [2]})
+    # ascending String.hashCode: "__consumer_offsets" is negative, "a" 97, "b" 98, "zz" 3904
+    assert [r.resource_name for r in answer.config_resources] == ["__consumer_offsets", "a", "b", "zz"]

@@ -4,7 +4,8 @@ passes against Kafka 4.4; tests/unit/test_sixth_run_findings.py states each answ
 
 from __future__ import annotations
 
-from tests.conformance.scenarios import register
+from tests.conformance.scenarios import kit as k
+from tests.conformance.scenarios import register, scenario
 from tests.conformance.scenarios.generated import T0, replay
 
 _ACL = {"resource_type": 2, "resource_name": "<T>-t0", "resource_pattern_type": 3, "principal": "User:<T>-u0",
@@ -41,7 +42,30 @@ RUN_6: dict[str, list[dict]] = {
         {"api": "ListGroups", "version": 1, "body": {}},
         {"api": "DescribeGroups", "version": 0, "body": {"groups": ["<T>-g3"]}},
     ],
+    # topics listed in the order of Kafka's metadata image (by String.hashCode) (seed 7006)
+    "generated/list-config-resources-topic-order": [
+        T0,
+        {"api": "CreateTopics", "version": 7, "body": {"topics": [
+            {"name": f"<T>-{n}", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
+            for n in ("b", "a", "zz", "t9")], "timeout_ms": 30000, "validate_only": False}},
+        {"api": "FindCoordinator", "version": 3, "body": {"key": "<T>-g0", "key_type": 0}},
+        {"api": "ListConfigResources", "version": 1, "body": {"resource_types": [2]}},
+        {"api": "ListConfigResources", "version": 1, "body": {"resource_types": []}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():
     register(_name, replay(_steps))
+
+
+@scenario("generated/join-group-rebalance-timeout-0")
+def _(run):
+    """A new member of rebalance timeout 0 (v1+: kept as given) is answered, and leaves at once
+    without a SyncGroup: Kafka's timer for its sync fires straight away (seed 7004; a request
+    right after may still find it, on Kafka: the poll waits for both)."""
+    t = k.create_topic(run)
+    g = run.name("g")
+    k.join_member(run, g, [t], version=1, session_ms=45000, rebalance_ms=0)
+    run.poll(lambda: run.call(k.DESCRIBE_GROUPS, 0, {"groups": [g]}, record=False),
+             lambda answer: answer["groups"][0]["group_state"] == "Empty", timeout=10)
+    run.call(k.DESCRIBE_GROUPS, 0, {"groups": [g]}, label="described after the member left")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kipper.broker.config_values import boolean, choice, int_in, string
 
+RACK_AWARE = "org.apache.kafka.common.replica.RackAwareReplicaSelector"  # replica.selector.class
 _INT32 = 2**31 - 1
 _INT64 = 2**63 - 1
 
@@ -34,6 +35,13 @@ CLUSTER_KEYS = (
      "Replicas of __consumer_offsets, made when a group coordinator is first looked up."),
     ("transaction.state.log.replication.factor", int_in(1, 32767), 3,
      "Replicas of __transaction_state, made when a transaction coordinator is first looked up."),
+    ("broker.rack", string, "",
+     "This broker's rack: registered with the controller and named in Metadata; a consumer "
+     "that names the same rack reads from a replica here when replica.selector.class says so."),
+    ("replica.selector.class", choice("", RACK_AWARE), "",
+     "Empty: consumers read from the leader (or the follower they choose). Kafka's "
+     "RackAwareReplicaSelector: the leader points a consumer that names its rack (client.rack) "
+     "to an in-sync replica in that rack (KIP-392's preferred read replica)."),
     ("auto.leader.rebalance.enable", boolean, True,
      "The controller moves leadership back to the preferred replica every "
      "leader.imbalance.check.interval.seconds."),

@@ -106,7 +106,7 @@ class BrokerLifecycle:
         advertised = self.server.engines.advertised
         pmap = self.config["listener.security.protocol.map"]
         body = {"broker_id": node.node_id, "cluster_id": self.server.engines.cluster_id,
-                "incarnation_id": self.incarnation, "rack": None,
+                "incarnation_id": self.incarnation, "rack": self.config["broker.rack"] or None,
                 "listeners": [{"name": name, "host": h, "port": p, "security_protocol": SECURITY_PROTOCOLS[pmap[name]]}
                               for name, (h, p) in advertised.items()],
                 "features": [{"name": "metadata.version", "min_supported_version": 7,

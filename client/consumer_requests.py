@@ -57,9 +57,10 @@ def list_offsets(conn: BlockingConnection, timestamps: Mapping[tuple[str, int], 
 
 def fetch(conn: BlockingConnection, offsets: Mapping[tuple[str, int], int], *, max_wait_ms: int = 0,
           min_bytes: int = 0, max_bytes: int = 1 << 26, partition_max_bytes: int = 1 << 24,
-          isolation_level: int = READ_UNCOMMITTED, version: int | None = None):
+          isolation_level: int = READ_UNCOMMITTED, version: int | None = None, rack_id: str = ""):
     """A sessionless Fetch from each (topic, partition) at its offset. The
-    defaults answer at once with whatever is there, up to 16 MiB a partition."""
+    defaults answer at once with whatever is there, up to 16 MiB a partition; ``rack_id``: the
+    consumer's rack (v11+), for a leader that points consumers to a replica in their rack."""
     return send(conn, FETCH, {
         "replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": min_bytes, "max_bytes": max_bytes,
         "isolation_level": isolation_level, "session_id": 0, "session_epoch": -1,
@@ -67,7 +68,7 @@ def fetch(conn: BlockingConnection, offsets: Mapping[tuple[str, int], int], *, m
             {"partition": p, "fetch_offset": offset, "log_start_offset": -1,
              "partition_max_bytes": partition_max_bytes} for p, offset in parts]}
             for topic, parts in by_topic(offsets.items()).items()],
-        "forgotten_topics_data": [], "rack_id": ""}, version, FETCH_MAX_VERSION)
+        "forgotten_topics_data": [], "rack_id": rack_id}, version, FETCH_MAX_VERSION)
 
 
 def fetch_records(conn: BlockingConnection, topic: str, positions: dict[int, int], *, max_wait_ms: int,

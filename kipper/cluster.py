@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from kipper.testing import EmbeddedBroker
 
@@ -69,17 +69,19 @@ class Node:
 class EmbeddedCluster:
     """``EmbeddedCluster(brokers=3)``: ``start()``, ``bootstrap_servers``, ``kill(2)``,
     ``start_broker(2)``, ``stop()``. ``overrides`` go to every broker (Kafka's names);
-    ``log_dirs``: a directory under which each node keeps its logs (durable)."""
+    ``log_dirs``: a directory under which each node keeps its logs (durable); ``racks``: the
+    brokers' broker.rack in turn (broker 1 the first, and round again)."""
 
     def __init__(self, brokers: int = 3, overrides: Mapping[str, Any] | None = None, *,
                  controller_overrides: Mapping[str, Any] | None = None, log_dirs: str | Path | None = None,
-                 first_port: int | None = None, start_timeout: float = 60.0):
+                 first_port: int | None = None, start_timeout: float = 60.0, racks: Sequence[str] = ()):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.count = brokers
         self.overrides = {k: str(v) for k, v in (overrides or {}).items()}
         self.controller_overrides = {k: str(v) for k, v in (controller_overrides or {}).items()}
         self.log_dirs = Path(log_dirs) if log_dirs else None
+        self.racks = tuple(racks)
         self.first_port = first_port
         self.start_timeout = start_timeout
         self.controller: Node | None = None
@@ -99,6 +101,8 @@ class EmbeddedCluster:
                  "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller.port}"}
         if self.log_dirs is not None:
             props["log.dirs"] = str(self.log_dirs / f"broker-{node_id}")
+        if self.racks:
+            props["broker.rack"] = self.racks[(node_id - 1) % len(self.racks)]
         return Node(node_id, port, props)
 
     def start(self) -> EmbeddedCluster:

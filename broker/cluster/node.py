@@ -22,6 +22,7 @@ import structlog
 from kipper.broker.cluster.image import ClusterImage
 from kipper.broker.cluster.mirror import sync_topic
 from kipper.broker.cluster.replica import FOLLOWER, LEADER, ReplicaState
+from kipper.broker.cluster.rack_selector import RACK_AWARE, preferred_read_replica
 from kipper.broker.groups.journal import partition_for
 from kipper.broker.outbox import Outbox
 from kipper.broker.producer_state.ids import ProducerIdsUnavailable
@@ -44,6 +45,7 @@ class NodeSettings:
     # (partitions, replication factor, segment.bytes) of __consumer_offsets and __transaction_state
     offsets_topic: tuple[int, int, int] = (50, 3, 104857600)
     txn_topic: tuple[int, int, int] = (50, 3, 104857600)
+    rack_aware: bool = False  # replica.selector.class is Kafka's RackAwareReplicaSelector
 
     @classmethod
     def from_config(cls, config) -> NodeSettings:
@@ -52,7 +54,8 @@ class NodeSettings:
                                   config["offsets.topic.segment.bytes"]),
                    txn_topic=(config["transaction.state.log.num.partitions"],
                               config["transaction.state.log.replication.factor"],
-                              config["transaction.state.log.segment.bytes"]))
+                              config["transaction.state.log.segment.bytes"]),
+                   rack_aware=config["replica.selector.class"] == RACK_AWARE)
 
 
 class ProducerIdBlocks:
@@ -323,6 +326,17 @@ class ClusterNode:
     def _alive(self, broker_id: int) -> bool:
         b = self.image.brokers.get(broker_id)
         return b is not None and not b.fenced
+
+    def preferred_read_replica(self, partition, client_rack: str | None, fetch_offset: int, now: int) -> int | None:
+        """Where a consumer of ``client_rack`` should read this leader's partition (KIP-392),
+        when replica.selector.class asks for it; None: here."""
+        if not self.settings.rack_aware:
+            return None
+        return preferred_read_replica(partition.replica, client_rack, fetch_offset, now, self._rack_of)
+
+    def _rack_of(self, broker_id: int) -> str | None:
+        b = self.image.brokers.get(broker_id)
+        return b.rack if b is not None and not b.fenced else None
 
     def propose_isr(self, partition, isr) -> None:
         """Ask the controller for ``isr`` (AlterPartition v3: each member with its epoch)."""

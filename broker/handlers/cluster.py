@@ -45,7 +45,8 @@ def handle_describe_cluster(req, ctx):
                 "cluster_authorized_operations": operations}
     host, port = engines.advertised_address(ctx.session.listener)
     return {**base, "controller_id": engines.node_id,
-            "brokers": [{"broker_id": engines.node_id, "host": host, "port": port, "rack": None,
+            "brokers": [{"broker_id": engines.node_id, "host": host, "port": port,
+                         "rack": engines.config["broker.rack"] or None,
                          "is_fenced": False}],
             "cluster_authorized_operations": operations}
 

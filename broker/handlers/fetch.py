@@ -90,6 +90,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     leaders = None  # the leaders named in refusals (KIP-951's node_endpoints)
     from_follower_ok = follower < 0 and ctx.api_version >= 11  # a consumer may read a follower (KIP-392)
     lone_follower = cluster is None and replica_id(req, ctx.api_version) >= 0  # one node: no follower
+    client_rack = req.get("rack_id") if cluster is not None and follower < 0 else None  # (v11+)
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
     watched = []
@@ -145,6 +146,13 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                     watched.append((plog.topic, index))
                 parts.append(entry)
                 continue
+            if client_rack and plog.replica is not None and plog.replica.is_leader:
+                preferred = cluster.preferred_read_replica(plog, client_rack, offset, ctx.now)
+                if preferred is not None:  # KIP-392: no records, the replica to read from instead
+                    entry["preferred_read_replica"] = preferred
+                    parts.append(entry)
+                    total += 1  # (answered at once, as Kafka does)
+                    continue
             limit = min(p.partition_max_bytes, remaining)
             # read_committed: nothing at or past the last stable offset
             # one segment per partition, as Kafka's UnifiedLog.read: the consumer's next

@@ -71,7 +71,8 @@ def _brokers(ctx) -> tuple[list[dict], int]:
     cluster = engines.cluster
     if cluster is None:
         host, port = engines.advertised_address(ctx.session.listener)
-        return [{"node_id": engines.node_id, "host": host, "port": port, "rack": None}], engines.node_id
+        return [{"node_id": engines.node_id, "host": host, "port": port,
+                 "rack": engines.config["broker.rack"] or None}], engines.node_id
     live = cluster.live_brokers(ctx.session.listener)
     brokers = [{"node_id": i, "host": h, "port": p, "rack": r} for i, h, p, r in live]
     return brokers, random.choice(live)[0] if live else -1

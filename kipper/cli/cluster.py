@@ -41,6 +41,10 @@ def add_parser(sub) -> None:
     p.add_argument("--port", type=int, default=0, metavar="PORT",
                    help="the controller's port; broker N listens on PORT+N (0: free ports)")
     p.add_argument("--log-dirs", metavar="DIR", help="keep each node's logs under DIR/broker-N (durable)")
+    p.add_argument("--racks", metavar="A,B,...", default="",
+                   help="the brokers' broker.rack in turn (broker 1 the first); with "
+                        "--override replica.selector.class=org.apache.kafka.common.replica.RackAwareReplicaSelector "
+                        "consumers read from a replica in their client.rack")
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="a property for every broker (Kafka's names), repeatable")
     p.add_argument("--state", metavar="DIR", help="the running cluster's state directory (for actions)")
@@ -57,7 +61,8 @@ def run(args) -> int:
 
     if args.brokers < 1:
         raise UsageError("--brokers must be at least 1")
-    cluster = EmbeddedCluster(args.brokers, key_values(args.override, "--override"), log_dirs=args.log_dirs,
+    racks = [r.strip() for r in args.racks.split(",") if r.strip()]
+    cluster = EmbeddedCluster(args.brokers, key_values(args.override, "--override"), log_dirs=args.log_dirs, racks=racks,
                               first_port=args.port or None)
     state = Path(tempfile.mkdtemp(prefix="kipper-cluster-"))
     cluster.start()

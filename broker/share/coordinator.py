@@ -75,6 +75,9 @@ def _error(code: ErrorCode, message: str | None = None, member_id: str | None = 
             "assignment": None}
 
 
+MEMBER_ID_MOST = 36  # characters of a share member's id (Kafka refuses longer ones)
+
+
 class ShareGroupCoordinator:
     def __init__(self, settings: ShareSettings, topics, group_settings: GroupShareSettings | None = None):
         """``group_settings`` gives each group's share.session.timeout.ms and
@@ -110,7 +113,9 @@ class ShareGroupCoordinator:
         member_id = req.member_id
         epoch = req.member_epoch
         events: list = []
-        if not member_id:  # KIP-1082: a member names itself, at every epoch, checked first (no text, as Kafka)
+        if not member_id or len(member_id) > MEMBER_ID_MOST:
+            # KIP-1082: a member names itself (a UUID's text at most), at every epoch, checked
+            # first (no text, as Kafka)
             return _error(ErrorCode.INVALID_REQUEST), events
         refused = _refused(req)
         if refused is not None:  # Kafka refuses the request itself (the heartbeat's own checks)

@@ -68,3 +68,15 @@ def test_list_config_resources_names_topics_in_the_metadata_images_order():
     answer = b.call(74, 1, {"resource_types": [2]})
     # ascending String.hashCode: "__consumer_offsets" is negative, "a" 97, "b" 98, "zz" 3904
     assert [r.resource_name for r in answer.config_resources] == ["__consumer_offsets", "a", "b", "zz"]
+
+
+def test_a_share_member_id_is_36_characters_at_most():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    b.state.topics.create("t", 1)
+
+    def heartbeat(member_id: str):
+        return b.call(76, 1, {"group_id": "s", "member_id": member_id, "member_epoch": 0, "rack_id": None,
+                              "subscribed_topic_names": ["t"]})
+    assert heartbeat("m" * 36).error_code == 0
+    refused = heartbeat("conformance-fd6a37ba-246a-4f59-b0c7-5ecb813532a2")  # a classic member's id
+    assert (refused.error_code, refused.error_message) == (E.INVALID_REQUEST, None)

@@ -52,6 +52,39 @@ RUN_6: dict[str, list[dict]] = {
         {"api": "ListConfigResources", "version": 1, "body": {"resource_types": [2]}},
         {"api": "ListConfigResources", "version": 1, "body": {"resource_types": []}},
     ],
+    # (seed 7011)
+    "generated/share-heartbeat-of-a-classic-groups-member": [
+        {'api': 'CreateTopics', 'version': 7, 'body': {'topics': [{'name': '<T>-t0', 'num_partitions': 1, 'replication_factor': 1, 'assignments': [], 'configs': []}], 'timeout_ms': 30000, 'validate_only': False}},
+        {'api': 'IncrementalAlterConfigs', 'version': 1, 'body': {'resources': [{'resource_type': 32, 'resource_name': '<T>-g2', 'configs': [{'name': 'share.auto.offset.reset', 'config_operation': 0, 'value': 'earliest'}]}], 'validate_only': False}},
+        {'api': 'LeaveGroup', 'version': 0, 'body': {'group_id': '<T>-g0', 'member_id': {'<member>': 0}}, 'conn': 'main'},
+        {'api': 'OffsetCommit', 'version': 2, 'body': {'group_id': '<T>-g0', 'generation_id_or_member_epoch': {'<generation>': 0}, 'member_id': {'<member>': 0}, 'retention_time_ms': -1, 'topics': [{'name': '<T>-t0', 'partitions': [{'partition_index': 0, 'committed_offset': 0, 'committed_metadata': ''}]}]}, 'conn': 'main'},
+        {'api': 'DescribeGroups', 'version': 0, 'body': {'groups': ['<T>-g0']}, 'conn': 'main'},
+        {'api': 'DescribeGroups', 'version': 5, 'body': {'groups': ['<T>-g0'], 'include_authorized_operations': False}, 'conn': 'main'},
+        {'api': 'CreateAcls', 'version': 1, 'body': {'creations': [{'resource_type': 2, 'operation': 2, 'principal': 'User:<T>-u0', 'host': '*', 'resource_pattern_type': 3, 'resource_name': '<T>-t0', 'permission_type': 3}]}, 'conn': 'main'},
+        {'api': 'DescribeGroups', 'version': 0, 'body': {'groups': []}, 'conn': 'other'},
+        {'api': 'DeleteAcls', 'version': 2, 'body': {'filters': [{'resource_type_filter': 2, 'resource_name_filter': None, 'pattern_type_filter': 3, 'principal_filter': 'User:<T>-u0', 'host_filter': None, 'operation': 2, 'permission_type': 1}]}, 'conn': 'main'},
+        {'api': 'DescribeAcls', 'version': 1, 'body': {'resource_type_filter': 2, 'resource_name_filter': '<T>-t0', 'pattern_type_filter': 3, 'principal_filter': '', 'host_filter': None, 'operation': 3, 'permission_type': 3}, 'conn': 'main'},
+        {'api': 'DescribeGroups', 'version': 3, 'body': {'groups': [], 'include_authorized_operations': False}, 'conn': 'main'},
+        {'api': 'OffsetForLeaderEpoch', 'version': 4, 'body': {'replica_id': 0, 'topics': [{'topic': {'<long>': 249}, 'partitions': [{'leader_epoch': -1, 'current_leader_epoch': 5, 'partition': 1}, {'partition': 0, 'leader_epoch': -2147483648, 'current_leader_epoch': 0}]}]}, 'conn': 'other'},
+        {'api': 'ConsumerGroupHeartbeat', 'version': 1, 'body': {'subscribed_topic_names': ['<T>-t0', '<T>-t0'], 'group_id': '<T>-g2', 'server_assignor': 'range', 'rebalance_timeout_ms': 1000, 'rack_id': None, 'member_epoch': {'<member_epoch>': 0}, 'member_id': '<T>-unknown-member', 'instance_id': '<T>-i0', 'subscribed_topic_regex': None, 'topic_partitions': None}, 'conn': 'main'},
+        {'api': 'ConsumerGroupDescribe', 'version': 0, 'body': {'include_authorized_operations': False, 'group_ids': []}, 'conn': 'main'},
+        {'api': 'JoinGroup', 'version': 3, 'body': {'protocol_type': '', 'session_timeout_ms': 45000, 'rebalance_timeout_ms': 1000, 'member_id': {'<member>': 0}, 'group_id': '<T>-g0', 'protocols': [{'name': 'range', 'metadata': {'<hex>': '00'}}, {'name': 'range', 'metadata': {'<subscription>': ['<T>-t0']}}]}, 'conn': 'main'},
+        {'api': 'DescribeGroups', 'version': 0, 'body': {'groups': ['<T>-g2']}, 'conn': 'main'},
+        {'api': 'Heartbeat', 'version': 0, 'body': {'group_id': '<T>-g0', 'generation_id': {'<generation>': 0}, 'member_id': {'<member>': 0}}, 'conn': 'main'},
+        {'api': 'JoinGroup', 'version': 0, 'body': {'session_timeout_ms': 45000, 'member_id': {'<member>': 0}, 'protocol_type': 'consumer', 'protocols': [{'name': 'range', 'metadata': {'<subscription>': []}}], 'group_id': '<T>-g0'}, 'conn': 'main'},
+        {'api': 'DescribeGroups', 'version': 0, 'body': {'groups': ['<T>-g0']}, 'conn': 'main'},
+        {'api': 'DescribeGroups', 'version': 1, 'body': {'groups': ['<T>-g0']}, 'conn': 'other'},
+        {'api': 'DescribeGroups', 'version': 3, 'body': {'groups': ['<T>-g0'], 'include_authorized_operations': True}, 'conn': 'main'},
+        {'api': 'DescribeGroups', 'version': 3, 'body': {'groups': ['<T>-g0'], 'include_authorized_operations': False}, 'conn': 'main'},
+        {'api': 'ShareGroupHeartbeat', 'version': 1, 'body': {'subscribed_topic_names': ['<T>-t0'], 'member_id': {'<member>': 0}, 'member_epoch': {'<member_epoch>': 0}, 'rack_id': None, 'group_id': '<T>-g0'}, 'conn': 'main'},
+    ],
+    # a share member id of 36 characters at most (a UUID's text), 37 refused (seed 7011's sequence above)
+    "generated/share-heartbeat-member-id-lengths": [
+        T0,
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-s36", "member_id": "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "member_epoch": 0, "rack_id": None, "subscribed_topic_names": ["<T>-t0"]}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-s37", "member_id": "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "member_epoch": 0, "rack_id": None, "subscribed_topic_names": ["<T>-t0"]}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-s0", "member_id": "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "member_epoch": -1, "rack_id": None, "subscribed_topic_names": None}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():

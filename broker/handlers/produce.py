@@ -95,7 +95,7 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
             # Kafka refuses the whole request before its topics: every partition is answered 53
             refusal = [{"name": t.name, "topic_id": t.topic_id, "partition_responses": [
                 _row(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED) for p in t.partition_data]}
-                for t in _distinct(req.topic_data) if t.partition_data]
+                for t in _distinct(req.topic_data, ctx.api_version) if t.partition_data]
             if acks == 0:
                 answers.append(Reply(NO_RESPONSE, abort="a Produce with acks=0 holds a transactional batch "
                                                         "and no transactional id"))
@@ -109,7 +109,7 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
         refused = False
         topic_data = req.topic_data
         if len(topic_data) != 1 or len(topic_data[0].partition_data) != 1:
-            topic_data = _distinct(topic_data)
+            topic_data = _distinct(topic_data, ctx.api_version)
         for tdata in topic_data:  # (protocol/produce_codec.py sets both name and topic_id)
             if tdata is last_entry and last_target.denied is None:
                 target = last_target
@@ -265,7 +265,7 @@ class _Repeated(PartitionProduceData):
         self.refusal = refusal
 
 
-def _distinct(topic_data: list) -> list:
+def _distinct(topic_data: list, version: int) -> list:
     """``topic_data`` with each topic once and each of its partitions once, holding the last
     records the request gave for it that read as a batch (Kafka reads a request into a map
     keyed by partition); the list itself when nothing repeats."""
@@ -277,27 +277,31 @@ def _distinct(topic_data: list) -> list:
     if len(seen) == len(topic_data) and all(
             len(parts) == len(t.partition_data) for t, parts in seen.values()):
         return topic_data
-    return [TopicProduceData(t.name, t.topic_id, [_one(entries) for entries in parts.values()])
+    return [TopicProduceData(t.name, t.topic_id, [_one(entries, version) for entries in parts.values()])
             for t, parts in seen.values()]
 
 
-def _one(entries: list):
+def _one(entries: list, version: int):
     if len(entries) == 1:
         return entries[0]
-    refusals = [(p, _records_refusal(p.records)) for p in entries]
+    refusals = [(p, _records_refusal(p.records, version)) for p in entries]
     read = [p for p, code in refusals if code is None]
     refused = [code for _, code in refusals if code is not None]
     kept = read[-1] if read else entries[-1]
     return _Repeated(kept.index, kept.records, refused[-1]) if refused else kept
 
 
-def _records_refusal(records) -> ErrorCode | None:
+def _records_refusal(records, version: int) -> ErrorCode | None:
+    """What Kafka's ProduceRequest.validateRecords refuses in one entry's records: the batch
+    as read, then zstd before Produce v7."""
     if records is None:
         return None
     try:
-        validate.produced_batch(records)
+        _, _, header = validate.produced_batch(records)
     except validate.Rejected as exc:
         return exc.code
+    if version < ZSTD_SINCE and header.attributes & 7 == compression.ZSTD:
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     return None
 
 

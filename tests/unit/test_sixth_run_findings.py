@@ -80,3 +80,19 @@ def test_a_share_member_id_is_36_characters_at_most():
     assert heartbeat("m" * 36).error_code == 0
     refused = heartbeat("conformance-fd6a37ba-246a-4f59-b0c7-5ecb813532a2")  # a classic member's id
     assert (refused.error_code, refused.error_message) == (E.INVALID_REQUEST, None)
+
+
+def test_zstd_before_produce_v7_beside_a_later_entry_of_its_partition_is_the_answer():
+    # Kafka reads the request into a map by partition: the later entry's batch is appended,
+    # and the zstd refusal of the earlier one answers (seed 7009)
+    from kipper.protocol import compression, records
+
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    zstd = records.build_batch([(b"k", b"v", 1)], compression_type=compression.ZSTD)
+    plain = records.build_batch([(b"k", b"w", 1)])
+    answer = b.call(0, 3, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": zstd}, {"index": 0, "records": plain}]}]})
+    row = answer.responses[0].partition_responses[0]
+    assert (row.error_code, row.base_offset) == (E.UNSUPPORTED_COMPRESSION_TYPE, -1)
+    assert b.state.topics.get("t").partitions[0].log_end_offset == 1

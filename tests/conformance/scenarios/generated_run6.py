@@ -85,6 +85,21 @@ RUN_6: dict[str, list[dict]] = {
         {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-s37", "member_id": "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "member_epoch": 0, "rack_id": None, "subscribed_topic_names": ["<T>-t0"]}},
         {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-s0", "member_id": "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "member_epoch": -1, "rack_id": None, "subscribed_topic_names": None}},
     ],
+    # a partition named twice in an acks=0 Produce, zstd at v3 and then a transactional batch
+    # without a producer id: Kafka closes the connection (seed 7009)
+    "generated/produce-acks-0-zstd-at-v3-then-a-transactional-batch": [
+        T0,
+        {"api": "Produce", "version": 3, "body": {"acks": -1, "transactional_id": "<T>-x0", "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"codec": 4, "timestamps": "create", "keys": True, "epoch": 0, "seq": 0, "txn": False, "n": 3, "start": 0, "pid": -1, "mutation": None}}},
+            {"index": 0, "records": {"<batch>": {"epoch": 0, "n": 3, "pid": -1, "start": 1, "seq": 0, "txn": True, "codec": 0, "timestamps": "none", "keys": True, "mutation": None}}}]}]}},
+        {"api": "Produce", "version": 3, "body": {"acks": 0, "transactional_id": "<T>-x0", "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"codec": 4, "timestamps": "create", "keys": True, "epoch": 0, "seq": 0, "txn": False, "n": 3, "start": 0, "pid": -1, "mutation": None}}},
+            {"index": 0, "records": {"<batch>": {"epoch": 0, "n": 3, "pid": -1, "start": 1, "seq": 0, "txn": True, "codec": 0, "timestamps": "none", "keys": True, "mutation": None}}}]}]}},
+        {"api": "Produce", "version": 3, "body": {"acks": -1, "transactional_id": "<T>-x0", "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"epoch": 0, "n": 3, "pid": -1, "start": 1, "seq": 0, "txn": True, "codec": 0, "timestamps": "none", "keys": True, "mutation": None}}}]}]}},
+        {"api": "Produce", "version": 3, "body": {"acks": -1, "transactional_id": "<T>-x0", "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"codec": 4, "timestamps": "create", "keys": True, "epoch": 0, "seq": 0, "txn": False, "n": 3, "start": 0, "pid": -1, "mutation": None}}}]}]}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():

@@ -209,6 +209,15 @@ def check_timestamps(policy: AppendPolicy, buf, spans, now: int, max_timestamp: 
     record error for every record out of range, as Kafka's LogValidator answers. The records'
     max timestamp (step 2) tells whether any record is too far ahead, so the records are read
     only when one may be, or when message.timestamp.before.max.ms is set."""
+    for start, end, h in spans:
+        # a batch the producer marked LogAppendTime: its records read as its max timestamp, and
+        # Kafka refuses the mark unless that is a CreateTime topic's timestamp (not -1)
+        if h.attributes & b.TIMESTAMP_TYPE and (policy.log_append_time or h.max_timestamp == NO_TIMESTAMP):
+            batch = _decoded(lambda: records.decode_batch(buf, start, end, verify_crc=False))
+            raise Rejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMPS_REFUSED, tuple(
+                (i, f"Invalid timestamp type in message {_record_text(rec, h.max_timestamp)}. "
+                    "Producer should not set timestamp type to LogAppendTime.")
+                for i, rec in enumerate(batch.records)), shown=True)
     if policy.log_append_time:
         return
     if policy.reads_records or (max_timestamp != NO_TIMESTAMP and max_timestamp > now + policy.after_max_ms):
@@ -233,6 +242,12 @@ def timestamp_errors(policy: AppendPolicy, buf, start: int, end: int, now: int) 
             out.append((index, f"Timestamp {ts} of message with offset {rec.offset} is out of range. "
                                f"The timestamp should be within [{_long(now - before)}, {_long(now + after)}]"))
     return tuple(out)
+
+
+def _record_text(rec, timestamp: int) -> str:
+    """A record as Kafka's DefaultRecord.toString prints it."""
+    return (f"DefaultRecord(offset={rec.offset}, timestamp={timestamp}, key={len(rec.key or b'')} bytes, "
+            f"value={len(rec.value or b'')} bytes)")
 
 
 def _long(value: int) -> int:

@@ -96,3 +96,25 @@ def test_zstd_before_produce_v7_beside_a_later_entry_of_its_partition_is_the_ans
     row = answer.responses[0].partition_responses[0]
     assert (row.error_code, row.base_offset) == (E.UNSUPPORTED_COMPRESSION_TYPE, -1)
     assert b.state.topics.get("t").partitions[0].log_end_offset == 1
+
+
+def test_a_batch_marked_log_append_time_is_refused_without_timestamps_or_on_a_log_append_time_topic():
+    from kipper.protocol import batch as b, records
+
+    broker = InProcessBroker()
+    broker.state.topics.create("c", 1)
+    broker.state.topics.create("l", 1, configs={"message.timestamp.type": "LogAppendTime"})
+
+    def produce(topic: str, timestamp: int):
+        data = bytearray(records.build_batch([(b"k0", b"v0", timestamp), (b"k1", b"v1", timestamp)]))
+        data[21:23] = (int.from_bytes(data[21:23], "big") | b.TIMESTAMP_TYPE).to_bytes(2, "big")
+        b.write_crc(data)
+        return broker.call(0, 9, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": topic, "partition_data": [{"index": 0, "records": bytes(data)}]}]}).responses[0].partition_responses[0]
+    refused = produce("c", -1)
+    assert refused.error_code == E.INVALID_TIMESTAMP and [e.batch_index for e in refused.record_errors] == [0, 1]
+    assert refused.record_errors[0].batch_index_error_message == (
+        "Invalid timestamp type in message DefaultRecord(offset=0, timestamp=-1, key=2 bytes, value=2 bytes). "
+        "Producer should not set timestamp type to LogAppendTime.")
+    assert produce("c", broker.now).error_code == 0  # rewritten as CreateTime
+    assert produce("l", broker.now).error_code == E.INVALID_TIMESTAMP

@@ -100,6 +100,23 @@ RUN_6: dict[str, list[dict]] = {
         {"api": "Produce", "version": 3, "body": {"acks": -1, "transactional_id": "<T>-x0", "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
             {"index": 0, "records": {"<batch>": {"codec": 4, "timestamps": "create", "keys": True, "epoch": 0, "seq": 0, "txn": False, "n": 3, "start": 0, "pid": -1, "mutation": None}}}]}]}},
     ],
+    # a batch the producer marked LogAppendTime: refused when its records have no timestamp, or
+    # on a LogAppendTime topic; on a CreateTime topic with timestamps, rewritten (seed 7013)
+    "generated/produce-marked-log-append-time": [
+        T0,
+        {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t1", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+            "configs": [{"name": "message.timestamp.type", "value": "LogAppendTime"}]}], "timeout_ms": 30000, "validate_only": False}},
+        {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"n": 2, "codec": 0, "pid": -1, "seq": -1, "timestamps": "none", "txn": False, "epoch": -1, "mutation": "log_append_time", "keys": True, "start": 0}}}]}]}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"n": 2, "codec": 0, "pid": -1, "seq": -1, "timestamps": "none", "txn": False, "epoch": -1, "mutation": "log_append_time", "keys": True, "start": 0}}}]}]}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"n": 2, "codec": 0, "pid": -1, "seq": -1, "timestamps": "create", "txn": False, "epoch": -1, "mutation": "log_append_time", "keys": True, "start": 0}}}]}]}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [{"name": "<T>-t1", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"n": 2, "codec": 0, "pid": -1, "seq": -1, "timestamps": "create", "txn": False, "epoch": -1, "mutation": "log_append_time", "keys": True, "start": 0}}}]}]}},
+        {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [{"name": "<T>-t1", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"n": 2, "codec": 0, "pid": -1, "seq": -1, "timestamps": "none", "txn": False, "epoch": -1, "mutation": "log_append_time", "keys": True, "start": 0}}}]}]}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():

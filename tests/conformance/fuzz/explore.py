@@ -79,7 +79,7 @@ def explore(run: Run, *, seed: int, examples: int, steps: int, shrink: bool = Tr
                     raise
                 continue
             finding = Finding(len(outcome.findings) + 1, isinstance(exc, Flaky),
-                              round_seed, failure.token, sorted(signature(d, failure.token) for d in failure.differences),
+                              round_seed, failure.token, sorted({signature(d, failure.token) for d in failure.differences}, key=repr),
                               [d.as_dict() for d in failure.differences], failure.steps)
             run.known |= {tuple(s) for s in finding.signatures}
             outcome.findings.append(finding)

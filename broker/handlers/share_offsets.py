@@ -35,11 +35,17 @@ def handle_describe_share_group_offsets(req, ctx):
                       if ctx.authorize(DESCRIBE, TOPIC, t["topic_name"])]
         else:
             allowed = [t for t in g.topics if ctx.authorize(DESCRIBE, TOPIC, t.topic_name)]
-            # a partition of a topic there is, named twice, is one (Kafka's set); an unknown
-            # topic's partitions are answered as asked
-            topics = engines.share.describe_offsets(g.group_id, [
-                (t.topic_name, list(dict.fromkeys(t.partitions)) if engines.topics.get(t.topic_name) is not None
-                 else list(t.partitions)) for t in allowed])
+            # a topic there is, named twice, is one, and a partition of it named twice is one
+            # (Kafka's map by topic id of sets); an unknown topic's partitions are answered as asked
+            wanted: dict = {}
+            for i, t in enumerate(allowed):
+                known = engines.topics.get(t.topic_name) is not None
+                parts = wanted.setdefault(t.topic_name if known else i, (t.topic_name, {} if known else []))[1]
+                if known:
+                    parts.update(dict.fromkeys(t.partitions))
+                else:
+                    parts.extend(t.partitions)
+            topics = engines.share.describe_offsets(g.group_id, [(name, list(parts)) for name, parts in wanted.values()])
             topics += [{"topic_name": t.topic_name, "topic_id": offsets.ZERO_UUID, "partitions": [
                 offsets.refused_row(p, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_REFUSED)
                 for p in t.partitions]} for t in g.topics if t not in allowed]

@@ -118,3 +118,13 @@ def test_a_batch_marked_log_append_time_is_refused_without_timestamps_or_on_a_lo
         "Producer should not set timestamp type to LogAppendTime.")
     assert produce("c", broker.now).error_code == 0  # rewritten as CreateTime
     assert produce("l", broker.now).error_code == E.INVALID_TIMESTAMP
+
+
+def test_describe_share_group_offsets_answers_a_topic_named_twice_once():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    b.state.topics.create("t", 1)
+    answer = b.call(90, 0, {"groups": [{"group_id": "g", "topics": [
+        {"topic_name": "missing", "partitions": [0]}, {"topic_name": "t", "partitions": [0]},
+        {"topic_name": "t", "partitions": [0]}, {"topic_name": "missing", "partitions": [0]}]}]})
+    names = [t.topic_name for t in answer.groups[0].topics]
+    assert sorted(names) == ["missing", "missing", "t"]  # (seed 8003: the one there is, once)

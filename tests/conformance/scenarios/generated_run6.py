@@ -117,6 +117,24 @@ RUN_6: dict[str, list[dict]] = {
         {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [{"name": "<T>-t1", "partition_data": [
             {"index": 0, "records": {"<batch>": {"n": 2, "codec": 0, "pid": -1, "seq": -1, "timestamps": "none", "txn": False, "epoch": -1, "mutation": "log_append_time", "keys": True, "start": 0}}}]}]}},
     ],
+    # a topic by its id and again by name and id: the second INVALID_REQUEST, the topic deleted;
+    # Kafka lists the two in either order from one run to the next (seed 7015)
+    "generated/delete-topics-by-id-and-by-name-and-id": [
+        T0,
+        {"api": "DeleteTopics", "version": 6, "body": {"topics": [{"name": None, "topic_id": {"<topic_id>": "<T>-t0"}},
+                                                                  {"name": "<T>-t0", "topic_id": {"<topic_id>": "<T>-t0"}}],
+                                                       "timeout_ms": 30000}},
+    ],
+    # a topic there is, named twice, is one topic of the answer; one there is not, answered as
+    # asked (seed 8003, the seventh run)
+    "generated/describe-share-group-offsets-a-topic-twice": [
+        T0,
+        {"api": "DescribeShareGroupOffsets", "version": 0, "body": {"groups": [{"group_id": "<T>-g0", "topics": [
+            {"topic_name": "<T>-t0", "partitions": [0]}, {"topic_name": "<T>-t0", "partitions": [0]}]}]}},
+        {"api": "DescribeShareGroupOffsets", "version": 0, "body": {"groups": [{"group_id": "<T>-g0", "topics": [
+            {"topic_name": "<T>-t9", "partitions": [0]}, {"topic_name": "<T>-t0", "partitions": [0]},
+            {"topic_name": "<T>-t9", "partitions": [0]}]}]}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():

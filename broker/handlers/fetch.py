@@ -78,8 +78,8 @@ def replica_id(req, version: int) -> int:
 
 def _read(req, ctx) -> tuple[dict, int, list]:
     topics = ctx.engines.topics
-    remaining = req.get("max_bytes", 0x7FFFFFFF)
-    if remaining <= 0:
+    remaining = req.get("max_bytes", 0x7FFFFFFF)  # (0: the first batch alone, as on Kafka)
+    if remaining < 0:
         remaining = 0x7FFFFFFF
     most = ctx.engines.quotas.fetch_limit(ctx)  # consumer_byte_rate: at most a window's worth
     if most is not None and most < remaining:

@@ -128,3 +128,19 @@ def test_describe_share_group_offsets_answers_a_topic_named_twice_once():
         {"topic_name": "t", "partitions": [0]}, {"topic_name": "missing", "partitions": [0]}]}]})
     names = [t.topic_name for t in answer.groups[0].topics]
     assert sorted(names) == ["missing", "missing", "t"]  # (seed 8003: the one there is, once)
+
+
+def test_a_fetch_of_max_bytes_0_gets_the_first_batch_alone():
+    from kipper.protocol import records
+
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    for i in range(2):
+        b.produce("t", 0, [(b"k", b"v%d" % i, 1_700_000_000_000)], version=3)
+
+    def batches(max_bytes: int) -> int:
+        answer = b.call(1, 4, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": max_bytes,
+                               "isolation_level": 0, "topics": [{"topic": "t", "partitions": [
+                                   {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
+        return len(records.decode_all(bytes(answer.responses[0].partitions[0].records or b"")))
+    assert (batches(0), batches(1 << 20)) == (1, 2)  # (seed 8004)

@@ -135,6 +135,20 @@ RUN_6: dict[str, list[dict]] = {
             {"topic_name": "<T>-t9", "partitions": [0]}, {"topic_name": "<T>-t0", "partitions": [0]},
             {"topic_name": "<T>-t9", "partitions": [0]}]}]}},
     ],
+    # a Fetch of max_bytes 0: the first batch alone (seed 8004, the seventh run)
+    "generated/fetch-max-bytes-0": [
+        T0,
+        {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"n": 1, "start": 0, "pid": -1, "epoch": -1, "seq": -1, "txn": False, "codec": 0, "timestamps": "create", "keys": True, "mutation": None}}}]}]}},
+        {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [{"name": "<T>-t0", "partition_data": [
+            {"index": 0, "records": {"<batch>": {"n": 2, "start": 0, "pid": -1, "epoch": -1, "seq": -1, "txn": False, "codec": 0, "timestamps": "create", "keys": True, "mutation": None}}}]}]}},
+        {"api": "Fetch", "version": 4, "body": {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 0, "isolation_level": 0,
+                                                "topics": [{"topic": "<T>-t0", "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1048576}]}]}},
+        {"api": "Fetch", "version": 11, "body": {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 0, "isolation_level": 0,
+                                                 "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+                                                 "topics": [{"topic": "<T>-t0", "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 1,
+                                                                                                "log_start_offset": -1, "partition_max_bytes": 1048576}]}]}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():

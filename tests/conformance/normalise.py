@@ -139,6 +139,8 @@ class Normaliser:
     def batch(self, batch: Any) -> Any:
         if not isinstance(batch, dict):
             return batch
+        if "<partial batch>" in batch:
+            return {"<partial batch>": _partial(batch["<partial batch>"])}
         out = dict(batch)
         out["producer_id"] = self.ident("producer_id", out.get("producer_id"))
         broker_clock = out.get("control") or out.get("timestamp_type") == 1
@@ -160,6 +162,17 @@ class Normaliser:
         entity = item.get("entity")  # a client-quota entry
         return isinstance(entity, list) and any(self._foreign(
             {"name": e.get("entity_name")}) for e in entity if isinstance(e, dict))
+
+
+def _partial(hexed: str) -> str:
+    """The first bytes of a batch cut at max_bytes, its CRC masked where it covers the broker's
+    clock (a marker's or a LogAppendTime batch's timestamps) or where the cut hides which it is."""
+    crc, attributes = slice(34, 42), slice(42, 46)  # (hex digits: bytes 17-20 and 21-22)
+    if len(hexed) <= crc.start:
+        return hexed
+    if len(hexed) >= attributes.stop and not int(hexed[attributes], 16) & 0x28:
+        return hexed
+    return hexed[:crc.start] + "<crc>" + hexed[crc.stop:]
 
 
 def _by_name(key: str, items: list) -> list:

@@ -72,19 +72,19 @@ def handle_alter_user_scram_credentials(req, ctx):
             [(u.name, u.mechanism, u.iterations, u) for u in req.upsertions]
     order = list(dict.fromkeys(name for name, *_ in items))
     seen: set[str] = set()
-    # as Kafka's controller: first each change's mechanism, a deletion's credential, and the
-    # users named again (deletions, then upsertions), then what is left is checked whole
+    # as Kafka's controller, change by change (deletions, then upsertions): a user named again,
+    # then the change's mechanism, then a deletion's credential; then what is left is checked whole
     for name, mechanism, iterations, _ in items:
         if name in errors:
             continue
         if not allowed:
             errors[name] = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
+        elif name in seen:
+            errors[name] = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
         elif mechanism not in MECHANISM_NAMES:
             errors[name] = (ErrorCode.UNSUPPORTED_SASL_MECHANISM, f"unknown SCRAM mechanism {mechanism}")
         elif iterations is None and MECHANISM_NAMES[mechanism] not in users.get(name, {}):
             errors[name] = (ErrorCode.RESOURCE_NOT_FOUND, "attempt to delete a user credential that does not exist")
-        elif name in seen:
-            errors[name] = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
         seen.add(name)
     for name, mechanism, iterations, item in items:
         if name not in errors and (problem := _check(name, mechanism, iterations, item, users)):

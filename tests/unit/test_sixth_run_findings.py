@@ -144,3 +144,14 @@ def test_a_fetch_of_max_bytes_0_gets_the_first_batch_alone():
                                    {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}]})
         return len(records.decode_all(bytes(answer.responses[0].partitions[0].records or b"")))
     assert (batches(0), batches(1 << 20)) == (1, 2)  # (seed 8004)
+
+
+def test_a_user_upserted_again_is_a_duplicate_before_its_mechanism_is_read():
+    b = InProcessBroker()
+    answer = b.call(51, 0, {"deletions": [], "upsertions": [
+        {"name": "u0", "mechanism": 1, "iterations": 8192, "salt": b"\x00", "salted_password": b"\x00\x01\x02\x03\x04"},
+        {"name": "u0", "mechanism": 3, "iterations": 4096, "salt": b"\x01", "salted_password": b"\x01"},
+        {"name": "u1", "mechanism": 3, "iterations": 4096, "salt": b"\x01", "salted_password": b"\x01"},
+        {"name": "u1", "mechanism": 1, "iterations": 4096, "salt": b"\x01", "salted_password": b"\x01"}]})
+    codes = {r.user: r.error_code for r in answer.results}
+    assert codes == {"u0": E.DUPLICATE_RESOURCE, "u1": E.UNSUPPORTED_SASL_MECHANISM}  # (seed 8012)

@@ -149,6 +149,15 @@ RUN_6: dict[str, list[dict]] = {
                                                  "topics": [{"topic": "<T>-t0", "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 1,
                                                                                                 "log_start_offset": -1, "partition_max_bytes": 1048576}]}]}},
     ],
+    # a user upserted twice, the second time with an unknown mechanism: DUPLICATE_RESOURCE
+    # (seed 8012, the seventh run)
+    "generated/scram-credentials-user-twice-second-of-an-unknown-mechanism": [
+        {"api": "AlterUserScramCredentials", "version": 0, "body": {"deletions": [{"name": "<T>-u9", "mechanism": 1}], "upsertions": [
+            {"name": "<T>-u0", "mechanism": 1, "iterations": 8192, "salt": {"<hex>": "00"}, "salted_password": {"<hex>": "0001020304"}},
+            {"name": "<T>-u0", "mechanism": 3, "iterations": 4096, "salt": {"<hex>": "0001020304"}, "salted_password": {"<hex>": "0001020304"}},
+            {"name": "<T>-u1", "mechanism": 3, "iterations": 4096, "salt": {"<hex>": "01"}, "salted_password": {"<hex>": "01"}},
+            {"name": "<T>-u1", "mechanism": 1, "iterations": 4096, "salt": {"<hex>": "01"}, "salted_password": {"<hex>": "01"}}]}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():

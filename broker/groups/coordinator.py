@@ -75,8 +75,10 @@ class GroupCoordinator:
                 or self._streams_owns(group_id))
 
     def _held_against_share(self, group_id: str) -> bool:
+        """Any classic group holds its id against a share group, an empty one too (a failed
+        join's or a simple group of offsets): Kafka keeps it as a group of that kind."""
         group = self.classic.groups.get(group_id)
-        return ((group is not None and bool(group.members)) or self.consumer.owns(group_id)
+        return ((group is not None and group.state != DEAD) or self.consumer.owns(group_id)
                 or self._streams_owns(group_id))
 
     def _held_against_streams(self, group_id: str) -> bool:

@@ -155,3 +155,14 @@ def test_a_user_upserted_again_is_a_duplicate_before_its_mechanism_is_read():
         {"name": "u1", "mechanism": 1, "iterations": 4096, "salt": b"\x01", "salted_password": b"\x01"}]})
     codes = {r.user: r.error_code for r in answer.results}
     assert codes == {"u0": E.DUPLICATE_RESOURCE, "u1": E.UNSUPPORTED_SASL_MECHANISM}  # (seed 8012)
+
+
+def test_an_empty_classic_group_holds_its_id_against_a_share_group():
+    b = InProcessBroker(**{"group.share.enable": "true"})
+    b.state.topics.create("t", 1)
+    refused = b.call(JOIN_GROUP, 1, {"group_id": "g", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000,
+                                     "member_id": "", "protocol_type": "", "protocols": []})
+    assert refused.error_code == E.INCONSISTENT_GROUP_PROTOCOL  # (the group is made first, as on Kafka)
+    answer = b.call(76, 1, {"group_id": "g", "member_id": "m" * 22, "member_epoch": 0, "rack_id": None,
+                            "subscribed_topic_names": ["t"]})
+    assert (answer.error_code, answer.error_message) == (E.GROUP_ID_NOT_FOUND, "Group g is not a share group.")

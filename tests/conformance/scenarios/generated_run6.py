@@ -158,6 +158,19 @@ RUN_6: dict[str, list[dict]] = {
             {"name": "<T>-u1", "mechanism": 3, "iterations": 4096, "salt": {"<hex>": "01"}, "salted_password": {"<hex>": "01"}},
             {"name": "<T>-u1", "mechanism": 1, "iterations": 4096, "salt": {"<hex>": "01"}, "salted_password": {"<hex>": "01"}}]}},
     ],
+    # an empty classic group (a join refused for its protocols) holds its id against a share
+    # group; ids a refused heartbeat, OffsetDelete or AddOffsetsToTxn named do not (seed 8020)
+    "generated/share-heartbeat-of-an-empty-classic-group": [
+        T0,
+        {"api": "JoinGroup", "version": 1, "body": {"session_timeout_ms": 45000, "protocol_type": "", "member_id": "", "protocols": [], "rebalance_timeout_ms": 1000, "group_id": "<T>-g0"}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"rack_id": None, "member_id": "<T>-m1", "group_id": "<T>-g0", "subscribed_topic_names": ["<T>-t0"], "member_epoch": 0}},
+        {"api": "Heartbeat", "version": 0, "body": {"group_id": "<T>-g1", "member_id": "<T>-m1", "generation_id": -1}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"rack_id": None, "member_id": "<T>-m1", "group_id": "<T>-g1", "subscribed_topic_names": ["<T>-t0"], "member_epoch": 0}},
+        {"api": "OffsetDelete", "version": 0, "body": {"group_id": "<T>-g2", "topics": [{"name": "..", "partitions": [{"partition_index": 0}]}]}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"rack_id": None, "member_id": "<T>-m1", "group_id": "<T>-g2", "subscribed_topic_names": ["<T>-t0"], "member_epoch": 0}},
+        {"api": "AddOffsetsToTxn", "version": 2, "body": {"group_id": "<T>-g3", "transactional_id": "<T>-x0", "producer_id": 5, "producer_epoch": 32767}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"rack_id": None, "member_id": "<T>-m1", "group_id": "<T>-g3", "subscribed_topic_names": ["<T>-t0"], "member_epoch": 0}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS, GROUP
 from kipper.broker.acl.model import TOPIC as ACL_TOPIC
 from kipper.broker.config import KEYS, defaults_text
-from kipper.broker.dynamic_configs import DYNAMIC_KEYS
+from kipper.broker.dynamic_configs import ALIASES, DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.effective import NULL_DEFAULTS
@@ -260,7 +260,9 @@ def handle_describe_configs(req, ctx):
             if code != ErrorCode.NONE:
                 row.update(error_code=int(code), error_message=message)
             else:
-                names = sorted(set(KEYS) | set(DYNAMIC_KEYS) | set(KAFKA_BROKER_CONFIGS)
+                # (kipper's retention.ms and retention.bytes are its log.retention.* under a topic
+                # config's name: no broker config of Kafka's, described as those)
+                names = sorted((set(KEYS) - set(ALIASES.values())) | set(DYNAMIC_KEYS) | set(KAFKA_BROKER_CONFIGS)
                                | engines.dynamic_configs.unknown_names())
                 rows = [_broker_row(engines, n, synonyms, docs, res.resource_name == "")
                         for n in names if not keys or n in keys]

@@ -166,3 +166,13 @@ def test_an_empty_classic_group_holds_its_id_against_a_share_group():
     answer = b.call(76, 1, {"group_id": "g", "member_id": "m" * 22, "member_epoch": 0, "rack_id": None,
                             "subscribed_topic_names": ["t"]})
     assert (answer.error_code, answer.error_message) == (E.GROUP_ID_NOT_FOUND, "Group g is not a share group.")
+
+
+def test_a_broker_describes_no_config_named_retention_ms():
+    # kipper's retention.ms / retention.bytes keys are log.retention.* under topic config names:
+    # Kafka's broker has none by those names (seed 8027)
+    b = InProcessBroker()
+    asked = b.call(32, 1, {"resources": [{"resource_type": 4, "resource_name": "1",
+                                          "configuration_keys": ["retention.ms", "log.retention.ms"]}],
+                           "include_synonyms": False})
+    assert [c.name for c in asked.results[0].configs] == ["log.retention.ms"]

@@ -171,6 +171,12 @@ RUN_6: dict[str, list[dict]] = {
         {"api": "AddOffsetsToTxn", "version": 2, "body": {"group_id": "<T>-g3", "transactional_id": "<T>-x0", "producer_id": 5, "producer_epoch": 32767}},
         {"api": "ShareGroupHeartbeat", "version": 1, "body": {"rack_id": None, "member_id": "<T>-m1", "group_id": "<T>-g3", "subscribed_topic_names": ["<T>-t0"], "member_epoch": 0}},
     ],
+    # a broker has no config named retention.ms or retention.bytes (seed 8027, the seventh run)
+    "generated/broker-configs-named-as-topic-configs": [
+        {"api": "DescribeConfigs", "version": 1, "body": {"resources": [{"resource_type": 4, "resource_name": "1",
+                                                                         "configuration_keys": ["retention.ms", "retention.bytes"]}],
+                                                          "include_synonyms": False}},
+    ],
 }
 
 for _name, _steps in RUN_6.items():

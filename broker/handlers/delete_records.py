@@ -9,9 +9,8 @@ and say so in the next), or REQUEST_TIMED_OUT after the request's timeout.
 
 from __future__ import annotations
 
-import asyncio
-
 from kipper.broker.acl.model import DELETE, TOPIC
+from kipper.broker.handlers.replies import waited
 from kipper.protocol.errors import ErrorCode
 
 
@@ -61,21 +60,11 @@ def _refused(index: int, code: ErrorCode) -> dict:
 async def _deleted_on_every_replica(body: dict, waits: list, timeout_ms: int) -> dict:
     """The answer once each waiting partition's low watermark reached its new log start, each
     row with the error its wait ended with (REQUEST_TIMED_OUT and the low watermark of the
-    moment it was asked when the timeout came first)."""
-    loop = asyncio.get_running_loop()
-    pending = []
-    for replica, required, row in waits:
-        future = loop.create_future()
-        callback = lambda code, low, f=future: f.done() or f.set_result((code, low))  # noqa: E731
-        replica.wait_for_low_watermark(required, callback)
-        pending.append((future, row, replica, callback))
-    if not all(f.done() for f, *_ in pending):
-        await asyncio.wait([f for f, *_ in pending], timeout=max(timeout_ms, 0) / 1000)
-    for future, row, replica, callback in pending:
-        if future.done():
-            code, low = future.result()
-        else:  # (its wait goes with it)
-            code, low = ErrorCode.REQUEST_TIMED_OUT, row["low_watermark"]
-            replica.deletions = [d for d in replica.deletions if d[1] is not callback]
+    moment it was asked when the timeout came first: its wait, answered later, goes nowhere,
+    as an acks=all one's does)."""
+    answers = await waited([lambda done, r=replica, need=required: r.wait_for_low_watermark(need, done)
+                            for replica, required, _ in waits], timeout_ms)
+    for answer, (_, _, row) in zip(answers, waits):
+        code, low = answer if answer is not None else (ErrorCode.REQUEST_TIMED_OUT, row["low_watermark"])
         row["error_code"], row["low_watermark"] = int(code), low
     return body

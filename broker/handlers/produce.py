@@ -25,12 +25,11 @@ if the ISR shrank below the minimum meanwhile), as Kafka's DelayedProduce.
 
 from __future__ import annotations
 
-import asyncio
 from typing import NamedTuple
 
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.leaders import current_leader, node_endpoints
-from kipper.broker.handlers.replies import NO_RESPONSE, Holding, Reply
+from kipper.broker.handlers.replies import NO_RESPONSE, Holding, Reply, waited
 from kipper.broker.handlers.txn import asked_coordinator
 from kipper.broker.log import validate
 from kipper.broker.txn import verification
@@ -238,16 +237,10 @@ def _name_leaders(ctx, body: dict) -> None:
 async def _replicated(body: dict, waits: list, timeout_ms: int, mute_ms: int):
     """The answer once every partition's high watermark passed its batch (Kafka's
     DelayedProduce), each row with the error its wait ended with."""
-    loop = asyncio.get_running_loop()
-    pending = []
-    for replica, end, min_isr, row in waits:
-        future = loop.create_future()
-        replica.wait_for(end, min_isr, lambda code, f=future: f.done() or f.set_result(code))
-        pending.append((future, row))
-    if not all(f.done() for f, _ in pending):
-        await asyncio.wait([f for f, _ in pending], timeout=max(timeout_ms, 0) / 1000)
-    for future, row in pending:
-        code = future.result() if future.done() else ErrorCode.REQUEST_TIMED_OUT
+    answers = await waited([lambda done, r=replica, e=end, m=min_isr: r.wait_for(e, m, done)
+                            for replica, end, min_isr, _ in waits], timeout_ms)
+    for answer, (_, _, _, row) in zip(answers, waits):
+        code = answer[0] if answer is not None else ErrorCode.REQUEST_TIMED_OUT
         if code != ErrorCode.NONE:
             row["error_code"] = int(code)
     return Reply(body, mute_ms=mute_ms) if mute_ms else body

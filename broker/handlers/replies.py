@@ -87,3 +87,18 @@ class Deferred:
             return self._body
         self._future = asyncio.get_running_loop().create_future()
         return self._future
+
+
+async def waited(starts: list, timeout_ms: int) -> list:
+    """Start each wait (``start(callback)``, the callback called once with the wait's answer)
+    and return their answers, as tuples, once all came or ``timeout_ms`` passed; None for a
+    wait the timeout came first to. The replicas' waits of acks=all and DeleteRecords."""
+    loop = asyncio.get_running_loop()
+    futures = []
+    for start in starts:
+        future = loop.create_future()
+        start(lambda *answer, f=future: f.done() or f.set_result(answer))
+        futures.append(future)
+    if not all(f.done() for f in futures):
+        await asyncio.wait(futures, timeout=max(timeout_ms, 0) / 1000)
+    return [f.result() if f.done() else None for f in futures]

@@ -265,10 +265,11 @@ class GroupCoordinator:
         return self.share.heartbeat(req, client_id=client_id, client_host=client_host, now=now,
                                     held_elsewhere=held)
 
-    def share_offsets_group(self, group_id: str, *, create: bool) -> tuple[ErrorCode, str | None]:
-        """AlterShareGroupOffsets (``create``: an unknown id becomes an empty share group)
-        and DeleteShareGroupOffsets: Kafka's checks of the group (GROUP_ID_NOT_FOUND for an
-        unknown id or another kind of group, NON_EMPTY_GROUP while it has members)."""
+    def share_offsets_group(self, group_id: str, *, create: bool, missing_ok: bool = False) -> tuple[ErrorCode, str | None]:
+        """AlterShareGroupOffsets (``create``: an unknown id becomes an empty share group;
+        ``missing_ok``: an unknown id that is not created passes) and DeleteShareGroupOffsets:
+        Kafka's checks of the group (GROUP_ID_NOT_FOUND for an unknown id or another kind of
+        group, NON_EMPTY_GROUP while it has members)."""
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, "The group id is invalid."
         kind = self.kind_of(group_id)
@@ -278,7 +279,7 @@ class GroupCoordinator:
             return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
         if kind is None:
             if not create:
-                return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+                return (ErrorCode.NONE, None) if missing_ok else (ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
             self.share.coordinator.ensure_group(group_id)
         elif self.share.coordinator.groups[group_id].members:
             return ErrorCode.NON_EMPTY_GROUP, "The group is not empty."

@@ -98,7 +98,8 @@ def handle_alter_share_group_offsets(req, ctx):
                         "topic_id": topic.topic_id if topic is not None else offsets.ZERO_UUID,
                         "partitions": [{"partition_index": p.partition_index, "error_code": int(code),
                                         "error_message": message} for p in t.partitions]})
-    code, message = engines.groups.share_offsets_group(req.group_id, create=True)
+    # the group is made only for a topic it can hold offsets of (Kafka: none named, none made)
+    code, message = engines.groups.share_offsets_group(req.group_id, create=bool(wanted), missing_ok=True)
     if code != ErrorCode.NONE:
         return _top_level(code, message)
     done = engines.share.alter_offsets(req.group_id, wanted, ctx.now)

@@ -218,6 +218,13 @@ class ShareGroupCoordinator:
             group = self.groups[group_id] = ShareGroup(group_id, empty_since=now)
         return group
 
+    def offsets_altered(self, group_id: str) -> None:
+        """AlterShareGroupOffsets named a topic: a group it made starts at epoch 1, and one
+        that was there keeps its epoch (Kafka 4.4)."""
+        group = self.groups.get(group_id)
+        if group is not None and group.group_epoch == 0:
+            group.group_epoch = 1
+
     def bump_epoch(self, group_id: str) -> None:
         """The group's share-partitions were altered or deleted (Kafka bumps the group epoch)."""
         group = self.groups.get(group_id)

@@ -73,7 +73,6 @@ def alter(share, group_id: str, wanted, now: int) -> list[dict]:
     share.auto.offset.reset); a partition the topic does not have is
     UNKNOWN_TOPIC_OR_PARTITION."""
     out = []
-    changed = False
     for topic, partitions in wanted:
         rows = []
         for partition, start in partitions:
@@ -83,11 +82,10 @@ def alter(share, group_id: str, wanted, now: int) -> list[dict]:
                              "error_message": NOT_HOSTED})
                 continue
             share.store.reset(group_id, topic.name, partition, start, now)
-            changed = True
             rows.append({"partition_index": partition, "error_code": 0, "error_message": None})
         out.append({"topic_name": topic.name, "topic_id": topic.topic_id, "partitions": rows})
-    if changed:
-        share.coordinator.bump_epoch(group_id)
+    if wanted:
+        share.coordinator.offsets_altered(group_id)
     return out
 
 

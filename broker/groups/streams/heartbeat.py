@@ -44,7 +44,7 @@ def validate(req) -> None:
         if req.rebalance_timeout_ms == -1:
             raise invalid("RebalanceTimeoutMs must be provided in first request.")
         for held, name in zip(tasks, ("ActiveTasks", "StandbyTasks", "WarmupTasks")):
-            if held:
+            if held is None or held:  # null is not empty (Kafka's throwIfNotEmptyCollection)
                 raise invalid(f"{name} must be empty when (re-)joining.")
         if topology is None:
             raise invalid("Topology must be non-null when (re-)joining.")

@@ -1,0 +1,58 @@
+"""What the generator's eighth run found (issue 36, docs/FUZZ_FINDINGS.md), each the sequence a
+difference shrank to or a few variants of it, replayed as generated.py replays (every one
+passes against Kafka 4.4; tests/unit/test_eighth_run_findings.py states each answer)."""
+
+from __future__ import annotations
+
+from tests.conformance.scenarios import register
+from tests.conformance.scenarios.generated import T0, replay
+
+
+def _streams_join(active, standby, warmup) -> dict:
+    return {"api": "StreamsGroupHeartbeat", "version": 0, "body": {
+        "group_id": "<T>-g0", "member_id": "<T>-m0", "member_epoch": 0, "instance_id": None, "rack_id": None,
+        "rebalance_timeout_ms": 1000, "topology": {"epoch": 0, "subtopologies": []}, "active_tasks": active,
+        "standby_tasks": standby, "warmup_tasks": warmup, "process_id": "x", "user_endpoint": None,
+        "client_tags": None, "task_offsets": None, "task_end_offsets": None, "shutdown_application": False}}
+
+
+def _alter(group: str, topics: list) -> dict:
+    return {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": group, "topics": topics}}
+
+
+def _described(group: str) -> dict:
+    return {"api": "ShareGroupDescribe", "version": 1, "body": {"group_ids": [group], "include_authorized_operations": False}}
+
+
+_AT_0 = [{"partition_index": 0, "start_offset": 0}]
+
+RUN_8: dict[str, list[dict]] = {
+    # a streams member joining must send its three task lists empty: null is not empty (seed 9002)
+    "generated/streams-join-with-null-task-lists": [
+        T0,
+        _streams_join(None, None, None),
+        _streams_join([], None, None),
+        _streams_join([], [], None),
+        _streams_join(None, [], []),
+    ],
+    # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
+    # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)
+    "generated/alter-share-group-offsets-makes-no-group-without-a-topic": [
+        T0,
+        _alter("<T>-g0", []),
+        _described("<T>-g0"),
+        _alter("<T>-g1", [{"topic_name": "<T>-t9", "partitions": _AT_0}]),
+        _described("<T>-g1"),
+        {"api": "OffsetCommit", "version": 2, "body": {
+            "group_id": "<T>-g0", "generation_id_or_member_epoch": 0, "member_id": "", "retention_time_ms": -1,
+            "topics": [{"name": "<T>-t0", "partitions": [
+                {"partition_index": 0, "committed_offset": 0, "committed_metadata": ""}]}]}},
+        _alter("<T>-g2", [{"topic_name": "<T>-t0", "partitions": []}]),
+        _described("<T>-g2"),
+        _alter("<T>-g2", [{"topic_name": "<T>-t0", "partitions": _AT_0}]),
+        _described("<T>-g2"),
+    ],
+}
+
+for _name, _steps in RUN_8.items():
+    register(_name, replay(_steps))

@@ -1,0 +1,63 @@
+"""What the generator's eighth run found (issue 36, docs/FUZZ_FINDINGS.md), fixed: each test
+states Kafka 4.4's answer; each sequence is a named scenario in
+tests/conformance/scenarios/generated_run8.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from kipper.protocol.errors import ErrorCode as E
+from tests.support.inproc import InProcessBroker
+
+STREAMS_GROUP_HEARTBEAT = 88
+
+
+def _join(active, standby, warmup) -> dict:
+    return {"group_id": "g", "member_id": "m", "member_epoch": 0, "instance_id": None, "rack_id": None,
+            "rebalance_timeout_ms": 1000, "topology": {"epoch": 0, "subtopologies": []}, "active_tasks": active,
+            "standby_tasks": standby, "warmup_tasks": warmup, "process_id": "x", "user_endpoint": None,
+            "client_tags": None, "task_offsets": None, "task_end_offsets": None, "shutdown_application": False}
+
+
+@pytest.mark.parametrize(("tasks", "refused"), [
+    ((None, None, None), "ActiveTasks"), (([], None, None), "StandbyTasks"), (([], [], None), "WarmupTasks"),
+    ((None, [], []), "ActiveTasks")])
+def test_a_joining_streams_member_sends_its_task_lists_empty_not_null(tasks, refused):
+    answer = InProcessBroker().call(STREAMS_GROUP_HEARTBEAT, 0, _join(*tasks))
+    assert (answer.error_code, answer.error_message) == (E.INVALID_REQUEST, f"{refused} must be empty when (re-)joining.")
+    assert answer.member_id == ""
+
+
+def test_a_joining_streams_member_with_empty_task_lists_joins():
+    answer = InProcessBroker().call(STREAMS_GROUP_HEARTBEAT, 0, _join([], [], []))
+    assert (answer.error_code, answer.member_epoch) == (E.NONE, 1)
+
+
+ALTER_SHARE_GROUP_OFFSETS, SHARE_GROUP_DESCRIBE, OFFSET_COMMIT = 91, 77, 8
+
+
+def _alter(b, group: str, topics: list) -> dict:
+    return b.call(ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": group, "topics": topics})
+
+
+def _described(b, group: str):
+    return b.call(SHARE_GROUP_DESCRIBE, 1, {"group_ids": [group], "include_authorized_operations": False}).groups[0]
+
+
+def test_alter_share_group_offsets_makes_a_group_only_for_a_topic_it_has():
+    b = InProcessBroker()
+    b.state.topics.create("t", 2)
+    unknown = [{"topic_name": "nope", "partitions": [{"partition_index": 0, "start_offset": 0}]}]
+    for group, topics in (("none", []), ("unknown", unknown)):
+        assert _alter(b, group, topics).error_code == E.NONE
+        assert _described(b, group).error_code == E.GROUP_ID_NOT_FOUND
+        # so a commit to the id meets no share group: Kafka's answer for a group it does not have
+        commit = b.call(OFFSET_COMMIT, 2, {"group_id": group, "generation_id_or_member_epoch": 0, "member_id": "",
+                                           "retention_time_ms": -1, "topics": [{"name": "t", "partitions": [
+                                               {"partition_index": 0, "committed_offset": 0, "committed_metadata": ""}]}]})
+        assert commit.topics[0].partitions[0].error_code == E.ILLEGAL_GENERATION
+    # a topic it has, even with no partition or one it lacks, makes it at epoch 1; later alters keep the epoch
+    for partitions in ([], [{"partition_index": 7, "start_offset": 0}], [{"partition_index": 0, "start_offset": 0}]):
+        assert _alter(b, "made", [{"topic_name": "t", "partitions": partitions}]).error_code == E.NONE
+        group = _described(b, "made")
+        assert (group.error_code, group.group_epoch, group.assignment_epoch) == (E.NONE, 1, 1)

@@ -20,16 +20,9 @@ from kipper.protocol import metadata_records as mr
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages import APIS
 from kipper.protocol.sasl import salted_password
+from tests.unit.test_cluster_controller import Clock
 
 SECURED = {"authorizer.class.name": "standard", "super.users": "User:admin"}
-
-
-class Clock:
-    def __init__(self):
-        self.now = 50_000
-
-    def __call__(self) -> int:
-        return self.now
 
 
 @pytest.fixture

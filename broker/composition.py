@@ -78,7 +78,7 @@ Clock = Callable[[], int]
 # forward the cluster's admin requests to it (UnregisterBroker, reassignments); the
 # controller answers those, ApiVersions, the metadata log's Fetch, the topic admin APIs and
 # those of ACLs, client quotas and SCRAM credentials
-CONTROLLER_ONLY_APIS = frozenset({62, 63, 56, 67})
+CONTROLLER_ONLY_APIS = frozenset({62, 63, 56, 58, 67})
 CLUSTER_APIS = frozenset({64, 45, 46})
 CONTROLLER_APIS = frozenset({18, 1, 19, 20, 29, 30, 31, 32, 33, 37, 43, 44, 48, 49, 50, 51, 55, 60}) \
     | CONTROLLER_ONLY_APIS | CLUSTER_APIS

@@ -12,13 +12,17 @@ for a forwarding that timed out (REQUEST_TIMED_OUT), per entry where the API ans
 
 from __future__ import annotations
 
-from kipper.broker.acl.model import ALTER, ALTER_CONFIGS, CLUSTER, CLUSTER_NAME, DESCRIBE
+import ipaddress
+
+from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE
 from kipper.broker.handlers.acls import binding_of, matched_binding
 from kipper.broker.handlers.controller_apis import METADATA_KEY
 from kipper.broker.quota.entities import entity_of
 from kipper.protocol.sasl import MECHANISM_NAMES
 from kipper.protocol.errors import ErrorCode
+from kipper.protocol.header import decode_response, encode_request
 from kipper.protocol.messages import APIS
+from kipper.protocol.messages.envelope import ENVELOPE, encode_principal
 
 SHOWN_WITHIN_S = 5.0  # longest a topic change waits to be in this broker's metadata
 
@@ -45,33 +49,25 @@ def configs_forwarded(local):
     return handle
 
 
-# CreateAcls, DeleteAcls, AlterClientQuotas, AlterUserScramCredentials: what the cluster operation
-# they need is (the broker's own handler answers a refusal, and SECURITY_DISABLED without an authorizer)
-_SECURITY_OPERATION = {30: ALTER, 31: ALTER, 49: ALTER_CONFIGS, 51: ALTER}
+def handle_enveloped(req, ctx):
+    """CreateAcls, DeleteAcls, AlterClientQuotas, AlterUserScramCredentials: ACLs, client quotas and
+    SCRAM credentials are the metadata log's, which the controller writes (broker/cluster/
+    security_records.py). The request goes inside an Envelope with the client's principal and
+    address (KIP-590): the controller authorizes the client, as Kafka's does."""
+    return _forward(req, ctx, enveloped=True)
 
 
-def security_forwarded(local):
-    """ACLs, client quotas and SCRAM credentials are the metadata log's: the controller checks
-    and writes them (broker/cluster/security_records.py). The client's principal does not go
-    with the request (no Envelope), so the broker refuses here what it would refuse itself."""
-    def handle(req, ctx):
-        acls = ctx.engines.acls
-        operation = _SECURITY_OPERATION[ctx.api_key]
-        if ctx.api_key in (30, 31) and not acls.enabled:
-            return local(req, ctx)
-        allowed = acls.authorize(ctx.session, operation, CLUSTER, CLUSTER_NAME) if acls.enabled \
-            else ctx.engines.security.may_manage(ctx.session.principal)
-        return _forward(req, ctx) if allowed else local(req, ctx)
-    handle.__name__ = local.__name__
-    return handle
-
-
-async def _forward(req, ctx):
+async def _forward(req, ctx, enveloped: bool = False):
     engines = ctx.engines
     before = engines.cluster.metadata_offset
-    answer = await engines.cluster.forward(APIS[ctx.api_key], req, ctx.api_version)
+    if enveloped:
+        answer = await _enveloped(req, ctx)
+    else:
+        answer = await engines.cluster.forward(APIS[ctx.api_key], req, ctx.api_version)
     if answer is None:
         return _unavailable(ctx.api_key, req, ErrorCode.REQUEST_TIMED_OUT)
+    if type(answer) is ErrorCode:  # the controller refused the Envelope itself
+        return _unavailable(ctx.api_key, req, answer)
     shown = _shown(ctx.api_key, req, answer, before)
     if shown is not None:
         clock = engines.clock
@@ -79,6 +75,26 @@ async def _forward(req, ctx):
         while not shown(engines.cluster.image) and clock() < deadline:
             await engines.appends.wait([METADATA_KEY], (deadline - clock()) / 1000)
     return answer
+
+
+async def _enveloped(req, ctx):
+    """The controller's answer to the client's request sent inside an Envelope; None when the
+    controller could not be reached, the error code of an Envelope it refused."""
+    api = APIS[ctx.api_key]
+    frame = encode_request(api, ctx.api_version, ctx.correlation_id, ctx.client_id, req)
+    host = ctx.session.peer.rsplit(":", 1)[0].strip("[]")
+    try:
+        address = ipaddress.ip_address(host).packed
+    except ValueError:
+        address = bytes(4)  # (a peer that is no address: an in-process test's)
+    answer = await ctx.engines.cluster.forward(ENVELOPE, {
+        "request_data": bytes(frame[4:]), "request_principal": encode_principal(ctx.session.principal),
+        "client_host_address": address}, 0)
+    if answer is None:
+        return None
+    if answer.error_code != 0:
+        return ErrorCode(answer.error_code)
+    return decode_response(api, ctx.api_version, answer.response_data)[1]
 
 
 def _shown(api_key: int, req, answer, before: int):

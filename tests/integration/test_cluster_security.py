@@ -26,14 +26,17 @@ ck = requires.module("confluent_kafka", "interop")
 
 SASL = "SASL_PLAINTEXT"
 # PLAINTEXT (User:ANONYMOUS) is the operators' listener, and the brokers' own toward the controller
-SETTINGS = {"authorizer.class.name": "standard", "super.users": "User:ANONYMOUS",
+SETTINGS = {"authorizer.class.name": "standard", "super.users": "User:ANONYMOUS;User:brokers-own",
             "broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "150"}
+# brokers-own is a super user of the brokers' authorizers, not of the controller's: what the
+# controller decides for it shows whose principal it saw
+CONTROLLER = {"super.users": "User:ANONYMOUS"}
 WITHIN_S = 20.0
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    with EmbeddedCluster(3, SETTINGS, listeners=[SASL]) as c:
+    with EmbeddedCluster(3, SETTINGS, controller_overrides=CONTROLLER, listeners=[SASL]) as c:
         yield c
 
 
@@ -194,3 +197,39 @@ def test_a_restarted_broker_has_them_all_again(cluster):
     wanted = AclBindingFilter(ResourceType.GROUP, group, ResourcePatternType.ANY, None, None,
                               AclOperation.ANY, AclPermissionType.ANY)
     assert _admin(cluster, 3).describe_acls(wanted).result(30) == [acl]
+
+
+def test_the_controller_authorizes_the_client_not_the_broker_that_forwards(cluster):
+    """CreateAcls goes to the controller inside an Envelope with the client's principal: a user
+    whom the brokers take for a super user, but the controller does not, is refused there (the
+    brokers' own principal, ANONYMOUS, would be allowed), and allowed once an ACL lets it."""
+    from confluent_kafka.admin import (
+        AclBinding, AclOperation, AclPermissionType, AdminClient, ResourcePatternType, ResourceType,
+    )
+    from confluent_kafka import KafkaException
+
+    user = "brokers-own"
+    _add_user(cluster, 1, user, "pw")
+    _wait(lambda: _logs_in(cluster, 2, user, "pw"), f"{user} on broker 2")
+    operator = AdminClient({"bootstrap.servers": cluster.bootstrap_of(2, SASL), "security.protocol": SASL,
+                            "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": user, "sasl.password": "pw"})
+    acl = AclBinding(ResourceType.TOPIC, unique_name("t"), ResourcePatternType.LITERAL, "User:someone", "*",
+                     AclOperation.READ, AclPermissionType.ALLOW)
+    with pytest.raises(KafkaException) as refused:
+        operator.create_acls([acl])[acl].result(30)
+    assert refused.value.args[0].code() == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+    may_alter = AclBinding(ResourceType.BROKER, "kafka-cluster", ResourcePatternType.LITERAL, f"User:{user}", "*",
+                           AclOperation.ALTER, AclPermissionType.ALLOW)
+    _admin(cluster, 1).create_acls([may_alter])[may_alter].result(30)
+    _wait(lambda: _may_create(operator, acl), f"{user} allowed by the controller")
+
+
+def _may_create(admin_client, acl) -> bool:
+    from confluent_kafka import KafkaException
+
+    try:
+        admin_client.create_acls([acl])[acl].result(30)
+        return True
+    except KafkaException:
+        return False

@@ -172,3 +172,49 @@ def test_records_decode_as_kafkas_layout():
     assert value[3:] == (bytes([2, 5]) + b"user" + bytes([0]) + bytes([0]) + bytes([2]) + b"k"
                          + bytes.fromhex("3ff8000000000000") + bytes([0, 0]))
     assert mr.decode(value).data.value == 1.5
+
+
+def envelope(engines, inner_key: int, inner_version: int, data: dict, client: str, *,
+             broker_principal: str = "User:admin", principal_bytes: bytes | None = None):
+    """An Envelope (v0) to the controller's handler, as a broker sends it; (its error, the inner answer)."""
+    from kipper.protocol.header import decode_response, encode_request
+    from kipper.protocol.messages.envelope import encode_principal
+
+    frame = encode_request(APIS[inner_key], inner_version, 77, "client-x", data)[4:]
+    answer = call(engines, 58, 0, {"request_data": bytes(frame), "client_host_address": bytes([10, 0, 0, 9]),
+                                   "request_principal": principal_bytes or encode_principal(client)},
+                  principal=broker_principal)
+    if answer["response_data"] is None:
+        return answer["error_code"], None
+    cid, body = decode_response(APIS[inner_key], inner_version, answer["response_data"])
+    assert cid == 77
+    return answer["error_code"], body
+
+
+def test_an_envelope_is_answered_as_the_client_it_carries(controller):
+    body = {"creations": [creation("orders", "User:alice", READ, ALLOW)]}
+    code, inner = envelope(controller, 30, 3, body, client="User:mallory")  # forwarded by a super user
+    assert (code, inner.results[0].error_code) == (0, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    assert written(controller) == []
+    code, inner = envelope(controller, 30, 3, body, client="User:admin")
+    assert (code, inner.results[0].error_code) == (0, 0)
+    assert [n for n, _ in written(controller)] == ["AccessControlEntryRecord"]
+
+
+def test_an_envelope_from_a_broker_without_cluster_action_or_unreadable_is_refused(controller):
+    body = {"creations": [creation("orders", "User:alice", READ, ALLOW)]}
+    assert envelope(controller, 30, 3, body, "User:admin", broker_principal="User:mallory") == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    assert envelope(controller, 30, 3, body, "User:admin", principal_bytes=b"\x00\x07junk") == (
+        ErrorCode.PRINCIPAL_DESERIALIZATION_FAILURE, None)
+    produce = {"transactional_id": None, "acks": 1, "timeout_ms": 100, "topic_data": []}
+    assert envelope(controller, 0, 9, produce, "User:admin") == (ErrorCode.INVALID_REQUEST, None)
+    assert written(controller) == []
+
+
+def test_the_principal_is_kafkas_default_principal_data():
+    from kipper.protocol.messages.envelope import decode_principal, encode_principal
+
+    data = encode_principal("User:alice")
+    assert data == b"\x00\x00" + b"\x05User" + b"\x06alice" + b"\x00" + b"\x00"  # version, type, name, token, tags
+    assert decode_principal(data) == "User:alice"

@@ -74,7 +74,7 @@ log = structlog.get_logger(__name__)
 Clock = Callable[[], int]
 
 # The APIs of a cluster's nodes (docs/CLUSTER.md): the controller alone serves the brokers'
-# requests (BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds); brokers
+# requests (BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds, Envelope); brokers
 # forward the cluster's admin requests to it (UnregisterBroker, reassignments); the
 # controller answers those, ApiVersions, the metadata log's Fetch, the topic admin APIs and
 # those of ACLs, client quotas and SCRAM credentials

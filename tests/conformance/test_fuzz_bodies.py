@@ -11,9 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from kipper.protocol import records
 from kipper.protocol.header import encode_request
 from kipper.protocol.messages import APIS
+from tests.conformance.compare import load_allowed
 from tests.conformance.fuzz import batches, bodies
+from tests.conformance.fuzz.machine import SHARE_STATE, Pair, Run
 from tests.conformance.fuzz.symbols import Resolver
-from tests.conformance.harness import api as api_named
+from tests.conformance.harness import Exchange, api as api_named
+from tests.support.reference import Reference
 
 DECLARED = bodies.advertised([{"api_key": a.key, "min_version": a.min_version, "max_version": a.max_version}
                               for a in APIS.values() if a.advertise])
@@ -57,3 +60,24 @@ def test_a_declared_shape_is_not_drawn_again():
         {"transactional_id": "<T>-x0", "topics": [{"name": "<T>-t0", "partitions": [0]}]}]}}
     kept = bodies.without_declared(step)["body"]["transactions"]
     assert [(t["transactional_id"], t["topics"]) for t in kept] == [("<T>-x0", []), ("<T>-x1", [])]
+
+
+def _answers(pair, api: str, kafka: dict, kipper: dict):
+    return pair.compare({"api": api}, [Exchange(api, api, 9, {}, kafka)], [Exchange(api, api, 9, {}, kipper)])
+
+
+@pytest.mark.parametrize("diverged", [False, True])
+def test_past_share_state_only_what_the_logs_length_decides_is_the_seeds(diverged):
+    nowhere = Reference("x", "127.0.0.1:1", "127.0.0.1:1", "0")
+    pair = Pair(Run(nowhere, nowhere, load_allowed(), []), "f000001")
+    pair.diverged = diverged
+    produce = _answers(pair, "Produce", {"responses": [{"base_offset": 3, "error_code": 0}]},
+                       {"responses": [{"base_offset": 4, "error_code": 0}]})
+    fetch_codes = _answers(pair, "Fetch", {"error_code": 1}, {"error_code": 0})
+    acquired = _answers(pair, "ShareFetch", {"acquired_records": [{"first_offset": 3}]},
+                        {"acquired_records": [{"first_offset": 4}]})
+    acknowledged = _answers(pair, "ShareAcknowledge", {"error_code": 0}, {"error_code": 121})
+    seeds = SHARE_STATE if diverged else None
+    assert [d.allowed for d in produce + fetch_codes + acquired] == [seeds] * 3
+    assert [d.allowed for d in acknowledged] == [None]  # a share group's own answer is still compared
+    assert pair.run.stats.past_share_state == (4 if diverged else 0)

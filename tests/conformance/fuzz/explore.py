@@ -103,6 +103,7 @@ def figures(run: Run, outcome: Outcome) -> str:
     return (f"fuzz: {outcome.rounds} rounds, {s.sequences} sequences, {s.steps} steps ({s.identical} of "
             f"{s.compared} answered alike), {new} differences found, {len(outcome.findings) - new} flaky, "
             f"{s.known_again} sequences met a known one again, {s.ended_after_listed} ended after a listed one, "
+            f"{s.past_share_state} steps compared past share state, "
             f"{len(outcome.errors)} generator errors")
 
 

@@ -66,6 +66,17 @@ class Side:
             self.run.transcript[-1].recorded = False  # a "not yet": only the last answer counts
             time.sleep(0.2)
 
+    def log_ends(self) -> dict:
+        """(topic, partition) -> log end offset of the sequence's topics (unrecorded)."""
+        names = [f"{self.run.token}-t{i}" for i in range(3)]
+        answer = self.run.call(kit.LIST_OFFSETS, 7, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": n, "partitions": [{"partition_index": p, "current_leader_epoch": -1, "timestamp": -1}
+                                       for p in range(3)]} for n in names]}, record=False)
+        if not isinstance(answer, dict):
+            return {}
+        return {(t["name"], p["partition_index"]): p.get("offset") for t in answer.get("topics") or []
+                for p in t.get("partitions") or [] if p.get("error_code") == 0}
+
     def quiet(self, api, body: dict, version: int | None = None):
         """An unrecorded request (a wait); what it answers is learnt all the same."""
         response = self.run.call(api, kit.top(api) if version is None else version, body, record=False)

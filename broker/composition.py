@@ -30,6 +30,8 @@ from kipper.broker.cluster.controller_quorum import ControllerQuorum
 from kipper.broker.cluster.controller_topics import ControllerTopics
 from kipper.broker.cluster.metadata_log import MetadataLog
 from kipper.broker.cluster.node import ClusterNode, NodeSettings, ProducerIdBlocks
+from kipper.broker.cluster.security_records import LogWriter
+from kipper.broker.cluster.security_records import follow as follow_security
 from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
 from kipper.broker.features import CLUSTER_CEILINGS, TRANSACTION_VERSION, Features, parse_levels
@@ -72,12 +74,14 @@ log = structlog.get_logger(__name__)
 Clock = Callable[[], int]
 
 # The APIs of a cluster's nodes (docs/CLUSTER.md): the controller alone serves the brokers'
-# requests (BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds); brokers
+# requests (BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds, Envelope); brokers
 # forward the cluster's admin requests to it (UnregisterBroker, reassignments); the
-# controller answers those, ApiVersions, the metadata log's Fetch and the topic admin APIs
-CONTROLLER_ONLY_APIS = frozenset({62, 63, 56, 67})
+# controller answers those, ApiVersions, the metadata log's Fetch, the topic admin APIs and
+# those of ACLs, client quotas and SCRAM credentials
+CONTROLLER_ONLY_APIS = frozenset({62, 63, 56, 58, 67})
 CLUSTER_APIS = frozenset({64, 45, 46})
-CONTROLLER_APIS = frozenset({18, 1, 19, 20, 32, 33, 37, 43, 44, 55, 60}) | CONTROLLER_ONLY_APIS | CLUSTER_APIS
+CONTROLLER_APIS = frozenset({18, 1, 19, 20, 29, 30, 31, 32, 33, 37, 43, 44, 48, 49, 50, 51, 55, 60}) \
+    | CONTROLLER_ONLY_APIS | CLUSTER_APIS
 
 
 def served_apis(config: BrokerConfig) -> frozenset[int]:
@@ -298,6 +302,8 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
         cluster_id = storage.start()
         metadata = MetadataStore(storage.first_dir).load()
     config_dir = config["config.dir"] or (str(storage.first_dir) if storage is not None else None)
+    # a cluster's ACLs, SCRAM credentials and client quotas are its metadata log's, not files
+    store_dir = None if config["process.roles"] else config_dir
     subscriptions = Subscriptions(metadata)  # client-metrics resources, kept with log.dirs
     kept = _Kept(cluster_id=cluster_id, advertised={}, storage=storage,
                  dynamic_configs=DynamicBrokerConfigs(config, metadata),
@@ -309,8 +315,8 @@ def build_engines(config: BrokerConfig, clock: Clock = now_ms) -> Engines:
                                            max_series=config["client.telemetry.max.series"]),
                  metrics=Metrics(),
                  refusals=RefusedBatches(),
-                 security=Security(config, config_dir), acls=Acls(config, config_dir),
-                 quotas=ProducerIdQuotas(config, config_dir))
+                 security=Security(config, store_dir), acls=Acls(config, store_dir),
+                 quotas=ProducerIdQuotas(config, store_dir))
     blocks = ProducerIdBlocks() if config["process.roles"] == "broker" else None  # from the controller
     producer_ids = ProducerIdManager(metadata.producer_id_block_end, reserve=metadata.reserve_producer_ids) \
         if blocks is None else ProducerIdManager(0, reserve=blocks.take)
@@ -386,7 +392,12 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
     cluster = ClusterNode(NodeSettings.from_config(config), topics, clock,
                           on_delete=_topic_deleter(topics, offsets, share), id_blocks=id_blocks,
                           on_role=_coordinators_follow(topics, groups, lambda: txn, clock),
-                          group_configs=group_configs) if role == "broker" else None
+                          group_configs=group_configs,
+                          on_security=lambda kinds: follow_security(cluster.image.security, kept.acls,
+                                                                    kept.security, kept.quotas, kinds)
+                          ) if role == "broker" else None
+    if role == "controller":
+        _stores_in_log(topics.controller, kept, clock)
     txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
                        offsets=offsets, groups=groups, journal=txn_journal, live=live, cluster=cluster,
                        markers=Outbox() if cluster is not None else None,
@@ -455,6 +466,17 @@ def _coordinators_follow(topics, groups, transactions: Callable, clock) -> Calla
         log.info("coordinator_partition_loaded" if leads else "coordinator_partition_unloaded",
                  topic=name, partition=index, **counts)
     return follow
+
+
+def _stores_in_log(controller: Controller, kept: _Kept, clock: Clock) -> None:
+    """The controller's ACLs, SCRAM credentials and client quotas: the handlers change them as
+    on one node, and the stores write metadata records instead of files, then follow the image."""
+    image = controller.image.security
+    writer = LogWriter(image, lambda records: controller.commit(records, clock()))
+    kept.acls.writer = kept.security.credentials.writer = kept.quotas.store.writer = writer
+    controller.watchers.append(lambda changes: follow_security(
+        image, kept.acls, kept.security, kept.quotas, {c.kind for c in changes}))
+    follow_security(image, kept.acls, kept.security, kept.quotas)  # (what its log already held)
 
 
 def _topic_deleter(topics, offsets, share) -> Callable[[Topic], None]:

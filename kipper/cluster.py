@@ -70,11 +70,14 @@ class EmbeddedCluster:
     """``EmbeddedCluster(brokers=3)``: ``start()``, ``bootstrap_servers``, ``kill(2)``,
     ``start_broker(2)``, ``stop()``. ``overrides`` go to every broker (Kafka's names);
     ``log_dirs``: a directory under which each node keeps its logs (durable); ``racks``: the
-    brokers' broker.rack in turn (broker 1 the first, and round again)."""
+    brokers' broker.rack in turn (broker 1 the first, and round again); ``listeners``: security
+    protocols each broker listens for besides PLAINTEXT (the nodes' own, and the first),
+    ``bootstrap_of(id, protocol)`` says where."""
 
     def __init__(self, brokers: int = 3, overrides: Mapping[str, Any] | None = None, *,
                  controller_overrides: Mapping[str, Any] | None = None, log_dirs: str | Path | None = None,
-                 first_port: int | None = None, start_timeout: float = 60.0, racks: Sequence[str] = ()):
+                 first_port: int | None = None, start_timeout: float = 60.0, racks: Sequence[str] = (),
+                 listeners: Sequence[str] = ()):
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.count = brokers
@@ -82,6 +85,7 @@ class EmbeddedCluster:
         self.controller_overrides = {k: str(v) for k, v in (controller_overrides or {}).items()}
         self.log_dirs = Path(log_dirs) if log_dirs else None
         self.racks = tuple(racks)
+        self.listeners = tuple(listeners)  # more listeners per broker (security protocols), after PLAINTEXT
         self.first_port = first_port
         self.start_timeout = start_timeout
         self.controller: Node | None = None
@@ -97,7 +101,8 @@ class EmbeddedCluster:
         props = {**DEFAULTS, "offsets.topic.replication.factor": replication,
                  "transaction.state.log.replication.factor": replication,
                  **self.overrides, "process.roles": "broker", "node.id": str(node_id),
-                 "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+                 "listeners": ",".join([f"PLAINTEXT://127.0.0.1:{port}"] +
+                                       [f"{p}://127.0.0.1:{free_port()}" for p in self.listeners]),
                  "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller.port}"}
         if self.log_dirs is not None:
             props["log.dirs"] = str(self.log_dirs / f"broker-{node_id}")
@@ -142,8 +147,12 @@ class EmbeddedCluster:
         return ",".join(f"127.0.0.1:{n.port}" for n in self.brokers.values() if n.running) or \
             ",".join(f"127.0.0.1:{n.port}" for n in self.brokers.values())
 
-    def bootstrap_of(self, node_id: int) -> str:
-        return f"127.0.0.1:{self.brokers[node_id].port}"
+    def bootstrap_of(self, node_id: int, protocol: str = "PLAINTEXT") -> str:
+        """Where broker ``node_id`` listens for ``protocol`` (PLAINTEXT, or one of ``listeners``)."""
+        for listener in self.brokers[node_id].overrides["listeners"].split(","):
+            if listener.startswith(f"{protocol}://"):
+                return listener.split("://", 1)[1]
+        raise KeyError(f"broker {node_id} has no {protocol} listener")
 
     def log_text(self, node_id: int = CONTROLLER_ID) -> str:
         node = self.controller if node_id == CONTROLLER_ID else self.brokers[node_id]

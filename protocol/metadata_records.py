@@ -96,7 +96,15 @@ TYPES: dict[int, RecordType] = {t.key: t for t in (
     RecordType(7, "FenceBrokerRecord", 0, (F("id", "int32"), F("epoch", "int64"))),
     RecordType(8, "UnfenceBrokerRecord", 0, (F("id", "int32"), F("epoch", "int64"))),
     RecordType(9, "RemoveTopicRecord", 0, (F("topic_id", "uuid"),)),
+    RecordType(11, "UserScramCredentialRecord", 0, (
+        F("name", "string"), F("mechanism", "int8"), F("salt", "bytes"), F("stored_key", "bytes"),
+        F("server_key", "bytes"), F("iterations", "int32"),
+    )),
     RecordType(12, "FeatureLevelRecord", 0, (F("name", "string"), F("feature_level", "int16"))),
+    RecordType(14, "ClientQuotaRecord", 0, (
+        F("entity", "[]", fields=(F("entity_type", "string"), F("entity_name", "string", nullable="0+"))),
+        F("key", "string"), F("value", "float64"), F("remove", "bool"),
+    )),
     RecordType(15, "ProducerIdsRecord", 0, (
         F("broker_id", "int32"), F("broker_epoch", "int64", default=-1), F("next_producer_id", "int64"),
     )),
@@ -108,7 +116,13 @@ TYPES: dict[int, RecordType] = {t.key: t for t in (
         F("log_dirs", "[]uuid", "2+", tag=2, tagged="2+"),
         F("cordoned_log_dirs", "[]uuid", "3+", nullable="3+", tag=3, tagged="3+", default=None),
     )),
+    RecordType(18, "AccessControlEntryRecord", 0, (
+        F("id", "uuid"), F("resource_type", "int8"), F("resource_name", "string"), F("pattern_type", "int8"),
+        F("principal", "string"), F("host", "string"), F("operation", "int8"), F("permission_type", "int8"),
+    )),
+    RecordType(19, "RemoveAccessControlEntryRecord", 0, (F("id", "uuid"),)),
     RecordType(20, "NoOpRecord", 0, ()),
+    RecordType(22, "RemoveUserScramCredentialRecord", 0, (F("name", "string"), F("mechanism", "int8"))),
 )}
 BY_NAME = {t.name: t for t in TYPES.values()}
 

@@ -50,12 +50,16 @@ class Authorizer:
     def remove(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
         """Each filter's matches among the ACLs as they were (a request's filters all see the
         same ACLs, as Kafka's controller's deleteAcls), and every one of them removed."""
-        matched = [sorted(a for a in self._acls if f.matches(a)) for f in filters]
+        matched = self.matches(filters)
         gone = {a for found in matched for a in found}
         if gone:
             self._acls.difference_update(gone)
             self._reindex()
         return matched
+
+    def matches(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
+        """Each filter's matches, sorted; nothing removed."""
+        return [sorted(a for a in self._acls if f.matches(a)) for f in filters]
 
     def replace(self, acls) -> None:
         self._acls = set(acls)

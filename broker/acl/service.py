@@ -7,7 +7,8 @@ in ``acls.json`` in the config directory, written atomically on every change
 (they survive a restart and a SIGKILL) and reloaded when another process edits
 the file; a change takes effect at once on every open connection, because each
 session's cache of decisions is keyed by the ACLs' version. Refusals are
-counted per API for the metrics dumps.
+counted per API for the metrics dumps. In a cluster the ACLs are the metadata log's: no file,
+the controller's changes go through ``writer`` and every node ``adopt``s what the log says.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ class Acls:
         self.path = Path(config_dir) / FILE_NAME if config_dir and name else None
         self._mtime = None
         self.denied: dict[str, int] = {}  # API name -> refusals
+        # a cluster's controller: changes become metadata records (``writer.acls(old, new)``)
+        # instead of acls.json, and come back through ``adopt``
+        self.writer = None
         self.reload()
 
     @property
@@ -103,15 +107,29 @@ class Acls:
     # --- changes ---------------------------------------------------------------------------------
 
     def create(self, acls: list[AclBinding]) -> None:
+        if self.writer is not None:
+            old = self.authorizer.acls()
+            self.writer.acls(old, set(old) | set(acls))
+            return
         self.authorizer.add(acls)
         self._save()
 
     def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
         """Each filter's matches before any is removed; all of them removed."""
+        if self.writer is not None:
+            matched = self.authorizer.matches(filters)
+            old = self.authorizer.acls()
+            self.writer.acls(old, set(old).difference(*matched))
+            return matched
         matched = self.authorizer.remove(filters)
         if any(matched):
             self._save()
         return matched
+
+    def adopt(self, acls) -> None:
+        """A cluster's node: the ACLs are the metadata log's (broker/cluster/security_records.py)."""
+        if self.authorizer is not None:
+            self.authorizer.replace(acls)
 
     def _save(self) -> None:
         if self.path is None:

@@ -53,6 +53,7 @@ class Controller:
         # broker id -> (offset fetched, when, when it last fetched from the log's end or -1)
         self.fetched: dict[int, tuple[int, int, int]] = {}
         self.on_commit = on_commit  # (changes) -> None: the controller's TopicManager follows
+        self.watchers: list = []  # more (changes) -> None: the stores of ACLs, credentials, quotas
         for offset, record in metadata_log.records(metadata_log.start_offset):
             self.image.replay(offset, record)
         # a controller opened on an earlier log: its brokers' sessions start now
@@ -73,6 +74,8 @@ class Controller:
                 changes.append(change)
         if self.on_commit is not None:
             self.on_commit(changes)
+        for watcher in self.watchers:
+            watcher(changes)
         return changes
 
     def bootstrap(self, now: int) -> None:

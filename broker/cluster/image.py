@@ -1,4 +1,5 @@
-"""The cluster as the metadata log says it is: brokers, topics, partitions, configs.
+"""The cluster as the metadata log says it is: brokers, topics, partitions, configs, and the
+ACLs, SCRAM credentials and client quotas (``security``, broker/cluster/security_records.py).
 
 ``ClusterImage`` replays Kafka's metadata records (protocol/metadata_records.py) in log
 order, the same code on the controller (whose state is the image of its own log) and on
@@ -13,6 +14,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from kipper.broker.cluster.security_records import SecurityImage
 from kipper.protocol.metadata_records import (
     BROKER_RESOURCE, CHANGE_FENCE, GROUP_RESOURCE, CHANGE_UNFENCE, NO_LEADER_CHANGE, TOPIC_RESOURCE, MetadataRecord,
 )
@@ -71,7 +73,7 @@ class TopicInfo:
 class Change(NamedTuple):
     """What one record changed: ``kind`` is "topic" (``topic`` appeared: its partitions come
     as "partition" changes), "topic_removed", "partition" (``old`` None for a new one),
-    "broker", "config", "producer_ids" or "feature"."""
+    "broker", "config", "producer_ids", "feature", or "acl", "scram", "quota" (security_records.py)."""
 
     kind: str
     topic: TopicInfo | None = None
@@ -88,6 +90,7 @@ class ClusterImage:
         self.configs: dict[tuple[int, str], dict[str, str]] = {}  # (resource type, name) -> configs
         self.features: dict[str, int] = {}
         self.next_producer_id = 0
+        self.security = SecurityImage()  # ACLs, SCRAM credentials, client quotas
         self.offset = -1  # the last record applied
 
     # --- questions ----------------------------------------------------------------------
@@ -207,6 +210,14 @@ class ClusterImage:
         return Change("feature", new=r.name)
 
 
+def _security(replay):
+    """A record of ACLs, credentials or quotas: the image's ``security`` replays it."""
+    def apply(image: ClusterImage, r) -> Change | None:
+        kind = replay(image.security, r)
+        return Change(kind) if kind is not None else None
+    return apply
+
+
 _REPLAY = {
     "RegisterBrokerRecord": ClusterImage._register_broker,
     "UnregisterBrokerRecord": ClusterImage._unregister_broker,
@@ -220,5 +231,10 @@ _REPLAY = {
     "ConfigRecord": ClusterImage._config,
     "ProducerIdsRecord": ClusterImage._producer_ids,
     "FeatureLevelRecord": ClusterImage._feature,
+    "AccessControlEntryRecord": _security(SecurityImage.acl),
+    "RemoveAccessControlEntryRecord": _security(SecurityImage.remove_acl),
+    "UserScramCredentialRecord": _security(SecurityImage.credential),
+    "RemoveUserScramCredentialRecord": _security(SecurityImage.remove_credential),
+    "ClientQuotaRecord": _security(SecurityImage.quota),
 }
 

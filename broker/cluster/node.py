@@ -23,6 +23,7 @@ from kipper.broker.cluster.image import ClusterImage
 from kipper.broker.cluster.mirror import sync_topic
 from kipper.broker.cluster.replica import FOLLOWER, LEADER, ReplicaState
 from kipper.broker.cluster.rack_selector import RACK_AWARE, preferred_read_replica
+from kipper.broker.cluster.security_records import SECURITY_KINDS
 from kipper.broker.groups.journal import partition_for
 from kipper.broker.outbox import Outbox
 from kipper.broker.producer_state.ids import ProducerIdsUnavailable
@@ -89,7 +90,7 @@ class ProducerIdBlocks:
 
 class ClusterNode:
     def __init__(self, settings: NodeSettings, topics, clock, on_delete=None,
-                 id_blocks: ProducerIdBlocks | None = None, on_role=None, group_configs=None):
+                 id_blocks: ProducerIdBlocks | None = None, on_role=None, group_configs=None, on_security=None):
         self.settings = settings
         self.node_id = settings.node_id
         self.topics = topics
@@ -105,6 +106,8 @@ class ClusterNode:
         # (partition, replica, was leader) after a role change: the coordinators load or unload
         self.on_role = on_role
         self.group_configs = group_configs  # the groups' configs follow the metadata log's
+        # (kinds) -> None: the ACLs, credentials or quotas changed (security_records.follow)
+        self.on_security = on_security
         self.id_blocks = id_blocks if id_blocks is not None else ProducerIdBlocks()
         self.id_blocks.wanted = self._ask_producer_ids
 
@@ -157,6 +160,8 @@ class ClusterNode:
             for (rtype, name), configs in self.image.configs.items():
                 if rtype == mr.GROUP_RESOURCE:
                     self.group_configs.adopt(name, dict(configs))
+        if self.on_security is not None:
+            self.on_security(SECURITY_KINDS)
         for name in list(self.image.topics) + [t.name for t in self.topics.all() if t.name not in self.image.topics]:
             _recover(sync_topic(self.image, self.topics, name, self.on_delete)[1])
         mine = self.image.brokers.get(self.node_id)
@@ -183,6 +188,9 @@ class ClusterNode:
                 self.fenced = mine.fenced
         for name, index in sorted(roles):
             self._take_role(name, index, now)
+        kinds = {c.kind for c in changes}.intersection(SECURITY_KINDS)
+        if kinds and self.on_security is not None:
+            self.on_security(kinds)
         for c in changes:
             if c.kind == "config" and c.partition == mr.GROUP_RESOURCE and self.group_configs is not None:
                 self.group_configs.adopt(c.new, self.image.group_configs(c.new))

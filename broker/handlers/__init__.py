@@ -25,7 +25,8 @@ from kipper.broker.handlers.describe_topic_partitions import handle_describe_top
 from kipper.broker.handlers.features import handle_update_features
 from kipper.broker.handlers.fetch import handle_fetch
 from kipper.broker.handlers.find_coordinator import handle_find_coordinator
-from kipper.broker.handlers.forward import configs_forwarded, handle_forwarded
+from kipper.broker.handlers.envelope import enveloped
+from kipper.broker.handlers.forward import configs_forwarded, handle_enveloped, handle_forwarded
 from kipper.broker.handlers.groups import (
     handle_delete_groups, handle_describe_groups, handle_heartbeat, handle_join_group,
     handle_leave_group, handle_list_groups, handle_offset_delete, handle_sync_group,
@@ -130,6 +131,7 @@ HANDLERS = {
 # and a group's or transaction's requests are answered by its coordinator alone
 CLUSTER_HANDLERS = {**HANDLERS, **dict.fromkeys((19, 20, 37, 43, 45, 46, 55, 64), handle_forwarded),
                     33: configs_forwarded(handle_alter_configs), 44: configs_forwarded(handle_incremental_alter_configs),
+                    **dict.fromkeys((30, 31, 49, 51), handle_enveloped),
                     **{key: coordinated(HANDLERS[key]) for key in COORDINATED_APIS}}
 
 # the controller: the brokers' requests, the metadata log's Fetch, and the topic admin APIs over
@@ -145,3 +147,4 @@ CONTROLLER_HANDLERS = {
     64: handle_unregister_broker,
     67: handle_allocate_producer_ids,
 }
+CONTROLLER_HANDLERS[58] = enveloped(CONTROLLER_HANDLERS)

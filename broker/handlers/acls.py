@@ -35,6 +35,19 @@ def _unknown_filter(f) -> str | None:
     return None
 
 
+def binding_of(creation) -> AclBinding:
+    """A CreateAcls creation's ACL."""
+    c = creation
+    return AclBinding(c.resource_type, c.resource_name, c.get("resource_pattern_type", 3),
+                      c.principal, c.host, c.operation, c.permission_type)
+
+
+def matched_binding(m) -> AclBinding:
+    """One of a DeleteAcls answer's matching ACLs."""
+    return AclBinding(m.resource_type, m.resource_name, m.pattern_type, m.principal, m.host,
+                      m.operation, m.permission_type)
+
+
 def handle_describe_acls(req, ctx):
     acls = ctx.engines.acls
     if not acls.enabled:
@@ -68,8 +81,7 @@ def handle_create_acls(req, ctx):
              "error_message": kafka_text(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)} for _ in req.creations]}
     results, valid = [], []
     for c in req.creations:
-        acl = AclBinding(c.resource_type, c.resource_name, c.get("resource_pattern_type", 3),
-                         c.principal, c.host, c.operation, c.permission_type)
+        acl = binding_of(c)
         refused = validate(acl)
         if refused is not None:
             results.append({"error_code": int(refused[0]), "error_message": refused[1]})

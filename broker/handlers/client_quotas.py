@@ -45,7 +45,7 @@ def _check_entry(entity_data: list, ops: list) -> tuple[ErrorCode, str | None, o
 
 def handle_alter_client_quotas(req, ctx):
     engines = ctx.engines
-    allowed = may_manage(ctx, DESCRIBE_CONFIGS)
+    allowed = may_manage(ctx, ALTER_CONFIGS)
     results, changes = [], []
     by_entity: dict[frozenset, dict] = {}  # Kafka's controller answers a map: one result per entity
     for entry in req.entries:
@@ -75,7 +75,7 @@ def handle_alter_client_quotas(req, ctx):
 
 def handle_describe_client_quotas(req, ctx):
     engines = ctx.engines
-    if not may_manage(ctx, ALTER_CONFIGS):
+    if not may_manage(ctx, DESCRIBE_CONFIGS):
         return _describe_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
     code, message, exact, specified = parse_filter(
         [{"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match} for c in req.components])

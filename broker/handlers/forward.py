@@ -1,9 +1,9 @@
 """A cluster broker's admin requests that the controller answers (Kafka's forwarding).
 
-CreateTopics, DeleteTopics, CreatePartitions, reassignments, elections, UnregisterBroker and
-the configs of topics and groups ((Incremental)AlterConfigs without a BROKER resource, which
-stays with the broker it names) change the cluster's metadata, which only the controller
-writes, and DescribeQuorum asks about its metadata log: the broker sends the request on as it
+CreateTopics, DeleteTopics, CreatePartitions, reassignments, elections, UnregisterBroker, the
+configs of topics and groups ((Incremental)AlterConfigs without a BROKER resource, which
+stays with the broker it names), CreateAcls, DeleteAcls, AlterClientQuotas and
+AlterUserScramCredentials change the cluster's metadata, which only the controller writes, and DescribeQuorum asks about its metadata log: the broker sends the request on as it
 came (the same version) and relays the answer.
 A change is answered once this broker's own metadata shows it, so that the client's next
 request here sees what it just did. A controller that cannot be reached gets Kafka's answer
@@ -12,10 +12,17 @@ for a forwarding that timed out (REQUEST_TIMED_OUT), per entry where the API ans
 
 from __future__ import annotations
 
+import ipaddress
+
 from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE
+from kipper.broker.handlers.acls import binding_of, matched_binding
 from kipper.broker.handlers.controller_apis import METADATA_KEY
+from kipper.broker.quota.entities import entity_of
+from kipper.protocol.sasl import MECHANISM_NAMES
 from kipper.protocol.errors import ErrorCode
+from kipper.protocol.header import decode_response, encode_request
 from kipper.protocol.messages import APIS
+from kipper.protocol.messages.envelope import ENVELOPE, encode_principal
 
 SHOWN_WITHIN_S = 5.0  # longest a topic change waits to be in this broker's metadata
 
@@ -42,12 +49,25 @@ def configs_forwarded(local):
     return handle
 
 
-async def _forward(req, ctx):
+def handle_enveloped(req, ctx):
+    """CreateAcls, DeleteAcls, AlterClientQuotas, AlterUserScramCredentials: ACLs, client quotas and
+    SCRAM credentials are the metadata log's, which the controller writes (broker/cluster/
+    security_records.py). The request goes inside an Envelope with the client's principal and
+    address (KIP-590): the controller authorizes the client, as Kafka's does."""
+    return _forward(req, ctx, enveloped=True)
+
+
+async def _forward(req, ctx, enveloped: bool = False):
     engines = ctx.engines
     before = engines.cluster.metadata_offset
-    answer = await engines.cluster.forward(APIS[ctx.api_key], req, ctx.api_version)
+    if enveloped:
+        answer = await _enveloped(req, ctx)
+    else:
+        answer = await engines.cluster.forward(APIS[ctx.api_key], req, ctx.api_version)
     if answer is None:
         return _unavailable(ctx.api_key, req, ErrorCode.REQUEST_TIMED_OUT)
+    if type(answer) is ErrorCode:  # the controller refused the Envelope itself
+        return _unavailable(ctx.api_key, req, answer)
     shown = _shown(ctx.api_key, req, answer, before)
     if shown is not None:
         clock = engines.clock
@@ -55,6 +75,26 @@ async def _forward(req, ctx):
         while not shown(engines.cluster.image) and clock() < deadline:
             await engines.appends.wait([METADATA_KEY], (deadline - clock()) / 1000)
     return answer
+
+
+async def _enveloped(req, ctx):
+    """The controller's answer to the client's request sent inside an Envelope; None when the
+    controller could not be reached, the error code of an Envelope it refused."""
+    api = APIS[ctx.api_key]
+    frame = encode_request(api, ctx.api_version, ctx.correlation_id, ctx.client_id, req)
+    host = ctx.session.peer.rsplit(":", 1)[0].strip("[]")
+    try:
+        address = ipaddress.ip_address(host).packed
+    except ValueError:
+        address = bytes(4)  # (a peer that is no address: an in-process test's)
+    answer = await ctx.engines.cluster.forward(ENVELOPE, {
+        "request_data": bytes(frame[4:]), "request_principal": encode_principal(ctx.session.principal),
+        "client_host_address": address}, 0)
+    if answer is None:
+        return None
+    if answer.error_code != 0:
+        return ErrorCode(answer.error_code)
+    return decode_response(api, ctx.api_version, answer.response_data)[1]
 
 
 def _shown(api_key: int, req, answer, before: int):
@@ -73,7 +113,42 @@ def _shown(api_key: int, req, answer, before: int):
         grown = {t.name: t.count for t in req.topics}
         ok = {r.name for r in answer.results if r.error_code == 0}
         return lambda image: all(n in image.topics and len(image.topics[n].partitions) >= grown[n] for n in ok)
+    return _security_shown(api_key, req, answer)
+
+
+def _security_shown(api_key: int, req, answer):
+    """The ACLs, quotas or credentials the controller changed, as this broker's image must show them."""
+    if api_key == 30:
+        made = [binding_of(c) for c, r in zip(req.creations, answer.results) if r.error_code == 0]
+        return lambda image: all(a in image.security.acl_ids for a in made)
+    if api_key == 31:
+        gone = [matched_binding(m) for r in answer.filter_results for m in r.matching_acls]
+        return lambda image: not any(a in image.security.acl_ids for a in gone)
+    if api_key == 49 and not req.validate_only:
+        done = {_entity(r.entity) for r in answer.entries if r.error_code == 0}
+        wanted = [(_entity(entry.entity), entry.ops) for entry in req.entries]
+        wanted = [(entity, ops) for entity, ops in wanted if entity in done]
+        return lambda image: all(_quotas_shown(image.security.quotas.get(entity, {}), ops) for entity, ops in wanted)
+    if api_key == 51:
+        done = {r.user for r in answer.results if r.error_code == 0}
+        upserted = [(u.name, MECHANISM_NAMES[u.mechanism], u.salt, u.iterations) for u in req.upsertions
+                    if u.name in done]
+        deleted = [(d.name, MECHANISM_NAMES[d.mechanism]) for d in req.deletions if d.name in done]
+
+        def shown(image) -> bool:
+            creds = image.security.credentials
+            return all((c := creds.get(n, {}).get(m)) is not None and c.salt == bytes(salt) and c.iterations == i
+                       for n, m, salt, i in upserted) and not any(m in creds.get(n, {}) for n, m in deleted)
+        return shown
     return None
+
+
+def _entity(data) -> tuple:
+    return entity_of({e.entity_type: e.entity_name for e in data}.items())  # (a type named twice: the last)
+
+
+def _quotas_shown(values: dict, ops) -> bool:
+    return all((o.key not in values) if o.remove else values.get(o.key) == float(o.value) for o in ops)
 
 
 def _unavailable(api_key: int, req, code: ErrorCode) -> dict:
@@ -94,6 +169,21 @@ def _unavailable(api_key: int, req, code: ErrorCode) -> dict:
         return {"error_code": int(code), "error_message": None, "topics": [], "nodes": []}
     if api_key == 46:
         return {"throttle_time_ms": 0, "error_code": int(code), "error_message": None, "topics": []}
+    if api_key == 30:
+        return {"throttle_time_ms": 0, "results": [{"error_code": int(code), "error_message": None}
+                                                   for _ in req.creations]}
+    if api_key == 31:
+        return {"throttle_time_ms": 0, "filter_results": [
+            {"error_code": int(code), "error_message": None, "matching_acls": []} for _ in req.filters]}
+    if api_key == 49:
+        return {"throttle_time_ms": 0, "entries": [
+            {"error_code": int(code), "error_message": None,
+             "entity": [{"entity_type": e.entity_type, "entity_name": e.entity_name} for e in entry.entity]}
+            for entry in req.entries]}
+    if api_key == 51:
+        users = dict.fromkeys([d.name for d in req.deletions] + [u.name for u in req.upsertions])
+        return {"throttle_time_ms": 0, "results": [{"user": n, "error_code": int(code), "error_message": None}
+                                                   for n in users]}
     if api_key in (33, 44):
         return {"throttle_time_ms": 0, "responses": [
             {"error_code": int(code), "error_message": None, "resource_type": r.resource_type,

@@ -4,7 +4,8 @@
 Values are kept per entity (broker/quota/entities.py): user, client-id and
 (user, client-id), named or default. ``apply`` takes changes that were checked
 already; the handler writes nothing when ``validate_only`` is set. The file's
-version 1 (user entities only, before the byte rates) is still read.
+version 1 (user entities only, before the byte rates) is still read. In a cluster the quotas
+are the metadata log's (no file): the controller's changes go through ``writer``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class ClientQuotaStore:
     def __init__(self, directory: str | None = None, on_change=None):
         self.file = StoreFile(directory, FILE_NAME) if directory else None
         self.on_change = on_change or (lambda quotas: None)
+        # a cluster's controller: changes become metadata records (``writer.quotas(old, new)``)
+        # and come back through ``adopt``, as on every node of the cluster
+        self.writer = None
         self.quotas: Quotas = self._load() if self.file else {}
         self.on_change(self.quotas)
 
@@ -51,6 +55,11 @@ class ClientQuotaStore:
                 if not values:
                     quotas.pop(entity, None)
 
+        if self.writer is not None:
+            quotas = {entity: dict(values) for entity, values in self.quotas.items()}
+            edit(quotas)
+            self.writer.quotas(self.quotas, quotas)
+            return
         if self.file is None:
             edit(self.quotas)
         else:
@@ -60,6 +69,11 @@ class ClientQuotaStore:
                 self.file.write(_to_json(quotas))
                 self.quotas = quotas
         self.on_change(self.quotas)
+
+    def adopt(self, quotas: Quotas) -> None:
+        """A cluster's node: the quotas are the metadata log's (broker/cluster/security_records.py)."""
+        self.quotas = quotas
+        self.on_change(quotas)
 
     def describe(self, exact: dict, specified: set, strict: bool) -> list[tuple[Entity, dict]]:
         out = [(entity, dict(values)) for entity, values in self.quotas.items()

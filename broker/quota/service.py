@@ -1,8 +1,9 @@
 """The quota engines wired into one broker: state, Produce and Fetch hooks, periodic work.
 
-``ProducerIdQuotas(config)`` builds the producer-id manager (seed 002), Kafka's
+``ProducerIdQuotas(config, config_dir)`` builds the producer-id manager (seed 002), Kafka's
 byte-rate managers (``produce``: producer_byte_rate, ``fetch``: consumer_byte_rate)
-and the client-quota store (from config.dir). The Produce handler calls ``admit`` per
+and the client-quota store (from config.dir; in memory on a cluster's node, whose
+quotas are the metadata log's). The Produce handler calls ``admit`` per
 partition and ``record_produce`` per request, the Fetch handler ``fetch_limit`` and
 ``record_fetch``; the client-quota handlers ``alter_client_quotas`` and
 ``describe_client_quotas``; the shell calls ``tick(now)`` (dispose, cleanup) and
@@ -41,7 +42,7 @@ class ProducerIdQuotas:
         self.fetch = ClientQuotaManager(CONSUMER_BYTE_RATE, windows)
         # Kafka bounds only the request quota's throttle time: one window
         self.request = ClientQuotaManager(REQUEST_PERCENTAGE, windows, max_throttle_ms=windows.window_ms)
-        self.store = ClientQuotaStore(config_dir or config["config.dir"] or None, on_change=self._apply)
+        self.store = ClientQuotaStore(config_dir, on_change=self._apply)
         self.cleanup_interval_ms = config["producer.id.quota.cache.cleanup.scheduler.interval.ms"]
 
     def _apply(self, quotas) -> None:

@@ -4,7 +4,8 @@ A user has one ``ScramCredential`` per SCRAM mechanism (salt, stored key,
 server key, iterations; never the password). PLAIN is checked against the
 strongest credential the user has. Changes go through ``change()``, which
 re-reads the file under the store lock, applies the edit and writes it back,
-so the broker and ``kipper users`` can edit the same directory.
+so the broker and ``kipper users`` can edit the same directory. In a cluster the
+credentials are the metadata log's (no file): the controller's changes go through ``writer``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class CredentialStore:
         self.users: Users = {}
         self.secret = secrets.token_bytes(32)  # keys made-up salts of unknown users
         self._dummy: ScramCredential | None = None  # made at the first unknown user (a PBKDF2: 3 ms)
+        # a cluster's controller: changes become metadata records (``writer.credentials(old,
+        # new)``), and come back through ``adopt`` as on every node of the cluster
+        self.writer = None
         if self.file is not None:
             self.users = self._load()
 
@@ -64,6 +68,11 @@ class CredentialStore:
     def change(self, edit: Callable[[Users], object]):
         """Apply ``edit(users)`` (it mutates the dict and returns a result)
         to the latest stored state and persist it."""
+        if self.writer is not None:
+            users = {u: dict(creds) for u, creds in self.users.items()}
+            result = edit(users)
+            self.writer.credentials(self.users, users)
+            return result
         if self.file is None:
             return edit(self.users)
         with self.file.locked():
@@ -80,6 +89,10 @@ class CredentialStore:
 
     def delete_user(self, user: str) -> bool:
         return self.change(lambda users: users.pop(user, None) is not None)
+
+    def adopt(self, users: Users) -> None:
+        """A cluster's node: the credentials are the metadata log's (broker/cluster/security_records.py)."""
+        self.users = users
 
     def maybe_reload(self) -> bool:
         if self.file is None or not self.file.changed():

@@ -1,6 +1,6 @@
 """Authentication wired into one broker: credential store, new sessions, counters.
 
-``Security(config)`` loads the credential store from config.dir. The shell calls
+``Security(config, config_dir)`` loads the credential store from config.dir. The shell calls
 ``prepare_session`` for every new connection: on SASL listeners the session
 starts unauthenticated with its own SaslAuthenticator; on SSL listeners a
 verified client certificate names the principal; otherwise it is
@@ -24,9 +24,10 @@ PRE_AUTH_APIS = frozenset({17, 18, 36})  # SaslHandshake, ApiVersions, SaslAuthe
 
 class Security:
     def __init__(self, config, config_dir: str | None = None):
-        """``config_dir``: where users.json lives (config.dir, or the first log dir)."""
+        """``config_dir``: where users.json lives (config.dir, or the first log dir; None in
+        memory, as on a cluster's node, whose credentials are the metadata log's)."""
         self.config = config
-        self.credentials = CredentialStore(config_dir or config["config.dir"] or None)
+        self.credentials = CredentialStore(config_dir)
         self.mechanisms = config["sasl.enabled.mechanisms"]
         self.super_users = frozenset(s.strip() for s in config["super.users"].split(";") if s.strip())
         self.counters = {"authenticated": 0, "failed": 0}

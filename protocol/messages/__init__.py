@@ -73,6 +73,7 @@ from kipper.protocol.messages.streams_group_heartbeat import STREAMS_GROUP_HEART
 from kipper.protocol.messages.sync_group import SYNC_GROUP
 from kipper.protocol.messages.txn_offset_commit import TXN_OFFSET_COMMIT
 from kipper.protocol.messages.unregister_broker import UNREGISTER_BROKER
+from kipper.protocol.messages.envelope import ENVELOPE
 from kipper.protocol.messages.update_features import UPDATE_FEATURES
 from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
 from kipper.protocol.schema import Api
@@ -99,7 +100,7 @@ APIS: dict[int, Api] = {
         # a cluster's APIs (docs/CLUSTER.md)
         OFFSET_FOR_LEADER_EPOCH, BROKER_REGISTRATION, BROKER_HEARTBEAT, ALTER_PARTITION,
         ALLOCATE_PRODUCER_IDS, UNREGISTER_BROKER, ALTER_PARTITION_REASSIGNMENTS,
-        LIST_PARTITION_REASSIGNMENTS,
+        LIST_PARTITION_REASSIGNMENTS, ENVELOPE,
     )
 }
 

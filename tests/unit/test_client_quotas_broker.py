@@ -134,3 +134,23 @@ def test_a_client_over_its_request_percentage_is_throttled_one_window_at_most(tm
     assert throttled_fetch.throttle_time_ms == 1000 and throttled_fetch.responses == []
     assert alter(b, {"client-id": "test"}, {"request_percentage": 400.0}).error_code == 0
     assert produce(b, 100) == (0, 0) and b.mute_ms == 0
+
+
+def test_altering_needs_alter_configs_and_describing_describe_configs_on_the_cluster(tmp_path):
+    """Kafka's ControllerApis: AlterClientQuotas is ALTER_CONFIGS on the cluster (which implies
+    DESCRIBE_CONFIGS), DescribeClientQuotas DESCRIBE_CONFIGS; describing alone allows no change."""
+    from kipper.broker.acl.model import ALLOW, ALTER_CONFIGS, CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS, LITERAL, AclBinding
+
+    b = Broker(tmp_path, **{"authorizer.class.name": "standard"})
+    reader, writer = Session("PLAINTEXT", "reader"), Session("PLAINTEXT", "writer")
+    reader.principal, writer.principal = "User:reader", "User:writer"
+    b.state.acls.authorizer.add([AclBinding(CLUSTER, CLUSTER_NAME, LITERAL, "User:reader", "*", DESCRIBE_CONFIGS, ALLOW),
+                                 AclBinding(CLUSTER, CLUSTER_NAME, LITERAL, "User:writer", "*", ALTER_CONFIGS, ALLOW)])
+    body = {"entries": [{"entity": [{"entity_type": "user", "entity_name": "alice"}],
+                         "ops": [{"key": "producer_byte_rate", "value": 1000.0, "remove": False}]}],
+            "validate_only": False}
+    assert b.call(ALTER, 1, body, reader).entries[0].error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    assert b.call(ALTER, 1, body, writer).entries[0].error_code == ErrorCode.NONE
+    wanted = {"components": [], "strict": False}
+    assert b.call(DESCRIBE, 1, wanted, reader).error_code == ErrorCode.NONE
+    assert b.call(DESCRIBE, 1, wanted, writer).error_code == ErrorCode.NONE  # (ALTER_CONFIGS implies it)

@@ -21,8 +21,10 @@ from kipper.protocol.header import encode_response, read_client_id
 from kipper.protocol.messages import APIS
 from kipper.protocol.messages.envelope import decode_principal
 
-# CreateAcls, DeleteAcls, AlterClientQuotas, AlterUserScramCredentials (broker/handlers/forward.py)
-ENVELOPED_APIS = frozenset({30, 31, 49, 51})
+# what brokers forward inside an Envelope (broker/handlers/forward.py): CreateTopics, DeleteTopics,
+# CreatePartitions, AlterConfigs, IncrementalAlterConfigs, ElectLeaders, the reassignments,
+# CreateAcls, DeleteAcls, AlterClientQuotas, AlterUserScramCredentials
+ENVELOPED_APIS = frozenset({19, 20, 37, 33, 44, 43, 45, 46, 30, 31, 49, 51})
 
 
 def _refused(code: ErrorCode) -> dict:

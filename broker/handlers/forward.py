@@ -3,8 +3,11 @@
 CreateTopics, DeleteTopics, CreatePartitions, reassignments, elections, UnregisterBroker, the
 configs of topics and groups ((Incremental)AlterConfigs without a BROKER resource, which
 stays with the broker it names), CreateAcls, DeleteAcls, AlterClientQuotas and
-AlterUserScramCredentials change the cluster's metadata, which only the controller writes, and DescribeQuorum asks about its metadata log: the broker sends the request on as it
-came (the same version) and relays the answer.
+AlterUserScramCredentials change the cluster's metadata, which only the controller writes,
+and DescribeQuorum asks about its metadata log. The broker sends each on at the version it
+came in and relays the answer: inside an Envelope with the client's principal and address
+(KIP-590, handlers/envelope.py's ENVELOPED_APIS), so that the controller authorizes the
+client as Kafka's does; UnregisterBroker and DescribeQuorum as they came.
 A change is answered once this broker's own metadata shows it, so that the client's next
 request here sees what it just did. A controller that cannot be reached gets Kafka's answer
 for a forwarding that timed out (REQUEST_TIMED_OUT), per entry where the API answers per entry.
@@ -17,6 +20,7 @@ import ipaddress
 from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE
 from kipper.broker.handlers.acls import binding_of, matched_binding
 from kipper.broker.handlers.controller_apis import METADATA_KEY
+from kipper.broker.handlers.envelope import ENVELOPED_APIS
 from kipper.broker.quota.entities import entity_of
 from kipper.protocol.sasl import MECHANISM_NAMES
 from kipper.protocol.errors import ErrorCode
@@ -35,7 +39,7 @@ def handle_forwarded(req, ctx):
         return _unavailable(ctx.api_key, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     if ctx.api_key == 55 and not ctx.authorize(DESCRIBE, CLUSTER, CLUSTER_NAME):
         return _unavailable(ctx.api_key, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-    return _forward(req, ctx)
+    return _forward(req, ctx, enveloped=ctx.api_key in ENVELOPED_APIS)
 
 
 def configs_forwarded(local):
@@ -44,7 +48,7 @@ def configs_forwarded(local):
     def handle(req, ctx):
         if any(r.resource_type == BROKER_RESOURCE for r in req.resources):
             return local(req, ctx)
-        return _forward(req, ctx)
+        return _forward(req, ctx, enveloped=True)
     handle.__name__ = local.__name__
     return handle
 

@@ -233,3 +233,37 @@ def _may_create(admin_client, acl) -> bool:
         return True
     except KafkaException:
         return False
+
+
+def test_the_controller_decides_a_forwarded_create_topics_for_the_client(cluster):
+    """CreateTopics too goes inside an Envelope: the brokers' super user (not the controller's)
+    may not create a topic without an ACL that lets it (TOPIC_AUTHORIZATION_FAILED, as Kafka),
+    and may once one does."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (
+        AclBinding, AclOperation, AclPermissionType, AdminClient, NewTopic, ResourcePatternType, ResourceType,
+    )
+
+    user, topic = "brokers-own", unique_name("made")
+    _add_user(cluster, 1, user, "pw")
+    _wait(lambda: _logs_in(cluster, 3, user, "pw"), f"{user} on broker 3")
+    client = AdminClient({"bootstrap.servers": cluster.bootstrap_of(3, SASL), "security.protocol": SASL,
+                          "sasl.mechanism": "SCRAM-SHA-256", "sasl.username": user, "sasl.password": "pw"})
+    with pytest.raises(KafkaException) as refused:
+        client.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    assert refused.value.args[0].code() == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    may_create = AclBinding(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, f"User:{user}", "*",
+                            AclOperation.CREATE, AclPermissionType.ALLOW)
+    _admin(cluster, 1).create_acls([may_create])[may_create].result(30)
+    _wait(lambda: _creates(client, topic), f"{user} allowed to create {topic}")
+
+
+def _creates(admin_client, topic: str) -> bool:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    try:
+        admin_client.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+        return True
+    except KafkaException:
+        return False

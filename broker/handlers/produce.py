@@ -85,6 +85,9 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
     woken = ctx.engines.appends.woken
     for req in run:
         acks = req.acks
+        if _null_records(req.topic_data):  # Kafka cannot read such a request: it closes the connection
+            answers.append(Reply(NO_RESPONSE, abort="a Produce with a partition whose records are null"))
+            break
         if cluster and verified is None and req.transactional_id and acks in (1, -1):
             asks = _coordinated_elsewhere(ctx, req)
             if asks:  # the append waits for the coordinator's answer, and the connection with it
@@ -211,6 +214,14 @@ async def _verify_then_append(req, ctx, asks: dict):
     verified.setdefault(None, ErrorCode.NONE)  # (asked: never asked again, even if all are in)
     [answer] = handle_produce([req], ctx, verified)
     return await answer if hasattr(answer, "__await__") else answer
+
+
+def _null_records(topic_data: list) -> bool:
+    for t in topic_data:
+        for p in t.partition_data:
+            if p.records is None:
+                return True
+    return False
 
 
 def _holds_transactional(topic_data: list) -> bool:

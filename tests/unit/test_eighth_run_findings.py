@@ -61,3 +61,23 @@ def test_alter_share_group_offsets_makes_a_group_only_for_a_topic_it_has():
         assert _alter(b, "made", [{"topic_name": "t", "partitions": partitions}]).error_code == E.NONE
         group = _described(b, "made")
         assert (group.error_code, group.group_epoch, group.assignment_epoch) == (E.NONE, 1, 1)
+
+
+def test_a_produce_with_null_records_closes_the_connection_and_appends_nothing():
+    """Kafka cannot read a partition whose records are null: it closes the connection, and the
+    request's other partitions are not appended either (kipper used to append them, then fail)."""
+    from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+    from kipper.protocol import records
+    from kipper.protocol.header import encode_request
+    from kipper.protocol.messages import APIS
+
+    b = InProcessBroker()
+    b.state.topics.create("t", 2)
+    batch = records.build_batch([(b"k", b"v", b.now)])
+    for acks in (-1, 1, 0):
+        body = {"transactional_id": None, "acks": acks, "timeout_ms": 1000, "topic_data": [{"name": "t", "partition_data": [
+            {"index": 0, "records": batch}, {"index": 1, "records": None}]}]}
+        frame = encode_request(APIS[0], 9, 1, "test", body)[4:]
+        [answer], _ = b.dispatcher.dispatch([frame], 0, b.session)
+        assert type(answer) is Reply and answer.body is NO_RESPONSE and "null" in answer.abort
+    assert b.state.topics.get("t").partitions[0].log_end_offset == 0

@@ -25,6 +25,10 @@ def _described(group: str) -> dict:
 
 
 _AT_0 = [{"partition_index": 0, "start_offset": 0}]
+_BATCH = {"<batch>": {"n": 1, "start": 0, "pid": -1, "epoch": 0, "seq": 0, "txn": False, "codec": 0,
+                      "timestamps": "create", "keys": True, "mutation": None}}
+_END_OF_T0 = {"api": "ListOffsets", "version": 7, "body": {"replica_id": -1, "isolation_level": 0, "topics": [
+    {"name": "<T>-t0", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}}
 
 RUN_8: dict[str, list[dict]] = {
     # a streams member joining must send its three task lists empty: null is not empty (seed 9002)
@@ -34,6 +38,15 @@ RUN_8: dict[str, list[dict]] = {
         _streams_join([], None, None),
         _streams_join([], [], None),
         _streams_join(None, [], []),
+    ],
+    # a partition whose records are null: Kafka cannot read the request and closes the connection,
+    # appending none of it (kipper appended the partitions before it, then failed) (seed 9101)
+    "generated/produce-null-records-closes-and-appends-nothing": [
+        {**T0, "body": {**T0["body"], "topics": [dict(T0["body"]["topics"][0], num_partitions=2)]}},
+        {"api": "Produce", "version": 9, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
+                                                  "topic_data": [{"name": "<T>-t0", "partition_data": [
+                                                      {"index": 0, "records": _BATCH}, {"index": 1, "records": None}]}]}},
+        _END_OF_T0,
     ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)

@@ -1,20 +1,18 @@
 """Produce: check each partition's batch, append it, answer per partition.
 
 One handler answers every Produce: a run of requests (protocol/produce_codec.ProduceRun), a
-request alone being a run of one. For each partition of each request: the refusals
-that need no batch (acks, authorization, an unknown topic or partition, one of Kafka's
-internal topics), the batch's checks against the topic's configs in effect (broker/log/validate.py: the one place a
-batch is checked before the append), the producer-id quota (seed 002), a compacted
-topic's refusal of keyless records, and for a transactional batch the coordinator's
-check that the partition is in the producer's transaction (KIP-890 part 1; from v12
-the batch adds it, part 2); then the append, through the Partition's one write path.
-Each partition's answer is its own, so one bad partition does not fail the others. A
-partition named twice in a request is written once, with the last records given for it, and
-answered once (Kafka reads a request into a map). acks=0 gets no response at all, as in
-Kafka, and when any partition was refused the connection is closed instead, so that the
-client learns of it (Kafka's KafkaApis does the same); a producer throttled by a quota
-(producer ids, seed 002; producer_byte_rate, Kafka's ClientQuotaManager) gets
-throttle_time_ms and its connection is muted after the answer.
+request alone being a run of one. Per partition, in Kafka's order: the refusals that need no
+batch (acks, authorization, an unknown topic or partition, an internal topic); a transactional
+batch's check that the partition is in its producer's transaction (KIP-890; from v12 the batch
+adds it), made before the batch is validated, as Kafka verifies before its LogValidator; the
+batch's checks against the topic's configs (broker/log/validate.py, the one place a batch is
+checked); the producer-id quota (seed 002); a compacted topic's refusal of keyless records;
+then the append, through the Partition's one write path. One bad partition does not fail the
+others, but records that are null where Kafka reads them close the connection with nothing
+appended. A partition named twice is written once, with its last records, and answered once
+(Kafka reads a request into a map). acks=0 gets no response, and when a partition was refused
+the connection is closed instead, so that the client learns of it (as Kafka's KafkaApis); a
+producer over a quota (producer ids, seed 002; producer_byte_rate) is throttled and muted.
 
 In a cluster (docs/CLUSTER.md) a partition is written on its leader only (NOT_LEADER_OR_FOLLOWER
 with the leader it knows, KIP-951); acks=all needs an ISR of at least min.insync.replicas
@@ -85,9 +83,6 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
     woken = ctx.engines.appends.woken
     for req in run:
         acks = req.acks
-        if _null_records(req.topic_data):  # Kafka cannot read such a request: it closes the connection
-            answers.append(Reply(NO_RESPONSE, abort="a Produce with a partition whose records are null"))
-            break
         if cluster and verified is None and req.transactional_id and acks in (1, -1):
             asks = _coordinated_elsewhere(ctx, req)
             if asks:  # the append waits for the coordinator's answer, and the connection with it
@@ -104,6 +99,9 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
                 break
             answers.append({"responses": refusal, "throttle_time_ms": 0})
             continue
+        if _unreadable(ctx, req.topic_data):  # Kafka cannot read such a request: it closes the connection
+            answers.append(Reply(NO_RESPONSE, abort="a Produce with a partition whose records are null"))
+            break
         txn_denied = None  # looked up at most once per request
         throttle_ms = 0
         responses = []
@@ -216,11 +214,15 @@ async def _verify_then_append(req, ctx, asks: dict):
     return await answer if hasattr(answer, "__await__") else answer
 
 
-def _null_records(topic_data: list) -> bool:
+def _unreadable(ctx, topic_data: list) -> bool:
+    """Whether a partition's records are null where Kafka reads them (validateRecords, after
+    the topic's authorization and existence); elsewhere they are answered as its refusal."""
     for t in topic_data:
-        for p in t.partition_data:
-            if p.records is None:
-                return True
+        nulls = [p.index for p in t.partition_data if p.records is None]
+        target = _target(ctx, t, False) if nulls else None
+        if target is not None and target.topic is not None and target.denied in (
+                None, ErrorCode.INVALID_TOPIC_EXCEPTION) and any(0 <= i < len(target.topic.partitions) for i in nulls):
+            return True
     return False
 
 
@@ -372,13 +374,12 @@ def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | N
     verified with its coordinator; else INVALID_REQUIRED_ACKS."""
     if records is not None:  # (null records: as before, the acks; no bytes: no batch)
         try:
-            _, _, header = validate.produced_batch(records)
+            validate.produced_batch(records)
         except validate.Rejected as exc:
             return exc.code, None
-        if header.attributes & TRANSACTIONAL:
-            code, text, _ = _in_transaction(ctx, topic, index, header, transactional_id, now, verified)
-            if code != ErrorCode.NONE:
-                return code, text
+        refused = _not_in_transaction(ctx, topic, index, records, transactional_id, now, verified)
+        if refused is not None:
+            return refused[:2]
     return ErrorCode.INVALID_REQUIRED_ACKS, None
 
 
@@ -409,6 +410,13 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         if acks == -1 and len(replica.isr) < policy.min_insync_replicas:
             # no message: Kafka's Produce carries only a record validation's own words
             return _row(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=partition.log_start_offset), 0, 0, 0
+    if len(records) > HEADER_SIZE and records[16] == 2 and records[22] & TRANSACTIONAL:
+        # KIP-890: in the transaction, or added to it from v12; Kafka verifies before its
+        # LogValidator looks at the batch (a batch it cannot read as one is refused below)
+        refused = _not_in_transaction(ctx, topic.name, index, records, transactional_id, now, verified)
+        if refused is not None:
+            _log_refusal(ctx, topic.name, index, records, refused[0], refused[2], now)
+            return _row(index, refused[0], message=refused[1]), 0, 0, 0
     try:
         records, spans = validate.checked_batch(records, policy, now)
     except validate.Rejected as exc:  # nothing is appended, nothing of the producer's state moves
@@ -434,11 +442,6 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
             row = _keyless_refused(index, keyless, topic.name, partition)
             _log_refusal(ctx, topic.name, index, records, ErrorCode.INVALID_RECORD, row["error_message"], now)
             return row, 0, 0, 0
-    if header.attributes & TRANSACTIONAL:  # KIP-890: in the transaction, or added to it from v12
-        code, text, message = _in_transaction(ctx, topic.name, index, header, transactional_id, now, verified)
-        if code != ErrorCode.NONE:  # (Kafka answers these before the log: log_start_offset -1)
-            _log_refusal(ctx, topic.name, index, records, code, message, now)
-            return _row(index, code, message=text), 0, 0, 0
     appended = partition.append(records, spans, now)
     # (Kafka's answer carries no message for a refusal by producer state: the log has it)
     row = {"index": index, "error_code": appended.error, "base_offset": appended.base_offset,
@@ -454,6 +457,19 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
                          appended.message or ErrorCode(appended.error).name, now)
         return row, 0, 0, 0
     return row, 0, len(records), header.records_count
+
+
+def _not_in_transaction(ctx, topic: str, index: int, records, transactional_id, now: int, verified):
+    """(code, text, message) refusing a transactional batch whose producer is not in the
+    transaction (Kafka answers it before the log: log_start_offset -1), or None."""
+    try:
+        _, _, header = validate.produced_batch(records)
+    except validate.Rejected:
+        return None  # (the validation answers it)
+    if not header.attributes & TRANSACTIONAL:
+        return None
+    refused = _in_transaction(ctx, topic, index, header, transactional_id, now, verified)
+    return refused if refused[0] != ErrorCode.NONE else None
 
 
 def _log_refusal(ctx, topic: str, index: int, records, code: ErrorCode, message: str, now: int) -> None:

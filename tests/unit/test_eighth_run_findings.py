@@ -81,3 +81,20 @@ def test_a_produce_with_null_records_closes_the_connection_and_appends_nothing()
         [answer], _ = b.dispatcher.dispatch([frame], 0, b.session)
         assert type(answer) is Reply and answer.body is NO_RESPONSE and "null" in answer.abort
     assert b.state.topics.get("t").partitions[0].log_end_offset == 0
+
+
+def test_a_transactional_batch_is_verified_before_its_bytes_are_validated():
+    """Kafka asks the coordinator before its LogValidator reads the batch: a producer that is
+    not in the transaction is told so (INVALID_PRODUCER_ID_MAPPING here: the transactional id
+    has no producer), whatever is wrong with the batch itself."""
+    from kipper.protocol import records
+
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    good = records.build_batch([(b"k", b"v", b.now)], producer_id=999_999_999_999, producer_epoch=0,
+                               base_sequence=0, transactional=True)
+    bad_crc = good[:-1] + bytes([good[-1] ^ 0xFF])
+    for batch in (good, bad_crc):
+        answer = b.call(0, 12, {"transactional_id": "x1", "acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]})
+        assert answer.responses[0].partition_responses[0].error_code == E.INVALID_PRODUCER_ID_MAPPING

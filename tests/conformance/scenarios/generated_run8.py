@@ -48,6 +48,19 @@ RUN_8: dict[str, list[dict]] = {
                                                       {"index": 0, "records": _BATCH}, {"index": 1, "records": None}]}]}},
         _END_OF_T0,
     ],
+    # a transactional batch whose producer is not in the transaction: Kafka's coordinator says
+    # so before its LogValidator reads the batch (a control batch, a bad CRC, a wrong count),
+    # and null records of a topic it does not have are that topic's refusal (seed 9101)
+    "generated/produce-verified-before-the-batch-is-validated": [
+        T0,
+        *[{"api": "Produce", "version": 12, "body": {
+            "transactional_id": "<T>-x1", "acks": -1, "timeout_ms": 30000, "topic_data": [
+                {"name": "<T>-t1", "partition_data": [{"index": 0, "records": None}]},
+                {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                    **_BATCH["<batch>"], "n": 2, "pid": 999999999999, "txn": True, "mutation": mutation}}}]}]}}
+          for mutation in ("control", "crc", "count", None)],
+        _END_OF_T0,
+    ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)
     "generated/alter-share-group-offsets-makes-no-group-without-a-topic": [

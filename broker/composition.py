@@ -32,6 +32,7 @@ from kipper.broker.cluster.metadata_log import MetadataLog
 from kipper.broker.cluster.node import ClusterNode, NodeSettings, ProducerIdBlocks
 from kipper.broker.cluster.security_records import LogWriter
 from kipper.broker.cluster.security_records import follow as follow_security
+from kipper.broker.cluster.security_records import seed as seed_security
 from kipper.broker.config import BrokerConfig
 from kipper.broker.dynamic_configs import DynamicBrokerConfigs
 from kipper.broker.features import CLUSTER_CEILINGS, TRANSACTION_VERSION, Features, parse_levels
@@ -397,7 +398,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
                                                                     kept.security, kept.quotas, kinds)
                           ) if role == "broker" else None
     if role == "controller":
-        _stores_in_log(topics.controller, kept, clock)
+        _stores_in_log(topics.controller, kept, clock, config)
     txn = Transactions(TxnSettings.from_config(config), topics=topics, producer_ids=producer_ids,
                        offsets=offsets, groups=groups, journal=txn_journal, live=live, cluster=cluster,
                        markers=Outbox() if cluster is not None else None,
@@ -468,11 +469,14 @@ def _coordinators_follow(topics, groups, transactions: Callable, clock) -> Calla
     return follow
 
 
-def _stores_in_log(controller: Controller, kept: _Kept, clock: Clock) -> None:
+def _stores_in_log(controller: Controller, kept: _Kept, clock: Clock, config) -> None:
     """The controller's ACLs, SCRAM credentials and client quotas: the handlers change them as
-    on one node, and the stores write metadata records instead of files, then follow the image."""
+    on one node, and the stores write metadata records instead of files, then follow the image;
+    a new cluster's log starts with those of its config.dir."""
     image = controller.image.security
     writer = LogWriter(image, lambda records: controller.commit(records, clock()))
+    if config["config.dir"]:
+        controller.seeds.append(lambda: seed_security(writer, config, config["config.dir"]))
     kept.acls.writer = kept.security.credentials.writer = kept.quotas.store.writer = writer
     controller.watchers.append(lambda changes: follow_security(
         image, kept.acls, kept.security, kept.quotas, {c.kind for c in changes}))

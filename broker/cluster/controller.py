@@ -54,6 +54,7 @@ class Controller:
         self.fetched: dict[int, tuple[int, int, int]] = {}
         self.on_commit = on_commit  # (changes) -> None: the controller's TopicManager follows
         self.watchers: list = []  # more (changes) -> None: the stores of ACLs, credentials, quotas
+        self.seeds: list = []  # () -> None: what a new cluster's log starts with after its metadata.version
         for offset, record in metadata_log.records(metadata_log.start_offset):
             self.image.replay(offset, record)
         # a controller opened on an earlier log: its brokers' sessions start now
@@ -83,6 +84,8 @@ class Controller:
         if self.log.end_offset == 0:
             self.commit([("FeatureLevelRecord", {"name": "metadata.version",
                                                   "feature_level": mr.METADATA_VERSION_LEVEL})], now)
+            for seed in self.seeds:
+                seed()
 
     # --- brokers ------------------------------------------------------------------------
 

@@ -7,6 +7,9 @@ image; ``LogWriter`` is what the controller's stores call instead of saving a fi
 handlers check a change against the store as on one node, the store computes the new state,
 and the writer commits the difference as records; ``follow`` hands the image's state to a
 node's stores, on the controller after each commit and on a broker after each batch it applies.
+``seed`` writes a new cluster's first users, ACLs and quotas from the controller's config.dir
+(what `kipper users` and a one-node broker keep there), as Kafka's `kafka-storage format
+--add-scram` writes bootstrap records.
 """
 
 from __future__ import annotations
@@ -133,3 +136,15 @@ def follow(image: SecurityImage, acls, security, quotas, kinds=SECURITY_KINDS) -
         security.credentials.adopt({u: dict(m) for u, m in image.credentials.items()})
     if QUOTA in kinds:
         quotas.store.adopt({e: dict(v) for e, v in image.quotas.items()})
+
+
+def seed(writer: LogWriter, config, config_dir: str) -> None:
+    """The controller's config.dir files (users.json, acls.json, quotas.json) as a new cluster's
+    first records; read once, when the metadata log is created, and never written."""
+    from kipper.broker.acl.service import Acls
+    from kipper.broker.quota.client_quotas import ClientQuotaStore
+    from kipper.broker.security.credentials import CredentialStore
+
+    writer.credentials({}, CredentialStore(config_dir).users)
+    writer.acls([], Acls(config, config_dir).bindings())
+    writer.quotas({}, ClientQuotaStore(config_dir, on_change=lambda quotas: None).quotas)

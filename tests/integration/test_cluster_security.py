@@ -267,3 +267,21 @@ def _creates(admin_client, topic: str) -> bool:
         return True
     except KafkaException:
         return False
+
+
+def test_a_new_cluster_starts_with_the_users_of_its_config_dir(tmp_path):
+    """Kafka's `kafka-storage format --add-scram`: `kipper users add --config-dir DIR`, then a
+    cluster whose config.dir is DIR, whose controller writes them as its log's first records;
+    every broker logs them in, and brokers never write DIR (the log is where they live)."""
+    from kipper.broker.security.credentials import CredentialStore
+
+    CredentialStore(str(tmp_path)).add_user("first-admin", "pw")
+    before = (tmp_path / "users.json").read_bytes()
+    with EmbeddedCluster(2, {**SETTINGS, "config.dir": str(tmp_path)}, controller_overrides=CONTROLLER,
+                         listeners=[SASL]) as c:
+        for node_id in (1, 2):
+            _wait(lambda: _logs_in(c, node_id, "first-admin", "pw"), f"first-admin on broker {node_id}")
+        assert not _logs_in(c, 1, "first-admin", "wrong")
+        _add_user(c, 2, "second", "pw2")  # (a change goes to the log, not to the file)
+        _wait(lambda: _logs_in(c, 1, "second", "pw2"), "second on broker 1")
+    assert (tmp_path / "users.json").read_bytes() == before

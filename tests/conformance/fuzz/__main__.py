@@ -4,12 +4,18 @@
 
 starts Apache Kafka and a kipper configured alike (tests/support/reference.py), generates
 sequences until the time is up, prints its figures as it goes (rounds, sequences, steps,
-differences found) and writes each finding, shrunk, to ``--out`` with ``summary.json``."""
+differences found) and writes each finding, shrunk, to ``--out`` with ``summary.json``.
+
+``--workers N`` runs N explorers at once against the same two brokers, each from its own seeds
+(``seed + 1000 * worker``) and writing to ``--out/worker-N``: a sequence mostly waits for the
+brokers' answers (its own resources keep sequences apart), so on two cores 2-3 workers send
+about that many times the steps in the same time."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import signal
 import sys
 import tempfile
@@ -18,7 +24,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from tests.conformance.compare import load_allowed
-from tests.conformance.fuzz.explore import as_scenario, explore, figures, load, summary
+from tests.conformance.fuzz.explore import Finding, Outcome, as_scenario, explore, figures, load, summary
 from tests.conformance.fuzz.machine import Run
 from tests.support.reference import Reference, start_kafka, start_kipper
 
@@ -49,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=25, help="the longest sequence, in steps (default 25)")
     parser.add_argument("--out", type=Path, default=Path("fuzz-findings"), help="where findings are written")
     parser.add_argument("--no-shrink", action="store_true", help="write findings as found, unshrunk")
+    parser.add_argument("--workers", type=int, default=1, help="explorers at once against the same brokers (default 1)")
     parser.add_argument("--scenario", nargs=2, metavar=("FINDING", "NAME"),
                         help="print a finding's steps as an entry of scenarios/generated.py, and stop")
     args = parser.parse_args(argv)
@@ -61,11 +68,20 @@ def main(argv: list[str] | None = None) -> int:
         kafka, kipper, procs = start(Path(tmp))
         try:
             began = time.monotonic()
-            run = Run(kafka, kipper, load_allowed(), _apis(kipper.bootstrap), deadline=began + args.minutes * 60)
-            print(f"fuzz: Kafka {kafka.version} and kipper {kipper.version}; {len(run.apis)} APIs advertised; "
-                  f"{args.minutes:g} minutes from seed {args.seed}", flush=True)
-            outcome = explore(run, seed=args.seed, examples=args.examples, steps=args.steps,
-                              shrink=not args.no_shrink, out=args.out, log=lambda line: print(line, flush=True))
+            deadline = began + args.minutes * 60
+            apis = _apis(kipper.bootstrap)
+            print(f"fuzz: Kafka {kafka.version} and kipper {kipper.version}; {len(apis)} APIs advertised; "
+                  f"{args.minutes:g} minutes from seed {args.seed}"
+                  + (f", {args.workers} workers" if args.workers > 1 else ""), flush=True)
+            if args.workers > 1:
+                _SHARED[:] = [kafka, kipper, apis, deadline, args]  # (forked, not pickled: the schemas hold locks)
+                with multiprocessing.get_context("fork").Pool(args.workers) as pool:
+                    parts = pool.map(_worker, range(args.workers))
+                run, outcome = _together(kafka, kipper, apis, parts)
+            else:
+                run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline)
+                outcome = explore(run, seed=args.seed, examples=args.examples, steps=args.steps,
+                                  shrink=not args.no_shrink, out=args.out, log=lambda line: print(line, flush=True))
             report = summary(run, outcome, time.monotonic() - began)
             args.out.mkdir(parents=True, exist_ok=True)
             (args.out / "summary.json").write_text(json.dumps(report, indent=1))
@@ -76,6 +92,37 @@ def main(argv: list[str] | None = None) -> int:
             for proc in procs:
                 proc.stop()
     return 0
+
+
+_SHARED: list = []  # what the workers share: both brokers' references, the APIs, the deadline, the options
+
+
+def _worker(i: int) -> tuple:
+    """One explorer of ``--workers``: its figures and findings, for the parent to add up."""
+    kafka, kipper, apis, deadline, args = _SHARED
+    run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline)
+    outcome = explore(run, seed=args.seed + 1000 * i, examples=args.examples, steps=args.steps,
+                      shrink=not args.no_shrink, out=args.out / f"worker-{i}",
+                      log=lambda line: print(f"[worker {i}] {line}", flush=True))
+    return run.stats, outcome
+
+
+def _together(kafka: Reference, kipper: Reference, apis: list, parts: list) -> tuple[Run, Outcome]:
+    """The workers' figures added up, their findings one list (numbered again, in worker order)."""
+    run, outcome = Run(kafka, kipper, [], apis), Outcome()
+    for stats, part in parts:
+        for name, value in vars(stats).items():
+            mine = getattr(run.stats, name)
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    mine[k] = mine.get(k, 0) + v
+            else:
+                setattr(run.stats, name, mine + value)
+        outcome.rounds += part.rounds
+        outcome.errors += part.errors
+        outcome.findings += [Finding(**{**vars(f), "number": len(outcome.findings) + n + 1})
+                             for n, f in enumerate(part.findings)]
+    return run, outcome
 
 
 def _apis(bootstrap: str) -> list:

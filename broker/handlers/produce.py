@@ -189,7 +189,7 @@ def _coordinated_elsewhere(ctx, req) -> dict:
             continue
         for pdata in tdata.partition_data:
             records = pdata.records
-            if not 0 <= pdata.index < len(topic.partitions) or records is None or len(records) <= HEADER_SIZE \
+            if not 0 <= pdata.index < len(topic.partitions) or records is None or len(records) < HEADER_SIZE \
                     or records[16] != 2 or not records[22] & TRANSACTIONAL:
                 continue
             partition = topic.partitions[pdata.index]
@@ -232,7 +232,7 @@ def _holds_transactional(topic_data: list) -> bool:
     for t in topic_data:
         for p in t.partition_data:
             r = p.records
-            if r is not None and len(r) > HEADER_SIZE and r[16] == 2 and r[22] & TRANSACTIONAL:
+            if r is not None and len(r) >= HEADER_SIZE and r[16] == 2 and r[22] & TRANSACTIONAL:
                 return True
     return False
 
@@ -399,7 +399,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         return _row(index, code, message=text), 0, 0, 0
     policy = target.policy
     partition = topic.partitions[index]
-    if ctx.api_version < ZSTD_SINCE and records and len(records) > HEADER_SIZE and records[22] & 7 == compression.ZSTD:
+    if ctx.api_version < ZSTD_SINCE and records and len(records) >= HEADER_SIZE and records[22] & 7 == compression.ZSTD:
         return _row(index, ErrorCode.UNSUPPORTED_COMPRESSION_TYPE), 0, 0, 0  # Kafka's validateRecords
     replica = partition.replica
     if replica is not None:
@@ -410,7 +410,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         if acks == -1 and len(replica.isr) < policy.min_insync_replicas:
             # no message: Kafka's Produce carries only a record validation's own words
             return _row(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=partition.log_start_offset), 0, 0, 0
-    if len(records) > HEADER_SIZE and records[16] == 2 and records[22] & TRANSACTIONAL:
+    if len(records) >= HEADER_SIZE and records[16] == 2 and records[22] & TRANSACTIONAL:
         # KIP-890: in the transaction, or added to it from v12; Kafka verifies before its
         # LogValidator looks at the batch (a batch it cannot read as one is refused below)
         refused = _not_in_transaction(ctx, topic.name, index, records, transactional_id, now, verified)

@@ -98,3 +98,38 @@ def test_a_transactional_batch_is_verified_before_its_bytes_are_validated():
         answer = b.call(0, 12, {"transactional_id": "x1", "acks": -1, "timeout_ms": 1000, "topic_data": [
             {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]})
         assert answer.responses[0].partition_responses[0].error_code == E.INVALID_PRODUCER_ID_MAPPING
+
+
+CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE = 68, 69
+
+
+def _consumer_heartbeat(b, member: str, epoch: int, regex: str | None, names=None):
+    return b.call(CONSUMER_GROUP_HEARTBEAT, 1, {
+        "group_id": "g", "member_id": member, "member_epoch": epoch, "instance_id": None, "rack_id": None,
+        "rebalance_timeout_ms": 1000, "subscribed_topic_names": names, "subscribed_topic_regex": regex,
+        "server_assignor": None, "topic_partitions": [] if epoch == 0 else None})
+
+
+def test_a_consumer_heartbeats_regex_is_looked_at_once_the_group_and_member_are_found():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    assert _consumer_heartbeat(b, "m0", 0, "[").error_code == E.INVALID_REGULAR_EXPRESSION
+    described = b.call(CONSUMER_GROUP_DESCRIBE, 0, {"group_ids": ["g"], "include_authorized_operations": False})
+    assert described.groups[0].error_code == E.GROUP_ID_NOT_FOUND  # the refused join made no group
+    joined = _consumer_heartbeat(b, "m0", 0, None, ["t"])
+    assert joined.error_code == E.NONE
+    assert _consumer_heartbeat(b, "m1", 3, "[").error_code == E.UNKNOWN_MEMBER_ID  # the member first
+    assert _consumer_heartbeat(b, "m0", joined.member_epoch, "(").error_code == E.INVALID_REGULAR_EXPRESSION
+    assert _consumer_heartbeat(b, "m0", -1, "[").error_code == E.NONE  # a leave does not read it
+
+
+def test_a_transactional_batch_of_no_records_makes_the_request_transactional():
+    from kipper.protocol import records
+
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    empty = records.assemble(b"", 0, b.now, b.now, last_offset_delta=-1, producer_id=999_999_999_999,
+                             producer_epoch=0, base_sequence=0, transactional=True)
+    answer = b.call(0, 5, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": empty}]}]})
+    assert answer.responses[0].partition_responses[0].error_code == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED

@@ -164,11 +164,6 @@ class ConsumerGroupCoordinator:
             raise HeartbeatError(ErrorCode.UNSUPPORTED_ASSIGNOR,
                                  f"ServerAssignor {assignor} is not supported. Supported assignors: "
                                  f"{', '.join(self.settings.assignors)}.")
-        regex = req.get("subscribed_topic_regex")
-        if regex:
-            problem = regex_problem(regex)
-            if problem:
-                raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION, problem)
 
     def _group_for(self, group_id: str, join: bool, held_elsewhere: bool) -> ConsumerGroup:
         group = self.groups.get(group_id)
@@ -252,8 +247,15 @@ class ConsumerGroupCoordinator:
         s = self.settings
         epoch = req.member_epoch
         owned = _owned(req.topic_partitions)
+        existed = req.group_id in self.groups
         group = self._group_for(req.group_id, join=epoch == JOIN_EPOCH, held_elsewhere=held_elsewhere)
         member, new = self._member_for(group, req, owned)
+        regex = req.get("subscribed_topic_regex")
+        problem = regex_problem(regex) if regex and regex != member.subscribed_regex else None
+        if problem:  # Kafka looks at a new regex once it has found the group and the member
+            if not existed:
+                del self.groups[req.group_id]  # (nothing of this heartbeat stays)
+            raise HeartbeatError(ErrorCode.INVALID_REGULAR_EXPRESSION, problem)
 
         # 1. the member's own data; a new member or a new subscription bumps the group epoch
         bump = new

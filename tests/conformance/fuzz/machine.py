@@ -48,7 +48,8 @@ SAME_STATE_AFTER = frozenset({
 })
 # seed 004 writes share-partition state into the partition itself (KAFKA_DIFFERENCES.md
 # share-state-in-the-partition): after these, kipper's log end offsets may run ahead of Kafka's
-SHARE_STATE_WRITERS = frozenset({"ShareFetch", "ShareAcknowledge", "AlterShareGroupOffsets", "DeleteShareGroupOffsets"})
+SHARE_STATE_WRITERS = frozenset({"ShareFetch", "ShareAcknowledge", "AlterShareGroupOffsets", "DeleteShareGroupOffsets",
+                                 "ShareGroupHeartbeat"})  # (an assignment initializes share partitions)
 SHARE_STATE = "share-state-in-the-partition"
 # once they have: the APIs whose answers the log's length decides, and the fields it decides elsewhere
 LOG_READERS = frozenset({"Produce", "Fetch", "ListOffsets", "DeleteRecords", "OffsetForLeaderEpoch",

@@ -30,6 +30,13 @@ _BATCH = {"<batch>": {"n": 1, "start": 0, "pid": -1, "epoch": 0, "seq": 0, "txn"
 _END_OF_T0 = {"api": "ListOffsets", "version": 7, "body": {"replica_id": -1, "isolation_level": 0, "topics": [
     {"name": "<T>-t0", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}}
 
+def _consumer_heartbeat(member: str, epoch, regex: str | None, names=None) -> dict:
+    return {"api": "ConsumerGroupHeartbeat", "version": 1, "body": {
+        "group_id": "<T>-g0", "member_id": member, "member_epoch": epoch, "instance_id": None, "rack_id": None,
+        "rebalance_timeout_ms": 1000, "subscribed_topic_names": names, "subscribed_topic_regex": regex,
+        "server_assignor": None, "topic_partitions": [] if epoch == 0 else None}}
+
+
 RUN_8: dict[str, list[dict]] = {
     # a streams member joining must send its three task lists empty: null is not empty (seed 9002)
     "generated/streams-join-with-null-task-lists": [
@@ -60,6 +67,27 @@ RUN_8: dict[str, list[dict]] = {
                     **_BATCH["<batch>"], "n": 2, "pid": 999999999999, "txn": True, "mutation": mutation}}}]}]}}
           for mutation in ("control", "crc", "count", None)],
         _END_OF_T0,
+    ],
+    # Kafka looks at a new regex once it has found the group and the member: a join with an
+    # invalid one makes no group, an unknown member is unknown first, a leave ignores it (seed 503)
+    "generated/consumer-heartbeat-regex-after-the-member": [
+        T0,
+        _consumer_heartbeat("<T>-m0", 0, "["),
+        {"api": "ConsumerGroupDescribe", "version": 0, "body": {"group_ids": ["<T>-g0"],
+                                                                "include_authorized_operations": False}},
+        _consumer_heartbeat("<T>-m0", 0, None, ["<T>-t0"]),
+        _consumer_heartbeat("<T>-m1", 3, "["),
+        _consumer_heartbeat("<T>-m0", {"<member_epoch>": 0}, "("),
+        _consumer_heartbeat("<T>-m0", -1, "["),
+    ],
+    # a transactional batch of no records still makes the request transactional (seed 2502)
+    "generated/produce-a-transactional-batch-of-no-records-without-a-transactional-id": [
+        T0,
+        {"api": "Produce", "version": 5, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
+                                                  "topic_data": [{"name": "<T>-t0", "partition_data": [
+                                                      {"index": 0, "records": {"<batch>": {
+                                                          **_BATCH["<batch>"], "pid": 999999999999, "txn": True,
+                                                          "mutation": "no_records"}}}]}]}},
     ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)

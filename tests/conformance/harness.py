@@ -46,6 +46,9 @@ class Run:
     transcript: list[Exchange] = field(default_factory=list)
     conns: dict[str, BlockingConnection] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
+    # how long an answer is waited for; a broker that sends none by then is taken to have closed
+    # the connection (Kafka never answers a few requests it fails inside)
+    read_timeout: float = 30.0
 
     @property
     def broker(self) -> str:
@@ -63,10 +66,10 @@ class Run:
         if conn is None:
             if user is not None:
                 conn = connect(self.ref.sasl_bootstrap, self.ref.sasl_settings(user, mechanism),
-                               client_id="conformance", timeout=30)
+                               client_id="conformance", timeout=self.read_timeout)
             else:
                 host, port = self.ref.bootstrap.rsplit(":", 1)
-                conn = BlockingConnection(host, int(port), client_id="conformance", timeout=30)
+                conn = BlockingConnection(host, int(port), client_id="conformance", timeout=self.read_timeout)
                 if negotiate:
                     conn.negotiate()
             self.conns[key] = conn

@@ -58,6 +58,10 @@ LOG_SHAPED = re.compile(r"offset|watermark|records|size|timestamp")
 READ_ONLY = re.compile(r"^(Describe|List|Metadata$|ApiVersions$|OffsetFetch$|FindCoordinator$|ConsumerGroupDescribe$|"
                        r"ShareGroupDescribe$)")
 SHARE_FIRST_WAIT_MS = 3000
+# no step waits longer for an answer than this (the longest wait drawn is the first ShareFetch's
+# 3 s): Kafka never answers a few requests it fails inside (a Produce of null records), and each
+# such step would otherwise cost the scenarios' 30 s
+READ_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -108,8 +112,8 @@ class Pair:
 
     def __init__(self, run: Run, token: str):
         self.run, self.token = run, token
-        self.kafka = Side(HarnessRun(run.kafka, token))
-        self.kipper = Side(HarnessRun(run.kipper, token))
+        self.kafka = Side(HarnessRun(run.kafka, token, read_timeout=READ_TIMEOUT_S))
+        self.kipper = Side(HarnessRun(run.kipper, token, read_timeout=READ_TIMEOUT_S))
         self.diverged = False  # kipper's log ends ran ahead of Kafka's (share state written)
 
     def step(self, step: dict) -> list[Difference]:

@@ -8,8 +8,8 @@ adds it), made before the batch is validated, as Kafka verifies before its LogVa
 batch's checks against the topic's configs (broker/log/validate.py, the one place a batch is
 checked); the producer-id quota (seed 002); a compacted topic's refusal of keyless records;
 then the append, through the Partition's one write path. One bad partition does not fail the
-others, but records that are null where Kafka reads them close the connection with nothing
-appended. A partition named twice is written once, with its last records, and answered once
+others, but records that are null where Kafka takes them close the connection with nothing
+appended (Kafka fails inside and never answers). A partition named twice is written once, with its last records, and answered once
 (Kafka reads a request into a map). acks=0 gets no response, and when a partition was refused
 the connection is closed instead, so that the client learns of it (as Kafka's KafkaApis); a
 producer over a quota (producer ids, seed 002; producer_byte_rate) is throttled and muted.
@@ -99,9 +99,6 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
                 break
             answers.append({"responses": refusal, "throttle_time_ms": 0})
             continue
-        if _unreadable(ctx, req.topic_data):  # Kafka cannot read such a request: it closes the connection
-            answers.append(Reply(NO_RESPONSE, abort="a Produce with a partition whose records are null"))
-            break
         txn_denied = None  # looked up at most once per request
         throttle_ms = 0
         responses = []
@@ -110,6 +107,9 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
         topic_data = req.topic_data
         if len(topic_data) != 1 or len(topic_data[0].partition_data) != 1:
             topic_data = _distinct(topic_data, ctx.api_version)
+        if _unreadable(ctx, topic_data):
+            answers.append(Reply(NO_RESPONSE, abort="a Produce with a partition whose records are null"))
+            break
         for tdata in topic_data:  # (protocol/produce_codec.py sets both name and topic_id)
             if tdata is last_entry and last_target.denied is None:
                 target = last_target
@@ -215,8 +215,9 @@ async def _verify_then_append(req, ctx, asks: dict):
 
 
 def _unreadable(ctx, topic_data: list) -> bool:
-    """Whether a partition's records are null where Kafka reads them (validateRecords, after
-    the topic's authorization and existence); elsewhere they are answered as its refusal."""
+    """Whether a partition's (last) records are null where Kafka takes them: a topic the
+    producer may write that has it. Kafka fails inside and never answers; kipper closes the
+    connection at once. Elsewhere null records are answered as the partition's refusal."""
     for t in topic_data:
         nulls = [p.index for p in t.partition_data if p.records is None]
         target = _target(ctx, t, False) if nulls else None

@@ -64,8 +64,10 @@ def test_alter_share_group_offsets_makes_a_group_only_for_a_topic_it_has():
 
 
 def test_a_produce_with_null_records_closes_the_connection_and_appends_nothing():
-    """Kafka cannot read a partition whose records are null: it closes the connection, and the
-    request's other partitions are not appended either (kipper used to append them, then fail)."""
+    """Kafka fails inside on a partition whose (last) records are null and never answers; kipper
+    closes the connection at once, and appends none of the request (it used to append the other
+    partitions, then fail). Null records followed by a batch for the same partition are the
+    batch's (Kafka's map keeps the last)."""
     from kipper.broker.handlers.replies import NO_RESPONSE, Reply
     from kipper.protocol import records
     from kipper.protocol.header import encode_request
@@ -81,6 +83,9 @@ def test_a_produce_with_null_records_closes_the_connection_and_appends_nothing()
         [answer], _ = b.dispatcher.dispatch([frame], 0, b.session)
         assert type(answer) is Reply and answer.body is NO_RESPONSE and "null" in answer.abort
     assert b.state.topics.get("t").partitions[0].log_end_offset == 0
+    answer = b.call(0, 9, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": None}, {"index": 0, "records": batch}]}]})
+    assert answer.responses[0].partition_responses[0].error_code == E.NONE
 
 
 def test_a_transactional_batch_is_verified_before_its_bytes_are_validated():

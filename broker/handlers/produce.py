@@ -215,9 +215,8 @@ async def _verify_then_append(req, ctx, asks: dict):
 
 
 def _unreadable(ctx, topic_data: list) -> bool:
-    """Whether a partition's (last) records are null where Kafka takes them: a topic the
-    producer may write that has it. Kafka fails inside and never answers; kipper closes the
-    connection at once. Elsewhere null records are answered as the partition's refusal."""
+    """Whether a partition's (last) records are null where Kafka takes them (a topic the producer
+    may write that has it): Kafka fails inside and never answers; kipper closes at once."""
     for t in topic_data:
         nulls = [p.index for p in t.partition_data if p.records is None]
         target = _target(ctx, t, False) if nulls else None

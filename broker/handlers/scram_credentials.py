@@ -48,18 +48,25 @@ def _result(user: str, code: ErrorCode, message: str | None) -> dict:
     return {"user": user, "error_code": int(code), "error_message": message, "credential_infos": []}
 
 
-def _check(name: str, mechanism: int, iterations: int | None, item, users) -> tuple[ErrorCode, str] | None:
+def _check(name: str, iterations: int | None, item) -> tuple[ErrorCode, str] | None:
     if not valid_username(name):
         return ErrorCode.UNACCEPTABLE_CREDENTIAL, "username must not be empty"
-    if mechanism not in MECHANISM_NAMES:
-        return ErrorCode.UNSUPPORTED_SASL_MECHANISM, f"unknown SCRAM mechanism {mechanism}"
-    if iterations is not None and not MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
-        return (ErrorCode.UNACCEPTABLE_CREDENTIAL,
-                f"iterations must be between {MIN_ITERATIONS} and {MAX_ITERATIONS}")
     if iterations is not None and not item.salted_password:  # an empty salt is taken, as Kafka takes it
         return ErrorCode.UNACCEPTABLE_CREDENTIAL, "the salted password must not be empty"
+    return None
+
+
+def _first_look(name: str, mechanism: int, iterations: int | None, users) -> tuple[ErrorCode, str] | None:
+    """Kafka's look at one change, in the request's order, before the rest: its mechanism, an
+    upsertion's iterations, a deletion's credential (Kafka's texts)."""
+    if mechanism not in MECHANISM_NAMES:
+        return ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"
+    if iterations is not None and iterations < MIN_ITERATIONS:
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations"
+    if iterations is not None and iterations > MAX_ITERATIONS:
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations"
     if iterations is None and MECHANISM_NAMES[mechanism] not in users.get(name, {}):
-        return ErrorCode.RESOURCE_NOT_FOUND, "attempt to delete a user credential that does not exist"
+        return ErrorCode.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist"
     return None
 
 
@@ -72,8 +79,8 @@ def handle_alter_user_scram_credentials(req, ctx):
             [(u.name, u.mechanism, u.iterations, u) for u in req.upsertions]
     order = list(dict.fromkeys(name for name, *_ in items))
     seen: set[str] = set()
-    # as Kafka's controller, change by change (deletions, then upsertions): a user named again,
-    # then the change's mechanism, then a deletion's credential; then what is left is checked whole
+    # as Kafka, change by change (deletions, then upsertions): a user named again, then the
+    # change's mechanism, iterations and a deletion's credential; then what is left is checked whole
     for name, mechanism, iterations, _ in items:
         if name in errors:
             continue
@@ -81,13 +88,11 @@ def handle_alter_user_scram_credentials(req, ctx):
             errors[name] = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
         elif name in seen:
             errors[name] = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
-        elif mechanism not in MECHANISM_NAMES:
-            errors[name] = (ErrorCode.UNSUPPORTED_SASL_MECHANISM, f"unknown SCRAM mechanism {mechanism}")
-        elif iterations is None and MECHANISM_NAMES[mechanism] not in users.get(name, {}):
-            errors[name] = (ErrorCode.RESOURCE_NOT_FOUND, "attempt to delete a user credential that does not exist")
+        elif (problem := _first_look(name, mechanism, iterations, users)) is not None:
+            errors[name] = problem
         seen.add(name)
     for name, mechanism, iterations, item in items:
-        if name not in errors and (problem := _check(name, mechanism, iterations, item, users)):
+        if name not in errors and (problem := _check(name, iterations, item)):
             errors[name] = problem
     good = [(n, m, i, item) for n, m, i, item in items if n not in errors]
 

@@ -78,7 +78,7 @@ def handle_describe_transactions(req, ctx):
         out.append({"error_code": 0, "transactional_id": tid, "transaction_state": meta.state.value,
                     "transaction_timeout_ms": meta.timeout_ms,
                     "transaction_start_time_ms": meta.txn_start, "producer_id": meta.producer_id,
-                    "producer_epoch": meta.producer_epoch, "topics": _by_topic(meta.partitions)})
+                    "producer_epoch": meta.producer_epoch, "topics": _by_topic(txn.held_partitions(meta))})
     return {"throttle_time_ms": 0, "transaction_states": out}
 
 

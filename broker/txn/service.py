@@ -156,8 +156,17 @@ class Transactions:
         return self.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)
 
     def _offsets_partition(self, group_id: str) -> tuple[str, int]:
+        """The group's `__consumer_offsets` partition, the topic made yet or not (Kafka's
+        partitionFor over offsets.topic.num.partitions)."""
         offsets = self.topics.get(OFFSETS_TOPIC)
-        return OFFSETS_TOPIC, partition_for(group_id, len(offsets.partitions) if offsets else 1)
+        journal = getattr(self.groups, "journal", None)
+        count = len(offsets.partitions) if offsets else journal.num_partitions if journal is not None else 1
+        return OFFSETS_TOPIC, partition_for(group_id, count)
+
+    def held_partitions(self, meta) -> set:
+        """The partitions a transaction holds as Kafka lists them (DescribeTransactions): those
+        added, and the `__consumer_offsets` partition of each group added."""
+        return set(meta.partitions) | {self._offsets_partition(g) for g in meta.groups}
 
     def coordinated_elsewhere(self, transactional_id: str) -> bool:
         """Whether another broker of the cluster coordinates ``transactional_id``."""

@@ -138,3 +138,35 @@ def test_a_transactional_batch_of_no_records_makes_the_request_transactional():
     answer = b.call(0, 5, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
         {"name": "t", "partition_data": [{"index": 0, "records": empty}]}]})
     assert answer.responses[0].partition_responses[0].error_code == E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+ALTER_USER_SCRAM_CREDENTIALS, INIT_PRODUCER_ID, ADD_OFFSETS_TO_TXN, DESCRIBE_TRANSACTIONS = 51, 22, 25, 65
+
+
+def _upsert(name: str, iterations: int, secret: bytes = b"\0") -> dict:
+    return {"name": name, "mechanism": 1, "iterations": iterations, "salt": secret, "salted_password": secret}
+
+
+def test_scram_iterations_are_looked_at_change_by_change_before_a_user_named_again():
+    answer = InProcessBroker().call(ALTER_USER_SCRAM_CREDENTIALS, 0, {"deletions": [{"name": "gone", "mechanism": 1}], "upsertions": [
+        _upsert("a", 16385, b""), _upsert("a", 4096, b""), _upsert("b", 1), _upsert("b", 4096),
+        _upsert("c", 4096), _upsert("c", 16385), _upsert("d", 4096, b""), _upsert("d", 4096)]})
+    assert {r.user: (r.error_code, r.error_message) for r in answer.results} == {
+        "gone": (E.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist"),
+        "a": (E.UNACCEPTABLE_CREDENTIAL, "Too many iterations"), "b": (E.UNACCEPTABLE_CREDENTIAL, "Too few iterations"),
+        "c": (E.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request"),
+        "d": (E.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")}
+
+
+def test_describe_transactions_lists_the_offsets_partition_of_a_group_added():
+    from kipper.broker.groups.journal import partition_for
+
+    b = InProcessBroker()
+    init = b.call(INIT_PRODUCER_ID, 1, {"transactional_id": "x", "transaction_timeout_ms": 60000})
+    for group in ("", "g"):
+        assert b.call(ADD_OFFSETS_TO_TXN, 2, {"transactional_id": "x", "producer_id": init.producer_id,
+                                              "producer_epoch": init.producer_epoch, "group_id": group}).error_code == 0
+    [state] = b.call(DESCRIBE_TRANSACTIONS, 0, {"transactional_ids": ["x"]}).transaction_states
+    count = b.state.config["offsets.topic.num.partitions"]  # (no such topic yet: Kafka's partitionFor all the same)
+    assert [(t.topic, list(t.partitions)) for t in state.topics] == [
+        ("__consumer_offsets", sorted({partition_for("", count), partition_for("g", count)}))]

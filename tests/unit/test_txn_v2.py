@@ -322,8 +322,9 @@ def test_a_verification_counts_a_group_as_its_offsets_partition_and_a_settled_tr
     pid, epoch = _init(b)
     assert b.call(ADD_OFFSETS, 3, {"transactional_id": TID, "producer_id": pid, "producer_epoch": epoch,
                                    "group_id": "g"}).error_code == 0
-    topic = b.state.topics.get("__consumer_offsets")  # (none yet on this broker: as one partition)
-    offsets = ("__consumer_offsets", partition_for("g", len(topic.partitions) if topic else 1))
+    topic = b.state.topics.get("__consumer_offsets")  # (none yet: offsets.topic.num.partitions of them, as Kafka)
+    offsets = ("__consumer_offsets", partition_for("g", len(topic.partitions) if topic
+                                                   else b.state.config["offsets.topic.num.partitions"]))
     assert b.state.txn.verify_partitions(TID, pid, epoch, [offsets]) == {offsets: E.NONE}
     assert b.call(END_TXN, 3, {"transactional_id": TID, "producer_id": pid, "producer_epoch": epoch,
                                "committed": True}).error_code == 0

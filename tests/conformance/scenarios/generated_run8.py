@@ -37,6 +37,11 @@ def _consumer_heartbeat(member: str, epoch, regex: str | None, names=None) -> di
         "server_assignor": None, "topic_partitions": [] if epoch == 0 else None}}
 
 
+def _scram(name: str, iterations: int, hex_bytes: str = "00") -> dict:
+    return {"name": name, "mechanism": 1, "iterations": iterations, "salt": {"<hex>": hex_bytes},
+            "salted_password": {"<hex>": hex_bytes}}
+
+
 RUN_8: dict[str, list[dict]] = {
     # a streams member joining must send its three task lists empty: null is not empty (seed 9002)
     "generated/streams-join-with-null-task-lists": [
@@ -88,6 +93,27 @@ RUN_8: dict[str, list[dict]] = {
                                                       {"index": 0, "records": {"<batch>": {
                                                           **_BATCH["<batch>"], "pid": 999999999999, "txn": True,
                                                           "mutation": "no_records"}}}]}]}},
+    ],
+    # an upsertion's iterations are looked at with its mechanism, change by change, before a
+    # user named again is refused: the first change's error stands (seed 9201)
+    "generated/scram-credentials-iterations-before-a-user-twice": [
+        {"api": "AlterUserScramCredentials", "version": 0, "body": {
+            "deletions": [{"name": "<T>-u0", "mechanism": 1}],
+            "upsertions": [_scram("<T>-u9", 16385, ""), _scram("<T>-u9", 4096, "")]}},
+        {"api": "AlterUserScramCredentials", "version": 0, "body": {"deletions": [], "upsertions": [
+            _scram("<T>-u1", 1), _scram("<T>-u1", 4096), _scram("<T>-u2", 4096), _scram("<T>-u2", 16385),
+            _scram("<T>-u3", 16385)]}},
+    ],
+    # a group added with AddOffsetsToTxn is its __consumer_offsets partition in DescribeTransactions,
+    # the topic made yet or not (seed 11201)
+    "generated/describe-transactions-lists-a-groups-offsets-partition": [
+        T0,
+        {"api": "InitProducerId", "version": 1, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000}},
+        {"api": "AddOffsetsToTxn", "version": 2, "body": {"transactional_id": "<T>-x0", "producer_id": {"<pid>": "<T>-x0"},
+                                                          "producer_epoch": {"<epoch>": 0}, "group_id": ""}},
+        {"api": "AddOffsetsToTxn", "version": 2, "body": {"transactional_id": "<T>-x0", "producer_id": {"<pid>": "<T>-x0"},
+                                                          "producer_epoch": {"<epoch>": 0}, "group_id": "<T>-g0"}},
+        {"api": "DescribeTransactions", "version": 0, "body": {"transactional_ids": ["<T>-x0"]}},
     ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)

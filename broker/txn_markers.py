@@ -22,7 +22,9 @@ from kipper.protocol.messages.write_txn_markers import WRITE_TXN_MARKERS
 log = structlog.get_logger(__name__)
 
 RETRY_S = 0.1
-WRITTEN = (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+# done with a partition: written, deleted since, or fenced by a marker of a later coordinator
+# (Kafka's marker handler stops sending then)
+WRITTEN = (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.TRANSACTION_COORDINATOR_FENCED)
 
 
 class TxnMarkerSender(PeerWork):

@@ -233,9 +233,9 @@ class Partition:
         """COMMIT/ABORT markers (KIP-98): no epoch older than the partition's; once
         appended, the producer takes the marker's epoch and its transaction ends."""
         psm = self.producer_state
-        for h in headers:
+        for start, end, h in spans:
             if h.is_control and h.is_transactional:
-                error = psm.check_marker(h.producer_id, h.producer_epoch)
+                error = psm.check_marker(h.producer_id, h.producer_epoch, _marker(buf, start, end)[1])
                 if error != ErrorCode.NONE:
                     return AppendResult(error)
         base, _ = self.log.append(buf, spans, now, self.leader_epoch)

@@ -222,11 +222,15 @@ class ProducerStateManager:
 
     # --- transaction markers (KIP-98) ----------------------------------------------------------
 
-    def check_marker(self, producer_id: int, producer_epoch: int) -> ErrorCode:
-        """A COMMIT/ABORT marker may not carry an epoch older than the partition's."""
+    def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int = -1) -> ErrorCode:
+        """A COMMIT/ABORT marker may not carry a producer epoch older than the partition's,
+        nor a coordinator epoch older than the producer's last marker's (Kafka's
+        TransactionCoordinatorFencedException)."""
         row = self.table.find(producer_id)
         if row >= 0 and producer_epoch < self.table.epochs[row]:
             return ErrorCode.INVALID_PRODUCER_EPOCH
+        if self.coordinator_epochs.get(producer_id, -1) > coordinator_epoch:
+            return ErrorCode.TRANSACTION_COORDINATOR_FENCED
         return ErrorCode.NONE
 
     def apply_marker(self, producer_id: int, producer_epoch: int, now: int, coordinator_epoch: int = -1) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import structlog
 
 from kipper.broker.share import offsets
-from kipper.broker.share.coordinator import LEFT, TIMED_OUT, ShareGroupCoordinator
+from kipper.broker.share.coordinator import LEFT, MEMBER_ID_MOST, TIMED_OUT, ShareGroupCoordinator
 from kipper.broker.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSessionCache
 from kipper.broker.share.settings import ShareSettings
 from kipper.broker.share.states import ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE
@@ -156,7 +156,7 @@ class ShareGroups:
                      connection=None):
         """(error, message, session) for a ShareFetch (``fetch``) or ShareAcknowledge
         arriving on ``connection`` (the session ends if that connection closes)."""
-        if not member_id or group_id is None:
+        if not member_id or len(member_id) > MEMBER_ID_MOST or group_id is None:
             return ErrorCode.INVALID_REQUEST, None, None  # (Kafka's answer has no text)
         # (group "" has no members, so a ShareFetch opening a session there is a missing
         # member's; a ShareAcknowledge of group "" finds no session, as on Kafka)

@@ -268,8 +268,7 @@ class Transactions:
                             producer_id=pid, producer_epoch=epoch, error=error.name)
         for group_id in completion.groups:
             if cluster is not None and not cluster.coordinates(group_id):
-                offsets = self.topics.get(OFFSETS_TOPIC)
-                elsewhere.add((OFFSETS_TOPIC, partition_for(group_id, len(offsets.partitions) if offsets else 1)))
+                elsewhere.add(self._offsets_partition(group_id))
                 continue
             self._settle_group(group_id, pid, epoch, committed, self.settings.coordinator_epoch, now)
         if elsewhere:

@@ -170,3 +170,28 @@ def test_describe_transactions_lists_the_offsets_partition_of_a_group_added():
     count = b.state.config["offsets.topic.num.partitions"]  # (no such topic yet: Kafka's partitionFor all the same)
     assert [(t.topic, list(t.partitions)) for t in state.topics] == [
         ("__consumer_offsets", sorted({partition_for("", count), partition_for("g", count)}))]
+
+
+SHARE_ACKNOWLEDGE, WRITE_TXN_MARKERS = 79, 27
+
+
+def test_share_acknowledge_refuses_a_member_id_longer_than_a_uuid():
+    b = InProcessBroker()
+    for n, epoch, code in ((36, 0, E.INVALID_SHARE_SESSION_EPOCH), (37, 0, E.INVALID_REQUEST), (37, 1, E.INVALID_REQUEST)):
+        answer = b.call(SHARE_ACKNOWLEDGE, 1, {"group_id": "g", "member_id": "x" * n, "share_session_epoch": epoch,
+                                               "topics": []})
+        assert answer.error_code == code
+
+
+def test_a_marker_of_an_older_coordinator_epoch_is_fenced():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+
+    def markers(*epochs):
+        answer = b.call(WRITE_TXN_MARKERS, 1, {"markers": [
+            {"producer_id": 7, "producer_epoch": 0, "transaction_result": False,
+             "topics": [{"name": "t", "partition_indexes": [0]}], "coordinator_epoch": e} for e in epochs]})
+        return answer.markers[0].topics[0].partitions[0].error_code
+    assert markers(5, 0) == E.TRANSACTION_COORDINATOR_FENCED  # (the later marker's answer stands)
+    assert markers(5) == E.NONE and markers(4) == E.TRANSACTION_COORDINATOR_FENCED
+    assert b.state.topics.get("t").partitions[0].log_end_offset == 2  # the two markers of epoch 5

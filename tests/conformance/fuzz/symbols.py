@@ -24,7 +24,7 @@ from tests.conformance.fuzz import batches
 from tests.conformance.normalise import Normaliser
 from tests.conformance.scenarios import kit
 
-PLACEHOLDER = re.compile(r"^(producer_id|member_id|topic_id|session_id|incarnation_id)#(\d+)$")
+PLACEHOLDER = re.compile(r"^(producer_id|member_id|topic_id|session_id|incarnation_id|client_instance_id)#(\d+)$")
 UNKNOWN_ID = 999_999_999_000  # + n: a producer id no broker issued
 # symbols whose value depends on the request's other fields: resolved after them
 LATE = ("<member>", "<epoch>", "<generation>", "<member_epoch>", "<seq>", "<share_epoch>", "<fetch_epoch>", "<batch>")
@@ -103,7 +103,10 @@ class Resolver:
             m = PLACEHOLDER.match(value)
             value = self._id(m.group(1), int(m.group(2)), type_) if m else value.replace("<T>", self.token)
         if type_ == "uuid" and isinstance(value, str):
-            value = uuid.UUID(value)
+            try:
+                value = uuid.UUID(value)
+            except ValueError:  # "<T>-..." : this sequence's own id (a client instance's)
+                value = uuid.uuid5(uuid.NAMESPACE_OID, value)
         if type_ in INT_RANGES and isinstance(value, int):
             bits = INT_RANGES[type_]
             value = max(-(1 << bits), min((1 << bits) - 1, value))
@@ -116,7 +119,7 @@ class Resolver:
         if type_ in INT_RANGES:
             return UNKNOWN_ID + n
         if type_ == "uuid":
-            return uuid.uuid5(uuid.NAMESPACE_OID, f"unknown-{family}-{n}")
+            return uuid.uuid5(uuid.NAMESPACE_OID, f"{self.token}-unknown-{family}-{n}")  # (no other sequence's)
         return f"{self.token}-unknown-{family}-{n}"
 
     def _symbol(self, kind: str, arg, ctx: dict, type_: str):

@@ -98,6 +98,9 @@ FIELDS = {
     "principal_filter": PRINCIPAL, "host": pick("*", "127.0.0.1", ""), "host_filter": pick(None, "*", ""),
     "resource_name": pick("<T>-t0", "<T>-g0", "1", "", "<T>-t9"), "resource_name_filter": pick("<T>-t0", None, "<T>"),
     "entity_name": QUOTA_NAME, "match": QUOTA_NAME,
+    # a client instance of this sequence's own (Kafka throttles an instance that asks again too
+    # soon, whichever connection it comes on): new, none, or the one a broker gave
+    "client_instance_id": pick("<T>-instance", ZERO_UUID, "client_instance_id#1"),
     # numbers
     "producer_id": PRODUCER_ID, "v3_and_below_producer_id": PRODUCER_ID, "producer_epoch": PRODUCER_EPOCH,
     "v3_and_below_producer_epoch": PRODUCER_EPOCH, "producer_id_filters": lists(PRODUCER_ID),

@@ -42,6 +42,11 @@ def _scram(name: str, iterations: int, hex_bytes: str = "00") -> dict:
             "salted_password": {"<hex>": hex_bytes}}
 
 
+def _marker(producer_id: int, coordinator_epoch: int) -> dict:
+    return {"producer_id": producer_id, "producer_epoch": 0, "transaction_result": False,
+            "topics": [{"name": "<T>-t0", "partition_indexes": [0]}], "coordinator_epoch": coordinator_epoch}
+
+
 RUN_8: dict[str, list[dict]] = {
     # a streams member joining must send its three task lists empty: null is not empty (seed 9002)
     "generated/streams-join-with-null-task-lists": [
@@ -114,6 +119,26 @@ RUN_8: dict[str, list[dict]] = {
         {"api": "AddOffsetsToTxn", "version": 2, "body": {"transactional_id": "<T>-x0", "producer_id": {"<pid>": "<T>-x0"},
                                                           "producer_epoch": {"<epoch>": 0}, "group_id": "<T>-g0"}},
         {"api": "DescribeTransactions", "version": 0, "body": {"transactional_ids": ["<T>-x0"]}},
+    ],
+    # ShareFetch and ShareAcknowledge refuse a member id of more than 36 characters (a UUID's
+    # text) as ShareGroupHeartbeat does, before the session (seed 10202)
+    "generated/share-fetch-and-acknowledge-member-id-lengths": [
+        *[{"api": "ShareAcknowledge", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "x" * n,
+                                                          "share_session_epoch": e, "topics": []}}
+          for n, e in ((36, 0), (37, 0), (37, 1))],
+        *[{"api": "ShareFetch", "version": 1, "body": {
+            "group_id": "<T>-g0", "member_id": "x" * n, "share_session_epoch": e, "max_wait_ms": 0, "min_bytes": 1,
+            "max_bytes": 100, "max_records": 10, "batch_size": 10, "topics": [], "forgotten_topics_data": []}}
+          for n, e in ((37, 0), (38, 1))],
+    ],
+    # a marker of a coordinator epoch older than the producer's last marker's is fenced
+    # (TRANSACTION_COORDINATOR_FENCED), in one request or the next (seed 9203)
+    "generated/write-txn-markers-an-older-coordinator-epoch": [
+        T0,
+        {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [_marker(777001, 5), _marker(777001, 0)]}},
+        {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [_marker(777002, 5)]}},
+        {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [_marker(777002, 0)]}},
+        {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [_marker(777003, 0), _marker(777003, 5)]}},
     ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)

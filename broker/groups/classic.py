@@ -51,7 +51,7 @@ class ClassicGroupCoordinator:
         if not group_id:
             return reply(_error(ErrorCode.INVALID_GROUP_ID, member_id=req.member_id))
         if held_elsewhere:
-            return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
+            return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))  # (Kafka echoes no member id)
         session = req.session_timeout_ms  # checked first, as Kafka's GroupMetadataManager does
         if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:
             return reply(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))

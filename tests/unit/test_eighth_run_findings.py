@@ -195,3 +195,22 @@ def test_a_marker_of_an_older_coordinator_epoch_is_fenced():
     assert markers(5, 0) == E.TRANSACTION_COORDINATOR_FENCED  # (the later marker's answer stands)
     assert markers(5) == E.NONE and markers(4) == E.TRANSACTION_COORDINATOR_FENCED
     assert b.state.topics.get("t").partitions[0].log_end_offset == 2  # the two markers of epoch 5
+
+
+JOIN_GROUP, SHARE_GROUP_HEARTBEAT = 11, 76
+
+
+def test_a_join_group_for_another_kind_of_group_echoes_no_member_id():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    assert b.call(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "s", "member_id": "m0", "member_epoch": 0, "rack_id": None,
+                                             "subscribed_topic_names": ["t"]}).error_code == E.NONE
+    consumer = b.call(CONSUMER_GROUP_HEARTBEAT, 0, {
+        "group_id": "c", "member_id": "", "member_epoch": 0, "instance_id": None, "rack_id": None,
+        "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["t"], "server_assignor": None, "topic_partitions": []})
+    assert consumer.error_code == E.NONE
+    for group, protocol_type in (("s", "consumer"), ("c", "consumer"), ("c", "other")):
+        answer = b.call(JOIN_GROUP, 1, {"group_id": group, "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000,
+                                        "protocol_type": protocol_type, "member_id": "someone",
+                                        "protocols": [{"name": "range", "metadata": b"\0"}]})
+        assert (answer.error_code, answer.member_id) == (E.INCONSISTENT_GROUP_PROTOCOL, "")

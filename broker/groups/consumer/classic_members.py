@@ -83,12 +83,12 @@ class ClassicMembers:
              now: int) -> dict:
         engine = self.engine
         if req.protocol_type != PROTOCOL_TYPE:
-            return _error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id)
+            return _error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)  # (thrown on Kafka: no member id)
         protocols = [(p.name, bytes(p.metadata)) for p in req.protocols]
         parsed = next((parse_subscription(meta) for _, meta in protocols
                        if parse_subscription(meta) is not None), None)
         if parsed is None:
-            return _error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id)
+            return _error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
         topics, owned_names = parsed
         member_id = req.member_id
         instance_id = req.get("group_instance_id")

@@ -47,6 +47,12 @@ def _marker(producer_id: int, coordinator_epoch: int) -> dict:
             "topics": [{"name": "<T>-t0", "partition_indexes": [0]}], "coordinator_epoch": coordinator_epoch}
 
 
+def _join_group(group: str, member: str, protocol_type: str) -> dict:
+    return {"api": "JoinGroup", "version": 1, "body": {
+        "group_id": group, "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "protocol_type": protocol_type,
+        "member_id": member, "protocols": [{"name": "range", "metadata": {"<hex>": "00"}}]}}
+
+
 RUN_8: dict[str, list[dict]] = {
     # a streams member joining must send its three task lists empty: null is not empty (seed 9002)
     "generated/streams-join-with-null-task-lists": [
@@ -139,6 +145,19 @@ RUN_8: dict[str, list[dict]] = {
         {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [_marker(777002, 5)]}},
         {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [_marker(777002, 0)]}},
         {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [_marker(777003, 0), _marker(777003, 5)]}},
+    ],
+    # a JoinGroup for an id a share group or a consumer group holds: INCONSISTENT_GROUP_PROTOCOL,
+    # thrown on Kafka, so no member id is echoed (seed 11203)
+    "generated/join-group-of-another-kind-of-group-echoes-no-member-id": [
+        T0,
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "<T>-m0", "member_epoch": 0,
+                                                             "rack_id": None, "subscribed_topic_names": ["<T>-t0"]}},
+        _join_group("<T>-g0", "<T>-m0", "consumer"),
+        _join_group("<T>-g0", "", "consumer"),
+        {**_consumer_heartbeat("<T>-m1", 0, None, ["<T>-t0"]),
+         "body": {**_consumer_heartbeat("<T>-m1", 0, None, ["<T>-t0"])["body"], "group_id": "<T>-g1"}},
+        _join_group("<T>-g1", "<T>-zz", "consumer"),
+        _join_group("<T>-g1", "<T>-zz", "other"),
     ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)

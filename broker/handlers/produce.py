@@ -303,7 +303,7 @@ def _records_refusal(records, version: int) -> ErrorCode | None:
     if records is None:
         return None
     try:
-        _, _, header = validate.produced_batch(records)
+        _, _, header = validate.produced_batch(records, counts=False)
     except validate.Rejected as exc:
         return exc.code
     if version < ZSTD_SINCE and header.attributes & 7 == compression.ZSTD:
@@ -372,11 +372,9 @@ def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | N
     """What Kafka answers before its ReplicaManager looks at acks (and the answer's message):
     the request's records read (KafkaApis' validateRecords), then a transactional batch
     verified with its coordinator; else INVALID_REQUIRED_ACKS."""
+    if (read := _records_refusal(records, ctx.api_version)) is not None:
+        return read, None
     if records is not None:  # (null records: as before, the acks; no bytes: no batch)
-        try:
-            validate.produced_batch(records)
-        except validate.Rejected as exc:
-            return exc.code, None
         refused = _not_in_transaction(ctx, topic, index, records, transactional_id, now, verified)
         if refused is not None:
             return refused[:2]
@@ -463,7 +461,7 @@ def _not_in_transaction(ctx, topic: str, index: int, records, transactional_id, 
     """(code, text, message) refusing a transactional batch whose producer is not in the
     transaction (Kafka answers it before the log: log_start_offset -1), or None."""
     try:
-        _, _, header = validate.produced_batch(records)
+        _, _, header = validate.produced_batch(records, counts=False)
     except validate.Rejected:
         return None  # (the validation answers it)
     if not header.attributes & TRANSACTIONAL:

@@ -148,13 +148,15 @@ def checked_batch(buf, policy: AppendPolicy, now: int):
     return buf, spans
 
 
-def produced_batch(buf) -> tuple[int, int, b.BatchHeader]:
+def produced_batch(buf, counts: bool = True) -> tuple[int, int, b.BatchHeader]:
     """(start, end, header) of the one batch of a Produce's records for a partition, read
     as Kafka reads them (ProduceRequest.validateRecords over ByteBufferLogInputStream):
     no batch, a first batch of magic 0 or 1, or a second batch is INVALID_RECORD; a size
     below the smallest message, or a magic Kafka does not know, is CORRUPT_MESSAGE; bytes
     after the batch too few to be another are dropped (Kafka trims them). Only the batch
-    Kafka would read is looked at further; Rejected for what Kafka refuses here."""
+    Kafka would read is looked at further; Rejected for what Kafka refuses here. ``counts``:
+    also a negative record count or offset delta (Kafka's LogValidator; its validateRecords,
+    which answers before acks are looked at, reads no further than the batch's size)."""
     first = _next_batch(buf, 0)
     if first is None:
         raise Rejected(ErrorCode.INVALID_RECORD, "a produce request carries one record batch per partition, "
@@ -169,7 +171,7 @@ def produced_batch(buf) -> tuple[int, int, b.BatchHeader]:
     if end < b.HEADER_SIZE:  # Kafka reads the batch and finds its CRC wrong
         raise Rejected(ErrorCode.CORRUPT_MESSAGE, f"record batch of {end} bytes is shorter than its header")
     header = b.read_header(buf, 0)
-    if header.records_count < 0 or header.last_offset_delta < 0:
+    if counts and (header.records_count < 0 or header.last_offset_delta < 0):
         raise Rejected(ErrorCode.INVALID_RECORD, "negative record count or offset delta")
     return 0, end, header
 

@@ -104,6 +104,11 @@ class Normaliser:
             return _sorted(key, items)
         return obj
 
+    def _foreign_cursor(self, parent: dict) -> bool:
+        name = parent.get("topic_name")
+        return isinstance(name, str) and (name.startswith("__") or (
+            TOKEN.match(name) is not None and not name.startswith(self.token + "-")))
+
     def field(self, k: str, v: Any, parent: dict) -> Any:
         if k in CONSTANT and v is not None and not isinstance(v, (list, dict)):
             return CONSTANT[k]
@@ -113,6 +118,8 @@ class Normaliser:
             return "<time>"
         if k == "topic_name" and "partition_index" in parent and isinstance(v, str) and v.startswith("__"):
             return "<an internal topic>"  # a cursor naming the whole broker's next topic: Kafka has more internal ones
+        if k == "partition_index" and self._foreign_cursor(parent):
+            return "<another scenario's>"  # (where the whole broker's listing was cut in another's topic)
         if k in CLOCK_OR_CLIENT and isinstance(v, int) and abs(v - time.time() * 1000) < DAY_MS:
             return "<time>"  # (a transaction marker's: the broker's clock)
         if isinstance(v, str) and TOKEN.match(v) and not v.startswith(self.token + "-"):

@@ -81,3 +81,13 @@ def test_past_share_state_only_what_the_logs_length_decides_is_the_seeds(diverge
     assert [d.allowed for d in produce + fetch_codes + acquired] == [seeds] * 3
     assert [d.allowed for d in acknowledged] == [None]  # a share group's own answer is still compared
     assert pair.run.stats.past_share_state == (4 if diverged else 0)
+
+
+def test_a_cursor_cut_in_another_sequences_topic_names_no_partition():
+    from tests.conformance.normalise import Normaliser
+
+    norm = Normaliser("f000001")
+    cut = norm.response({"next_cursor": {"topic_name": "f999999-t0", "partition_index": 2}})
+    ours = norm.response({"next_cursor": {"topic_name": "f000001-t0", "partition_index": 2}})
+    assert cut["next_cursor"] == {"topic_name": "<another scenario's>", "partition_index": "<another scenario's>"}
+    assert ours["next_cursor"]["partition_index"] == 2

@@ -214,3 +214,20 @@ def test_a_join_group_for_another_kind_of_group_echoes_no_member_id():
                                         "protocol_type": protocol_type, "member_id": "someone",
                                         "protocols": [{"name": "range", "metadata": b"\0"}]})
         assert (answer.error_code, answer.member_id) == (E.INCONSISTENT_GROUP_PROTOCOL, "")
+
+
+def test_before_acks_kafka_reads_the_records_as_validate_records_does():
+    from kipper.protocol import compression, records
+
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    zstd = records.build_batch([(b"k", b"v", b.now)], compression_type=compression.ZSTD)
+    empty = records.assemble(b"", 0, b.now, b.now, last_offset_delta=-1)
+
+    def code(version, acks, batch):
+        answer = b.call(0, version, {"transactional_id": None, "acks": acks, "timeout_ms": 1000, "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]})
+        return answer.responses[0].partition_responses[0].error_code
+    assert code(3, 2, zstd) == E.UNSUPPORTED_COMPRESSION_TYPE  # zstd before v7, before the acks
+    assert code(6, -2, empty) == E.INVALID_REQUIRED_ACKS  # a batch of no records reads as one
+    assert code(6, -1, empty) == E.INVALID_RECORD  # (which the log then refuses)

@@ -159,6 +159,19 @@ RUN_8: dict[str, list[dict]] = {
         _join_group("<T>-g1", "<T>-zz", "consumer"),
         _join_group("<T>-g1", "<T>-zz", "other"),
     ],
+    # before acks are looked at, Kafka reads the records as validateRecords does: zstd before v7
+    # is refused, a batch of no records is not (seeds 10208, 11208)
+    "generated/produce-invalid-acks-after-the-records-are-read": [
+        T0,
+        {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": 2, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {**_BATCH["<batch>"], "codec": 4}}}]}]}},
+        {"api": "Produce", "version": 6, "body": {"transactional_id": None, "acks": -2, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                **_BATCH["<batch>"], "mutation": "no_records"}}}]}]}},
+        {"api": "Produce", "version": 6, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000, "topic_data": [
+            {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                **_BATCH["<batch>"], "mutation": "no_records"}}}]}]}},
+    ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)
     "generated/alter-share-group-offsets-makes-no-group-without-a-topic": [

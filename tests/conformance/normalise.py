@@ -59,6 +59,7 @@ SORT_KEYS = {
     "requested_metrics": (),  # a Java HashSet's order on Kafka
     "results_by_partition": ("partition_index",),  # AddPartitionsToTxn v4+: a hash map's order on Kafka
     "results_by_transaction": ("transactional_id",),  # AddPartitionsToTxn v4+: in the order they complete
+    "topic_results": ("name",),  # AddPartitionsToTxn v4+: a hash map's order on Kafka (the tenth run, flaky)
     "replica_election_results": ("topic",), "partition_result": ("partition_id",),
 }
 # a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz)

@@ -17,7 +17,8 @@ import structlog
 
 from kipper.broker.groups.classic_model import (  # noqa: F401  (the model is public here too)
     COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, PROTOCOL_NAMED_TWICE, STABLE, TRANSITIONS, Group,
-    GroupSettings, Member, Reply, closed_join, error_reply as _error, join_response, named_twice, subscription_topics,
+    GroupSettings, Member, Reply, closed_join, error_reply as _error, join_response, named_twice, session_refusal,
+    subscription_topics,
 )
 from kipper.protocol.errors import ErrorCode
 
@@ -50,11 +51,11 @@ class ClassicGroupCoordinator:
         group_id = req.group_id
         if not group_id:
             return reply(_error(ErrorCode.INVALID_GROUP_ID, member_id=req.member_id))
-        if held_elsewhere:
+        session = req.session_timeout_ms
+        if (refused := session_refusal(s, req)) is not None:
+            return reply(refused)
+        if held_elsewhere:  # (after the session timeout, as on Kafka)
             return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL))  # (Kafka echoes no member id)
-        session = req.session_timeout_ms  # checked first, as Kafka's GroupMetadataManager does
-        if not s.min_session_timeout_ms <= session <= s.max_session_timeout_ms:
-            return reply(_error(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id))
         if req.member_id and group_id not in self.groups:
             # Kafka creates a group only for a member without an id: a made-up (or stale) id
             # for a group that does not exist is UNKNOWN_MEMBER_ID, and leaves no group behind

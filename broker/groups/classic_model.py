@@ -141,6 +141,14 @@ def error_reply(code: ErrorCode, **extra) -> dict:
     return {"error_code": int(code), **extra}
 
 
+def session_refusal(settings: GroupSettings, req) -> dict | None:
+    """A JoinGroup's session timeout out of the range allowed: INVALID_SESSION_TIMEOUT, which
+    Kafka answers first, whatever group holds the id (a consumer group's too)."""
+    if not settings.min_session_timeout_ms <= req.session_timeout_ms <= settings.max_session_timeout_ms:
+        return error_reply(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id)
+    return None
+
+
 def subscription_topics(metadata: bytes) -> set[str] | None:
     """The topics of a ConsumerProtocolSubscription (read with its v0 prefix, as Kafka
     does: version, then [topic]); None when the bytes are not one."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import structlog
 
 from kipper.broker.groups.classic import DEAD, EMPTY, ClassicGroupCoordinator
+from kipper.broker.groups.classic_model import session_refusal
 from kipper.broker.groups.consumer.classic_members import ClassicMembers
 from kipper.broker.groups.consumer.coordinator import ConsumerGroupCoordinator
 from kipper.broker.groups.migration import (
@@ -101,8 +102,9 @@ class GroupCoordinator:
     def join(self, req, *, version: int, client_id: str, client_host: str, now: int, reply) -> None:
         group = self.consumer.groups.get(req.group_id) if req.group_id else None
         if group is not None and group.members:  # a classic member in a consumer group
-            return reply(self.mixed.join(group, req, version=version, client_id=client_id,
-                                         client_host=client_host, now=now))
+            refused = session_refusal(self.classic.settings, req) if req.group_id else None
+            return reply(refused or self.mixed.join(group, req, version=version, client_id=client_id,
+                                                    client_host=client_host, now=now))
         held = bool(req.group_id) and self._held_against_classic(req.group_id)
         self.classic.join(req, version=version, client_id=client_id, client_host=client_host,
                           now=now, reply=reply, held_elsewhere=held)

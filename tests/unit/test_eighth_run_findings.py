@@ -231,3 +231,18 @@ def test_before_acks_kafka_reads_the_records_as_validate_records_does():
     assert code(3, 2, zstd) == E.UNSUPPORTED_COMPRESSION_TYPE  # zstd before v7, before the acks
     assert code(6, -2, empty) == E.INVALID_REQUIRED_ACKS  # a batch of no records reads as one
     assert code(6, -1, empty) == E.INVALID_RECORD  # (which the log then refuses)
+
+
+def test_a_join_groups_session_timeout_comes_before_the_kind_of_group():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    b.call(SHARE_GROUP_HEARTBEAT, 1, {"group_id": "s", "member_id": "m0", "member_epoch": 0, "rack_id": None,
+                                      "subscribed_topic_names": ["t"]})
+    b.call(CONSUMER_GROUP_HEARTBEAT, 0, {"group_id": "c", "member_id": "", "member_epoch": 0, "instance_id": None,
+                                         "rack_id": None, "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["t"],
+                                         "server_assignor": None, "topic_partitions": []})
+    for group in ("s", "c"):
+        answer = b.call(JOIN_GROUP, 1, {"group_id": group, "session_timeout_ms": 1_800_001, "rebalance_timeout_ms": 1000,
+                                        "protocol_type": "consumer", "member_id": "",
+                                        "protocols": [{"name": "range", "metadata": b"\0"}]})
+        assert answer.error_code == E.INVALID_SESSION_TIMEOUT

@@ -172,6 +172,18 @@ RUN_8: dict[str, list[dict]] = {
             {"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
                 **_BATCH["<batch>"], "mutation": "no_records"}}}]}]}},
     ],
+    # a JoinGroup's session timeout is looked at before the kind of group that holds the id
+    # (a share group, a consumer group with members) (seeds 11215, 10216)
+    "generated/join-group-session-timeout-before-the-kind-of-group": [
+        T0,
+        _alter("<T>-g2", [{"topic_name": "<T>-t0", "partitions": _AT_0}]),
+        {**_join_group("<T>-g2", "", "consumer"), "body": {**_join_group("<T>-g2", "", "consumer")["body"],
+                                                            "session_timeout_ms": 1800001}},
+        {**_consumer_heartbeat("<T>-m1", 0, None, ["<T>-t0"]),
+         "body": {**_consumer_heartbeat("<T>-m1", 0, None, ["<T>-t0"])["body"], "group_id": "<T>-g1"}},
+        {**_join_group("<T>-g1", "", "consumer"), "body": {**_join_group("<T>-g1", "", "consumer")["body"],
+                                                            "session_timeout_ms": 1800001}},
+    ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)
     "generated/alter-share-group-offsets-makes-no-group-without-a-topic": [

@@ -148,11 +148,16 @@ NOT_HOSTED_ID = "This server does not host this topic ID."
 TOPIC_DENIED = "Topic authorization failed."
 
 
+def _asked(req, ctx) -> list[tuple]:
+    """A DeleteTopics request's (name, topic id) entries, as given."""
+    return ([(t.get("name"), t.get("topic_id") or ZERO_ID) for t in req.topics] if ctx.api_version >= 6
+            else [(name, ZERO_ID) for name in req.topic_names])
+
+
 def _delete_requests(req, ctx):
     """Kafka's reading of a DeleteTopics request (ControllerApis.deleteTopics): the names
     and ids to delete, each given once, and the refusals of the rest."""
-    states = ([(t.get("name"), t.get("topic_id") or ZERO_ID) for t in req.topics] if ctx.api_version >= 6
-              else [(name, ZERO_ID) for name in req.topic_names])
+    states = _asked(req, ctx)
     refused, names, ids = [], {}, {}
     for name, topic_id in states:
         if name is None and topic_id == ZERO_ID:
@@ -174,13 +179,16 @@ def handle_delete_topics(req, ctx):
     engines = ctx.engines
     out, doomed = [], {}  # doomed: topic id -> (the name to answer with, the topic)
     refused, names, ids, ids_twice = _delete_requests(req, ctx)
+    if req.timeout_ms <= 0 and (names or ids):
+        # the controller's deadline passed before it looked them up: Kafka answers the whole
+        # request with its error response, every entry as given (refused ones too)
+        return {"throttle_time_ms": 0, "responses": [
+            {"name": n, "topic_id": i, "error_code": int(ErrorCode.REQUEST_TIMED_OUT), "error_message": None}
+            for n, i in _asked(req, ctx)]}
     out += refused
     for topic_id in ids:
         topic = engines.topics.by_id(topic_id)
-        if req.timeout_ms <= 0:
-            # the controller's deadline has passed before it looked the ids up: no name
-            out.append((None, topic_id, ErrorCode.REQUEST_TIMED_OUT, None))
-        elif topic is None:
+        if topic is None:
             out.append((None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, NOT_HOSTED_ID))
         elif not ctx.authorize(DELETE, TOPIC, topic.name):
             # a topic asked for by id keeps its name hidden unless it may be described
@@ -195,8 +203,6 @@ def handle_delete_topics(req, ctx):
             out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
         elif topic is not None and not ctx.authorize(DELETE, TOPIC, name):
             out.append((name, ZERO_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_DENIED))
-        elif req.timeout_ms <= 0:  # the controller's deadline has passed: nothing deleted
-            out.append((name, ZERO_ID, ErrorCode.REQUEST_TIMED_OUT, None))
         elif topic is None:
             out.append((name, ZERO_ID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED))
         elif topic.topic_id in given_by_id:
@@ -207,9 +213,6 @@ def handle_delete_topics(req, ctx):
         else:
             doomed[topic.topic_id] = (name, topic)
     for topic_id, (name, topic) in doomed.items():
-        if req.timeout_ms <= 0:  # the controller's deadline has passed: nothing deleted
-            out.append((name, topic_id, ErrorCode.REQUEST_TIMED_OUT, None))
-            continue
         engines.delete_topic(topic)
         out.append((name, topic_id, ErrorCode.NONE, None))
     return {"throttle_time_ms": 0, "responses": [

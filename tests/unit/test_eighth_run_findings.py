@@ -246,3 +246,23 @@ def test_a_join_groups_session_timeout_comes_before_the_kind_of_group():
                                         "protocol_type": "consumer", "member_id": "",
                                         "protocols": [{"name": "range", "metadata": b"\0"}]})
         assert answer.error_code == E.INVALID_SESSION_TIMEOUT
+
+
+DELETE_TOPICS = 20
+
+
+def test_delete_topics_of_timeout_0_with_something_to_look_up_is_timed_out_whole():
+    import uuid
+
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    topic_id, unknown = b.state.topics.get("t").topic_id, uuid.uuid4()
+
+    def codes(topics):
+        answer = b.call(DELETE_TOPICS, 6, {"timeout_ms": 0, "topics": topics})
+        return sorted(((r.name or ""), r.error_code) for r in answer.responses)
+    assert codes([{"name": "t", "topic_id": topic_id}, {"name": "x", "topic_id": uuid.UUID(int=0)}]) == [
+        ("t", E.REQUEST_TIMED_OUT), ("x", E.REQUEST_TIMED_OUT)]  # (both given: refused only when alone)
+    assert codes([{"name": "t", "topic_id": topic_id}, {"name": None, "topic_id": unknown},
+                  {"name": None, "topic_id": unknown}]) == [("", E.INVALID_REQUEST), ("t", E.INVALID_REQUEST)]
+    assert b.state.topics.get("t") is not None

@@ -25,6 +25,7 @@ def _described(group: str) -> dict:
 
 
 _AT_0 = [{"partition_index": 0, "start_offset": 0}]
+_ZERO_ID, _UNKNOWN_ID = "00000000-0000-0000-0000-000000000000", "6b1ff3f0-0000-4000-8000-0000deadbeef"
 _BATCH = {"<batch>": {"n": 1, "start": 0, "pid": -1, "epoch": 0, "seq": 0, "txn": False, "codec": 0,
                       "timestamps": "create", "keys": True, "mutation": None}}
 _END_OF_T0 = {"api": "ListOffsets", "version": 7, "body": {"replica_id": -1, "isolation_level": 0, "topics": [
@@ -183,6 +184,20 @@ RUN_8: dict[str, list[dict]] = {
          "body": {**_consumer_heartbeat("<T>-m1", 0, None, ["<T>-t0"])["body"], "group_id": "<T>-g1"}},
         {**_join_group("<T>-g1", "", "consumer"), "body": {**_join_group("<T>-g1", "", "consumer")["body"],
                                                             "session_timeout_ms": 1800001}},
+    ],
+    # DeleteTopics of timeout 0 with something to look up: Kafka's controller times out and the
+    # whole request is its error response, every entry as given; with nothing to look up the
+    # refusals stand (seed 11219)
+    "generated/delete-topics-timeout-0-answers-the-whole-request": [
+        T0,
+        {"api": "DeleteTopics", "version": 6, "body": {"timeout_ms": 0, "topics": [
+            {"name": "<T>-t0", "topic_id": {"<topic_id>": "<T>-t0"}}, {"name": "<T>-t9", "topic_id": _ZERO_ID},
+            {"name": None, "topic_id": _UNKNOWN_ID}]}},
+        {"api": "DeleteTopics", "version": 6, "body": {"timeout_ms": 0, "topics": [
+            {"name": "<T>-t0", "topic_id": {"<topic_id>": "<T>-t0"}}, {"name": None, "topic_id": _UNKNOWN_ID},
+            {"name": None, "topic_id": _UNKNOWN_ID}, {"name": None, "topic_id": _ZERO_ID}]}},
+        {"api": "DeleteTopics", "version": 5, "body": {"timeout_ms": 0, "topic_names": ["<T>-t9", "<T>-t9"]}},
+        {"api": "DeleteTopics", "version": 5, "body": {"timeout_ms": -1, "topic_names": ["<T>-t0", "<T>-t9"]}},
     ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)

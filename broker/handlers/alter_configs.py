@@ -52,9 +52,8 @@ def apply_ops(current: dict, ops, types: dict, effective=None) -> dict:
             new.pop(op.name, None)
         elif op.config_operation in (APPEND, SUBTRACT):
             if op.name in types and not _list_typed(op.name, types):
-                verb = "append" if op.config_operation == APPEND else "subtract"
-                raise Refused(ErrorCode.INVALID_CONFIG,
-                              f"Config value {verb} is not allowed for config key: {op.name}")
+                verb = "APPEND" if op.config_operation == APPEND else "SUBTRACT"
+                raise Refused(ErrorCode.INVALID_CONFIG, f"Can't {verb} to key {op.name} because its type is not LIST.")
             now = new.get(op.name)
             if now is None and effective is not None and op.name in types:
                 now = effective(op.name)
@@ -98,12 +97,15 @@ def _preprocess(resources, incremental: bool) -> dict[int, Refused]:
 
 def _topic(engines, name: str, build, validate_only: bool) -> None:
     topic = engines.topics.get(name)
+    # Kafka's controller applies the ops first (an APPEND or SUBTRACT of a key that is no list is
+    # refused there), then looks at the resource, the values, the topic
+    built = build({}, TOPIC_CONFIGS) if topic is None else None
     if not name:
         raise Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
     if topic is None and validate_topic_name(name):
         raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, validate_topic_name(name))
     if topic is None:  # Kafka's controller checks the values before it looks for the topic
-        problem = validate_topic_configs(build({}, TOPIC_CONFIGS))
+        problem = validate_topic_configs(built)
         if problem:
             raise Refused(ErrorCode.INVALID_CONFIG, problem)
         raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")

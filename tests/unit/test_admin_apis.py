@@ -152,7 +152,7 @@ def test_incremental_append_applies_to_lists_only():
     assert b.state.topics.get("t").configs["cleanup.policy"] == "delete,compact"
     r = incremental(b, TOPIC, "t", [("retention.ms", 2, "5")])
     assert (r.error_code, r.error_message) == (
-        E.INVALID_CONFIG, "Config value append is not allowed for config key: retention.ms")
+        E.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST.")
 
 
 def test_broker_resources_take_kafkas_dynamic_configs_and_refuse_static_ones():

@@ -266,3 +266,18 @@ def test_delete_topics_of_timeout_0_with_something_to_look_up_is_timed_out_whole
     assert codes([{"name": "t", "topic_id": topic_id}, {"name": None, "topic_id": unknown},
                   {"name": None, "topic_id": unknown}]) == [("", E.INVALID_REQUEST), ("t", E.INVALID_REQUEST)]
     assert b.state.topics.get("t") is not None
+
+
+INCREMENTAL_ALTER_CONFIGS = 44
+
+
+def test_incremental_alter_configs_applies_the_ops_before_it_looks_at_the_resource():
+    b = InProcessBroker()
+
+    def answer(name, key, op, value):
+        r = b.call(INCREMENTAL_ALTER_CONFIGS, 0, {"validate_only": True, "resources": [
+            {"resource_type": 2, "resource_name": name, "configs": [{"name": key, "config_operation": op, "value": value}]}]})
+        return r.responses[0].error_code, r.responses[0].error_message
+    assert answer("", "retention.ms", 3, "1") == (E.INVALID_CONFIG, "Can't SUBTRACT to key retention.ms because its type is not LIST.")
+    assert answer("nope", "retention.ms", 2, "1") == (E.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST.")
+    assert answer("", "cleanup.policy", 3, "compact") == (E.INVALID_REQUEST, "Default topic resources are not allowed.")

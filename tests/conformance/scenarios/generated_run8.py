@@ -199,6 +199,14 @@ RUN_8: dict[str, list[dict]] = {
         {"api": "DeleteTopics", "version": 5, "body": {"timeout_ms": 0, "topic_names": ["<T>-t9", "<T>-t9"]}},
         {"api": "DeleteTopics", "version": 5, "body": {"timeout_ms": -1, "topic_names": ["<T>-t0", "<T>-t9"]}},
     ],
+    # IncrementalAlterConfigs applies the ops before it looks at the resource: an APPEND or
+    # SUBTRACT of a key that is no list is refused for the default topic too (seed 9224)
+    "generated/incremental-alter-configs-ops-before-the-resource": [
+        *[{"api": "IncrementalAlterConfigs", "version": 0, "body": {"validate_only": True, "resources": [
+            {"resource_type": 2, "resource_name": name, "configs": [{"name": key, "config_operation": op, "value": value}]}]}}
+          for name, key, op, value in (("", "retention.ms", 3, "1"), ("", "retention.ms", 0, "1"), ("<T>-t9", "retention.ms", 3, "1"),
+                                       ("", "cleanup.policy", 3, "compact"), ("", "retention.ms", 2, "1"), ("", "retention.ms", 0, "x"))],
+    ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)
     "generated/alter-share-group-offsets-makes-no-group-without-a-topic": [

@@ -231,6 +231,10 @@ def test_before_acks_kafka_reads_the_records_as_validate_records_does():
     assert code(3, 2, zstd) == E.UNSUPPORTED_COMPRESSION_TYPE  # zstd before v7, before the acks
     assert code(6, -2, empty) == E.INVALID_REQUIRED_ACKS  # a batch of no records reads as one
     assert code(6, -1, empty) == E.INVALID_RECORD  # (which the log then refuses)
+    plain = records.build_batch([(b"k", b"v", b.now)])
+    twice = b.call(0, 8, {"transactional_id": None, "acks": 1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": empty}, {"index": 0, "records": plain}]}]})
+    assert twice.responses[0].partition_responses[0].error_code == E.NONE  # read as two batches: the last kept
 
 
 def test_a_join_groups_session_timeout_comes_before_the_kind_of_group():

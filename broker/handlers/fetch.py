@@ -115,7 +115,11 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             plog = topic.partitions[index]
             epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
             if epoch_error is None and (lone_follower or follower >= 0 and not _assigned(plog, follower)):
-                parts.append(_error_entry(index, _unknown_replica(p)))
+                entry = _error_entry(index, _unknown_replica(p))
+                if entry["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER:  # KIP-951: who leads it
+                    entry["current_leader"] = leader = current_leader(plog, ctx.engines.node_id)
+                    leaders = (leaders or set()) | {leader["leader_id"]}
+                parts.append(entry)
                 continue
             offset = p.fetch_offset
             start = plog.log_start_offset

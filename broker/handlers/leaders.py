@@ -75,11 +75,12 @@ def divergence(partition, fetch_offset: int, last_fetched_epoch: int | None) -> 
     return None
 
 
-def current_leader(partition) -> dict:
-    """KIP-951's current_leader of a refusal: the leader and epoch this broker knows."""
+def current_leader(partition, node_id: int = -1) -> dict:
+    """KIP-951's current_leader of a refusal: the leader and epoch this broker knows (on one
+    node, given ``node_id``: this broker and the partition's epoch)."""
     replica = partition.replica
     if replica is None:
-        return {"leader_id": -1, "leader_epoch": -1}
+        return {"leader_id": node_id, "leader_epoch": partition.leader_epoch if node_id >= 0 else -1}
     return {"leader_id": replica.leader_id, "leader_epoch": replica.leader_epoch}
 
 

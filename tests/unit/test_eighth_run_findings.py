@@ -285,3 +285,17 @@ def test_incremental_alter_configs_applies_the_ops_before_it_looks_at_the_resour
     assert answer("", "retention.ms", 3, "1") == (E.INVALID_CONFIG, "Can't SUBTRACT to key retention.ms because its type is not LIST.")
     assert answer("nope", "retention.ms", 2, "1") == (E.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type is not LIST.")
     assert answer("", "cleanup.policy", 3, "compact") == (E.INVALID_REQUEST, "Default topic resources are not allowed.")
+
+
+def test_a_replicas_fetch_on_one_node_names_this_broker_as_the_leader():
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    answer = b.call(1, 17, {
+        "max_bytes": 1048576, "isolation_level": 0, "max_wait_ms": 0, "min_bytes": 1,
+        "replica_state": {"replica_id": 1, "replica_epoch": 0}, "session_id": 0, "session_epoch": -1,
+        "topics": [{"topic_id": b.state.topics.get("t").topic_id, "partitions": [{
+            "partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+            "log_start_offset": -1, "partition_max_bytes": 1048576}]}], "forgotten_topics_data": [], "rack_id": "r1"})
+    p = answer.responses[0].partitions[0]
+    assert p.error_code == E.NOT_LEADER_OR_FOLLOWER
+    assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (b.state.node_id, 0)

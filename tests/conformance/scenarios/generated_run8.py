@@ -207,6 +207,18 @@ RUN_8: dict[str, list[dict]] = {
           for name, key, op, value in (("", "retention.ms", 3, "1"), ("", "retention.ms", 0, "1"), ("<T>-t9", "retention.ms", 3, "1"),
                                        ("", "cleanup.policy", 3, "compact"), ("", "retention.ms", 2, "1"), ("", "retention.ms", 0, "x"))],
     ],
+    # a replica's Fetch on one node (no follower of the partition): NOT_LEADER_OR_FOLLOWER with
+    # KIP-951's current leader, this broker at the partition's epoch (seed 10233)
+    "generated/fetch-from-a-replica-on-one-node-names-the-leader": [
+        T0,
+        *[{"api": "Fetch", "version": 17, "body": {
+            "max_bytes": 1048576, "isolation_level": 0, "max_wait_ms": 0, "min_bytes": 1,
+            "replica_state": {"replica_id": replica, "replica_epoch": 0}, "session_id": 0, "session_epoch": -1,
+            "topics": [{"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [{
+                "partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+                "log_start_offset": -1, "partition_max_bytes": 1048576}]}],
+            "forgotten_topics_data": [], "rack_id": "r1"}} for replica in (1, 5)],
+    ],
     # AlterShareGroupOffsets makes a share group only for a topic it has: naming none, or only
     # unknown topics, leaves the id free, and a commit to it is answered as for no group (seed 77)
     "generated/alter-share-group-offsets-makes-no-group-without-a-topic": [

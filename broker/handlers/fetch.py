@@ -29,6 +29,7 @@ from kipper.protocol.errors import ErrorCode
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 _LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
+LEADERS_SINCE = 16  # Fetch versions whose refusals name the current leader and its endpoint
 SESSIONS_SINCE = 7  # Fetch versions with session ids and epochs (KIP-227)
 FULL_FETCH_EPOCHS = (0, -1)  # INITIAL_EPOCH, FINAL_EPOCH: no session is continued
 
@@ -89,6 +90,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     follower = replica_id(req, ctx.api_version) if cluster is not None else -1
     leaders = None  # the leaders named in refusals (KIP-951's node_endpoints)
     from_follower_ok = follower < 0 and ctx.api_version >= 11  # a consumer may read a follower (KIP-392)
+    kip_951 = ctx.api_version >= LEADERS_SINCE  # refusals name the current leader (KIP-951)
     lone_follower = cluster is None and replica_id(req, ctx.api_version) >= 0  # one node: no follower
     client_rack = req.get("rack_id") if cluster is not None and follower < 0 else None  # (v11+)
     total = 0
@@ -116,7 +118,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             epoch_error = leader_error(plog, p.get("current_leader_epoch", -1), follower_may_answer=from_follower_ok)
             if epoch_error is None and (lone_follower or follower >= 0 and not _assigned(plog, follower)):
                 entry = _error_entry(index, _unknown_replica(p))
-                if entry["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER:  # KIP-951: who leads it
+                if entry["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER and kip_951:  # who leads it
                     entry["current_leader"] = leader = current_leader(plog, ctx.engines.node_id)
                     leaders = (leaders or set()) | {leader["leader_id"]}
                 parts.append(entry)
@@ -134,7 +136,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 epoch_error = diverging
             if epoch_error is not None or offset < start or offset > plog.log_end_offset:
                 entry = _error_entry(index, epoch_error or ErrorCode.OFFSET_OUT_OF_RANGE)
-                if epoch_error in _LEADER_MOVED and plog.replica is not None:
+                if epoch_error in _LEADER_MOVED and plog.replica is not None and kip_951:
                     entry["current_leader"] = leader = current_leader(plog)
                     leaders = (leaders or set()) | {leader["leader_id"]}
                 parts.append(entry)
@@ -185,7 +187,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     if unknown_ids or refused:
         _answer_after(responses, unknown_ids + refused)
     body = {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
-    if leaders and ctx.api_version >= 16:
+    if leaders and kip_951:
         body["node_endpoints"] = node_endpoints(ctx, leaders)
     return body, total, watched, reads
 

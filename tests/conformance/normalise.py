@@ -49,8 +49,9 @@ SORT_KEYS = {
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
     "creation_responses": (), "leader_epochs": (),
     # (a name twice: DeleteTopics v6 answers a topic by id and by name and id in either order on
-    # Kafka from one run to the next, the sixth generator run found: told apart by their errors)
-    "responses": ("name", "resource_name", "error_code"),
+    # Kafka from one run to the next, the sixth generator run found: told apart by their errors;
+    # its refusals of one request, "both", "neither" and "duplicate", in any order: by their texts)
+    "responses": ("name", "resource_name", "error_code", "error_message"),
     "entity": ("entity_type",), "values": ("key",),
     "results_by_topic_v3_and_below": ("name",),
     # streams groups: task lists by subtopology (Kafka's answers take a hash map's order), topic configs
@@ -194,9 +195,12 @@ def _by_name(key: str, items: list) -> list:
         if f in MAPPED:
             continue  # an id: its raw order says nothing
         values = [i.get(f) for i in items]
-        if all(isinstance(v, (int, str)) for v in values):  # (a stable sort: a name given twice keeps its order)
+        if all(isinstance(v, (int, str)) for v in values) and len(set(values)) == len(values):
             return [i for _, i in sorted(zip(values, items), key=lambda p: repr(p[0]))]
-    return items
+    # no one field names each (a name null in some, or given twice): all the fields together, as
+    # _sorted does (a stable sort: what they cannot tell apart keeps its order)
+    named = [f for f in fields if f not in MAPPED]
+    return sorted(items, key=lambda i: tuple(repr(i.get(f)) for f in named)) if named else items
 
 
 def _sorted(key: str, items: list) -> list | dict:

@@ -91,3 +91,22 @@ def test_a_cursor_cut_in_another_sequences_topic_names_no_partition():
     ours = norm.response({"next_cursor": {"topic_name": "f000001-t0", "partition_index": 2}})
     assert cut["next_cursor"] == {"topic_name": "<another scenario's>", "partition_index": "<another scenario's>"}
     assert ours["next_cursor"]["partition_index"] == 2
+
+
+def test_delete_topics_refusals_compare_in_any_order():
+    """Kafka answers one DeleteTopics request's refusals (both given, neither, a duplicate id) in
+    a hash map's order, which changes from one request to the next: ids are named after sorting."""
+    from tests.conformance.normalise import Normaliser
+
+    both = {"name": "f000001-t0", "topic_id": "9da4f3cc-be93-44c7-873b-c4b945362c23", "error_code": 42,
+            "error_message": "You may not specify both topic name and topic id."}
+    dup = {"name": None, "topic_id": "6b1ff3f0-0000-4000-8000-0000deadbeef", "error_code": 42,
+           "error_message": "Duplicate topic id."}
+    neither = {"name": None, "topic_id": "00000000-0000-0000-0000-000000000000", "error_code": 42,
+               "error_message": "Neither topic name nor id were specified."}
+    answers = []
+    for order in ([both, neither, dup], [dup, neither, both]):
+        norm = Normaliser("f000001")
+        norm.response({"topics": [{"name": both["name"], "topic_id": both["topic_id"]}]})  # (its CreateTopics)
+        answers.append(norm.response({"responses": order}))
+    assert answers[0] == answers[1]

@@ -299,3 +299,18 @@ def test_a_replicas_fetch_on_one_node_names_this_broker_as_the_leader():
     p = answer.responses[0].partitions[0]
     assert p.error_code == E.NOT_LEADER_OR_FOLLOWER
     assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (b.state.node_id, 0)
+
+
+def test_a_replicas_fetch_before_v16_names_no_leader():
+    """KIP-951's current leader is in Fetch answers from v16 only (Kafka fills it for those)."""
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+    answer = b.call(1, 13, {
+        "replica_id": 7, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 100, "isolation_level": 0,
+        "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+        "topics": [{"topic_id": b.state.topics.get("t").topic_id, "partitions": [{
+            "partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+            "log_start_offset": -1, "partition_max_bytes": 1048576}]}]})
+    p = answer.responses[0].partitions[0]
+    assert p.error_code == E.NOT_LEADER_OR_FOLLOWER
+    assert dict(p.current_leader or {}).get("leader_id", -1) == -1

@@ -59,6 +59,17 @@ def _poll_until(consumers, predicate, timeout=20.0, on_message=None) -> bool:
     return False
 
 
+def _group_seen(broker, group: str, victim) -> str:
+    """What the coordinator holds when a member never saw its assignment (a failure's message)."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # (held: a dropped client ends its requests)
+    described = admin.describe_consumer_groups([group])[group].result(10)
+    members = [(m.member_id, m.client_id, sorted(tp.partition for tp in m.assignment.topic_partitions))
+               for m in described.members]
+    return f"victim alive: {victim.poll() is None}; group {described.state}: {members}"
+
+
 def _split(a, b) -> bool:
     return bool(_parts(a)) and bool(_parts(b)) and not _parts(a) & _parts(b) \
         and len(_parts(a) | _parts(b)) == PARTITIONS
@@ -135,7 +146,7 @@ def test_a_killed_member_is_evicted_after_the_session_timeout_and_its_partitions
         # the survivor must keep polling: it gives partitions up from inside poll()
         assert _poll_until([survivor], lambda: len(_parts(survivor)) == PARTITIONS // 2)
         ready, _, _ = select.select([victim.stdout], [], [], 60)  # a loaded machine starts it slowly
-        assert ready and victim.stdout.readline().strip() == b"assigned"
+        assert ready and victim.stdout.readline().strip() == b"assigned", _group_seen(broker, group, victim)
     finally:
         victim.kill()  # SIGKILL: no leave heartbeat
         victim.wait()

@@ -54,7 +54,7 @@ SHARE_STATE = "share-state-in-the-partition"
 # once they have: the APIs whose answers the log's length decides, and the fields it decides elsewhere
 LOG_READERS = frozenset({"Produce", "Fetch", "ListOffsets", "DeleteRecords", "OffsetForLeaderEpoch",
                          "DescribeLogDirs", "DescribeProducers"})
-LOG_SHAPED = re.compile(r"offset|watermark|records|size|timestamp")
+LOG_SHAPED = re.compile(r"offset|watermark|records|size|timestamp|(^|\.)lag$")  # (lag: the log end less a start)
 READ_ONLY = re.compile(r"^(Describe|List|Metadata$|ApiVersions$|OffsetFetch$|FindCoordinator$|ConsumerGroupDescribe$|"
                        r"ShareGroupDescribe$)")
 SHARE_FIRST_WAIT_MS = 3000

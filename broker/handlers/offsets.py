@@ -135,13 +135,14 @@ def handle_offset_fetch(req, ctx):
     stable = req.get("require_stable", False)
     denied = int(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.api_version >= 8:
-        allowed = [g for g in req.groups if ctx.authorize(DESCRIBE, GROUP, g.group_id)]
+        may = [ctx.authorize(DESCRIBE, GROUP, g.group_id) for g in req.groups]
+        allowed = [g for g, ok in zip(req.groups, may) if ok]
         body = _check_members(engines, allowed, {"throttle_time_ms": 0, "groups": [
             {"group_id": g.group_id, "topics": _fetch_group(ctx, g.group_id, g.topics, stable),
              "error_code": 0} for g in allowed]})
-        by_id = {g["group_id"]: g for g in body["groups"]}
-        body["groups"] = [by_id.get(g.group_id) or {"group_id": g.group_id, "topics": [], "error_code": denied}
-                          for g in req.groups]
+        answered = iter(body["groups"])  # each entry answered in its place (a group named twice, twice)
+        body["groups"] = [next(answered) if ok else {"group_id": g.group_id, "topics": [], "error_code": denied}
+                          for g, ok in zip(req.groups, may)]
         return body
     if not ctx.authorize(DESCRIBE, GROUP, req.group_id):
         return {"throttle_time_ms": 0, "error_code": denied, "topics": []}

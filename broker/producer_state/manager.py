@@ -29,6 +29,7 @@ from kipper.protocol.batch import BatchHeader
 from kipper.protocol.errors import ErrorCode
 
 INT32_MAX = 0x7FFFFFFF
+NO_PRODUCER_EPOCH = -1  # a batch's epoch when its producer has none (Kafka's RecordBatch constant)
 _new_tuple = tuple.__new__
 SEQ_MOD = 1 << 31
 
@@ -145,7 +146,9 @@ class ProducerStateManager:
             return Validation(REJECT, ErrorCode.INVALID_PRODUCER_EPOCH,
                               f"epoch {h.producer_epoch} is older than the current epoch {epoch}")
         if h.producer_epoch > epoch:
-            if first_seq != 0:
+            # a new epoch starts at sequence 0, unless the producer had none (-1, Kafka's
+            # NO_PRODUCER_EPOCH): then any sequence goes, as Kafka's checkSequence lets it
+            if first_seq != 0 and epoch != NO_PRODUCER_EPOCH:
                 return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                                   f"new epoch {h.producer_epoch} must start at sequence 0, not {first_seq}")
             return None

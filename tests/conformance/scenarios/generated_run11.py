@@ -1,0 +1,44 @@
+"""What the generator's eleventh run found (issue 36, docs/FUZZ_FINDINGS.md), each the sequence a
+difference shrank to or a few variants of it, replayed as generated.py replays (every one
+passes against Kafka 4.4; tests/unit/test_eleventh_run_findings.py states each answer)."""
+
+from __future__ import annotations
+
+from tests.conformance.scenarios import register
+from tests.conformance.scenarios.generated import T0, replay
+
+_NO_SUCH_PID = 999_999_999_000  # a producer id no broker issued
+
+
+def _produce(epoch: int, seq: int, n: int) -> dict:
+    return {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
+            "topic_data": [{"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                "n": n, "start": 0, "pid": _NO_SUCH_PID, "epoch": epoch, "seq": seq, "txn": False, "codec": 0,
+                "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
+
+
+def _delete_offsets(*names: str) -> dict:
+    return {"api": "DeleteShareGroupOffsets", "version": 0, "body": {
+        "group_id": "<T>-g0", "topics": [{"topic_name": name} for name in names]}}
+
+
+RUN_11: dict[str, list[dict]] = {
+    # a producer whose batches had no epoch (-1) may start its first epoch at any sequence;
+    # once it has one, a newer epoch starts at 0 (Kafka's checkSequence, seed 11308)
+    "generated/produce-a-producer-without-an-epoch-starts-anywhere": [
+        T0, _produce(-1, 0, 2), _produce(0, 2, 1), _produce(1, 3, 1), _produce(1, 0, 1),
+    ],
+    # DeleteShareGroupOffsets reads its topics as a set: a topic named twice is answered once,
+    # with offsets or without, known or not (seed 9307)
+    "generated/delete-share-group-offsets-a-topic-named-twice": [
+        T0,
+        {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g0", "topics": [
+            {"topic_name": "<T>-t0", "partitions": [{"partition_index": 0, "start_offset": 0}]}]}},
+        _delete_offsets("<T>-t0", "<T>-t0"),
+        _delete_offsets("<T>-t0", "<T>-t0"),
+        _delete_offsets("<T>-t9", "<T>-t0", "<T>-t9"),
+    ],
+}
+
+for _name, _steps in RUN_11.items():
+    register(_name, replay(_steps))

@@ -38,6 +38,15 @@ RUN_11: dict[str, list[dict]] = {
         _delete_offsets("<T>-t0", "<T>-t0"),
         _delete_offsets("<T>-t9", "<T>-t0", "<T>-t9"),
     ],
+    # OffsetFetch v8+ answers each entry in its place: a group named twice, once for a partition
+    # and once for all it committed (seed 9310)
+    "generated/offset-fetch-a-group-named-twice": [
+        T0,
+        *({"api": "OffsetFetch", "version": version, "body": {"require_stable": False, "groups": [
+            {"group_id": "<T>-g1", "member_id": None, "member_epoch": -1,
+             "topics": [{"name": "<T>-t0", "partition_indexes": [0]}]},
+            {"group_id": "<T>-g1", "member_id": None, "member_epoch": -1, "topics": None}]}} for version in (8, 9)),
+    ],
 }
 
 for _name, _steps in RUN_11.items():

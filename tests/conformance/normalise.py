@@ -58,6 +58,7 @@ SORT_KEYS = {
     "active_tasks": ("subtopology_id",), "standby_tasks": ("subtopology_id",), "warmup_tasks": ("subtopology_id",),
     "topic_configs": ("key",),
     "requested_metrics": (),  # a Java HashSet's order on Kafka
+    "markers": ("producer_id",),  # WriteTxnMarkers: a hash map by producer id on Kafka (the eleventh run)
     "subscribed_topic_names": (),  # a member's subscription: a Java set's order on Kafka (the eleventh run)
     "results_by_partition": ("partition_index",),  # AddPartitionsToTxn v4+: a hash map's order on Kafka
     "results_by_transaction": ("transactional_id",),  # AddPartitionsToTxn v4+: in the order they complete

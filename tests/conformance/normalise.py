@@ -45,7 +45,8 @@ SORT_KEYS = {
     "acls": ("principal", "host", "operation", "permission_type"), "members": ("member_id", "group_instance_id"),
     "partitions": ("partition_index", "partition"), "partition_responses": ("index",), "brokers": ("node_id", "broker_id"),
     "supported_features": ("name",), "finalized_features": ("name",), "entries": ("entity",),
-    "matching_acls": ("principal", "host", "operation"), "filter_results": (),
+    "matching_acls": ("principal", "host", "operation", "resource_type", "resource_name", "pattern_type"),
+    "filter_results": (),
     "credential_infos": ("mechanism",), "producers": ("producer_id",), "coordinators": ("key",),
     "creation_responses": (), "leader_epochs": (),
     # (a name twice: DeleteTopics v6 answers a topic by id and by name and id in either order on

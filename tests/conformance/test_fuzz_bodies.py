@@ -135,3 +135,15 @@ def test_write_txn_markers_results_compare_in_any_order():
         norm.response({"producer_id": 12})
         answers.append(norm.response({"markers": order}))
     assert answers[0] == answers[1]
+
+
+def test_the_acls_a_delete_matched_compare_in_any_order():
+    """Kafka lists the ACLs one DeleteAcls filter matched in a set's order (the eleventh run)."""
+    from tests.conformance.normalise import Normaliser
+
+    acls = [{"error_code": 0, "error_message": None, "resource_type": 2, "resource_name": name, "pattern_type": 3,
+             "principal": "User:f000001-u0", "host": "*", "operation": 2, "permission_type": 3}
+            for name in ("f000001-t0", "f000001-g0")]
+    answers = [Normaliser("f000001").response({"filter_results": [{"error_code": 0, "matching_acls": order}]})
+               for order in (acls, acls[::-1])]
+    assert answers[0] == answers[1]

@@ -31,6 +31,7 @@ from kipper.broker.groups.classic import DEAD, EMPTY, ClassicGroupCoordinator
 from kipper.broker.groups.classic_model import session_refusal
 from kipper.broker.groups.consumer.classic_members import ClassicMembers
 from kipper.broker.groups.consumer.coordinator import ConsumerGroupCoordinator
+from kipper.broker.groups.consumer.model import JOIN_EPOCH
 from kipper.broker.groups.migration import (
     abandon_rebalance, may_downgrade, may_upgrade, only_classic_left, to_classic_group,
     to_consumer_group,
@@ -215,8 +216,9 @@ class GroupCoordinator:
     def consumer_heartbeat(self, req, *, version: int, client_id: str, client_host: str,
                            now: int) -> dict:
         group_id = req.group_id
-        if group_id and not self.consumer.owns(group_id) and self._classic_in_use(group_id):
-            self._upgrade(group_id, now)
+        if group_id and req.member_epoch == JOIN_EPOCH and not self.consumer.owns(group_id) \
+                and self._classic_in_use(group_id):
+            self._upgrade(group_id, now)  # only a join converts a classic group (Kafka's createIfNotExists)
         held = (bool(group_id) and not self.consumer.owns(group_id)
                 and self._held_against_consumer(group_id))
         body = self.consumer.heartbeat(req, version=version, client_id=client_id,

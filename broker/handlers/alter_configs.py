@@ -25,6 +25,7 @@ from kipper.protocol.errors import ErrorCode
 
 BROKER_LOGGER = 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+MIN_INSYNC = "min.insync.replicas"
 
 
 class Refused(Exception):
@@ -39,11 +40,12 @@ def _list_typed(name: str, types) -> bool:
     return spec is not None and spec.type == "list"
 
 
-def apply_ops(current: dict, ops, types: dict, effective=None) -> dict:
+def apply_ops(current: dict, ops, types: dict, effective=None, unknown_text=None) -> dict:
     """The new set after incremental ops (Kafka's prepareIncrementalConfigs). APPEND
     and SUBTRACT start from the value in effect, the default included
     (``effective(name)``): APPEND compact to a topic on the default policy gives
-    delete,compact, and SUBTRACT delete from it leaves an empty list."""
+    delete,compact, and SUBTRACT delete from it leaves an empty list. They are refused for a
+    key that is no LIST, an unknown one included (``unknown_text(name)``: a broker's words)."""
     new = dict(current)
     for op in ops:
         if op.config_operation == SET:
@@ -51,7 +53,9 @@ def apply_ops(current: dict, ops, types: dict, effective=None) -> dict:
         elif op.config_operation == DELETE:
             new.pop(op.name, None)
         elif op.config_operation in (APPEND, SUBTRACT):
-            if op.name in types and not _list_typed(op.name, types):
+            if op.name not in types and unknown_text is not None:
+                raise Refused(ErrorCode.INVALID_CONFIG, unknown_text(op.name))
+            if not _list_typed(op.name, types):
                 verb = "APPEND" if op.config_operation == APPEND else "SUBTRACT"
                 raise Refused(ErrorCode.INVALID_CONFIG, f"Can't {verb} to key {op.name} because its type is not LIST.")
             now = new.get(op.name)
@@ -130,12 +134,25 @@ def _group(engines, name: str, build, validate_only: bool) -> None:
         store.replace(name, new)
 
 
-def _broker(engines, name: str, build, validate_only: bool) -> None:
+def _removes_min_insync(res, incremental: bool) -> bool:
+    """A change of the cluster-level set without min.insync.replicas: AlterConfigs that
+    leaves it out (it replaces the whole set), or a DELETE of it."""
+    if not incremental:
+        return all(c.name != MIN_INSYNC for c in res.configs)
+    return any(c.name == MIN_INSYNC and c.config_operation == DELETE for c in res.configs)
+
+
+def _broker(engines, name: str, build, validate_only: bool, removes_min_insync: bool = False) -> None:
     dynamic = engines.dynamic_configs
     code, message = dynamic.layer_for(name)
     if code != ErrorCode.NONE:
         raise Refused(code, message)
-    new = build(dynamic.current(name), KAFKA_BROKER_CONFIGS)  # APPEND/SUBTRACT: list configs only
+    if name == "" and removes_min_insync:
+        # Kafka 4.4 enables eligible leader replicas (KIP-966), and with them keeps a
+        # cluster-level min.insync.replicas that no change may take away
+        raise Refused(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
+    # APPEND/SUBTRACT: list configs only, and a name no broker knows is refused by name
+    new = build(dynamic.current(name), KAFKA_BROKER_CONFIGS, unknown_text=lambda key: f"Unknown config name: {key}")
     code, message = dynamic.check(new)
     if code != ErrorCode.NONE:
         raise Refused(code, message)
@@ -172,10 +189,10 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
     for i, res in enumerate(resources):
         code, message = ErrorCode.NONE, None
         if incremental:
-            def build(current, types, effective=None, res=res):
-                return apply_ops(current, res.configs, types, effective)
+            def build(current, types, effective=None, unknown_text=None, res=res):
+                return apply_ops(current, res.configs, types, effective, unknown_text)
         else:
-            def build(current, types, effective=None, res=res):
+            def build(current, types, effective=None, unknown_text=None, res=res):
                 return {c.name: c.value for c in res.configs}
         try:
             if i in refused:
@@ -188,7 +205,7 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
             elif res.resource_type in GROUP_TYPES:
                 _group(ctx.engines, res.resource_name, build, validate_only)
             elif res.resource_type == BROKER:
-                _broker(ctx.engines, res.resource_name, build, validate_only)
+                _broker(ctx.engines, res.resource_name, build, validate_only, _removes_min_insync(res, incremental))
             elif res.resource_type == CLIENT_METRICS:
                 _client_metrics(ctx.engines, res.resource_name, build, validate_only)
             else:

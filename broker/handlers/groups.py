@@ -44,8 +44,9 @@ def handle_join_group(req, ctx):
         if body is PROTOCOL_NAMED_TWICE:  # Kafka fails inside and closes the connection
             names = [p.name for p in req.protocols]
             return d.reply(Reply(NO_RESPONSE, abort=f"JoinGroup names a protocol more than once: {names}"))
-        if version >= 7 and body.get("error_code") and not body.get("protocol_name"):
-            body = {**body, "protocol_name": None}  # Kafka's failed JoinGroup: a null protocol name
+        if version >= 7 and not body.get("protocol_name"):
+            # Kafka's failed JoinGroup, or one whose protocol is named "": a null protocol name
+            body = {**body, "protocol_name": None}
         d.reply(body)
     ctx.engines.groups.join(req, version=version, client_id=ctx.client_id or "",
                             client_host=_host(ctx), now=ctx.now, reply=reply)

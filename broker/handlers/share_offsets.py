@@ -113,11 +113,10 @@ def handle_delete_share_group_offsets(req, ctx):
         return _top_level(ErrorCode.UNSUPPORTED_VERSION, UNSUPPORTED_MESSAGE)
     if not ctx.authorize(DELETE, GROUP, req.group_id):
         return _top_level(ErrorCode.GROUP_AUTHORIZATION_FAILED, GROUP_REFUSED)
-    named = list(dict.fromkeys(t.topic_name for t in req.topics))  # a topic named twice is one (Kafka's set)
-    allowed = [name for name in named if ctx.authorize(READ, TOPIC, name)]
-    refused = [{"topic_name": name, "topic_id": offsets.ZERO_UUID,
+    allowed = [t.topic_name for t in req.topics if ctx.authorize(READ, TOPIC, t.topic_name)]
+    refused = [{"topic_name": t.topic_name, "topic_id": offsets.ZERO_UUID,
                 "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED), "error_message": TOPIC_REFUSED}
-               for name in named if name not in allowed]
+               for t in req.topics if t.topic_name not in allowed]
     code, message = engines.groups.share_offsets_group(req.group_id, create=False)
     if code != ErrorCode.NONE:
         return _top_level(code, message)

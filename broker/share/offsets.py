@@ -91,10 +91,13 @@ def alter(share, group_id: str, wanted, now: int) -> list[dict]:
 
 def delete(share, topics, group_id: str, names) -> list[dict]:
     """DeleteShareGroupOffsets: each topic's share state goes; a topic that does not exist,
-    or has none, is UNKNOWN_TOPIC_OR_PARTITION (Kafka's two messages), after the others."""
+    or has none, is UNKNOWN_TOPIC_OR_PARTITION (Kafka's two messages), after the others. A
+    topic named twice is deleted and answered once; a refusal, each time it is named."""
     failed, done = [], []
     for name in names:
         topic = topics.get(name)
+        if any(row["topic_name"] == name for row in done):
+            continue
         if topic is None:
             failed.append(_topic_row(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED))
         elif not share.store.delete(group_id, name):

@@ -60,6 +60,10 @@ def test_a_declared_shape_is_not_drawn_again():
         {"transactional_id": "<T>-x0", "topics": [{"name": "<T>-t0", "partitions": [0]}]}]}}
     kept = bodies.without_declared(step)["body"]["transactions"]
     assert [(t["transactional_id"], t["topics"]) for t in kept] == [("<T>-x0", []), ("<T>-x1", [])]
+    # CreateTopics: no topic share.auto.offset.reset (share-auto-offset-reset-topic-config)
+    step = {"api": "CreateTopics", "version": 5, "conn": "main", "body": {"topics": [{"name": "<T>-t1", "configs": [
+        {"name": "share.auto.offset.reset", "value": "latest"}, {"name": "retention.ms", "value": "1"}]}]}}
+    assert bodies.without_declared(step)["body"]["topics"][0]["configs"] == [{"name": "retention.ms", "value": "1"}]
 
 
 def _answers(pair, api: str, kafka: dict, kipper: dict):

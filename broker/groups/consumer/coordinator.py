@@ -126,7 +126,7 @@ class ConsumerGroupCoordinator:
         try:
             self._validate(req, version)
             if req.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
-                return self._leave(req, now)
+                return self._leave(req, now, held_elsewhere)
             return self._heartbeat(req, client_id, client_host, now, held_elsewhere)
         except HeartbeatError as exc:
             return _response(exc.code, exc.message)
@@ -355,11 +355,12 @@ class ConsumerGroupCoordinator:
 
     # --- leaving and fencing ------------------------------------------------------------
 
-    def _leave(self, req, now: int) -> dict:
+    def _leave(self, req, now: int, held_elsewhere: bool = False) -> dict:
         group_id, member_id, epoch = req.group_id, req.member_id, req.member_epoch
         group = self.groups.get(group_id)
-        if group is None:
-            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")  # (Kafka's words)
+        if group is None:  # (Kafka's words)
+            raise HeartbeatError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group."
+                                 if held_elsewhere else f"Group {group_id} not found.")
         instance_id = req.get("instance_id")
         if instance_id is None:
             member = group.members.get(member_id)

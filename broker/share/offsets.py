@@ -93,16 +93,17 @@ def delete(share, topics, group_id: str, names) -> list[dict]:
     """DeleteShareGroupOffsets: each topic's share state goes; a topic that does not exist,
     or has none, is UNKNOWN_TOPIC_OR_PARTITION (Kafka's two messages), after the others. A
     topic named twice is deleted and answered once; a refusal, each time it is named."""
-    failed, done = [], []
+    failed, done, deleted = [], [], set()
     for name in names:
-        topic = topics.get(name)
-        if any(row["topic_name"] == name for row in done):
+        if name in deleted:
             continue
+        topic = topics.get(name)
         if topic is None:
             failed.append(_topic_row(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NOT_HOSTED))
         elif not share.store.delete(group_id, name):
             failed.append(_topic_row(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NO_OFFSETS))
         else:
+            deleted.add(name)
             done.append(_topic_row(name, topic.topic_id, ErrorCode.NONE, None))
     if done:
         share.coordinator.bump_epoch(group_id)

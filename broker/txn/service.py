@@ -159,7 +159,7 @@ class Transactions:
         """The group's `__consumer_offsets` partition, the topic made yet or not (Kafka's
         partitionFor over offsets.topic.num.partitions)."""
         offsets = self.topics.get(OFFSETS_TOPIC)
-        journal = getattr(self.groups, "journal", None)
+        journal = self.groups.journal
         count = len(offsets.partitions) if offsets else journal.num_partitions if journal is not None else 1
         return OFFSETS_TOPIC, partition_for(group_id, count)
 

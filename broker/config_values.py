@@ -7,6 +7,7 @@ configuration reference.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
@@ -103,6 +104,35 @@ def java_set_text(items: list[str]) -> str:
 
 # --- value parsers ------------------------------------------------------------------
 
+# Java's number grammars, which Kafka's ConfigDef parses with after a trim: Long.parseLong takes
+# a sign and digits only (Python's int() also takes '1_000'); Double.parseDouble takes NaN,
+# Infinity, a decimal with an exponent and a f/F/d/D suffix, or a hex float (Python's float()
+# also takes 'inf', 'nan' in any case and '1_0', and no suffix)
+_JAVA_LONG = re.compile(r"[+-]?\d+")
+_JAVA_DOUBLE = re.compile(r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)")
+_JAVA_HEX_DOUBLE = re.compile(r"([+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
+
+
+def java_long(text) -> int:
+    """``text`` read as Java's Long.parseLong reads it (after ConfigDef's trim); ValueError if
+    Java would refuse it. The caller checks the type's range."""
+    value = str(text).strip()
+    if not _JAVA_LONG.fullmatch(value):
+        raise ValueError(f"not a Java integer: {text!r}")
+    return int(value)
+
+
+def java_float(text) -> float:
+    """``text`` read as Java's Double.parseDouble reads it; ValueError if Java would refuse it."""
+    value = str(text).strip()
+    if _JAVA_DOUBLE.fullmatch(value):
+        return float(value.rstrip("fFdD"))
+    hexadecimal = _JAVA_HEX_DOUBLE.fullmatch(value)
+    if hexadecimal:
+        return float.fromhex(hexadecimal.group(1))
+    raise ValueError(f"not a Java double: {text!r}")
+
+
 def java_double(value: float) -> str:
     """A double as Java's Double.toString prints it (1.0, 0.5, 1.0E-4, 1.7976931348623157E308):
     Kafka's tools and messages show config values that way."""
@@ -122,7 +152,7 @@ def java_double(value: float) -> str:
 def int_in(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
-            value = int(str(text).strip())
+            value = java_long(text)
         except ValueError:
             raise ConfigError(f"'{text}' is not an integer") from None
         if lo is not None and value < lo:
@@ -137,7 +167,7 @@ def int_in(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]
 def float_in(lo: float | None = None, hi: float | None = None, *, open_lo: bool = False):
     def parse(text: str) -> float:
         try:
-            value = float(str(text).strip())
+            value = java_float(text)
         except ValueError:
             raise ConfigError(f"'{text}' is not a number") from None
         if lo is not None and (value < lo or (open_lo and value == lo)):

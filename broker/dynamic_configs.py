@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
-from kipper.broker.config_values import java_double, java_set_text
+from kipper.broker.config_values import java_double, java_float, java_set_text
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, parse_value,
@@ -111,7 +111,7 @@ def _value_problem(name: str, value: str) -> str | None:
         rng = getattr(KEYS[name].parse, "range", None) if name in KEYS else None
         if rng is not None and not message.startswith("Invalid value"):
             lo, hi = rng
-            message = (f"Value must be at least {lo}" if lo is not None and float(value) < lo
+            message = (f"Value must be at least {lo}" if lo is not None and java_float(value) < lo
                        else f"Value must be no more than {hi}")
         if not message.startswith("Invalid value"):
             message = f"Invalid value {value} for configuration {name}: {message}"

@@ -57,6 +57,10 @@ class GroupCoordinator:
         self.migration_policy = migration_policy  # group.consumer.migration.policy
         self.mixed = ClassicMembers(consumer)  # classic members inside consumer groups
         self.streams = streams  # broker/groups/streams: StreamsGroupCoordinator
+        # simple groups Kafka's coordinator made for a commit whose every offset it then refused:
+        # no record was written, so its reads (DescribeGroups, ListGroups) never see them, but
+        # its writes do (an empty classic group), until a group of that id is made or deleted
+        self.unwritten_simple: set[str] = set()
 
     # --- who holds a group id ---------------------------------------------------------------
 
@@ -207,6 +211,7 @@ class GroupCoordinator:
 
     def ensure_simple_group(self, group_id: str) -> None:
         """Offsets committed without a group make a simple group, visible to ListGroups."""
+        self.unwritten_simple.discard(group_id)
         if group_id not in self.classic.groups and not self.consumer.owns(group_id) \
                 and not self._streams_owns(group_id):
             self.classic.get_or_create(group_id)
@@ -291,6 +296,18 @@ class GroupCoordinator:
 
     # --- offsets --------------------------------------------------------------------------------
 
+    def commit_refused(self, group_id: str) -> None:
+        """Every offset of a commit that made no group was refused by the coordinator."""
+        if self.kind_of(group_id) is None:
+            self.unwritten_simple.add(group_id)
+
+    def _unwritten(self, group_id: str, generation: int) -> ErrorCode | None:
+        """A commit to an unwritten simple group: an empty classic group's answer (Kafka's
+        ClassicGroup.validateOffsetCommit: -1 commits, a generation is a member check)."""
+        if group_id not in self.unwritten_simple or self.kind_of(group_id) is not None:
+            return None
+        return ErrorCode.NONE if generation < 0 else ErrorCode.UNKNOWN_MEMBER_ID
+
     def validate_commit(self, group_id: str, member_id: str, epoch: int, instance_id: str | None,
                         api_version: int, partitions=()) -> ErrorCode:
         """OffsetCommit: member epochs for a consumer or streams group, generations for a
@@ -303,6 +320,9 @@ class GroupCoordinator:
                                                    partitions, transactional=False, api_version=api_version)
         if self.consumer.owns(group_id):
             return self.consumer.validate_commit(group_id, member_id, epoch, api_version=api_version)
+        unwritten = self._unwritten(group_id, epoch)
+        if unwritten is not None:
+            return unwritten
         return self.classic.validate_commit(group_id, member_id, epoch, instance_id, api_version=api_version)
 
     def validate_txn_commit(self, group_id: str, member_id: str, generation_id: int,
@@ -321,6 +341,9 @@ class GroupCoordinator:
         if self.consumer.owns(group_id):
             return self.consumer.validate_commit(group_id, member_id, generation_id,
                                                  api_version=-1, transactional=True)
+        unwritten = self._unwritten(group_id, generation_id)
+        if unwritten is not None:
+            return unwritten
         return self.classic.validate_commit(group_id, member_id, generation_id, instance_id, transactional=True)
 
     def validate_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
@@ -341,6 +364,9 @@ class GroupCoordinator:
         """Delete an empty group of any kind with its committed offsets (and, for a
         share group, its share-partition state). Kafka's answer carries no message."""
         if not self._exists(group_id):  # "" is a group id like another (Kafka)
+            if group_id in self.unwritten_simple:  # Kafka's write path holds it: deleted
+                self.unwritten_simple.discard(group_id)
+                return ErrorCode.NONE
             return ErrorCode.GROUP_ID_NOT_FOUND
         kind = self.kind_of(group_id)
         if kind == CLASSIC:

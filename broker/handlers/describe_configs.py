@@ -11,7 +11,7 @@ from kipper.broker.dynamic_configs import ALIASES, DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.effective import NULL_DEFAULTS
-from kipper.broker.log.topic_configs import CONFIG_TYPES, describable
+from kipper.broker.log.topic_configs import CONFIG_TYPES, ConfigValueError, describable, parse_value, render
 from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
 from kipper.protocol.errors import ErrorCode, kafka_text
@@ -121,7 +121,23 @@ def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_on
             return None
     if not found:  # a config with no value anywhere: null
         return _row(name, None, DEFAULT_CONFIG, [], synonyms, docs, not known) if known else None
-    return _row(name, found[0][1], found[0][2], found, synonyms, docs, not known)
+    value = found[0][1]
+    if not default_layer_only and found[0][2] in (2, 3):
+        value = _as_held(name, value)
+    return _row(name, value, found[0][2], found, synonyms, docs, not known)
+
+
+def _as_held(name: str, text: str) -> str:
+    """A broker's dynamic value as its KafkaConfig holds it: parsed, then printed (Kafka's
+    ConfigDef.convertToString): '+1' is described as 1 and '0.5d' as 0.5; its synonyms and
+    the cluster default's resource keep the text as it was given."""
+    kafka = KAFKA_BROKER_CONFIGS.get(name)
+    if kafka is None:
+        return text
+    try:
+        return render(kafka.type, parse_value(kafka.type, name, text))
+    except ConfigValueError:
+        return text
 
 
 def _read_only(name: str) -> bool:

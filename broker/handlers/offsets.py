@@ -56,6 +56,7 @@ def handle_offset_commit(req, ctx):
         [(t.name, p.partition_index) for t in req.topics for p in t.partitions])
     out = []
     commits = []
+    reached = False  # a partition the broker's own checks let through to the coordinator
     for t in req.topics:
         name = t.name
         topic = engines.topics.get(name)
@@ -69,18 +70,23 @@ def handle_offset_commit(req, ctx):
             elif topic is None or not 0 <= p.partition_index < len(topic.partitions):
                 code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             elif error != ErrorCode.NONE:
-                code = error
+                code, reached = error, True
             elif p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
-                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                code, reached = ErrorCode.OFFSET_METADATA_TOO_LARGE, True
             else:
                 code = ErrorCode.NONE
                 commits.append((name, p.partition_index, p.committed_offset,
                                 p.get("committed_leader_epoch", -1), p.committed_metadata))
             parts.append({"partition_index": p.partition_index, "error_code": int(code)})
         out.append({"name": name, "partitions": parts, "kept": not group_denied and (not readable or topic is None)})
-    if commits:  # journaled, then applied; a commit that failed makes no group
+    if commits:  # journaled, then applied
         engines.offsets.commit_all(req.group_id, commits, ctx.now)
         engines.groups.ensure_simple_group(req.group_id)
+    elif reached and error == ErrorCode.NONE:
+        # Kafka's coordinator made a missing (simple) group before it refused each offset; as
+        # nothing was written only its later writes see it (none when the broker's own checks
+        # refused every partition)
+        engines.groups.commit_refused(req.group_id)
     return {"throttle_time_ms": 0, "topics": answered(out, not group_denied and broker_answered(out))}
 
 

@@ -138,7 +138,7 @@ def handle_create_topics(req, ctx):
             t.replication_factor > 0 else engines.topics.replication_factor(topic)
         out.append({"name": t.name, "error_code": 0, "error_message": None, "topic_id": topic.topic_id,
                     "num_partitions": count, "replication_factor": rf,
-                    "configs": [view.row(topic.configs, k) for k in describable()]})
+                    "configs": [view.row(topic.configs, k, as_given=True) for k in describable()]})
     return {"throttle_time_ms": 0, "topics": out}
 
 

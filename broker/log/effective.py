@@ -76,18 +76,20 @@ class TopicConfigView:
             return "retention.ms" in explicit or "log.retention.hours" in explicit
         return d.static_key in explicit
 
-    def synonyms(self, configs: dict[str, str], name: str) -> list[tuple[str, str, int]]:
-        """(name, value, source) from the highest precedence down; the first is in effect."""
+    def synonyms(self, configs: dict[str, str], name: str, as_given: bool = False) -> list[tuple[str, str, int]]:
+        """(name, value, source) from the highest precedence down; the first is in effect.
+        A dynamic value is printed as its type prints it (0.5 for '0.5d'), or ``as_given``."""
         d = TOPIC_CONFIGS[name]
+        shown = str if as_given else d.canonical
         out = []
         if configs.get(name) is not None:
-            out.append((name, d.canonical(configs[name]), DYNAMIC_TOPIC_CONFIG))
+            out.append((name, shown(configs[name]), DYNAMIC_TOPIC_CONFIG))
         if d.synonym is not None:
             for layer, source in ((self.dynamic.node, DYNAMIC_BROKER_CONFIG),
                                   ("", DYNAMIC_DEFAULT_BROKER_CONFIG)):
                 value = self.dynamic.layers[layer].get(d.synonym)
                 if value is not None:
-                    out.append((d.synonym, d.canonical(value), source))
+                    out.append((d.synonym, shown(value), source))
         if d.static_key is not None:
             if self._static_explicit(d):
                 out.append((d.static_key, self._static_text(d), STATIC_BROKER_CONFIG))
@@ -122,10 +124,12 @@ class TopicConfigView:
         return d.parse(self.value(configs, name))
 
     def row(self, configs: dict[str, str], name: str, *, include_synonyms: bool = False,
-            include_documentation: bool = False) -> dict:
-        """One DescribeConfigs (or CreateTopics) entry."""
+            include_documentation: bool = False, as_given: bool = False) -> dict:
+        """One DescribeConfigs entry, or ``as_given`` a CreateTopics one: Kafka's controller
+        answers a new topic's dynamic values with the text as given ('0.5d'), where a
+        broker's DescribeConfigs prints them as their type does (0.5)."""
         d = TOPIC_CONFIGS[name]
-        found = self.synonyms(configs, name)
+        found = self.synonyms(configs, name, as_given)
         listed = self.described_synonyms(configs, name)
         value = found[0][1] if found else d.default
         # Kafka's source is the first synonym listed's, DEFAULT when none is

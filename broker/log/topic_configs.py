@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from kipper.broker.config_values import BROKER_CODECS, java_double
+from kipper.broker.config_values import BROKER_CODECS, java_double, java_float, java_hash_order, java_long
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -37,13 +37,13 @@ def parse_value(type_: str, name: str, text: str):
     value = text.strip()
     try:
         if type_ in ("short", "int", "long"):
-            n = int(value)
+            n = java_long(value)
             lo, hi = {"short": (-2**15, 2**15 - 1), "int": (INT_MIN, INT_MAX)}.get(type_, (LONG_MIN, LONG_MAX))
             if not lo <= n <= hi:
                 raise ValueError
             return n
         if type_ == "double":
-            return float(value)
+            return java_float(value)
     except ValueError:
         raise ConfigValueError(f"Invalid value {text} for configuration {name}: "
                                f"Not a number of type {type_.upper()}") from None
@@ -252,17 +252,34 @@ def describable() -> list[str]:
     return sorted(n for n, d in TOPIC_CONFIGS.items() if not d.internal)
 
 
+# LogConfig's ConfigDef in Kafka's definition order: ConfigDef.parse checks values in this order
+# (the configs Kafka 4.4 defines after these, and kipper's own, come last)
+DEFINITION_ORDER = {name: i for i, name in enumerate((
+    "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
+    "retention.bytes", "retention.ms", "max.message.bytes", "index.interval.bytes", "delete.retention.ms",
+    "min.compaction.lag.ms", "max.compaction.lag.ms", "file.delete.delay.ms", "min.cleanable.dirty.ratio",
+    "cleanup.policy", "unclean.leader.election.enable", "min.insync.replicas", "compression.type",
+    "compression.gzip.level", "compression.lz4.level", "compression.zstd.level", "preallocate",
+    "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
+    "leader.replication.throttled.replicas", "follower.replication.throttled.replicas", "remote.storage.enable",
+    "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable", "remote.copy.lag.ms",
+    "remote.copy.lag.bytes", "remote.log.delete.on.disable"))}
+
+
 def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
-    """Kafka's LogConfig.validate: names, values, and the rules between them."""
+    """Kafka's LogConfig.validate: names first (the first unknown one in its Properties' hash
+    order), then values in LogConfig's definition order, then the rules between them."""
+    if any(key not in TOPIC_CONFIGS for key in configs):
+        unknown = next(k for k in java_hash_order(configs, concurrent=True) if k not in TOPIC_CONFIGS)
+        return f"Unknown topic config name: {unknown}"
     parsed = {}
-    for key, value in configs.items():
-        spec = TOPIC_CONFIGS.get(key)
-        if spec is None:
-            return f"Unknown topic config name: {key}"
+    last = len(DEFINITION_ORDER)
+    for key in sorted(configs, key=lambda k: DEFINITION_ORDER.get(k, last)):
+        value = configs[key]
         if value is None:
             return f"Null value not supported for topic config: {key}"
         try:
-            parsed[key] = spec.parse(value)
+            parsed[key] = TOPIC_CONFIGS[key].parse(value)
         except ConfigValueError as exc:
             return str(exc)
     low = parsed.get("min.compaction.lag.ms", 0)

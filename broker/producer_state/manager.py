@@ -153,7 +153,12 @@ class ProducerStateManager:
                                   f"new epoch {h.producer_epoch} must start at sequence 0, not {first_seq}")
             return None
         if current_last is None:
-            return None
+            # no batch yet in this epoch (a transaction marker began it): its first batch starts
+            # at sequence 0, unless the epoch is none (Kafka's checkSequence, NO_SEQUENCE)
+            if first_seq == 0 or epoch == NO_PRODUCER_EPOCH:
+                return None
+            return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                              f"epoch {epoch} has no batch yet: it starts at sequence 0, not {first_seq}")
         if first_seq == next_sequence(current_last):
             # in order, the common case: a stored batch (at or behind current_last) cannot
             # start here, so there is no duplicate to look for

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kipper.broker.config_values import java_float
+
 NO_LIMIT = (1 << 63) - 1
 
 
@@ -60,7 +62,7 @@ def log_config(topic_configs: dict[str, str], broker) -> LogConfig:
         delete_retention_ms=get("delete.retention.ms",
                                 _get(broker, "log.cleaner.delete.retention.ms", 86_400_000)),
         min_cleanable_dirty_ratio=get("min.cleanable.dirty.ratio",
-                                      _get(broker, "log.cleaner.min.cleanable.ratio", 0.5), float),
+                                      _get(broker, "log.cleaner.min.cleanable.ratio", 0.5), java_float),
         min_compaction_lag_ms=get("min.compaction.lag.ms",
                                   _get(broker, "log.cleaner.min.compaction.lag.ms", 0)),
         max_compaction_lag_ms=get("max.compaction.lag.ms",

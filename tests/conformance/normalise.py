@@ -52,7 +52,7 @@ SORT_KEYS = {
     # (a name twice: DeleteTopics v6 answers a topic by id and by name and id in either order on
     # Kafka from one run to the next, the sixth generator run found: told apart by their errors;
     # its refusals of one request, "both", "neither" and "duplicate", in any order: by their texts)
-    "responses": ("name", "resource_name", "error_code", "error_message"),
+    "responses": ("name", "resource_name", "resource_type", "error_code", "error_message"),
     "entity": ("entity_type",), "values": ("key",),
     "results_by_topic_v3_and_below": ("name",),
     # streams groups: task lists by subtopology (Kafka's answers take a hash map's order), topic configs

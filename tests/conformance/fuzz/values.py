@@ -80,9 +80,14 @@ SHARE_EPOCH = pick({"<share_epoch>": 0}, 0, -1, 1, {"<share_epoch>": 1}, 7)
 CONFIG_NAME = pick("retention.ms", "cleanup.policy", "max.message.bytes", "message.timestamp.type",
                    "min.insync.replicas", "compression.type", "segment.bytes", "share.auto.offset.reset",
                    "share.delivery.count.limit", "consumer.session.timeout.ms", "message.timestamp.before.max.ms",
-                   "unclean.leader.election.enable", "no.such.config", "")
+                   "unclean.leader.election.enable", "no.such.config", "", "min.cleanable.dirty.ratio",
+                   "retention.bytes", "delete.retention.ms", "max.compaction.lag.ms", "message.timestamp.after.max.ms",
+                   "leader.replication.throttled.replicas", "preallocate", "segment.index.bytes",
+                   "compression.gzip.level", "remote.storage.enable")
+# values as a user types them: Java's number grammar is Kafka's (no '1_000', a '0.5d' is a double)
 CONFIG_VALUE = pick("1", None, "", "-1", "0", "abc", "compact", "delete", "LogAppendTime", "CreateTime", "earliest",
-                    "latest", "gzip", "producer", "1048576", "3600000", "9999999999999", "true")
+                    "latest", "gzip", "producer", "1048576", "3600000", "9999999999999", "true", "1_000", "+5", " 7 ",
+                    "0.5", "0.5d", "1.5", "NaN", "1e3", "*", "0:1", "lz4", "TRUE", "9223372036854775807")
 
 # --- by field name, then by (parent, name) -----------------------------------------------------
 

@@ -122,8 +122,9 @@ def test_a_broker_describes_a_dynamic_value_as_it_holds_it():
 
 def test_a_commit_the_coordinator_refuses_still_makes_the_simple_group():
     """Kafka's coordinator makes a missing group (generation -1) before it checks the offsets;
-    a later commit of an unknown member is then UNKNOWN_MEMBER_ID, not ILLEGAL_GENERATION,
-    though DescribeGroups never sees the group (no record was written). A commit the broker
+    a later commit of an unknown member is then UNKNOWN_MEMBER_ID, not ILLEGAL_GENERATION, and
+    DeleteGroups deletes it. No record was written, so DescribeGroups does not see it (on Kafka
+    until another write to its __consumer_offsets partition commits it). A commit the broker
     refused first (an unknown topic) makes none (seed 11414)."""
     b = InProcessBroker()
     b.state.topics.create("t", 3)

@@ -31,6 +31,14 @@ def _commit(version: int, group: str, topic: str, generation: int, member: str, 
             {"partition_index": 1, "committed_offset": 0, "committed_metadata": metadata}]}]}}
 
 
+def _txn_commit(generation: int, member: str, metadata) -> dict:
+    return {"api": "TxnOffsetCommit", "version": 3, "body": {
+        "transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": {"<pid>": "<T>-x0"},
+        "producer_epoch": {"<epoch>": 0}, "generation_id": generation, "member_id": member, "group_instance_id": None,
+        "topics": [{"name": "<T>-t0", "partitions": [
+            {"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1, "committed_metadata": metadata}]}]}}
+
+
 def _configs(api: str, version: int, *pairs) -> dict:
     """The same topic configs three ways: AlterConfigs, IncrementalAlterConfigs (SET) and a new
     topic's, each validated only."""
@@ -64,18 +72,27 @@ RUN_12: dict[str, list[dict]] = {
     ],
     # Kafka's coordinator makes a simple group before it looks at the offsets: after a commit
     # whose every offset it refused (metadata too large) its writes see an empty group (an
-    # unknown member is told so, DeleteGroups deletes it) and its reads none (nothing was
-    # written: DescribeGroups says Dead); a commit the broker refused first (an unknown topic)
-    # makes none (seed 11414)
+    # unknown member is told so, DeleteGroups deletes it); a commit the broker refused first (an
+    # unknown topic) makes none (seed 11414). Nothing was written, so its reads see the group
+    # only once another write to the same __consumer_offsets partition commits it: not asked
     "generated/offset-commit-refused-by-the-coordinator-makes-the-group": [
         {**T0, "body": {**T0["body"], "topics": [{**T0["body"]["topics"][0], "num_partitions": 3}]}},
         _commit(5, "<T>-g0", "<T>-t0", -1, "<T>-m1", {"<long>": 5000}),
         _commit(2, "<T>-g0", "<T>-t0", 0, "<T>-m0", ""),
         _commit(5, "<T>-g1", "<T>-t9", -1, "", ""),
         _commit(2, "<T>-g1", "<T>-t0", 0, "<T>-m0", ""),
-        {"api": "DescribeGroups", "version": 0, "body": {"groups": ["<T>-g0", "<T>-g1"]}},
         {"api": "DeleteGroups", "version": 2, "body": {"groups_names": ["<T>-g0", "<T>-g1"]}},
         _commit(2, "<T>-g0", "<T>-t0", 0, "<T>-m0", ""),
+    ],
+    # the same for TxnOffsetCommit inside a transaction that holds the group's offsets
+    "generated/txn-offset-commit-refused-by-the-coordinator-makes-the-group": [
+        T0,
+        {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "AddOffsetsToTxn", "version": 3, "body": {"transactional_id": "<T>-x0", "producer_id": {"<pid>": "<T>-x0"},
+                                                          "producer_epoch": {"<epoch>": 0}, "group_id": "<T>-g0"}},
+        _txn_commit(-1, "", {"<long>": 5000}),
+        _txn_commit(0, "<T>-m0", ""),
     ],
     # topic configs refused together: an unknown name first, then values in LogConfig's order,
     # whatever order the request gives them (seed 11408)

@@ -69,7 +69,7 @@ class ClassicGroupCoordinator:
         if not req.protocol_type or not protocols:
             return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
         if group.members and (group.protocol_type != req.protocol_type
-                              or not self._supports_common(group, protocols, req.member_id)):
+                              or not self._supports_common(group, protocols)):
             return reply(_error(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id))
         instance_id = req.get("group_instance_id")
         member_id = req.member_id
@@ -106,11 +106,12 @@ class ClassicGroupCoordinator:
         return self._rejoin(group, member, protocols, req.protocol_type, session,
                             rebalance_timeout, version, now, reply)
 
-    def _supports_common(self, group: Group, protocols, member_id: str) -> bool:
+    def _supports_common(self, group: Group, protocols) -> bool:
+        """Kafka's ClassicGroup.supportsProtocols: a protocol every member has, the joining
+        one's current protocols included (a lone member cannot switch to wholly new ones)."""
         names = {p for p, _ in protocols}
         for m in group.members.values():
-            if m.member_id != member_id:
-                names &= {p for p, _ in m.protocols}
+            names &= {p for p, _ in m.protocols}
         return bool(names)
 
     def _add_member(self, group, member_id, instance_id, client_id, client_host, session,

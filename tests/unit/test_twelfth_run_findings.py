@@ -144,3 +144,19 @@ def test_a_commit_the_coordinator_refuses_still_makes_the_simple_group():
     deleted = b.call(42, 2, {"groups_names": ["g0", "g1"]}).results
     assert [(r.group_id, r.error_code) for r in deleted] == [("g0", E.NONE), ("g1", E.GROUP_ID_NOT_FOUND)]
     assert commit(2, "g0", "t", 0, "m0", "") == E.ILLEGAL_GENERATION
+
+
+def test_a_lone_member_cannot_switch_to_a_wholly_new_protocol():
+    """Kafka's ClassicGroup.supportsProtocols counts the joining member's current protocols
+    too: a rejoin must name one every member has now (seed 11429)."""
+    b = InProcessBroker()
+    b.state.topics.create("t", 1)
+
+    def join(member: str, *names: str):
+        return b.call(11, 2, {"group_id": "g", "member_id": member, "session_timeout_ms": 45000,
+                              "rebalance_timeout_ms": 1000, "protocol_type": "consumer",
+                              "protocols": [{"name": n, "metadata": b""} for n in names]})
+    first = join("", "range")
+    assert first.error_code == E.NONE
+    assert join(first.member_id, "roundrobin").error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    assert join(first.member_id, "roundrobin", "range").error_code == E.NONE

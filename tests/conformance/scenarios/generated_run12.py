@@ -39,6 +39,14 @@ def _txn_commit(generation: int, member: str, metadata) -> dict:
             {"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1, "committed_metadata": metadata}]}]}}
 
 
+def _join(version: int, protocol: str, member, also: str | None = None) -> dict:
+    names = [protocol] + ([also] if also else [])
+    return {"api": "JoinGroup", "version": version, "body": {
+        "group_id": "<T>-g0", "member_id": member, "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000,
+        "protocol_type": "consumer",
+        "protocols": [{"name": name, "metadata": {"<subscription>": ["<T>-t0"]}} for name in names]}}
+
+
 def _configs(api: str, version: int, *pairs) -> dict:
     """The same topic configs three ways: AlterConfigs, IncrementalAlterConfigs (SET) and a new
     topic's, each validated only."""
@@ -93,6 +101,16 @@ RUN_12: dict[str, list[dict]] = {
                                                           "producer_epoch": {"<epoch>": 0}, "group_id": "<T>-g0"}},
         _txn_commit(-1, "", {"<long>": 5000}),
         _txn_commit(0, "<T>-m0", ""),
+    ],
+    # a member rejoining with protocols no member has, its own current ones counted: a lone
+    # member cannot switch to a wholly new protocol (Kafka's supportsProtocols, seed 11429)
+    "generated/join-group-a-member-switching-protocols": [
+        T0,
+        _join(0, "range", {"<member>": 0}),
+        _join(3, "range", {"<member>": 0}),
+        _join(2, "", {"<member>": 0}),
+        _join(2, "roundrobin", {"<member>": 0}, also="range"),
+        _join(2, "roundrobin", {"<member>": 0}),
     ],
     # topic configs refused together: an unknown name first, then values in LogConfig's order,
     # whatever order the request gives them (seed 11408)

@@ -123,10 +123,11 @@ def _topic(engines, name: str, build, validate_only: bool) -> None:
 
 
 def _group(engines, name: str, build, validate_only: bool) -> None:
+    store = engines.group_configs
+    # as for a topic: the ops first (an APPEND or SUBTRACT of a key that is no list), then the name
+    new = build(store.current(name) if name else {}, GROUP_CONFIGS)
     if not name:
         raise Refused(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
-    store = engines.group_configs
-    new = build(store.current(name), GROUP_CONFIGS)
     problem = store.check_all(new)
     if problem:
         raise Refused(ErrorCode.INVALID_CONFIG, problem)

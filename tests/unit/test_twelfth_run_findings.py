@@ -160,3 +160,16 @@ def test_a_lone_member_cannot_switch_to_a_wholly_new_protocol():
     assert first.error_code == E.NONE
     assert join(first.member_id, "roundrobin").error_code == E.INCONSISTENT_GROUP_PROTOCOL
     assert join(first.member_id, "roundrobin", "range").error_code == E.NONE
+
+
+def test_the_default_group_resource_refuses_a_list_op_on_no_list_first():
+    """IncrementalAlterConfigs of the group "": APPEND/SUBTRACT of a key that is no LIST is
+    INVALID_CONFIG before "Default group resources are not allowed." (seed 9405)."""
+    b = InProcessBroker()
+
+    def alter(key: str, op: int):
+        r = b.call(INCREMENTAL_ALTER_CONFIGS, 0, {"validate_only": True, "resources": [
+            {"resource_type": 32, "resource_name": "", "configs": [{"name": key, "config_operation": op, "value": "1"}]}]})
+        return r.responses[0].error_code, r.responses[0].error_message
+    assert alter("retention.ms", 3) == (E.INVALID_CONFIG, "Can't SUBTRACT to key retention.ms because its type is not LIST.")
+    assert alter("consumer.session.timeout.ms", 0) == (E.INVALID_REQUEST, "Default group resources are not allowed.")

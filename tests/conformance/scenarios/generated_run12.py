@@ -112,6 +112,14 @@ RUN_12: dict[str, list[dict]] = {
         _join(2, "roundrobin", {"<member>": 0}, also="range"),
         _join(2, "roundrobin", {"<member>": 0}),
     ],
+    # the default group resource (""): APPEND and SUBTRACT of a key that is no list are refused
+    # before the name, as for a topic (seed 9405)
+    "generated/alter-configs-of-the-default-group": [
+        T0,
+        *({"api": "IncrementalAlterConfigs", "version": 0, "body": {"validate_only": True, "resources": [
+            {"resource_type": 32, "resource_name": "", "configs": [{"name": key, "config_operation": op, "value": "1"}]}]}}
+          for key, op in (("retention.ms", 3), ("retention.ms", 2), ("consumer.session.timeout.ms", 0), ("no.such", 0))),
+    ],
     # topic configs refused together: an unknown name first, then values in LogConfig's order,
     # whatever order the request gives them (seed 11408)
     "generated/topic-configs-refused-in-kafkas-order": [

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from tests.conformance.compare import load_allowed
 from tests.conformance.fuzz.explore import Finding, Outcome, as_scenario, explore, figures, load, summary
-from tests.conformance.fuzz.machine import Run
+from tests.conformance.fuzz.machine import Run, token_counter
 from tests.support.reference import Reference, start_kafka, start_kipper
 
 
@@ -100,7 +100,7 @@ _SHARED: list = []  # what the workers share: both brokers' references, the APIs
 def _worker(i: int) -> tuple:
     """One explorer of ``--workers``: its figures and findings, for the parent to add up."""
     kafka, kipper, apis, deadline, args = _SHARED
-    run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline)
+    run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline, tokens=token_counter(i, args.workers))
     outcome = explore(run, seed=args.seed + 1000 * i, examples=args.examples, steps=args.steps,
                       shrink=not args.no_shrink, out=args.out / f"worker-{i}",
                       log=lambda line: print(f"[worker {i}] {line}", flush=True))

@@ -97,11 +97,19 @@ class Run:
     stats: Stats = field(default_factory=Stats)
     known: set = field(default_factory=set)
     last_failure: Failure | None = None
-    # from the OS, not random (Hypothesis seeds random): runs against the same brokers never share names
-    tokens: itertools.count = field(default_factory=lambda: itertools.count(int.from_bytes(os.urandom(3)) % 900_000))
+    tokens: itertools.count = field(default_factory=lambda: token_counter())
 
     def token(self) -> str:
         return f"f{next(self.tokens) % 1_000_000:06d}"
+
+
+def token_counter(worker: int = 0, workers: int = 1) -> itertools.count:
+    """Where a run's sequence tokens start: from the OS, not random (Hypothesis seeds random), so
+    runs against the same brokers do not share names, and each of ``workers`` in its own block of
+    the million, so that workers sharing the brokers never meet each other's topics and groups
+    (the twelfth run's workers did, and saw what another's sequence had left)."""
+    span = 1_000_000 // workers
+    return itertools.count(worker * span + int.from_bytes(os.urandom(3)) % (span // 2))
 
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fuzz-side")

@@ -17,6 +17,17 @@ T0 = {"api": "CreateTopics", "version": 7, "body": {
     "timeout_ms": 30000, "validate_only": False}}
 
 
+NO_SUCH_PID = 999_999_999_000  # a producer id no broker issued
+
+
+def produce_step(pid: int, epoch: int, seq: int, n: int = 1) -> dict:
+    """Produce v3 of one idempotent batch of ``n`` records to partition 0 of ``<T>-t0``."""
+    return {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
+            "topic_data": [{"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
+                "n": n, "start": 0, "pid": pid, "epoch": epoch, "seq": seq, "txn": False, "codec": 0,
+                "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
+
+
 def replay(steps: list[dict]):
     def run_steps(run) -> None:
         side = Side(run)

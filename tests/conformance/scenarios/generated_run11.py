@@ -5,16 +5,7 @@ passes against Kafka 4.4; tests/unit/test_eleventh_run_findings.py states each a
 from __future__ import annotations
 
 from tests.conformance.scenarios import register
-from tests.conformance.scenarios.generated import T0, replay
-
-_NO_SUCH_PID = 999_999_999_000  # a producer id no broker issued
-
-
-def _produce(epoch: int, seq: int, n: int) -> dict:
-    return {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
-            "topic_data": [{"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
-                "n": n, "start": 0, "pid": _NO_SUCH_PID, "epoch": epoch, "seq": seq, "txn": False, "codec": 0,
-                "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
+from tests.conformance.scenarios.generated import NO_SUCH_PID, T0, produce_step, replay
 
 
 def _delete_offsets(*names: str) -> dict:
@@ -26,7 +17,7 @@ RUN_11: dict[str, list[dict]] = {
     # a producer whose batches had no epoch (-1) may start its first epoch at any sequence;
     # once it has one, a newer epoch starts at 0 (Kafka's checkSequence, seed 11308)
     "generated/produce-a-producer-without-an-epoch-starts-anywhere": [
-        T0, _produce(-1, 0, 2), _produce(0, 2, 1), _produce(1, 3, 1), _produce(1, 0, 1),
+        T0, *(produce_step(NO_SUCH_PID, epoch, seq, n) for epoch, seq, n in ((-1, 0, 2), (0, 2, 1), (1, 3, 1), (1, 0, 1))),
     ],
     # DeleteShareGroupOffsets reads its topics as a set: a topic named twice is answered once,
     # with offsets or without, known or not (seed 9307)

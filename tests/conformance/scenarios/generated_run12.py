@@ -6,16 +6,7 @@ from __future__ import annotations
 
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import register, scenario
-from tests.conformance.scenarios.generated import T0, replay
-
-_NO_SUCH_PID = 999_999_999_000  # a producer id no broker issued
-
-
-def _produce(pid: int, epoch: int, seq: int) -> dict:
-    return {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
-            "topic_data": [{"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
-                "n": 1, "start": 0, "pid": pid, "epoch": epoch, "seq": seq, "txn": False, "codec": 0,
-                "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
+from tests.conformance.scenarios.generated import NO_SUCH_PID, T0, produce_step, replay
 
 
 def _marker(pid: int, epoch: int) -> dict:
@@ -75,8 +66,8 @@ RUN_12: dict[str, list[dict]] = {
     # a marker begins a producer's epoch with no batch: its first batch starts at sequence 0
     # (Kafka's checkSequence: NO_SEQUENCE, seed 11404)
     "generated/produce-after-a-marker-starts-at-sequence-zero": [
-        T0, _marker(_NO_SUCH_PID, 0), _produce(_NO_SUCH_PID, 0, 1), _produce(_NO_SUCH_PID, 0, 0),
-        _produce(_NO_SUCH_PID, 0, 1), _marker(_NO_SUCH_PID + 1, 2), _produce(_NO_SUCH_PID + 1, 3, 1),
+        T0, _marker(NO_SUCH_PID, 0), produce_step(NO_SUCH_PID, 0, 1), produce_step(NO_SUCH_PID, 0, 0),
+        produce_step(NO_SUCH_PID, 0, 1), _marker(NO_SUCH_PID + 1, 2), produce_step(NO_SUCH_PID + 1, 3, 1),
     ],
     # Kafka's coordinator makes a simple group before it looks at the offsets: after a commit
     # whose every offset it refused (metadata too large) its writes see an empty group (an

@@ -171,6 +171,12 @@ class Normaliser:
                                        or self.golden_foreign and GOLDEN_NAME.match(v) or v in ONLY_KAFKAS
                                        or v in FIXED_NAMES):
                 return True
+        principal = item.get("principal")  # an ACL of another's user ("User:f123456-u0")
+        if isinstance(principal, str) and self._foreign({"user": principal.partition(":")[2]}):
+            return True
+        acls = item.get("acls")  # a resource whose every ACL is another's (of a name with no token: "1")
+        if isinstance(acls, list) and acls and all(self._foreign(a) for a in acls):
+            return True
         entity = item.get("entity")  # a client-quota entry
         return isinstance(entity, list) and any(self._foreign(
             {"name": e.get("entity_name")}) for e in entity if isinstance(e, dict))

@@ -151,3 +151,17 @@ def test_the_acls_a_delete_matched_compare_in_any_order():
     answers = [Normaliser("f000001").response({"filter_results": [{"error_code": 0, "matching_acls": order}]})
                for order in (acls, acls[::-1])]
     assert answers[0] == answers[1]
+
+
+def test_another_sequences_acls_are_left_out_of_a_listing():
+    """DescribeAcls with no name or principal filter lists every sequence's ACLs: another's user
+    (on a resource named without a token, "1") is another's, as its topics are (the thirteenth
+    run met another worker's)."""
+    from tests.conformance.normalise import Normaliser
+
+    acl = lambda user: {"principal": f"User:{user}-u0", "host": "*", "operation": 2, "permission_type": 3}  # noqa: E731
+    listed = Normaliser("f000001").response({"resources": [
+        {"resource_type": 2, "resource_name": "1", "pattern_type": 3, "acls": [acl("f999999")]},
+        {"resource_type": 2, "resource_name": "2", "pattern_type": 3, "acls": [acl("f999999"), acl("f000001")]}]})
+    assert listed == Normaliser("f000001").response({"resources": [
+        {"resource_type": 2, "resource_name": "2", "pattern_type": 3, "acls": [acl("f000001")]}]})

@@ -150,8 +150,8 @@ def test_every_filter_of_one_removal_matches_the_acls_as_they_were():
 
 
 @pytest.mark.parametrize("binding,problem", [
-    (acl(READ, pattern=5), "patternType"),
-    (acl(READ, principal="alice"), "Type:name"),
+    (acl(READ, pattern=5), "Invalid patternType UNKNOWN"),
+    (acl(READ, principal="alice"), "Could not parse principal from `alice` (no colon"),
     (acl(ALTER, rtype=CLUSTER, name="other"), "kafka-cluster"),
     (acl(READ, host=""), "Host pattern"),
     (acl(READ, name=""), "empty resource name"),
@@ -159,6 +159,12 @@ def test_every_filter_of_one_removal_matches_the_acls_as_they_were():
 def test_acls_that_cannot_be_created(binding, problem):
     code, message = validate(binding)
     assert code == ErrorCode.INVALID_REQUEST and problem in message
+
+
+@pytest.mark.parametrize("principal", ["User:", ":x"])
+def test_a_principal_with_an_empty_type_or_name_is_one(principal):
+    """Kafka's SecurityUtils splits at the first colon: "User:" and ":x" are principals."""
+    assert validate(acl(READ, principal=principal)) is None
 
 
 @pytest.mark.parametrize("binding", [

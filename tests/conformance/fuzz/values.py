@@ -56,7 +56,7 @@ INSTANCE = pick(None, "<T>-i0", "<T>-i1", "")
 # one before it, one the client chose (KIP-848 v1+, share groups), none, one never given
 MEMBER = pick({"<member>": 0}, "<T>-m0", {"<member>": 1}, "<T>-m1", "", "<T>-unknown-member")
 USER = pick("<T>-u0", "<T>-u1", "")
-PRINCIPAL = pick("User:<T>-u0", "User:<T>-u1", "User:*", "", "User", "Group:<T>-u0")
+PRINCIPAL = pick("User:<T>-u0", "User:<T>-u1", "User:*", "", "User", "Group:<T>-u0", "User:")
 QUOTA_NAME = pick("<T>-q0", "<T>-q1", None, "")
 
 # --- numbers: the broker's own (symbols) and the edges --------------------------------------

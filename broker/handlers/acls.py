@@ -83,6 +83,12 @@ def handle_create_acls(req, ctx):
     for c in req.creations:
         acl = binding_of(c)
         refused = validate(acl)
+        if refused is not None and refused[0] == ErrorCode.UNKNOWN_SERVER_ERROR:
+            # Kafka reads every creation into an AclBinding before it creates any: one whose
+            # constructor throws (an ANY code, a MATCH pattern) fails the whole request, and
+            # nothing is created
+            return {"throttle_time_ms": 0, "results": [
+                {"error_code": int(ErrorCode.UNKNOWN_SERVER_ERROR), "error_message": None} for _ in req.creations]}
         if refused is not None:
             results.append({"error_code": int(refused[0]), "error_message": refused[1]})
         else:

@@ -12,7 +12,10 @@ get INVALID_REQUEST, as in Kafka's ConfigAdminManager.preprocess.
 
 from __future__ import annotations
 
+import structlog
+
 from kipper.broker.acl.model import ALTER_CONFIGS
+from kipper.broker.config_values import java_hash_order
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.handlers.describe_configs import BROKER, TOPIC, config_resource_denied
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
@@ -35,6 +38,10 @@ class Refused(Exception):
         self.message = message
 
 
+class UnknownOperation(Refused):
+    """An operation type Kafka's controller does not know: it fails the whole request."""
+
+
 def _list_typed(name: str, types) -> bool:
     spec = types.get(name)
     return spec is not None and spec.type == "list"
@@ -45,9 +52,13 @@ def apply_ops(current: dict, ops, types: dict, effective=None, unknown_text=None
     and SUBTRACT start from the value in effect, the default included
     (``effective(name)``): APPEND compact to a topic on the default policy gives
     delete,compact, and SUBTRACT delete from it leaves an empty list. They are refused for a
-    key that is no LIST, an unknown one included (``unknown_text(name)``: a broker's words)."""
+    key that is no LIST, an unknown one included (``unknown_text(name)``: a broker's words).
+    The keys are gone through in the order of the controller's Java HashMap of them (each key
+    once: _preprocess refuses a key named twice), so the first refusal is Kafka's."""
     new = dict(current)
-    for op in ops:
+    by_name = {op.name: op for op in ops}
+    for name in java_hash_order(by_name):
+        op = by_name[name]
         if op.config_operation == SET:
             new[op.name] = op.value
         elif op.config_operation == DELETE:
@@ -69,7 +80,7 @@ def apply_ops(current: dict, ops, types: dict, effective=None, unknown_text=None
                 items = [v for v in items if v not in values]
             new[op.name] = ",".join(items)
         else:
-            raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op.config_operation}")
+            raise UnknownOperation(ErrorCode.UNKNOWN_SERVER_ERROR, None)
     return new
 
 
@@ -184,11 +195,40 @@ def _client_metrics(engines, name: str, build, validate_only: bool) -> None:
         subscriptions.replace(name, new)
 
 
+log = structlog.get_logger(__name__)
+
+def _meets_unknown_operation(res) -> bool:
+    """Whether Kafka's controller, going through the resource's keys, meets an operation type
+    it does not know before an APPEND or SUBTRACT it refuses (which ends the resource first)."""
+    types = {TOPIC: TOPIC_CONFIGS, BROKER: KAFKA_BROKER_CONFIGS, CLIENT_METRICS: CLIENT_METRICS_TYPES}.get(
+        res.resource_type, GROUP_CONFIGS if res.resource_type in GROUP_TYPES else {})
+    try:
+        apply_ops({}, res.configs, types)
+    except UnknownOperation:
+        return True
+    except Refused:
+        return False
+    return False
+
+
 def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]:
     refused = _preprocess(resources, incremental)
+    denied = {i: config_resource_denied(ctx, res, ALTER_CONFIGS) for i, res in enumerate(resources) if i not in refused}
+    # the resources the broker passes to Kafka's controller: an operation it does not know in
+    # any of them fails the controller's whole request (UNKNOWN_SERVER_ERROR for each, nothing
+    # changed)
+    passed = [i for i, why in denied.items() if why is None]
+    unknown_op = incremental and any(_meets_unknown_operation(resources[i]) for i in passed)
+    if unknown_op:
+        log.info("alter_configs_refused", reason="an unknown operation type fails the whole request, as on Kafka",
+                 operations=sorted({op.config_operation for i in passed for op in resources[i].configs}))
     out = []
     for i, res in enumerate(resources):
         code, message = ErrorCode.NONE, None
+        if unknown_op and i in passed:
+            out.append({"error_code": int(ErrorCode.UNKNOWN_SERVER_ERROR), "error_message": None,
+                        "resource_type": res.resource_type, "resource_name": res.resource_name})
+            continue
         if incremental:
             def build(current, types, effective=None, unknown_text=None, res=res):
                 return apply_ops(current, res.configs, types, effective, unknown_text)
@@ -198,9 +238,8 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
         try:
             if i in refused:
                 raise refused[i]
-            denied = config_resource_denied(ctx, res, ALTER_CONFIGS)
-            if denied is not None:
-                raise Refused(denied, None)
+            if denied[i] is not None:
+                raise Refused(denied[i], None)
             if res.resource_type == TOPIC:
                 _topic(ctx.engines, res.resource_name, build, validate_only)
             elif res.resource_type in GROUP_TYPES:

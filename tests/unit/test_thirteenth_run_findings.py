@@ -1,0 +1,52 @@
+"""What the generator's thirteenth run met (issue 36, docs/FUZZ_FINDINGS.md): where Kafka 4.4
+fails a whole request inside, it changes nothing, and kipper now neither; each is a scenario in
+tests/conformance/scenarios/generated_run13.py."""
+
+from __future__ import annotations
+
+from kipper.protocol.errors import ErrorCode as E
+from tests.support.inproc import InProcessBroker
+
+CREATE_ACLS, DESCRIBE_ACLS, INCREMENTAL_ALTER_CONFIGS = 30, 29, 44
+
+
+def _binding(name: str, operation: int = 2) -> dict:
+    return {"resource_type": 2, "resource_name": name, "resource_pattern_type": 3, "principal": "User:u",
+            "host": "*", "operation": operation, "permission_type": 3}
+
+
+def test_a_create_acls_with_an_any_binding_creates_nothing():
+    """Kafka reads every creation into an AclBinding first; an ANY operation fails the whole
+    request (UNKNOWN_SERVER_ERROR for each) and no binding is created."""
+    b = InProcessBroker(**{"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                           "super.users": "User:ANONYMOUS"})
+    answer = b.call(CREATE_ACLS, 3, {"creations": [_binding("1"), _binding("2", operation=1)]})
+    assert [(r.error_code, r.error_message) for r in answer.results] == [(E.UNKNOWN_SERVER_ERROR, None)] * 2
+    listed = b.call(DESCRIBE_ACLS, 3, {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+                                       "principal_filter": "User:u", "host_filter": None, "operation": 1,
+                                       "permission_type": 1})
+    assert listed.resources == []
+
+
+def _alter(b: InProcessBroker, *resources, validate_only: bool = False) -> list:
+    answer = b.call(INCREMENTAL_ALTER_CONFIGS, 1, {"validate_only": validate_only, "resources": [
+        {"resource_type": 2, "resource_name": name, "configs": [
+            {"name": key, "config_operation": op, "value": "1234567"} for key, op in ops]} for name, ops in resources]})
+    return [(r.error_code, r.error_message) for r in answer.responses]
+
+
+def test_an_unknown_operation_type_fails_the_whole_request_and_changes_nothing():
+    b = InProcessBroker()
+    for name in ("t0", "t1"):
+        b.state.topics.create(name, 1)
+    assert _alter(b, ("t0", [("retention.ms", 0)]), ("t1", [("retention.ms", 7)])) == [(E.UNKNOWN_SERVER_ERROR, None)] * 2
+    assert b.state.topics.get("t0").configs == {}
+
+
+def test_an_append_to_no_list_met_first_refuses_the_resource_alone():
+    """Kafka's controller goes through a resource's keys in a Java HashMap's order: the key ""
+    comes first, so its SUBTRACT is refused before the unknown operation is met."""
+    b = InProcessBroker()
+    b.state.topics.create("t0", 1)
+    assert _alter(b, ("t0", [("retention.ms", 7), ("", 3)]), validate_only=True) == [
+        (E.INVALID_CONFIG, "Can't SUBTRACT to key  because its type is not LIST.")]

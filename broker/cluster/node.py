@@ -12,7 +12,6 @@ goes through its outbox; the follower fetch plan is ``followed()``.
 
 from __future__ import annotations
 
-import base64
 import uuid
 from collections import deque
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from kipper.protocol.errors import ErrorCode
 from kipper.protocol.messages.allocate_producer_ids import ALLOCATE_PRODUCER_IDS
 from kipper.protocol.messages.alter_partition import ALTER_PARTITION
 from kipper.protocol.messages.create_topics import CREATE_TOPICS
+from kipper.protocol.uuid_text import uuid_text
 
 log = structlog.get_logger(__name__)
 
@@ -300,7 +300,7 @@ class ClusterNode:
         try:
             _, topic_id, index = key.rsplit(":", 2)
             topic = self.image.by_id.get(uuid.UUID(topic_id)) or next(
-                (t for t in self.image.topics.values() if base64_id(t.topic_id) == topic_id), None)
+                (t for t in self.image.topics.values() if uuid_text(t.topic_id) == topic_id), None)
             part = topic.partitions.get(int(index)) if topic is not None else None
         except ValueError:
             return -1
@@ -392,9 +392,6 @@ class ClusterNode:
             self.propose_isr(partition, expanded)
 
 
-def base64_id(topic_id: uuid.UUID) -> str:
-    """A topic id as Kafka prints it (url-safe base64, no padding)."""
-    return base64.urlsafe_b64encode(topic_id.bytes).decode().rstrip("=")
 
 
 def _recover(partitions) -> None:

@@ -13,6 +13,7 @@ from kipper.broker.acl.model import DELETE, DESCRIBE, GROUP, READ, TOPIC
 from kipper.broker.handlers.share_group import UNSUPPORTED_MESSAGE, share_groups_enabled
 from kipper.broker.share import offsets
 from kipper.protocol.errors import ErrorCode
+from kipper.protocol.uuid_text import uuid_text
 
 GROUP_REFUSED = "Group authorization failed."
 TOPIC_REFUSED = "Topic authorization failed."
@@ -102,6 +103,13 @@ def handle_alter_share_group_offsets(req, ctx):
     code, message = engines.groups.share_offsets_group(req.group_id, create=bool(wanted), missing_ok=True)
     if code != ErrorCode.NONE:
         return _top_level(code, message)
+    negative = next(((topic, p) for topic, parts in wanted for p, _ in parts if p < 0), None)
+    if negative is not None:
+        # Kafka's share coordinator refuses to initialize the state of a negative partition and
+        # the whole request fails inside: nothing altered
+        topic, partition = negative
+        return _top_level(ErrorCode.UNKNOWN_SERVER_ERROR, "Initialize share group parameters has invalid partitionId"
+                                                          f" - {req.group_id} {uuid_text(topic.topic_id)} {partition}")
     done = engines.share.alter_offsets(req.group_id, wanted, ctx.now)
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": None,
             "responses": refused + done}

@@ -24,6 +24,7 @@ import structlog
 from kipper.broker.storage import files
 from kipper.broker.storage.file_log import FileLog, LogConfig
 from kipper.broker.storage.files import StorageError
+from kipper.protocol.uuid_text import uuid_from_text, uuid_text
 
 log = structlog.get_logger(__name__)
 
@@ -241,25 +242,16 @@ class LogManager:
 
 def _write_partition_metadata(directory: Path, topic_id: uuid.UUID) -> None:
     files.write_atomically(directory / PARTITION_METADATA,
-                           f"version: 0\ntopic_id: {_kafka_uuid(topic_id)}\n".encode())
+                           f"version: 0\ntopic_id: {uuid_text(topic_id)}\n".encode())
 
 
 def _partition_topic_id(directory: Path) -> uuid.UUID | None:
     try:
         for line in (directory / PARTITION_METADATA).read_text(encoding="utf-8").splitlines():
             if line.startswith("topic_id:"):
-                return _from_kafka_uuid(line.split(":", 1)[1].strip())
+                return uuid_from_text(line.split(":", 1)[1].strip())
     except (OSError, ValueError):
         return None
     return None
 
 
-def _kafka_uuid(u: uuid.UUID) -> str:
-    """Kafka prints topic ids as URL-safe base64 without padding."""
-    import base64
-    return base64.urlsafe_b64encode(u.bytes).rstrip(b"=").decode()
-
-
-def _from_kafka_uuid(text: str) -> uuid.UUID:
-    import base64
-    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))

@@ -50,3 +50,22 @@ def test_an_append_to_no_list_met_first_refuses_the_resource_alone():
     b.state.topics.create("t0", 1)
     assert _alter(b, ("t0", [("retention.ms", 7), ("", 3)]), validate_only=True) == [
         (E.INVALID_CONFIG, "Can't SUBTRACT to key  because its type is not LIST.")]
+
+
+def test_alter_share_group_offsets_of_a_negative_partition_changes_nothing():
+    """Kafka's share coordinator refuses a negative partition's state and the whole request
+    fails: top-level UNKNOWN_SERVER_ERROR with Kafka's text (the topic id as Kafka prints it)."""
+    from kipper.protocol.uuid_text import uuid_text
+
+    b = InProcessBroker()
+    b.state.topics.create("t", 2)
+    topic = b.state.topics.get("t")
+
+    def alter(*partitions):
+        return b.call(91, 0, {"group_id": "g", "topics": [{"topic_name": "t", "partitions": [
+            {"partition_index": p, "start_offset": 0} for p in partitions]}]})
+    refused = alter(0, -1)
+    assert (refused.error_code, refused.error_message, refused.responses) == (
+        E.UNKNOWN_SERVER_ERROR, f"Initialize share group parameters has invalid partitionId - g {uuid_text(topic.topic_id)} -1", [])
+    described = b.call(90, 1, {"groups": [{"group_id": "g", "topics": None}]}).groups[0]
+    assert [p.partition_index for t in described.topics for p in t.partitions] == []

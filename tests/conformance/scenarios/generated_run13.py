@@ -57,3 +57,19 @@ def _(run):
         alter((t0, ops), validate_only=True)
     run.call(k.DESCRIBE_CONFIGS, 4, {"include_synonyms": False, "include_documentation": False, "resources": [
         {"resource_type": 2, "resource_name": t0, "configuration_keys": ["retention.ms"]}]})
+
+
+@scenario("generated/alter-share-group-offsets-of-a-negative-partition-changes-nothing")
+def _(run):
+    """AlterShareGroupOffsets naming a negative partition beside a valid one: Kafka's share
+    coordinator refuses to initialize its state and the whole request fails inside (top-level
+    UNKNOWN_SERVER_ERROR, Kafka's text); the valid partition keeps no offset."""
+    t = k.create_topic(run, partitions=2)
+    group = run.name("g0")
+
+    def alter(*partitions):
+        return run.call(k.APIS[91], 0, {"group_id": group, "topics": [{"topic_name": t, "partitions": [
+            {"partition_index": p, "start_offset": 0} for p in partitions]}]})
+    alter(0, -1)
+    alter(1)
+    run.call(k.APIS[90], 1, {"groups": [{"group_id": group, "topics": None}]})

@@ -77,9 +77,17 @@ def _assigned_count(t, registered) -> int:
     return len(seen)
 
 
+def _creation_configs(t) -> dict:
+    """A new topic's configs: a name given twice takes its last value (Kafka reads them into a
+    map), but a null given for it anywhere is refused (Kafka looks for nulls in the list first)."""
+    configs = {c.name: c.value for c in t.configs}
+    configs.update({c.name: None for c in t.configs if c.value is None})
+    return configs
+
+
 def _check_topic(engines, t) -> tuple[ErrorCode, str | None, int]:
     """One CreatableTopic's checks (Kafka's controller's order): (error, message, count)."""
-    configs = {c.name: c.value for c in t.configs}
+    configs = _creation_configs(t)
     if not t.assignments:
         return engines.topics.check_new(t.name, t.num_partitions, t.replication_factor, configs)
     code, message, _ = engines.topics.check_new(t.name, 1, 1, configs)
@@ -123,7 +131,7 @@ def handle_create_topics(req, ctx):
         return {"throttle_time_ms": 0, "topics": out}
     view = engines.topic_configs
     for t, count in accepted:
-        configs = {c.name: c.value for c in t.configs}
+        configs = _creation_configs(t)
         assignments = [list(a.broker_ids) for a in sorted(t.assignments, key=lambda a: a.partition_index)] \
             if t.assignments else None
         if validate_only:

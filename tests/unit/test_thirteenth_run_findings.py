@@ -69,3 +69,19 @@ def test_alter_share_group_offsets_of_a_negative_partition_changes_nothing():
         E.UNKNOWN_SERVER_ERROR, f"Initialize share group parameters has invalid partitionId - g {uuid_text(topic.topic_id)} -1", [])
     described = b.call(90, 1, {"groups": [{"group_id": "g", "topics": None}]}).groups[0]
     assert [p.partition_index for t in described.topics for p in t.partitions] == []
+
+
+def test_a_new_topic_config_named_twice_is_refused_if_either_is_null():
+    """CreateTopics reads configs into a map (the last value of a name given twice stands), but
+    looks for nulls in the request's list first (seed 9535)."""
+    b = InProcessBroker()
+
+    def create(*configs):
+        topic = b.call(19, 5, {"timeout_ms": 1000, "validate_only": True, "topics": [
+            {"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+             "configs": [{"name": k, "value": v} for k, v in configs]}]}).topics[0]
+        return topic.error_code, topic.error_message
+    refused = (E.INVALID_CONFIG, "Null value not supported for topic configs: retention.ms")
+    assert create(("retention.ms", None), ("retention.ms", "1")) == refused
+    assert create(("retention.ms", "1"), ("retention.ms", None)) == refused
+    assert create(("retention.ms", "x"), ("retention.ms", "1")) == (E.NONE, None)

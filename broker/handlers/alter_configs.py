@@ -39,7 +39,8 @@ class Refused(Exception):
 
 
 class UnknownOperation(Refused):
-    """An operation type Kafka's controller does not know: it fails the whole request."""
+    """An operation type Kafka does not know: the broker refuses a BROKER resource that has
+    one; met by the controller in any other resource, it fails the whole request."""
 
 
 def _list_typed(name: str, types) -> bool:
@@ -79,8 +80,8 @@ def apply_ops(current: dict, ops, types: dict, effective=None, unknown_text=None
             else:
                 items = [v for v in items if v not in values]
             new[op.name] = ",".join(items)
-        else:
-            raise UnknownOperation(ErrorCode.UNKNOWN_SERVER_ERROR, None)
+        else:  # (a broker's own words: it refuses a BROKER resource's so before the controller)
+            raise UnknownOperation(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op.config_operation}")
     return new
 
 
@@ -197,6 +198,14 @@ def _client_metrics(engines, name: str, build, validate_only: bool) -> None:
 
 log = structlog.get_logger(__name__)
 
+def _refused_by_the_broker(engines, res, incremental: bool) -> bool:
+    """A BROKER resource the broker refuses itself before it passes the rest to the controller:
+    no node id or another node's, or an operation type it does not know."""
+    return res.resource_type == BROKER and (
+        engines.dynamic_configs.layer_for(res.resource_name)[0] != ErrorCode.NONE
+        or incremental and any(c.config_operation not in (SET, DELETE, APPEND, SUBTRACT) for c in res.configs))
+
+
 def _meets_unknown_operation(res) -> bool:
     """Whether Kafka's controller, going through the resource's keys, meets an operation type
     it does not know before an APPEND or SUBTRACT it refuses (which ends the resource first)."""
@@ -217,7 +226,8 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
     # the resources the broker passes to Kafka's controller: an operation it does not know in
     # any of them fails the controller's whole request (UNKNOWN_SERVER_ERROR for each, nothing
     # changed)
-    passed = [i for i, why in denied.items() if why is None]
+    passed = [i for i, why in denied.items() if why is None and not _refused_by_the_broker(ctx.engines, resources[i],
+                                                                                         incremental)]
     unknown_op = incremental and any(_meets_unknown_operation(resources[i]) for i in passed)
     if unknown_op:
         log.info("alter_configs_refused", reason="an unknown operation type fails the whole request, as on Kafka",

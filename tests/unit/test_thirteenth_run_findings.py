@@ -85,3 +85,19 @@ def test_a_new_topic_config_named_twice_is_refused_if_either_is_null():
     assert create(("retention.ms", None), ("retention.ms", "1")) == refused
     assert create(("retention.ms", "1"), ("retention.ms", None)) == refused
     assert create(("retention.ms", "x"), ("retention.ms", "1")) == (E.NONE, None)
+
+
+def test_a_broker_resource_with_an_unknown_operation_is_the_brokers_to_refuse():
+    """The broker checks a BROKER resource itself (its name, then its operation types) before it
+    passes the rest to the controller: INVALID_REQUEST, and another resource is still changed
+    (the twenty-minute run after the thirteenth, seed 10601)."""
+    b = InProcessBroker()
+    b.state.topics.create("t0", 1)
+    answer = b.call(INCREMENTAL_ALTER_CONFIGS, 0, {"validate_only": False, "resources": [
+        {"resource_type": 4, "resource_name": "1", "configs": [
+            {"name": "log.retention.ms", "config_operation": 7, "value": "1"}]},
+        {"resource_type": 2, "resource_name": "t0", "configs": [
+            {"name": "retention.ms", "config_operation": 0, "value": "1234567"}]}]})
+    assert [(r.error_code, r.error_message) for r in answer.responses] == [
+        (E.INVALID_REQUEST, "Unknown operations type 7"), (E.NONE, None)]
+    assert b.state.topics.get("t0").configs == {"retention.ms": "1234567"}

@@ -58,6 +58,14 @@ def _(run):
         alter((t0, ops), validate_only=True)
     run.call(k.DESCRIBE_CONFIGS, 4, {"include_synonyms": False, "include_documentation": False, "resources": [
         {"resource_type": 2, "resource_name": t0, "configuration_keys": ["retention.ms"]}]})
+    # a BROKER resource is the broker's to refuse, before the controller: its name, then an
+    # operation type it does not know (INVALID_REQUEST "Unknown operations type 7")
+    for resources in (((4, "x", 7),), ((4, "7", 7),), ((4, "1", 7),), ((4, "", 7),), ((4, "x", 7), (2, t0, 0)),
+                      ((4, "1", 7), (4, "x", 0))):
+        run.call(k.INCREMENTAL_ALTER_CONFIGS, 0, {"validate_only": True, "resources": [
+            {"resource_type": kind, "resource_name": name, "configs": [
+                {"name": "log.retention.ms" if kind == 4 else "retention.ms", "config_operation": op, "value": "1"}]}
+            for kind, name, op in resources]})
 
 
 @scenario("generated/alter-share-group-offsets-of-a-negative-partition-changes-nothing")

@@ -199,8 +199,11 @@ def _client_metrics(engines, name: str, build, validate_only: bool) -> None:
 log = structlog.get_logger(__name__)
 
 def _refused_by_the_broker(engines, res, incremental: bool) -> bool:
-    """A BROKER resource the broker refuses itself before it passes the rest to the controller:
-    no node id or another node's, or an operation type it does not know."""
+    """A resource the broker refuses itself before it passes the rest to the controller: one of
+    a type it does not know, or a BROKER resource with no node id or another node's, or an
+    operation type it does not know."""
+    if res.resource_type not in (TOPIC, BROKER, CLIENT_METRICS) and res.resource_type not in GROUP_TYPES:
+        return True  # a resource type it does not know
     return res.resource_type == BROKER and (
         engines.dynamic_configs.layer_for(res.resource_name)[0] != ErrorCode.NONE
         or incremental and any(c.config_operation not in (SET, DELETE, APPEND, SUBTRACT) for c in res.configs))

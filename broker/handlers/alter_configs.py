@@ -26,6 +26,8 @@ from kipper.broker.telemetry.subscriptions import CONFIGS as CLIENT_METRICS_CONF
 from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
 from kipper.protocol.errors import ErrorCode
 
+log = structlog.get_logger(__name__)
+
 BROKER_LOGGER = 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 MIN_INSYNC = "min.insync.replicas"
@@ -195,8 +197,6 @@ def _client_metrics(engines, name: str, build, validate_only: bool) -> None:
     if not validate_only:
         subscriptions.replace(name, new)
 
-
-log = structlog.get_logger(__name__)
 
 def _refused_by_the_broker(engines, res, incremental: bool) -> bool:
     """A resource the broker refuses itself before it passes the rest to the controller: one of

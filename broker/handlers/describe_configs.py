@@ -11,7 +11,7 @@ from kipper.broker.dynamic_configs import ALIASES, DYNAMIC_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.effective import NULL_DEFAULTS
-from kipper.broker.log.topic_configs import CONFIG_TYPES, ConfigValueError, describable, parse_value, render
+from kipper.broker.log.topic_configs import CONFIG_TYPES, canonical, describable
 from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
 from kipper.protocol.errors import ErrorCode, kafka_text
@@ -132,12 +132,7 @@ def _as_held(name: str, text: str) -> str:
     ConfigDef.convertToString): '+1' is described as 1 and '0.5d' as 0.5; its synonyms and
     the cluster default's resource keep the text as it was given."""
     kafka = KAFKA_BROKER_CONFIGS.get(name)
-    if kafka is None:
-        return text
-    try:
-        return render(kafka.type, parse_value(kafka.type, name, text))
-    except ConfigValueError:
-        return text
+    return text if kafka is None else canonical(kafka.type, name, text)
 
 
 def _read_only(name: str) -> bool:

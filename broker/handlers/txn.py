@@ -238,22 +238,22 @@ def handle_txn_offset_commit(req, ctx, verified: ErrorCode | None = None):
                 req.get("group_instance_id"), api_version=ctx.api_version,
                 partitions=[(names[i], p.partition_index) for i, t in enumerate(req.topics)
                             for p in t.partitions if (i, p.partition_index) not in codes])
-        refused_each = None  # whether the coordinator refused every offset it looked at
+        too_large = staged = False  # (a commit whose every offset the coordinator refused)
         for i, t in enumerate(req.topics):
             for p in t.partitions:
                 if (i, p.partition_index) in codes:
                     continue
                 if error == ErrorCode.NONE and p.committed_metadata is not None and len(p.committed_metadata) > MAX_METADATA:
                     codes[i, p.partition_index] = ErrorCode.OFFSET_METADATA_TOO_LARGE
-                    refused_each = refused_each is not False
+                    too_large = True
                     continue
-                refused_each = False
                 codes[i, p.partition_index] = error
                 if error == ErrorCode.NONE:
+                    staged = True
                     engines.offsets.stage(req.group_id, req.producer_id, names[i], p.partition_index,
                                          p.committed_offset, p.get("committed_leader_epoch", -1),
                                          p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
-        if refused_each:  # as OffsetCommit: a group only the coordinator's writes see
+        if too_large and not staged:  # as OffsetCommit: a group only the coordinator's writes see
             engines.groups.commit_refused(req.group_id)
     out = [{"name": names[i] or "", "topic_id": t.get("topic_id"), "kept": refused is None and (
         names[i] is None or not ctx.authorize(READ, TOPIC, names[i]) or engines.topics.get(names[i]) is None),

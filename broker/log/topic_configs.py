@@ -57,6 +57,15 @@ def parse_value(type_: str, name: str, text: str):
     return value
 
 
+def canonical(type_: str, name: str, text: str) -> str:
+    """``text`` as Kafka holds it once parsed, printed again ('+5' as 5, '0.5d' as 0.5); the text
+    itself when it does not parse."""
+    try:
+        return render(type_, parse_value(type_, name, text))
+    except ConfigValueError:
+        return text
+
+
 def render(type_: str, value) -> str:
     """Kafka's ConfigDef.convertToString."""
     if type_ == "boolean":
@@ -132,10 +141,7 @@ class TopicConfigDef:
         return value
 
     def canonical(self, text: str) -> str:
-        try:
-            return render(self.type, parse_value(self.type, self.name, text))
-        except ConfigValueError:
-            return text
+        return canonical(self.type, self.name, text)
 
 
 def _d(name, type_, default, check, effect, doc, synonym=None, static_key=None, internal=False):

@@ -130,7 +130,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 # a new leader is told where to truncate, not that it is out of range
                 diverging = divergence(plog, offset, p.get("last_fetched_epoch"))
                 if isinstance(diverging, tuple):
-                    parts.append(_diverging_entry(index, plog, committed, *diverging))
+                    parts.append(_diverging_entry(index, plog, *diverging))
                     total += 1  # (a diverging answer goes at once)
                     continue
                 epoch_error = diverging
@@ -155,7 +155,8 @@ def _read(req, ctx) -> tuple[dict, int, list]:
             if client_rack and plog.replica is not None and plog.replica.is_leader:
                 preferred = cluster.preferred_read_replica(plog, client_rack, offset, ctx.now)
                 if preferred is not None:  # KIP-392: no records, the replica to read from instead
-                    entry["preferred_read_replica"] = preferred
+                    entry["preferred_read_replica"] = preferred  # (nothing read: no aborted list)
+                    entry["aborted_transactions"] = None
                     parts.append(entry)
                     total += 1  # (answered at once, as Kafka does)
                     continue
@@ -232,13 +233,14 @@ def _follower_read(cluster, plog, follower: int, p, entry: dict, now: int) -> in
     return got.size
 
 
-def _diverging_entry(index: int, plog, committed: bool, epoch: int, end_offset: int) -> dict:
+def _diverging_entry(index: int, plog, epoch: int, end_offset: int) -> dict:
     """A fetch past the end of the epoch it says it last fetched: nothing read, the epoch and
-    its end offset to truncate to (Kafka's divergingEpoch)."""
+    its end offset to truncate to (Kafka's divergingEpoch). Nothing was read, so no list of
+    aborted transactions either, even read_committed (Kafka's FetchDataInfo.empty: null)."""
     return {"partition_index": index, "error_code": 0, "high_watermark": plog.high_watermark,
             "last_stable_offset": plog.last_stable_offset, "log_start_offset": plog.log_start_offset,
             "diverging_epoch": {"epoch": epoch, "end_offset": end_offset},
-            "aborted_transactions": [] if committed else None, "preferred_read_replica": -1, "records": b""}
+            "aborted_transactions": None, "preferred_read_replica": -1, "records": b""}
 
 
 def _count_out(ctx, reads) -> None:

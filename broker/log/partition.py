@@ -140,6 +140,18 @@ class Partition:
         row = psm.table.find(producer_id)
         return row >= 0 and psm.table.epochs[row] == producer_epoch
 
+    def start_verification(self, header, supports_epoch_bump: bool, now: int) -> None:
+        """A transactional batch its leader is about to verify (Kafka's
+        maybeStartTransactionVerification): noted unless its producer has a transaction open
+        here at that epoch, or a newer epoch here (that batch is fenced, not verified)."""
+        pid, epoch = header.producer_id, header.producer_epoch
+        if self.in_transaction(pid, epoch):
+            return
+        psm = self.producer_state
+        row = psm.table.find(pid)
+        if row < 0 or psm.table.epochs[row] <= epoch:
+            psm.start_verification(pid, header.base_sequence, epoch, supports_epoch_bump, now)
+
     def active_producers(self) -> list[tuple[int, int, int, int, int, int]]:
         """(producer id, epoch, last sequence, last timestamp, coordinator epoch, first offset
         of its open transaction or -1) of each producer the partition holds state for
@@ -159,7 +171,7 @@ class Partition:
             return 0
         txn = self._txn  # a producer with an open transaction here never expires (Kafka)
         removed = psm.expire(now, self._settings.expiration_ms, txn.ongoing if txn is not None else frozenset())
-        if not len(psm):
+        if not len(psm) and not psm.verifying:
             self._producers = None
         return removed
 
@@ -198,6 +210,12 @@ class Partition:
         if validation.outcome == DUPLICATE:
             return AppendResult(ErrorCode.NONE, validation.duplicate_base_offset,
                                 log_append_time=validation.duplicate_timestamp)
+        txn = self._txn
+        if txn is not None and txn.ongoing:
+            for h in headers:  # (Kafka's appendDataBatch, whatever the batch's epoch)
+                if h.producer_id in txn.ongoing and not h.attributes & b.TRANSACTIONAL:
+                    return AppendResult(ErrorCode.INVALID_TXN_STATE, -1,
+                                        f"a plain batch of producer {h.producer_id}, whose transaction is open here")
         base, _ = self.log.append(buf, spans, now, self.leader_epoch)
         last_offsets = []
         offset = base
@@ -207,6 +225,8 @@ class Partition:
                 last_offsets.append(last)
                 if h.attributes & b.TRANSACTIONAL:  # its transaction starts at its first batch
                     self.txn_index.begin(h.producer_id, offset)
+                    if psm.verifying:
+                        psm.end_verification(h.producer_id, h.producer_epoch, False)
             offset = last + 1
         psm.commit(validation, last_offsets)
         self._after_append(self.topic, self.partition)
@@ -222,9 +242,12 @@ class Partition:
         its producer's transaction, which a marker ends."""
         base, _ = self.log.append(buf, spans, now, self.leader_epoch)
         offset = base
+        psm = self._producers
         for h in headers:
             if h.is_transactional and h.producer_id >= 0:
                 self.txn_index.begin(h.producer_id, offset)
+                if psm is not None:
+                    psm.end_verification(h.producer_id, h.producer_epoch, False)
             offset += h.last_offset_delta + 1
         self._after_append(self.topic, self.partition)
         return AppendResult(ErrorCode.NONE, base, None, True)
@@ -246,6 +269,7 @@ class Partition:
                 marker_type, coordinator_epoch = _marker(buf, start, end)
                 committed = marker_type == records.COMMIT
                 psm.apply_marker(h.producer_id, h.producer_epoch, now, coordinator_epoch)
+                psm.end_verification(h.producer_id, h.producer_epoch, True)
                 aborted = txn.end(h.producer_id, offset, committed)
                 if aborted is not None:
                     self.log.record_aborted(aborted.producer_id, aborted.first_offset, offset,

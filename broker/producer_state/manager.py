@@ -17,6 +17,12 @@ ProducerAppendInfo). Two modes:
 State survives log deletion (KIP-360); it goes only when ``expire(now)``
 finds its last batch's timestamp ``producer.id.expiration.ms`` old and no transaction
 open (Kafka's isProducerExpired).
+
+A transactional batch the leader is about to verify with its coordinator (KIP-890) leaves
+a ``Verifying`` note of its producer's lowest sequence until a transactional batch of that
+producer is appended here (or ``producer.id.expiration.ms`` passes): meanwhile any batch
+of the producer with a higher first sequence is out of order, as Kafka's
+VerificationStateEntry makes it, so a batch that failed verification is never overtaken.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ WINDOW5 = "window5"
 DEPTH = {LATEST: 1, WINDOW5: 5}  # window5: Kafka's NUM_BATCHES_TO_RETAIN
 
 APPEND, DUPLICATE, REJECT = "append", "duplicate", "reject"
+# the refusals a batch's sequence earns; a note of a batch being verified comes before them
+_SEQUENCE_ERRORS = (ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode.DUPLICATE_SEQUENCE_NUMBER)
 
 
 def next_sequence(seq: int) -> int:
@@ -73,6 +81,26 @@ class Validation:
         self.pending = pending if pending is not None else []
 
 
+class Verifying:
+    """Kafka's VerificationStateEntry: when the note was made, the lowest first sequence a
+    verified batch of the producer carried at ``epoch`` (a newer epoch starts it afresh),
+    and whether the Produce was of transaction version 2 (it may bump the epoch)."""
+
+    __slots__ = ("timestamp", "lowest_sequence", "epoch", "supports_epoch_bump")
+
+    def __init__(self, timestamp: int, sequence: int, epoch: int, supports_epoch_bump: bool):
+        self.timestamp = timestamp
+        self.lowest_sequence = sequence
+        self.epoch = epoch
+        self.supports_epoch_bump = supports_epoch_bump
+
+    def lower_to(self, sequence: int, epoch: int) -> None:
+        if epoch == self.epoch and sequence < self.lowest_sequence:
+            self.lowest_sequence = sequence
+        if epoch > self.epoch:
+            self.epoch, self.lowest_sequence = epoch, sequence
+
+
 @dataclass
 class Counters:
     """Shared across partitions; the shell exports them."""
@@ -97,6 +125,7 @@ class ProducerStateManager:
         # ProducerStateEntry.coordinatorEpoch, -1 until a marker): only transactional
         # producers have one, so it is kept apart from the table's columns
         self.coordinator_epochs: dict[int, int] = {}
+        self.verifying: dict[int, Verifying] = {}  # producer id -> its note (module docstring)
 
     def __len__(self) -> int:
         return len(self.table)
@@ -125,6 +154,8 @@ class ProducerStateManager:
                     newest = table.newest(row)
                     current_last = newest[0] if newest else None
             verdict = self._check(h, row, epoch, current_last, h.base_sequence, last_seq)
+            if self.verifying and pid in self.verifying and (verdict is None or verdict.error in _SEQUENCE_ERRORS):
+                verdict = self._overtaking(h, current_last) or verdict
             if verdict is not None:
                 return verdict
             if len(headers) > 1:
@@ -178,6 +209,23 @@ class ProducerStateManager:
         return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                           f"expected sequence {next_sequence(current_last)}, got {first_seq}")
 
+    def _overtaking(self, h: BatchHeader, current_last) -> Validation | None:
+        """A batch that would overtake one still being verified (Kafka's checkSequence looks
+        at its VerificationStateEntry first): at transaction version 2 a producer with no
+        batch here starts at sequence 0; any first sequence above the lowest verified is out
+        of order."""
+        note = self.verifying[h.producer_id]
+        first = h.base_sequence
+        if note.supports_epoch_bump and first != 0 and current_last is None:
+            return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                              f"sequence {first} of a producer with no batch here, its transaction being "
+                              f"verified: expected sequence 0")
+        if first > note.lowest_sequence:
+            return Validation(REJECT, ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                              f"sequence {first} is past {note.lowest_sequence}, the earliest of a "
+                              f"transactional batch being verified")
+        return None
+
     def _find_duplicate(self, row: int, first_seq: int, last_seq: int) -> tuple[int, int] | None:
         """(base offset, timestamp) of the stored batch ``first_seq..last_seq`` retries."""
         for b_last_seq, b_last_offset, b_delta, b_timestamp in self.table.batches(row):
@@ -228,6 +276,25 @@ class ProducerStateManager:
             table.clear_batches(row)
         table.push_batch(row, last_seq, last_offset, offset_delta, timestamp)
 
+    # --- verification (KIP-890) -----------------------------------------------------------------
+
+    def start_verification(self, producer_id: int, sequence: int, epoch: int, supports_epoch_bump: bool,
+                           now: int) -> None:
+        """Note a transactional batch about to be verified (Kafka's maybeCreateVerificationStateEntry)."""
+        note = self.verifying.get(producer_id)
+        if note is None:
+            note = self.verifying[producer_id] = Verifying(now, sequence, epoch, supports_epoch_bump)
+        note.lower_to(sequence, epoch)
+
+    def end_verification(self, producer_id: int, producer_epoch: int, control: bool) -> None:
+        """A transactional batch of the producer was appended: its transaction is open here or
+        ended, so the note goes; a transaction-version-2 marker of the note's own epoch keeps
+        it, since the producer's next transaction follows at a bumped epoch (Kafka's
+        updateProducers)."""
+        note = self.verifying.get(producer_id)
+        if note is not None and not (note.supports_epoch_bump and control and producer_epoch == note.epoch):
+            del self.verifying[producer_id]
+
     # --- transaction markers (KIP-98) ----------------------------------------------------------
 
     def check_marker(self, producer_id: int, producer_epoch: int, coordinator_epoch: int = -1) -> ErrorCode:
@@ -273,6 +340,8 @@ class ProducerStateManager:
             else:
                 row += 1
         self.counters.expired += removed
+        for pid in [pid for pid, note in self.verifying.items() if now - note.timestamp >= expiration_ms]:
+            del self.verifying[pid]  # never verified (Kafka's removeExpiredProducers)
         return removed
 
     def entry(self, pid: int) -> dict | None:

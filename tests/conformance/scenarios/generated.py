@@ -20,11 +20,14 @@ T0 = {"api": "CreateTopics", "version": 7, "body": {
 NO_SUCH_PID = 999_999_999_000  # a producer id no broker issued
 
 
-def produce_step(pid: int, epoch: int, seq: int, n: int = 1) -> dict:
-    """Produce v3 of one idempotent batch of ``n`` records to partition 0 of ``<T>-t0``."""
-    return {"api": "Produce", "version": 3, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
+def produce_step(pid, epoch, seq: int, n: int = 1, *, txn: bool = False, transactional_id: str | None = None,
+                 version: int = 3) -> dict:
+    """Produce (v3 unless told) of one idempotent batch of ``n`` records to partition 0 of
+    ``<T>-t0``; ``pid`` and ``epoch`` a number or a symbol (``{"<pid>": "<T>-x0"}``)."""
+    return {"api": "Produce", "version": version, "body": {
+            "transactional_id": transactional_id, "acks": -1, "timeout_ms": 30000,
             "topic_data": [{"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
-                "n": n, "start": 0, "pid": pid, "epoch": epoch, "seq": seq, "txn": False, "codec": 0,
+                "n": n, "start": 0, "pid": pid, "epoch": epoch, "seq": seq, "txn": txn, "codec": 0,
                 "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
 
 

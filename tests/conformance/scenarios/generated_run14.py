@@ -1,0 +1,66 @@
+"""What the generator's fourteenth run (a short one after the thirteenth, seed 9601) met
+(issue 36, docs/FUZZ_FINDINGS.md), replayed against Kafka 4.4
+(tests/unit/test_fourteenth_run_findings.py states each answer)."""
+
+from __future__ import annotations
+
+from tests.conformance.scenarios import register
+from tests.conformance.scenarios.generated import NO_SUCH_PID, T0, produce_step, replay
+
+X0, X1, X2 = ({"<pid>": f"<T>-x{i}"} for i in range(3))
+INIT_X2 = {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x2", "transaction_timeout_ms": 60000,
+                                                           "producer_id": -1, "producer_epoch": -1}}
+ADD_X2 = {"api": "AddPartitionsToTxn", "version": 3, "body": {
+    "v3_and_below_transactional_id": "<T>-x2", "v3_and_below_producer_id": X2, "v3_and_below_producer_epoch": 0,
+    "v3_and_below_topics": [{"name": "<T>-t0", "partitions": [0]}]}}
+
+
+def _fetch(offset: int, last_fetched_epoch: int, isolation_level: int) -> dict:
+    return {"api": "Fetch", "version": 14, "body": {
+        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": isolation_level,
+        "session_id": 0, "session_epoch": -1, "rack_id": None, "forgotten_topics_data": [], "topics": [
+            {"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [
+                {"partition": 0, "current_leader_epoch": -1, "fetch_offset": offset, "log_start_offset": -1,
+                 "last_fetched_epoch": last_fetched_epoch, "partition_max_bytes": 1048576}]}]}}
+
+
+RUN_14: dict[str, list[dict]] = {
+    # a transactional batch the leader verifies leaves a note of its producer's lowest sequence,
+    # whatever the coordinator answers: until a transactional batch of the producer is appended,
+    # any batch of it with a higher first sequence is OUT_OF_ORDER (Kafka's
+    # VerificationStateEntry, seed 9607; kipper appended it). Without a transactional id the
+    # batch is refused before verification and leaves none; at transaction version 2 (v12) a
+    # producer with no batch must start at 0.
+    "generated/a-batch-being-verified-is-not-overtaken": [
+        T0,
+        produce_step(NO_SUCH_PID, 0, 0, txn=True, transactional_id="<T>-x0"),
+        produce_step(NO_SUCH_PID, 0, 0, transactional_id="<T>-x0"), produce_step(NO_SUCH_PID, 0, 1),
+        produce_step(NO_SUCH_PID, 0, 1, transactional_id="<T>-x0"), produce_step(NO_SUCH_PID, 0, 0),
+        produce_step(NO_SUCH_PID + 1, 0, 3, txn=True, transactional_id="<T>-x1"),
+        produce_step(NO_SUCH_PID + 1, 0, 0, 3), produce_step(NO_SUCH_PID + 1, 0, 3),
+        produce_step(NO_SUCH_PID + 1, 0, 4),
+        produce_step(NO_SUCH_PID + 2, 0, 0, txn=True),
+        produce_step(NO_SUCH_PID + 2, 0, 0), produce_step(NO_SUCH_PID + 2, 0, 1),
+        produce_step(NO_SUCH_PID + 3, 0, 3, txn=True, transactional_id="<T>-x1", version=12),
+        produce_step(NO_SUCH_PID + 3, 0, 2), produce_step(NO_SUCH_PID + 3, 0, 0),
+    ],
+    # the note goes once a transactional batch of the producer is appended in the partition
+    "generated/a-verification-note-ends-with-the-transactions-first-batch": [
+        T0, INIT_X2,
+        produce_step(X2, 0, 0, txn=True, transactional_id="<T>-x2"),  # not added: INVALID_TXN_STATE
+        produce_step(X2, 0, 1, transactional_id="<T>-x2"),
+        ADD_X2,
+        produce_step(X2, 0, 0, txn=True, transactional_id="<T>-x2"),
+        produce_step(X2, 0, 1, txn=True, transactional_id="<T>-x2"),
+        produce_step(X2, 0, 2, transactional_id="<T>-x2"),
+    ],
+    # a fetch past the end of its last fetched epoch reads nothing: Kafka lists no aborted
+    # transactions (null) even read_committed (seed 10607; kipper answered [])
+    "generated/a-diverging-fetch-lists-no-aborted-transactions": [
+        T0, produce_step(-1, -1, -1, 3),
+        *(_fetch(offset, epoch, isolation) for isolation in (1, 0) for offset, epoch in ((5, 0), (1, 5), (1, 0))),
+    ],
+}
+
+for _name, _steps in RUN_14.items():
+    register(_name, replay(_steps))

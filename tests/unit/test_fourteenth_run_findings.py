@@ -1,0 +1,133 @@
+"""What the generator's fourteenth run (a short one after the thirteenth, seed 9601) met
+(issue 36, docs/FUZZ_FINDINGS.md): a transactional batch being verified holds back the
+producer's later sequences, and a diverging fetch lists no aborted transactions; each is a
+scenario in tests/conformance/scenarios/generated_run14.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from kipper.broker.producer_state import APPEND, REJECT, ProducerStateManager
+from kipper.protocol.errors import ErrorCode as E
+from tests.conformance.fuzz import batches
+from tests.support.inproc import InProcessBroker
+from tests.unit.test_producer_state import PID, Log, header
+
+CREATE_TOPICS, PRODUCE, FETCH, INIT_PRODUCER_ID, ADD_PARTITIONS_TO_TXN = 19, 0, 1, 22, 24
+
+
+def _broker(topic: str = "t") -> InProcessBroker:
+    b = InProcessBroker()
+    b.state.topics.create(topic, 1)
+    return b
+
+
+def _produce(b: InProcessBroker, seq: int, *, txn: bool = False, tid: str | None = None, pid: int = PID,
+             epoch: int = 0, version: int = 3) -> tuple[int, int]:
+    records = batches.build({"n": 1, "txn": txn, "start": 0, "codec": 0, "timestamps": "create", "keys": True,
+                             "mutation": None}, pid, epoch, seq)
+    answer = b.call(PRODUCE, version, {"transactional_id": tid, "acks": -1, "timeout_ms": 30000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": records}]}]})
+    [row] = [p for t in answer.responses for p in t.partition_responses]
+    return row.error_code, row.base_offset
+
+
+def test_a_batch_that_failed_verification_is_not_overtaken_by_a_later_sequence():
+    """Kafka notes the lowest sequence of a transactional batch it verifies before asking the
+    coordinator; whatever the coordinator answers, a later batch of that producer with a
+    higher first sequence is OUT_OF_ORDER_SEQUENCE_NUMBER until a transactional batch of it
+    is appended."""
+    b = _broker()
+    assert _produce(b, 0, txn=True, tid="x0") == (E.INVALID_PRODUCER_ID_MAPPING, -1)  # no such transaction
+    assert _produce(b, 0, tid="x0") == (E.NONE, 0)  # not past the note
+    assert _produce(b, 1, tid="x0") == (E.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)
+    assert _produce(b, 1) == (E.OUT_OF_ORDER_SEQUENCE_NUMBER, -1)  # any request of that producer
+    assert _produce(b, 0) == (E.NONE, 0)  # the retry is still answered as one
+
+
+def test_a_transactional_batch_without_a_transactional_id_leaves_no_note():
+    b = _broker()
+    assert _produce(b, 0, txn=True) == (E.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1)
+    assert _produce(b, 0) == (E.NONE, 0)
+    assert _produce(b, 1) == (E.NONE, 1)
+
+
+def test_the_note_goes_once_a_transactional_batch_of_the_producer_is_appended():
+    b = _broker()
+    init = b.call(INIT_PRODUCER_ID, 4, {"transactional_id": "x", "transaction_timeout_ms": 60000,
+                                        "producer_id": -1, "producer_epoch": -1})
+    pid, epoch = init.producer_id, init.producer_epoch
+    assert _produce(b, 0, txn=True, tid="x", pid=pid, epoch=epoch) == (E.INVALID_TXN_STATE, -1)  # not added yet
+    assert _produce(b, 1, tid="x", pid=pid, epoch=epoch)[0] == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    added = b.call(ADD_PARTITIONS_TO_TXN, 3, {"v3_and_below_transactional_id": "x", "v3_and_below_producer_id": pid,
+                                              "v3_and_below_producer_epoch": epoch,
+                                              "v3_and_below_topics": [{"name": "t", "partitions": [0]}]})
+    assert added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code == E.NONE
+    assert _produce(b, 0, txn=True, tid="x", pid=pid, epoch=epoch) == (E.NONE, 0)
+    assert _produce(b, 1, txn=True, tid="x", pid=pid, epoch=epoch) == (E.NONE, 1)
+    assert b.state.topics.partition("t", 0).producer_state.verifying == {}
+    # a plain batch of a producer whose transaction is open here is refused, at any epoch
+    # (Kafka's appendDataBatch: "Expected transactional write"; found writing this test)
+    assert _produce(b, 2, tid="x", pid=pid, epoch=epoch) == (E.INVALID_TXN_STATE, -1)
+    assert _produce(b, 0, pid=pid, epoch=epoch + 1) == (E.INVALID_TXN_STATE, -1)
+    assert _produce(b, 2, txn=True, tid="x", pid=pid, epoch=epoch) == (E.NONE, 2)
+
+
+@pytest.fixture
+def log():
+    return Log(ProducerStateManager(max_in_flight_sequences=1000))
+
+
+def test_a_note_keeps_its_lowest_sequence_and_starts_afresh_at_a_newer_epoch(log):
+    psm = log.psm
+    psm.start_verification(PID, 5, 0, False, now=0)
+    psm.start_verification(PID, 3, 0, False, now=0)
+    psm.start_verification(PID, 9, 0, False, now=0)
+    assert psm.verifying[PID].lowest_sequence == 3
+    assert log.produce(header(4))[0].error == E.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert log.produce(header(3))[0].outcome == APPEND
+    psm.start_verification(PID, 7, 1, False, now=0)
+    assert (psm.verifying[PID].epoch, psm.verifying[PID].lowest_sequence) == (1, 7)
+
+
+def test_a_transaction_version_2_note_wants_sequence_0_of_a_producer_with_no_batch(log):
+    log.psm.start_verification(PID, 3, 0, True, now=0)
+    v, _ = log.produce(header(2))
+    assert (v.outcome, v.error) == (REJECT, E.OUT_OF_ORDER_SEQUENCE_NUMBER)
+    assert log.produce(header(0))[0].outcome == APPEND
+
+
+def test_a_note_never_verified_expires_with_producer_id_expiration(log):
+    psm = log.psm
+    psm.start_verification(PID, 0, 0, False, now=1_000)
+    psm.expire(86_400_999, 86_400_000)
+    assert PID in psm.verifying
+    psm.expire(86_401_000, 86_400_000)
+    assert psm.verifying == {}
+    assert log.produce(header(7))[0].outcome == APPEND
+
+
+def test_a_marker_of_the_notes_own_epoch_keeps_a_transaction_version_2_note(log):
+    psm = log.psm
+    psm.start_verification(PID, 0, 2, True, now=0)
+    psm.end_verification(PID, 2, control=True)
+    assert PID in psm.verifying
+    psm.end_verification(PID, 3, control=True)
+    assert psm.verifying == {}
+
+
+def test_a_diverging_read_committed_fetch_lists_no_aborted_transactions():
+    """Kafka answers a fetch past the end of its last fetched epoch with nothing read
+    (FetchDataInfo.empty): aborted_transactions is null even at READ_COMMITTED."""
+    b = _broker()
+    assert _produce(b, -1, pid=-1, epoch=-1) == (E.NONE, 0)
+    topic_id = b.state.topics.get("t").topic_id
+    answer = b.call(FETCH, 14, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                                "isolation_level": 1, "session_id": 0, "session_epoch": -1, "rack_id": "",
+                                "forgotten_topics_data": [], "topics": [{"topic_id": topic_id, "partitions": [
+                                    {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 5,
+                                     "last_fetched_epoch": 0, "log_start_offset": -1,
+                                     "partition_max_bytes": 1 << 20}]}]})
+    [row] = answer.responses[0].partitions
+    assert (row.diverging_epoch.epoch, row.diverging_epoch.end_offset) == (0, 1)
+    assert row.aborted_transactions is None

@@ -196,7 +196,8 @@ def _coordinated_elsewhere(ctx, req) -> dict:
             partition = topic.partitions[pdata.index]
             header = read_header(records)
             if header.producer_id < 0 or (partition.replica is not None and not partition.replica.is_leader) \
-                    or partition.in_transaction(header.producer_id, header.producer_epoch):
+                    or partition.in_transaction(header.producer_id, header.producer_epoch) \
+                    or partition.fences(header.producer_id, header.producer_epoch):  # (refused here)
                 continue
             asks.setdefault((header.producer_id, header.producer_epoch), []).append((topic.name, pdata.index))
     return asks

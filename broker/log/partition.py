@@ -140,17 +140,23 @@ class Partition:
         row = psm.table.find(producer_id)
         return row >= 0 and psm.table.epochs[row] == producer_epoch
 
-    def start_verification(self, header, supports_epoch_bump: bool, now: int) -> None:
+    def fences(self, producer_id: int, producer_epoch: int) -> bool:
+        """Whether the producer has a newer epoch here than ``producer_epoch``."""
+        psm = self._producers
+        row = psm.table.find(producer_id) if psm is not None else -1
+        return row >= 0 and psm.table.epochs[row] > producer_epoch
+
+    def start_verification(self, header, supports_epoch_bump: bool, now: int) -> ErrorCode:
         """A transactional batch its leader is about to verify (Kafka's
-        maybeStartTransactionVerification): noted unless its producer has a transaction open
-        here at that epoch, or a newer epoch here (that batch is fenced, not verified)."""
+        maybeStartTransactionVerification): INVALID_PRODUCER_EPOCH, before any coordinator is
+        asked, if its producer has a newer epoch here; else noted (ProducerStateManager's
+        ``verifying``) unless its producer has a transaction open here at that epoch."""
         pid, epoch = header.producer_id, header.producer_epoch
-        if self.in_transaction(pid, epoch):
-            return
-        psm = self.producer_state
-        row = psm.table.find(pid)
-        if row < 0 or psm.table.epochs[row] <= epoch:
-            psm.start_verification(pid, header.base_sequence, epoch, supports_epoch_bump, now)
+        if self.fences(pid, epoch):
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if not self.in_transaction(pid, epoch):
+            self.producer_state.start_verification(pid, header.base_sequence, epoch, supports_epoch_bump, now)
+        return ErrorCode.NONE
 
     def active_producers(self) -> list[tuple[int, int, int, int, int, int]]:
         """(producer id, epoch, last sequence, last timestamp, coordinator epoch, first offset

@@ -341,9 +341,10 @@ class Transactions:
                 continue  # (it opens none: the last stable offset does not wait for it)
             if not add_partition and not self.live["transaction.partition.verification.enable"]:
                 continue  # (off, a transaction-version-2 Produce still adds its partition, as Kafka's)
-            p = self.topics.partition(topic, partition)
-            if p is not None:  # noted before the coordinator is asked, whatever it answers
-                p.start_verification(h, add_partition, now)
+            p = self.topics.partition(topic, partition)  # noted before the coordinator is asked
+            if p is not None and p.start_verification(h, add_partition, now) != ErrorCode.NONE:
+                return ErrorCode.INVALID_PRODUCER_EPOCH, (f"producer {h.producer_id} has an epoch newer than "
+                                                          f"{h.producer_epoch} in {topic}-{partition}")
             if not transactional_id:  # the coordinator's first check of a verification
                 return ErrorCode.INVALID_REQUEST, "an empty transactional id"
             if self.cluster is not None and not self.cluster.coordinates(transactional_id, True):

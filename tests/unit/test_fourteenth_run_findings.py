@@ -73,6 +73,17 @@ def test_the_note_goes_once_a_transactional_batch_of_the_producer_is_appended():
     assert _produce(b, 2, txn=True, tid="x", pid=pid, epoch=epoch) == (E.NONE, 2)
 
 
+@pytest.mark.parametrize("version", [3, 11, 12])
+def test_a_transactional_batch_of_an_older_epoch_is_fenced_before_any_coordinator(version):
+    """Kafka's leader refuses it (INVALID_PRODUCER_EPOCH, log_start_offset -1) before it asks
+    the coordinator, so a transactional id no InitProducerId made is not what it answers."""
+    b = _broker()
+    assert _produce(b, 0, epoch=5) == (E.NONE, 0)
+    assert _produce(b, 0, epoch=3, txn=True, tid="x0", version=version) == (E.INVALID_PRODUCER_EPOCH, -1)
+    assert b.state.topics.partition("t", 0).producer_state.verifying == {}
+    assert _produce(b, 1, epoch=5) == (E.NONE, 1)
+
+
 @pytest.fixture
 def log():
     return Log(ProducerStateManager(max_in_flight_sequences=1000))

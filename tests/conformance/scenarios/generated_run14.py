@@ -54,6 +54,17 @@ RUN_14: dict[str, list[dict]] = {
         produce_step(X2, 0, 1, txn=True, transactional_id="<T>-x2"),
         produce_step(X2, 0, 2, transactional_id="<T>-x2"),
     ],
+    # a transactional batch of an older epoch than the partition's is INVALID_PRODUCER_EPOCH
+    # before any coordinator is asked, at every version (kipper asked its coordinator, which
+    # answered INVALID_PRODUCER_ID_MAPPING or INVALID_TXN_STATE; met probing the above)
+    "generated/a-transactional-batch-of-an-older-epoch-is-fenced-before-verification": [
+        T0, produce_step(NO_SUCH_PID, 5, 0),
+        *(produce_step(NO_SUCH_PID, 3, 0, txn=True, transactional_id="<T>-x0", version=v) for v in (3, 11, 12)),
+        produce_step(NO_SUCH_PID, 5, 1),
+        INIT_X2, produce_step(X2, 7, 0),
+        *(produce_step(X2, 0, 0, txn=True, transactional_id="<T>-x2", version=v) for v in (3, 12)),
+        produce_step(X2, 7, 1, txn=True, transactional_id="<T>-x2"), produce_step(X2, 7, 1),
+    ],
     # a fetch past the end of its last fetched epoch reads nothing: Kafka lists no aborted
     # transactions (null) even read_committed (seed 10607; kipper answered [])
     "generated/a-diverging-fetch-lists-no-aborted-transactions": [

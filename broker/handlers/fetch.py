@@ -91,7 +91,8 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     leaders = None  # the leaders named in refusals (KIP-951's node_endpoints)
     from_follower_ok = follower < 0 and ctx.api_version >= 11  # a consumer may read a follower (KIP-392)
     kip_951 = ctx.api_version >= LEADERS_SINCE  # refusals name the current leader (KIP-951)
-    lone_follower = cluster is None and replica_id(req, ctx.api_version) >= 0  # one node: no follower
+    from_replica = replica_id(req, ctx.api_version) >= 0
+    lone_follower = cluster is None and from_replica  # one node: no follower
     client_rack = req.get("rack_id") if cluster is not None and follower < 0 else None  # (v11+)
     total = 0
     reads = []  # (topic, partition, bytes, batches) actually returned
@@ -111,7 +112,7 @@ def _read(req, ctx) -> tuple[dict, int, list]:
                 code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed else
                         ErrorCode.UNKNOWN_TOPIC_ID if topic is None and name is None
                         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                (unknown_ids if code == ErrorCode.UNKNOWN_TOPIC_ID else refused).append(
+                (unknown_ids if code == ErrorCode.UNKNOWN_TOPIC_ID and not from_replica else refused).append(
                     (topic.name if topic else name, t.get("topic_id"), _error_entry(index, code, [])))
                 continue
             plog = topic.partitions[index]
@@ -195,8 +196,9 @@ def _read(req, ctx) -> tuple[dict, int, list]:
 
 def _answer_after(responses: list, entries: list) -> None:
     """Kafka's KafkaApis answers the partitions it could not read after those it read: an
-    unknown topic id's first, then the refused and unknown ones, each in the order asked; a
-    partition next to one of the same topic shares its topic entry (FetchResponse.of)."""
+    unknown topic id's first, then the refused and unknown ones, each in the order asked (a
+    replica's Fetch: all in the order asked, one pass); a partition next to one of the same
+    topic shares its topic entry (FetchResponse.of)."""
     for name, topic_id, entry in entries:
         last = responses[-1] if responses else None
         if last is not None and last["topic"] == name and last["topic_id"] == topic_id:

@@ -5,6 +5,8 @@ scenario in tests/conformance/scenarios/generated_run14.py."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from kipper.broker.producer_state import APPEND, REJECT, ProducerStateManager
@@ -142,3 +144,23 @@ def test_a_diverging_read_committed_fetch_lists_no_aborted_transactions():
     [row] = answer.responses[0].partitions
     assert (row.diverging_epoch.epoch, row.diverging_epoch.end_offset) == (0, 1)
     assert row.aborted_transactions is None
+
+
+@pytest.mark.parametrize("replica_id, order", [(1, ["t", None]), (-1, [None, "t"])])
+def test_a_replicas_fetch_answers_what_it_cannot_read_in_the_order_asked(replica_id, order):
+    """Kafka's KafkaApis reads a follower's partitions in one pass: an unknown partition and an
+    unknown topic id are answered in the order asked; a consumer's unknown topic ids come first."""
+    b = _broker()
+    topic_id = b.state.topics.get("t").topic_id
+    answer = b.call(FETCH, 14, {"replica_id": replica_id, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                                "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
+                                "forgotten_topics_data": [], "topics": [
+                                    {"topic_id": tid, "partitions": [
+                                        {"partition": index, "current_leader_epoch": -1, "fetch_offset": 0,
+                                         "last_fetched_epoch": -1, "log_start_offset": -1,
+                                         "partition_max_bytes": 1 << 20}]}
+                                    for tid, index in ((topic_id, 2), (uuid.UUID(int=7), 0))]})
+    names = {topic_id: "t"}
+    assert [names.get(r.topic_id) for r in answer.responses] == order
+    assert {names.get(r.topic_id): r.partitions[0].error_code for r in answer.responses} == {
+        "t": E.UNKNOWN_TOPIC_OR_PARTITION, None: E.UNKNOWN_TOPIC_ID}

@@ -15,13 +15,21 @@ ADD_X2 = {"api": "AddPartitionsToTxn", "version": 3, "body": {
     "v3_and_below_topics": [{"name": "<T>-t0", "partitions": [0]}]}}
 
 
-def _fetch(offset: int, last_fetched_epoch: int, isolation_level: int) -> dict:
+def _partition(index: int = 0, offset: int = 0, last_fetched_epoch: int = -1) -> dict:
+    return {"partition": index, "current_leader_epoch": -1, "fetch_offset": offset, "log_start_offset": -1,
+            "last_fetched_epoch": last_fetched_epoch, "partition_max_bytes": 1048576}
+
+
+def _fetch(*topics: tuple, isolation_level: int = 0, replica_id: int = -1) -> dict:
+    """Fetch v14 of (topic id, partition) pairs."""
     return {"api": "Fetch", "version": 14, "body": {
-        "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": isolation_level,
-        "session_id": 0, "session_epoch": -1, "rack_id": None, "forgotten_topics_data": [], "topics": [
-            {"topic_id": {"<topic_id>": "<T>-t0"}, "partitions": [
-                {"partition": 0, "current_leader_epoch": -1, "fetch_offset": offset, "log_start_offset": -1,
-                 "last_fetched_epoch": last_fetched_epoch, "partition_max_bytes": 1048576}]}]}}
+        "replica_id": replica_id, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576,
+        "isolation_level": isolation_level, "session_id": 0, "session_epoch": -1, "rack_id": None,
+        "forgotten_topics_data": [], "topics": [{"topic_id": t, "partitions": [p]} for t, p in topics]}}
+
+
+T0_ID = {"<topic_id>": "<T>-t0"}
+UNKNOWN_ID = "6b1ff3f0-0000-4000-8000-0000deadbeef"
 
 
 RUN_14: dict[str, list[dict]] = {
@@ -65,11 +73,18 @@ RUN_14: dict[str, list[dict]] = {
         *(produce_step(X2, 0, 0, txn=True, transactional_id="<T>-x2", version=v) for v in (3, 12)),
         produce_step(X2, 7, 1, txn=True, transactional_id="<T>-x2"), produce_step(X2, 7, 1),
     ],
+    # a replica's Fetch (replica id 1) is read in one pass: a partition the topic lacks and an
+    # unknown topic id are answered in the order asked; a consumer's unknown ids come first
+    # (the fifteenth run, seed 11704)
+    "generated/a-replicas-fetch-answers-in-the-order-asked": [
+        T0, *(_fetch((T0_ID, _partition(2)), (UNKNOWN_ID, _partition()), replica_id=r) for r in (1, -1)),
+    ],
     # a fetch past the end of its last fetched epoch reads nothing: Kafka lists no aborted
     # transactions (null) even read_committed (seed 10607; kipper answered [])
     "generated/a-diverging-fetch-lists-no-aborted-transactions": [
         T0, produce_step(-1, -1, -1, 3),
-        *(_fetch(offset, epoch, isolation) for isolation in (1, 0) for offset, epoch in ((5, 0), (1, 5), (1, 0))),
+        *(_fetch((T0_ID, _partition(0, offset, epoch)), isolation_level=isolation)
+          for isolation in (1, 0) for offset, epoch in ((5, 0), (1, 5), (1, 0))),
     ],
 }
 

@@ -36,6 +36,7 @@ from kipper.broker.groups.migration import (
     abandon_rebalance, may_downgrade, may_upgrade, only_classic_left, to_classic_group,
     to_consumer_group,
 )
+from kipper.broker.groups.journal import partition_for
 from kipper.broker.groups.offsets import OffsetStore
 from kipper.broker.groups.streams import queries as streams_queries
 from kipper.protocol.errors import ErrorCode
@@ -50,6 +51,8 @@ class GroupCoordinator:
                  share, offsets: OffsetStore, *, migration_policy: str = "bidirectional",
                  journal=None, streams=None):
         self.journal = journal  # groups/journal.py's GroupJournal: __consumer_offsets, with log.dirs
+        if journal is not None:
+            journal.written = self._offsets_partition_written
         self.classic = classic
         self.consumer = consumer
         self.share = share  # broker.share.service.ShareGroups
@@ -58,8 +61,9 @@ class GroupCoordinator:
         self.mixed = ClassicMembers(consumer)  # classic members inside consumer groups
         self.streams = streams  # broker/groups/streams: StreamsGroupCoordinator
         # simple groups Kafka's coordinator made for a commit whose every offset it then refused:
-        # no record was written, so its reads (DescribeGroups, ListGroups) never see them, but
-        # its writes do (an empty classic group), until a group of that id is made or deleted
+        # no record was written, so its reads (DescribeGroups, ListGroups) do not see them until
+        # a later write to their __consumer_offsets partition commits the coordinator's state
+        # with them in it; its writes do at once (an empty classic group)
         self.unwritten_simple: set[str] = set()
 
     # --- who holds a group id ---------------------------------------------------------------
@@ -300,6 +304,14 @@ class GroupCoordinator:
         """Every offset of a commit that made no group was refused by the coordinator."""
         if self.kind_of(group_id) is None:
             self.unwritten_simple.add(group_id)
+
+    def _offsets_partition_written(self, partition: int) -> None:
+        """A record was written to ``__consumer_offsets`` partition ``partition``: the unwritten
+        simple groups there are in what it committed (Kafka reads a snapshot of the coordinator's
+        state at the last committed offset), so its reads see them from now on."""
+        count = len(self.journal.topic().partitions)
+        for group_id in [g for g in self.unwritten_simple if partition_for(g, count) == partition]:
+            self.ensure_simple_group(group_id)
 
     def _unwritten(self, group_id: str, generation: int) -> ErrorCode | None:
         """A commit to an unwritten simple group: an empty classic group's answer (Kafka's

@@ -44,6 +44,7 @@ class GroupJournal:
     def __init__(self, topics, *, num_partitions: int, segment_bytes: int):
         self.topics = topics
         self.num_partitions = num_partitions
+        self.written = None  # called with a partition's index after each write to it (the coordinator's)
         # the configs Kafka gives the topic (GroupCoordinator's offsetsTopicConfigs)
         self.configs = {"cleanup.policy": "compact", "compression.type": "producer",
                         "segment.bytes": str(segment_bytes)}
@@ -59,7 +60,10 @@ class GroupJournal:
                 producer_epoch: int = -1, transactional: bool = False) -> None:
         batch = records.build_batch([(k, v, now) for k, v in kvs], producer_id=producer_id,
                                     producer_epoch=producer_epoch, transactional=transactional)
-        self._partition(group_id).append_batch(batch, now, COORDINATOR)
+        partition = self._partition(group_id)
+        partition.append_batch(batch, now, COORDINATOR)
+        if self.written is not None:
+            self.written(partition.partition)
 
     # --- offsets --------------------------------------------------------------------------------
 
@@ -79,7 +83,10 @@ class GroupJournal:
         batch = records.build_control_batch(
             records.COMMIT if committed else records.ABORT, records.end_txn_marker(coordinator_epoch),
             producer_id=producer_id, producer_epoch=producer_epoch, transactional=True, timestamp=now)
-        self._partition(group_id).append_batch(batch, now, COORDINATOR)
+        partition = self._partition(group_id)
+        partition.append_batch(batch, now, COORDINATOR)
+        if self.written is not None:
+            self.written(partition.partition)
 
     def offsets_deleted(self, group_id: str, keys, now: int) -> None:
         """Tombstones for (topic, partition) keys."""

@@ -139,31 +139,37 @@ def handle_delete_groups(req, ctx):
 def handle_offset_delete(req, ctx):
     """Kafka's order: READ on each topic, then whether the topic and partition exist (both
     answered per partition), then the group coordinator for the rest, whose group-level
-    error (an unknown group...) answers the whole request."""
+    error (an unknown group...) answers the whole request. The answer is shaped as Kafka's
+    KafkaApis builds it: the refusals one entry a topic name (an unreadable or unknown topic
+    has one even if it names no partition), the coordinator's answer (one entry a request
+    topic with a partition to delete) merged into them by name, or as it is if none."""
     if not ctx.authorize(DELETE, GROUP, req.group_id):
         return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "throttle_time_ms": 0, "topics": []}
     if not req.group_id:
         return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "throttle_time_ms": 0, "topics": []}
     topics = ctx.engines.topics
-    answered: dict[tuple[str, int], ErrorCode] = {}
-    wanted: dict[str, list[int]] = {}
+    refused: dict[str, list] = {}  # Kafka's OffsetDeleteResponse.Builder: one entry a topic name
+    valid = []  # (name, [partition]) a request topic, for the coordinator
     for t in req.topics:
+        indexes = [p.partition_index for p in t.partitions]
         readable = ctx.authorize(READ, TOPIC, t.name)
-        for p in t.partitions:
-            key = (t.name, p.partition_index)
-            if not readable:
-                answered[key] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif topics.partition(t.name, p.partition_index) is None:
-                answered[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            else:
-                wanted.setdefault(t.name, []).append(p.partition_index)
-    code, deleted = ctx.engines.groups.delete_offsets(req.group_id, list(wanted.items()), ctx.now)
+        if not readable or topics.get(t.name) is None:  # (an entry even if it names no partition)
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            refused.setdefault(t.name, []).extend((i, code) for i in indexes)
+            continue
+        known = [i for i in indexes if topics.partition(t.name, i) is not None]
+        for i in indexes:
+            if topics.partition(t.name, i) is None:
+                refused.setdefault(t.name, []).append((i, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+        if known:
+            valid.append((t.name, known))
+    code, deleted = ctx.engines.groups.delete_offsets(req.group_id, valid, ctx.now)
     if code != ErrorCode.NONE:
         return {"error_code": int(code), "throttle_time_ms": 0, "topics": []}
-    for name, parts in deleted:
-        for partition, error in parts:
-            answered[(name, partition)] = error
+    if refused:  # the coordinator's answer merged in by name (Builder.merge); else taken as it is
+        for name, parts in deleted:
+            refused.setdefault(name, []).extend(parts)
+        deleted = list(refused.items())
     return {"error_code": 0, "throttle_time_ms": 0, "topics": [
-        {"name": t.name, "partitions": [{"partition_index": p.partition_index,
-                                         "error_code": int(answered[(t.name, p.partition_index)])}
-                                        for p in t.partitions]} for t in req.topics]}
+        {"name": name, "partitions": [{"partition_index": i, "error_code": int(e)} for i, e in parts]}
+        for name, parts in deleted]}

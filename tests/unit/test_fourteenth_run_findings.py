@@ -164,3 +164,44 @@ def test_a_replicas_fetch_answers_what_it_cannot_read_in_the_order_asked(replica
     assert [names.get(r.topic_id) for r in answer.responses] == order
     assert {names.get(r.topic_id): r.partitions[0].error_code for r in answer.responses} == {
         "t": E.UNKNOWN_TOPIC_OR_PARTITION, None: E.UNKNOWN_TOPIC_ID}
+
+
+def test_a_refused_commits_group_is_seen_once_another_write_to_its_partition_commits_it():
+    """Kafka's reads see its coordinator's state as of the last committed offset: the simple
+    group a wholly refused commit made appears once any later record is written to the same
+    __consumer_offsets partition (the sixteenth run met the shared group "" so)."""
+    b = InProcessBroker(**{"offsets.topic.num.partitions": "1"})
+    b.state.topics.create("t", 1)
+
+    def commit(group: str, metadata: str) -> int:
+        return b.call(8, 5, {"group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+                             "retention_time_ms": -1, "topics": [{"name": "t", "partitions": [
+                                 {"partition_index": 0, "committed_offset": 0, "committed_metadata": metadata}]}]}
+                      ).topics[0].partitions[0].error_code
+
+    def states() -> list:
+        return [(g.group_id, g.group_state) for g in b.call(15, 0, {"groups": ["", "g1"]}).groups]
+    assert commit("", "x" * 5000) == E.OFFSET_METADATA_TOO_LARGE
+    assert states() == [("", "Dead"), ("g1", "Dead")]
+    assert commit("g1", "") == E.NONE  # a record in the one partition
+    assert states() == [("", "Empty"), ("g1", "Empty")]
+    assert sorted(g.group_id for g in b.call(16, 0, {}).groups) == ["", "g1"]
+
+
+def test_offset_delete_answers_as_kafkas_builder_shapes_it():
+    """A topic entry per name for the refusals (an unknown topic has one even with no
+    partition), the coordinator's entries merged into them by name; with no refusal, the
+    coordinator's entries as they are, one a request topic (the sixteenth run, seed 9801)."""
+    b = _broker()
+    b.call(8, 5, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "", "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 0, "committed_metadata": ""}]}]})
+
+    def delete(*topics) -> list:
+        answer = b.call(47, 0, {"group_id": "g", "topics": [
+            {"name": name, "partitions": [{"partition_index": i} for i in indexes]} for name, indexes in topics]})
+        return [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in answer.topics]
+    assert delete(("t", []), ("t", [-1])) == [("t", [(-1, E.UNKNOWN_TOPIC_OR_PARTITION)])]
+    assert delete(("t", [-1]), ("u", []), ("t", [0])) == [
+        ("t", [(-1, E.UNKNOWN_TOPIC_OR_PARTITION), (0, E.NONE)]), ("u", [])]
+    assert delete(("t", [0]), ("t", [0])) == [("t", [(0, E.NONE)]), ("t", [(0, E.NONE)])]
+    assert delete(("t", [])) == []

@@ -28,6 +28,13 @@ def _fetch(*topics: tuple, isolation_level: int = 0, replica_id: int = -1) -> di
         "forgotten_topics_data": [], "topics": [{"topic_id": t, "partitions": [p]} for t, p in topics]}}
 
 
+def _commit(group: str, metadata: str) -> dict:
+    return {"api": "OffsetCommit", "version": 5, "body": {
+        "group_id": group, "generation_id_or_member_epoch": -1, "member_id": "",
+        "topics": [{"name": "<T>-t0", "partitions": [
+            {"partition_index": 0, "committed_offset": 0, "committed_metadata": metadata}]}]}}
+
+
 T0_ID = {"<topic_id>": "<T>-t0"}
 UNKNOWN_ID = "6b1ff3f0-0000-4000-8000-0000deadbeef"
 
@@ -78,6 +85,24 @@ RUN_14: dict[str, list[dict]] = {
     # (the fifteenth run, seed 11704)
     "generated/a-replicas-fetch-answers-in-the-order-asked": [
         T0, *(_fetch((T0_ID, _partition(2)), (UNKNOWN_ID, _partition()), replica_id=r) for r in (1, -1)),
+    ],
+    # a wholly refused commit's simple group is seen once a later record commits the
+    # coordinator's state of its __consumer_offsets partition (one, in both references): after
+    # another group's commit DescribeGroups shows it Empty (the sixteenth run, seeds 11807,
+    # 10807: the shared group ""; before that write it is racy, other scenarios write too)
+    "generated/a-refused-commits-group-is-seen-after-the-next-write": [
+        T0, _commit("<T>-g0", "x" * 5000), _commit("<T>-g1", ""),
+        {"api": "DescribeGroups", "version": 0, "body": {"groups": ["<T>-g0", "<T>-g1"]}},
+    ],
+    # OffsetDelete's answer as Kafka's KafkaApis builds it: the refusals one entry a topic name
+    # (an unknown topic one even with no partition), the coordinator's entries merged into them
+    # by name, or as they are if nothing was refused (the sixteenth run, seed 9801)
+    "generated/offset-delete-answers-shaped-as-kafkas-builder": [
+        T0, _commit("<T>-g0", ""),
+        *({"api": "OffsetDelete", "version": 0, "body": {"group_id": "<T>-g0", "topics": [
+            {"name": name, "partitions": [{"partition_index": i} for i in indexes]} for name, indexes in topics]}}
+          for topics in ((("<T>-t0", []), ("<T>-t0", [-1])), (("<T>-t0", [-1]), ("<T>-t9", []), ("<T>-t0", [0])),
+                         (("<T>-t0", [0]), ("<T>-t0", [0])), (("<T>-t0", []),), (("<T>-t9", [1]), ("<T>-t0", [0, 5])))),
     ],
     # a fetch past the end of its last fetched epoch reads nothing: Kafka lists no aborted
     # transactions (null) even read_committed (seed 10607; kipper answered [])

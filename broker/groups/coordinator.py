@@ -309,6 +309,8 @@ class GroupCoordinator:
         """A record was written to ``__consumer_offsets`` partition ``partition``: the unwritten
         simple groups there are in what it committed (Kafka reads a snapshot of the coordinator's
         state at the last committed offset), so its reads see them from now on."""
+        if not self.unwritten_simple:
+            return
         count = len(self.journal.topic().partitions)
         for group_id in [g for g in self.unwritten_simple if partition_for(g, count) == partition]:
             self.ensure_simple_group(group_id)

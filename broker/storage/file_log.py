@@ -320,7 +320,7 @@ class FileLog:
             if seg.max_timestamp < timestamp:
                 continue
             for pos, h in seg.walk(seg.timestamp_position(timestamp)):
-                if h.max_timestamp < timestamp or h.is_control:
+                if h.max_timestamp < timestamp:  # (a marker's record counts, as Kafka's)
                     continue
                 batch = records.decode_batch(seg.pread(h.batch_length + b.LOG_OVERHEAD, pos),
                                              verify_crc=False)

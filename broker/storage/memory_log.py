@@ -248,14 +248,12 @@ class MemoryLog:
         return ReadResult(out, total, records_, self._lasts[i - 1])
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record with timestamp >= ``timestamp``."""
+        """(offset, timestamp) of the first record with timestamp >= ``timestamp``, a
+        transaction marker's too (Kafka's FileRecords.searchForTimestamp reads every batch)."""
         i = bisect_right(self._max_ts, timestamp - 1)
-        # the running maximum first reaches ``timestamp`` in batch i, so the
-        # record is in batch i (or later, if batch i is a control batch)
+        # the running maximum first reaches ``timestamp`` in batch i, so the record is in batch i
         for j in range(i, len(self._batches)):
             for batch in records.decode_all(self._batches[j], verify_crc=False):
-                if batch.header.is_control:
-                    continue
                 for rec in batch.records:
                     if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
                         return rec.offset, rec.timestamp

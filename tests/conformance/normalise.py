@@ -31,8 +31,9 @@ MESSAGES = {"error_message", "error_msg", "status_message", "batch_index_error_m
 CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms",
          "last_fetch_timestamp", "last_caught_up_timestamp"}
 # a batch's time as the client gave it, or a broker's clock when a marker set it last
-# (DescribeProducers): only the clock's is normalised, as a time within a day of now
-CLOCK_OR_CLIENT = {"last_timestamp"}
+# (DescribeProducers) or wrote the record ListOffsets found: only the clock's is normalised,
+# as a time within a day of now
+CLOCK_OR_CLIENT = {"last_timestamp", "timestamp"}
 DAY_MS = 86_400_000
 # Kafka's finalized-features epoch is the offset of its metadata log, which grows as the
 # controller writes (heartbeats included): whether there is one is compared, not its value

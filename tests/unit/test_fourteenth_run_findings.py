@@ -205,3 +205,26 @@ def test_offset_delete_answers_as_kafkas_builder_shapes_it():
         ("t", [(-1, E.UNKNOWN_TOPIC_OR_PARTITION), (0, E.NONE)]), ("u", [])]
     assert delete(("t", [0]), ("t", [0])) == [("t", [(0, E.NONE)]), ("t", [(0, E.NONE)])]
     assert delete(("t", [])) == []
+
+
+@pytest.mark.parametrize("storage", ["memory", "file"])
+def test_list_offsets_by_timestamp_finds_a_transaction_markers_record(storage, tmp_path):
+    """Kafka's FileRecords.searchForTimestamp reads every batch, a marker's too: its record
+    carries the time it was written (the seventeenth run, seed 10915)."""
+    b = InProcessBroker(**({"log.dirs": str(tmp_path)} if storage == "file" else {}))
+    b.state.topics.create("t", 1)
+    assert _produce(b, -1, pid=-1, epoch=-1) == (E.NONE, 0)  # at 1_700_000_000_000
+    b.now += 60_000
+    written = b.call(27, 1, {"markers": [{"producer_id": PID, "producer_epoch": 0, "transaction_result": False,
+                                          "topics": [{"name": "t", "partition_indexes": [0]}],
+                                          "coordinator_epoch": 0}]})
+    assert written.markers[0].topics[0].partitions[0].error_code == E.NONE
+
+    def list_offsets(timestamp: int) -> tuple[int, int]:
+        answer = b.call(2, 7 if timestamp == -3 else 2, {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": "t", "partitions": [{"partition_index": 0, "timestamp": timestamp}]}]})
+        row = answer.topics[0].partitions[0]
+        return row.offset, row.timestamp
+    assert list_offsets(1_700_000_000_001) == (1, 1_700_000_060_000)
+    assert list_offsets(1_700_000_000_000) == (0, 1_700_000_000_000)
+    assert list_offsets(-3) == (1, 1_700_000_060_000)  # MAX_TIMESTAMP: the marker's too

@@ -31,6 +31,13 @@ def produce_step(pid, epoch, seq: int, n: int = 1, *, txn: bool = False, transac
                 "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
 
 
+def marker_step(pid: int, epoch: int, committed: bool = False) -> dict:
+    """WriteTxnMarkers v1 of one marker (ABORT unless told) to partition 0 of ``<T>-t0``."""
+    return {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [
+        {"producer_id": pid, "producer_epoch": epoch, "transaction_result": committed,
+         "topics": [{"name": "<T>-t0", "partition_indexes": [0]}], "coordinator_epoch": 0}]}}
+
+
 def replay(steps: list[dict]):
     def run_steps(run) -> None:
         side = Side(run)

@@ -6,13 +6,7 @@ from __future__ import annotations
 
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import register, scenario
-from tests.conformance.scenarios.generated import NO_SUCH_PID, T0, produce_step, replay
-
-
-def _marker(pid: int, epoch: int) -> dict:
-    return {"api": "WriteTxnMarkers", "version": 1, "body": {"markers": [
-        {"producer_id": pid, "producer_epoch": epoch, "transaction_result": False,
-         "topics": [{"name": "<T>-t0", "partition_indexes": [0]}], "coordinator_epoch": 0}]}}
+from tests.conformance.scenarios.generated import NO_SUCH_PID, T0, marker_step, produce_step, replay
 
 
 def _commit(version: int, group: str, topic: str, generation: int, member: str, metadata) -> dict:
@@ -66,8 +60,8 @@ RUN_12: dict[str, list[dict]] = {
     # a marker begins a producer's epoch with no batch: its first batch starts at sequence 0
     # (Kafka's checkSequence: NO_SEQUENCE, seed 11404)
     "generated/produce-after-a-marker-starts-at-sequence-zero": [
-        T0, _marker(NO_SUCH_PID, 0), produce_step(NO_SUCH_PID, 0, 1), produce_step(NO_SUCH_PID, 0, 0),
-        produce_step(NO_SUCH_PID, 0, 1), _marker(NO_SUCH_PID + 1, 2), produce_step(NO_SUCH_PID + 1, 3, 1),
+        T0, marker_step(NO_SUCH_PID, 0), produce_step(NO_SUCH_PID, 0, 1), produce_step(NO_SUCH_PID, 0, 0),
+        produce_step(NO_SUCH_PID, 0, 1), marker_step(NO_SUCH_PID + 1, 2), produce_step(NO_SUCH_PID + 1, 3, 1),
     ],
     # Kafka's coordinator makes a simple group before it looks at the offsets: after a commit
     # whose every offset it refused (metadata too large) its writes see an empty group (an

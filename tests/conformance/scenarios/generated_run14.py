@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from tests.conformance.scenarios import register
-from tests.conformance.scenarios.generated import NO_SUCH_PID, T0, produce_step, replay
+from tests.conformance.scenarios.generated import NO_SUCH_PID, T0, marker_step, produce_step, replay
 
 X0, X1, X2 = ({"<pid>": f"<T>-x{i}"} for i in range(3))
 INIT_X2 = {"api": "InitProducerId", "version": 4, "body": {"transactional_id": "<T>-x2", "transaction_timeout_ms": 60000,
@@ -103,6 +103,16 @@ RUN_14: dict[str, list[dict]] = {
             {"name": name, "partitions": [{"partition_index": i} for i in indexes]} for name, indexes in topics]}}
           for topics in ((("<T>-t0", []), ("<T>-t0", [-1])), (("<T>-t0", [-1]), ("<T>-t9", []), ("<T>-t0", [0])),
                          (("<T>-t0", [0]), ("<T>-t0", [0])), (("<T>-t0", []),), (("<T>-t9", [1]), ("<T>-t0", [0, 5])))),
+    ],
+    # ListOffsets by timestamp reads a transaction marker's record too (Kafka's
+    # FileRecords.searchForTimestamp): its time is the marker's writing (the seventeenth run,
+    # seed 10915; kipper skipped markers)
+    "generated/list-offsets-by-timestamp-finds-a-marker": [
+        T0, produce_step(-1, -1, -1), marker_step(NO_SUCH_PID, 0),
+        *({"api": "ListOffsets", "version": version, "body": {
+            "replica_id": -1, "isolation_level": 0, "topics": [
+                {"name": "<T>-t0", "partitions": [{"partition_index": 0, "timestamp": timestamp}]}]}}
+          for version, timestamp in ((2, 1700000000000), (2, 1700000000001), (7, -3))),
     ],
     # a fetch past the end of its last fetched epoch reads nothing: Kafka lists no aborted
     # transactions (null) even read_committed (seed 10607; kipper answered [])

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from kipper.broker.acl.model import READ, TOPIC
 from kipper.broker.handlers.leaders import current_leader, divergence, leader_error, node_endpoints
-from kipper.broker.handlers.replies import Reply
+from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.protocol.errors import ErrorCode
+from kipper.protocol.primitives import ZERO_UUID
 
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1
 _LEADER_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
@@ -268,9 +269,30 @@ def handle_fetch(req, ctx):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.FETCH_SESSION_ID_NOT_FOUND), "session_id": 0,
                 "responses": []}
     body, size, watched, reads = _read(req, ctx)
-    if size >= req.min_bytes or req.max_wait_ms <= 0 or not watched:
+    at_once = size >= req.min_bytes or req.max_wait_ms <= 0 or not watched
+    if _fails_inside(body["responses"]):
+        if at_once:  # Kafka's request handler catches it: the whole Fetch fails
+            return {"throttle_time_ms": 0, "error_code": int(ErrorCode.UNKNOWN_SERVER_ERROR), "session_id": 0,
+                    "responses": []}
+        # (its delayed fetch fails when it completes, and never answers: closed at once here)
+        return Reply(NO_RESPONSE, abort="a Fetch Kafka fails on: a partition after one of an unknown topic id")
+    if at_once:
         return _answer(ctx, body, size, reads)
     return _long_poll(req, ctx, watched)
+
+
+def _fails_inside(responses: list) -> bool:
+    """Whether Kafka 4.4 fails building this answer (FetchResponse.toMessage): it matches each
+    partition to the previous topic entry by id, or, where that id is the zero UUID, by name,
+    and an unknown topic id's name is null, so any partition answered after one of the zero
+    topic id throws."""
+    after_zero = False
+    for t in responses:
+        for _ in t["partitions"]:
+            if after_zero:
+                return True
+            after_zero = t["topic"] is None and (t.get("topic_id") or ZERO_UUID) == ZERO_UUID
+    return False
 
 
 async def _long_poll(req, ctx, watched):

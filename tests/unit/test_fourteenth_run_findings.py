@@ -228,3 +228,49 @@ def test_list_offsets_by_timestamp_finds_a_transaction_markers_record(storage, t
     assert list_offsets(1_700_000_000_001) == (1, 1_700_000_060_000)
     assert list_offsets(1_700_000_000_000) == (0, 1_700_000_000_000)
     assert list_offsets(-3) == (1, 1_700_000_060_000)  # MAX_TIMESTAMP: the marker's too
+
+
+def _fetch_v17(b: InProcessBroker, topics, max_wait_ms: int = 0):
+    return b.call(FETCH, 17, {"replica_id": -1, "max_wait_ms": max_wait_ms, "min_bytes": 1, "max_bytes": 1 << 20,
+                              "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
+                              "forgotten_topics_data": [], "topics": [
+                                  {"topic_id": tid, "partitions": [
+                                      {"partition": i, "current_leader_epoch": -1, "fetch_offset": 0,
+                                       "last_fetched_epoch": -1, "log_start_offset": -1,
+                                       "partition_max_bytes": 1 << 20} for i in indexes]}
+                                  for tid, indexes in topics]})
+
+
+def test_a_fetch_kafka_fails_building_fails_whole():
+    """Kafka's FetchResponse.toMessage matches a partition to the previous topic entry by name
+    when that entry's id is the zero UUID, whose name is null: a partition after one of the
+    zero id throws, and the Fetch answers UNKNOWN_SERVER_ERROR with nothing in it (the
+    seventeenth run, seed 11910). Another unknown id is matched by id: answered."""
+    b = _broker()
+    zero, other = uuid.UUID(int=0), uuid.UUID(int=7)
+    failed = _fetch_v17(b, [(zero, [2147483647, 2])])
+    assert (failed.error_code, failed.responses) == (E.UNKNOWN_SERVER_ERROR, [])
+    answered = _fetch_v17(b, [(other, [1, 2]), (zero, [2])])  # the zero id's partition last
+    assert answered.error_code == E.NONE
+    assert [[p.error_code for p in r.partitions] for r in answered.responses] == [[E.UNKNOWN_TOPIC_ID] * 2,
+                                                                               [E.UNKNOWN_TOPIC_ID]]
+    assert _fetch_v17(b, [(zero, [2]), (other, [1])]).error_code == E.UNKNOWN_SERVER_ERROR
+
+
+def test_a_fetch_kafka_would_fail_after_waiting_is_closed_at_once():
+    """Kafka's delayed fetch fails as it completes and never answers; kipper closes at once."""
+    from kipper.broker.handlers.replies import NO_RESPONSE, Reply
+    from kipper.protocol.header import encode_request
+    from kipper.protocol.messages import APIS
+
+    b = _broker()
+    topic_id = b.state.topics.get("t").topic_id
+    body = {"replica_id": -1, "max_wait_ms": 200, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+            "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [], "topics": [
+                {"topic_id": tid, "partitions": [{"partition": i, "current_leader_epoch": -1, "fetch_offset": 0,
+                                                  "last_fetched_epoch": -1, "log_start_offset": -1,
+                                                  "partition_max_bytes": 1 << 20} for i in indexes]}
+                for tid, indexes in ((topic_id, [0]), (uuid.UUID(int=0), [1, 2]))]}
+    frame = encode_request(APIS[FETCH], 17, 1, "test", body)[4:]
+    [result], _ = b.dispatcher.dispatch([frame], 0, b.session)
+    assert type(result) is Reply and result.body is NO_RESPONSE and result.abort

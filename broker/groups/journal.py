@@ -60,6 +60,10 @@ class GroupJournal:
                 producer_epoch: int = -1, transactional: bool = False) -> None:
         batch = records.build_batch([(k, v, now) for k, v in kvs], producer_id=producer_id,
                                     producer_epoch=producer_epoch, transactional=transactional)
+        self._write(group_id, batch, now)
+
+    def _write(self, group_id: str, batch: bytes, now: int) -> None:
+        """Append to the group's partition through its one write path, then say so (``written``)."""
         partition = self._partition(group_id)
         partition.append_batch(batch, now, COORDINATOR)
         if self.written is not None:
@@ -83,10 +87,7 @@ class GroupJournal:
         batch = records.build_control_batch(
             records.COMMIT if committed else records.ABORT, records.end_txn_marker(coordinator_epoch),
             producer_id=producer_id, producer_epoch=producer_epoch, transactional=True, timestamp=now)
-        partition = self._partition(group_id)
-        partition.append_batch(batch, now, COORDINATOR)
-        if self.written is not None:
-            self.written(partition.partition)
+        self._write(group_id, batch, now)
 
     def offsets_deleted(self, group_id: str, keys, now: int) -> None:
         """Tombstones for (topic, partition) keys."""

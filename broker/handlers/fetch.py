@@ -275,7 +275,7 @@ def handle_fetch(req, ctx):
             return {"throttle_time_ms": 0, "error_code": int(ErrorCode.UNKNOWN_SERVER_ERROR), "session_id": 0,
                     "responses": []}
         # (its delayed fetch fails when it completes, and never answers: closed at once here)
-        return Reply(NO_RESPONSE, abort="a Fetch Kafka fails on: a partition after one of an unknown topic id")
+        return Reply(NO_RESPONSE, abort="a Fetch Kafka fails on: a partition after one of the zero topic id")
     if at_once:
         return _answer(ctx, body, size, reads)
     return _long_poll(req, ctx, watched)

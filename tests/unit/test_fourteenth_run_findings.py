@@ -274,3 +274,18 @@ def test_a_fetch_kafka_would_fail_after_waiting_is_closed_at_once():
     frame = encode_request(APIS[FETCH], 17, 1, "test", body)[4:]
     [result], _ = b.dispatcher.dispatch([frame], 0, b.session)
     assert type(result) is Reply and result.body is NO_RESPONSE and result.abort
+
+
+def test_a_failed_share_offsets_alter_leaves_the_group_it_made_at_epoch_one():
+    """AlterShareGroupOffsets naming a negative partition fails whole, but Kafka's coordinator
+    made the group and bumped its epoch before its state was refused: ShareGroupDescribe shows
+    epoch 1 and a joining member gets epoch 2 (the eighteenth run, seed 11001)."""
+    b = _broker()
+    refused = b.call(91, 0, {"group_id": "g", "topics": [{"topic_name": "t", "partitions": [
+        {"partition_index": p, "start_offset": 0} for p in (-1, 0)]}]})
+    assert refused.error_code == E.UNKNOWN_SERVER_ERROR
+    [group] = b.call(77, 1, {"group_ids": ["g"], "include_authorized_operations": False}).groups
+    assert (group.group_state, group.group_epoch, group.assignment_epoch) == ("Empty", 1, 1)
+    joined = b.call(76, 1, {"group_id": "g", "member_id": "m0", "member_epoch": 0, "rack_id": None,
+                            "subscribed_topic_names": ["t"]})
+    assert (joined.error_code, joined.member_epoch) == (E.NONE, 2)

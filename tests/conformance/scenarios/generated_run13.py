@@ -80,6 +80,8 @@ def _(run):
         return run.call(k.APIS[91], 0, {"group_id": group, "topics": [{"topic_name": t, "partitions": [
             {"partition_index": p, "start_offset": 0} for p in partitions]}]})
     alter(0, -1)
+    # the group Kafka made is at epoch 1 all the same (the eighteenth run, seed 11001)
+    run.call(k.APIS[77], 1, {"group_ids": [group], "include_authorized_operations": False})
     alter(1)
     run.call(k.APIS[90], 1, {"groups": [{"group_id": group, "topics": None}]})
 

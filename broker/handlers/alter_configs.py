@@ -30,6 +30,7 @@ log = structlog.get_logger(__name__)
 
 BROKER_LOGGER = 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+OPERATIONS = (SET, DELETE, APPEND, SUBTRACT)  # the operation types Kafka knows (AlterConfigOp.OpType)
 MIN_INSYNC = "min.insync.replicas"
 
 
@@ -157,11 +158,14 @@ def _removes_min_insync(res, incremental: bool) -> bool:
     return any(c.name == MIN_INSYNC and c.config_operation == DELETE for c in res.configs)
 
 
-def _broker(engines, name: str, build, validate_only: bool, removes_min_insync: bool = False) -> None:
+def _broker(engines, name: str, build, validate_only: bool, removes_min_insync: bool = False,
+            unknown_operation: int | None = None) -> None:
     dynamic = engines.dynamic_configs
     code, message = dynamic.layer_for(name)
     if code != ErrorCode.NONE:
         raise Refused(code, message)
+    if unknown_operation is not None:  # the broker reads every operation type before it applies one
+        raise UnknownOperation(ErrorCode.INVALID_REQUEST, f"Unknown operations type {unknown_operation}")
     if name == "" and removes_min_insync:
         # Kafka 4.4 enables eligible leader replicas (KIP-966), and with them keeps a
         # cluster-level min.insync.replicas that no change may take away
@@ -206,7 +210,7 @@ def _refused_by_the_broker(engines, res, incremental: bool) -> bool:
         return True  # a resource type it does not know
     return res.resource_type == BROKER and (
         engines.dynamic_configs.layer_for(res.resource_name)[0] != ErrorCode.NONE
-        or incremental and any(c.config_operation not in (SET, DELETE, APPEND, SUBTRACT) for c in res.configs))
+        or incremental and any(c.config_operation not in OPERATIONS for c in res.configs))
 
 
 def _meets_unknown_operation(res) -> bool:
@@ -258,7 +262,9 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
             elif res.resource_type in GROUP_TYPES:
                 _group(ctx.engines, res.resource_name, build, validate_only)
             elif res.resource_type == BROKER:
-                _broker(ctx.engines, res.resource_name, build, validate_only, _removes_min_insync(res, incremental))
+                _broker(ctx.engines, res.resource_name, build, validate_only, _removes_min_insync(res, incremental),
+                        next((c.config_operation for c in res.configs if c.config_operation not in OPERATIONS), None)
+                        if incremental else None)
             elif res.resource_type == CLIENT_METRICS:
                 _client_metrics(ctx.engines, res.resource_name, build, validate_only)
             else:

@@ -108,7 +108,7 @@ def handle_alter_share_group_offsets(req, ctx):
         # Kafka's share coordinator refuses to initialize the state of a negative partition and
         # the whole request fails inside: nothing altered, but the group it made has its first
         # epoch, as a successful alter leaves it (the eighteenth run, seed 11001)
-        engines.share.coordinator.offsets_altered(req.group_id)
+        engines.share.alter_failed(req.group_id)
         topic, partition = negative
         return _top_level(ErrorCode.UNKNOWN_SERVER_ERROR, "Initialize share group parameters has invalid partitionId"
                                                           f" - {req.group_id} {uuid_text(topic.topic_id)} {partition}")

@@ -199,6 +199,11 @@ class ShareGroups:
     def alter_offsets(self, group_id: str, wanted, now: int) -> list[dict]:
         return offsets.alter(self, group_id, wanted, now)
 
+    def alter_failed(self, group_id: str) -> None:
+        """An AlterShareGroupOffsets that failed whole: nothing altered, but the group it made
+        has its first epoch, as Kafka's coordinator bumped it before the state was refused."""
+        self.coordinator.offsets_altered(group_id)
+
     def delete_offsets(self, group_id: str, names) -> list[dict]:
         return offsets.delete(self, self.topics, group_id, names)
 

@@ -25,8 +25,12 @@ def _(run):
         creation = {key: value.replace("<T>", token) if isinstance(value, str) else value
                     for key, value in _creation(**changed).items()}
         run.call(k.CREATE_ACLS, 3, {"creations": [creation]}, messages=True, label=f"CreateAcls {changed}")
-    run.call(k.DESCRIBE_ACLS, 3, {"resource_type_filter": 2, "resource_name_filter": "1", "pattern_type_filter": 3,
-                                  "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1})
+    listing = {"resource_type_filter": 2, "resource_name_filter": "1", "pattern_type_filter": 3,
+               "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}
+    # Kafka's authorizer applies ACLs from the metadata log a moment later: both of them first
+    run.poll(lambda: run.call(k.DESCRIBE_ACLS, 3, listing, record=False),
+             lambda r: sum(len(res.get("acls") or []) for res in r.get("resources") or []) >= 2)
+    run.call(k.DESCRIBE_ACLS, 3, listing)
     run.call(k.DELETE_ACLS, 3, {"filters": [{"resource_type_filter": 2, "resource_name_filter": "1",
                                              "pattern_type_filter": 3, "principal_filter": p, "host_filter": None,
                                              "operation": 1, "permission_type": 1} for p in ("User:", ":x")]})

@@ -210,7 +210,12 @@ def _refused_by_the_broker(engines, res, incremental: bool) -> bool:
         return True  # a resource type it does not know
     return res.resource_type == BROKER and (
         engines.dynamic_configs.layer_for(res.resource_name)[0] != ErrorCode.NONE
-        or incremental and any(c.config_operation not in OPERATIONS for c in res.configs))
+        or incremental and _unknown_operation(res) is not None)
+
+
+def _unknown_operation(res) -> int | None:
+    """The first operation type of the resource Kafka does not know, in the request's order."""
+    return next((c.config_operation for c in res.configs if c.config_operation not in OPERATIONS), None)
 
 
 def _meets_unknown_operation(res) -> bool:
@@ -263,8 +268,7 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
                 _group(ctx.engines, res.resource_name, build, validate_only)
             elif res.resource_type == BROKER:
                 _broker(ctx.engines, res.resource_name, build, validate_only, _removes_min_insync(res, incremental),
-                        next((c.config_operation for c in res.configs if c.config_operation not in OPERATIONS), None)
-                        if incremental else None)
+                        _unknown_operation(res) if incremental else None)
             elif res.resource_type == CLIENT_METRICS:
                 _client_metrics(ctx.engines, res.resource_name, build, validate_only)
             else:

@@ -287,11 +287,12 @@ def _fails_inside(responses: list) -> bool:
     and an unknown topic id's name is null, so any partition answered after one of the zero
     topic id throws."""
     after_zero = False
-    for t in responses:
-        for _ in t["partitions"]:
-            if after_zero:
-                return True
-            after_zero = t["topic"] is None and (t.get("topic_id") or ZERO_UUID) == ZERO_UUID
+    for t in responses:  # (an entry holds one partition at least: per topic, not per partition)
+        if after_zero:
+            return True
+        after_zero = t["topic"] is None and (t.get("topic_id") or ZERO_UUID) == ZERO_UUID
+        if after_zero and len(t["partitions"]) > 1:
+            return True
     return False
 
 

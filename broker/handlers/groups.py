@@ -157,10 +157,12 @@ def handle_offset_delete(req, ctx):
             code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if readable else ErrorCode.TOPIC_AUTHORIZATION_FAILED
             refused.setdefault(t.name, []).extend((i, code) for i in indexes)
             continue
-        known = [i for i in indexes if topics.partition(t.name, i) is not None]
+        known = []
         for i in indexes:
             if topics.partition(t.name, i) is None:
                 refused.setdefault(t.name, []).append((i, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                known.append(i)
         if known:
             valid.append((t.name, known))
     code, deleted = ctx.engines.groups.delete_offsets(req.group_id, valid, ctx.now)

@@ -201,7 +201,7 @@ class Engines:
                 if n:
                     dropped += n
                     log.info("retention_applied", topic=topic.name, partition=partition.partition,
-                             batches=n, log_start_offset=partition.log_start_offset)
+                             segments=n, log_start_offset=partition.log_start_offset)
         return dropped
 
     def alter_broker_configs(self, layer: str, configs: dict[str, str]) -> None:

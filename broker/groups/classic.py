@@ -12,6 +12,7 @@ waiting.
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 
 import structlog
 
@@ -107,12 +108,11 @@ class ClassicGroupCoordinator:
                             rebalance_timeout, version, now, reply)
 
     def _supports_common(self, group: Group, protocols) -> bool:
-        """Kafka's ClassicGroup.supportsProtocols: a protocol every member has, the joining
-        one's current protocols included (a lone member cannot switch to wholly new ones)."""
-        names = {p for p, _ in protocols}
-        for m in group.members.values():
-            names &= {p for p, _ in m.protocols}
-        return bool(names)
+        """Kafka's ClassicGroup.supportsProtocols: a protocol every member votes for (the
+        joiner's current ones too), one vote per entry: a member that named one twice votes
+        twice, so no count matches the members and nothing more can join."""
+        votes = Counter(p for m in group.members.values() for p, _ in m.protocols)
+        return any(votes[p] == len(group.members) for p, _ in protocols)
 
     def _add_member(self, group, member_id, instance_id, client_id, client_host, session,
                     rebalance_timeout, protocol_type, protocols, version, now, reply) -> None:

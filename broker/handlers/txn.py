@@ -222,7 +222,8 @@ def handle_txn_offset_commit(req, ctx, verified: ErrorCode | None = None):
                 codes[i, p.partition_index] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif not _known(engines, name, p.partition_index):
                 codes[i, p.partition_index] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    if refused is None and len(codes) < sum(len(t.partitions) for t in req.topics):
+    if refused is None and any((i, p.partition_index) not in codes
+                               for i, t in enumerate(req.topics) for p in t.partitions):
         # the coordinators' first checks: an empty group id, then an empty transactional id
         error = (ErrorCode.INVALID_GROUP_ID if not req.group_id else
                  ErrorCode.INVALID_REQUEST if not req.transactional_id else ErrorCode.NONE)

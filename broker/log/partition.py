@@ -416,7 +416,8 @@ class Partition:
         return low
 
     def apply_retention(self, now: int, retention_ms: int, retention_bytes: int) -> int:
-        dropped = self.log.apply_retention(now, retention_ms, retention_bytes, self.start_hold)
+        floor = self.high_watermark if self.start_hold is None else min(self.start_hold, self.high_watermark)
+        dropped = self.log.apply_retention(now, retention_ms, retention_bytes, floor)
         if dropped and self._txn is not None:
             self._txn.trim(self.log.log_start_offset)
         return dropped

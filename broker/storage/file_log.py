@@ -23,7 +23,7 @@ from pathlib import Path
 import structlog
 
 from kipper.broker.storage.file_region import FileRegion
-from kipper.broker.storage.log_config import LogConfig, waited_for_roll
+from kipper.broker.storage.log_config import LogConfig, RetainedSegment, segments_past_retention, waited_for_roll
 from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.broker.storage.segment import LogSegment, file_name
 from kipper.protocol import batch as b
@@ -358,21 +358,16 @@ class FileLog:
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int,
                         floor: int | None = None) -> int:
-        """Delete whole segments past time or size retention: never the active one,
-        never one holding data at or after ``floor``."""
-        n = 0
-        size = self.size_bytes
-        while len(self.segments) - n > 1:
-            seg, nxt = self.segments[n], self.segments[n + 1]
-            if floor is not None and nxt.base_offset > floor:
-                break
-            too_old = retention_ms >= 0 and now_ms - max(seg.last_append_ms, 0) > retention_ms
-            too_big = retention_bytes >= 0 and size - seg.size >= retention_bytes
-            if not (too_old or too_big):
-                break
-            size -= seg.size
-            n += 1
+        """Delete the segments past time or size retention (log_config.segments_past_retention),
+        the active one too (rolled first) when it is wholly past; how many went."""
+        segs = self.segments
+        n = segments_past_retention(
+            [RetainedSegment(segs[k + 1].base_offset if k + 1 < len(segs) else s.next_offset, s.size,
+                             s.max_timestamp, s.last_append_ms) for k, s in enumerate(segs)],
+            now_ms, retention_ms, retention_bytes, floor)
         if n:
+            if n == len(segs):
+                self.roll(now_ms)
             new_start = self.segments[n].base_offset
             self.log_start_offset = max(self.log_start_offset, new_start)
             self._delete_segments_below(new_start)

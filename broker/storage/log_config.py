@@ -9,6 +9,7 @@ topic's own config if set, else the broker's ``log.*`` default.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kipper.broker.config_values import java_float
 
@@ -110,3 +111,44 @@ def waited_for_roll(mark: int, now_ms: int, max_timestamp: int) -> int:
     if mark >= 0:
         return max_timestamp - mark
     return now_ms - (-2 - mark)
+
+
+class RetainedSegment(NamedTuple):
+    """What retention reads of a segment: the offset after it (the next segment's base, or the
+    log end), its size in bytes, its largest record timestamp (-1: none) and when it was last
+    written (Kafka's file modification time)."""
+
+    upper_offset: int
+    size: int
+    max_timestamp: int
+    last_append_ms: int
+
+
+def segments_past_retention(segments: list[RetainedSegment], now_ms: int, retention_ms: int,
+                            retention_bytes: int, floor: int | None) -> int:
+    """How many of the oldest ``segments`` (the active one last) retention deletes, as Kafka's
+    UnifiedLog.deleteOldSegments: first those whose largest timestamp (the record time, else
+    the last write's) is more than ``retention_ms`` before now, never one stamped in the
+    future; then, of what is left, the oldest while the rest still holds ``retention_bytes``.
+    The active segment goes too when it is not empty (the log rolls first); a segment whose
+    records reach ``floor`` (the high watermark, a share group's hold) stays, and so does
+    everything after it."""
+
+    def allowed(k: int) -> bool:
+        seg = segments[k]
+        return (floor is None or seg.upper_offset <= floor) and not (k == len(segments) - 1 and seg.size == 0)
+
+    n = 0
+    if retention_ms >= 0:
+        while n < len(segments) and allowed(n):
+            seg = segments[n]
+            largest = seg.max_timestamp if seg.max_timestamp >= 0 else seg.last_append_ms
+            if now_ms < largest or now_ms - largest <= retention_ms:
+                break
+            n += 1
+    if retention_bytes >= 0:
+        diff = sum(seg.size for seg in segments[n:]) - retention_bytes
+        while n < len(segments) and allowed(n) and diff - segments[n].size >= 0:
+            diff -= segments[n].size
+            n += 1
+    return n

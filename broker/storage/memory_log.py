@@ -14,7 +14,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 
-from kipper.broker.storage.log_config import EMPTY_SEGMENT, LogConfig, rolling_mark, waited_for_roll
+from kipper.broker.storage.log_config import (EMPTY_SEGMENT, LogConfig, RetainedSegment, rolling_mark,
+                                              segments_past_retention, waited_for_roll)
 from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
 from kipper.protocol import batch as b
 from kipper.protocol import records
@@ -25,7 +26,8 @@ SEGMENT_CHUNK = 4096  # batches the cleaner's reads take at a time
 class MemoryLog:
     __slots__ = ("config", "_batches", "_bases", "_lasts", "_max_ts", "_append_times",
                  "_seg_starts", "_seg_first_ms", "_seg_bytes", "_seg_max_ts", "log_start_offset",
-                 "log_end_offset", "size_bytes", "_max_ts_seen", "_max_ts_offset", "cleaner_checkpoint")
+                 "log_end_offset", "size_bytes", "_max_ts_seen", "_max_ts_offset", "cleaner_checkpoint",
+                 "_head_hidden")
 
     def __init__(self, config: LogConfig | None = None):
         self.config = config or LogConfig()
@@ -46,6 +48,9 @@ class MemoryLog:
         self._max_ts_seen = -1
         self._max_ts_offset = -1
         self.cleaner_checkpoint = 0  # the first offset the log cleaner has not cleaned
+        # bytes of the oldest segment's batches dropped below the log start (DeleteRecords):
+        # Kafka's file of that segment still holds them, so its size counts them until it goes
+        self._head_hidden = 0
 
     def __len__(self) -> int:
         return len(self._batches)
@@ -56,16 +61,21 @@ class MemoryLog:
         """Start a new segment if the active one is full or old (segment.bytes, segment.ms
         by record time, as Kafka)."""
         config = self.config
-        if (self._seg_bytes[-1] + nbytes <= config.segment_bytes
+        hidden = self._head_hidden if len(self._seg_starts) == 1 else 0  # (the active is the oldest)
+        if (self._seg_bytes[-1] + hidden + nbytes <= config.segment_bytes
                 and waited_for_roll(self._seg_first_ms[-1], now_ms, max_timestamp) <= config.segment_ms):
             return None  # every Produce asks: the answer is almost always this
-        if self._seg_starts[-1] >= len(self._batches):
+        if self._seg_starts[-1] >= len(self._batches) and not hidden:
             return None  # the active segment is empty
+        self._roll_empty()
+        return self.log_end_offset
+
+    def _roll_empty(self) -> None:
+        """A new, empty active segment at the log end."""
         self._seg_starts.append(len(self._batches))
         self._seg_first_ms.append(EMPTY_SEGMENT)
         self._seg_bytes.append(0)
         self._seg_max_ts.append(-1)
-        return self.log_end_offset
 
     def append(self, buf, spans, now_ms: int, epoch: int = b.LEADER_EPOCH,
                as_given: bool = False) -> tuple[int, int]:
@@ -150,22 +160,26 @@ class MemoryLog:
         return self.log_start_offset
 
     def _drop_head(self, n: int) -> None:
-        self.size_bytes -= sum(map(len, self._batches[:n]))
+        """Drop the first ``n`` batches from memory. A segment they wholly make up goes with
+        its bytes (never the active one); the bytes of one they begin stay in the log's size,
+        as Kafka's segment file keeps what is below the log start until the segment goes."""
         starts = [*self._seg_starts, len(self._batches)]
-        for k in range(len(self._seg_starts)):  # what each segment loses
-            lo, hi = starts[k], starts[k + 1]
-            gone = max(0, min(hi, n) - lo)
-            if gone:
-                self._seg_bytes[k] -= sum(map(len, self._batches[lo:lo + gone]))
+        whole = 0
+        while whole < len(self._seg_starts) - 1 and starts[whole + 1] <= n:
+            whole += 1
+        dropped = sum(map(len, self._batches[:n]))
+        gone = sum(self._seg_bytes[:whole])
+        if whole:
+            self.size_bytes -= gone + self._head_hidden
+            self._head_hidden = 0
+        self._head_hidden += dropped - gone
+        self._seg_bytes[whole] -= dropped - gone
         del (self._batches[:n], self._bases[:n], self._lasts[:n], self._max_ts[:n],
              self._append_times[:n])
-        starts = [max(s - n, 0) for s in self._seg_starts]
-        keep = [i for i in range(len(starts)) if i == len(starts) - 1 or starts[i + 1] > 0]
-        self._seg_starts = array("q", [starts[i] for i in keep])
-        self._seg_first_ms = array("q", [self._seg_first_ms[i] for i in keep])
-        self._seg_bytes = array("q", [self._seg_bytes[i] for i in keep])
-        self._seg_max_ts = array("q", [self._seg_max_ts[i] for i in keep])
-        self._seg_starts[0] = 0
+        for column in (self._seg_starts, self._seg_first_ms, self._seg_bytes, self._seg_max_ts):
+            del column[:whole]
+        for k in range(len(self._seg_starts)):
+            self._seg_starts[k] = max(self._seg_starts[k] - n, 0)
         self._recompute_running_max(0, len(self._batches))
 
     def _recompute_running_max(self, lo: int, hi: int) -> None:
@@ -178,24 +192,23 @@ class MemoryLog:
 
     def apply_retention(self, now_ms: int, retention_ms: int, retention_bytes: int,
                         floor: int | None = None) -> int:
-        """Drop whole batches past time or size retention, never the active
-        (last) batch and never at or after ``floor``. Returns batches dropped."""
-        n = 0
-        limit = len(self._batches) - 1
-        size = self.size_bytes
-        while n < limit:
-            if floor is not None and self._bases[n + 1] > floor:
-                break
-            too_old = retention_ms >= 0 and now_ms - self._append_times[n] > retention_ms
-            too_big = retention_bytes >= 0 and size > retention_bytes
-            if not (too_old or too_big):
-                break
-            size -= len(self._batches[n])
-            n += 1
-        if n:
-            new_start = self._bases[n]
-            self._drop_head(n)
-            self.log_start_offset = max(self.log_start_offset, new_start)
+        """Drop the segments past time or size retention (log_config.segments_past_retention),
+        the active one too (rolled first) when it is wholly past; how many segments went."""
+        starts = [*self._seg_starts, len(self._batches)]
+        last = len(self._seg_starts) - 1
+        n = segments_past_retention([RetainedSegment(
+            self._bases[starts[k + 1]] if k < last else self.log_end_offset,
+            self._seg_bytes[k] + (self._head_hidden if k == 0 else 0), self._seg_max_ts[k],
+            self._append_times[starts[k + 1] - 1] if starts[k + 1] > starts[k] else -1)
+            for k in range(last + 1)], now_ms, retention_ms, retention_bytes, floor)
+        if not n:
+            return 0
+        if n > last:
+            self._roll_empty()
+        dropped = starts[n] if n <= last else len(self._batches)
+        new_start = self._bases[dropped] if dropped < len(self._batches) else self.log_end_offset
+        self._drop_head(dropped)
+        self.log_start_offset = max(self.log_start_offset, new_start)
         return n
 
     # --- reads ----------------------------------------------------------------

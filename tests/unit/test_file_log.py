@@ -102,16 +102,29 @@ def test_segment_ms_counts_record_time_as_kafka_does(tmp_path):
     assert [s.base_offset for s in log.segments] == [0, 2]
 
 
-def test_retention_deletes_whole_old_segments_never_the_active_one(tmp_path):
+def test_retention_deletes_whole_segments_by_their_largest_record_timestamp(tmp_path):
+    """Kafka's deleteRetentionMsBreachedSegments: a segment's largest record timestamp, not
+    when it was written, and the active segment too once it is wholly past (rolled first)."""
     size = len(batch(1, size=100))
     log = new_log(tmp_path, segment_bytes=size * 2)
     for i in range(6):
-        append(log, batch(1, size=100), now=i * 1000)
+        append(log, batch(1, size=100, ts=i * 1000), now=10**6)
     assert [s.base_offset for s in log.segments] == [0, 2, 4]
-    assert log.apply_retention(3500, retention_ms=2000, retention_bytes=-1) == 1  # 0-1 written at 1000
+    assert log.apply_retention(3500, retention_ms=2000, retention_bytes=-1) == 1  # 0-1 stamped up to 1000
     assert log.log_start_offset == 2 and not (tmp_path / "t-0" / "00000000000000000000.log").exists()
-    assert log.apply_retention(10**9, retention_ms=1, retention_bytes=-1) == 1
-    assert [s.base_offset for s in log.segments] == [4]  # the active one stays
+    assert log.apply_retention(10**9, retention_ms=1, retention_bytes=-1) == 2
+    assert [s.base_offset for s in log.segments] == [6] and log.log_start_offset == log.log_end_offset == 6
+    assert append(log, batch(1, size=100, ts=10**9), now=10**9) == 6
+
+
+def test_retention_keeps_future_stamps_and_reads_the_write_time_of_unstamped_records(tmp_path):
+    log = new_log(tmp_path)
+    append(log, batch(1, size=10, ts=5000), now=0)
+    assert log.apply_retention(1000, retention_ms=1, retention_bytes=-1) == 0  # stamped after now
+    other = new_log(tmp_path / "b")
+    append(other, batch(1, size=10, ts=-1), now=1000)
+    assert other.apply_retention(1500, retention_ms=1000, retention_bytes=-1) == 0
+    assert other.apply_retention(2500, retention_ms=1000, retention_bytes=-1) == 1
 
 
 def test_size_retention_and_the_hold_of_a_share_group(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from construct import Container
 
 from bisect import bisect_right
@@ -185,7 +187,7 @@ def test_topic_deletion_forgets_its_share_partitions():
 # --- broker hooks: the ESO holds the log start ---------------------------------------------------
 
 def _state(**overrides):
-    base = {"group.share.auto.offset.reset": "earliest", "retention.ms": "1"}
+    base = {"group.share.auto.offset.reset": "earliest", "retention.ms": "1", "log.segment.bytes": "100"}
     base.update(overrides)
     return open_engines(load(overrides=base))
 
@@ -204,7 +206,7 @@ def test_retention_never_removes_the_latest_checkpoint_or_the_deltas_after_it():
         plog.append_batch(records.build_batch([(None, b"later")] * 10), 0)
     sco = share.store.floor("r", 0)
     assert plog.start_hold == sco == 50
-    state.apply_retention(10_000)
+    state.apply_retention(int(time.time() * 1000) + 10_000)  # (a batch a segment, stamped now)
     assert plog.log_start_offset == sco
     durable = share.store.index[("r", 0)]["g"]
     # the data below the SCO is gone; 50 and 51 are the checkpoint and a delta

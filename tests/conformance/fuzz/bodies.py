@@ -163,7 +163,7 @@ def make_safe(step: dict) -> dict:
             body["validate_only"] = True
     elif api == "DescribeConfigs":
         for r in body.get("resources") or []:
-            if r.get("resource_type") == 4 and r.get("configuration_keys") is None:
+            if r.get("resource_type") == 4 and not r.get("configuration_keys"):  # (none or [] is all)
                 r["configuration_keys"] = list(_BROKER_KEYS)
     elif api == "AlterClientQuotas":
         if any(not _ours(e.get("entity_name")) for entry in body.get("entries") or [] for e in entry.get("entity") or []):

@@ -49,7 +49,7 @@ def scenario(name: str, *, timed: bool = False):
 
 def load_all() -> list[Scenario]:
     from tests.conformance.scenarios import (  # noqa: F401 - registration by import
-        admin, data_path, features, generated, generated_found, generated_run4, generated_run5, generated_run6, generated_run8, generated_run11, generated_run12, generated_run13, generated_run14,
+        admin, data_path, features, generated, generated_found, generated_run4, generated_run5, generated_run6, generated_run8, generated_run11, generated_run12, generated_run13, generated_run14, generated_run20,
         golden,
         groups,
         producers, quotas,

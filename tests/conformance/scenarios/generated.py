@@ -21,14 +21,15 @@ NO_SUCH_PID = 999_999_999_000  # a producer id no broker issued
 
 
 def produce_step(pid, epoch, seq: int, n: int = 1, *, txn: bool = False, transactional_id: str | None = None,
-                 version: int = 3) -> dict:
+                 version: int = 3, timestamps: str = "create") -> dict:
     """Produce (v3 unless told) of one idempotent batch of ``n`` records to partition 0 of
-    ``<T>-t0``; ``pid`` and ``epoch`` a number or a symbol (``{"<pid>": "<T>-x0"}``)."""
+    ``<T>-t0``; ``pid`` and ``epoch`` a number or a symbol (``{"<pid>": "<T>-x0"}``);
+    ``timestamps`` "none" stamps no record (retention then reads the write's time)."""
     return {"api": "Produce", "version": version, "body": {
             "transactional_id": transactional_id, "acks": -1, "timeout_ms": 30000,
             "topic_data": [{"name": "<T>-t0", "partition_data": [{"index": 0, "records": {"<batch>": {
                 "n": n, "start": 0, "pid": pid, "epoch": epoch, "seq": seq, "txn": txn, "codec": 0,
-                "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
+                "timestamps": timestamps, "keys": True, "mutation": None}}}]}]}}
 
 
 def marker_step(pid: int, epoch: int, committed: bool = False) -> dict:

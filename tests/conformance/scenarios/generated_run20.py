@@ -1,0 +1,53 @@
+"""What the generator's twentieth run (the hour-long one, seed 10201) met (issue 36,
+docs/FUZZ_FINDINGS.md), replayed against Kafka 4.4
+(tests/unit/test_twentieth_run_findings.py states each answer)."""
+
+from __future__ import annotations
+
+from tests.conformance.scenarios import register
+from tests.conformance.scenarios.generated import T0, produce_step, replay
+
+
+def _join(version: int, protocols: int) -> dict:
+    body = {"group_id": "<T>-g0", "session_timeout_ms": 45000, "member_id": "", "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}] * protocols}
+    if version:
+        body["rebalance_timeout_ms"] = 1000
+    return {"api": "JoinGroup", "version": version, "body": body}
+
+
+RUN_20: dict[str, list[dict]] = {
+    # a join naming `range` twice fails inside Kafka (the connection closes) with its member
+    # kept, voting twice for `range`: no protocol then has as many votes as members, so the
+    # next new member is INCONSISTENT_GROUP_PROTOCOL at once (seed 11241; kipper added it and
+    # never answered)
+    "generated/a-join-after-a-protocol-named-twice-is-inconsistent": [_join(2, 2), _join(0, 1), _join(1, 1)],
+    # a TxnOffsetCommit whose partitions the broker refuses all (an unknown topic, a partition
+    # named twice) never reaches the group coordinator: at v5 nothing joins the transaction,
+    # which stays Empty (seed 10223; kipper counted the partition once and added the group)
+    "generated/a-txn-offset-commit-refused-whole-adds-nothing": [
+        {"api": "InitProducerId", "version": 5, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                         "producer_id": -1, "producer_epoch": -1}},
+        {"api": "TxnOffsetCommit", "version": 5, "body": {
+            "transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": {"<pid>": "<T>-x0"},
+            "producer_epoch": 0, "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None,
+            "topics": [{"name": "<T>-t9", "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                           "committed_leader_epoch": -1, "committed_metadata": ""}] * 2}]}},
+        {"api": "ListTransactions", "version": 0, "body": {"state_filters": [],
+                                                           "producer_id_filters": [{"<pid>": "<T>-x0"}]}},
+    ],
+    # DeleteRecords moves the log start; the segment's file keeps the bytes below it until
+    # the whole segment goes, so DescribeLogDirs still counts them (seed 12232; kipper's
+    # in-memory log answered 0). Records stamped with no time, so retention reads the write's.
+    "generated/a-segment-keeps-its-size-after-delete-records": [
+        T0, produce_step(-1, -1, -1, 2, timestamps="none"),
+        {"api": "DeleteRecords", "version": 0, "body": {"topics": [{"name": "<T>-t0", "partitions": [
+            {"partition_index": 0, "offset": -1}]}], "timeout_ms": 30000}},
+        {"api": "DescribeLogDirs", "version": 1, "body": {"topics": [{"topic": "<T>-t0", "partitions": [0]}]}},
+        produce_step(-1, -1, -1, 1, timestamps="none"),
+        {"api": "DescribeLogDirs", "version": 1, "body": {"topics": [{"topic": "<T>-t0", "partitions": [0]}]}},
+    ],
+}
+
+for _name, _steps in RUN_20.items():
+    register(_name, replay(_steps))

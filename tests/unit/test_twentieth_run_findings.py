@@ -135,3 +135,15 @@ def test_the_generator_asks_a_brokers_whole_listing_by_name(keys):
     step = {"api": "DescribeConfigs", "body": {"resources": [
         {"resource_type": 4, "resource_name": "1", "configuration_keys": keys}], "include_synonyms": False}}
     assert make_safe(step)["body"]["resources"][0]["configuration_keys"] == _BROKER_KEYS
+
+
+def test_a_segment_rolled_with_only_bytes_below_the_start_goes_at_the_next_check():
+    one = len(_batch(0))
+    log = MemoryLog(LogConfig(segment_bytes=one * 2))
+    for i in range(2):
+        _append(log, _batch(10**12 + i), 0)
+    log.delete_records_before(2)
+    assert (len(log), log.size_bytes) == (0, one * 2)
+    _append(log, _batch(10**12 + 2), 0)  # rolls: the old segment holds nothing in memory
+    assert log.apply_retention(0, -1, -1) == 0
+    assert log.size_bytes == one and [s.base_offset for s in log.segments_info()] == [2]

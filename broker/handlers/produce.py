@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.leaders import current_leader, node_endpoints
+from kipper.broker.handlers.produce_entries import (MORE_THAN_ONE_PRODUCER, ZSTD_SINCE, Repeated, distinct,
+                                                    mixed_producers, records_refusal)
 from kipper.broker.handlers.replies import NO_RESPONSE, Holding, Reply, waited
 from kipper.broker.handlers.txn import asked_coordinator
 from kipper.broker.log import validate
@@ -35,7 +37,6 @@ from kipper.broker.txn import verification
 from kipper.protocol import compression
 from kipper.protocol.batch import HEADER_SIZE, TRANSACTIONAL, read_header
 from kipper.protocol.errors import ErrorCode
-from kipper.protocol.produce_codec import PartitionProduceData, TopicProduceData
 
 VALID_ACKS = (0, 1, -1)
 # Kafka's internal topics (Topic.INTERNAL_TOPICS): a client may not write to them. kipper keeps
@@ -91,14 +92,10 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
                 break
         if req.transactional_id is None and _holds_transactional(req.topic_data):
             # Kafka refuses the whole request before its topics: every partition is answered 53
-            refusal = [{"name": t.name, "topic_id": t.topic_id, "partition_responses": [
-                _row(p.index, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED) for p in t.partition_data]}
-                for t in _distinct(req.topic_data, ctx.api_version) if t.partition_data]
+            answers.append(_refused_whole(distinct(req.topic_data, ctx.api_version), acks,
+                                          ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
             if acks == 0:
-                answers.append(Reply(NO_RESPONSE, abort="a Produce with acks=0 holds a transactional batch "
-                                                        "and no transactional id"))
                 break
-            answers.append({"responses": refusal, "throttle_time_ms": 0})
             continue
         txn_denied = None  # looked up at most once per request
         throttle_ms = 0
@@ -107,10 +104,18 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
         refused = False
         topic_data = req.topic_data
         if len(topic_data) != 1 or len(topic_data[0].partition_data) != 1:
-            topic_data = _distinct(topic_data, ctx.api_version)
+            topic_data = distinct(topic_data, ctx.api_version)
         if _unreadable(ctx, topic_data):
             answers.append(Reply(NO_RESPONSE, abort="a Produce with a partition whose records are null"))
             break
+        if len(topic_data) > 1 or (topic_data and len(topic_data[0].partition_data) > 1):
+            if mixed_producers(p.records for t in topic_data for p in t.partition_data) and \
+                    mixed_producers(_writable(ctx, req.transactional_id, topic_data)):
+                answers.append(_refused_whole(topic_data, acks, ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+                                              MORE_THAN_ONE_PRODUCER))
+                if acks == 0:
+                    break
+                continue
         for tdata in topic_data:  # (protocol/produce_codec.py sets both name and topic_id)
             if tdata is last_entry and last_target.denied is None:
                 target = last_target
@@ -125,7 +130,7 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
                 index = pdata.index
                 row, wait, appended_bytes, appended_records = _partition_row(
                     ctx, target, acks, index, pdata.records, now, req.transactional_id, waits, verified)
-                if type(pdata) is _Repeated and target.denied is None and target.topic is not None \
+                if type(pdata) is Repeated and target.denied is None and target.topic is not None \
                         and 0 <= index < len(target.topic.partitions):
                     row = _row(index, pdata.refusal)
                 if appended_records:
@@ -165,9 +170,6 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
     if nrecords:
         record_in(counted_target.topic.name, counted_index, nbytes, nrecords)
     return answers
-
-
-ZSTD_SINCE = 7  # a batch compressed with zstd needs Produce v7+ (KIP-110)
 
 
 def _coordinated_elsewhere(ctx, req) -> dict:
@@ -228,6 +230,27 @@ def _unreadable(ctx, topic_data: list) -> bool:
     return False
 
 
+def _refused_whole(topic_data: list, acks: int, code: ErrorCode, message: str | None = None):
+    """Every partition answered ``code`` (Kafka's ProduceRequest.getErrorResponse), or with
+    acks=0 the connection closed."""
+    if acks == 0:
+        return Reply(NO_RESPONSE, abort=f"a Produce with acks=0 was refused whole: {code.name}")
+    return {"responses": [{"name": t.name, "topic_id": t.topic_id, "partition_responses": [
+        _row(p.index, code, message=message) for p in t.partition_data]} for t in topic_data if t.partition_data],
+        "throttle_time_ms": 0}
+
+
+def _writable(ctx, transactional_id: str | None, topic_data: list):
+    """The records Kafka's handleProduceAppend is given: of the partitions the request may
+    write that exist, each read as one batch."""
+    denied = transactional_id is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, transactional_id)
+    for t in topic_data:
+        target = _target(ctx, t, denied)
+        if target.topic is not None and target.denied is None:
+            yield from (p.records for p in t.partition_data if type(p) is not Repeated and 0 <= p.index < len(
+                target.topic.partitions) and records_refusal(p.records, ctx.api_version) is None)
+
+
 def _holds_transactional(topic_data: list) -> bool:
     """Whether a partition's first batch is transactional (read from its header's magic and
     attributes bytes; Kafka's ProduceRequest.hasTransactionalRecords)."""
@@ -259,58 +282,6 @@ async def _replicated(body: dict, waits: list, timeout_ms: int, mute_ms: int):
         if code != ErrorCode.NONE:
             row["error_code"] = int(code)
     return Reply(body, mute_ms=mute_ms) if mute_ms else body
-
-
-class _Repeated(PartitionProduceData):
-    """A partition a request names more than once whose records Kafka's validateRecords
-    refused in some entry: the last records it read are appended all the same, and the
-    answer is the last refusal (Kafka merges its map of refusals over the appends' answers)."""
-
-    __slots__ = ("refusal",)
-
-    def __init__(self, index: int, records, refusal: ErrorCode):
-        super().__init__(index, records)
-        self.refusal = refusal
-
-
-def _distinct(topic_data: list, version: int) -> list:
-    """``topic_data`` with each topic once and each of its partitions once, holding the last
-    records the request gave for it that read as a batch (Kafka reads a request into a map
-    keyed by partition); the list itself when nothing repeats."""
-    seen: dict = {}
-    for tdata in topic_data:
-        parts = seen.setdefault(tdata.name if tdata.name is not None else tdata.topic_id, (tdata, {}))[1]
-        for pdata in tdata.partition_data:
-            parts.setdefault(pdata.index, []).append(pdata)
-    if len(seen) == len(topic_data) and all(
-            len(parts) == len(t.partition_data) for t, parts in seen.values()):
-        return topic_data
-    return [TopicProduceData(t.name, t.topic_id, [_one(entries, version) for entries in parts.values()])
-            for t, parts in seen.values()]
-
-
-def _one(entries: list, version: int):
-    if len(entries) == 1:
-        return entries[0]
-    refusals = [(p, _records_refusal(p.records, version)) for p in entries]
-    read = [p for p, code in refusals if code is None]
-    refused = [code for _, code in refusals if code is not None]
-    kept = read[-1] if read else entries[-1]
-    return _Repeated(kept.index, kept.records, refused[-1]) if refused else kept
-
-
-def _records_refusal(records, version: int) -> ErrorCode | None:
-    """What Kafka's ProduceRequest.validateRecords refuses in one entry's records: the batch
-    as read, then zstd before Produce v7."""
-    if records is None:
-        return None
-    try:
-        _, _, header = validate.produced_batch(records, counts=False)
-    except validate.Rejected as exc:
-        return exc.code
-    if version < ZSTD_SINCE and header.attributes & 7 == compression.ZSTD:
-        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
-    return None
 
 
 def _request_bytes(req) -> int:
@@ -374,7 +345,7 @@ def _before_acks(ctx, topic: str, index: int, records, transactional_id: str | N
     """What Kafka answers before its ReplicaManager looks at acks (and the answer's message):
     the request's records read (KafkaApis' validateRecords), then a transactional batch
     verified with its coordinator; else INVALID_REQUIRED_ACKS."""
-    if (read := _records_refusal(records, ctx.api_version)) is not None:
+    if (read := records_refusal(records, ctx.api_version)) is not None:
         return read, None
     if records is not None:  # (null records: as before, the acks; no bytes: no batch)
         refused = _not_in_transaction(ctx, topic, index, records, transactional_id, now, verified)

@@ -147,3 +147,32 @@ def test_a_segment_rolled_with_only_bytes_below_the_start_goes_at_the_next_check
     _append(log, _batch(10**12 + 2), 0)  # rolls: the old segment holds nothing in memory
     assert log.apply_retention(0, -1, -1) == 0
     assert log.size_bytes == one and [s.base_offset for s in log.segments_info()] == [2]
+
+
+def _txn_records(pid: int, epoch: int) -> bytes:
+    return records.build_batch([(None, b"v")], producer_id=pid, producer_epoch=epoch, base_sequence=0,
+                               transactional=True)
+
+
+@pytest.mark.parametrize("acks", [-1, 0])
+def test_transactional_batches_of_two_producers_are_refused_whole(acks):
+    """Kafka's ReplicaManager.handleProduceAppend: the transactional batches of a Produce must
+    be one (producer id, epoch); otherwise every partition of the request, a plain batch's and
+    an unknown one's too, is INVALID_PRODUCER_ID_MAPPING with Kafka's message, nothing
+    appended (acks=0: the connection closes)."""
+    broker = InProcessBroker()
+    broker.state.topics.create("t", 3)
+    pids = [broker.call(INIT_PRODUCER_ID, 4, {"transactional_id": tid, "transaction_timeout_ms": 60000,
+                                              "producer_id": -1, "producer_epoch": -1}).producer_id
+            for tid in ("x0", "x1")]
+    body = {"transactional_id": "x0", "acks": acks, "timeout_ms": 30000, "topic_data": [{"name": "t", "partition_data": [
+        {"index": 0, "records": _txn_records(pids[0], 0)}, {"index": 1, "records": _batch(-1)},
+        {"index": 2, "records": _txn_records(pids[1], 0)}, {"index": 7, "records": _txn_records(pids[0], 0)}]}]}
+    if acks == 0:
+        [answer], _ = broker.dispatcher.dispatch([encode_request(APIS[0], 11, 1, "test", body)[4:]], 0, broker.session)
+        assert type(answer) is Reply and answer.body is NO_RESPONSE and answer.abort
+    else:
+        rows = broker.call(0, 11, body).responses[0].partition_responses
+        assert {(r.index, r.error_code, r.error_message) for r in rows} == {
+            (i, 49, "Transactional records contained more than one producer ID") for i in (0, 1, 2, 7)}
+    assert [broker.state.topics.partition("t", i).log_end_offset for i in range(3)] == [0, 0, 0]

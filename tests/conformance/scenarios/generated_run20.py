@@ -16,6 +16,23 @@ def _join(version: int, protocols: int) -> dict:
     return {"api": "JoinGroup", "version": version, "body": body}
 
 
+def _init(tid: str) -> dict:
+    return {"api": "InitProducerId", "version": 4, "body": {"transactional_id": tid, "transaction_timeout_ms": 60000,
+                                                            "producer_id": -1, "producer_epoch": -1}}
+
+
+def _txn_batch(index: int, tid: str | None, epoch: int = 0) -> dict:
+    pid = {"<pid>": tid} if tid else -1
+    return {"index": index, "records": {"<batch>": {
+        "n": 1, "start": 0, "pid": pid, "epoch": epoch if tid else -1, "seq": 0 if tid else -1, "txn": bool(tid),
+        "codec": 0, "timestamps": "none", "keys": True, "mutation": None}}}
+
+
+def _mixed(acks: int, *batches: dict) -> dict:
+    return {"api": "Produce", "version": 11, "body": {"transactional_id": "<T>-x0", "acks": acks, "timeout_ms": 30000,
+                                                      "topic_data": [{"name": "<T>-t3", "partition_data": list(batches)}]}}
+
+
 RUN_20: dict[str, list[dict]] = {
     # a join naming `range` twice fails inside Kafka (the connection closes) with its member
     # kept, voting twice for `range`: no protocol then has as many votes as members, so the
@@ -35,6 +52,25 @@ RUN_20: dict[str, list[dict]] = {
                                                            "committed_leader_epoch": -1, "committed_metadata": ""}] * 2}]}},
         {"api": "ListTransactions", "version": 0, "body": {"state_filters": [],
                                                            "producer_id_filters": [{"<pid>": "<T>-x0"}]}},
+    ],
+    # transactional batches of more than one (producer id, epoch) in one Produce: Kafka's
+    # ReplicaManager refuses the whole request before anything is appended, every partition
+    # INVALID_PRODUCER_ID_MAPPING with its message (an unknown partition and a plain batch
+    # too; acks=0 closes the connection). Batches of one producer at one epoch go on (seed
+    # 11308; kipper checked each partition alone)
+    "generated/transactional-batches-of-two-producers-are-refused-whole": [
+        {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t3", "num_partitions": 3,
+                                                                   "replication_factor": 1, "assignments": [],
+                                                                   "configs": []}], "timeout_ms": 30000,
+                                                       "validate_only": False}},
+        _init("<T>-x0"), _init("<T>-x1"),
+        _mixed(-1, _txn_batch(0, "<T>-x0"), _txn_batch(1, None), _txn_batch(2, "<T>-x1"), _txn_batch(7, "<T>-x0")),
+        _mixed(0, _txn_batch(0, "<T>-x0"), _txn_batch(2, "<T>-x1")),
+        _init("<T>-x0"),  # epoch 1: one producer id at two epochs is two as well
+        _mixed(-1, _txn_batch(0, "<T>-x0", 1), _txn_batch(2, "<T>-x0", 0)),
+        {"api": "ListOffsets", "version": 7, "body": {"replica_id": -1, "isolation_level": 0, "topics": [
+            {"name": "<T>-t3", "partitions": [{"partition_index": i, "current_leader_epoch": -1, "timestamp": -1}
+                                              for i in range(3)]}]}},
     ],
     # DeleteRecords moves the log start; the segment's file keeps the bytes below it until
     # the whole segment goes, so DescribeLogDirs still counts them (seed 12232; kipper's

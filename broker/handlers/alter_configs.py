@@ -166,15 +166,15 @@ def _broker(engines, name: str, build, validate_only: bool, removes_min_insync: 
         raise Refused(code, message)
     if unknown_operation is not None:  # the broker reads every operation type before it applies one
         raise UnknownOperation(ErrorCode.INVALID_REQUEST, f"Unknown operations type {unknown_operation}")
-    if name == "" and removes_min_insync:
-        # Kafka 4.4 enables eligible leader replicas (KIP-966), and with them keeps a
-        # cluster-level min.insync.replicas that no change may take away
-        raise Refused(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
     # APPEND/SUBTRACT: list configs only, and a name no broker knows is refused by name
     new = build(dynamic.current(name), KAFKA_BROKER_CONFIGS, unknown_text=lambda key: f"Unknown config name: {key}")
-    code, message = dynamic.check(new)
+    code, message = dynamic.check(new)  # the broker's own checks (the values' types too), before its controller's
     if code != ErrorCode.NONE:
         raise Refused(code, message)
+    if name == "" and removes_min_insync:
+        # Kafka 4.4 enables eligible leader replicas (KIP-966), and with them its controller keeps
+        # a cluster-level min.insync.replicas that no change may take away
+        raise Refused(ErrorCode.INVALID_CONFIG, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")
     if not validate_only:
         engines.alter_broker_configs(name, new)
 

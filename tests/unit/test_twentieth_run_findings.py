@@ -1,7 +1,9 @@
-"""What the generator's twentieth run (the hour-long one, seed 10201) met (issue 36,
-docs/FUZZ_FINDINGS.md): a join after one that named a protocol twice, a TxnOffsetCommit naming
-a partition twice, a segment's size after DeleteRecords and retention by record time; each
-is a scenario in tests/conformance/scenarios/generated_run20.py."""
+"""What the generator's twentieth and twenty-first runs (the hour-long ones, seeds 10201 and
+10301) met (issue 36, docs/FUZZ_FINDINGS.md): a join after one that named a protocol twice, a
+TxnOffsetCommit naming a partition twice, a segment's size after DeleteRecords, retention by
+record time, transactional batches of two producers in one Produce, and the order of a
+default BROKER resource's checks; each is a scenario in
+tests/conformance/scenarios/generated_run20.py (retention's timing aside)."""
 
 from __future__ import annotations
 
@@ -176,3 +178,16 @@ def test_transactional_batches_of_two_producers_are_refused_whole(acks):
         assert {(r.index, r.error_code, r.error_message) for r in rows} == {
             (i, 49, "Transactional records contained more than one producer ID") for i in (0, 1, 2, 7)}
     assert [broker.state.topics.partition("t", i).log_end_offset for i in range(3)] == [0, 0, 0]
+
+
+def test_a_default_broker_resource_s_values_are_read_before_the_controller_s_elr_rule():
+    """AlterConfigs of the cluster-wide BROKER resource: the broker's type check comes first,
+    the controller's refusal of a set without min.insync.replicas (ELR) after it."""
+    broker = InProcessBroker()
+    answer = broker.call(33, 2, {"validate_only": True, "resources": [{"resource_type": 4, "resource_name": "", "configs": [
+        {"name": "retention.ms", "value": "1"}, {"name": "compression.gzip.level", "value": "0.5"}]}]})
+    assert (answer.responses[0].error_code, answer.responses[0].error_message) == (
+        42, "Invalid value 0.5 for configuration compression.gzip.level: Not a number of type INT")
+    answer = broker.call(33, 2, {"validate_only": True, "resources": [{"resource_type": 4, "resource_name": "", "configs": [
+        {"name": "retention.ms", "value": "1"}]}]})
+    assert answer.responses[0].error_code == 40

@@ -1,4 +1,5 @@
-"""What the generator's twentieth run (the hour-long one, seed 10201) met (issue 36,
+"""What the generator's twentieth and twenty-first runs (the hour-long ones, seeds 10201 and
+10301) met (issue 36,
 docs/FUZZ_FINDINGS.md), replayed against Kafka 4.4
 (tests/unit/test_twentieth_run_findings.py states each answer)."""
 
@@ -72,6 +73,17 @@ RUN_20: dict[str, list[dict]] = {
             {"name": "<T>-t3", "partitions": [{"partition_index": i, "current_leader_epoch": -1, "timestamp": -1}
                                               for i in range(3)]}]}},
     ],
+    # AlterConfigs (which replaces the whole set) of the cluster-wide BROKER resource "": the
+    # broker checks the values' types first (INVALID_REQUEST "Invalid value 0.5 for
+    # configuration compression.gzip.level: Not a number of type INT"); only then its
+    # controller refuses a set without min.insync.replicas while ELR is on (seed 11319; kipper
+    # answered the controller's refusal first)
+    "generated/a-default-broker-resource-s-values-are-read-before-the-controller": [
+        {"api": "AlterConfigs", "version": 2, "body": {"validate_only": True, "resources": [
+            {"resource_type": 4, "resource_name": name, "configs": configs}]}}
+        for name in ("", "1") for configs in (
+            [{"name": "retention.ms", "value": "1"}, {"name": "compression.gzip.level", "value": "0.5"}],
+            [{"name": "log.retention.ms", "value": "abc"}], [{"name": "retention.ms", "value": "1"}])],
     # DeleteRecords moves the log start; the segment's file keeps the bytes below it until
     # the whole segment goes, so DescribeLogDirs still counts them (seed 12232; kipper's
     # in-memory log answered 0). Records stamped with no time, so retention reads the write's.

@@ -437,13 +437,13 @@ class ClassicGroupCoordinator:
                         api_version: int = -1) -> ErrorCode:
         """Kafka's ClassicGroup.validateOffsetCommit. A group that does not exist yet
         takes commits with generation -1 (a simple group); with a generation, OffsetCommit
-        v9+ is told GROUP_ID_NOT_FOUND, older versions and TxnOffsetCommit ILLEGAL_GENERATION
-        (Kafka's OffsetMetadataManager)."""
+        v9+ and TxnOffsetCommit v6+ are told GROUP_ID_NOT_FOUND, older versions
+        ILLEGAL_GENERATION (Kafka's OffsetMetadataManager)."""
         group = self.groups.get(group_id)
         if group is None:
             if generation_id < 0:
                 return ErrorCode.NONE
-            if not transactional and api_version >= 9:
+            if api_version >= (6 if transactional else 9):
                 return ErrorCode.GROUP_ID_NOT_FOUND
             return ErrorCode.ILLEGAL_GENERATION
         if group.state == DEAD:

@@ -358,7 +358,8 @@ class GroupCoordinator:
         unwritten = self._unwritten(group_id, generation_id)
         if unwritten is not None:
             return unwritten
-        return self.classic.validate_commit(group_id, member_id, generation_id, instance_id, transactional=True)
+        return self.classic.validate_commit(group_id, member_id, generation_id, instance_id, transactional=True,
+                                            api_version=api_version)
 
     def validate_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
         """OffsetFetch v9+ by a consumer-group (KIP-848) or streams-group member."""

@@ -191,3 +191,19 @@ def test_a_default_broker_resource_s_values_are_read_before_the_controller_s_elr
     answer = broker.call(33, 2, {"validate_only": True, "resources": [{"resource_type": 4, "resource_name": "", "configs": [
         {"name": "retention.ms", "value": "1"}]}]})
     assert answer.responses[0].error_code == 40
+
+
+@pytest.mark.parametrize("version, code", [(5, 22), (6, 69)])
+def test_a_txn_offset_commit_with_a_generation_to_no_group_is_group_id_not_found_from_v6(version, code):
+    """Kafka's TxnOffsetCommitRequest.supportsGroupIdNotFoundError: v6+ (the twenty-first run, seed 11316)."""
+    broker = InProcessBroker()
+    broker.state.topics.create("t", 1)
+    init = broker.call(INIT_PRODUCER_ID, 5, {"transactional_id": "x", "transaction_timeout_ms": 60000,
+                                             "producer_id": -1, "producer_epoch": -1})
+    topic = {"name": "t"} if version < 6 else {"topic_id": broker.state.topics.get("t").topic_id}
+    answer = broker.call(TXN_OFFSET_COMMIT, version, {
+        "transactional_id": "x", "group_id": "g", "producer_id": init.producer_id, "producer_epoch": 0,
+        "generation_id_or_member_epoch": 1, "member_id": "m", "group_instance_id": None,
+        "topics": [{**topic, "partitions": [{"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1,
+                                             "committed_metadata": ""}]}]})
+    assert answer.topics[0].partitions[0].error_code == code

@@ -84,6 +84,19 @@ RUN_20: dict[str, list[dict]] = {
         for name in ("", "1") for configs in (
             [{"name": "retention.ms", "value": "1"}, {"name": "compression.gzip.level", "value": "0.5"}],
             [{"name": "log.retention.ms", "value": "abc"}], [{"name": "retention.ms", "value": "1"}])],
+    # TxnOffsetCommit with a generation to a group that does not exist: GROUP_ID_NOT_FOUND from
+    # v6 (TxnOffsetCommitRequest.supportsGroupIdNotFoundError), ILLEGAL_GENERATION before (seed
+    # 11316; kipper answered ILLEGAL_GENERATION at every version)
+    "generated/a-txn-offset-commit-to-no-group-is-group-id-not-found-from-v6": [
+        T0, {"api": "InitProducerId", "version": 5, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                             "producer_id": -1, "producer_epoch": -1}},
+        *({"api": "TxnOffsetCommit", "version": v, "body": {
+            "transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": {"<pid>": "<T>-x0"},
+            "producer_epoch": 0, "generation_id_or_member_epoch": 1, "member_id": "<T>-m0", "group_instance_id": None,
+            "topics": [{**({"topic_id": {"<topic_id>": "<T>-t0"}} if v >= 6 else {"name": "<T>-t0"}), "partitions": [
+                {"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1,
+                 "committed_metadata": ""}]}]}} for v in (5, 6)),
+    ],
     # DeleteRecords moves the log start; the segment's file keeps the bytes below it until
     # the whole segment goes, so DescribeLogDirs still counts them (seed 12232; kipper's
     # in-memory log answered 0). Records stamped with no time, so retention reads the write's.

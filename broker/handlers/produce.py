@@ -10,7 +10,8 @@ checked); the producer-id quota (seed 002); a compacted topic's refusal of keyle
 then the append, through the Partition's one write path. One bad partition does not fail the
 others, but records that are null where Kafka takes them close the connection with nothing
 appended (Kafka fails inside and never answers). A partition named twice is written once,
-with its last records, and answered once (Kafka reads a request into a map). acks=0 gets no
+with its last records, and answered once (Kafka reads a request into a map); transactional
+batches of more than one producer (id and epoch) fail the whole request. acks=0 gets no
 response, and when a partition was refused the connection is closed instead, so that the
 client learns of it (as Kafka's KafkaApis); a producer over a quota (producer ids, seed 002;
 producer_byte_rate) is throttled and muted.

@@ -30,7 +30,7 @@ from typing import NamedTuple
 from kipper.broker.acl.model import TOPIC, TRANSACTIONAL_ID, WRITE
 from kipper.broker.handlers.leaders import current_leader, node_endpoints
 from kipper.broker.handlers.produce_entries import (MORE_THAN_ONE_PRODUCER, ZSTD_SINCE, Repeated, distinct,
-                                                    mixed_producers, records_refusal)
+                                                    mixed_producers, records_refusal, transactional)
 from kipper.broker.handlers.replies import NO_RESPONSE, Holding, Reply, waited
 from kipper.broker.handlers.txn import asked_coordinator
 from kipper.broker.log import validate
@@ -91,7 +91,8 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
             if asks:  # the append waits for the coordinator's answer, and the connection with it
                 answers.append(Holding(_verify_then_append(req, ctx, asks)))
                 break
-        if req.transactional_id is None and _holds_transactional(req.topic_data):
+        if req.transactional_id is None and any(transactional(p.records) for t in req.topic_data
+                                                for p in t.partition_data):
             # Kafka refuses the whole request before its topics: every partition is answered 53
             answers.append(_refused_whole(distinct(req.topic_data, ctx.api_version), acks,
                                           ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
@@ -193,8 +194,7 @@ def _coordinated_elsewhere(ctx, req) -> dict:
             continue
         for pdata in tdata.partition_data:
             records = pdata.records
-            if not 0 <= pdata.index < len(topic.partitions) or records is None or len(records) < HEADER_SIZE \
-                    or records[16] != 2 or not records[22] & TRANSACTIONAL:
+            if not 0 <= pdata.index < len(topic.partitions) or not transactional(records):
                 continue
             partition = topic.partitions[pdata.index]
             header = read_header(records)
@@ -250,17 +250,6 @@ def _writable(ctx, transactional_id: str | None, topic_data: list):
         if target.topic is not None and target.denied is None:
             yield from (p.records for p in t.partition_data if type(p) is not Repeated and 0 <= p.index < len(
                 target.topic.partitions) and records_refusal(p.records, ctx.api_version) is None)
-
-
-def _holds_transactional(topic_data: list) -> bool:
-    """Whether a partition's first batch is transactional (read from its header's magic and
-    attributes bytes; Kafka's ProduceRequest.hasTransactionalRecords)."""
-    for t in topic_data:
-        for p in t.partition_data:
-            r = p.records
-            if r is not None and len(r) >= HEADER_SIZE and r[16] == 2 and r[22] & TRANSACTIONAL:
-                return True
-    return False
 
 
 def _name_leaders(ctx, body: dict) -> None:
@@ -382,7 +371,7 @@ def _partition_row(ctx, target: Target, acks: int, index: int, records, now: int
         if acks == -1 and len(replica.isr) < policy.min_insync_replicas:
             # no message: Kafka's Produce carries only a record validation's own words
             return _row(index, ErrorCode.NOT_ENOUGH_REPLICAS, log_start_offset=partition.log_start_offset), 0, 0, 0
-    if len(records) >= HEADER_SIZE and records[16] == 2 and records[22] & TRANSACTIONAL:
+    if transactional(records):
         # KIP-890: in the transaction, or added to it from v12; Kafka verifies before its
         # LogValidator looks at the batch (a batch it cannot read as one is refused below)
         refused = _not_in_transaction(ctx, topic.name, index, records, transactional_id, now, verified)

@@ -67,13 +67,19 @@ def records_refusal(records, version: int) -> ErrorCode | None:
     return None
 
 
+def transactional(records) -> bool:
+    """Whether ``records`` begin with a transactional v2 batch (read from its header's magic and
+    attributes bytes, as Kafka's ProduceRequest.hasTransactionalRecords)."""
+    return records is not None and len(records) >= HEADER_SIZE and records[16] == 2 and records[22] & TRANSACTIONAL
+
+
 def mixed_producers(records_of) -> bool:
     """Whether the transactional batches among ``records_of`` (the records of the partitions
     the request may write, each read as one batch) are of more than one (producer id, epoch):
     Kafka then fails the whole request with INVALID_PRODUCER_ID_MAPPING."""
     seen = set()
     for records in records_of:
-        if records is not None and len(records) >= HEADER_SIZE and records[22] & TRANSACTIONAL:
+        if transactional(records):
             header = read_header(records)
             if header.producer_id >= 0:
                 seen.add((header.producer_id, header.producer_epoch))

@@ -364,7 +364,7 @@ class FileLog:
         n = segments_past_retention(
             [RetainedSegment(segs[k + 1].base_offset if k + 1 < len(segs) else s.next_offset, s.size,
                              s.max_timestamp, s.last_append_ms) for k, s in enumerate(segs)],
-            now_ms, retention_ms, retention_bytes, floor)
+            now_ms, retention_ms, retention_bytes, floor, self.log_start_offset)
         if n:
             if n == len(segs):
                 self.roll(now_ms)

@@ -125,20 +125,22 @@ class RetainedSegment(NamedTuple):
 
 
 def segments_past_retention(segments: list[RetainedSegment], now_ms: int, retention_ms: int,
-                            retention_bytes: int, floor: int | None) -> int:
+                            retention_bytes: int, floor: int | None, log_start: int) -> int:
     """How many of the oldest ``segments`` (the active one last) retention deletes, as Kafka's
-    UnifiedLog.deleteOldSegments: first those whose largest timestamp (the record time, else
-    the last write's) is more than ``retention_ms`` before now, never one stamped in the
-    future; then, of what is left, the oldest while the rest still holds ``retention_bytes``.
-    The active segment goes too when it is not empty (the log rolls first); a segment whose
-    records reach ``floor`` (the high watermark, a share group's hold) stays, and so does
-    everything after it."""
+    UnifiedLog.deleteOldSegments: those wholly below ``log_start`` (never the active one);
+    those whose largest timestamp (the record time, else the last write's) is more than
+    ``retention_ms`` before now, never one stamped in the future; then, of what is left, the
+    oldest while the rest still holds ``retention_bytes``. The active segment goes too when it
+    is not empty (the log rolls first); a segment whose records reach ``floor`` (the high
+    watermark, a share group's hold) stays, and so does everything after it."""
 
     def allowed(k: int) -> bool:
         seg = segments[k]
         return (floor is None or seg.upper_offset <= floor) and not (k == len(segments) - 1 and seg.size == 0)
 
     n = 0
+    while n < len(segments) - 1 and segments[n].upper_offset <= log_start and allowed(n):
+        n += 1
     if retention_ms >= 0:
         while n < len(segments) and allowed(n):
             seg = segments[n]

@@ -194,15 +194,13 @@ class MemoryLog:
                         floor: int | None = None) -> int:
         """Drop the segments past time or size retention (log_config.segments_past_retention),
         the active one too (rolled first) when it is wholly past; how many segments went."""
-        if len(self._seg_starts) > 1 and self._seg_starts[1] == 0:
-            self._drop_head(0)  # a rolled segment wholly below the log start (Kafka's check deletes it)
         starts = [*self._seg_starts, len(self._batches)]
         last = len(self._seg_starts) - 1
         n = segments_past_retention([RetainedSegment(
             self._bases[starts[k + 1]] if starts[k + 1] < len(self._batches) else self.log_end_offset,
             self._seg_bytes[k] + (self._head_hidden if k == 0 else 0), self._seg_max_ts[k],
             self._append_times[starts[k + 1] - 1] if starts[k + 1] > starts[k] else -1)
-            for k in range(last + 1)], now_ms, retention_ms, retention_bytes, floor)
+            for k in range(last + 1)], now_ms, retention_ms, retention_bytes, floor, self.log_start_offset)
         if not n:
             return 0
         if n > last:

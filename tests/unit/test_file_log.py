@@ -247,3 +247,15 @@ def test_an_append_writes_the_producers_bytes_without_copying_them(tmp_path):
         tracemalloc.stop()
     assert peak < 0.1 * len(data)
     assert offsets(log) == list(range(1001))
+
+
+def test_a_rolled_segment_wholly_below_the_log_start_goes_at_the_next_retention_check(tmp_path):
+    size = len(batch(1, size=100))
+    log = new_log(tmp_path, segment_bytes=size * 2)
+    for _ in range(2):
+        append(log, batch(1, size=100, ts=10**12))
+    log.delete_records_before(2)  # the active segment keeps what is below the start
+    append(log, batch(1, size=100, ts=10**12))  # and rolls
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    assert log.apply_retention(0, -1, -1) == 1
+    assert [s.base_offset for s in log.segments] == [2] and log.log_start_offset == 2

@@ -29,3 +29,25 @@ def test_generated_sequences_answer_as_kafka_does(kafka_reference, kipper_refere
         f"{f.title}\nthe sequence (make conformance-fuzz shrinks such a one):\n" +
         "\n".join(json.dumps(step) for step in f.steps) for f in outcome.findings)
     assert run.stats.sequences >= SEQUENCES
+
+
+def test_messages_compares_the_texts_themselves(kafka_reference, kipper_reference):
+    """``--messages``: a refusal's text is compared word for word, where the bounded run compares
+    only whether there is one; the same step answered with the same text shows no difference."""
+    from tests.conformance.fuzz.machine import Pair
+
+    step = {"api": "CreateTopics", "version": 7, "conn": "main", "body": {
+        "topics": [{"name": "bad name!", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                    "configs": []}], "timeout_ms": 30000, "validate_only": True}}
+    for messages in (False, True):
+        run = Run(kafka_reference, kipper_reference, load_allowed(), [], messages=messages)
+        pair = Pair(run, run.token())
+        try:
+            assert pair.step(step) == []
+            answers = [side.resolver.norm.response(side.run.transcript[-1].response) for side in (pair.kafka, pair.kipper)]
+        finally:
+            pair.close(cleanup=False)
+        texts = {answer["topics"]["name=bad name!"]["error_message"] for answer in answers}
+        assert texts == ({"<message>"} if not messages else
+                         {"Topic name is invalid: 'bad name!' contains one or more characters other than "
+                          "ASCII alphanumerics, '.', '_' and '-'"}), texts

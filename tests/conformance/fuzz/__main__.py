@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("fuzz-findings"), help="where findings are written")
     parser.add_argument("--no-shrink", action="store_true", help="write findings as found, unshrunk")
     parser.add_argument("--workers", type=int, default=1, help="explorers at once against the same brokers (default 1)")
+    parser.add_argument("--messages", action="store_true",
+                        help="compare error messages word for word (by default only whether there is one: null, \"\" or text)")
     parser.add_argument("--scenario", nargs=2, metavar=("FINDING", "NAME"),
                         help="print a finding's steps as an entry of scenarios/generated.py, and stop")
     args = parser.parse_args(argv)
@@ -75,11 +77,11 @@ def main(argv: list[str] | None = None) -> int:
                   + (f", {args.workers} workers" if args.workers > 1 else ""), flush=True)
             if args.workers > 1:
                 _SHARED[:] = [kafka, kipper, apis, deadline, args]  # (forked, not pickled: the schemas hold locks)
-                with multiprocessing.get_context("fork").Pool(args.workers) as pool:
+                with workers_pool(args.workers) as pool:
                     parts = pool.map(_worker, range(args.workers))
                 run, outcome = _together(kafka, kipper, apis, parts)
             else:
-                run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline)
+                run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline, messages=args.messages)
                 outcome = explore(run, seed=args.seed, examples=args.examples, steps=args.steps,
                                   shrink=not args.no_shrink, out=args.out, log=lambda line: print(line, flush=True))
             report = summary(run, outcome, time.monotonic() - began)
@@ -94,13 +96,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def workers_pool(n: int):
+    """The ``--workers`` processes, forked. Each puts SIGTERM back to the default: the handler
+    the parent installs (KeyboardInterrupt, to stop the brokers) runs only on a process's main
+    thread, and a worker waiting for its next task with a signal delivered to one of its side
+    threads never ran it, so the pool's terminate waited on that worker for ever (the
+    twenty-third run hung so after its last round)."""
+    return multiprocessing.get_context("fork").Pool(n, initializer=signal.signal, initargs=(signal.SIGTERM, signal.SIG_DFL))
+
+
 _SHARED: list = []  # what the workers share: both brokers' references, the APIs, the deadline, the options
 
 
 def _worker(i: int) -> tuple:
     """One explorer of ``--workers``: its figures and findings, for the parent to add up."""
     kafka, kipper, apis, deadline, args = _SHARED
-    run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline, tokens=token_counter(i, args.workers))
+    run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline, tokens=token_counter(i, args.workers),
+              messages=args.messages)
     outcome = explore(run, seed=args.seed + 1000 * i, examples=args.examples, steps=args.steps,
                       shrink=not args.no_shrink, out=args.out / f"worker-{i}",
                       log=lambda line: print(f"[worker {i}] {line}", flush=True))

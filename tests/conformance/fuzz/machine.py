@@ -98,6 +98,7 @@ class Run:
     known: set = field(default_factory=set)
     last_failure: Failure | None = None
     tokens: itertools.count = field(default_factory=lambda: token_counter())
+    messages: bool = False  # ``--messages``: error messages compared word for word, not only null, "" or text
 
     def token(self) -> str:
         return f"f{next(self.tokens) % 1_000_000:06d}"
@@ -120,8 +121,8 @@ class Pair:
 
     def __init__(self, run: Run, token: str):
         self.run, self.token = run, token
-        self.kafka = Side(HarnessRun(run.kafka, token, read_timeout=READ_TIMEOUT_S))
-        self.kipper = Side(HarnessRun(run.kipper, token, read_timeout=READ_TIMEOUT_S))
+        self.kafka = Side(HarnessRun(run.kafka, token, read_timeout=READ_TIMEOUT_S), run.messages)
+        self.kipper = Side(HarnessRun(run.kipper, token, read_timeout=READ_TIMEOUT_S), run.messages)
         self.diverged = False  # kipper's log ends ran ahead of Kafka's (share state written)
 
     def step(self, step: dict) -> list[Difference]:

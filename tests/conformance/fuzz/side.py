@@ -33,9 +33,12 @@ ASSIGNMENT_WITHIN = 5.0  # Kafka's assignor runs off the heartbeat path, within 
 
 
 class Side:
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, messages: bool = False):
         self.run = run
         self.resolver = Resolver(run.token)
+        # every answer's error messages compared word for word (the comparison's normaliser
+        # keeps them; the transcript says so for a scenario replaying the sequence)
+        self.messages = self.resolver.norm.keep_messages = messages
 
     def step(self, step: dict) -> list[Exchange]:
         """Send one step; the recorded exchanges it made (normally one)."""
@@ -61,7 +64,7 @@ class Side:
     def _call(self, api, version: int, body: dict, conn: str, label: str):
         deadline = time.monotonic() + RETRY_FOR
         while True:
-            response = self.run.call(api, version, body, conn=conn, label=label)
+            response = self.run.call(api, version, body, conn=conn, label=label, messages=self.messages)
             if api.name == "Produce" or not (_codes(response) & NOT_YET) or time.monotonic() > deadline:
                 return response
             self.run.transcript[-1].recorded = False  # a "not yet": only the last answer counts

@@ -153,14 +153,16 @@ class DynamicBrokerConfigs:
 
     # --- changing ---------------------------------------------------------------------------
 
-    def layer_for(self, resource_name: str) -> tuple[ErrorCode, str | None]:
-        """Which layer a BROKER resource names: "" (cluster default) or this node."""
+    def layer_for(self, resource_name: str, noun: str = "Node") -> tuple[ErrorCode, str | None]:
+        """Which layer a BROKER resource names: "" (cluster default) or this node. ``noun``:
+        Kafka's text for a name that is no integer says "Node id" when altering
+        (ConfigAdminManager), "Broker id" when describing (ConfigHelper)."""
         if resource_name == "":
             return ErrorCode.NONE, None
         try:
             node = int(resource_name)
         except ValueError:
-            return ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {resource_name}"
+            return ErrorCode.INVALID_REQUEST, f"{noun} id must be an integer, but it is: {resource_name}"
         if str(node) != self.node:
             return (ErrorCode.INVALID_REQUEST,
                     f"Unexpected broker id, expected {self.node}, but received {resource_name}")

@@ -267,7 +267,7 @@ def handle_describe_configs(req, ctx):
                 row["configs"] = _filter([_group_row(engines, res.resource_name, k,
                                                      synonyms, docs) for k in GROUP_CONFIGS], keys)
         elif res.resource_type == BROKER:
-            code, message = engines.dynamic_configs.layer_for(res.resource_name)
+            code, message = engines.dynamic_configs.layer_for(res.resource_name, noun="Broker")
             if code != ErrorCode.NONE:
                 row.update(error_code=int(code), error_message=message)
             else:

@@ -17,6 +17,8 @@ from kipper.protocol.errors import ErrorCode
 
 log = structlog.get_logger(__name__)
 
+NOT_AFTER_AUTHENTICATION = "SaslAuthenticate request received after successful authentication"
+
 
 def handle_sasl_handshake(req, ctx):
     session = ctx.session
@@ -38,7 +40,8 @@ def handle_sasl_authenticate(req, ctx):
     security = ctx.engines.security
     auth = session.sasl
     if auth is None:
-        return Reply(_answer(ErrorCode.ILLEGAL_SASL_STATE, "not a SASL listener", b""), close=True)
+        # (a listener without SASL has authenticated its connections already: Kafka's words)
+        return Reply(_answer(ErrorCode.ILLEGAL_SASL_STATE, NOT_AFTER_AUTHENTICATION, b""), close=True)
     step = auth.authenticate(req.auth_bytes or b"")
     if step.principal is not None:
         session.principal = step.principal

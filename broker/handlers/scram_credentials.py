@@ -37,7 +37,7 @@ def handle_describe_user_scram_credentials(req, ctx):
             results.append(_result(name, ErrorCode.DUPLICATE_RESOURCE, "user named more than once"))
         elif name not in known:
             results.append(_result(name, ErrorCode.RESOURCE_NOT_FOUND,
-                                   f"attempt to describe a user credential that does not exist: {name}"))
+                                   f"Attempt to describe a user credential that does not exist: {name}"))
         else:
             results.append({**_result(name, ErrorCode.NONE, ""), "credential_infos": [  # "" as Kafka
                 {"mechanism": MECHANISM_CODES[m], "iterations": i} for m, i in sorted(known[name].items())]})

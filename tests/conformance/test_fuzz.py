@@ -11,7 +11,7 @@ from tests.conformance.compare import load_allowed
 from tests.conformance.fuzz.__main__ import advertised_by
 from tests.conformance.fuzz.bodies import advertised
 from tests.conformance.fuzz.explore import explore, figures
-from tests.conformance.fuzz.machine import Run
+from tests.conformance.fuzz.machine import Pair, Run
 from tests.support.reference import require_kafka
 
 require_kafka()
@@ -34,8 +34,6 @@ def test_generated_sequences_answer_as_kafka_does(kafka_reference, kipper_refere
 def test_messages_compares_the_texts_themselves(kafka_reference, kipper_reference):
     """``--messages``: a refusal's text is compared word for word, where the bounded run compares
     only whether there is one; the same step answered with the same text shows no difference."""
-    from tests.conformance.fuzz.machine import Pair
-
     step = {"api": "CreateTopics", "version": 7, "conn": "main", "body": {
         "topics": [{"name": "bad name!", "num_partitions": 1, "replication_factor": 1, "assignments": [],
                     "configs": []}], "timeout_ms": 30000, "validate_only": True}}

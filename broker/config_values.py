@@ -77,6 +77,25 @@ def java_capacity(entries: int, concurrent: bool = False) -> int:
     return capacity
 
 
+def java_sized_capacity(initial: int, entries: int) -> int:
+    """The table size of a ``new HashMap<>(initial)`` that was given ``entries`` keys: the
+    initial capacity rounded up to a power of two, doubled past three quarters full."""
+    capacity = 1
+    while capacity < initial:
+        capacity *= 2
+    while entries > int(capacity * 0.75):
+        capacity *= 2
+    return capacity
+
+
+def java_map_text(pairs: list[tuple[str, str | None]], initial: int) -> str:
+    """Java's HashMap<String, String>.toString ("{user=u, client-id=null}") of ``pairs`` put in
+    this order (a key again: its last value, in its first place) into ``new HashMap<>(initial)``."""
+    values = dict(pairs)
+    order = java_hash_order(values, java_sized_capacity(initial, len(values)))
+    return "{" + ", ".join(f"{k}={'null' if values[k] is None else values[k]}" for k in order) + "}"
+
+
 def java_hash_order(keys, capacity: int | None = None, hash=java_string_hash, concurrent: bool = False) -> list:
     """Keys in the order a java.util.HashMap (or a ConcurrentHashMap) iterates them: by bucket,
     then as inserted; ``capacity`` by default the table size that holds them all, ``hash`` the

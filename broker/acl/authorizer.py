@@ -10,8 +10,8 @@ A request by ``principal`` from ``host`` to do ``operation`` on a resource is:
 
 An ACL matches a resource when it is LITERAL with the resource's name or the
 wildcard ``*``, or PREFIXED with a prefix of the name; and the request when its
-principal is the request's or ``User:*`` and its host is the client's address or
-``*``. ACLs are indexed by resource type and name (a dict for literal names, a dict
+principal is the request's or ``User:*`` and its host is the client's address,
+``*``, or a CIDR network holding the address (broker/acl/cidr.py). ACLs are indexed by resource type and name (a dict for literal names, a dict
 of prefixes looked up with every prefix of the name), so a decision costs a
 few lookups however many ACLs there are; sessions also cache decisions until
 the ACLs change (``version``).
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from kipper.broker.acl import cidr
 from kipper.broker.acl.model import (
     ALL, ALLOW, DENY, LITERAL, PREFIXED, SUPPORTED, WILDCARD, AclBinding, AclFilter, allowed_by,
 )
@@ -102,7 +103,7 @@ class Authorizer:
         for a in acls:
             if a.principal != principal and a.principal != "User:*":
                 continue
-            if a.host != host and a.host != WILDCARD:
+            if a.host != host and a.host != WILDCARD and not cidr.in_range(host, a.host):
                 continue
             if a.permission == DENY and (a.operation == operation or a.operation == ALL):
                 return False

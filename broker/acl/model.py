@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kipper.broker.acl import cidr
 from kipper.protocol.errors import ErrorCode
 
 # ResourceType
@@ -129,6 +130,11 @@ def validate(acl: AclBinding) -> tuple[ErrorCode, str | None] | None:
     if (acl.resource_type == ANY_RESOURCE or acl.pattern_type in (ANY_PATTERN, MATCH)
             or acl.operation == ANY_OPERATION or acl.permission == ANY_PERMISSION):
         return ErrorCode.UNKNOWN_SERVER_ERROR, None
+    # the broker's own two checks (Kafka's AclApis), before the controller's
+    if acl.resource_type == CLUSTER and acl.name != CLUSTER_NAME:
+        return ErrorCode.INVALID_REQUEST, f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
+    if not acl.name:
+        return ErrorCode.INVALID_REQUEST, "Invalid empty resource name"
     # (a code Kafka's enums do not know reads as their UNKNOWN)
     if acl.resource_type not in RESOURCE_NAMES:
         return ErrorCode.INVALID_REQUEST, "Invalid resourceType UNKNOWN"
@@ -138,13 +144,11 @@ def validate(acl: AclBinding) -> tuple[ErrorCode, str | None] | None:
         return ErrorCode.INVALID_REQUEST, "Invalid operation UNKNOWN"
     if acl.permission not in PERMISSION_NAMES:
         return ErrorCode.INVALID_REQUEST, "Invalid permissionType UNKNOWN"
-    if not acl.name:
-        return ErrorCode.INVALID_REQUEST, "Invalid empty resource name"
-    if acl.resource_type == CLUSTER and (acl.name != CLUSTER_NAME or acl.pattern_type != LITERAL):
-        return ErrorCode.INVALID_REQUEST, f"The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
     if ":" not in acl.principal:  # (Kafka's SecurityUtils: "User:" and ":x" are principals)
         return ErrorCode.INVALID_REQUEST, (f"Could not parse principal from `{acl.principal}` (no colon is present "
                                            "separating the principal type from the principal name)")
     if not acl.host:
         return ErrorCode.INVALID_REQUEST, "Host pattern cannot be null or empty"
+    if acl.host != WILDCARD and "/" in acl.host and (why := cidr.problem(acl.host)) is not None:
+        return ErrorCode.INVALID_REQUEST, f"Invalid CIDR notation '{acl.host}': {why}"
     return None

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kipper.broker.config import KEYS
+from kipper.broker.config_values import java_hash_order
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, ConfigValueError, at_least, one_of, parse_value, render,
@@ -214,7 +215,11 @@ class GroupConfigs:
         return None
 
     def check_all(self, configs: dict[str, str]) -> str | None:
-        """A group's whole new set, as Kafka's GroupConfig.validate judges it."""
+        """A group's whole new set, as Kafka's GroupConfig.validate judges it: the names
+        first, in the order of the Properties (a ConcurrentHashMap) it reads them from."""
+        unknown = [k for k in java_hash_order(configs, concurrent=True) if k not in GROUP_CONFIGS]
+        if unknown:
+            return f"Unknown group config name: {unknown[0]}"
         for key, value in configs.items():
             problem = self.check(key, value)
             if problem:

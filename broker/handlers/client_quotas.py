@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import structlog
 
+from kipper.broker.config_values import java_hash_order, java_map_text, java_sized_capacity
 from kipper.broker.quota.client_quotas import Op
 from kipper.broker.quota.entities import check_entity, check_value, parse_filter
 from kipper.broker.acl.model import ALTER_CONFIGS, CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS
@@ -29,12 +30,19 @@ def _entity(entity) -> list[dict]:
     return [{"entity_type": t, "entity_name": n} for t, n in entity]
 
 
-def _check_entry(entity_data: list, ops: list) -> tuple[ErrorCode, str | None, object]:
+def _duplicate(entry) -> str:
+    """Kafka's text for an entity it ignores: its ClientQuotaEntity's toString, whose map the
+    request filled, sized to the entry's entity list."""
+    named = java_map_text([(e.entity_type, e.entity_name) for e in entry.entity], len(entry.entity))
+    return f"Ignoring duplicate entity ClientQuotaEntity(entries={named})"
+
+
+def _check_entry(entry, entity_data: list, ops: list) -> tuple[ErrorCode, str | None, object]:
+    if len({o.key for o in ops}) != len(ops):  # a key twice: the entity is ignored, before any check
+        return ErrorCode.INVALID_REQUEST, _duplicate(entry), None
     code, message, entity = check_entity(entity_data)
     if code != ErrorCode.NONE:
         return code, message, None
-    if len({o.key for o in ops}) != len(ops):  # Kafka names the entity it ignores
-        return ErrorCode.INVALID_REQUEST, f"Ignoring duplicate entity {dict(entity)}", None
     for op in ops:
         if not op.remove:  # a removal is never checked: removing what is not there is a no-op
             code, message = check_value(entity, op.key, op.value)
@@ -50,7 +58,8 @@ def handle_alter_client_quotas(req, ctx):
     by_entity: dict[frozenset, dict] = {}  # Kafka's controller answers a map: one result per entity
     for entry in req.entries:
         named = {e.entity_type: e.entity_name for e in entry.entity}  # a type named twice: the last (Kafka's map)
-        entity_data = [dict(entity_type=t, entity_name=n) for t, n in named.items()]
+        order = java_hash_order(named, java_sized_capacity(len(entry.entity), len(named)))  # as answered
+        entity_data = [dict(entity_type=t, entity_name=named[t]) for t in order]
         ops = [Op(o.key, o.value, o.remove) for o in entry.ops]
         if not allowed:  # (refused before the controller: every entry answered, as asked)
             results.append({"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
@@ -58,10 +67,9 @@ def handle_alter_client_quotas(req, ctx):
             continue
         key = frozenset(named.items())
         if key in by_entity:  # the entity again: its result becomes a refusal (what it changed stays)
-            by_entity[key].update(error_code=int(ErrorCode.INVALID_REQUEST),
-                                  error_message=f"Ignoring duplicate entity {named}")
+            by_entity[key].update(error_code=int(ErrorCode.INVALID_REQUEST), error_message=_duplicate(entry))
             continue
-        code, message, entity = _check_entry(entity_data, ops)
+        code, message, entity = _check_entry(entry, entity_data, ops)
         if code == ErrorCode.NONE:
             changes.append((entity, ops))
         by_entity[key] = {"error_code": int(code), "error_message": message, "entity": entity_data}

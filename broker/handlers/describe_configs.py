@@ -234,10 +234,10 @@ def handle_describe_configs(req, ctx):
     docs = req.get("include_documentation", False)
     results = []
     unknown = [r.resource_type for r in req.resources if r.resource_type not in KAFKA_RESOURCE_TYPES]
-    if unknown:  # Kafka fails the whole request: every resource is answered INVALID_REQUEST
+    if unknown:  # Kafka fails the whole request: every resource is answered INVALID_REQUEST, its default text
         return {"throttle_time_ms": 0, "results": [
             {"resource_type": r.resource_type, "resource_name": r.resource_name, "configs": [],
-             "error_code": int(ErrorCode.INVALID_REQUEST), "error_message": f"Unknown resource type {unknown[0]}"}
+             "error_code": int(ErrorCode.INVALID_REQUEST), "error_message": kafka_text(ErrorCode.INVALID_REQUEST)}
             for r in req.resources]}
     for res in req.resources:
         # (Kafka's answer for a resource described: error_message "", not null)

@@ -146,6 +146,9 @@ def diff(kafka: Any, kipper: Any, path: str = "") -> list[tuple[str, Any, Any]]:
 
 
 def classify(differences: list[Difference], allowed: list[Allowed]) -> None:
+    """``differences`` of one exchange. A text follows its code: an error_message beside an
+    error_code whose difference an entry allows is allowed by that entry too (the two
+    brokers refuse differently, so they say different things)."""
     for d in differences:
         for a in allowed:
             if a.matches(d):
@@ -153,6 +156,14 @@ def classify(differences: list[Difference], allowed: list[Allowed]) -> None:
                 a.used += 1
                 a.seen.setdefault(d.scenario, d)
                 break
+    codes = {(d.label, d.path): d.allowed for d in differences if d.allowed and _is(d.path, "error_code")}
+    for d in differences:
+        if not d.allowed and _is(d.path, "error_message"):
+            d.allowed = codes.get((d.label, d.path[:-len("error_message")] + "error_code"))
+
+
+def _is(path: str, leaf: str) -> bool:
+    return path == leaf or path.endswith("." + leaf)
 
 
 def closed(answer: Any) -> bool:

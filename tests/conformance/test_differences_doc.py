@@ -136,3 +136,17 @@ def load_allowed_entry(name: str) -> Allowed:
 if __name__ == "__main__":
     DOC.write_text(rendered(DOC.read_text()))
     sys.exit(0)
+
+
+def test_a_text_beside_an_allowed_code_is_allowed_with_it_and_no_other_text():
+    entry = load_allowed_entry("share-heartbeat-lost-group")
+    code = Difference("fuzz/ShareGroupHeartbeat", "h", "ShareGroupHeartbeat", 1, "error_code", 69, 25)
+    text = Difference("fuzz/ShareGroupHeartbeat", "h", "ShareGroupHeartbeat", 1, "error_message",
+                      "Share group g not found.", "Member m is not a member of group g.")
+    classify([code, text], [entry])
+    assert text.allowed == "share-heartbeat-lost-group"
+    alone = Difference("fuzz/ShareGroupHeartbeat", "h", "ShareGroupHeartbeat", 1, "error_message", "a", "b")
+    other = Difference("fuzz/ShareGroupHeartbeat", "h", "ShareGroupHeartbeat", 1, "results.0.error_message", "a", "b")
+    classify([alone, other, Difference("fuzz/ShareGroupHeartbeat", "h", "ShareGroupHeartbeat", 1,
+                                       "error_code", 69, 25)], [entry])
+    assert alone.allowed == "share-heartbeat-lost-group" and other.allowed is None

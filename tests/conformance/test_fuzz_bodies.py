@@ -165,3 +165,15 @@ def test_another_sequences_acls_are_left_out_of_a_listing():
         {"resource_type": 2, "resource_name": "2", "pattern_type": 3, "acls": [acl("f999999"), acl("f000001")]}]})
     assert listed == Normaliser("f000001").response({"resources": [
         {"resource_type": 2, "resource_name": "2", "pattern_type": 3, "acls": [acl("f000001")]}]})
+
+
+def test_a_member_epoch_each_broker_resolved_differently_is_no_difference():
+    nowhere = Reference("x", "127.0.0.1:1", "127.0.0.1:1", "0")
+    pair = Pair(Run(nowhere, nowhere, load_allowed(), []), "f000001")
+    api = "ShareGroupHeartbeat"
+
+    def beat(kafka_epoch: int, kipper_epoch: int):  # "the member's epoch - 1": Kafka's 2, kipper's 0
+        return pair.compare({"api": api}, [Exchange(api, api, 1, {"member_epoch": kafka_epoch}, {"error_code": 0})],
+                            [Exchange(api, api, 1, {"member_epoch": kipper_epoch}, {"error_code": 42})])
+    assert [d.allowed for d in beat(2, 0)] == ["group-assignment-off-the-heartbeat"]
+    assert [d.allowed for d in beat(2, 2)] == [None]  # the same epoch asked: compared

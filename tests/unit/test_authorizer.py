@@ -177,3 +177,32 @@ def test_a_binding_with_a_filters_any_or_match_code_is_an_unknown_server_error_a
 
 def test_delegation_token_acls_are_accepted_as_kafka_does():
     assert validate(acl(DESCRIBE, rtype=DELEGATION_TOKEN, name="t")) is None
+
+
+def test_a_cidr_host_allows_every_address_of_its_network_and_no_other():
+    a = Authorizer()
+    a.add([acl(READ, host="10.0.0.0/8"), acl(WRITE, host="fd00::/16"), acl(DELETE, permission=DENY, host="10.9.0.0/16")])
+    assert allowed(a, READ, host="10.200.3.4") and allowed(a, READ, host="10.0.0.0")
+    assert not allowed(a, READ, host="11.0.0.1") and not allowed(a, READ, host="::1")
+    assert allowed(a, WRITE, host="fd00::7") and not allowed(a, WRITE, host="fd01::7") and not allowed(a, WRITE,
+                                                                                                     host="10.0.0.1")
+    a.add([acl(DELETE, host="10.0.0.0/8")])
+    assert allowed(a, DELETE, host="10.8.0.1") and not allowed(a, DELETE, host="10.9.1.1")  # the DENY's network
+
+
+@pytest.mark.parametrize("host,why", [
+    ("1.2.3.4/99", "Value [99] not in range [0,32]"), ("300.1.1.1/8", "Value [300] not in range [0,255]"),
+    ("abc/3", "Could not parse [abc/3]"), ("10.0.0.1/+8", "Could not parse [10.0.0.1/+8]"),
+    ("fd00::/129", "Could not parse [fd00::/129] - prefix length must be between 0 and 128"),
+    ("fd00::/x", "Could not parse [fd00::/x] - invalid prefix length"),
+    ("::ffff:1.2.3.4/96", "Could not parse [::ffff:1.2.3.4] - not an IPv6 address"), ("a:b/8", "Could not parse [a:b]"),
+])
+def test_a_host_that_is_no_cidr_network_is_refused_in_kafka_s_words(host, why):
+    assert validate(acl(READ, host=host)) == (ErrorCode.INVALID_REQUEST, f"Invalid CIDR notation '{host}': {why}")
+    for fine in ("10.0.0.0/8", "[::1]/128", "fe80::1%1/64", "no-slash-is-any-text"):
+        assert validate(acl(READ, host=fine)) is None
+
+
+def test_the_broker_checks_a_cluster_s_name_and_an_empty_name_before_the_rest():
+    assert validate(acl(READ, name="", rtype=99, pattern=99)) == (ErrorCode.INVALID_REQUEST, "Invalid empty resource name")
+    assert validate(acl(CLUSTER_ACTION, name="kafka-cluster", pattern=PREFIXED, rtype=CLUSTER)) is None

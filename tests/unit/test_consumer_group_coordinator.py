@@ -313,7 +313,7 @@ def test_invalid_requests_are_refused_with_invalid_request():
         "GroupId can't be empty.": request(group=""),
         "RebalanceTimeoutMs must be provided in first request.": request(rebalance_timeout=-1),
         "TopicPartitions must be empty when (re-)joining.": request(owned={tid: {0}}),
-        "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.": request(topics=None),
+        "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.": request(topics=None),
         "MemberEpoch is invalid.": request(epoch=-3, topics=None),
         "InstanceId can't be null.": request(epoch=-2, topics=None, rebalance_timeout=-1),
         "InstanceId can't be empty.": request(instance=""),

@@ -1,7 +1,10 @@
 """What the generator's first ``--messages`` run (the texts compared word for word, seed 10601,
 docs/FUZZ_FINDINGS.md) met and was fixed at once: Kafka's words for a BROKER resource named
 by no integer when described, for a SaslAuthenticate on a listener without SASL, and for a
-SCRAM user without credentials. The rest it met is handed on there."""
+SCRAM user without credentials; then what it handed on: AlterClientQuotas' duplicate
+entities, CreateAcls' order of checks, a group's unknown config names, DescribeConfigs of an
+unknown resource type, ConsumerGroupHeartbeat's order of checks
+(tests/conformance/scenarios/messages_run.py replays each against Kafka)."""
 
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ from kipper.protocol.header import encode_request
 from kipper.protocol.messages import APIS
 from tests.support.inproc import InProcessBroker
 
-DESCRIBE_CONFIGS, ALTER_CONFIGS, SASL_AUTHENTICATE, DESCRIBE_USER_SCRAM_CREDENTIALS = 32, 33, 36, 50
-BROKER = 4
+CREATE_ACLS, DESCRIBE_CONFIGS, ALTER_CONFIGS, SASL_AUTHENTICATE = 30, 32, 33, 36
+DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT = 50, 49, 68
+BROKER, GROUP = 4, 32
 
 
 def test_a_broker_resource_named_by_no_integer_is_a_broker_id_when_described_a_node_id_when_altered():
@@ -35,3 +39,63 @@ def test_a_scram_user_without_credentials_is_attempt_with_a_capital():
     broker = InProcessBroker()
     answer = broker.call(DESCRIBE_USER_SCRAM_CREDENTIALS, 0, {"users": [{"name": "u"}]})
     assert answer["results"][0]["error_message"] == "Attempt to describe a user credential that does not exist: u"
+
+
+def _quotas(broker, *entities, ops=1):
+    op = {"key": "producer_byte_rate", "value": 1024.0, "remove": False}
+    return broker.call(ALTER_CLIENT_QUOTAS, 1, {"validate_only": True, "entries": [
+        {"entity": [{"entity_type": t, "entity_name": n} for t, n in entity], "ops": [op] * ops}
+        for entity in entities]})["entries"]
+
+
+def test_a_duplicate_quota_entity_is_named_as_java_prints_it_and_checked_first():
+    broker = InProcessBroker()
+    [twice] = _quotas(broker, [("user", "a"), ("client-id", "c")], [("client-id", "c"), ("user", "a")])
+    assert twice["error_message"] == "Ignoring duplicate entity ClientQuotaEntity(entries={client-id=c, user=a})"
+    assert [e["entity_type"] for e in twice["entity"]] == ["client-id", "user"]  # the map's order, as Kafka answers
+    [empty] = _quotas(broker, [], [])
+    assert empty["error_message"] == "Ignoring duplicate entity ClientQuotaEntity(entries={})"
+    [keys] = _quotas(broker, [("user", None), ("zz", "q")], ops=2)  # a key twice: before the entity's own checks
+    assert keys["error_message"] == "Ignoring duplicate entity ClientQuotaEntity(entries={zz=q, user=null})"
+
+
+def test_create_acls_refuses_an_empty_name_before_an_unknown_type():
+    broker = InProcessBroker(**{"authorizer.class.name": "standard", "allow.everyone.if.no.acl.found": "true"})
+    [result] = broker.call(CREATE_ACLS, 3, {"creations": [{
+        "principal": "User:u", "resource_type": 99, "resource_name": "", "resource_pattern_type": 3,
+        "operation": 99, "permission_type": 9, "host": "*"}]})["results"]
+    assert result["error_message"] == "Invalid empty resource name"
+
+
+def test_a_group_s_first_unknown_config_name_is_the_first_in_java_hash_order():
+    broker = InProcessBroker()
+    names = ["segment.index.bytes", "remote.storage.enable", "zzz", "aaa", "consumer.session.timeout.ms"]
+    [answer] = broker.call(ALTER_CONFIGS, 2, {"validate_only": True, "resources": [
+        {"resource_type": GROUP, "resource_name": "g", "configs": [{"name": n, "value": "1"} for n in names]}]})["responses"]
+    assert answer["error_message"] == "Unknown group config name: aaa"
+
+
+def test_describe_configs_of_an_unknown_resource_type_has_invalid_request_s_own_text():
+    broker = InProcessBroker()
+    results = broker.call(DESCRIBE_CONFIGS, 4, {"resources": [
+        {"resource_type": 99, "resource_name": "x", "configuration_keys": None},
+        {"resource_type": 2, "resource_name": "t", "configuration_keys": None}],
+        "include_synonyms": False, "include_documentation": False})["results"]
+    assert {r["error_message"] for r in results} == {
+        "This most likely occurs because of a request being malformed by the client library or the message was sent "
+        "to an incompatible broker. See the broker logs for more details."}
+
+
+def test_a_consumer_heartbeat_checks_its_member_id_before_its_group_and_rack():
+    broker = InProcessBroker()
+
+    def beat(version, **fields):
+        body = {"group_id": "g", "member_id": "m", "member_epoch": 0, "instance_id": None, "rack_id": None,
+                "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["t"], "server_assignor": None,
+                "topic_partitions": [], "subscribed_topic_regex": None}
+        return broker.call(CONSUMER_GROUP_HEARTBEAT, version, {**body, **fields})["error_message"]
+    assert beat(1, member_id="", group_id="", rack_id="") == "MemberId can't be empty."
+    assert beat(0, member_id="", group_id="") == "GroupId can't be empty."  # v0 at epoch 0: no member id yet
+    assert beat(0, member_id="", rack_id="", member_epoch=3) == "MemberId can't be empty."
+    assert beat(1, subscribed_topic_names=None) == (
+        "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")

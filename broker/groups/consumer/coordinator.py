@@ -135,29 +135,28 @@ class ConsumerGroupCoordinator:
         """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid."""
         def invalid(message):
             return HeartbeatError(ErrorCode.INVALID_REQUEST, message)
+        epoch = req.member_epoch
+        # KIP-1082 (v1+): the consumer generates its id; first of all, as Kafka checks
+        if (version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH) and not req.member_id:
+            raise invalid("MemberId can't be empty.")
         if not req.group_id:
             raise invalid("GroupId can't be empty.")
         if req.get("instance_id") == "":
             raise invalid("InstanceId can't be empty.")
         if req.get("rack_id") == "":
             raise invalid("RackId can't be empty.")
-        epoch = req.member_epoch
-        if version >= 1 and not req.member_id:  # KIP-1082: the consumer generates its id
-            raise invalid("MemberId can't be empty.")
-        if epoch > 0 or epoch == LEAVE_EPOCH:
-            if not req.member_id:
-                raise invalid("MemberId can't be empty.")
-        elif epoch == JOIN_EPOCH:
+        if epoch == JOIN_EPOCH:
             if req.rebalance_timeout_ms == -1:
                 raise invalid("RebalanceTimeoutMs must be provided in first request.")
             if req.topic_partitions is None or req.topic_partitions:
                 raise invalid("TopicPartitions must be empty when (re-)joining.")
             if req.subscribed_topic_names is None and req.get("subscribed_topic_regex") is None:
-                raise invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+                raise invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when "
+                              "(re-)joining.")
         elif epoch == STATIC_LEAVE_EPOCH:  # (the member is found by its instance id: any member id)
             if req.get("instance_id") is None:
                 raise invalid("InstanceId can't be null.")
-        else:
+        elif epoch < STATIC_LEAVE_EPOCH:
             raise invalid("MemberEpoch is invalid.")
         assignor = req.server_assignor
         if assignor is not None and assignor not in self.settings.assignors:

@@ -100,7 +100,10 @@ FIELDS = {
     "v3_and_below_transactional_id": TXN, "transactional_ids": lists(TXN), "member_id": MEMBER,
     "group_instance_id": INSTANCE, "instance_id": INSTANCE, "key": pick("<T>-g0", "<T>-x0", "<T>-g1", "", "<T>-g0:bad"),
     "coordinator_keys": lists(pick("<T>-g0", "<T>-x0", "", "<T>-g1")), "principal": PRINCIPAL,
-    "principal_filter": PRINCIPAL, "host": pick("*", "127.0.0.1", ""), "host_filter": pick(None, "*", ""),
+    "principal_filter": PRINCIPAL,
+    # hosts: Kafka 4.4 reads one with a "/" as a CIDR network (broker/acl/cidr.py)
+    "host": pick("*", "127.0.0.1", "", "127.0.0.0/8", "10.0.0.0/33", "fd00::/8", "::ffff:1.2.3.4/96", "a/b"),
+    "host_filter": pick(None, "*", "", "127.0.0.0/8"),
     "resource_name": pick("<T>-t0", "<T>-g0", "1", "", "<T>-t9"), "resource_name_filter": pick("<T>-t0", None, "<T>"),
     "entity_name": QUOTA_NAME, "match": QUOTA_NAME,
     # a client instance of this sequence's own (Kafka throttles an instance that asks again too

@@ -39,9 +39,10 @@ def marker_step(pid: int, epoch: int, committed: bool = False) -> dict:
          "topics": [{"name": "<T>-t0", "partition_indexes": [0]}], "coordinator_epoch": 0}]}}
 
 
-def replay(steps: list[dict]):
+def replay(steps: list[dict], messages: bool = False):
+    """The steps as a scenario; ``messages``: their error texts compared word for word."""
     def run_steps(run) -> None:
-        side = Side(run)
+        side = Side(run, messages)
         for step in steps:
             side.step(step)
     return run_steps

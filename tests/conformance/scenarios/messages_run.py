@@ -1,0 +1,94 @@
+"""What the generator's first ``--messages`` runs (error texts compared word for word, seed
+10601, docs/FUZZ_FINDINGS.md) handed on, and what probing beside them found, replayed
+against Kafka 4.4 with the texts compared (tests/unit/test_messages_run_findings.py states
+each answer): AlterClientQuotas' duplicate entities, CreateAcls' order of checks and CIDR
+hosts, a group's unknown config names, DescribeConfigs of an unknown resource type, and the
+order of ConsumerGroupHeartbeat's own checks."""
+
+from __future__ import annotations
+
+from tests.conformance.scenarios import register
+from tests.conformance.scenarios.generated import replay
+
+
+def _quotas(*entries: dict) -> dict:
+    return {"api": "AlterClientQuotas", "version": 1, "body": {"validate_only": True, "entries": list(entries)}}
+
+
+def _entry(*entity: tuple[str, str | None], ops: int = 1) -> dict:
+    return {"entity": [{"entity_type": t, "entity_name": n} for t, n in entity],
+            "ops": [{"key": "producer_byte_rate", "value": 1024.0, "remove": False}] * ops}
+
+
+def _acl(resource_type: int, name: str, pattern: int, host: str = "*", operation: int = 2, permission: int = 3) -> dict:
+    return {"principal": "User:<T>-u0", "resource_type": resource_type, "resource_name": name,
+            "resource_pattern_type": pattern, "operation": operation, "permission_type": permission, "host": host}
+
+
+def _heartbeat(version: int = 1, **fields) -> dict:
+    body = {"group_id": "<T>-g", "member_id": "<T>-m", "member_epoch": 0, "instance_id": None, "rack_id": None,
+            "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["<T>-t"], "server_assignor": None,
+            "topic_partitions": []}
+    if version >= 1:
+        body["subscribed_topic_regex"] = None
+    return {"api": "ConsumerGroupHeartbeat", "version": version, "body": {**body, **fields}}
+
+
+CLUSTER, TOPIC, LITERAL, PREFIXED = 4, 2, 3, 4
+HOSTS = ["10.0.0.0/8", "1.2.3.4/99", "abc/3", "300.1.1.1/8", "1.2.3.4/", "fd00::/8", "fd00::/129", "fd00::/x",
+         "::ffff:1.2.3.4/96", "a:b/8", "[::1]/128", "1.2.3.4/8:", "10.0.0.1/+8", "/", "1.2.3.4/8/9", " 1.2.3.4/8"]
+
+MINE = {"resource_name_filter": None, "pattern_type_filter": 1, "principal_filter": "User:<T>-u0",
+        "host_filter": None, "operation": 1, "permission_type": 1}  # this scenario's ACLs, whatever else is there
+
+MESSAGES: dict[str, list[dict]] = {
+    # an entity again (or one whose ops name a key twice) is "Ignoring duplicate entity" with
+    # the entity's Java text, checked before the entity itself; the answer's entity in the
+    # order of Kafka's map of it
+    "generated/alter-client-quotas-duplicate-entity-texts": [
+        _quotas(_entry(("user", "<T>-a"), ("client-id", "<T>-c")), _entry(("client-id", "<T>-c"), ("user", "<T>-a"))),
+        _quotas(_entry(), _entry()),
+        _quotas(_entry(ops=2)),
+        _quotas(_entry(("user", ""), ops=2)),
+        _quotas(_entry(("user", None), ("client-id", None), ops=2)),
+        _quotas(_entry(("zz", "q"), ("aa", "r"), ("user", "u"), ops=2)),
+        _quotas(_entry(("user", "a"), ("user", "b"), ("client-id", "c"), ops=2)),
+    ],
+    # the broker's two checks (a CLUSTER's name, an empty name) before the controller's; a
+    # CLUSTER ACL may be PREFIXED; a host with a "/" is a CIDR network, checked
+    "generated/create-acls-check-order-and-cidr-hosts": [
+        {"api": "CreateAcls", "version": 3, "body": {"creations": [
+            _acl(CLUSTER, "kafka-cluster", PREFIXED), _acl(99, "", LITERAL, operation=99, permission=9),
+            _acl(CLUSTER, "", LITERAL)] + [_acl(TOPIC, "<T>-t", LITERAL, host=h) for h in HOSTS]}},
+        {"api": "DescribeAcls", "version": 3, "body": {**MINE, "resource_type_filter": 1}},
+        {"api": "DeleteAcls", "version": 3, "body": {"filters": [  # (no ACL outlives the scenario)
+            {**MINE, "resource_type_filter": t} for t in (CLUSTER, TOPIC)]}},
+    ],
+    # a group's unknown config names: the first in the order of a Java Properties of them
+    "generated/group-config-unknown-names-in-hash-order": [
+        {"api": "AlterConfigs", "version": 2, "body": {"validate_only": True, "resources": [
+            {"resource_type": 32, "resource_name": "<T>-g", "configs": [{"name": n, "value": "1"} for n in [
+                "segment.index.bytes", "remote.storage.enable", "zzz", "aaa", "consumer.session.timeout.ms", "x.y"]]}]}},
+        {"api": "IncrementalAlterConfigs", "version": 1, "body": {"validate_only": True, "resources": [
+            {"resource_type": 32, "resource_name": "<T>-g", "configs": [
+                {"name": n, "config_operation": 0, "value": "1"} for n in ["q1", "q2", "q3", "q4", "q5"]]}]}},
+    ],
+    # DescribeConfigs of an unknown resource type: INVALID_REQUEST's own text for every resource
+    "generated/describe-configs-unknown-resource-type-text": [
+        {"api": "DescribeConfigs", "version": 4, "body": {"resources": [
+            {"resource_type": 99, "resource_name": "x", "configuration_keys": None},
+            {"resource_type": 2, "resource_name": "<T>-t", "configuration_keys": None}],
+            "include_synonyms": False, "include_documentation": False}},
+    ],
+    # MemberId first (v1, or an epoch above 0 or -1), then GroupId, InstanceId, RackId
+    "generated/consumer-heartbeat-check-order": [
+        _heartbeat(member_id="", rack_id=""), _heartbeat(member_id="", group_id=""),
+        _heartbeat(0, member_id="", group_id=""), _heartbeat(0, member_id="", rack_id="", member_epoch=3),
+        _heartbeat(subscribed_topic_names=None), _heartbeat(0, member_epoch=-3, member_id="", group_id=""),
+        _heartbeat(member_epoch=-2, rack_id=""),
+    ],
+}
+
+
+for _name, _steps in MESSAGES.items():
+    register(_name, replay(_steps, messages=True))

@@ -36,12 +36,24 @@ def in_range(address: str, host: str) -> bool:
     last addresses included, as Kafka counts them)."""
     if "/" not in host:
         return False
+    mapped = _mapped(address)
     try:
         network = _network(host)
-        client = _v6(address) if network.version == 6 else _v4(address)
+        client = _v6(mapped) if network.version == 6 else _v4(mapped)
     except Invalid:
         return False
     return client in network
+
+
+def _mapped(address: str) -> str:
+    """A client address as Java's InetAddress holds it: an IPv4-mapped IPv6 address (a
+    dual-stack listener's view of an IPv4 client) is the IPv4 address."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    mapped = getattr(parsed, "ipv4_mapped", None)
+    return str(mapped) if mapped is not None else address
 
 
 def _network(host: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:

@@ -183,6 +183,7 @@ def test_a_cidr_host_allows_every_address_of_its_network_and_no_other():
     a = Authorizer()
     a.add([acl(READ, host="10.0.0.0/8"), acl(WRITE, host="fd00::/16"), acl(DELETE, permission=DENY, host="10.9.0.0/16")])
     assert allowed(a, READ, host="10.200.3.4") and allowed(a, READ, host="10.0.0.0")
+    assert allowed(a, READ, host="::ffff:10.1.2.3")  # an IPv4 client seen by a dual-stack listener
     assert not allowed(a, READ, host="11.0.0.1") and not allowed(a, READ, host="::1")
     assert allowed(a, WRITE, host="fd00::7") and not allowed(a, WRITE, host="fd01::7") and not allowed(a, WRITE,
                                                                                                      host="10.0.0.1")

@@ -240,7 +240,9 @@ class GroupCoordinator:
         return body
 
     def consumer_describe(self, group_id: str) -> dict:
-        held = not self.consumer.owns(group_id) and self._held_against_consumer(group_id)
+        """ConsumerGroupDescribe: a group of any other kind holds the id (an empty classic group
+        too, which a heartbeat would take over)."""
+        held = not self.consumer.owns(group_id) and self.kind_of(group_id) is not None
         return self.consumer.describe(group_id, held_elsewhere=held)
 
     # --- streams groups (KIP-1071) -------------------------------------------------------------
@@ -277,6 +279,11 @@ class GroupCoordinator:
         held = bool(req.group_id) and self._held_against_share(req.group_id)
         return self.share.heartbeat(req, client_id=client_id, client_host=client_host, now=now,
                                     held_elsewhere=held)
+
+    def share_describe(self, group_id: str) -> dict:
+        """ShareGroupDescribe of one id: a group of another kind holds it (Kafka's shareGroup())."""
+        held = group_id not in self.share.coordinator.groups and self._held_against_share(group_id)
+        return self.share.describe(group_id, held_elsewhere=held)
 
     def share_offsets_group(self, group_id: str, *, create: bool, missing_ok: bool = False) -> tuple[ErrorCode, str | None]:
         """AlterShareGroupOffsets (``create``: an unknown id becomes an empty share group;

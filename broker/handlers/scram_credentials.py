@@ -17,6 +17,7 @@ import structlog
 from kipper.broker.security.credentials import valid_username
 from kipper.broker.security.scram import ScramCredential
 from kipper.broker.acl.model import ALTER, DESCRIBE
+from kipper.broker.config_values import java_hash_order
 from kipper.broker.handlers.client_quotas import may_manage
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.sasl import HASHES, MAX_ITERATIONS, MECHANISM_CODES, MECHANISM_NAMES, MIN_ITERATIONS
@@ -32,9 +33,10 @@ def handle_describe_user_scram_credentials(req, ctx):
     known = security.describe_credentials()
     wanted = [u.name for u in req.users] if req.users else sorted(known)
     results = []
-    for name in dict.fromkeys(wanted):
+    for name in java_hash_order(wanted):  # Kafka answers from a HashMap of the names
         if wanted.count(name) > 1:
-            results.append(_result(name, ErrorCode.DUPLICATE_RESOURCE, "user named more than once"))
+            results.append(_result(name, ErrorCode.DUPLICATE_RESOURCE,
+                                   f"Cannot describe SCRAM credentials for the same user twice in a single request: {name}"))
         elif name not in known:
             results.append(_result(name, ErrorCode.RESOURCE_NOT_FOUND,
                                    f"Attempt to describe a user credential that does not exist: {name}"))

@@ -50,7 +50,7 @@ def _describe(ctx, group_id: str, with_operations: bool) -> dict:
         return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "error_message": None,
                 "group_id": group_id, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
                 "assignor_name": "", "members": []}
-    return _with_operations(ctx.engines.share.describe(group_id), ctx, group_id, with_operations)
+    return _with_operations(ctx.engines.groups.share_describe(group_id), ctx, group_id, with_operations)
 
 
 def _with_operations(described: dict, ctx, group_id: str, wanted: bool) -> dict:

@@ -238,11 +238,13 @@ class ShareGroupCoordinator:
 
     # --- ShareGroupDescribe / ListGroups ---------------------------------------------------
 
-    def describe(self, group_id: str) -> dict:
-        group = self.groups.get(group_id)
+    def describe(self, group_id: str, held_elsewhere: bool = False) -> dict:
+        """``held_elsewhere``: a group of another kind has the id."""
+        group = None if held_elsewhere else self.groups.get(group_id)
         if group is None:
+            why = "is not a share group" if held_elsewhere else "not found"
             return {"error_code": int(ErrorCode.GROUP_ID_NOT_FOUND),
-                    "error_message": f"Group {group_id} not found.", "group_id": group_id,
+                    "error_message": f"Group {group_id} {why}.", "group_id": group_id,
                     "group_state": "", "group_epoch": 0, "assignment_epoch": 0,  # as Kafka's
                     "assignor_name": "", "members": []}
         return {

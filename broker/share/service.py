@@ -178,9 +178,9 @@ class ShareGroups:
     def session_alive(self, session) -> bool:
         return self.sessions.sessions.get((session.group_id, session.member_id)) is session
 
-    def describe(self, group_id: str) -> dict:
-        """ShareGroupDescribe's row of a share group."""
-        return self.coordinator.describe(group_id)
+    def describe(self, group_id: str, held_elsewhere: bool = False) -> dict:
+        """ShareGroupDescribe's row of a share group (``held_elsewhere``: the id is another kind's)."""
+        return self.coordinator.describe(group_id, held_elsewhere)
 
     def recover(self) -> int:
         """At start, with log.dirs: every share-partition's index entry from its snapshot

@@ -4,7 +4,8 @@ by no integer when described, for a SaslAuthenticate on a listener without SASL,
 SCRAM user without credentials; then what it handed on: AlterClientQuotas' duplicate
 entities, CreateAcls' order of checks, a group's unknown config names, DescribeConfigs of an
 unknown resource type, ConsumerGroupHeartbeat's order of checks
-(tests/conformance/scenarios/messages_run.py replays each against Kafka)."""
+and what the next run met: Share- and ConsumerGroupDescribe of another kind of group, a SCRAM
+user described twice (tests/conformance/scenarios/messages_run.py replays each against Kafka)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from tests.support.inproc import InProcessBroker
 
 CREATE_ACLS, DESCRIBE_CONFIGS, ALTER_CONFIGS, SASL_AUTHENTICATE = 30, 32, 33, 36
 DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT = 50, 49, 68
+OFFSET_COMMIT, JOIN_GROUP, CREATE_TOPICS, SHARE_GROUP_DESCRIBE, CONSUMER_GROUP_DESCRIBE = 8, 11, 19, 77, 69
 BROKER, GROUP = 4, 32
 
 
@@ -99,3 +101,39 @@ def test_a_consumer_heartbeat_checks_its_member_id_before_its_group_and_rack():
     assert beat(0, member_id="", rack_id="", member_epoch=3) == "MemberId can't be empty."
     assert beat(1, subscribed_topic_names=None) == (
         "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
+
+
+def test_share_group_describe_of_another_kind_of_group_says_it_is_not_a_share_group():
+    broker = InProcessBroker(**{"group.share.enable": "true"})
+    broker.call(CREATE_TOPICS, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1,
+                                               "assignments": [], "configs": []}], "timeout_ms": 1000,
+                                    "validate_only": False})
+    broker.call(OFFSET_COMMIT, 2, {"group_id": "simple", "generation_id_or_member_epoch": -1, "member_id": "",
+                                    "retention_time_ms": -1, "topics": [{"name": "t", "partitions": [
+                                        {"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}]}]})
+    broker.call(CONSUMER_GROUP_HEARTBEAT, 1, {
+        "group_id": "modern", "member_id": "m", "member_epoch": 0, "instance_id": None, "rack_id": None,
+        "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["t"], "server_assignor": None,
+        "topic_partitions": [], "subscribed_topic_regex": None})
+    groups = broker.call(SHARE_GROUP_DESCRIBE, 1, {"include_authorized_operations": False,
+                                                   "group_ids": ["simple", "modern", "none"]})["groups"]
+    assert [(g["error_code"], g["error_message"]) for g in groups] == [
+        (69, "Group simple is not a share group."), (69, "Group modern is not a share group."),
+        (69, "Group none not found.")]
+
+
+def test_consumer_group_describe_of_an_empty_classic_group_says_it_is_not_a_consumer_group():
+    broker = InProcessBroker()
+    refused = broker.call(JOIN_GROUP, 9, {  # (an empty protocol type: refused, the group stays, empty)
+        "group_id": "g", "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+        "group_instance_id": None, "protocol_type": "", "reason": None, "protocols": [{"name": "range", "metadata": b""}]})
+    assert refused["error_code"] == 23
+    [group] = broker.call(CONSUMER_GROUP_DESCRIBE, 0, {"include_authorized_operations": False, "group_ids": ["g"]})["groups"]
+    assert (group["error_code"], group["error_message"]) == (69, "Group g is not a consumer group.")
+
+
+def test_a_scram_user_described_twice_has_kafka_s_words():
+    broker = InProcessBroker()
+    results = broker.call(DESCRIBE_USER_SCRAM_CREDENTIALS, 0, {"users": [{"name": "u"}, {"name": "u"}]})["results"]
+    assert [(r["error_code"], r["error_message"]) for r in results] == [
+        (92, "Cannot describe SCRAM credentials for the same user twice in a single request: u")]

@@ -2,8 +2,9 @@
 10601, docs/FUZZ_FINDINGS.md) handed on, and what probing beside them found, replayed
 against Kafka 4.4 with the texts compared (tests/unit/test_messages_run_findings.py states
 each answer): AlterClientQuotas' duplicate entities, CreateAcls' order of checks and CIDR
-hosts, a group's unknown config names, DescribeConfigs of an unknown resource type, and the
-order of ConsumerGroupHeartbeat's own checks."""
+hosts, a group's unknown config names, DescribeConfigs of an unknown resource type, the
+order of ConsumerGroupHeartbeat's own checks, Share- and ConsumerGroupDescribe of another kind of
+group, a fenced member's epoch in its refusal, a SCRAM user described twice."""
 
 from __future__ import annotations
 
@@ -34,10 +35,19 @@ def _heartbeat(version: int = 1, **fields) -> dict:
     return {"api": "ConsumerGroupHeartbeat", "version": version, "body": {**body, **fields}}
 
 
+def _join(group: str, protocol_type: str) -> dict:
+    return {"api": "JoinGroup", "version": 9, "body": {
+        "group_id": group, "session_timeout_ms": 45000, "rebalance_timeout_ms": 1000, "member_id": "",
+        "group_instance_id": None, "protocol_type": protocol_type, "reason": None,
+        "protocols": [{"name": "roundrobin", "metadata": {"<subscription>": ["<T>-t0"]}}]}}
+
+
 CLUSTER, TOPIC, LITERAL, PREFIXED = 4, 2, 3, 4
 HOSTS = ["10.0.0.0/8", "1.2.3.4/99", "abc/3", "300.1.1.1/8", "1.2.3.4/", "fd00::/8", "fd00::/129", "fd00::/x",
          "::ffff:1.2.3.4/96", "a:b/8", "[::1]/128", "1.2.3.4/8:", "10.0.0.1/+8", "/", "1.2.3.4/8/9", " 1.2.3.4/8"]
 
+SHARE_DESCRIBE = {"api": "ShareGroupDescribe", "version": 1, "body": {
+    "include_authorized_operations": True, "group_ids": ["<T>-g0", "<T>-g1", "<T>-g2"]}}
 MINE = {"resource_name_filter": None, "pattern_type_filter": 1, "principal_filter": "User:<T>-u0",
         "host_filter": None, "operation": 1, "permission_type": 1}  # this scenario's ACLs, whatever else is there
 
@@ -79,6 +89,44 @@ MESSAGES: dict[str, list[dict]] = {
             {"resource_type": 99, "resource_name": "x", "configuration_keys": None},
             {"resource_type": 2, "resource_name": "<T>-t", "configuration_keys": None}],
             "include_synonyms": False, "include_documentation": False}},
+    ],
+    # ShareGroupDescribe of an id a group of another kind has (a classic group with a member, a
+    # simple group of offsets, a consumer group): "is not a share group" (run 26, seed 11701)
+    "generated/share-group-describe-of-another-kind-of-group": [
+        {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t0", "num_partitions": 1,
+            "replication_factor": 1, "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}},
+        SHARE_DESCRIBE,
+        {"api": "JoinGroup", "version": 0, "body": {"group_id": "<T>-g0", "session_timeout_ms": 45000, "member_id": "",
+            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
+        {"api": "OffsetCommit", "version": 2, "body": {"group_id": "<T>-g1", "generation_id_or_member_epoch": -1,
+            "member_id": "", "retention_time_ms": -1, "topics": [{"name": "<T>-t0", "partitions": [
+                {"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}]}]}},
+        _heartbeat(group_id="<T>-g2", subscribed_topic_names=["<T>-t0"]),
+        SHARE_DESCRIBE,
+    ],
+    # a share member's epoch above the coordinator's: the refusal names both (group-epochs-in-texts;
+    # run 26, seed 11703)
+    "generated/share-heartbeat-fenced-epoch-text": [
+        {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t0", "num_partitions": 1,
+            "replication_factor": 1, "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "<T>-m1",
+            "member_epoch": 0, "rack_id": None, "subscribed_topic_names": ["<T>-t0"]}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "<T>-m1",
+            "member_epoch": 99, "rack_id": None, "subscribed_topic_names": None}},
+        {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g0", "member_id": "<T>-m1",
+            "member_epoch": -1, "rack_id": None, "subscribed_topic_names": None}},
+    ],
+    # ConsumerGroupDescribe of a classic group, an empty one too (a join refused for its empty
+    # protocol type leaves one): "is not a consumer group" (run 26, seed 11704); a SCRAM user
+    # described twice, in Kafka's words and its HashMap's order (seed 10704)
+    "generated/consumer-group-describe-of-an-empty-classic-group": [
+        {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t0", "num_partitions": 1,
+            "replication_factor": 1, "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}},
+        _join("<T>-g0", ""), _join("<T>-g1", "consumer"),
+        {"api": "ConsumerGroupDescribe", "version": 0, "body": {"include_authorized_operations": False,
+                                                                "group_ids": ["<T>-g0", "<T>-g1", "<T>-g2"]}},
+        {"api": "DescribeUserScramCredentials", "version": 0, "body": {"users": [
+            {"name": "<T>-u0"}, {"name": "<T>-u0"}, {"name": "<T>-u1"}]}},
     ],
     # MemberId first (v1, or an epoch above 0 or -1), then GroupId, InstanceId, RackId
     "generated/consumer-heartbeat-check-order": [

@@ -225,6 +225,9 @@ class GroupCoordinator:
     def consumer_heartbeat(self, req, *, version: int, client_id: str, client_host: str,
                            now: int) -> dict:
         group_id = req.group_id
+        refused = self.consumer.refusal(req, version)  # (before a join converts anything)
+        if refused is not None:
+            return refused
         if group_id and req.member_epoch == JOIN_EPOCH and not self.consumer.owns(group_id) \
                 and self._classic_in_use(group_id):
             self._upgrade(group_id, now)  # only a join converts a classic group (Kafka's createIfNotExists)

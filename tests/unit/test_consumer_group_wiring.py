@@ -156,3 +156,19 @@ def test_describe_groups_v6_answers_group_id_not_found_for_unknown_and_non_class
         ("nobody", ErrorCode.GROUP_ID_NOT_FOUND, "Dead", "Group nobody not found.")]
     # asked for, the operations are left "not provided" on an error, as Kafka's KafkaApis does
     assert {d["authorized_operations"] for d in described} == {-2147483648}
+
+
+def test_a_consumer_heartbeat_kafka_refuses_converts_no_classic_group():
+    from tests.conformance.scenarios.kit import subscription
+    state = broker()
+    req = Container(group_id="c", session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id="",
+                    group_instance_id=None, protocol_type="consumer",
+                    protocols=[Container(name="range", metadata=subscription(["t"]))])
+    state.groups.join(req, version=3, client_id="cid", client_host="/h", now=0, reply=lambda _: None)
+    before = state.groups.classic.groups["c"].state
+    refused = state.groups.consumer_heartbeat(request(group="c", topics=None), version=1, client_id="cid",
+                                              client_host="/h", now=0)
+    assert refused["error_message"] == "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
+    assert state.groups.kind_of("c") == "classic" and state.groups.classic.groups["c"].state == before
+    state.groups.consumer_heartbeat(request(group="c"), version=1, client_id="cid", client_host="/h", now=0)
+    assert state.groups.kind_of("c") == "consumer"  # (a join Kafka takes converts it)

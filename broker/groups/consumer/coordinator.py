@@ -131,6 +131,15 @@ class ConsumerGroupCoordinator:
         except HeartbeatError as exc:
             return _response(exc.code, exc.message)
 
+    def refusal(self, req, version: int) -> dict | None:
+        """The answer to a heartbeat Kafka refuses on its own, before any group is looked at
+        (or converted), or None."""
+        try:
+            self._validate(req, version)
+        except HeartbeatError as exc:
+            return _response(exc.code, exc.message)
+        return None
+
     def _validate(self, req, version: int) -> None:
         """Kafka's throwIfConsumerGroupHeartbeatRequestIsInvalid."""
         def invalid(message):

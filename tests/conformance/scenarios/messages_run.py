@@ -46,6 +46,7 @@ CLUSTER, TOPIC, LITERAL, PREFIXED = 4, 2, 3, 4
 HOSTS = ["10.0.0.0/8", "1.2.3.4/99", "abc/3", "300.1.1.1/8", "1.2.3.4/", "fd00::/8", "fd00::/129", "fd00::/x",
          "::ffff:1.2.3.4/96", "a:b/8", "[::1]/128", "1.2.3.4/8:", "10.0.0.1/+8", "/", "1.2.3.4/8/9", " 1.2.3.4/8"]
 
+DESCRIBE_G0 = {"api": "DescribeGroups", "version": 0, "body": {"groups": ["<T>-g0"]}}
 SHARE_DESCRIBE = {"api": "ShareGroupDescribe", "version": 1, "body": {
     "include_authorized_operations": True, "group_ids": ["<T>-g0", "<T>-g1", "<T>-g2"]}}
 MINE = {"resource_name_filter": None, "pattern_type_filter": 1, "principal_filter": "User:<T>-u0",
@@ -127,6 +128,18 @@ MESSAGES: dict[str, list[dict]] = {
                                                                 "group_ids": ["<T>-g0", "<T>-g1", "<T>-g2"]}},
         {"api": "DescribeUserScramCredentials", "version": 0, "body": {"users": [
             {"name": "<T>-u0"}, {"name": "<T>-u0"}, {"name": "<T>-u1"}]}},
+    ],
+    # a KIP-848 join Kafka refuses (no subscription) leaves a classic group with a member as it
+    # was: Kafka checks the request before a join may convert the group (run 26, seed 11708)
+    "generated/a-refused-consumer-heartbeat-converts-no-classic-group": [
+        {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t0", "num_partitions": 1,
+            "replication_factor": 1, "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}},
+        {"api": "JoinGroup", "version": 0, "body": {"group_id": "<T>-g0", "session_timeout_ms": 45000, "member_id": "",
+            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": {"<subscription>": ["<T>-t0"]}}]}},
+        DESCRIBE_G0,
+        _heartbeat(0, group_id="<T>-g0", member_id={"<member>": 0}, rebalance_timeout_ms=1000,
+                   subscribed_topic_names=None),
+        DESCRIBE_G0,
     ],
     # MemberId first (v1, or an epoch above 0 or -1), then GroupId, InstanceId, RackId
     "generated/consumer-heartbeat-check-order": [

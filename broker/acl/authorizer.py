@@ -11,8 +11,9 @@ A request by ``principal`` from ``host`` to do ``operation`` on a resource is:
 An ACL matches a resource when it is LITERAL with the resource's name or the
 wildcard ``*``, or PREFIXED with a prefix of the name; and the request when its
 principal is the request's or ``User:*`` and its host is the client's address,
-``*``, or a CIDR network holding the address (broker/acl/cidr.py). ACLs are indexed by resource type and name (a dict for literal names, a dict
-of prefixes looked up with every prefix of the name), so a decision costs a
+``*``, or a CIDR network holding the address (broker/acl/cidr.py). ACLs are indexed
+by resource type and name (a dict for literal names, a dict of prefixes looked up
+with every prefix of the name), so a decision costs a
 few lookups however many ACLs there are; sessions also cache decisions until
 the ACLs change (``version``).
 """

@@ -35,8 +35,8 @@ def handle_describe_user_scram_credentials(req, ctx):
     results = []
     for name in java_hash_order(wanted):  # Kafka answers from a HashMap of the names
         if wanted.count(name) > 1:
-            results.append(_result(name, ErrorCode.DUPLICATE_RESOURCE,
-                                   f"Cannot describe SCRAM credentials for the same user twice in a single request: {name}"))
+            results.append(_result(name, ErrorCode.DUPLICATE_RESOURCE, "Cannot describe SCRAM credentials for the "
+                                   f"same user twice in a single request: {name}"))
         elif name not in known:
             results.append(_result(name, ErrorCode.RESOURCE_NOT_FOUND,
                                    f"Attempt to describe a user credential that does not exist: {name}"))

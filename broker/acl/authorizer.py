@@ -104,7 +104,7 @@ class Authorizer:
         for a in acls:
             if a.principal != principal and a.principal != "User:*":
                 continue
-            if a.host != host and a.host != WILDCARD and not cidr.in_range(host, a.host):
+            if not _host_matches(a.host, host):
                 continue
             if a.permission == DENY and (a.operation == operation or a.operation == ALL):
                 return False
@@ -122,7 +122,7 @@ class Authorizer:
         for a in self._acls:
             if a.resource_type != resource_type:
                 continue
-            if (a.principal != principal and a.principal != "User:*") or (a.host != host and a.host != WILDCARD):
+            if (a.principal != principal and a.principal != "User:*") or not _host_matches(a.host, host):
                 continue
             if a.permission == DENY and a.name == WILDCARD and a.pattern_type == LITERAL and \
                     a.operation in (operation, ALL):
@@ -138,3 +138,8 @@ class Authorizer:
             if self.authorize(principal, host, op, resource_type, name):
                 bits |= 1 << op
         return bits
+
+
+def _host_matches(acl_host: str, host: str) -> bool:
+    """An ACL's host holds the client's: the same text, ``*``, or a CIDR network of it."""
+    return acl_host == host or acl_host == WILDCARD or cidr.in_range(host, acl_host)

@@ -207,3 +207,9 @@ def test_a_host_that_is_no_cidr_network_is_refused_in_kafka_s_words(host, why):
 def test_the_broker_checks_a_cluster_s_name_and_an_empty_name_before_the_rest():
     assert validate(acl(READ, name="", rtype=99, pattern=99)) == (ErrorCode.INVALID_REQUEST, "Invalid empty resource name")
     assert validate(acl(CLUSTER_ACTION, name="kafka-cluster", pattern=PREFIXED, rtype=CLUSTER)) is None
+
+
+def test_a_cidr_host_counts_for_an_operation_on_any_resource_of_a_type_too():
+    a = Authorizer()
+    a.add([acl(WRITE, host="10.0.0.0/8")])
+    assert a.authorize_any(ALICE, "10.1.1.1", WRITE, TOPIC) and not a.authorize_any(ALICE, "11.1.1.1", WRITE, TOPIC)

@@ -23,7 +23,7 @@ from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
 from kipper.broker.config_values import java_double, java_float, java_set_text
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
-    APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, parse_value,
+    APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, checked, parse_value,
 )
 from kipper.broker.storage.metadata import MetadataStore
 from kipper.protocol.errors import ErrorCode
@@ -46,11 +46,7 @@ class DynamicKey:
 
 def _from_topic(d: TopicConfigDef) -> DynamicKey:
     def parse(text: str):
-        value = parse_value(d.type, d.synonym, text)
-        problem = d.check(value) if d.check is not None else None
-        if problem:
-            raise ConfigValueError(f"Invalid value {text} for configuration {d.synonym}: {problem}")
-        return value
+        return checked(d.check, d.type, d.synonym, text, parse_value(d.type, d.synonym, text))
     key = ALIASES.get(d.synonym, d.static_key)
     default = defaults_text(key) if key in KEYS else d.default
     return DynamicKey(d.synonym, d.type, parse, default, d.effect,

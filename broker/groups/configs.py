@@ -22,7 +22,7 @@ from kipper.broker.config import KEYS
 from kipper.broker.config_values import java_hash_order
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
-    APPLIED, INERT, ConfigValueError, at_least, one_of, parse_value, render,
+    APPLIED, INERT, ConfigValueError, at_least, checked, one_of, parse_value, render,
 )
 from kipper.broker.storage.metadata import MetadataStore
 
@@ -40,11 +40,7 @@ class GroupConfigDef:
     broker_key: str | None = None  # kipper broker key whose value is the default
 
     def parse(self, text: str):
-        value = parse_value(self.type, self.name, text)
-        problem = self.check(value) if self.check is not None else None
-        if problem:
-            raise ConfigValueError(f"Invalid value {text} for configuration {self.name}: {problem}")
-        return value
+        return checked(self.check, self.type, self.name, text, parse_value(self.type, self.name, text))
 
 
 def _g(name, type_, default, check, effect, doc, broker_key=None) -> GroupConfigDef:

@@ -96,9 +96,11 @@ def one_of(*choices: str):
 
 
 def each_of(*choices: str):
+    """Kafka's ValidList of ValidStrings: the first element that is none of them is the value
+    its refusal shows."""
     def check(items):
         bad = [i for i in items if i not in choices]
-        return f"String must be one of: {', '.join(choices)}" if bad else None
+        return (bad[0], f"String must be one of: {', '.join(choices)}") if bad else None
     return check
 
 
@@ -107,16 +109,32 @@ def _level(lo: int, hi: int, default: int):
     return lambda v: None if v == default or lo <= v <= hi else f"[{lo},...,{hi}] or {default}"
 
 
-def _throttled_replicas(items):
-    """ThrottledReplicaListValidator: '*' or partitionId:brokerId entries."""
-    if items == ["*"]:
+def _throttled_replicas(name: str):
+    """ThrottledReplicaListValidator: '*' or partitionId:brokerId entries; its refusal shows
+    the whole list as Java prints one and names the config again."""
+    def check(items):
+        if items == ["*"]:
+            return None
+        for item in items:
+            left, sep, right = item.partition(":")
+            if not (sep and left.strip().isdigit() and right.strip().isdigit()):
+                return ("[" + ", ".join(items) + "]", f"{name} must be the literal '*' or a list of replicas in "
+                        "the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
         return None
-    for item in items:
-        left, sep, right = item.partition(":")
-        if not (sep and left.strip().isdigit() and right.strip().isdigit()):
-            return ("must be the literal '*' or a list of replicas in the following format: "
-                    "[partitionId]:[brokerId],[partitionId]:[brokerId],...")
-    return None
+    return check
+
+
+def checked(check: Callable | None, type_: str, name: str, text: str, value):
+    """``value`` (parsed from ``text``) if ``check`` takes it, else ConfigValueError with Kafka's
+    ConfigException text, which quotes the parsed value (a double as Java prints it) or what the
+    check says its validator shows: ``check`` returns None, a problem, or (shown, problem)."""
+    problem = check(value) if check is not None else None
+    if not problem:
+        return value
+    shown = text if type_ in ("list", "string") else render(type_, value)
+    if isinstance(problem, tuple):
+        shown, problem = problem
+    raise ConfigValueError(f"Invalid value {shown} for configuration {name}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -134,11 +152,7 @@ class TopicConfigDef:
     def parse(self, text: str):
         """The typed value of ``text``, or ConfigValueError with Kafka's message."""
         value = parse_value(self.type, self.name, text)
-        problem = self.check(value) if self.check is not None else None
-        if problem:  # Kafka's message quotes the parsed value (a double as Java prints it)
-            shown = text if self.type in ("list", "string") else render(self.type, value)
-            raise ConfigValueError(f"Invalid value {shown} for configuration {self.name}: {problem}")
-        return value
+        return checked(self.check, self.type, self.name, text, value)
 
     def canonical(self, text: str) -> str:
         return canonical(self.type, self.name, text)
@@ -178,12 +192,12 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {d.name: d for d in (
     _d("flush.ms", "long", _L, at_least(0), DURABLE,
        "fsync a partition this long after its last flush.", "log.flush.interval.ms",
        "log.flush.interval.ms"),
-    _d("follower.replication.throttled.replicas", "list", "", _throttled_replicas, INERT,
+    _d("follower.replication.throttled.replicas", "list", "", _throttled_replicas("follower.replication.throttled.replicas"), INERT,
        "Replicas throttled on followers (one node: no replication)."),
     _d("index.interval.bytes", "int", "4096", at_least(0), DURABLE,
        "Bytes between two entries of the offset index.", "log.index.interval.bytes",
        "log.index.interval.bytes"),
-    _d("leader.replication.throttled.replicas", "list", "", _throttled_replicas, INERT,
+    _d("leader.replication.throttled.replicas", "list", "", _throttled_replicas("leader.replication.throttled.replicas"), INERT,
        "Replicas throttled on the leader (one node: no replication)."),
     _d("local.retention.bytes", "long", "-2", at_least(-2), INERT,
        "Local retention with tiered storage (not supported).", "log.local.retention.bytes"),

@@ -137,3 +137,19 @@ def test_a_scram_user_described_twice_has_kafka_s_words():
     results = broker.call(DESCRIBE_USER_SCRAM_CREDENTIALS, 0, {"users": [{"name": "u"}, {"name": "u"}]})["results"]
     assert [(r["error_code"], r["error_message"]) for r in results] == [
         (92, "Cannot describe SCRAM credentials for the same user twice in a single request: u")]
+
+
+def test_a_list_config_s_refusal_shows_what_kafka_s_validator_shows():
+    from kipper.broker.log.topic_configs import TOPIC_CONFIGS, ConfigValueError
+
+    def refusal(name, text):
+        try:
+            TOPIC_CONFIGS[name].parse(text)
+        except ConfigValueError as exc:
+            return str(exc)
+    assert refusal("cleanup.policy", " compact ,foo ,bar") == (
+        "Invalid value foo for configuration cleanup.policy: String must be one of: compact, delete")
+    assert refusal("leader.replication.throttled.replicas", " 1 , 2 ") == (
+        "Invalid value [1, 2] for configuration leader.replication.throttled.replicas: "
+        "leader.replication.throttled.replicas must be the literal '*' or a list of replicas in the following "
+        "format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")

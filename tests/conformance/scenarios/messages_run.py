@@ -141,6 +141,17 @@ MESSAGES: dict[str, list[dict]] = {
                    subscribed_topic_names=None),
         DESCRIBE_G0,
     ],
+    # a list config's refusal shows what its validator shows: ValidList the first bad element,
+    # the throttled-replica lists the whole list as Java prints one (run 27, seed 10805)
+    "generated/list-config-refusals-show-what-kafka-shows": [
+        {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t0", "num_partitions": 1,
+            "replication_factor": 1, "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}},
+    ] + [{"api": "AlterConfigs", "version": 0, "body": {"validate_only": True, "resources": [
+        {"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": n, "value": v}]}]}} for n, v in [
+            ("leader.replication.throttled.replicas", "1"), ("follower.replication.throttled.replicas", "0:1, x"),
+            ("leader.replication.throttled.replicas", " 1 , 2 "), ("leader.replication.throttled.replicas", "*,0:1"),
+            ("leader.replication.throttled.replicas", "0:1,"), ("cleanup.policy", "compact, foo"),
+            ("cleanup.policy", " compact ,foo ,bar")]],
     # MemberId first (v1, or an epoch above 0 or -1), then GroupId, InstanceId, RackId
     "generated/consumer-heartbeat-check-order": [
         _heartbeat(member_id="", rack_id=""), _heartbeat(member_id="", group_id=""),

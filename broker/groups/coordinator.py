@@ -279,7 +279,8 @@ class GroupCoordinator:
     # --- share groups ---------------------------------------------------------------------------
 
     def share_heartbeat(self, req, *, client_id: str, client_host: str, now: int) -> dict:
-        held = bool(req.group_id) and self._held_against_share(req.group_id)
+        # (a write: it sees the group a refused commit left, which reads do not)
+        held = bool(req.group_id) and (self._held_against_share(req.group_id) or req.group_id in self.unwritten_simple)
         return self.share.heartbeat(req, client_id=client_id, client_host=client_host, now=now,
                                     held_elsewhere=held)
 
@@ -296,8 +297,8 @@ class GroupCoordinator:
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, "The group id is invalid."
         kind = self.kind_of(group_id)
-        if kind is None and self.offsets.has_group(group_id):
-            kind = CLASSIC
+        if kind is None and (self.offsets.has_group(group_id) or group_id in self.unwritten_simple):
+            kind = CLASSIC  # (a write: it sees the group a refused commit left)
         if kind not in (None, SHARE):
             return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
         if kind is None:

@@ -254,7 +254,9 @@ def handle_txn_offset_commit(req, ctx, verified: ErrorCode | None = None):
                     engines.offsets.stage(req.group_id, req.producer_id, names[i], p.partition_index,
                                          p.committed_offset, p.get("committed_leader_epoch", -1),
                                          p.committed_metadata, ctx.now, producer_epoch=req.producer_epoch)
-        if too_large and not staged:  # as OffsetCommit: a group only the coordinator's writes see
+        if staged:  # Kafka's commit makes the (empty, classic) group at once, whatever the transaction does
+            engines.groups.ensure_simple_group(req.group_id)
+        elif too_large:  # as OffsetCommit: a group only the coordinator's writes see
             engines.groups.commit_refused(req.group_id)
     out = [{"name": names[i] or "", "topic_id": t.get("topic_id"), "kept": refused is None and (
         names[i] is None or not ctx.authorize(READ, TOPIC, names[i]) or engines.topics.get(names[i]) is None),

@@ -16,6 +16,7 @@ from tests.support.inproc import InProcessBroker
 CREATE_ACLS, DESCRIBE_CONFIGS, ALTER_CONFIGS, SASL_AUTHENTICATE = 30, 32, 33, 36
 DESCRIBE_USER_SCRAM_CREDENTIALS, ALTER_CLIENT_QUOTAS, CONSUMER_GROUP_HEARTBEAT = 50, 49, 68
 OFFSET_COMMIT, JOIN_GROUP, CREATE_TOPICS, SHARE_GROUP_DESCRIBE, CONSUMER_GROUP_DESCRIBE = 8, 11, 19, 77, 69
+LIST_GROUPS, INIT_PRODUCER_ID, TXN_OFFSET_COMMIT, ALTER_SHARE_GROUP_OFFSETS = 16, 22, 28, 91
 BROKER, GROUP = 4, 32
 
 
@@ -153,3 +154,25 @@ def test_a_list_config_s_refusal_shows_what_kafka_s_validator_shows():
         "Invalid value [1, 2] for configuration leader.replication.throttled.replicas: "
         "leader.replication.throttled.replicas must be the literal '*' or a list of replicas in the following "
         "format: [partitionId]:[brokerId],[partitionId]:[brokerId],...")
+
+
+def test_a_txn_offset_commit_makes_its_group_at_once_and_a_refused_one_a_group_only_writes_see():
+    broker = InProcessBroker(**{"group.share.enable": "true"})
+    broker.call(CREATE_TOPICS, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1,
+                                               "assignments": [], "configs": []}], "timeout_ms": 1000,
+                                    "validate_only": False})
+    init = broker.call(INIT_PRODUCER_ID, 5, {"transactional_id": "x", "transaction_timeout_ms": 60000,
+                                              "producer_id": -1, "producer_epoch": -1})
+
+    def commit(group, metadata):
+        return broker.call(TXN_OFFSET_COMMIT, 5, {
+            "transactional_id": "x", "group_id": group, "producer_id": init["producer_id"], "producer_epoch": 0,
+            "generation_id_or_member_epoch": -1, "member_id": "", "group_instance_id": None, "topics": [
+                {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5,
+                                              "committed_leader_epoch": -1, "committed_metadata": metadata}]}]})
+    assert commit("staged", "")["topics"][0]["partitions"][0]["error_code"] == 0
+    assert commit("refused", "m" * 5000)["topics"][0]["partitions"][0]["error_code"] == 12  # too large
+    listed = broker.call(LIST_GROUPS, 5, {"states_filter": [], "types_filter": []})["groups"]
+    assert [(g["group_id"], g["group_state"]) for g in listed] == [("staged", "Empty")]
+    altered = broker.call(ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": "refused", "topics": []})
+    assert (altered["error_code"], altered["error_message"]) == (69, "Group refused is not a share group.")

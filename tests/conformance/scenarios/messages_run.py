@@ -46,6 +46,39 @@ CLUSTER, TOPIC, LITERAL, PREFIXED = 4, 2, 3, 4
 HOSTS = ["10.0.0.0/8", "1.2.3.4/99", "abc/3", "300.1.1.1/8", "1.2.3.4/", "fd00::/8", "fd00::/129", "fd00::/x",
          "::ffff:1.2.3.4/96", "a:b/8", "[::1]/128", "1.2.3.4/8:", "10.0.0.1/+8", "/", "1.2.3.4/8/9", " 1.2.3.4/8"]
 
+def _txn_commit(group: str, metadata) -> dict:
+    return {"api": "TxnOffsetCommit", "version": 5, "body": {
+        "transactional_id": "<T>-x0", "group_id": group, "producer_id": {"<pid>": "<T>-x0"},
+        "producer_epoch": {"<epoch>": 0}, "generation_id_or_member_epoch": -1, "member_id": "<T>-m0",
+        "group_instance_id": "", "topics": [{"name": "<T>-t0", "partitions": [
+            {"partition_index": 0, "committed_offset": 5, "committed_leader_epoch": 0, "committed_metadata": metadata}]}]}}
+
+
+def _describe_groups(group: str) -> dict:
+    return {"api": "DescribeGroups", "version": 5, "body": {"groups": [group], "include_authorized_operations": False}}
+
+
+_TOO_LARGE = {"<long>": 5000}  # (past offset.metadata.max.bytes: refused)
+_G234 = ["<T>-g2", "<T>-g3", "<T>-g4"]
+_LIST_GROUPS = {"api": "ListGroups", "version": 5, "body": {"states_filter": [], "types_filter": []}}
+TXN_OFFSET_GROUPS = [
+    {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t0", "num_partitions": 1,
+        "replication_factor": 1, "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}},
+    {"api": "InitProducerId", "version": 5, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
+                                                     "producer_id": -1, "producer_epoch": -1}},
+    _txn_commit("<T>-g2", ""), _txn_commit("<T>-g3", _TOO_LARGE), _txn_commit("<T>-g4", _TOO_LARGE),
+    _LIST_GROUPS, _describe_groups("<T>-g2"), _describe_groups("<T>-g3"),
+    {"api": "ShareGroupDescribe", "version": 1, "body": {"include_authorized_operations": False, "group_ids": _G234}},
+    {"api": "ConsumerGroupDescribe", "version": 0, "body": {"include_authorized_operations": False, "group_ids": _G234}},
+    {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g3", "member_id": "<T>-m1", "member_epoch": 0,
+                                                          "rack_id": None, "subscribed_topic_names": ["<T>-t0"]}},
+    {"api": "DeleteShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g4", "topics": [{"topic_name": "<T>-t0"}]}},
+    {"api": "AlterShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g4", "topics": [
+        {"topic_name": "<T>-t0", "partitions": [{"partition_index": 0, "start_offset": 0}]}]}},
+    {"api": "EndTxn", "version": 3, "body": {"transactional_id": "<T>-x0", "producer_id": {"<pid>": "<T>-x0"},
+                                             "producer_epoch": {"<epoch>": 0}, "committed": False}},
+    _LIST_GROUPS, _describe_groups("<T>-g2"),
+]
 DESCRIBE_G0 = {"api": "DescribeGroups", "version": 0, "body": {"groups": ["<T>-g0"]}}
 SHARE_DESCRIBE = {"api": "ShareGroupDescribe", "version": 1, "body": {
     "include_authorized_operations": True, "group_ids": ["<T>-g0", "<T>-g1", "<T>-g2"]}}
@@ -152,6 +185,11 @@ MESSAGES: dict[str, list[dict]] = {
             ("leader.replication.throttled.replicas", " 1 , 2 "), ("leader.replication.throttled.replicas", "*,0:1"),
             ("leader.replication.throttled.replicas", "0:1,"), ("cleanup.policy", "compact, foo"),
             ("cleanup.policy", " compact ,foo ,bar")]],
+    # a TxnOffsetCommit makes its (empty, classic) group at once, listed and described, whatever
+    # the transaction then does; one whose every offset is refused leaves a group only writes see
+    # (share heartbeats, Alter/DeleteShareGroupOffsets), until a record is written to its
+    # __consumer_offsets partition (the abort's marker here) (run 27, seed 10814)
+    "generated/a-txn-offset-commit-makes-its-group": TXN_OFFSET_GROUPS,
     # MemberId first (v1, or an epoch above 0 or -1), then GroupId, InstanceId, RackId
     "generated/consumer-heartbeat-check-order": [
         _heartbeat(member_id="", rack_id=""), _heartbeat(member_id="", group_id=""),

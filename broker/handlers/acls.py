@@ -10,9 +10,10 @@ apply to a resource of the given name.
 from __future__ import annotations
 
 from kipper.broker.acl.model import (
-    ALTER, ANY_OPERATION, ANY_PERMISSION, ANY_RESOURCE, CLUSTER, CLUSTER_NAME, DESCRIBE, OPERATION_NAMES,
-    PERMISSION_NAMES, PREFIXED, RESOURCE_NAMES, AclBinding, AclFilter, validate,
+    ALTER, ANY_OPERATION, ANY_PERMISSION, ANY_RESOURCE, CIDR_SINCE, CLUSTER, CLUSTER_NAME, DESCRIBE,
+    OPERATION_NAMES, PERMISSION_NAMES, PREFIXED, RESOURCE_NAMES, AclBinding, AclFilter, validate,
 )
+from kipper.broker.features import METADATA_NAMES, METADATA_VERSION
 from kipper.protocol.errors import ErrorCode, kafka_text
 
 DISABLED = "No Authorizer is configured on the broker (authorizer.class.name)"
@@ -82,7 +83,7 @@ def handle_create_acls(req, ctx):
     results, valid = [], []
     for c in req.creations:
         acl = binding_of(c)
-        refused = validate(acl)
+        refused = validate(acl, METADATA_NAMES.get(ctx.engines.features.finalized_level(METADATA_VERSION), CIDR_SINCE))
         if refused is not None and refused[0] == ErrorCode.UNKNOWN_SERVER_ERROR:
             # Kafka reads every creation into an AclBinding before it creates any: one whose
             # constructor throws (an ANY code, a MATCH pattern) fails the whole request, and

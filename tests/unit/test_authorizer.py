@@ -213,3 +213,11 @@ def test_a_cidr_host_counts_for_an_operation_on_any_resource_of_a_type_too():
     a = Authorizer()
     a.add([acl(WRITE, host="10.0.0.0/8")])
     assert a.authorize_any(ALICE, "10.1.1.1", WRITE, TOPIC) and not a.authorize_any(ALICE, "11.1.1.1", WRITE, TOPIC)
+
+
+def test_a_cidr_host_needs_metadata_version_4_4_iv1():
+    refused = validate(acl(READ, host="10.0.0.0/8"), "4.4-IV0")
+    assert refused == (ErrorCode.UNSUPPORTED_VERSION,
+                       "CIDR-based ACL host patterns require metadata version 4.4-IV1 or higher.")
+    assert validate(acl(READ, host="10.0.0.0/8"), "4.4-IV1") is None
+    assert validate(acl(READ, host="10.0.0.1"), "3.3-IV3") is None  # (no "/": any text, at any version)

@@ -105,10 +105,7 @@ def test_a_consumer_heartbeat_checks_its_member_id_before_its_group_and_rack():
 
 
 def test_share_group_describe_of_another_kind_of_group_says_it_is_not_a_share_group():
-    broker = InProcessBroker(**{"group.share.enable": "true"})
-    broker.call(CREATE_TOPICS, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1,
-                                               "assignments": [], "configs": []}], "timeout_ms": 1000,
-                                    "validate_only": False})
+    broker = _with_topic_t()
     broker.call(OFFSET_COMMIT, 2, {"group_id": "simple", "generation_id_or_member_epoch": -1, "member_id": "",
                                     "retention_time_ms": -1, "topics": [{"name": "t", "partitions": [
                                         {"partition_index": 0, "committed_offset": 1, "committed_metadata": ""}]}]})
@@ -157,10 +154,7 @@ def test_a_list_config_s_refusal_shows_what_kafka_s_validator_shows():
 
 
 def test_a_txn_offset_commit_makes_its_group_at_once_and_a_refused_one_a_group_only_writes_see():
-    broker = InProcessBroker(**{"group.share.enable": "true"})
-    broker.call(CREATE_TOPICS, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1,
-                                               "assignments": [], "configs": []}], "timeout_ms": 1000,
-                                    "validate_only": False})
+    broker = _with_topic_t()
     init = broker.call(INIT_PRODUCER_ID, 5, {"transactional_id": "x", "transaction_timeout_ms": 60000,
                                               "producer_id": -1, "producer_epoch": -1})
 
@@ -176,3 +170,12 @@ def test_a_txn_offset_commit_makes_its_group_at_once_and_a_refused_one_a_group_o
     assert [(g["group_id"], g["group_state"]) for g in listed] == [("staged", "Empty")]
     altered = broker.call(ALTER_SHARE_GROUP_OFFSETS, 0, {"group_id": "refused", "topics": []})
     assert (altered["error_code"], altered["error_message"]) == (69, "Group refused is not a share group.")
+
+
+def _with_topic_t() -> InProcessBroker:
+    """A broker with share groups on and a topic ``t`` of one partition."""
+    broker = InProcessBroker(**{"group.share.enable": "true"})
+    broker.call(CREATE_TOPICS, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1,
+                                               "assignments": [], "configs": []}], "timeout_ms": 1000,
+                                    "validate_only": False})
+    return broker

@@ -12,6 +12,7 @@ consumer (benchmarks/consumers.py) with its client's defaults:
 
 - ``rdkafka-1``: librdkafka, partition 0 assigned; ``rdkafka-1-backoff10``: the same with
   ``fetch.queue.backoff.ms=10`` (what the side-by-side consume pass measured before issue 41);
+  ``rdkafka-1-work10us``: the defaults, the application spending 10 us on each record;
 - ``rdkafka-classic-3`` / ``rdkafka-848-3``: a group of one member subscribed to the
   3-partition topic, classic or KIP-848 protocol (the time counts the join);
 - ``aiokafka-1``, ``aiokafka-3``, ``kafka-python-1``, ``kafka-python-3``: the same with those
@@ -38,6 +39,7 @@ from tests.support.tansu import TansuProcess, tansu_binary
 MODES = {
     "rdkafka-1": ("rdkafka", 1, None, None),
     "rdkafka-1-backoff10": ("rdkafka", 1, None, {"fetch.queue.backoff.ms": 10}),
+    "rdkafka-1-work10us": ("rdkafka", 1, None, None, 10),
     "rdkafka-classic-3": ("rdkafka", 3, "classic", None),
     "rdkafka-848-3": ("rdkafka", 3, "consumer", None),
     "aiokafka-1": ("aiokafka", 1, None, None),
@@ -57,11 +59,11 @@ def fill(broker, records: int, size: int) -> None:
 
 
 def measure(broker, mode: str, records: int) -> dict:
-    client, partitions, group, settings = MODES[mode]
+    client, partitions, group, settings, *work = MODES[mode]
     cpu0 = process_cpu_seconds(broker.proc.pid)
     try:
         got = in_process(consumers.CLIENTS[client], broker.bootstrap, TOPICS[partitions], records, group,
-                         settings)
+                         settings, *work)
     except RuntimeError as exc:  # a client or broker without this mode: the others still run
         return {"error": str(exc)}
     cpu = process_cpu_seconds(broker.proc.pid) - cpu0

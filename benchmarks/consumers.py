@@ -60,7 +60,8 @@ class _Clock:
 
 
 def rdkafka(bootstrap: str, topic: str, n: int, group: str | None = None,
-            settings: dict | None = None, start_evt=None, logger=None) -> dict:
+            settings: dict | None = None, work_us: int = 0, start_evt=None, logger=None) -> dict:
+    """``work_us``: the application's time on each record (a busy wait), as a real one spends."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     conf = {"bootstrap.servers": bootstrap, "group.id": f"bench-{os.getpid()}", "enable.auto.commit": False,
@@ -76,10 +77,19 @@ def rdkafka(bootstrap: str, topic: str, n: int, group: str | None = None,
     else:
         c.subscribe([topic])
     while clock.running(n):
-        clock.add(sum(1 for m in c.consume(10000, 1.0) if m.error() is None))
+        got = [m for m in c.consume(10000, 1.0) if m.error() is None]
+        if work_us:
+            _work(len(got), work_us)
+        clock.add(len(got))
     result = clock.result()
     c.close()
     return result
+
+
+def _work(records: int, us: int) -> None:
+    until = time.perf_counter_ns() + records * us * 1000
+    while time.perf_counter_ns() < until:
+        pass
 
 
 def aiokafka(bootstrap: str, topic: str, n: int, group: str | None = None,

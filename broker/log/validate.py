@@ -216,8 +216,10 @@ def check_timestamps(policy: AppendPolicy, buf, spans, now: int, max_timestamp: 
         # Kafka refuses the mark unless that is a CreateTime topic's timestamp (not -1)
         if h.attributes & b.TIMESTAMP_TYPE and (policy.log_append_time or h.max_timestamp == NO_TIMESTAMP):
             batch = _decoded(lambda: records.decode_batch(buf, start, end, verify_crc=False))
+            # a compressed batch kept as it is: Kafka reads its records without keys and values
+            partial = h.compression != 0 and policy.codec in (None, h.compression)
             raise Rejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMPS_REFUSED, tuple(
-                (i, f"Invalid timestamp type in message {_record_text(rec, h.max_timestamp)}. "
+                (i, f"Invalid timestamp type in message {_record_text(rec, h.max_timestamp, partial)}. "
                     "Producer should not set timestamp type to LogAppendTime.")
                 for i, rec in enumerate(batch.records)), shown=True)
     if policy.log_append_time:
@@ -246,10 +248,11 @@ def timestamp_errors(policy: AppendPolicy, buf, start: int, end: int, now: int) 
     return tuple(out)
 
 
-def _record_text(rec, timestamp: int) -> str:
-    """A record as Kafka's DefaultRecord.toString prints it."""
-    return (f"DefaultRecord(offset={rec.offset}, timestamp={timestamp}, key={len(rec.key or b'')} bytes, "
-            f"value={len(rec.value or b'')} bytes)")
+def _record_text(rec, timestamp: int, partial: bool = False) -> str:
+    """A record as Kafka's DefaultRecord.toString prints it (``partial``: PartialDefaultRecord's,
+    as LogValidator reads a compressed batch it assigns offsets to in place)."""
+    return (f"{'Partial' if partial else ''}DefaultRecord(offset={rec.offset}, timestamp={timestamp}, "
+            f"key={len(rec.key or b'')} bytes, value={len(rec.value or b'')} bytes)")
 
 
 def _long(value: int) -> int:

@@ -179,3 +179,23 @@ def _with_topic_t() -> InProcessBroker:
                                                "assignments": [], "configs": []}], "timeout_ms": 1000,
                                     "validate_only": False})
     return broker
+
+
+def test_a_log_append_time_refusal_names_a_compressed_batch_kept_as_is_a_partial_record():
+    from kipper.protocol import batch as b, compression, records
+
+    broker = InProcessBroker()
+    broker.state.topics.create("kept", 1)
+    broker.state.topics.create("recompressed", 1, configs={"compression.type": "gzip"})
+
+    def refusal(topic: str, codec: int) -> str:
+        data = bytearray(records.build_batch([(b"k0", b"v0", -1)], compression_type=codec))
+        data[21:23] = (int.from_bytes(data[21:23], "big") | b.TIMESTAMP_TYPE).to_bytes(2, "big")
+        b.write_crc(data)
+        row = broker.call(0, 9, {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": topic, "partition_data": [{"index": 0, "records": bytes(data)}]}]}).responses[0].partition_responses[0]
+        return row.record_errors[0].batch_index_error_message.split(" ")[5].split("(")[0]
+    assert refusal("kept", compression.LZ4) == "PartialDefaultRecord"  # read without keys and values
+    assert refusal("kept", compression.NONE) == "DefaultRecord"
+    assert refusal("recompressed", compression.LZ4) == "DefaultRecord"  # recompressed: read whole
+    assert refusal("recompressed", compression.GZIP) == "PartialDefaultRecord"

@@ -42,6 +42,21 @@ def _join(group: str, protocol_type: str) -> dict:
         "protocols": [{"name": "roundrobin", "metadata": {"<subscription>": ["<T>-t0"]}}]}}
 
 
+def _topic(name: str, configs: dict | None = None) -> dict:
+    return {"api": "CreateTopics", "version": 7, "body": {"topics": [{
+        "name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+        "configs": [{"name": k, "value": v} for k, v in (configs or {}).items()]}], "timeout_ms": 30000,
+        "validate_only": False}}
+
+
+def _marked(topic: str, codec: int) -> dict:
+    """Produce one batch of two records its producer marked LogAppendTime (refused)."""
+    return {"api": "Produce", "version": 11, "body": {"transactional_id": None, "acks": -1, "timeout_ms": 30000,
+            "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": {"<batch>": {
+                "n": 2, "start": 0, "pid": -1, "epoch": -1, "seq": -1, "txn": False, "codec": codec,
+                "timestamps": "none", "keys": True, "mutation": "log_append_time"}}}]}]}}
+
+
 CLUSTER, TOPIC, LITERAL, PREFIXED = 4, 2, 3, 4
 HOSTS = ["10.0.0.0/8", "1.2.3.4/99", "abc/3", "300.1.1.1/8", "1.2.3.4/", "fd00::/8", "fd00::/129", "fd00::/x",
          "::ffff:1.2.3.4/96", "a:b/8", "[::1]/128", "1.2.3.4/8:", "10.0.0.1/+8", "/", "1.2.3.4/8/9", " 1.2.3.4/8"]
@@ -190,6 +205,12 @@ MESSAGES: dict[str, list[dict]] = {
     # (share heartbeats, Alter/DeleteShareGroupOffsets), until a record is written to its
     # __consumer_offsets partition (the abort's marker here) (run 27, seed 10814)
     "generated/a-txn-offset-commit-makes-its-group": TXN_OFFSET_GROUPS,
+    # a batch marked LogAppendTime by its producer: each record's refusal prints it as Kafka's
+    # LogValidator read it, PartialDefaultRecord when it keeps a compressed batch as it is
+    # (run 29, seed 13002)
+    "generated/log-append-time-refusals-name-the-record-as-read": [
+        _topic("<T>-t0"), _topic("<T>-t1", {"compression.type": "gzip"}), _topic("<T>-t2", {"compression.type": "lz4"}),
+    ] + [_marked(t, codec) for t in ("<T>-t0", "<T>-t1", "<T>-t2") for codec in (0, 1, 3)],
     # MemberId first (v1, or an epoch above 0 or -1), then GroupId, InstanceId, RackId
     "generated/consumer-heartbeat-check-order": [
         _heartbeat(member_id="", rack_id=""), _heartbeat(member_id="", group_id=""),

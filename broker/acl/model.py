@@ -123,7 +123,7 @@ class AclFilter(NamedTuple):
 CIDR_SINCE = "4.4-IV1"  # the metadata.version from which Kafka takes CIDR hosts (isCidrAclSupported)
 
 
-def validate(acl: AclBinding, metadata_version: str = CIDR_SINCE) -> tuple[ErrorCode, str | None] | None:
+def validate(acl: AclBinding, cidr_allowed: bool = True) -> tuple[ErrorCode, str | None] | None:
     """Why CreateAcls must refuse ``acl`` (the error code and message), or None.
 
     An ANY code (resource, operation, permission) or an ANY/MATCH pattern is what a
@@ -153,17 +153,9 @@ def validate(acl: AclBinding, metadata_version: str = CIDR_SINCE) -> tuple[Error
     if not acl.host:
         return ErrorCode.INVALID_REQUEST, "Host pattern cannot be null or empty"
     if acl.host != WILDCARD and "/" in acl.host:
-        if not cidr_supported(metadata_version):
+        if not cidr_allowed:  # (the finalized metadata.version is below CIDR_SINCE)
             return ErrorCode.UNSUPPORTED_VERSION, (f"CIDR-based ACL host patterns require metadata version "
                                                    f"{CIDR_SINCE} or higher.")
         if (why := cidr.problem(acl.host)) is not None:
             return ErrorCode.INVALID_REQUEST, f"Invalid CIDR notation '{acl.host}': {why}"
     return None
-
-
-def cidr_supported(metadata_version: str) -> bool:
-    """Whether a metadata.version ("4.3-IV0") takes CIDR hosts."""
-    def key(name: str) -> tuple:
-        release, _, iv = name.partition("-IV")
-        return tuple(int(x) for x in release.split(".")) + (int(iv or 0),)
-    return key(metadata_version) >= key(CIDR_SINCE)

@@ -280,7 +280,8 @@ class GroupCoordinator:
 
     def share_heartbeat(self, req, *, client_id: str, client_host: str, now: int) -> dict:
         # (a write: it sees the group a refused commit left, which reads do not)
-        held = bool(req.group_id) and (self._held_against_share(req.group_id) or req.group_id in self.unwritten_simple)
+        group_id = req.group_id
+        held = bool(group_id) and (self._held_against_share(group_id) or group_id in self.unwritten_simple)
         return self.share.heartbeat(req, client_id=client_id, client_host=client_host, now=now,
                                     held_elsewhere=held)
 

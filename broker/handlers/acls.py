@@ -16,6 +16,8 @@ from kipper.broker.acl.model import (
 from kipper.broker.features import METADATA_NAMES, METADATA_VERSION
 from kipper.protocol.errors import ErrorCode, kafka_text
 
+CIDR_LEVEL = next(level for level, name in METADATA_NAMES.items() if name == CIDR_SINCE)
+
 DISABLED = "No Authorizer is configured on the broker (authorizer.class.name)"
 
 
@@ -83,7 +85,7 @@ def handle_create_acls(req, ctx):
     results, valid = [], []
     for c in req.creations:
         acl = binding_of(c)
-        refused = validate(acl, METADATA_NAMES.get(ctx.engines.features.finalized_level(METADATA_VERSION), CIDR_SINCE))
+        refused = validate(acl, cidr_allowed=ctx.engines.features.finalized_level(METADATA_VERSION) >= CIDR_LEVEL)
         if refused is not None and refused[0] == ErrorCode.UNKNOWN_SERVER_ERROR:
             # Kafka reads every creation into an AclBinding before it creates any: one whose
             # constructor throws (an ANY code, a MATCH pattern) fails the whole request, and

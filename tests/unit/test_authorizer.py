@@ -216,8 +216,10 @@ def test_a_cidr_host_counts_for_an_operation_on_any_resource_of_a_type_too():
 
 
 def test_a_cidr_host_needs_metadata_version_4_4_iv1():
-    refused = validate(acl(READ, host="10.0.0.0/8"), "4.4-IV0")
+    refused = validate(acl(READ, host="10.0.0.0/8"), cidr_allowed=False)
     assert refused == (ErrorCode.UNSUPPORTED_VERSION,
                        "CIDR-based ACL host patterns require metadata version 4.4-IV1 or higher.")
-    assert validate(acl(READ, host="10.0.0.0/8"), "4.4-IV1") is None
-    assert validate(acl(READ, host="10.0.0.1"), "3.3-IV3") is None  # (no "/": any text, at any version)
+    assert validate(acl(READ, host="10.0.0.0/8"), cidr_allowed=True) is None
+    assert validate(acl(READ, host="10.0.0.1"), cidr_allowed=False) is None  # (no "/": any text, at any version)
+    from kipper.broker.handlers.acls import CIDR_LEVEL
+    assert CIDR_LEVEL == 32  # 4.4-IV1's feature level

@@ -5,6 +5,9 @@ what they claim to be."""
 
 from __future__ import annotations
 
+import time
+import uuid
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -177,3 +180,33 @@ def test_a_member_epoch_each_broker_resolved_differently_is_no_difference():
                             [Exchange(api, api, 1, {"member_epoch": kipper_epoch}, {"error_code": 42})])
     assert [d.allowed for d in beat(2, 0)] == ["group-assignment-off-the-heartbeat"]
     assert [d.allowed for d in beat(2, 2)] == [None]  # the same epoch asked: compared
+
+
+def test_a_step_that_creates_or_deletes_acls_waits_until_the_listing_shows_it(kipper_reference):
+    """Kafka's authorizer applies ACLs from the metadata log a moment after CreateAcls and
+    DeleteAcls answer (a listing at once may miss them: CI met it). The step waits with
+    unrecorded DescribeAcls until the listing agrees. On kipper, which applies them at once,
+    one look settles each wait; a binding read differently from the creation and from the
+    listing would instead poll until the wait ran out."""
+    from tests.conformance.fuzz.side import Side
+    from tests.conformance.harness import Run as Conn
+
+    token = f"f{uuid.uuid4().hex[:6]}"
+    run = Conn(kipper_reference, token)
+    try:
+        side = Side(run)
+        acl = {"principal": "User:<T>-u0", "resource_type": 2, "resource_name": "<T>-t", "resource_pattern_type": 4,
+               "operation": 2, "permission_type": 3, "host": "10.0.0.0/8"}
+        looks = []
+        for step in ({"api": "CreateAcls", "version": 3, "body": {"creations": [acl]}},
+                     {"api": "DeleteAcls", "version": 3, "body": {"filters": [{
+                         "resource_type_filter": 2, "resource_name_filter": "<T>-t", "pattern_type_filter": 4,
+                         "principal_filter": "User:<T>-u0", "host_filter": None, "operation": 1,
+                         "permission_type": 1}]}}):
+            start = time.monotonic()
+            side.step(step)
+            looks.append([x.api for x in run.transcript if not x.recorded].count("DescribeAcls") - sum(looks))
+            assert time.monotonic() - start < 5
+        assert looks == [1, 1]
+    finally:
+        run.close()

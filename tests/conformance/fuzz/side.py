@@ -6,7 +6,8 @@ Timing, and how it is kept out (the generator must not report noise):
 - what a broker does a moment after it answers is waited for with unrecorded requests, as
   the scenarios do: a new topic's leaders (CreateTopics, CreatePartitions, Metadata's
   auto-creation), a deleted topic's going, a transaction's markers (EndTxn, and an
-  InitProducerId that aborted one), a KIP-848 or share member's first assignment;
+  InitProducerId that aborted one), a KIP-848 or share member's first assignment, ACLs
+  created or deleted (Kafka's authorizer applies them from the metadata log a moment later);
 - an answer that says "not yet" (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS,
   COORDINATOR_NOT_AVAILABLE) is retried for up to 10 s, as every client does, and only the
   last answer is compared;
@@ -169,6 +170,38 @@ def _member_assigned(side: Side, api, version: int, body: dict, response: dict) 
                   timeout=ASSIGNMENT_WITHIN, interval=0.3)
 
 
+def _binding(resource: dict, acl: dict) -> tuple:
+    return (resource.get("resource_type"), resource.get("resource_name"), resource.get("pattern_type"),
+            acl.get("principal"), acl.get("host"), acl.get("operation"), acl.get("permission_type"))
+
+
+def _acls_seen(side: Side, wanted: set[tuple], present: bool) -> None:
+    """Poll until every binding of ``wanted`` is (or, after a deletion, is no longer) described."""
+    everything = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+                  "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}
+
+    def settled(r) -> bool:
+        if not isinstance(r, dict) or r.get("error_code"):
+            return True  # (ACLs off, or refused: nothing to wait for)
+        seen = {_binding(res, a) for res in r.get("resources") or [] for a in res.get("acls") or []}
+        return wanted <= seen if present else not (wanted & seen)
+    side.run.poll(lambda: side.quiet(kit.DESCRIBE_ACLS, everything, 3), settled, timeout=SETTLE_FOR)
+
+
+def _acls_created(side: Side, api, version: int, body: dict, response: dict) -> None:
+    wanted = {_binding({**c, "pattern_type": c.get("resource_pattern_type", 3)}, c)
+              for c, r in zip(body.get("creations") or [], response.get("results") or []) if r.get("error_code") == 0}
+    if wanted:
+        _acls_seen(side, wanted, present=True)
+
+
+def _acls_deleted(side: Side, api, version: int, body: dict, response: dict) -> None:
+    gone = {_binding(m, m) for f in response.get("filter_results") or [] for m in f.get("matching_acls") or []
+            if m.get("error_code") == 0}
+    if gone:
+        _acls_seen(side, gone, present=False)
+
+
 def _matches(regex: str, topic: str) -> bool:
     try:
         return re.fullmatch(regex, topic) is not None
@@ -180,4 +213,5 @@ AFTER = {
     "CreateTopics": _topics_created, "CreatePartitions": _partitions_created, "Metadata": _auto_created,
     "DeleteTopics": _topics_deleted, "EndTxn": _transaction_completed, "InitProducerId": _transaction_completed,
     "ConsumerGroupHeartbeat": _member_assigned, "ShareGroupHeartbeat": _member_assigned,
+    "CreateAcls": _acls_created, "DeleteAcls": _acls_deleted,
 }

@@ -110,8 +110,8 @@ def _read(req, ctx) -> tuple[dict, int, list]:
         for p in partitions:
             index = p.partition
             if not allowed or topic is None or not 0 <= index < len(topic.partitions):
-                code = (ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed else
-                        ErrorCode.UNKNOWN_TOPIC_ID if topic is None and name is None
+                code = (ErrorCode.UNKNOWN_TOPIC_ID if topic is None and name is None  # (before authorization)
+                        else ErrorCode.TOPIC_AUTHORIZATION_FAILED if not allowed
                         else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 (unknown_ids if code == ErrorCode.UNKNOWN_TOPIC_ID and not from_replica else refused).append(
                     (topic.name if topic else name, t.get("topic_id"), _error_entry(index, code, [])))

@@ -18,7 +18,7 @@ import asyncio
 from kipper.broker.acl.model import (
     CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE,
 )
-from kipper.broker.config_values import java_hash_order, java_long_hash, java_string_hash
+from kipper.broker.config_values import java_hash_order, java_long_hash, java_sized_capacity, java_string_hash
 from kipper.broker.groups.journal import OFFSETS_TOPIC, partition_for
 from kipper.broker.handlers.offsets import MAX_METADATA, answered, broker_answered
 from kipper.broker.txn import verification
@@ -285,23 +285,36 @@ def handle_write_txn_markers(req, ctx):
     one producer id are answered as one, the later marker's answer standing for a partition both
     name. Kafka's answer is a ConcurrentHashMap by producer id of ConcurrentHashMaps by partition,
     each topic's partitions gathered in a HashMap by name: the answer follows their orders."""
+    if not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME):
+        return _refused_markers(req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     txn = ctx.engines.txn
-    allowed = ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME)
     by_producer: dict[int, dict[tuple[str, int], int]] = {}
     for m in req.markers:
         answers = by_producer.setdefault(m.producer_id, {}) if any(t.partition_indexes for t in m.topics) else {}
         for t in m.topics:
             for p in t.partition_indexes:
                 answers[(t.name, p)] = int(txn.write_markers(
-                    m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch,
-                    t.name, p, ctx.now) if allowed else ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-    return {"markers": [{"producer_id": pid, "topics": _marker_topics(by_producer[pid])}
+                    m.producer_id, m.producer_epoch, m.transaction_result, m.coordinator_epoch, t.name, p, ctx.now))
+    return {"markers": [{"producer_id": pid, "topics": _marker_topics(by_producer[pid], concurrent=True)}
                         for pid in java_hash_order(by_producer, hash=java_long_hash, concurrent=True)]}
 
 
-def _marker_topics(answers: dict[tuple[str, int], int]) -> list[dict]:
+def _refused_markers(req, error: ErrorCode) -> dict:
+    """The whole request refused, as Kafka's WriteTxnMarkersRequest.getErrorResponse answers it:
+    every marker's producer id, even one that names no partition, with the error for each
+    partition it names; a later marker of the same producer id replaces the earlier one whole.
+    A HashMap sized to the markers by producer id, of HashMaps by partition."""
+    by_producer: dict[int, dict[tuple[str, int], int]] = {}
+    for m in req.markers:
+        by_producer[m.producer_id] = {(t.name, p): int(error) for t in m.topics for p in t.partition_indexes}
+    capacity = java_sized_capacity(len(req.markers), len(by_producer))
+    return {"markers": [{"producer_id": pid, "topics": _marker_topics(by_producer[pid], concurrent=False)}
+                        for pid in java_hash_order(by_producer, capacity, hash=java_long_hash)]}
+
+
+def _marker_topics(answers: dict[tuple[str, int], int], concurrent: bool) -> list[dict]:
     topics: dict[str, list] = {}
-    for name, p in java_hash_order(answers, hash=_topic_partition_hash, concurrent=True):
+    for name, p in java_hash_order(answers, hash=_topic_partition_hash, concurrent=concurrent):
         topics.setdefault(name, []).append({"partition_index": p, "error_code": answers[(name, p)]})
     return [{"name": name, "partitions": topics[name]} for name in java_hash_order(topics)]
 

@@ -49,6 +49,7 @@ class Run:
     # how long an answer is waited for; a broker that sends none by then is taken to have closed
     # the connection (Kafka never answers a few requests it fails inside)
     read_timeout: float = 30.0
+    passwords: dict[str, str] = field(default_factory=dict)  # a user the run made itself -> its password
 
     @property
     def broker(self) -> str:
@@ -65,7 +66,8 @@ class Run:
         conn = self.conns.get(key)
         if conn is None:
             if user is not None:
-                conn = connect(self.ref.sasl_bootstrap, self.ref.sasl_settings(user, mechanism),
+                settings = self.ref.sasl_settings(user, mechanism, self.passwords.get(user))
+                conn = connect(self.ref.sasl_bootstrap, settings,
                                client_id="conformance", timeout=self.read_timeout)
             else:
                 host, port = self.ref.bootstrap.rsplit(":", 1)

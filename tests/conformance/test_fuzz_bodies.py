@@ -182,12 +182,13 @@ def test_a_member_epoch_each_broker_resolved_differently_is_no_difference():
     assert [d.allowed for d in beat(2, 2)] == [None]  # the same epoch asked: compared
 
 
-def test_a_step_that_creates_or_deletes_acls_waits_until_the_listing_shows_it(kipper_reference):
-    """Kafka's authorizer applies ACLs from the metadata log a moment after CreateAcls and
-    DeleteAcls answer (a listing at once may miss them: CI met it). The step waits with
-    unrecorded DescribeAcls until the listing agrees. On kipper, which applies them at once,
-    one look settles each wait; a binding read differently from the creation and from the
-    listing would instead poll until the wait ran out."""
+def test_a_step_that_changes_acls_or_configs_waits_until_a_description_shows_it(kipper_reference):
+    """Kafka's broker applies ACLs and a topic's configs from the metadata log a moment after
+    CreateAcls, DeleteAcls and (Incremental)AlterConfigs answer (a listing at once may miss
+    them: CI met it). The step waits with unrecorded descriptions until they agree. On kipper,
+    which applies them at once, one look settles each wait; a binding or a value read
+    differently from the request and from the description would instead poll until the wait
+    ran out."""
     from tests.conformance.fuzz.side import Side
     from tests.conformance.harness import Run as Conn
 
@@ -197,16 +198,55 @@ def test_a_step_that_creates_or_deletes_acls_waits_until_the_listing_shows_it(ki
         side = Side(run)
         acl = {"principal": "User:<T>-u0", "resource_type": 2, "resource_name": "<T>-t", "resource_pattern_type": 4,
                "operation": 2, "permission_type": 3, "host": "10.0.0.0/8"}
+        side.step({"api": "CreateTopics", "version": 7, "body": {"topics": [{
+            "name": "<T>-t0", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}],
+            "timeout_ms": 30000, "validate_only": False}})
+        configs = [{"name": "retention.ms", "value": "86400000"}, {"name": "cleanup.policy", "value": "compact"}]
         looks = []
         for step in ({"api": "CreateAcls", "version": 3, "body": {"creations": [acl]}},
+                     {"api": "AlterConfigs", "version": 2, "body": {"validate_only": False, "resources": [
+                         {"resource_type": 2, "resource_name": "<T>-t0", "configs": configs}]}},
+                     {"api": "IncrementalAlterConfigs", "version": 1, "body": {"validate_only": False, "resources": [
+                         {"resource_type": 2, "resource_name": "<T>-t0", "configs": [
+                             {"name": "retention.ms", "config_operation": 0, "value": "3600000"}]}]}},
                      {"api": "DeleteAcls", "version": 3, "body": {"filters": [{
                          "resource_type_filter": 2, "resource_name_filter": "<T>-t", "pattern_type_filter": 4,
                          "principal_filter": "User:<T>-u0", "host_filter": None, "operation": 1,
                          "permission_type": 1}]}}):
             start = time.monotonic()
             side.step(step)
-            looks.append([x.api for x in run.transcript if not x.recorded].count("DescribeAcls") - sum(looks))
-            assert time.monotonic() - start < 5
-        assert looks == [1, 1]
+            described = ("DescribeAcls", "DescribeConfigs")
+            looks.append(sum(1 for x in run.transcript if not x.recorded and x.api in described) - sum(looks))
+            assert time.monotonic() - start < 2
+        assert looks == [1, 1, 1, 1]
+    finally:
+        run.close()
+
+
+def test_the_user_connection_is_the_sequences_own_user_whom_its_acls_decide(kipper_reference):
+    """Steps on the "user" connection authenticate (SCRAM-SHA-256) as the sequence's own user,
+    made by its first steps; what they may do is what the ACLs drawn for User:<T>-u0 say. A
+    password the broker does not know is an answer compared too."""
+    from tests.conformance.fuzz.side import Side, user_credential
+    from tests.conformance.harness import Run as Conn
+
+    run = Conn(kipper_reference, f"f{uuid.uuid4().hex[:6]}")
+    try:
+        side = Side(run)
+        metadata = {"api": "Metadata", "version": 12, "conn": "user", "body": {
+            "topics": [{"name": "<T>-t0", "topic_id": None}], "allow_auto_topic_creation": False,
+            "include_topic_authorized_operations": False}}
+        assert side.step(metadata)[0].response == {"<authentication>": {"error_code": 58}}  # SASL_AUTHENTICATION_FAILED
+        side.step({"api": "CreateTopics", "version": 7, "body": {"topics": [{
+            "name": "<T>-t0", "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}],
+            "timeout_ms": 30000, "validate_only": False}})
+        side.step({"api": "AlterUserScramCredentials", "version": 0, "body": {"deletions": [],
+                                                                               "upsertions": [user_credential()]}})
+        codes = lambda: [t["error_code"] for t in side.step(metadata)[0].response["topics"]]  # noqa: E731
+        assert codes() == [29]  # TOPIC_AUTHORIZATION_FAILED: no ACL allows the user anything
+        side.step({"api": "CreateAcls", "version": 3, "body": {"creations": [{
+            "resource_type": 2, "resource_name": "<T>-t", "resource_pattern_type": 4, "principal": "User:<T>-u0",
+            "host": "*", "operation": 2, "permission_type": 3}]}})
+        assert codes() == [0]
     finally:
         run.close()

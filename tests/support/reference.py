@@ -73,10 +73,11 @@ class Reference:
                 for family in text_string_to_metric_families(text) for s in family.samples
                 if s.name == "kafka_network_requestmetrics_requests_total"}
 
-    def sasl_settings(self, user: str, mechanism: str = "SCRAM-SHA-256") -> dict[str, str]:
-        """Command-config settings for kipper.client.connect.connect."""
+    def sasl_settings(self, user: str, mechanism: str = "SCRAM-SHA-256", password: str | None = None) -> dict[str, str]:
+        """Command-config settings for kipper.client.connect.connect (``password``: of a user
+        not in USERS, one a test made)."""
         return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": mechanism,
-                "sasl.username": user, "sasl.password": USERS[user]}
+                "sasl.username": user, "sasl.password": USERS[user] if password is None else password}
 
 
 def require_kafka() -> None:

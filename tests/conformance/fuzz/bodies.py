@@ -111,7 +111,7 @@ def steps(apis: list[tuple]):
     def for_api(entry):
         api, lo, hi = entry
         return st.integers(lo, hi).flatmap(lambda version: st.tuples(
-            st.just(api), st.just(version), body(api, version), v.pick("main", "main", "other")))
+            st.just(api), st.just(version), body(api, version), v.pick("main", "main", "other", "user")))
     return st.sampled_from(apis).flatmap(for_api).map(lambda t: without_declared(make_safe({
         "api": t[0].name, "version": t[1], "body": t[2], "conn": "sasl" if t[0].name in SASL else t[3]})))
 

@@ -30,7 +30,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from tests.conformance.compare import Allowed, Difference, classify, closed, diff, error_codes
 from tests.conformance.fuzz import bodies
-from tests.conformance.fuzz.side import Side
+from tests.conformance.fuzz.side import USER_CONN, Side, user_credential
 from tests.conformance.fuzz.values import pick
 from tests.conformance.harness import Exchange, Run as HarnessRun
 from tests.conformance.scenarios import kit
@@ -63,6 +63,7 @@ LOG_SHAPED = re.compile(r"offset|watermark|records|size|timestamp|(^|\.)lag$")  
 READ_ONLY = re.compile(r"^(Describe|List|Metadata$|ApiVersions$|OffsetFetch$|FindCoordinator$|ConsumerGroupDescribe$|"
                        r"ShareGroupDescribe$)")
 SHARE_FIRST_WAIT_MS = 3000
+GRANTED = {2: "t", 3: "g", 5: "x"}  # a resource type the setup may allow the user: the prefix of the sequence's names
 # no step waits longer for an answer than this (the longest wait drawn is the first ShareFetch's
 # 3 s): Kafka never answers a few requests it fails inside (a Produce of null records), and each
 # such step would otherwise cost the scenarios' 30 s
@@ -199,8 +200,8 @@ def _log_ends(side: Side) -> dict:
 
 
 def _cleanup(side: Side) -> None:
-    """Members leave and the sequence's groups go (unrecorded): kipper counts share groups
-    against group.share.max.groups, and a long run makes thousands."""
+    """Members leave and the sequence's groups, users and their ACLs go (unrecorded): kipper
+    counts share groups against group.share.max.groups, and a long run makes thousands."""
     token = side.run.token
     groups = [f"{token}-g{i}" for i in range(3)]
     try:
@@ -216,6 +217,13 @@ def _cleanup(side: Side) -> None:
                     "topic_partitions": None}, record=False, conn="cleanup")
         side.run.call(kit.DELETE_GROUPS, kit.top(kit.DELETE_GROUPS), {"groups_names": groups}, record=False,
                       conn="cleanup")
+        side.run.drop(USER_CONN)  # the user's ACLs and credential go: a long run makes thousands
+        side.run.call(kit.DELETE_ACLS, kit.top(kit.DELETE_ACLS), {"filters": [{
+            "resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
+            "principal_filter": f"User:{token}-u{i}", "host_filter": None, "operation": 1, "permission_type": 1}
+            for i in range(2)]}, record=False, conn="cleanup")
+        side.run.call(kit.ALTER_SCRAM, 0, {"upsertions": [], "deletions": [
+            {"name": f"{token}-u{i}", "mechanism": 1} for i in range(2)]}, record=False, conn="cleanup")
     except Exception:  # noqa: BLE001 - cleanup is best effort; the broker may be gone
         pass
 
@@ -257,9 +265,12 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             run.stats.sequences += 1
             self.grouped = False
 
-        @initialize(partitions=pick(1, 3, 2))
-        def setup(self, partitions):
-            """Topic t0, and share group g2 reading from the earliest offset."""
+        @initialize(partitions=pick(1, 3, 2), grants=pick((), (2,), (2, 3), (2, 3, 5)))
+        def setup(self, partitions, grants):
+            """Topic t0, share group g2 reading from the earliest offset, the sequence's own
+            SASL user <T>-u0 (the "user" connection's), allowed everything on the sequence's
+            topics, groups and transactional ids as ``grants`` says (resource types), and
+            whatever else the ACLs drawn later say."""
             self.send({"api": "CreateTopics", "version": kit.top(kit.CREATE_TOPICS), "body": {
                 "topics": [{"name": "<T>-t0", "num_partitions": partitions, "replication_factor": 1,
                             "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}})
@@ -267,6 +278,13 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
                 "resources": [{"resource_type": 32, "resource_name": "<T>-g2", "configs": [
                     {"name": "share.auto.offset.reset", "config_operation": 0, "value": "earliest"}]}],
                 "validate_only": False}})
+            self.send({"api": "AlterUserScramCredentials", "version": 0, "body": {
+                "deletions": [], "upsertions": [user_credential()]}})
+            if grants:
+                self.send({"api": "CreateAcls", "version": kit.top(kit.CREATE_ACLS), "body": {"creations": [
+                    {"resource_type": t, "resource_name": f"<T>-{GRANTED[t]}", "resource_pattern_type": 4,
+                     "principal": "User:<T>-u0", "host": "*", "operation": 2, "permission_type": 3}
+                    for t in grants]}})
 
         @rule(step=bodies.steps(everything))
         def any_api(self, step):

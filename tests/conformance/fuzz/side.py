@@ -7,7 +7,8 @@ Timing, and how it is kept out (the generator must not report noise):
   the scenarios do: a new topic's leaders (CreateTopics, CreatePartitions, Metadata's
   auto-creation), a deleted topic's going, a transaction's markers (EndTxn, and an
   InitProducerId that aborted one), a KIP-848 or share member's first assignment, ACLs
-  created or deleted (Kafka's authorizer applies them from the metadata log a moment later);
+  created or deleted (Kafka's authorizer applies them from the metadata log a moment later), a
+  topic's or group's configs altered, SCRAM credentials altered (read from the same log);
 - an answer that says "not yet" (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS,
   COORDINATOR_NOT_AVAILABLE) is retried for up to 10 s, as every client does, and only the
   last answer is compared;
@@ -20,17 +21,32 @@ Timing, and how it is kept out (the generator must not report noise):
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 import time
 
+from kipper.protocol.errors import KafkaError
 from tests.conformance.fuzz.symbols import Resolver
 from tests.conformance.harness import Exchange, Run, api as api_named
+from tests.conformance.plain import plain
 from tests.conformance.scenarios import kit
 
 NOT_YET = {51, 14, 15}  # CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
 RETRY_FOR = 10.0
 SETTLE_FOR = 10.0
+CONFIGS_WITHIN = 3.0  # a value a broker shows otherwise than it was set (it normalises) costs this
 ASSIGNMENT_WITHIN = 5.0  # Kafka's assignor runs off the heartbeat path, within a second here
+# the "user" connection: SASL/SCRAM-SHA-256 as the sequence's own user <T>-u0 (not a super user),
+# whose credential the sequence's first steps make (``user_credential``), so that the ACLs the
+# generator draws for User:<T>-u0 decide what each request may do
+USER_CONN, USER_PASSWORD, USER_SALT, USER_ITERATIONS = "user", "fuzz-user-secret", b"kipper-fuzz-salt", 4096
+
+
+def user_credential() -> dict:
+    """AlterUserScramCredentials' upsertion of <T>-u0's SCRAM-SHA-256 credential."""
+    salted = hashlib.pbkdf2_hmac("sha256", USER_PASSWORD.encode(), USER_SALT, USER_ITERATIONS)
+    return {"name": "<T>-u0", "mechanism": 1, "iterations": USER_ITERATIONS,
+            "salt": {"<hex>": USER_SALT.hex()}, "salted_password": {"<hex>": salted.hex()}}
 
 
 class Side:
@@ -40,6 +56,8 @@ class Side:
         # every answer's error messages compared word for word (the comparison's normaliser
         # keeps them; the transcript says so for a scenario replaying the sequence)
         self.messages = self.resolver.norm.keep_messages = messages
+        self.user = f"{run.token}-u0"
+        run.passwords[self.user] = USER_PASSWORD
 
     def step(self, step: dict) -> list[Exchange]:
         """Send one step; the recorded exchanges it made (normally one)."""
@@ -47,6 +65,13 @@ class Side:
         version, conn, label = step["version"], step.get("conn", "main"), step.get("label") or step["api"]
         body = self.resolver.body(api, version, copy.deepcopy(step["body"]))
         start = len(self.run.transcript)
+        if conn == USER_CONN and USER_CONN not in self.run.conns:
+            try:
+                self.run.conn(USER_CONN, user=self.user)
+            except KafkaError as exc:  # the user's SASL authentication refused: that is the answer compared
+                self.run.transcript.append(Exchange(label, api.name, version, plain(body),
+                                                    {"<authentication>": {"error_code": int(exc.code)}}))
+                return self.run.transcript[start:]
         if api.name == "Produce" and body.get("acks") == 0:
             self.run.send(api, version, body, conn=conn, label=label)  # no answer comes
             self.run.call(kit.API_VERSIONS, 3, {"client_software_name": "conformance", "client_software_version": "1"},
@@ -202,6 +227,57 @@ def _acls_deleted(side: Side, api, version: int, body: dict, response: dict) -> 
         _acls_seen(side, gone, present=False)
 
 
+def _credentials_altered(side: Side, api, version: int, body: dict, response: dict) -> None:
+    """Poll until DescribeUserScramCredentials shows each credential a successful alteration
+    upserted, and no longer shows each it deleted (Kafka's broker reads them from the metadata log)."""
+    done = {r.get("user") for r in response.get("results") or [] if r.get("error_code") == 0}
+    wanted = {(u["name"], u.get("mechanism"), u.get("iterations")): True
+              for u in body.get("upsertions") or [] if u.get("name") in done}
+    wanted.update({(d["name"], d.get("mechanism"), None): False for d in body.get("deletions") or []
+                   if d.get("name") in done})
+    if not wanted:
+        return
+    users = sorted({name for name, _, _ in wanted})
+
+    def settled(r) -> bool:
+        if not isinstance(r, dict) or r.get("error_code"):
+            return True
+        shown = {(x.get("user"), c.get("mechanism")): c.get("iterations") for x in r.get("results") or []
+                 for c in x.get("credential_infos") or []}
+        return all(((name, mech) in shown and (it is None or shown[name, mech] == it)) == present
+                   for (name, mech, it), present in wanted.items())
+    side.run.poll(lambda: side.quiet(kit.DESCRIBE_SCRAM, {"users": [{"name": n} for n in users]}, 0),
+                  settled, timeout=SETTLE_FOR)
+
+
+SETTLED_CONFIGS = {2, 32}  # a topic's and a group's: Kafka's broker reads them from the metadata log
+
+
+def _configs_altered(side: Side, api, version: int, body: dict, response: dict) -> None:
+    """Poll until DescribeConfigs shows each value a successful alteration set on a topic or a group."""
+    if body.get("validate_only"):
+        return
+    done = {(r.get("resource_type"), r.get("resource_name")) for r in response.get("responses") or []
+            if r.get("error_code") == 0}
+    for resource in body.get("resources") or []:
+        key = (resource.get("resource_type"), resource.get("resource_name"))
+        wanted = {c["name"]: c.get("value") for c in resource.get("configs") or []
+                  if c.get("config_operation", 0) == 0 and c.get("value") is not None}
+        if key[0] not in SETTLED_CONFIGS or key not in done or not wanted:
+            continue
+
+        def settled(r, wanted=wanted) -> bool:
+            results = (r or {}).get("results") if isinstance(r, dict) else None
+            if not results or results[0].get("error_code"):
+                return True  # (gone meanwhile: nothing to wait for)
+            shown = {c.get("name"): c.get("value") for c in results[0].get("configs") or []}
+            return all(shown.get(n, v) in (v, None) for n, v in wanted.items())
+        describe = {"resources": [{"resource_type": key[0], "resource_name": key[1],
+                                   "configuration_keys": sorted(wanted)}],
+                    "include_synonyms": False, "include_documentation": False}
+        side.run.poll(lambda d=describe: side.quiet(kit.DESCRIBE_CONFIGS, d, 4), settled, timeout=CONFIGS_WITHIN)
+
+
 def _matches(regex: str, topic: str) -> bool:
     try:
         return re.fullmatch(regex, topic) is not None
@@ -214,4 +290,6 @@ AFTER = {
     "DeleteTopics": _topics_deleted, "EndTxn": _transaction_completed, "InitProducerId": _transaction_completed,
     "ConsumerGroupHeartbeat": _member_assigned, "ShareGroupHeartbeat": _member_assigned,
     "CreateAcls": _acls_created, "DeleteAcls": _acls_deleted,
+    "AlterConfigs": _configs_altered, "IncrementalAlterConfigs": _configs_altered,
+    "AlterUserScramCredentials": _credentials_altered,
 }

@@ -59,4 +59,5 @@ def load_all() -> list[Scenario]:
     from tests.conformance.scenarios import share_split  # noqa: F401 - issue 36 item 19
     from tests.conformance.scenarios import share_ack_texts  # noqa: F401 - issue 36, share-acknowledge-error-text
     from tests.conformance.scenarios import messages_run  # noqa: F401 - the --messages runs' findings
+    from tests.conformance.scenarios import user_run  # noqa: F401 - what a user who is no super user met
     return SCENARIOS

@@ -1,0 +1,46 @@
+"""What the generator met once its steps could be a user's who is no super user (the "user"
+connection: SASL as the sequence's own user <T>-u0, docs/CONFORMANCE.md), replayed against
+Kafka 4.4 (tests/unit/test_user_connection_findings.py states each answer)."""
+
+from __future__ import annotations
+
+from tests.conformance.fuzz.side import user_credential
+from tests.conformance.scenarios import register
+from tests.conformance.scenarios.generated import T0, replay
+
+USER = {"api": "AlterUserScramCredentials", "version": 0, "body": {"deletions": [], "upsertions": [user_credential()]}}
+
+
+def _markers(*markers: tuple[int, list]) -> dict:
+    return {"api": "WriteTxnMarkers", "version": 1, "conn": "user", "body": {"markers": [
+        {"producer_id": pid, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+         "topics": [{"name": n, "partition_indexes": ps} for n, ps in topics]} for pid, topics in markers]}}
+
+
+USER_RUN: dict[str, list[dict]] = {
+    # refused whole (CLUSTER_ACTION): every marker's producer id, one of no partition too, the
+    # later marker of a producer replacing the earlier, in a HashMap sized to the markers
+    "generated/write-txn-markers-refused-names-every-producer": [
+        USER,
+        _markers((1, [])),
+        _markers((5, []), (5, [("<T>-t0", [0, 1])])),
+        _markers((5, [("<T>-t0", [0, 1])]), (5, [])),
+        _markers((1, []), (4, [])),
+        _markers((5, []), (1, []), (1, [])),
+    ],
+    # an id no topic has is UNKNOWN_TOPIC_ID before any authorization; a topic the user may not
+    # read is TOPIC_AUTHORIZATION_FAILED
+    "generated/fetch-unknown-topic-id-before-authorization": [
+        T0, USER,
+        {"api": "Fetch", "version": 13, "conn": "user", "body": {
+            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": 0,
+            "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [], "topics": [
+                {"topic_id": tid, "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                                                  "last_fetched_epoch": -1, "log_start_offset": -1,
+                                                  "partition_max_bytes": 1024}]}
+                for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")]}},
+    ],
+}
+
+for _name, _steps in USER_RUN.items():
+    register(_name, replay(_steps))

@@ -1,0 +1,62 @@
+"""What the generator met once its steps could be a user's who is no super user (its "user"
+connection, docs/CONFORMANCE.md): each refusal answered as Kafka 4.4 answers it
+(tests/conformance/scenarios/user_run.py replays each against Kafka)."""
+
+from __future__ import annotations
+
+import uuid
+
+from kipper.broker.context import Session
+from tests.support.inproc import InProcessBroker
+
+WRITE_TXN_MARKERS = 27
+CLUSTER_AUTHORIZATION_FAILED = 31
+SECURED = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+           "super.users": "User:admin", "allow.everyone.if.no.acl.found": "false"}
+
+
+def _user(name: str = "u0") -> Session:
+    return Session("PLAINTEXT", "127.0.0.1:6000", principal=f"User:{name}")
+
+
+def _marker(pid: int, *topics: tuple[str, list[int]]) -> dict:
+    return {"producer_id": pid, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
+            "topics": [{"name": n, "partition_indexes": ps} for n, ps in topics]}
+
+
+def test_write_txn_markers_refused_whole_names_every_markers_producer_as_kafkas_error_response_does():
+    broker = InProcessBroker(**SECURED)
+    refused = lambda *markers: broker.call(WRITE_TXN_MARKERS, 1, {"markers": list(markers)}, _user())["markers"]  # noqa: E731
+    assert refused(_marker(1)) == [{"producer_id": 1, "topics": []}]  # (answered: a marker of no partition)
+    failed = {"name": "t", "partitions": [{"partition_index": 1, "error_code": CLUSTER_AUTHORIZATION_FAILED},
+                                          {"partition_index": 0, "error_code": CLUSTER_AUTHORIZATION_FAILED}]}
+    assert refused(_marker(5), _marker(5, ("t", [0, 1]))) == [{"producer_id": 5, "topics": [failed]}]
+    # a later marker of the same producer replaces the earlier one whole
+    assert refused(_marker(5, ("t", [0, 1])), _marker(5)) == [{"producer_id": 5, "topics": []}]
+    # a HashMap sized to the markers (two producers: a table of 4, where 4 comes before 1 and 5
+    # after it; in a table of 16 they come as the numbers do)
+    assert [m["producer_id"] for m in refused(_marker(1), _marker(4))] == [4, 1]
+    assert [m["producer_id"] for m in refused(_marker(5), _marker(1), _marker(1))] == [5, 1]
+    # a super user's request writes: a marker of no partition has no answer
+    assert broker.call(WRITE_TXN_MARKERS, 1, {"markers": [_marker(1)]}, _user("admin"))["markers"] == []
+
+
+def test_fetch_of_an_unknown_topic_id_is_unknown_topic_id_before_any_authorization():
+    """Kafka's handleFetchRequest resolves the ids first: an id no topic has is UNKNOWN_TOPIC_ID
+    whoever asks; a topic the user may not read is TOPIC_AUTHORIZATION_FAILED."""
+    broker = InProcessBroker(**SECURED)
+    broker.call(19, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                                    "configs": []}], "timeout_ms": 1000, "validate_only": False}, _user("admin"))
+    known = broker.call(3, 12, {"topics": [{"name": "t", "topic_id": None}], "allow_auto_topic_creation": False,
+                                "include_topic_authorized_operations": False}, _user("admin"))["topics"][0]["topic_id"]
+    unknown = uuid.UUID("6b1ff3f0-0000-4000-8000-0000deadbeef")
+    answer = broker.call(1, 13, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                                 "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
+                                 "forgotten_topics_data": [], "topics": [
+                                     {"topic_id": tid, "partitions": [{"partition": 0, "current_leader_epoch": -1,
+                                                                       "fetch_offset": 0, "last_fetched_epoch": -1,
+                                                                       "log_start_offset": -1,
+                                                                       "partition_max_bytes": 1024}]}
+                                     for tid in (known, unknown)]}, _user())
+    codes = {str(r["topic_id"]): r["partitions"][0]["error_code"] for r in answer["responses"]}
+    assert codes == {str(known): 29, str(unknown): 100}  # TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_ID

@@ -40,6 +40,13 @@ USER_RUN: dict[str, list[dict]] = {
                                                   "partition_max_bytes": 1024}]}
                 for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")]}},
     ],
+    # (not a user's) Metadata v0-v3 auto-create whatever they name; Kafka 4.4 answers the topic it
+    # is making UNKNOWN_TOPIC_OR_PARTITION and makes it a moment later: the generator waits for it
+    # (it waited only for LEADER_NOT_AVAILABLE, and only when allow_auto_topic_creation said so)
+    "generated/metadata-v0-auto-creates-a-moment-later": [
+        {"api": "Metadata", "version": 0, "body": {"topics": [{"name": "<T>-t5"}]}},
+        {"api": "Metadata", "version": 0, "body": {"topics": [{"name": "<T>-t5"}]}},
+    ],
 }
 
 for _name, _steps in USER_RUN.items():

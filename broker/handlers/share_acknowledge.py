@@ -21,6 +21,8 @@ def handle_share_acknowledge(req, ctx):
     now = ctx.now
     if not share_groups_enabled(ctx):
         return top_level_error(ErrorCode.UNSUPPORTED_VERSION, None)
+    if req.group_id is None:  # (Kafka's check, before authorization; "" is a group's name here)
+        return top_level_error(ErrorCode.INVALID_REQUEST, None)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     code, message, session = share.open_session(req.group_id, req.member_id,

@@ -63,6 +63,8 @@ def handle_share_fetch(req, ctx):
     epoch = req.share_session_epoch
     if not share_groups_enabled(ctx):
         return top_level_error(ErrorCode.UNSUPPORTED_VERSION, None)
+    if req.group_id is None:  # (Kafka's check, before authorization; "" is a group's name here)
+        return top_level_error(ErrorCode.INVALID_REQUEST, None)
     if not ctx.authorize(READ, GROUP, req.group_id):
         return top_level_error(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
     if req.get("is_renew_ack", False) and (epoch in (INITIAL_EPOCH, FINAL_EPOCH) or req.max_wait_ms

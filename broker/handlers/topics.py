@@ -2,9 +2,10 @@
 (ReplicationControlManager): manual assignments must name registered brokers (this one
 alone on one node; a cluster's controller runs these handlers over its registry,
 broker/cluster/controller_topics.py); validate_only checks everything and changes nothing. A timeout_ms
-of 0 or less has passed before Kafka's controller takes the request: every topic that got
-past the broker's own checks (duplicates, authorization) is REQUEST_TIMED_OUT, and nothing
-is done."""
+of 0 or less has passed before Kafka's controller takes the request: when a topic got past
+the broker's own checks (duplicates, authorization), the whole request fails with
+REQUEST_TIMED_OUT, each topic it names answered so (Kafka's getErrorResponse), and nothing is
+done; with none, the broker's own refusals are the answer."""
 
 from __future__ import annotations
 
@@ -103,6 +104,8 @@ def handle_create_topics(req, ctx):
     engines = ctx.engines
     validate_only = req.get("validate_only", False)
     names = [t.name for t in req.topics]
+    if req.timeout_ms <= 0 and any(names.count(n) == 1 and may_create_topic(ctx, n) for n in names):
+        return {"throttle_time_ms": 0, "topics": [_timed_out(name=n) for n in names]}
     out, accepted = [], []
     for i, t in enumerate(req.topics):
         if names.count(t.name) > 1:
@@ -113,9 +116,6 @@ def handle_create_topics(req, ctx):
         if not may_create_topic(ctx, t.name):
             out.append({"name": t.name, "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                         "error_message": "Authorization failed."})
-            continue
-        if req.timeout_ms <= 0:  # the controller's deadline has passed before it begins
-            out.append(_timed_out(name=t.name))
             continue
         code, message, count = _check_topic(engines, t)
         if code != ErrorCode.NONE:
@@ -258,6 +258,8 @@ def handle_create_partitions(req, ctx):
     their clients see the new metadata)."""
     engines = ctx.engines
     names = [t.name for t in req.topics]
+    if req.timeout_ms <= 0 and any(names.count(n) == 1 and ctx.authorize(ALTER, TOPIC, n) for n in names):
+        return {"throttle_time_ms": 0, "results": [_timed_out(name=n) for n in names]}
     results = []
     for i, t in enumerate(req.topics):
         code, message = ErrorCode.NONE, None
@@ -268,8 +270,6 @@ def handle_create_partitions(req, ctx):
                 raise Refused(ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
             if not ctx.authorize(ALTER, TOPIC, t.name):
                 raise Refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
-            if req.timeout_ms <= 0:
-                raise Refused(ErrorCode.REQUEST_TIMED_OUT, None)
             topic = _check_growth(engines, t)
             if not req.validate_only:
                 engines.topics.add_partitions(topic, t.count, [list(a.broker_ids) for a in t.assignments]

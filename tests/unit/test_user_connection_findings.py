@@ -60,3 +60,39 @@ def test_fetch_of_an_unknown_topic_id_is_unknown_topic_id_before_any_authorizati
                                      for tid in (known, unknown)]}, _user())
     codes = {str(r["topic_id"]): r["partitions"][0]["error_code"] for r in answer["responses"]}
     assert codes == {str(known): 29, str(unknown): 100}  # TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_ID
+
+
+def _topics(broker, api: int, version: int, body: dict, key: str) -> list[tuple[str, int]]:
+    return [(r["name"], r["error_code"]) for r in broker.call(api, version, body, _user())[key]]
+
+
+def test_a_timeout_of_zero_beside_a_refused_topic_fails_the_whole_request_when_another_passed():
+    """Kafka's controller fails the request whole (getErrorResponse: every topic named, in the
+    request's order, REQUEST_TIMED_OUT) once one topic got past the broker's own checks."""
+    broker = InProcessBroker(**SECURED)
+    broker.call(30, 3, {"creations": [{"resource_type": 2, "resource_name": "mine", "resource_pattern_type": 4,
+                                        "principal": "User:u0", "host": "*", "operation": 2, "permission_type": 3}]},
+                _user("admin"))
+    grow = lambda *names: _topics(broker, 37, 0, {"topics": [  # noqa: E731
+        {"name": n, "count": 2, "assignments": None} for n in names], "validate_only": False, "timeout_ms": -1}, "results")
+    assert grow("other", "mine-t") == [("other", 7), ("mine-t", 7)]
+    assert grow("other") == [("other", 29)]
+    assert sorted(grow("other", "mine-t", "mine-t")) == [("mine-t", 42), ("other", 29)]
+    create = lambda *names: _topics(broker, 19, 7, {"topics": [  # noqa: E731
+        {"name": n, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []} for n in names],
+        "timeout_ms": 0, "validate_only": False}, "topics")
+    assert create("other", "mine-a", "mine-b", "mine-b") == [("other", 7), ("mine-a", 7), ("mine-b", 7), ("mine-b", 7)]
+    assert sorted(create("other", "mine-b", "mine-b")) == [("mine-b", 42), ("other", 29)]
+
+
+def test_a_share_fetch_or_acknowledge_of_a_null_group_is_invalid_request_before_authorization():
+    broker = InProcessBroker(**SECURED, **{"group.share.enable": "true"})
+    member = "AAAAAAAAAAAAAAAAAAAAAA"
+    fetch = lambda group: broker.call(78, 1, {  # noqa: E731
+        "group_id": group, "member_id": member, "share_session_epoch": 0, "max_wait_ms": 0, "min_bytes": 1,
+        "max_bytes": 1000, "max_records": 10, "batch_size": 10, "topics": [], "forgotten_topics_data": []},
+        _user())["error_code"]
+    acknowledge = lambda group: broker.call(79, 1, {  # noqa: E731
+        "group_id": group, "member_id": member, "share_session_epoch": 0, "topics": []}, _user())["error_code"]
+    assert (fetch(None), acknowledge(None)) == (42, 42)  # INVALID_REQUEST
+    assert (fetch(""), acknowledge("")) == (30, 30)  # GROUP_AUTHORIZATION_FAILED: "" is a name

@@ -11,6 +11,27 @@ from tests.conformance.scenarios.generated import T0, replay
 USER = {"api": "AlterUserScramCredentials", "version": 0, "body": {"deletions": [], "upsertions": [user_credential()]}}
 
 
+GRANT_TOPICS = {"api": "CreateAcls", "version": 3, "body": {"creations": [{
+    "resource_type": 2, "resource_name": "<T>-t", "resource_pattern_type": 4, "principal": "User:<T>-u0", "host": "*",
+    "operation": 2, "permission_type": 3}]}}
+
+
+def _grow(names: list[str], timeout: int) -> dict:
+    return {"api": "CreatePartitions", "version": 0, "conn": "user", "body": {
+        "topics": [{"name": n, "count": 2, "assignments": None} for n in names], "validate_only": False,
+        "timeout_ms": timeout}}
+
+
+def _create(names: list[str], timeout: int) -> dict:
+    return {"api": "CreateTopics", "version": 7, "conn": "user", "body": {"topics": [
+        {"name": n, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []} for n in names],
+        "timeout_ms": timeout, "validate_only": False}}
+
+
+def _delete(names: list[str], timeout: int) -> dict:
+    return {"api": "DeleteTopics", "version": 5, "conn": "user", "body": {"topic_names": names, "timeout_ms": timeout}}
+
+
 def _markers(*markers: tuple[int, list]) -> dict:
     return {"api": "WriteTxnMarkers", "version": 1, "conn": "user", "body": {"markers": [
         {"producer_id": pid, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
@@ -39,6 +60,26 @@ USER_RUN: dict[str, list[dict]] = {
                                                   "last_fetched_epoch": -1, "log_start_offset": -1,
                                                   "partition_max_bytes": 1024}]}
                 for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")]}},
+    ],
+    # a timeout of 0 or less beside a topic the user may not touch: when another passed the
+    # broker's checks, Kafka's controller fails the whole request, every topic REQUEST_TIMED_OUT;
+    # when none did, the refusals are the answer (DeleteTopics: timed out whatever)
+    "generated/topic-requests-timed-out-whole-beside-refusals": [
+        T0, USER, GRANT_TOPICS,
+        _grow(["zz-a", "<T>-t0"], -1), _grow(["zz-a"], -1), _grow(["zz-a", "<T>-t0", "<T>-t0"], 0),
+        _grow(["zz-a", "zz-a"], -1), _grow(["zz-a", "<T>-t0", "<T>-t1", "<T>-t1"], 0),
+        _create(["zz-b", "<T>-t7"], -1), _create(["zz-b"], -1), _create(["zz-b", "<T>-t7", "<T>-t7"], 0),
+        _create(["zz-b", "<T>-t8", "<T>-t7", "<T>-t7"], 0),
+        _delete(["zz-c", "<T>-t0"], -1), _delete(["zz-c"], -1), _delete(["zz-c", "<T>-t0", "<T>-t0"], 0),
+    ],
+    # a null group is INVALID_REQUEST before any authorization ("" is a name, refused the user)
+    "generated/share-fetch-null-group-before-authorization": [
+        USER,
+        *({"api": api, "version": 1, "conn": "user", "body": {
+            "group_id": group, "member_id": "AAAAAAAAAAAAAAAAAAAAAA", "share_session_epoch": 0, "topics": [], **extra}}
+          for group in (None, "") for api, extra in (
+              ("ShareFetch", {"max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1000, "max_records": 10,
+                              "batch_size": 10, "forgotten_topics_data": []}), ("ShareAcknowledge", {}))),
     ],
     # (not a user's) Metadata v0-v3 auto-create whatever they name; Kafka 4.4 answers the topic it
     # is making UNKNOWN_TOPIC_OR_PARTITION and makes it a moment later: the generator waits for it

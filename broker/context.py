@@ -51,6 +51,15 @@ class RequestContext:
     def now(self) -> int:
         return self.engines.clock()
 
+    def needs_permission(self, operation: str) -> str:
+        """Kafka's words for a cluster operation refused (AuthHelper.authorizeClusterOperation:
+        "Request <the request> needs ALTER permission."), the request described as Kafka's
+        Request prints itself, with this connection's own values."""
+        s = self.session
+        return (f"Request Request(processor=0, connectionId={s.peer}, session=Session({s.principal}), "
+                f"listenerName=ListenerName({s.listener}), securityProtocol={s.security_protocol}, buffer=null, "
+                f"envelope=Optional.empty) needs {operation} permission.")
+
     def authorize(self, operation: int, resource_type: int, name: str) -> bool:
         """May this session do ``operation`` on the resource (broker/acl/)? Always true
         without an authorizer; a refusal is counted for the request's API."""

@@ -14,7 +14,7 @@ from kipper.broker.acl.model import (
     OPERATION_NAMES, PERMISSION_NAMES, PREFIXED, RESOURCE_NAMES, AclBinding, AclFilter, validate,
 )
 from kipper.broker.features import METADATA_NAMES, METADATA_VERSION
-from kipper.protocol.errors import ErrorCode, kafka_text
+from kipper.protocol.errors import ErrorCode
 
 CIDR_LEVEL = next(level for level, name in METADATA_NAMES.items() if name == CIDR_SINCE)
 
@@ -58,7 +58,7 @@ def handle_describe_acls(req, ctx):
                 "error_message": DISABLED, "resources": []}
     if not acls.authorize(ctx.session, DESCRIBE, CLUSTER, CLUSTER_NAME, "DescribeAcls"):
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-                "error_message": None, "resources": []}
+                "error_message": ctx.needs_permission("DESCRIBE"), "resources": []}
     wanted = _filter(req)
     by_resource: dict[tuple, list] = {}
     for a in acls.bindings():
@@ -81,7 +81,7 @@ def handle_create_acls(req, ctx):
     if not acls.authorize(ctx.session, ALTER, CLUSTER, CLUSTER_NAME, "CreateAcls"):
         return {"throttle_time_ms": 0, "results": [
             {"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-             "error_message": kafka_text(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)} for _ in req.creations]}
+             "error_message": ctx.needs_permission("ALTER")} for _ in req.creations]}
     results, valid = [], []
     for c in req.creations:
         acl = binding_of(c)
@@ -110,8 +110,8 @@ def handle_delete_acls(req, ctx):
              "matching_acls": []} for _ in req.filters]}
     if not acls.authorize(ctx.session, ALTER, CLUSTER, CLUSTER_NAME, "DeleteAcls"):
         return {"throttle_time_ms": 0, "filter_results": [
-            {"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), "error_message": None,
-             "matching_acls": []} for _ in req.filters]}
+            {"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+             "error_message": ctx.needs_permission("ALTER"), "matching_acls": []} for _ in req.filters]}
     unknown = [_unknown_filter(f) for f in req.filters]
     # every filter matches the ACLs as they were before the request (Kafka's controller)
     matched = iter(acls.delete([_filter(f) for f, why in zip(req.filters, unknown) if why is None]))

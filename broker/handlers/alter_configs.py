@@ -17,18 +17,17 @@ import structlog
 from kipper.broker.acl.model import ALTER_CONFIGS
 from kipper.broker.config_values import java_hash_order
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
-from kipper.broker.handlers.describe_configs import BROKER, TOPIC, config_resource_denied
+from kipper.broker.handlers.describe_configs import BROKER, BROKER_LOGGER, TOPIC, config_resource_denied
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import TOPIC_CONFIGS, validate_topic_configs
 from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.telemetry import Invalid, validate
 from kipper.broker.telemetry.subscriptions import CONFIGS as CLIENT_METRICS_CONFIGS
 from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
-from kipper.protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 log = structlog.get_logger(__name__)
 
-BROKER_LOGGER = 8
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 OPERATIONS = (SET, DELETE, APPEND, SUBTRACT)  # the operation types Kafka knows (AlterConfigOp.OpType)
 MIN_INSYNC = "min.insync.replicas"
@@ -232,9 +231,15 @@ def _meets_unknown_operation(res) -> bool:
     return False
 
 
+FORWARDED_DENIALS = frozenset({ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.GROUP_AUTHORIZATION_FAILED})
+
+
 def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]:
     refused = _preprocess(resources, incremental)
-    denied = {i: config_resource_denied(ctx, res, ALTER_CONFIGS) for i, res in enumerate(resources) if i not in refused}
+    # (AlterConfigs knows no broker logger: Kafka refuses the type before any authorization)
+    denied = {i: None if not incremental and res.resource_type == BROKER_LOGGER
+              else config_resource_denied(ctx, res, ALTER_CONFIGS)
+              for i, res in enumerate(resources) if i not in refused}
     # the resources the broker passes to Kafka's controller: an operation it does not know in
     # any of them fails the controller's whole request (UNKNOWN_SERVER_ERROR for each, nothing
     # changed)
@@ -260,8 +265,8 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
         try:
             if i in refused:
                 raise refused[i]
-            if denied[i] is not None:
-                raise Refused(denied[i], None)
+            if denied[i] is not None:  # (a topic's and a group's with the controller's words, as Kafka's)
+                raise Refused(denied[i], kafka_text(denied[i]) if denied[i] in FORWARDED_DENIALS else None)
             if res.resource_type == TOPIC:
                 _topic(ctx.engines, res.resource_name, build, validate_only)
             elif res.resource_type in GROUP_TYPES:

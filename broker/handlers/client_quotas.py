@@ -13,7 +13,7 @@ from kipper.broker.config_values import java_hash_order, java_map_text, java_siz
 from kipper.broker.quota.client_quotas import Op
 from kipper.broker.quota.entities import check_entity, check_value, parse_filter
 from kipper.broker.acl.model import ALTER_CONFIGS, CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS
-from kipper.protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 log = structlog.get_logger(__name__)
 
@@ -63,7 +63,8 @@ def handle_alter_client_quotas(req, ctx):
         ops = [Op(o.key, o.value, o.remove) for o in entry.ops]
         if not allowed:  # (refused before the controller: every entry answered, as asked)
             results.append({"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-                            "error_message": "not a super user", "entity": entity_data})
+                            "error_message": kafka_text(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                            "entity": entity_data})
             continue
         key = frozenset(named.items())
         if key in by_entity:  # the entity again: its result becomes a refusal (what it changed stays)
@@ -84,7 +85,7 @@ def handle_alter_client_quotas(req, ctx):
 def handle_describe_client_quotas(req, ctx):
     engines = ctx.engines
     if not may_manage(ctx, DESCRIBE_CONFIGS):
-        return _describe_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
+        return _describe_error(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
     code, message, exact, specified = parse_filter(
         [{"entity_type": c.entity_type, "match_type": c.match_type, "match": c.match} for c in req.components])
     if code != ErrorCode.NONE:
@@ -94,5 +95,5 @@ def handle_describe_client_quotas(req, ctx):
     return {"throttle_time_ms": 0, "error_code": 0, "error_message": "", "entries": entries}  # "" as Kafka
 
 
-def _describe_error(code: ErrorCode, message: str) -> dict:
+def _describe_error(code: ErrorCode, message: str | None) -> dict:
     return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message, "entries": None}

@@ -16,7 +16,7 @@ from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRICS
 from kipper.protocol.errors import ErrorCode, kafka_text
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG, CLIENT_METRICS_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 7, 8
 UNKNOWN_TYPE = 0  # DescribeConfigs config_type of a name that is no config
 KAFKA_RESOURCE_TYPES = frozenset({2, 4, 8, 16, 32})  # Kafka's ConfigResource.Type: topic, broker, broker logger...
@@ -223,7 +223,8 @@ def config_resource_denied(ctx, res, operation: int) -> ErrorCode | None:
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
     if res.resource_type in GROUP_TYPES and not ctx.authorize(operation, GROUP, res.resource_name):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED
-    if res.resource_type in (BROKER, CLIENT_METRICS) and not ctx.authorize(operation, CLUSTER, CLUSTER_NAME):
+    cluster_wide = (BROKER, BROKER_LOGGER, CLIENT_METRICS)
+    if res.resource_type in cluster_wide and not ctx.authorize(operation, CLUSTER, CLUSTER_NAME):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
     return None
 

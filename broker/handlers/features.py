@@ -16,7 +16,7 @@ def handle_update_features(req, ctx):
     out = {"throttle_time_ms": 0, "error_code": 0, "error_message": None, "results": []}
     if not ctx.authorize(ALTER, CLUSTER, CLUSTER_NAME):
         return {**out, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-                "error_message": "Cluster authorization failed."}
+                "error_message": ctx.needs_permission("ALTER")}
     # Kafka's controller reads UpgradeType as sent; v0's AllowDowngrade never reaches it
     updates = [(u.feature, u.max_version_level, u.get("upgrade_type", UPGRADE)) for u in req.feature_updates]
     error, message = ctx.engines.features.update(updates, req.get("validate_only", False))

@@ -91,15 +91,16 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
             if asks:  # the append waits for the coordinator's answer, and the connection with it
                 answers.append(Holding(_verify_then_append(req, ctx, asks)))
                 break
-        if req.transactional_id is None and any(transactional(p.records) for t in req.topic_data
-                                                for p in t.partition_data):
-            # Kafka refuses the whole request before its topics: every partition is answered 53
+        tid = req.transactional_id
+        if any(transactional(p.records) for t in req.topic_data for p in t.partition_data) and (
+                tid is None or not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid)):
+            # Kafka refuses the whole request before its topics: every partition is answered 53;
+            # a transactional id beside batches that are not transactional is not looked at
             answers.append(_refused_whole(distinct(req.topic_data, ctx.api_version), acks,
                                           ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
             if acks == 0:
                 break
             continue
-        txn_denied = None  # looked up at most once per request
         throttle_ms = 0
         responses = []
         waits = [] if cluster else None  # a cluster's acks=all: (replica, end offset, min ISR, row)
@@ -112,7 +113,7 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
             break
         if len(topic_data) > 1 or (topic_data and len(topic_data[0].partition_data) > 1):
             if mixed_producers(p.records for t in topic_data for p in t.partition_data) and \
-                    mixed_producers(_writable(ctx, req.transactional_id, topic_data)):
+                    mixed_producers(_writable(ctx, topic_data)):
                 answers.append(_refused_whole(topic_data, acks, ErrorCode.INVALID_PRODUCER_ID_MAPPING,
                                               MORE_THAN_ONE_PRODUCER))
                 if acks == 0:
@@ -122,10 +123,7 @@ def handle_produce(run, ctx, verified: dict | None = None) -> list:
             if tdata is last_entry and last_target.denied is None:
                 target = last_target
             else:
-                if txn_denied is None:
-                    tid = req.transactional_id
-                    txn_denied = tid is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, tid)
-                target = last_target = _target(ctx, tdata, txn_denied)
+                target = last_target = _target(ctx, tdata)
                 last_entry = tdata
             rows = []
             for pdata in tdata.partition_data:
@@ -224,7 +222,7 @@ def _unreadable(ctx, topic_data: list) -> bool:
     may write that has it): Kafka fails inside and never answers; kipper closes at once."""
     for t in topic_data:
         nulls = [p.index for p in t.partition_data if p.records is None]
-        target = _target(ctx, t, False) if nulls else None
+        target = _target(ctx, t) if nulls else None
         if target is not None and target.topic is not None and target.denied in (
                 None, ErrorCode.INVALID_TOPIC_EXCEPTION) and any(0 <= i < len(target.topic.partitions) for i in nulls):
             return True
@@ -241,12 +239,11 @@ def _refused_whole(topic_data: list, acks: int, code: ErrorCode, message: str | 
         "throttle_time_ms": 0}
 
 
-def _writable(ctx, transactional_id: str | None, topic_data: list):
+def _writable(ctx, topic_data: list):
     """The records Kafka's handleProduceAppend is given: of the partitions the request may
     write that exist, each read as one batch."""
-    denied = transactional_id is not None and not ctx.authorize(WRITE, TRANSACTIONAL_ID, transactional_id)
     for t in topic_data:
-        target = _target(ctx, t, denied)
+        target = _target(ctx, t)
         if target.topic is not None and target.denied is None:
             yield from (p.records for p in t.partition_data if type(p) is not Repeated and 0 <= p.index < len(
                 target.topic.partitions) and records_refusal(p.records, ctx.api_version) is None)
@@ -279,13 +276,12 @@ def _request_bytes(req) -> int:
     return sum(len(p.records) for t in req.topic_data for p in t.partition_data if p.records is not None)
 
 
-def _target(ctx, tdata, txn_denied: bool) -> Target:
+def _target(ctx, tdata) -> Target:
     name = tdata.name
     engines = ctx.engines
     topic = engines.topics.get(name) if name is not None else engines.topics.by_id(tdata.topic_id)
     policy = engines.topic_configs.policy(topic) if topic is not None else None
-    denied = (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED if txn_denied else
-              ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    denied = (ErrorCode.TOPIC_AUTHORIZATION_FAILED
               if not ctx.authorize(WRITE, TOPIC, topic.name if topic else name or "") else
               ErrorCode.INVALID_TOPIC_EXCEPTION
               if (topic.internal if topic is not None else name in INTERNAL_TOPICS) else None)

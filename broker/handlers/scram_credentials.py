@@ -28,8 +28,12 @@ log = structlog.get_logger(__name__)
 def handle_describe_user_scram_credentials(req, ctx):
     security = ctx.engines.security
     if not may_manage(ctx, DESCRIBE):
+        # Kafka's error response: one result per user asked, each named "" (users null: Kafka
+        # fails inside and closes the connection; kipper answers no result)
+        denied = {"user": "", "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), "error_message": None,
+                  "credential_infos": []}
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-                "error_message": "not a super user", "results": []}
+                "error_message": None, "results": [dict(denied) for _ in req.users or ()]}
     known = security.describe_credentials()
     wanted = [u.name for u in req.users] if req.users else sorted(known)
     results = []
@@ -74,7 +78,11 @@ def _first_look(name: str, mechanism: int, iterations: int | None, users) -> tup
 
 def handle_alter_user_scram_credentials(req, ctx):
     security = ctx.engines.security
-    allowed = may_manage(ctx, ALTER)
+    if not may_manage(ctx, ALTER):  # refused whole: every user named, sorted (Kafka's error response)
+        names = sorted({d.name for d in req.deletions} | {u.name for u in req.upsertions})
+        return {"throttle_time_ms": 0, "results": [
+            {"user": n, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+             "error_message": ctx.needs_permission("ALTER")} for n in names]}
     errors: dict[str, tuple[ErrorCode, str]] = {}
     users = security.describe_credentials()  # user -> {mechanism name: iterations}
     items = [(d.name, d.mechanism, None, d) for d in req.deletions] + \
@@ -86,9 +94,7 @@ def handle_alter_user_scram_credentials(req, ctx):
     for name, mechanism, iterations, _ in items:
         if name in errors:
             continue
-        if not allowed:
-            errors[name] = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "not a super user")
-        elif name in seen:
+        if name in seen:
             errors[name] = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
         elif (problem := _first_look(name, mechanism, iterations, users)) is not None:
             errors[name] = problem

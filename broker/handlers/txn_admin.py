@@ -9,7 +9,7 @@ import re
 from kipper.broker.acl.model import DESCRIBE, READ, TOPIC, TRANSACTIONAL_ID
 from kipper.broker.log.topics import validate_topic_name
 from kipper.broker.txn.states import TxnState
-from kipper.protocol.errors import ErrorCode
+from kipper.protocol.errors import ErrorCode, kafka_text
 
 STATE_NAMES = {s.value: s for s in TxnState}
 
@@ -28,7 +28,8 @@ def handle_describe_producers(req, ctx):
             if not readable:
                 parts.append({"partition_index": index,
                               "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
-                              "error_message": None, "active_producers": []})
+                              "error_message": kafka_text(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+                              "active_producers": []})
                 continue
             if partition is None and validate_topic_name(t.name) is not None:
                 # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION, with its text

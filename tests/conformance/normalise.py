@@ -28,6 +28,7 @@ CONSTANT = {"cluster_id": "<cluster>", "host": "<host>", "port": "<port>", "thro
             "log_dir": "<dir>", "total_bytes": "<bytes>", "usable_bytes": "<bytes>", "client_host": "<client host>", "member_host": "<client host>"}
 # (a record error's message too: Kafka's for a timestamp out of range quotes its own clock)
 MESSAGES = {"error_message", "error_msg", "status_message", "batch_index_error_message"}
+NEEDS_PERMISSION = re.compile(r"^Request Request\(.*\) needs (\w+) permission\.$", re.S)
 CLOCK = {"log_append_time_ms", "transaction_start_time_ms", "last_timestamp_ms",
          "last_fetch_timestamp", "last_caught_up_timestamp"}
 # a batch's time as the client gave it, or a broker's clock when a marker set it last
@@ -120,6 +121,10 @@ class Normaliser:
             return CONSTANT[k]
         if k in MESSAGES and not self.keep_messages:  # the text is the broker's own; whether there is any (null, "") is Kafka's
             return "<message>" if v else v
+        if k in MESSAGES and isinstance(v, str) and v.startswith("Request Request("):
+            # Kafka's words for a cluster operation refused print its Request object (its
+            # connection's ids, object hashes): only what surrounds it is compared
+            return NEEDS_PERMISSION.sub(r"Request <the request> needs \1 permission.", v)
         if k in CLOCK and isinstance(v, int) and v > 0:
             return "<time>"
         if k == "topic_name" and "partition_index" in parent and isinstance(v, str) and v.startswith("__"):

@@ -96,3 +96,60 @@ def test_a_share_fetch_or_acknowledge_of_a_null_group_is_invalid_request_before_
         "group_id": group, "member_id": member, "share_session_epoch": 0, "topics": []}, _user())["error_code"]
     assert (fetch(None), acknowledge(None)) == (42, 42)  # INVALID_REQUEST
     assert (fetch(""), acknowledge("")) == (30, 30)  # GROUP_AUTHORIZATION_FAILED: "" is a name
+
+
+def test_a_transactional_id_is_authorized_only_beside_transactional_batches():
+    """Kafka looks at WRITE on the transactional id only when a partition's first batch is
+    transactional (then every partition is refused 53); otherwise the topic decides."""
+    broker = InProcessBroker(**SECURED)
+    admin = _user("admin")
+    broker.call(19, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                                    "configs": []}], "timeout_ms": 1000, "validate_only": False}, admin)
+    from kipper.protocol import records
+
+    def produce(txn: bool) -> int:
+        batch = records.build_batch([(b"k", b"v")], producer_id=7 if txn else -1, producer_epoch=0 if txn else -1,
+                                    base_sequence=0 if txn else -1, transactional=txn)
+        answer = broker.call(0, 9, {"transactional_id": "x", "acks": -1, "timeout_ms": 1000, "topic_data": [
+            {"name": "t", "partition_data": [{"index": 0, "records": batch}]}]}, _user())
+        return answer["responses"][0]["partition_responses"][0]["error_code"]
+    assert produce(txn=False) == 29  # TOPIC_AUTHORIZATION_FAILED: the id is not looked at
+    assert produce(txn=True) == 53  # TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def test_refusals_of_a_user_who_is_no_super_user_have_kafkas_words():
+    """A cluster operation refused is "Request <the request> needs OP permission." (Kafka's
+    AuthHelper prints its Request object there; kipper describes its own connection); the
+    controller's refusals of a topic or group carry their default texts, the broker's none."""
+    broker = InProcessBroker(**SECURED)
+    user = _user()
+    call = lambda api, v, body: broker.call(api, v, body, user)  # noqa: E731
+    needs = "Request Request(processor=0, connectionId=127.0.0.1:6000, session=Session(User:u0), " \
+            "listenerName=ListenerName(PLAINTEXT), securityProtocol=PLAINTEXT, buffer=null, envelope=Optional.empty) " \
+            "needs {} permission."
+    acls = {"resource_type_filter": 2, "resource_name_filter": "t", "pattern_type_filter": 3, "principal_filter": None,
+            "host_filter": None, "operation": 1, "permission_type": 1}
+    assert call(29, 3, acls)["error_message"] == needs.format("DESCRIBE")
+    acl = {"resource_type": 2, "resource_name": "t", "resource_pattern_type": 3, "principal": "User:u0", "host": "*",
+           "operation": 2, "permission_type": 3}
+    assert [r["error_message"] for r in call(30, 3, {"creations": [acl]})["results"]] == [needs.format("ALTER")]
+    assert [r["error_message"] for r in call(31, 3, {"filters": [acls]})["filter_results"]] == [needs.format("ALTER")]
+    altered = call(51, 0, {"deletions": [{"name": "zz", "mechanism": 1}, {"name": "aa", "mechanism": 2}],
+                           "upsertions": []})["results"]
+    assert [(r["user"], r["error_message"]) for r in altered] == [("aa", needs.format("ALTER")),
+                                                                  ("zz", needs.format("ALTER"))]  # sorted
+    described = call(50, 0, {"users": [{"name": "a"}, {"name": "b"}]})
+    assert (described["error_message"], [(r["user"], r["error_code"]) for r in described["results"]]) == (
+        None, [("", 31), ("", 31)])  # one result per user asked, each named ""
+    assert call(48, 1, {"components": [], "strict": False})["error_message"] is None
+    quota = {"entity": [{"entity_type": "user", "entity_name": "x"}], "ops": []}
+    assert call(49, 1, {"validate_only": True, "entries": [quota]})["entries"][0]["error_message"] == \
+        "Cluster authorization failed."
+    configs = call(44, 1, {"validate_only": True, "resources": [
+        {"resource_type": t, "resource_name": n, "configs": []} for t, n in ((2, "t"), (32, "g"), (4, ""), (8, "m"))]})
+    assert [(r["error_code"], r["error_message"]) for r in configs["responses"]] == [
+        (29, "Topic authorization failed."), (30, "Group authorization failed."), (31, None), (31, None)]
+    legacy = call(33, 2, {"validate_only": True, "resources": [{"resource_type": 8, "resource_name": "m", "configs": []}]})
+    assert legacy["responses"][0]["error_code"] == 42  # (no broker logger there, before any authorization)
+    producers = call(61, 0, {"topics": [{"name": "t", "partition_indexes": [0]}]})
+    assert producers["topics"][0]["partitions"][0]["error_message"] == "Topic authorization failed."

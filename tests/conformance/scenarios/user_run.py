@@ -32,6 +32,15 @@ def _delete(names: list[str], timeout: int) -> dict:
     return {"api": "DeleteTopics", "version": 5, "conn": "user", "body": {"topic_names": names, "timeout_ms": timeout}}
 
 
+def _produce(topic: str, txn: bool, pid: int = -1) -> dict:
+    return {"api": "Produce", "version": 9, "conn": "user", "body": {
+        "transactional_id": "<T>-x0", "acks": -1, "timeout_ms": 30000,
+        "topic_data": [{"name": topic, "partition_data": [
+            {"index": 0, "records": {"<batch>": {"n": 1, "start": 0, "pid": pid, "epoch": 0 if txn else -1,
+                                                 "seq": 0 if txn else -1, "txn": txn, "codec": 0,
+                                                 "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
+
+
 def _markers(*markers: tuple[int, list]) -> dict:
     return {"api": "WriteTxnMarkers", "version": 1, "conn": "user", "body": {"markers": [
         {"producer_id": pid, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
@@ -81,6 +90,16 @@ USER_RUN: dict[str, list[dict]] = {
               ("ShareFetch", {"max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1000, "max_records": 10,
                               "batch_size": 10, "forgotten_topics_data": []}), ("ShareAcknowledge", {}))),
     ],
+    # a transactional id is authorized only beside transactional batches (then the whole request
+    # is refused); beside others it is not looked at, and the topic decides
+    "generated/produce-transactional-id-authorized-only-for-transactional-batches": [
+        T0, USER,
+        _produce("<T>-t0", txn=False),
+        GRANT_TOPICS,
+        _produce("<T>-t0", txn=False),
+        _produce("zz-t0", txn=False),
+        _produce("<T>-t0", txn=True, pid=999999),
+    ],
     # (not a user's) Metadata v0-v3 auto-create whatever they name; Kafka 4.4 answers the topic it
     # is making UNKNOWN_TOPIC_OR_PARTITION and makes it a moment later: the generator waits for it
     # (it waited only for LEADER_NOT_AVAILABLE, and only when allow_auto_topic_creation said so)
@@ -90,5 +109,61 @@ USER_RUN: dict[str, list[dict]] = {
     ],
 }
 
+
+def _user(api: str, version: int, body: dict) -> dict:
+    return {"api": api, "version": version, "conn": "user", "body": body}
+
+
+_ACL = {"resource_type": 2, "resource_name": "<T>-t0", "resource_pattern_type": 3, "principal": "User:<T>-u0",
+        "host": "*", "operation": 2, "permission_type": 3}
+_ACLS = {"resource_type_filter": 2, "resource_name_filter": "<T>-t0", "pattern_type_filter": 3,
+         "principal_filter": None, "host_filter": None, "operation": 1, "permission_type": 1}
+_CONFIGS = [{"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": "retention.ms", "value": "1000"}]},
+            {"resource_type": 4, "resource_name": "", "configs": []},
+            {"resource_type": 32, "resource_name": "<T>-g0", "configs": [{"name": "consumer.session.timeout.ms",
+                                                                          "value": "45000"}]},
+            {"resource_type": 8, "resource_name": "m", "configs": []}]
+
+# the same refusals with their texts compared word for word: Kafka's "Request <the request> needs
+# ALTER permission." (its Request object masked), the default texts of the controller's
+# refusals, none where Kafka's broker refuses
+MESSAGES_RUN: dict[str, list[dict]] = {
+    "generated/refusals-of-a-user-who-is-no-super-user-texts": [
+        T0, USER,
+        _user("DescribeAcls", 3, _ACLS),
+        _user("CreateAcls", 3, {"creations": [_ACL, _ACL]}),
+        _user("DeleteAcls", 3, {"filters": [_ACLS, _ACLS]}),
+        _user("DescribeClientQuotas", 1, {"components": [{"entity_type": "user", "match_type": 0, "match": "x"}],
+                                          "strict": False}),
+        _user("AlterClientQuotas", 1, {"validate_only": True, "entries": [
+            {"entity": [{"entity_type": "user", "entity_name": "x"}],
+             "ops": [{"key": "producer_byte_rate", "value": 1.0, "remove": False}]},
+            {"entity": [{"entity_type": "client-id", "entity_name": "y"}], "ops": []}]}),
+        _user("DescribeUserScramCredentials", 0, {"users": [{"name": "<T>-u0"}, {"name": ""}, {"name": "<T>-u0"}]}),
+        _user("DescribeUserScramCredentials", 0, {"users": []}),
+        _user("AlterUserScramCredentials", 0, {"upsertions": [user_credential()], "deletions": [
+            {"name": "zz", "mechanism": 1}, {"name": "aa", "mechanism": 2}]}),
+        _user("IncrementalAlterConfigs", 1, {"validate_only": True, "resources": [
+            {**r, "configs": [{**c, "config_operation": 0} for c in r["configs"]]} for r in _CONFIGS]}),
+        _user("AlterConfigs", 2, {"validate_only": True, "resources": _CONFIGS}),
+        _user("DescribeConfigs", 4, {"resources": [
+            {"resource_type": r["resource_type"], "resource_name": r["resource_name"] or "1", "configuration_keys": None}
+            for r in _CONFIGS[:3]],
+                                     "include_synonyms": False, "include_documentation": False}),
+        _user("DescribeProducers", 0, {"topics": [{"name": "<T>-t0", "partition_indexes": [0]}]}),
+        _user("UpdateFeatures", 1, {"timeout_ms": 1000, "validate_only": True, "feature_updates": [
+            {"feature": "share.version", "max_version_level": 1, "upgrade_type": 1}]}),
+        _user("UpdateFeatures", 0, {"timeout_ms": 1000, "feature_updates": [
+            {"feature": "share.version", "max_version_level": 1, "allow_downgrade": False}]}),
+        _user("DescribeLogDirs", 4, {"topics": None}),
+        _user("ElectLeaders", 2, {"election_type": 0, "topic_partitions": None, "timeout_ms": 1000}),
+        _user("DescribeTransactions", 0, {"transactional_ids": ["<T>-x0"]}),
+        _user("DescribeQuorum", 2, {"topics": [
+            {"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}),
+    ],
+}
+
 for _name, _steps in USER_RUN.items():
     register(_name, replay(_steps))
+for _name, _steps in MESSAGES_RUN.items():
+    register(_name, replay(_steps, messages=True))

@@ -48,9 +48,9 @@ def handle_elect_leaders(req, ctx):
     election_type = req.get("election_type", PREFERRED)
     wanted = None if req.topic_partitions is None else [(t.topic, list(t.partitions)) for t in req.topic_partitions]
     if not ctx.authorize(ALTER, CLUSTER, CLUSTER_NAME):
-        denied = int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        denied, why = int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), ctx.needs_permission("ALTER")
         return {"throttle_time_ms": 0, "error_code": denied, "replica_election_results": [
-            {"topic": name, "partition_result": [{"partition_id": p, "error_code": denied, "error_message": None}
+            {"topic": name, "partition_result": [{"partition_id": p, "error_code": denied, "error_message": why}
                                                  for p in parts]} for name, parts in wanted or []]}
     if wanted == []:  # Kafka's controller: nothing to elect is answered at once, whatever the deadline
         return {"throttle_time_ms": 0, "error_code": 0, "replica_election_results": []}

@@ -24,8 +24,9 @@ def handle_share_group_heartbeat(req, ctx):
         return {"throttle_time_ms": 0, "error_code": UNSUPPORTED, "error_message": None, "member_id": None,
                 "member_epoch": 0, "heartbeat_interval_ms": 0, "assignment": None}
     if not ctx.authorize(READ, GROUP, req.group_id):
+        # (Kafka's error response: no member, epoch 0)
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
-                "error_message": None, "member_id": req.member_id, "member_epoch": -1,
+                "error_message": None, "member_id": None, "member_epoch": 0,
                 "heartbeat_interval_ms": 0, "assignment": None}
     return ctx.engines.groups.share_heartbeat(req, client_id=ctx.client_id or "",
                                              client_host=_host(ctx), now=ctx.now)

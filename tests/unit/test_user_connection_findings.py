@@ -153,3 +153,16 @@ def test_refusals_of_a_user_who_is_no_super_user_have_kafkas_words():
     assert legacy["responses"][0]["error_code"] == 42  # (no broker logger there, before any authorization)
     producers = call(61, 0, {"topics": [{"name": "t", "partition_indexes": [0]}]})
     assert producers["topics"][0]["partitions"][0]["error_message"] == "Topic authorization failed."
+
+
+def test_a_heartbeat_refused_names_no_member_and_epoch_zero_as_kafkas_error_response():
+    broker = InProcessBroker(**SECURED, **{"group.share.enable": "true"})
+    member = "AAAAAAAAAAAAAAAAAAAAAA"
+    share = broker.call(76, 1, {"group_id": "g", "member_id": member, "member_epoch": 0, "rack_id": None,
+                                "subscribed_topic_names": ["t"]}, _user())
+    consumer = broker.call(68, 1, {"group_id": "g", "member_id": member, "member_epoch": 0, "instance_id": None,
+                                   "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["t"],
+                                   "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []},
+                           _user())
+    for answer in (share, consumer):
+        assert (answer["error_code"], answer["member_id"], answer["member_epoch"]) == (30, None, 0)

@@ -157,6 +157,15 @@ MESSAGES_RUN: dict[str, list[dict]] = {
             {"feature": "share.version", "max_version_level": 1, "allow_downgrade": False}]}),
         _user("DescribeLogDirs", 4, {"topics": None}),
         _user("ElectLeaders", 2, {"election_type": 0, "topic_partitions": None, "timeout_ms": 1000}),
+        _user("ElectLeaders", 2, {"election_type": 0, "timeout_ms": 30000, "topic_partitions": [
+            {"topic": "<T>-t0", "partitions": [0, 0, 1]}, {"topic": "zz", "partitions": [3]}]}),
+        _user("ElectLeaders", 0, {"topic_partitions": [{"topic": "<T>-t0", "partitions": [0]}], "timeout_ms": 30000}),
+        _user("ShareGroupHeartbeat", 1, {"group_id": "<T>-g0", "member_id": "AAAAAAAAAAAAAAAAAAAAAA", "member_epoch": 0,
+                                         "rack_id": None, "subscribed_topic_names": ["<T>-t0"]}),
+        _user("ConsumerGroupHeartbeat", 1, {
+            "group_id": "<T>-g0", "member_id": "AAAAAAAAAAAAAAAAAAAAAA", "member_epoch": 0, "instance_id": None,
+            "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["<T>-t0"],
+            "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []}),
         _user("DescribeTransactions", 0, {"transactional_ids": ["<T>-x0"]}),
         _user("DescribeQuorum", 2, {"topics": [
             {"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}),

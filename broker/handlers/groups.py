@@ -30,13 +30,12 @@ def _refused(req, ctx) -> dict | None:
         code = ErrorCode.INVALID_GROUP_ID
     else:
         return None
-    return {"throttle_time_ms": 0, "error_code": int(code),
-            "generation_id": -1, "member_id": req.get("member_id", ""), "members": []}
+    return {"throttle_time_ms": 0, "error_code": int(code), "generation_id": -1, "members": []}
 
 
 def handle_join_group(req, ctx):
-    if (refused := _refused(req, ctx)) is not None:
-        return refused
+    if (refused := _refused(req, ctx)) is not None:  # (Kafka's error response: no member, no protocol)
+        return {**refused, "member_id": "", "leader": "", "protocol_name": None if ctx.api_version >= 7 else ""}
     version = ctx.api_version
     d = Deferred()
 

@@ -39,6 +39,11 @@ def answered(out: list[dict], merge: bool) -> list[dict]:
     return [{k: v for k, v in row.items() if k != "kept"} for row in out if row["partitions"] or row.get("kept")]
 
 
+def as_asked(out: list[dict]) -> list[dict]:
+    """A commit refused whole (Kafka's getErrorResponse): every topic as asked, unmerged."""
+    return [{k: v for k, v in row.items() if k != "kept"} for row in out]
+
+
 def broker_answered(out: list[dict]) -> bool:
     """Whether the broker answered some topic or partition itself (see answered)."""
     return any(row.get("kept") or any(r["error_code"] in BROKER_SIDE for r in row["partitions"]) for row in out)
@@ -87,7 +92,9 @@ def handle_offset_commit(req, ctx):
         # nothing was written only its later writes see it (none when the broker's own checks
         # refused every partition)
         engines.groups.commit_refused(req.group_id)
-    return {"throttle_time_ms": 0, "topics": answered(out, not group_denied and broker_answered(out))}
+    if group_denied:  # Kafka's error response: every topic as asked, one of no partition too
+        return {"throttle_time_ms": 0, "topics": as_asked(out)}
+    return {"throttle_time_ms": 0, "topics": answered(out, broker_answered(out))}
 
 
 def _fetch_group(ctx, group_id: str, topics, require_stable: bool = False) -> list[dict]:

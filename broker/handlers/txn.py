@@ -20,7 +20,7 @@ from kipper.broker.acl.model import (
 )
 from kipper.broker.config_values import java_hash_order, java_long_hash, java_sized_capacity, java_string_hash
 from kipper.broker.groups.journal import OFFSETS_TOPIC, partition_for
-from kipper.broker.handlers.offsets import MAX_METADATA, answered, broker_answered
+from kipper.broker.handlers.offsets import MAX_METADATA, answered, as_asked, broker_answered
 from kipper.broker.txn import verification
 from kipper.protocol.errors import ErrorCode
 
@@ -263,7 +263,9 @@ def handle_txn_offset_commit(req, ctx, verified: ErrorCode | None = None):
         "partitions": [
         {"partition_index": p.partition_index, "error_code": int(codes[i, p.partition_index])}
         for p in t.partitions]} for i, t in enumerate(req.topics)]
-    return {"throttle_time_ms": 0, "topics": answered(out, refused is None and broker_answered(out))}
+    if refused is not None:  # Kafka's error response: every topic as asked, one of no partition too
+        return {"throttle_time_ms": 0, "topics": as_asked(out)}
+    return {"throttle_time_ms": 0, "topics": answered(out, broker_answered(out))}
 
 
 async def _verify_then_commit(req, ctx):

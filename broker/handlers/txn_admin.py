@@ -25,16 +25,17 @@ def handle_describe_producers(req, ctx):
         readable = ctx.authorize(READ, TOPIC, t.name)
         for index in t.partition_indexes:
             partition = engines.topics.partition(t.name, index)
+            if partition is None and validate_topic_name(t.name) is not None:
+                # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION, with its text
+                # (its first check, before authorization)
+                parts.append({"partition_index": index, "error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION),
+                              "error_message": validate_topic_name(t.name), "active_producers": []})
+                continue
             if not readable:
                 parts.append({"partition_index": index,
                               "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                               "error_message": kafka_text(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
                               "active_producers": []})
-                continue
-            if partition is None and validate_topic_name(t.name) is not None:
-                # a name no topic could have is Kafka's INVALID_TOPIC_EXCEPTION, with its text
-                parts.append({"partition_index": index, "error_code": int(ErrorCode.INVALID_TOPIC_EXCEPTION),
-                              "error_message": validate_topic_name(t.name), "active_producers": []})
                 continue
             if partition is None:  # Kafka's text for a topic it does not have; null for a partition
                 parts.append({"partition_index": index,

@@ -166,3 +166,35 @@ def test_a_heartbeat_refused_names_no_member_and_epoch_zero_as_kafkas_error_resp
                            _user())
     for answer in (share, consumer):
         assert (answer["error_code"], answer["member_id"], answer["member_epoch"]) == (30, None, 0)
+
+
+def test_requests_refused_before_their_group_answer_as_kafkas_error_responses():
+    broker = InProcessBroker(**SECURED)
+    call = lambda api, v, body: broker.call(api, v, body, _user())  # noqa: E731
+    join = {"group_id": "g", "session_timeout_ms": 6000, "rebalance_timeout_ms": 6000, "member_id": "m",
+            "group_instance_id": None, "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b""}]}
+    refused = call(11, 7, join)
+    assert (refused["error_code"], refused["member_id"], refused["protocol_name"]) == (30, "", None)
+    assert call(11, 6, join)["protocol_name"] == ""
+    offset = {"partition_index": 0, "committed_offset": 0, "committed_leader_epoch": -1, "committed_metadata": ""}
+    topics = [{"name": "t", "partitions": [offset]}, {"name": "t", "partitions": []}]
+    committed = call(8, 8, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+                            "group_instance_id": None, "topics": topics})["topics"]
+    assert [(t["name"], len(t["partitions"])) for t in committed] == [("t", 1), ("t", 0)]  # as asked
+    staged = call(28, 2, {"transactional_id": "x", "group_id": "g", "producer_id": 5, "producer_epoch": 0,
+                          "topics": topics})["topics"]
+    assert [(t["name"], len(t["partitions"])) for t in staged] == [("t", 1), ("t", 0)]
+
+
+def test_list_offsets_reads_an_unknown_isolation_level_only_for_a_topic_the_user_may_describe():
+    broker = InProcessBroker(**SECURED)
+    body = {"replica_id": -1, "isolation_level": 3, "topics": [
+        {"name": "t", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}
+    assert broker.call(2, 6, body, _user())["topics"][0]["partitions"][0]["error_code"] == 29
+    assert broker.call(2, 6, body, _user("admin"))["topics"][0]["partitions"][0]["error_code"] == 42
+
+
+def test_describe_producers_looks_at_the_topics_name_before_authorization():
+    broker = InProcessBroker(**SECURED)
+    answer = broker.call(61, 0, {"topics": [{"name": "bad name!", "partition_indexes": [0]}]}, _user())
+    assert answer["topics"][0]["partitions"][0]["error_code"] == 17  # INVALID_TOPIC_EXCEPTION

@@ -32,6 +32,10 @@ def _delete(names: list[str], timeout: int) -> dict:
     return {"api": "DeleteTopics", "version": 5, "conn": "user", "body": {"topic_names": names, "timeout_ms": timeout}}
 
 
+def _user(api: str, version: int, body: dict) -> dict:
+    return {"api": api, "version": version, "conn": "user", "body": body}
+
+
 def _produce(topic: str, txn: bool, pid: int = -1) -> dict:
     return {"api": "Produce", "version": 9, "conn": "user", "body": {
         "transactional_id": "<T>-x0", "acks": -1, "timeout_ms": 30000,
@@ -100,6 +104,45 @@ USER_RUN: dict[str, list[dict]] = {
         _produce("zz-t0", txn=False),
         _produce("<T>-t0", txn=True, pid=999999),
     ],
+    # a request refused before its group or topics: Kafka's error response of each API (a
+    # JoinGroup names no member and, from v7, no protocol; a TxnOffsetCommit lists its topics as
+    # asked); ListOffsets reads an isolation level it does not know only for a topic the user
+    # may describe; DescribeProducers looks at the topic's name before authorization
+    "generated/group-requests-refused-as-kafkas-error-responses": [
+        T0, USER,
+        _user("JoinGroup", 7, {"group_id": "<T>-g0", "session_timeout_ms": 6000, "rebalance_timeout_ms": 0,
+                               "member_id": "<T>-m1", "group_instance_id": None, "protocol_type": "consumer",
+                               "protocols": [{"name": "", "metadata": {"<subscription>": []}}]}),
+        _user("JoinGroup", 5, {"group_id": "<T>-g0", "session_timeout_ms": 6000, "rebalance_timeout_ms": 0,
+                               "member_id": "<T>-m1", "group_instance_id": None, "protocol_type": "consumer",
+                               "protocols": [{"name": "range", "metadata": {"<subscription>": []}}]}),
+        _user("SyncGroup", 5, {"group_id": "<T>-g0", "generation_id": 1, "member_id": "<T>-m1",
+                               "group_instance_id": None, "protocol_type": "consumer", "protocol_name": "range",
+                               "assignments": []}),
+        _user("Heartbeat", 4, {"group_id": "<T>-g0", "generation_id": 1, "member_id": "<T>-m1",
+                               "group_instance_id": None}),
+        _user("LeaveGroup", 5, {"group_id": "<T>-g0", "members": [{"member_id": "<T>-m1", "group_instance_id": None,
+                                                                    "reason": None}]}),
+        _user("LeaveGroup", 2, {"group_id": "<T>-g0", "member_id": "<T>-m1"}),
+        _user("OffsetCommit", 8, {"group_id": "<T>-g0", "generation_id_or_member_epoch": -1, "member_id": "",
+                                  "group_instance_id": None, "topics": [
+                                      {"name": "<T>-t0", "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                                         "committed_leader_epoch": -1,
+                                                                         "committed_metadata": ""}]},
+                                      {"name": "<T>-t0", "partitions": []}]}),
+        _user("TxnOffsetCommit", 2, {"transactional_id": "<T>-x0", "group_id": "<T>-g0", "producer_id": 5,
+                                     "producer_epoch": 0, "topics": [
+                                         {"name": "<T>-t0", "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                                            "committed_leader_epoch": -1,
+                                                                            "committed_metadata": ""}]},
+                                         {"name": "<T>-t0", "partitions": []}]}),
+        _user("OffsetDelete", 0, {"group_id": "<T>-g0", "topics": [{"name": "<T>-t0", "partitions": [
+            {"partition_index": 0}]}]}),
+        _user("ListOffsets", 6, {"replica_id": -1, "isolation_level": 3, "topics": [
+            {"name": "<T>-t0", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}),
+        _user("DescribeProducers", 0, {"topics": [{"name": "<T>-t0", "partition_indexes": [0]},
+                                                  {"name": "bad name!", "partition_indexes": [0, 0]}]}),
+    ],
     # (not a user's) Metadata v0-v3 auto-create whatever they name; Kafka 4.4 answers the topic it
     # is making UNKNOWN_TOPIC_OR_PARTITION and makes it a moment later: the generator waits for it
     # (it waited only for LEADER_NOT_AVAILABLE, and only when allow_auto_topic_creation said so)
@@ -109,9 +152,6 @@ USER_RUN: dict[str, list[dict]] = {
     ],
 }
 
-
-def _user(api: str, version: int, body: dict) -> dict:
-    return {"api": api, "version": version, "conn": "user", "body": body}
 
 
 _ACL = {"resource_type": 2, "resource_name": "<T>-t0", "resource_pattern_type": 3, "principal": "User:<T>-u0",

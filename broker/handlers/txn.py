@@ -86,6 +86,8 @@ def handle_add_partitions_to_txn(req, ctx):
     unknown = {(name, p) for name, parts in topics for p in parts if not _known(engines, name, p)}
     refused = {name for name, _ in topics if not ctx.authorize(WRITE, TOPIC, name)}
     if not ctx.authorize(WRITE, TRANSACTIONAL_ID, req.v3_and_below_transactional_id):
+        topics = given  # (Kafka's error response: every topic as asked, one of no partition too)
+
         def code(name, p):
             return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     elif refused or unknown:

@@ -198,3 +198,26 @@ def test_describe_producers_looks_at_the_topics_name_before_authorization():
     broker = InProcessBroker(**SECURED)
     answer = broker.call(61, 0, {"topics": [{"name": "bad name!", "partition_indexes": [0]}]}, _user())
     assert answer["topics"][0]["partitions"][0]["error_code"] == 17  # INVALID_TOPIC_EXCEPTION
+
+
+def test_describe_scram_credentials_of_every_user_refused_closes_the_connection_as_kafka_fails_inside():
+    """Kafka's error response of null users fails inside and never answers (the generator's
+    run 31 saw the connection end); kipper closes at once. (Not replayed in the suite: each
+    replay would wait out Kafka's silence.)"""
+    from kipper.broker.handlers.replies import NO_RESPONSE
+    from kipper.protocol.header import encode_request
+    from kipper.protocol.messages import APIS
+
+    broker = InProcessBroker(**SECURED)
+    [answer], _ = broker.dispatcher.dispatch(
+        [encode_request(APIS[50], 0, 1, "test", {"users": None})[4:]], 0, _user())
+    assert answer.abort and answer.body is NO_RESPONSE
+
+
+def test_add_partitions_to_txn_refused_lists_every_topic_as_asked():
+    broker = InProcessBroker(**SECURED)
+    answer = broker.call(24, 0, {"v3_and_below_transactional_id": "x", "v3_and_below_producer_id": 5,
+                                 "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [
+                                     {"name": "a", "partitions": []}, {"name": "b", "partitions": [0]}]}, _user())
+    assert [(t["name"], len(t["results_by_partition"])) for t in answer["results_by_topic_v3_and_below"]] == [
+        ("a", 0), ("b", 1)]

@@ -181,6 +181,9 @@ MESSAGES_RUN: dict[str, list[dict]] = {
             {"entity": [{"entity_type": "client-id", "entity_name": "y"}], "ops": []}]}),
         _user("DescribeUserScramCredentials", 0, {"users": [{"name": "<T>-u0"}, {"name": ""}, {"name": "<T>-u0"}]}),
         _user("DescribeUserScramCredentials", 0, {"users": []}),
+        _user("AddPartitionsToTxn", 0, {"v3_and_below_transactional_id": "<T>-x0", "v3_and_below_producer_id": 5,
+                                        "v3_and_below_producer_epoch": 0, "v3_and_below_topics": [
+                                            {"name": "<T>-t0", "partitions": []}, {"name": "<T>-t1", "partitions": [0]}]}),
         _user("AlterUserScramCredentials", 0, {"upsertions": [user_credential()], "deletions": [
             {"name": "zz", "mechanism": 1}, {"name": "aa", "mechanism": 2}]}),
         _user("IncrementalAlterConfigs", 1, {"validate_only": True, "resources": [

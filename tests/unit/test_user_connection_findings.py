@@ -221,3 +221,13 @@ def test_add_partitions_to_txn_refused_lists_every_topic_as_asked():
                                      {"name": "a", "partitions": []}, {"name": "b", "partitions": [0]}]}, _user())
     assert [(t["name"], len(t["results_by_partition"])) for t in answer["results_by_topic_v3_and_below"]] == [
         ("a", 0), ("b", 1)]
+
+
+def test_offset_fetch_v0_v1_refused_carries_the_error_on_each_partition_asked():
+    broker = InProcessBroker(**SECURED)
+    body = {"group_id": "g", "topics": [{"name": "t", "partition_indexes": [0, 1]}]}
+    old = broker.call(9, 1, body, _user())["topics"]
+    assert [(p["partition_index"], p["committed_offset"], p["error_code"]) for p in old[0]["partitions"]] == [
+        (0, -1, 30), (1, -1, 30)]
+    newer = broker.call(9, 2, body, _user())
+    assert (newer["error_code"], newer["topics"]) == (30, [])

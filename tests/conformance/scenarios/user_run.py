@@ -136,6 +136,9 @@ USER_RUN: dict[str, list[dict]] = {
                                                                             "committed_leader_epoch": -1,
                                                                             "committed_metadata": ""}]},
                                          {"name": "<T>-t0", "partitions": []}]}),
+        *(_user("OffsetFetch", v, {"group_id": "<T>-g0", "topics": [
+            {"name": "<T>-t0", "partition_indexes": [0, 1, 0]}, {"name": "<T>-t1", "partition_indexes": []}]})
+          for v in (0, 1, 2, 7)),
         _user("OffsetDelete", 0, {"group_id": "<T>-g0", "topics": [{"name": "<T>-t0", "partitions": [
             {"partition_index": 0}]}]}),
         _user("ListOffsets", 6, {"replica_id": -1, "isolation_level": 3, "topics": [

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from kipper.protocol.error_texts import DEFAULT_TEXT
+
 _TABLE = """
 -1 UNKNOWN_SERVER_ERROR
 0 NONE
@@ -178,23 +180,8 @@ class KafkaError(Exception):
         super().__init__(f"{self.code.name} ({int(self.code)})" + (f": {message}" if message else ""))
 
 
-# Kafka's own text for an error (its Errors enum), where Kafka answers with it: an answer
-# built from the error alone (ApiError(error), error.message()) carries this text
-KAFKA_TEXT = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
-    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
-    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
-    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
-    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client "
-                               "library or the message was sent to an incompatible broker. See the broker logs "
-                               "for more details.",
-    ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
-    ErrorCode.INVALID_RECORD_STATE: "The record state is invalid. The acknowledgement of delivery could not be "
-                                    "completed.",
-}
-
-
 def kafka_text(code: int) -> str:
-    """Kafka's text for ``code`` (its name when this table does not have it)."""
+    """Kafka's own text for ``code`` (protocol/error_texts.py), where Kafka answers with it: an
+    answer built from the error alone carries it; NONE's is its name, as Kafka's error.message()."""
     code = ErrorCode(code)
-    return KAFKA_TEXT.get(code, code.name)
+    return DEFAULT_TEXT.get(int(code), code.name)

@@ -22,7 +22,7 @@ leader how far the follower has got (broker/cluster/replica.py).
 
 from __future__ import annotations
 
-from kipper.broker.acl.model import READ, TOPIC
+from kipper.broker.acl.model import CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, READ, TOPIC
 from kipper.broker.handlers.leaders import current_leader, divergence, leader_error, node_endpoints
 from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.protocol.errors import ErrorCode
@@ -102,9 +102,15 @@ def _read(req, ctx) -> tuple[dict, int, list]:
     unknown_ids, refused = [], []  # answered after what was read (below)
     first = True
     regions = ctx.session.zero_copy
+    # a replica's fetch needs CLUSTER_ACTION; without it, every partition is refused whatever it names
+    replica_denied = from_replica and not ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME)
     for t, partitions in wanted(req.topics):
         name = t.get("topic")
         topic = topics.get(name) if name is not None else topics.by_id(t.topic_id)
+        if replica_denied:
+            refused += [(topic.name if topic else name, t.get("topic_id"),
+                         _error_entry(p.partition, ErrorCode.TOPIC_AUTHORIZATION_FAILED, [])) for p in partitions]
+            continue
         allowed = ctx.authorize(READ, TOPIC, topic.name if topic is not None else name or "")
         parts = []
         for p in partitions:

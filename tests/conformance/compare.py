@@ -4,7 +4,7 @@ are allowed (tests/conformance/allowed_differences.toml, mirrored by docs/KAFKA_
 A difference is (scenario, API, version, path, Kafka's value, kipper's value). The path
 names fields with dots and array elements by index: ``topics.0.partitions.1.error_code``.
 An allowed entry matches a difference when its ``api``, ``path`` and ``scenario`` globs (and
-``versions``, ``kafka``, ``kipper``, ``asked``, ``numbers_only`` when given) all match; ``api`` and ``scenario`` may be lists of globs.
+``versions``, ``kafka``, ``kipper``, ``asked``, ``numbers_only``, ``texts_name`` when given) all match; ``api`` and ``scenario`` may be lists of globs.
 ``covers`` names the scenarios (or globs of them) where the difference shows: the suite checks
 that each shows it and that it shows nowhere else (test_conformance.py, test_differences_doc.py).
 """
@@ -69,6 +69,7 @@ class Allowed:
     seed: str | None = None
     issue: int | None = None
     numbers_only: bool = False  # only two texts that differ in the numbers they carry alone
+    texts_name: str | None = None  # only two texts that both name this (a config, say)
     has_kafka: bool = False
     has_kipper: bool = False
     used: int = field(default=0)
@@ -95,6 +96,9 @@ class Allowed:
             return False
         if self.numbers_only and not (isinstance(d.kafka, str) and isinstance(d.kipper, str)
                                       and NUMBERS.sub("N", d.kafka) == NUMBERS.sub("N", d.kipper)):
+            return False
+        if self.texts_name is not None and not (isinstance(d.kafka, str) and isinstance(d.kipper, str)
+                                                and self.texts_name in d.kafka and self.texts_name in d.kipper):
             return False
         if self.has_kafka and d.kafka != self.kafka:
             return False

@@ -40,6 +40,8 @@ def render(a: Allowed) -> str:
         field += f", where kipper's answer has error {a.kipper_answer_has}"
     if a.numbers_only:
         field += ", texts that differ only in their numbers"
+    if a.texts_name:
+        field += f", texts that both name `{a.texts_name}`"
     if a.asked:
         field += ", asked " + ", ".join(f"`{k}={v}`" for k, v in a.asked.items())
     globs = [a.scenario] if isinstance(a.scenario, str) else a.scenario

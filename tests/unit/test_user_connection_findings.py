@@ -231,3 +231,14 @@ def test_offset_fetch_v0_v1_refused_carries_the_error_on_each_partition_asked():
         (0, -1, 30), (1, -1, 30)]
     newer = broker.call(9, 2, body, _user())
     assert (newer["error_code"], newer["topics"]) == (30, [])
+
+
+def test_a_replicas_fetch_without_cluster_action_is_refused_on_every_partition():
+    broker = InProcessBroker(**SECURED)
+    answer = broker.call(1, 11, {"replica_id": 0, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+                                 "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
+                                 "forgotten_topics_data": [], "topics": [{"topic": "nowhere", "partitions": [
+                                     {"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                                      "log_start_offset": -1, "partition_max_bytes": 100}]}]}, _user())
+    [row] = answer["responses"][0]["partitions"]
+    assert (row["error_code"], list(row["aborted_transactions"])) == (29, [])

@@ -73,6 +73,20 @@ USER_RUN: dict[str, list[dict]] = {
                                                   "last_fetched_epoch": -1, "log_start_offset": -1,
                                                   "partition_max_bytes": 1024}]}
                 for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")]}},
+        # a replica's fetch without CLUSTER_ACTION: every partition refused, whatever it names
+        {"api": "Fetch", "version": 13, "conn": "user", "body": {
+            "replica_id": 0, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": 0,
+            "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [], "topics": [
+                {"topic_id": tid, "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                                                  "last_fetched_epoch": -1, "log_start_offset": -1,
+                                                  "partition_max_bytes": 1024}]}
+                for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")]}},
+        {"api": "Fetch", "version": 11, "conn": "user", "body": {
+            "replica_id": 0, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": 0,
+            "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [], "topics": [
+                {"topic": "<T>-t0", "partitions": [{"partition": p, "current_leader_epoch": -1, "fetch_offset": 0,
+                                                    "log_start_offset": -1, "partition_max_bytes": 100}
+                                                   for p in (0, 0, 7)]}]}},
     ],
     # a timeout of 0 or less beside a topic the user may not touch: when another passed the
     # broker's checks, Kafka's controller fails the whole request, every topic REQUEST_TIMED_OUT;
@@ -171,6 +185,13 @@ _CONFIGS = [{"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name":
 # ALTER permission." (its Request object masked), the default texts of the controller's
 # refusals, none where Kafka's broker refuses
 MESSAGES_RUN: dict[str, list[dict]] = {
+    # (not a user's) seed 004's share.auto.offset.reset topic config refuses a value of its own:
+    # Kafka knows no such topic config (share-auto-offset-reset-topic-config-texts)
+    "generated/share-auto-offset-reset-refused-as-a-topic-config": [
+        T0, {"api": "AlterConfigs", "version": 0, "body": {"validate_only": False, "resources": [
+            {"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name": "share.auto.offset.reset",
+                                                                          "value": "1"}]}]}},
+    ],
     "generated/refusals-of-a-user-who-is-no-super-user-texts": [
         T0, USER,
         _user("DescribeAcls", 3, _ACLS),

@@ -45,8 +45,8 @@ def handle_share_group_describe(req, ctx):
 def _describe(ctx, group_id: str, with_operations: bool) -> dict:
     if not ctx.authorize(DESCRIBE, GROUP, group_id):
         return {"error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED), "error_message": None,
-                "group_id": group_id, "group_state": "", "group_epoch": -1, "assignment_epoch": -1,
-                "assignor_name": "", "members": []}
+                "group_id": group_id, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,
+                "assignor_name": "", "members": []}  # (Kafka's: the epochs at their defaults)
     if not group_id:  # the coordinator's first check, as Kafka's
         return {"error_code": int(ErrorCode.INVALID_GROUP_ID), "error_message": None,
                 "group_id": group_id, "group_state": "", "group_epoch": 0, "assignment_epoch": 0,

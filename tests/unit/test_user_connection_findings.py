@@ -242,3 +242,11 @@ def test_a_replicas_fetch_without_cluster_action_is_refused_on_every_partition()
                                       "log_start_offset": -1, "partition_max_bytes": 100}]}]}, _user())
     [row] = answer["responses"][0]["partitions"]
     assert (row["error_code"], list(row["aborted_transactions"])) == (29, [])
+
+
+def test_find_coordinator_v0_v3_refused_carries_kafkas_text_and_share_describe_epochs_zero():
+    broker = InProcessBroker(**SECURED, **{"group.share.enable": "true"})
+    found = broker.call(10, 2, {"key_type": 1, "key": "x"}, _user())
+    assert (found["error_code"], found["error_message"]) == (53, "Transactional Id authorization failed.")
+    [group] = broker.call(77, 1, {"group_ids": ["g"], "include_authorized_operations": False}, _user())["groups"]
+    assert (group["error_code"], group["group_epoch"], group["assignment_epoch"]) == (30, 0, 0)

@@ -153,6 +153,10 @@ USER_RUN: dict[str, list[dict]] = {
         *(_user("OffsetFetch", v, {"group_id": "<T>-g0", "topics": [
             {"name": "<T>-t0", "partition_indexes": [0, 1, 0]}, {"name": "<T>-t1", "partition_indexes": []}]})
           for v in (0, 1, 2, 7)),
+        _user("ShareGroupDescribe", 1, {"group_ids": ["<T>-g0"], "include_authorized_operations": True}),
+        _user("ConsumerGroupDescribe", 1, {"group_ids": ["<T>-g0"], "include_authorized_operations": True}),
+        _user("FindCoordinator", 2, {"key_type": 1, "key": "<T>-x0"}),
+        _user("FindCoordinator", 2, {"key_type": 0, "key": "<T>-g0"}),
         _user("OffsetDelete", 0, {"group_id": "<T>-g0", "topics": [{"name": "<T>-t0", "partitions": [
             {"partition_index": 0}]}]}),
         _user("ListOffsets", 6, {"replica_id": -1, "isolation_level": 3, "topics": [
@@ -234,6 +238,8 @@ MESSAGES_RUN: dict[str, list[dict]] = {
             "rack_id": None, "rebalance_timeout_ms": 30000, "subscribed_topic_names": ["<T>-t0"],
             "subscribed_topic_regex": None, "server_assignor": None, "topic_partitions": []}),
         _user("DescribeTransactions", 0, {"transactional_ids": ["<T>-x0"]}),
+        _user("FindCoordinator", 2, {"key_type": 1, "key": "<T>-x0"}),
+        _user("FindCoordinator", 2, {"key_type": 0, "key": "<T>-g0"}),
         _user("DescribeQuorum", 2, {"topics": [
             {"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}),
     ],

@@ -61,10 +61,11 @@ def handle_alter_client_quotas(req, ctx):
         order = java_hash_order(named, java_sized_capacity(len(entry.entity), len(named)))  # as answered
         entity_data = [dict(entity_type=t, entity_name=named[t]) for t in order]
         ops = [Op(o.key, o.value, o.remove) for o in entry.ops]
-        if not allowed:  # (refused before the controller: every entry answered, as asked)
+        if not allowed:  # (refused before the controller: every entry answered, its entity as asked)
             results.append({"error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
                             "error_message": kafka_text(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-                            "entity": entity_data})
+                            "entity": [dict(entity_type=e.entity_type, entity_name=e.entity_name)
+                                       for e in entry.entity]})
             continue
         key = frozenset(named.items())
         if key in by_entity:  # the entity again: its result becomes a refusal (what it changed stays)

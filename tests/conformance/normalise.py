@@ -67,6 +67,8 @@ SORT_KEYS = {
     "results_by_transaction": ("transactional_id",),  # AddPartitionsToTxn v4+: in the order they complete
     "topic_results": ("name",),  # AddPartitionsToTxn v4+: a hash map's order on Kafka (the tenth run, flaky)
     "replica_election_results": ("topic",), "partition_result": ("partition_id",),
+    # DescribeProducers: a hash map by producer id on Kafka, and the ids are each broker's own (run 31)
+    "active_producers": ("producer_id",),
 }
 # a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz)
 TOKEN = re.compile(r"^(c\d{4}|f\d{6})-")

@@ -250,3 +250,20 @@ def test_the_user_connection_is_the_sequences_own_user_whom_its_acls_decide(kipp
         assert codes() == [0]
     finally:
         run.close()
+
+
+def test_a_partitions_active_producers_compare_in_any_order():
+    """Kafka lists them from a hash map by producer id, and each broker gives its own ids (the
+    thirty-first run met two listed in the other order)."""
+    from tests.conformance.normalise import Normaliser
+
+    producers = [{"producer_id": pid, "producer_epoch": 0, "last_sequence": -1, "last_timestamp": 1,
+                  "coordinator_epoch": 0, "current_txn_start_offset": -1} for pid in (1, 999)]
+    answers = []
+    for order in (producers, producers[::-1]):
+        norm = Normaliser("f000001")
+        norm.response({"producer_id": 1})  # (each broker's ids become symbols in the order they are met)
+        norm.response({"producer_id": 999})
+        answers.append(norm.response({"topics": [{"name": "f000001-t0", "partitions": [
+            {"partition_index": 0, "error_code": 0, "active_producers": order}]}]}))
+    assert answers[0] == answers[1]

@@ -206,7 +206,9 @@ MESSAGES_RUN: dict[str, list[dict]] = {
         _user("AlterClientQuotas", 1, {"validate_only": True, "entries": [
             {"entity": [{"entity_type": "user", "entity_name": "x"}],
              "ops": [{"key": "producer_byte_rate", "value": 1.0, "remove": False}]},
-            {"entity": [{"entity_type": "client-id", "entity_name": "y"}], "ops": []}]}),
+            {"entity": [{"entity_type": "client-id", "entity_name": "y"}], "ops": []},
+            {"entity": [{"entity_type": "user", "entity_name": "q"}, {"entity_type": "user", "entity_name": None},
+                        {"entity_type": "ip", "entity_name": ""}], "ops": []}]}),
         _user("DescribeUserScramCredentials", 0, {"users": [{"name": "<T>-u0"}, {"name": ""}, {"name": "<T>-u0"}]}),
         _user("DescribeUserScramCredentials", 0, {"users": []}),
         _user("AddPartitionsToTxn", 0, {"v3_and_below_transactional_id": "<T>-x0", "v3_and_below_producer_id": 5,

@@ -60,13 +60,15 @@ class RequestContext:
                 f"listenerName=ListenerName({s.listener}), securityProtocol={s.security_protocol}, buffer=null, "
                 f"envelope=Optional.empty) needs {operation} permission.")
 
-    def authorize(self, operation: int, resource_type: int, name: str) -> bool:
+    def authorize(self, operation: int, resource_type: int, name: str, *, counted: bool = True) -> bool:
         """May this session do ``operation`` on the resource (broker/acl/)? Always true
-        without an authorizer; a refusal is counted for the request's API."""
+        without an authorizer; a refusal is counted for the request's API (``counted``: not
+        where Kafka only asks, logIfDenied=false, before asking what decides)."""
         acls = self.engines.acls
         if acls.authorizer is None:
             return True
-        return acls.authorize(self.session, operation, resource_type, name, _api_name(self.api_key))
+        api = _api_name(self.api_key) if counted else None
+        return acls.authorize(self.session, operation, resource_type, name, api)
 
     def authorize_any(self, operation: int, resource_type: int) -> bool:
         """May it do ``operation`` on some resource of the type (Kafka's

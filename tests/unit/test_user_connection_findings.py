@@ -250,3 +250,11 @@ def test_find_coordinator_v0_v3_refused_carries_kafkas_text_and_share_describe_e
     assert (found["error_code"], found["error_message"]) == (53, "Transactional Id authorization failed.")
     [group] = broker.call(77, 1, {"group_ids": ["g"], "include_authorized_operations": False}, _user())["groups"]
     assert (group["error_code"], group["group_epoch"], group["assignment_epoch"]) == (30, 0, 0)
+
+
+def test_offset_for_leader_epoch_refused_is_topic_authorization_failed_whatever_the_replica_id():
+    broker = InProcessBroker(**SECURED)
+    for replica in (0, -1):
+        answer = broker.call(23, 4, {"replica_id": replica, "topics": [{"topic": "t", "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}, _user())
+        assert answer["topics"][0]["partitions"][0]["error_code"] == 29

@@ -157,6 +157,10 @@ USER_RUN: dict[str, list[dict]] = {
         _user("ConsumerGroupDescribe", 1, {"group_ids": ["<T>-g0"], "include_authorized_operations": True}),
         _user("FindCoordinator", 2, {"key_type": 1, "key": "<T>-x0"}),
         _user("FindCoordinator", 2, {"key_type": 0, "key": "<T>-g0"}),
+        _user("OffsetForLeaderEpoch", 4, {"replica_id": 0, "topics": [{"topic": "<T>-t0", "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}),
+        _user("OffsetForLeaderEpoch", 4, {"replica_id": -1, "topics": [{"topic": "<T>-t0", "partitions": [
+            {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}),
         _user("OffsetDelete", 0, {"group_id": "<T>-g0", "topics": [{"name": "<T>-t0", "partitions": [
             {"partition_index": 0}]}]}),
         _user("ListOffsets", 6, {"replica_id": -1, "isolation_level": 3, "topics": [

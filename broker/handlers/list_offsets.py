@@ -64,12 +64,11 @@ def _by_topic(req, ctx) -> tuple[dict, set, list]:
 def handle_list_offsets(req, ctx):
     topics = ctx.engines.topics
     isolation = req.get("isolation_level", 0)
-    if isolation not in (0, READ_COMMITTED) and any(t.partitions and ctx.authorize(DESCRIBE, TOPIC, t.name)
-                                                    for t in req.topics):
+    if isolation not in (0, READ_COMMITTED) and any(ctx.authorize(DESCRIBE, TOPIC, t.name) for t in req.topics):
         # Kafka cannot read the level and answers with its request's error answer: every
         # topic as asked (one naming no partition too), each partition refused (there
         # UNKNOWN_SERVER_ERROR: declared, kafka-unknown-server-error). It reads the level
-        # only for the partitions the principal may describe: with none, each is refused so
+        # only when the principal may describe a topic it names: with none, each is refused so
         return {"throttle_time_ms": 0, "topics": [{"name": t.name, "partitions": [
             {"partition_index": p.partition_index, "error_code": int(ErrorCode.INVALID_REQUEST), **NOT_FOUND}
             for p in t.partitions]} for t in req.topics]}

@@ -158,13 +158,11 @@ def handle_offset_fetch(req, ctx):
                           for g, ok in zip(req.groups, may)]
         return body
     if not ctx.authorize(DESCRIBE, GROUP, req.group_id):
-        # Kafka's error response: v0-v1 have no top-level error, so each partition asked carries it
-        topics: dict[str, dict[int, dict]] = {}
-        for t in (req.topics or []) if ctx.api_version < 2 else []:
-            for p in t.partition_indexes:
-                topics.setdefault(t.name, {})[p] = {"partition_index": p, "committed_offset": -1,
-                                                    "committed_leader_epoch": -1, "metadata": "", "error_code": denied}
+        # Kafka's error response: v0-v1 have no top-level error, so each partition asked carries
+        # it, each topic as asked
         return {"throttle_time_ms": 0, "error_code": denied, "topics": [
-            {"name": name, "partitions": list(parts.values())} for name, parts in topics.items()]}
+            {"name": t.name, "partitions": [{"partition_index": p, "committed_offset": -1, "committed_leader_epoch": -1,
+                                             "metadata": "", "error_code": denied} for p in t.partition_indexes]}
+            for t in ((req.topics or []) if ctx.api_version < 2 else [])]}
     return {"throttle_time_ms": 0, "error_code": 0,
             "topics": _fetch_group(ctx, req.group_id, req.topics, stable)}

@@ -151,7 +151,8 @@ USER_RUN: dict[str, list[dict]] = {
                                                                             "committed_metadata": ""}]},
                                          {"name": "<T>-t0", "partitions": []}]}),
         *(_user("OffsetFetch", v, {"group_id": "<T>-g0", "topics": [
-            {"name": "<T>-t0", "partition_indexes": [0, 1, 0]}, {"name": "<T>-t1", "partition_indexes": []}]})
+            {"name": "<T>-t0", "partition_indexes": [0, 1, 0]}, {"name": "<T>-t1", "partition_indexes": []},
+            {"name": "<T>-t0", "partition_indexes": [0]}]})
           for v in (0, 1, 2, 7)),
         _user("ShareGroupDescribe", 1, {"group_ids": ["<T>-g0"], "include_authorized_operations": True}),
         _user("ConsumerGroupDescribe", 1, {"group_ids": ["<T>-g0"], "include_authorized_operations": True}),
@@ -163,6 +164,8 @@ USER_RUN: dict[str, list[dict]] = {
             {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}),
         _user("OffsetDelete", 0, {"group_id": "<T>-g0", "topics": [{"name": "<T>-t0", "partitions": [
             {"partition_index": 0}]}]}),
+        {"api": "ListOffsets", "version": 8, "body": {"replica_id": -1, "isolation_level": 3, "topics": [
+            {"name": "<T>-t0", "partitions": []}]}},
         _user("ListOffsets", 6, {"replica_id": -1, "isolation_level": 3, "topics": [
             {"name": "<T>-t0", "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}]}),
         _user("DescribeProducers", 0, {"topics": [{"name": "<T>-t0", "partition_indexes": [0]},

@@ -87,9 +87,11 @@ class GroupCoordinator:
     def _held_against_share(self, group_id: str) -> bool:
         """Any classic group holds its id against a share group, an empty one too (a failed
         join's or a simple group of offsets): Kafka keeps it as a group of that kind."""
+        return self._classic_exists(group_id) or self.consumer.owns(group_id) or self._streams_owns(group_id)
+
+    def _classic_exists(self, group_id: str) -> bool:
         group = self.classic.groups.get(group_id)
-        return ((group is not None and group.state != DEAD) or self.consumer.owns(group_id)
-                or self._streams_owns(group_id))
+        return group is not None and group.state != DEAD
 
     def _held_against_streams(self, group_id: str) -> bool:
         return (self._classic_in_use(group_id) or self.consumer.owns(group_id)
@@ -231,8 +233,9 @@ class GroupCoordinator:
         if group_id and req.member_epoch == JOIN_EPOCH and not self.consumer.owns(group_id) \
                 and self._classic_in_use(group_id):
             self._upgrade(group_id, now)  # only a join converts a classic group (Kafka's createIfNotExists)
-        held = (bool(group_id) and not self.consumer.owns(group_id)
-                and self._held_against_consumer(group_id))
+        # (past a join any classic group holds the id, an empty one too: Kafka converts one only for a join)
+        held = bool(group_id) and not self.consumer.owns(group_id) and (self._held_against_consumer(group_id) or (
+            req.member_epoch != JOIN_EPOCH and self._classic_exists(group_id)))
         body = self.consumer.heartbeat(req, version=version, client_id=client_id,
                                        client_host=client_host, now=now, held_elsewhere=held)
         if self.consumer.owns(group_id) and group_id in self.classic.groups:

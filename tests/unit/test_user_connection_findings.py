@@ -258,3 +258,19 @@ def test_offset_for_leader_epoch_refused_is_topic_authorization_failed_whatever_
         answer = broker.call(23, 4, {"replica_id": replica, "topics": [{"topic": "t", "partitions": [
             {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}, _user())
         assert answer["topics"][0]["partitions"][0]["error_code"] == 29
+
+
+def test_past_a_join_an_empty_classic_group_holds_its_id_against_a_consumer_heartbeat():
+    """(Not a user's; run 32.) Kafka converts a classic group only for a join; a leave or a
+    heartbeat of a later epoch finds a group that is not a consumer group."""
+    broker = InProcessBroker()
+    broker.call(19, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                                    "configs": []}], "timeout_ms": 1000, "validate_only": False})
+    broker.call(8, 2, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "", "retention_time_ms": -1,
+                       "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                                "committed_metadata": ""}]}]})
+    for epoch in (-1, 5):
+        answer = broker.call(68, 0, {"group_id": "g", "member_id": "m", "member_epoch": epoch, "instance_id": None,
+                                     "rack_id": None, "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["t"],
+                                     "server_assignor": None, "topic_partitions": []})
+        assert (answer["error_code"], answer["error_message"]) == (69, "Group g is not a consumer group.")

@@ -195,7 +195,24 @@ _CONFIGS = [{"resource_type": 2, "resource_name": "<T>-t0", "configs": [{"name":
 # the same refusals with their texts compared word for word: Kafka's "Request <the request> needs
 # ALTER permission." (its Request object masked), the default texts of the controller's
 # refusals, none where Kafka's broker refuses
+def _consumer_heartbeat(epoch: int) -> dict:
+    return {"api": "ConsumerGroupHeartbeat", "version": 0, "body": {
+        "group_id": "<T>-g2", "member_id": "AAAAAAAAAAAAAAAAAAAAAA", "member_epoch": epoch, "instance_id": None,
+        "rack_id": None, "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["<T>-t0"], "server_assignor": None,
+        "topic_partitions": []}}
+
+
 MESSAGES_RUN: dict[str, list[dict]] = {
+    # (not a user's) past a join, a classic group holds its id, an empty one (of offsets) too:
+    # "Group <id> is not a consumer group." (run 32)
+    "generated/consumer-heartbeat-past-a-join-to-an-empty-classic-group": [
+        T0,
+        {"api": "OffsetCommit", "version": 2, "body": {
+            "group_id": "<T>-g2", "generation_id_or_member_epoch": -1, "member_id": "", "retention_time_ms": -1,
+            "topics": [{"name": "<T>-t0", "partitions": [{"partition_index": 0, "committed_offset": 0,
+                                                          "committed_metadata": ""}]}]}},
+        _consumer_heartbeat(-1), _consumer_heartbeat(5),
+    ],
     # (not a user's) seed 004's share.auto.offset.reset topic config refuses a value of its own:
     # Kafka knows no such topic config (share-auto-offset-reset-topic-config-texts)
     "generated/share-auto-offset-reset-refused-as-a-topic-config": [

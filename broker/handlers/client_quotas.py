@@ -43,7 +43,9 @@ def _check_entry(entry, entity_data: list, ops: list) -> tuple[ErrorCode, str | 
     code, message, entity = check_entity(entity_data)
     if code != ErrorCode.NONE:
         return code, message, None
-    for op in ops:
+    by_key = {op.key: op for op in ops}  # Kafka's controller checks them in its HashMap's order (sized to the ops)
+    for key in java_hash_order(by_key, java_sized_capacity(len(ops), len(by_key))):
+        op = by_key[key]
         if not op.remove:  # a removal is never checked: removing what is not there is a no-op
             code, message = check_value(entity, op.key, op.value)
             if code != ErrorCode.NONE:

@@ -274,3 +274,15 @@ def test_past_a_join_an_empty_classic_group_holds_its_id_against_a_consumer_hear
                                      "rack_id": None, "rebalance_timeout_ms": 1000, "subscribed_topic_names": ["t"],
                                      "server_assignor": None, "topic_partitions": []})
         assert (answer["error_code"], answer["error_message"]) == (69, "Group g is not a consumer group.")
+
+
+def test_a_quota_entitys_values_are_checked_in_the_order_of_kafkas_map_of_its_keys():
+    """(Not a user's; run 32.) A HashMap sized to the ops: connection_creation_rate (no user's
+    key) before producer_byte_rate, consumer_byte_rate before request_percentage."""
+    broker = InProcessBroker()
+    entry = lambda i, *keys: {"entity": [{"entity_type": "user", "entity_name": f"u{i}"}],  # noqa: E731
+                              "ops": [{"key": k, "value": 0.0, "remove": False} for k in keys]}
+    answer = broker.call(49, 1, {"validate_only": True, "entries": [
+        entry(0, "producer_byte_rate", "connection_creation_rate"), entry(1, "request_percentage", "consumer_byte_rate")]})
+    assert [e["error_message"] for e in answer["entries"]] == [
+        "Invalid configuration key connection_creation_rate", "Quota consumer_byte_rate must be greater than 0"]

@@ -205,6 +205,16 @@ def _consumer_heartbeat(epoch: int) -> dict:
 MESSAGES_RUN: dict[str, list[dict]] = {
     # (not a user's) past a join, a classic group holds its id, an empty one (of offsets) too:
     # "Group <id> is not a consumer group." (run 32)
+    # (not a user's) a quota entity's values are checked in the order of Kafka's HashMap of its
+    # keys: "connection_creation_rate" (no user's key) before "producer_byte_rate" (run 32)
+    "generated/client-quota-values-checked-in-hash-order": [
+        {"api": "AlterClientQuotas", "version": 1, "body": {"validate_only": True, "entries": [
+            {"entity": [{"entity_type": "user", "entity_name": f"<T>-q{i}"}], "ops": [
+                {"key": k, "value": 0.0, "remove": False} for k in keys]}
+            for i, keys in enumerate((("producer_byte_rate", "connection_creation_rate"),
+                                      ("request_percentage", "consumer_byte_rate"),
+                                      ("consumer_byte_rate", "producer_byte_rate", "request_percentage")))]}},
+    ],
     "generated/consumer-heartbeat-past-a-join-to-an-empty-classic-group": [
         T0,
         {"api": "OffsetCommit", "version": 2, "body": {

@@ -45,6 +45,17 @@ def _produce(topic: str, txn: bool, pid: int = -1) -> dict:
                                                  "timestamps": "create", "keys": True, "mutation": None}}}]}]}}
 
 
+def _fetch_by_ids(replica: int) -> dict:
+    """Fetch v13 of t0 and of a topic id no topic has, as the user."""
+    return {"api": "Fetch", "version": 13, "conn": "user", "body": {
+        "replica_id": replica, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": 0,
+        "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [], "topics": [
+            {"topic_id": tid, "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
+                                              "last_fetched_epoch": -1, "log_start_offset": -1,
+                                              "partition_max_bytes": 1024}]}
+            for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")]}}
+
+
 def _markers(*markers: tuple[int, list]) -> dict:
     return {"api": "WriteTxnMarkers", "version": 1, "conn": "user", "body": {"markers": [
         {"producer_id": pid, "producer_epoch": 0, "transaction_result": True, "coordinator_epoch": 0,
@@ -66,21 +77,9 @@ USER_RUN: dict[str, list[dict]] = {
     # read is TOPIC_AUTHORIZATION_FAILED
     "generated/fetch-unknown-topic-id-before-authorization": [
         T0, USER,
-        {"api": "Fetch", "version": 13, "conn": "user", "body": {
-            "replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": 0,
-            "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [], "topics": [
-                {"topic_id": tid, "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
-                                                  "last_fetched_epoch": -1, "log_start_offset": -1,
-                                                  "partition_max_bytes": 1024}]}
-                for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")]}},
+        _fetch_by_ids(replica=-1),
         # a replica's fetch without CLUSTER_ACTION: every partition refused, whatever it names
-        {"api": "Fetch", "version": 13, "conn": "user", "body": {
-            "replica_id": 0, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": 0,
-            "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [], "topics": [
-                {"topic_id": tid, "partitions": [{"partition": 0, "current_leader_epoch": -1, "fetch_offset": 0,
-                                                  "last_fetched_epoch": -1, "log_start_offset": -1,
-                                                  "partition_max_bytes": 1024}]}
-                for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")]}},
+        _fetch_by_ids(replica=0),
         {"api": "Fetch", "version": 11, "conn": "user", "body": {
             "replica_id": 0, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1048576, "isolation_level": 0,
             "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [], "topics": [

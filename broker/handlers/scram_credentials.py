@@ -19,7 +19,6 @@ from kipper.broker.security.scram import ScramCredential
 from kipper.broker.acl.model import ALTER, DESCRIBE
 from kipper.broker.config_values import java_hash_order
 from kipper.broker.handlers.client_quotas import may_manage
-from kipper.broker.handlers.replies import NO_RESPONSE, Reply
 from kipper.protocol.errors import ErrorCode
 from kipper.protocol.sasl import HASHES, MAX_ITERATIONS, MECHANISM_CODES, MECHANISM_NAMES, MIN_ITERATIONS
 
@@ -29,14 +28,13 @@ log = structlog.get_logger(__name__)
 def handle_describe_user_scram_credentials(req, ctx):
     security = ctx.engines.security
     if not may_manage(ctx, DESCRIBE):
-        # Kafka's error response: one result per user asked, each named ""; of null users
-        # (every user) it fails inside and closes the connection, and so does kipper
-        if req.users is None:
-            return Reply(NO_RESPONSE, abort="DescribeUserScramCredentials of every user refused: Kafka fails inside")
+        # Kafka's error response: one result per user asked, each named ""; of null users (every
+        # user) Kafka fails inside and never answers, where kipper answers the refusal with no
+        # result (listed: kafka-closes-the-connection)
         denied = {"user": "", "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), "error_message": None,
                   "credential_infos": []}
         return {"throttle_time_ms": 0, "error_code": int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-                "error_message": None, "results": [dict(denied) for _ in req.users]}
+                "error_message": None, "results": [dict(denied) for _ in req.users or ()]}
     known = security.describe_credentials()
     wanted = [u.name for u in req.users] if req.users else sorted(known)
     results = []

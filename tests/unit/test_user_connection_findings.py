@@ -200,18 +200,12 @@ def test_describe_producers_looks_at_the_topics_name_before_authorization():
     assert answer["topics"][0]["partitions"][0]["error_code"] == 17  # INVALID_TOPIC_EXCEPTION
 
 
-def test_describe_scram_credentials_of_every_user_refused_closes_the_connection_as_kafka_fails_inside():
-    """Kafka's error response of null users fails inside and never answers (the generator's
-    run 31 saw the connection end); kipper closes at once. (Not replayed in the suite: each
-    replay would wait out Kafka's silence.)"""
-    from kipper.broker.handlers.replies import NO_RESPONSE
-    from kipper.protocol.header import encode_request
-    from kipper.protocol.messages import APIS
-
+def test_describe_scram_credentials_of_every_user_refused_is_answered_with_the_refusal():
+    """Kafka fails inside on the null list and never answers (run 31; listed,
+    kafka-closes-the-connection); kipper answers the clear refusal, with no result."""
     broker = InProcessBroker(**SECURED)
-    [answer], _ = broker.dispatcher.dispatch(
-        [encode_request(APIS[50], 0, 1, "test", {"users": None})[4:]], 0, _user())
-    assert answer.abort and answer.body is NO_RESPONSE
+    answer = broker.call(50, 0, {"users": None}, _user())
+    assert (answer["error_code"], answer["results"]) == (31, [])
 
 
 def test_add_partitions_to_txn_refused_lists_every_topic_as_asked():

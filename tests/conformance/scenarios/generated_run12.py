@@ -128,7 +128,9 @@ def _topic_config(run, topic: str, key: str, *, record: bool = True):
 
 
 def _value_is(shown: str):
-    return lambda r: [c["value"] for c in r["results"][0]["configs"]] == [shown]
+    """The topic's own value, as shown (DYNAMIC_TOPIC_CONFIG: a value equal to the default,
+    0.5 say, shows before the broker has it, as the default)."""
+    return lambda r: [(c["value"], c["config_source"]) for c in r["results"][0]["configs"]] == [(shown, 1)]
 
 
 @scenario("generated/topic-config-numbers-as-java-reads-them")

@@ -64,7 +64,8 @@ def _by_topic(req, ctx) -> tuple[dict, set, list]:
 def handle_list_offsets(req, ctx):
     topics = ctx.engines.topics
     isolation = req.get("isolation_level", 0)
-    if isolation not in (0, READ_COMMITTED) and any(ctx.authorize(DESCRIBE, TOPIC, t.name) for t in req.topics):
+    if isolation not in (0, READ_COMMITTED) and any(ctx.authorize(DESCRIBE, TOPIC, t.name, counted=False)
+                                                    for t in req.topics):
         # Kafka cannot read the level and answers with its request's error answer: every
         # topic as asked (one naming no partition too), each partition refused (there
         # UNKNOWN_SERVER_ERROR: declared, kafka-unknown-server-error). It reads the level

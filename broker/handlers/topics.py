@@ -30,10 +30,11 @@ class Refused(Exception):
         self.message = message
 
 
-def may_create_topic(ctx, name: str) -> bool:
+def may_create_topic(ctx, name: str, counted: bool = True) -> bool:
     """Kafka's rule for CreateTopics and Metadata's auto-creation: CREATE on the cluster,
-    or on the topic itself."""
-    return ctx.authorize(CREATE, CLUSTER, CLUSTER_NAME) or ctx.authorize(CREATE, TOPIC, name)
+    or on the topic itself (``counted``: see RequestContext.authorize)."""
+    return (ctx.authorize(CREATE, CLUSTER, CLUSTER_NAME, counted=counted)
+            or ctx.authorize(CREATE, TOPIC, name, counted=counted))
 
 
 def check_assignment(broker_ids, registered, replication_factor: int | None) -> None:
@@ -104,7 +105,9 @@ def handle_create_topics(req, ctx):
     engines = ctx.engines
     validate_only = req.get("validate_only", False)
     names = [t.name for t in req.topics]
-    if req.timeout_ms <= 0 and any(names.count(n) == 1 and may_create_topic(ctx, n) for n in names):
+    # (a look only: the refusals are counted where they are answered)
+    if req.timeout_ms <= 0 and any(names.count(n) == 1 and may_create_topic(ctx, n, counted=False)
+                                   for n in names):
         return {"throttle_time_ms": 0, "topics": [_timed_out(name=n) for n in names]}
     out, accepted = [], []
     for i, t in enumerate(req.topics):
@@ -258,7 +261,8 @@ def handle_create_partitions(req, ctx):
     their clients see the new metadata)."""
     engines = ctx.engines
     names = [t.name for t in req.topics]
-    if req.timeout_ms <= 0 and any(names.count(n) == 1 and ctx.authorize(ALTER, TOPIC, n) for n in names):
+    if req.timeout_ms <= 0 and any(names.count(n) == 1 and ctx.authorize(ALTER, TOPIC, n, counted=False)
+                                   for n in names):
         return {"throttle_time_ms": 0, "results": [_timed_out(name=n) for n in names]}
     results = []
     for i, t in enumerate(req.topics):

@@ -5,8 +5,9 @@ comparison see it as any scenario's), and the waits that keep timing out of the 
 Timing, and how it is kept out (the generator must not report noise):
 - what a broker does a moment after it answers is waited for with unrecorded requests, as
   the scenarios do: a new topic's leaders (CreateTopics, CreatePartitions, Metadata's
-  auto-creation, which Kafka 4.4 answers UNKNOWN_TOPIC_OR_PARTITION), a deleted topic's going, a transaction's markers (EndTxn, and an
-  InitProducerId that aborted one), a KIP-848 or share member's first assignment, ACLs
+  auto-creation, which Kafka 4.4 answers UNKNOWN_TOPIC_OR_PARTITION), a deleted topic's
+  going, a transaction's markers (EndTxn, and an InitProducerId that aborted one), a
+  KIP-848 or share member's first assignment, ACLs
   created or deleted (Kafka's authorizer applies them from the metadata log a moment later), a
   topic's or group's configs altered, SCRAM credentials altered (read from the same log);
 - an answer that says "not yet" (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS,
@@ -34,8 +35,8 @@ from tests.conformance.scenarios import kit
 NOT_YET = {51, 14, 15}  # CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE
 RETRY_FOR = 10.0
 SETTLE_FOR = 10.0
-CONFIGS_WITHIN = 3.0
-AUTO_CREATED_WITHIN = 3.0  # a topic Kafka did not auto-create after all (an invalid name) costs this  # a value a broker shows otherwise than it was set (it normalises) costs this
+CONFIGS_WITHIN = 3.0  # a value a broker shows otherwise than it was set (it normalises) costs this
+AUTO_CREATED_WITHIN = 3.0  # a topic Kafka did not auto-create after all (an invalid name) costs this
 ASSIGNMENT_WITHIN = 5.0  # Kafka's assignor runs off the heartbeat path, within a second here
 # the "user" connection: SASL/SCRAM-SHA-256 as the sequence's own user <T>-u0 (not a super user),
 # whose credential the sequence's first steps make (``user_credential``), so that the ACLs the

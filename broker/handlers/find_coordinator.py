@@ -13,7 +13,7 @@ import base64
 import binascii
 import re
 
-from kipper.broker.acl.model import DESCRIBE, TRANSACTIONAL_ID
+from kipper.broker.acl.model import CLUSTER, CLUSTER_ACTION, CLUSTER_NAME, DESCRIBE, TRANSACTIONAL_ID
 from kipper.broker.acl.model import GROUP as ACL_GROUP
 from kipper.protocol.errors import ErrorCode, kafka_text
 
@@ -51,20 +51,32 @@ def _coordinator(key: str, key_type: int, ctx) -> dict:
     if key_type not in (GROUP, TRANSACTION, SHARE):
         return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": f"unknown key type {key_type}", "node_id": -1, "host": "", "port": -1}
+    if key_type == SHARE and ctx.api_version < 6:  # (share keys came in v6, whoever asks)
+        return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": "", "node_id": -1, "host": "", "port": -1}
+    refused = _refused(key, key_type, ctx)
+    if refused is not None:
+        return {"key": key, "error_code": int(refused), "error_message": None, "node_id": -1, "host": "", "port": -1}
     if key_type == SHARE and not share_key_valid(key):
         return {"key": key, "error_code": int(ErrorCode.INVALID_REQUEST),
                 "error_message": "", "node_id": -1, "host": "", "port": -1}
-    if key_type == TRANSACTION and not ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, key):
-        return {"key": key, "error_code": int(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
-                "error_message": None, "node_id": -1, "host": "", "port": -1}
-    if key_type != TRANSACTION and not ctx.authorize(DESCRIBE, ACL_GROUP, key):
-        return {"key": key, "error_code": int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
-                "error_message": None, "node_id": -1, "host": "", "port": -1}
     if ctx.engines.cluster is not None:
         return _in_cluster(key, key_type, ctx)
     # Kafka's text for success: "" in a v4+ coordinator, the error's name (NONE) before
     return {"key": key, "error_code": 0, "error_message": "" if ctx.api_version >= 4 else "NONE",
             "node_id": ctx.engines.node_id, "host": host, "port": port}
+
+
+def _refused(key: str, key_type: int, ctx) -> ErrorCode | None:
+    """Kafka's getCoordinator asks first: DESCRIBE on the group or transactional id; for a
+    share-partition key, which only brokers look up, CLUSTER_ACTION on the cluster, before
+    the key is read."""
+    if key_type == TRANSACTION:
+        allowed = ctx.authorize(DESCRIBE, TRANSACTIONAL_ID, key)
+        return None if allowed else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if key_type == SHARE:
+        return None if ctx.authorize(CLUSTER_ACTION, CLUSTER, CLUSTER_NAME) else ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None if ctx.authorize(DESCRIBE, ACL_GROUP, key) else ErrorCode.GROUP_AUTHORIZATION_FAILED
 
 
 def _in_cluster(key: str, key_type: int, ctx) -> dict:
@@ -87,8 +99,10 @@ def handle_find_coordinator(req, ctx):
     if ctx.api_version >= 4:
         coordinators = [_coordinator(k, key_type, ctx) for k in req.coordinator_keys]
         for c in coordinators:  # Kafka never sets a v4+ coordinator's message: its default, "";
-            # but a key type it cannot read fails the request: its error answer has the text
-            c["error_message"] = "" if key_type in (GROUP, TRANSACTION, SHARE) else kafka_text(c["error_code"])
+            # but a key type it cannot read fails the request, and a share key refused to a
+            # principal without CLUSTER_ACTION is answered from the error: both with the text
+            texted = key_type not in (GROUP, TRANSACTION, SHARE) or c["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            c["error_message"] = kafka_text(c["error_code"]) if texted else ""
         return {"throttle_time_ms": 0, "coordinators": coordinators}
     one = _coordinator(req.key, key_type, ctx)
     one.pop("key")

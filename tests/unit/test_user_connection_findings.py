@@ -280,3 +280,17 @@ def test_a_quota_entitys_values_are_checked_in_the_order_of_kafkas_map_of_its_ke
         entry(0, "producer_byte_rate", "connection_creation_rate"), entry(1, "request_percentage", "consumer_byte_rate")]})
     assert [e["error_message"] for e in answer["entries"]] == [
         "Invalid configuration key connection_creation_rate", "Quota consumer_byte_rate must be greater than 0"]
+
+
+def test_a_share_key_asks_cluster_action_before_it_is_read_and_only_from_v6():
+    """Kafka's getCoordinator: a share-partition key is a broker's question (CLUSTER_ACTION on the
+    cluster, refused with its text), looked at only after that; before v6 it is INVALID_REQUEST."""
+    broker = InProcessBroker(**SECURED, **{"group.share.enable": "true"})
+    keys = ["g:AAAAAAAAAAAAAAAAAAAAAA:0", "g", ""]
+    refused = broker.call(10, 6, {"key_type": 2, "coordinator_keys": keys}, _user())["coordinators"]
+    assert [(c["error_code"], c["error_message"]) for c in refused] == [(31, "Cluster authorization failed.")] * 3
+    admin = broker.call(10, 6, {"key_type": 2, "coordinator_keys": keys}, _user("admin"))["coordinators"]
+    assert [c["error_code"] for c in admin] == [0, 42, 42]
+    for who in (_user(), _user("admin")):
+        early = broker.call(10, 5, {"key_type": 2, "coordinator_keys": keys}, who)["coordinators"]
+        assert [(c["error_code"], c["error_message"]) for c in early] == [(42, "")] * 3

@@ -62,6 +62,15 @@ def _markers(*markers: tuple[int, list]) -> dict:
          "topics": [{"name": n, "partition_indexes": ps} for n, ps in topics]} for pid, topics in markers]}}
 
 
+def _share_coordinators() -> list[dict]:
+    """FindCoordinator of share-partition keys (which only brokers look up: CLUSTER_ACTION, asked
+    before the key is read), a valid and a malformed one, in v6 and before (no share keys yet)."""
+    keys = ["<T>-g2:AAAAAAAAAAAAAAAAAAAAAA:0", "<T>-g0", ""]
+    return [*(_user("FindCoordinator", v, {"key_type": 2, "coordinator_keys": keys}) for v in (6, 4)),
+            _user("FindCoordinator", 3, {"key_type": 2, "key": keys[0]}),
+            {"api": "FindCoordinator", "version": 5, "body": {"key_type": 2, "coordinator_keys": keys}}]
+
+
 USER_RUN: dict[str, list[dict]] = {
     # refused whole (CLUSTER_ACTION): every marker's producer id, one of no partition too, the
     # later marker of a producer replacing the earlier, in a HashMap sized to the markers
@@ -157,6 +166,7 @@ USER_RUN: dict[str, list[dict]] = {
         _user("ConsumerGroupDescribe", 1, {"group_ids": ["<T>-g0"], "include_authorized_operations": True}),
         _user("FindCoordinator", 2, {"key_type": 1, "key": "<T>-x0"}),
         _user("FindCoordinator", 2, {"key_type": 0, "key": "<T>-g0"}),
+        *_share_coordinators(),
         _user("OffsetForLeaderEpoch", 4, {"replica_id": 0, "topics": [{"topic": "<T>-t0", "partitions": [
             {"partition": 0, "current_leader_epoch": -1, "leader_epoch": 0}]}]}),
         _user("OffsetForLeaderEpoch", 4, {"replica_id": -1, "topics": [{"topic": "<T>-t0", "partitions": [
@@ -275,6 +285,7 @@ MESSAGES_RUN: dict[str, list[dict]] = {
         _user("DescribeTransactions", 0, {"transactional_ids": ["<T>-x0"]}),
         _user("FindCoordinator", 2, {"key_type": 1, "key": "<T>-x0"}),
         _user("FindCoordinator", 2, {"key_type": 0, "key": "<T>-g0"}),
+        *_share_coordinators(),
         _user("DescribeQuorum", 2, {"topics": [
             {"topic_name": "__cluster_metadata", "partitions": [{"partition_index": 0}]}]}),
     ],

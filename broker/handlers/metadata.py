@@ -8,8 +8,8 @@ operation Kafka supports on the resource type; never "not provided" once asked.
 
 With an authorizer (Kafka's rules): a topic the principal may not DESCRIBE is
 answered TOPIC_AUTHORIZATION_FAILED when named and left out of an all-topics
-request; a topic by id that it may not describe is UNKNOWN_TOPIC_ID, so names do
-not leak. Auto-creation also needs CREATE on the cluster or on the topic.
+request; one asked for by id is refused so too, without its name (an id that no topic
+has is UNKNOWN_TOPIC_ID). Auto-creation also needs CREATE on the cluster or on the topic.
 
 As in Kafka, a topic that does not exist is UNKNOWN_TOPIC_OR_PARTITION, also in the
 answer to the request that auto-creates it (Kafka's controller creates it after that
@@ -119,8 +119,10 @@ def handle_metadata(req, ctx):
             if name is None:
                 topic = topics.by_id(item.topic_id)
                 if topic is None or not ctx.authorize(DESCRIBE, TOPIC, topic.name):
-                    out.append({"error_code": int(ErrorCode.UNKNOWN_TOPIC_ID), "name": None,
-                                "topic_id": item.topic_id})
+                    # (a topic id is not secret to Kafka: one the principal may not describe is
+                    # refused as such, without its name)
+                    error = ErrorCode.UNKNOWN_TOPIC_ID if topic is None else ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                    out.append({"error_code": int(error), "name": None, "topic_id": item.topic_id})
                 else:
                     out.append(describe_topic(ctx, topic, ops(topic.name)))
                 continue

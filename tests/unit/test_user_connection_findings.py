@@ -294,3 +294,17 @@ def test_a_share_key_asks_cluster_action_before_it_is_read_and_only_from_v6():
     for who in (_user(), _user("admin")):
         early = broker.call(10, 5, {"key_type": 2, "coordinator_keys": keys}, who)["coordinators"]
         assert [(c["error_code"], c["error_message"]) for c in early] == [(42, "")] * 3
+
+
+def test_metadata_by_topic_id_refuses_a_topic_the_user_may_not_describe_without_its_name():
+    broker = InProcessBroker(**SECURED)
+    broker.call(19, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                                    "configs": []}], "timeout_ms": 1000, "validate_only": False}, _user("admin"))
+    known = broker.call(3, 12, {"topics": [{"name": "t", "topic_id": None}], "allow_auto_topic_creation": False,
+                                "include_topic_authorized_operations": False}, _user("admin"))["topics"][0]["topic_id"]
+    unknown = uuid.UUID("6b1ff3f0-0000-4000-8000-0000deadbeef")
+    answer = broker.call(3, 12, {"topics": [{"name": None, "topic_id": tid} for tid in (known, unknown)],
+                                 "allow_auto_topic_creation": False, "include_topic_authorized_operations": False},
+                         _user())
+    assert [(t["topic_id"], t["name"], t["error_code"]) for t in answer["topics"]] == [(known, None, 29),
+                                                                                      (unknown, None, 100)]

@@ -37,7 +37,8 @@ class Finding:
     @property
     def title(self) -> str:
         d = self.differences[0]
-        text = f"{d['api']} v{d['version']} {d['path']}: kafka={d['kafka']!r} kipper={d['kipper']!r}"
+        head = d["request"] if d["version"] < 0 else f"{d['api']} v{d['version']}"  # (a tool's: its command)
+        text = f"{head} {d['path']}: kafka={d['kafka']!r} kipper={d['kipper']!r}"
         return re.sub(r"x{12,}", "x…", text.replace(self.token, "<T>"))[:400]
 
 
@@ -50,10 +51,12 @@ class Outcome:
 
 def explore(run: Run, *, seed: int, examples: int, steps: int, shrink: bool = True, derandomize: bool = False,
             out: Path | None = None, rounds: int | None = None, shrink_seconds: int = 90,
-            log: Callable[[str], None] = print) -> Outcome:
+            log: Callable[[str], None] = print, build: Callable[[Run], type] = machine) -> Outcome:
     """Rounds until ``run.deadline`` (or ``rounds`` of them); each finding written to ``out``.
     A round under way when the time is up finishes (its sequences, and a shrink of at most
-    ``shrink_seconds``: each of its tries replays a sequence on both brokers)."""
+    ``shrink_seconds``: each of its tries replays a sequence on both brokers). ``build`` makes
+    the state machine: the protocol's steps by default, Kafka's tools' commands in
+    tests/java_ecosystem/tool_fuzz."""
     engine.MAX_SHRINKING_SECONDS = shrink_seconds  # Hypothesis keeps this monkeypatchable for such uses
     outcome = Outcome()
     phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if shrink else [])
@@ -63,7 +66,7 @@ def explore(run: Run, *, seed: int, examples: int, steps: int, shrink: bool = Tr
     while time.monotonic() < run.deadline and (rounds is None or outcome.rounds < rounds):
         round_seed = seed + outcome.rounds
         outcome.rounds += 1
-        cls = machine(run)
+        cls = build(run)
         use_seed(round_seed)(cls)
         run.last_failure = None
         try:

@@ -1,0 +1,240 @@
+"""What the tool generator draws: commands of Kafka's own tools, over the sequence's own
+topics <T>-t0..2, groups <T>-g0..1, user <T>-u0, client <T>-c0 and transactional id <T>-x0,
+with valid and invalid values (numbers out of range, unknown configs, malformed quotas, names
+that do not exist), as a user at a terminal types them.
+
+A command is a dict: ``tool`` (its bin/ name), ``args`` (``{bootstrap}`` and ``<T>`` are
+resolved for each broker), ``stdin``, ``files`` ({name: text}, written beside the run and
+named ``<file:name>`` in ``args``) and ``reads`` (a command that changes nothing: run again for
+a moment while the outcomes differ, as Kafka applies some changes from its metadata log a
+moment after it answers)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import strategies as st
+
+BS = ["--bootstrap-server", "{bootstrap}"]
+# an admin tool gives up on what it cannot find in seconds, not its client's minute (a partition
+# no topic has, a group coordinator that never comes): the outcome is the same, sooner
+ADMIN_CONFIG = "default.api.timeout.ms=6000\nrequest.timeout.ms=5000\n"
+ADMIN = [*BS, "--command-config", "<file:admin>"]
+TOPICS = ["<T>-t0", "<T>-t1", "<T>-t2"]
+GROUPS = ["<T>-g0", "<T>-g1"]
+
+# values by config: the valid, the boundary and the wrong
+TOPIC_CONFIGS = {
+    "retention.ms": ["1000000", "-1", "0", "-2", "soon", "9223372036854775807"],
+    "cleanup.policy": ["compact", "delete", "[compact,delete]", "sometimes", ""],
+    "max.message.bytes": ["2000000", "0", "-5", "2147483648"],
+    "segment.bytes": ["1048576", "14", "1073741824"],
+    "min.insync.replicas": ["1", "2", "0"],
+    "message.timestamp.type": ["LogAppendTime", "CreateTime", "Bogus"],
+    "compression.type": ["gzip", "zstd", "uncompressed", "producer", "brotli"],
+    "unclean.leader.election.enable": ["true", "maybe"],
+    "retention.bytes": ["1024", "-1", "x"],
+    "segment.ms": ["1", "604800000"],
+    "message.timestamp.before.max.ms": ["1000", "-1"],
+    "local.retention.ms": ["-2", "1000"],
+    "no.such.config": ["1"],
+}
+GROUP_CONFIGS = {
+    "consumer.session.timeout.ms": ["45000", "1", "60001", "x"],
+    "consumer.heartbeat.interval.ms": ["5000", "0", "15000"],
+    "share.auto.offset.reset": ["earliest", "latest", "by_duration:PT1H", "sometime"],
+    "share.record.lock.duration.ms": ["30000", "1", "x"],
+    "share.session.timeout.ms": ["45000", "-1"],
+    "streams.num.standby.replicas": ["0", "1", "100"],
+    "no.such.config": ["1"],
+}
+QUOTAS = {
+    "producer_byte_rate": ["1024", "0", "-1", "1.5", "x"],
+    "consumer_byte_rate": ["2048", "1e3"],
+    "request_percentage": ["50", "200.5", "-3"],
+    "controller_mutation_rate": ["10", "0.5"],
+    "no_such_quota": ["1"],
+}
+TIMES = ["-1", "-2", "-3", "-4", "-5", "0", "1000", "sometime"]
+
+
+def command(tool: str, *args: str, stdin: str | None = None, reads: bool = False, files: dict | None = None) -> dict:
+    step = {"tool": tool, "args": list(args), "reads": reads}
+    if stdin is not None:
+        step["stdin"] = stdin
+    files = dict(files or {})
+    if "<file:admin>" in args:
+        files["admin"] = ADMIN_CONFIG
+    if files:
+        step["files"] = files
+    return step
+
+
+def _pairs(table: dict) -> st.SearchStrategy[str]:
+    """``name=value`` from a table of configs, one to three joined as kafka-configs takes them."""
+    one = st.sampled_from(sorted(table)).flatmap(lambda k: st.sampled_from(table[k]).map(lambda v: f"{k}={v}"))
+    return st.lists(one, min_size=1, max_size=3).map(",".join)
+
+
+def _flags(*flags: str) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(flags), max_size=2, unique=True)
+
+
+@st.composite
+def topics(draw) -> dict:
+    action = draw(st.sampled_from(["create", "describe", "list", "alter", "delete"]))
+    topic = draw(st.sampled_from(TOPICS + ["<T>-t.*", "<T>-missing"]))
+    t = ["kafka-topics", *ADMIN]
+    if action == "create":
+        extra = []
+        assignment = draw(st.sampled_from([None, None, None, "1", "1,1", "1:1", "2", "1,,1"]))
+        if assignment:
+            extra += ["--replica-assignment", assignment]
+        else:
+            for flag, values in (("--partitions", ["1", "2", "3", "0", "-1"]), ("--replication-factor", ["1", "2", "-1"])):
+                value = draw(st.sampled_from([None, *values]))
+                extra += [flag, value] if value else []
+        for pair in draw(st.lists(_pairs(TOPIC_CONFIGS), max_size=2)):
+            extra += ["--config", pair.split(",")[0]]
+        extra += draw(_flags("--if-not-exists"))
+        return command(*t, "--create", "--topic", topic.replace(".*", "0"), *extra)
+    if action == "describe":
+        extra = draw(_flags("--topics-with-overrides", "--under-replicated-partitions", "--unavailable-partitions",
+                            "--under-min-isr-partitions", "--at-min-isr-partitions", "--exclude-internal"))
+        if draw(st.booleans()):
+            extra += ["--partition-size-limit-per-response", draw(st.sampled_from(["1", "2", "0"]))]
+        return command(*t, "--describe", "--topic", topic, *extra, reads=True)
+    if action == "list":
+        return command(*t, "--list", "--topic", topic, *draw(_flags("--exclude-internal")), reads=True)
+    if action == "alter":
+        return command(*t, "--alter", "--topic", topic, "--partitions", draw(st.sampled_from(["1", "2", "4", "0"])))
+    return command(*t, "--delete", "--topic", topic, *draw(_flags("--if-exists")))
+
+
+@st.composite
+def configs(draw) -> dict:
+    kind, names, table = draw(st.sampled_from([
+        ("topics", TOPICS + ["<T>-missing"], TOPIC_CONFIGS), ("groups", GROUPS, GROUP_CONFIGS),
+        ("users", ["<T>-u0"], QUOTAS), ("clients", ["<T>-c0"], QUOTAS)]))
+    c = ["kafka-configs", *ADMIN, "--entity-type", kind, "--entity-name", draw(st.sampled_from(names))]
+    action = draw(st.sampled_from(["add", "add", "delete", "describe"]))
+    if action == "add":
+        return command(*c, "--alter", "--add-config", draw(_pairs(table)))
+    if action == "delete":
+        return command(*c, "--alter", "--delete-config", ",".join(draw(st.lists(st.sampled_from(sorted(table)),
+                                                                                   min_size=1, max_size=2))))
+    return command(*c, "--describe", *draw(_flags("--all")), reads=True)
+
+
+@st.composite
+def data(draw) -> dict:
+    """Records in (keyed, so that both brokers' partitions hold the same), records out, offsets."""
+    action = draw(st.sampled_from(["produce", "produce", "consume", "offsets", "delete-records"]))
+    topic = draw(st.sampled_from(["<T>-t0", "<T>-t0", "<T>-t1"]))
+    if action == "produce":
+        n = draw(st.integers(1, 6))
+        lines = "".join(f"k{draw(st.integers(0, 9))}:v{i}\n" for i in range(n))
+        extra = draw(st.lists(st.sampled_from(["--compression-codec=gzip", "--request-required-acks=0",
+                                                "--request-required-acks=1", "--sync"]), max_size=2, unique=True))
+        return command("kafka-console-producer", *BS, "--topic", topic, "--property", "parse.key=true",
+                       "--property", "key.separator=:", "--producer-property", "max.block.ms=10000", *extra,
+                       stdin=lines)
+    if action == "consume":  # (a few records of one partition, or every record: which records of
+        # several partitions come first is the client's to choose)
+        if draw(st.booleans()):
+            extra = ["--partition", draw(st.sampled_from(["0", "1", "5"])), "--offset",
+                     draw(st.sampled_from(["earliest", "latest", "0", "2", "-1"])), "--max-messages",
+                     str(draw(st.integers(1, 3)))]
+        else:
+            extra = ["--from-beginning"]
+        for prop in draw(st.lists(st.sampled_from(["print.key=true", "print.partition=true", "print.offset=true",
+                                                    "print.headers=true"]), max_size=3, unique=True)):
+            extra += ["--property", prop]
+        return command("kafka-console-consumer", *BS, "--topic", topic, "--timeout-ms", "3000", *extra, reads=True)
+    if action == "offsets":
+        extra = ["--time", draw(st.sampled_from(TIMES))] if draw(st.booleans()) else []
+        return command("kafka-get-offsets", *ADMIN, "--topic", topic, *extra, reads=True)
+    plan = {"version": 1, "partitions": [{"topic": topic, "partition": draw(st.sampled_from([0, 1, 7])),
+                                          "offset": draw(st.sampled_from([0, 1, 3, -1, 100]))}]}
+    return command("kafka-delete-records", *ADMIN, "--offset-json-file", "<file:plan>", files={"plan": json.dumps(plan)})
+
+
+@st.composite
+def groups(draw) -> dict:
+    group = draw(st.sampled_from(GROUPS))
+    cg = ["kafka-consumer-groups", *ADMIN]
+    action = draw(st.sampled_from(["consume", "consume", "describe", "list", "reset", "delete", "delete-offsets"]))
+    if action == "consume":
+        protocol = draw(st.sampled_from(["classic", "consumer"]))
+        return command("kafka-console-consumer", *BS, "--topic", "<T>-t0", "--group", group, "--from-beginning",
+                       "--timeout-ms", "3000", "--consumer-property", f"group.protocol={protocol}")
+    if action == "describe":
+        extra = draw(st.sampled_from([[], ["--members"], ["--members", "--verbose"], ["--offsets"], ["--state"],
+                                      ["--state", "--verbose"]]))
+        return command(*cg, "--describe", "--group", group, *extra, reads=True)
+    if action == "list":
+        extra = draw(st.sampled_from([[], ["--state"], ["--state", "empty"], ["--type"], ["--type", "classic"]]))
+        return command(*cg, "--list", *extra, reads=True)
+    if action == "reset":
+        scope = draw(st.sampled_from([["--topic", "<T>-t0"], ["--topic", "<T>-t0:0"], ["--all-topics"],
+                                      ["--topic", "<T>-missing"]]))
+        to = draw(st.sampled_from([["--to-earliest"], ["--to-latest"], ["--to-offset", "1"], ["--shift-by", "-2"],
+                                   ["--shift-by", "100"], ["--to-datetime", "2000-01-01T00:00:00.000"],
+                                   ["--by-duration", "PT1H"], ["--to-current"]]))
+        mode = draw(st.sampled_from([["--dry-run"], ["--execute"]]))
+        return command(*cg, "--reset-offsets", "--group", group, *scope, *to, *mode)
+    if action == "delete":
+        return command(*cg, "--delete", "--group", group)
+    return command(*cg, "--delete-offsets", "--group", group, "--topic",
+                   draw(st.sampled_from(["<T>-t0", "<T>-t0:1", "<T>-missing"])))
+
+
+@st.composite
+def acls(draw) -> dict:
+    a = ["kafka-acls", *ADMIN]
+    resource = draw(st.sampled_from([["--topic", "<T>-t0"], ["--topic", "<T>-t"], ["--group", "<T>-g0"],
+                                     ["--transactional-id", "<T>-x0"], ["--cluster"]]))
+    pattern = draw(st.sampled_from([[], ["--resource-pattern-type", "prefixed"], ["--resource-pattern-type", "literal"]]))
+    action = draw(st.sampled_from(["add", "list", "remove"]))
+    if action == "list":
+        return command(*a, "--list", *resource, *(pattern if resource != ["--cluster"] else []), reads=True)
+    operation = draw(st.sampled_from(["Read", "Write", "Describe", "All", "Alter", "IdempotentWrite", "Jump"]))
+    who = draw(st.sampled_from(["--allow-principal", "--deny-principal"]))
+    extra = [who, "User:<T>-u0", "--operation", operation, *resource, *pattern]
+    if draw(st.booleans()):
+        extra += ["--allow-host" if who == "--allow-principal" else "--deny-host", draw(st.sampled_from(["*", "10.0.0.1"]))]
+    return command(*a, f"--{action}", *extra, *(["--force"] if action == "remove" else []))
+
+
+@st.composite
+def transactions(draw) -> dict:
+    tx = ["kafka-transactions", *ADMIN]
+    action = draw(st.sampled_from(["describe", "describe-producers", "find-hanging", "list"]))
+    if action == "describe":
+        return command(*tx, "describe", "--transactional-id", "<T>-x0", reads=True)
+    if action == "describe-producers":
+        return command(*tx, "describe-producers", "--topic", draw(st.sampled_from(["<T>-t0", "<T>-missing"])),
+                       "--partition", draw(st.sampled_from(["0", "9"])), reads=True)
+    if action == "find-hanging":
+        return command(*tx, "find-hanging", "--topic", "<T>-t0", reads=True)
+    return command(*tx, "list", "--transactional-id-pattern", "<T>-.*", reads=True)
+
+
+@st.composite
+def shares(draw) -> dict:
+    group = "<T>-g1"
+    sg = ["kafka-share-groups", *ADMIN]
+    action = draw(st.sampled_from(["describe", "list", "reset", "delete", "delete-offsets"]))
+    if action == "describe":
+        extra = draw(st.sampled_from([[], ["--members"], ["--state"], ["--offsets"], ["--members", "--verbose"]]))
+        return command(*sg, "--describe", "--group", group, *extra, reads=True)
+    if action == "list":
+        return command(*sg, "--list", *draw(st.sampled_from([[], ["--state"], ["--state", "empty"]])), reads=True)
+    if action == "reset":
+        to = draw(st.sampled_from([["--to-earliest"], ["--to-latest"], ["--to-offset", "1"],
+                                   ["--to-datetime", "2000-01-01T00:00:00.000"]]))
+        mode = draw(st.sampled_from([["--dry-run"], ["--execute"]]))
+        return command(*sg, "--reset-offsets", "--group", group, "--topic", "<T>-t0", *to, *mode)
+    if action == "delete":
+        return command(*sg, "--delete", "--group", group)
+    return command(*sg, "--delete-offsets", "--group", group, "--topic", "<T>-t0")

@@ -1,0 +1,185 @@
+"""The tool generator's state machine: sequences of Kafka's own command-line tools, each
+command run in both brokers' tool JVMs at once (tests/java_ecosystem/tool_pair.py) and the
+outcomes compared: exit code, stdout and stderr, with the error texts the tools print
+compared word for word (``messages=True``), as a new user at a terminal sees them.
+
+It reuses the protocol generator's rounds, findings and shrinking
+(tests/conformance/fuzz/explore.py): a difference is a ``Difference`` whose "API" is the tool,
+whose request is the command, and whose path is the stream and line that differ. A command
+that changes nothing is run again for up to ``SETTLE_S`` while the outcomes differ (Kafka
+applies configs and ACLs from its metadata log a moment after it answers); after one that
+may change topics, both brokers' metadata of the sequence's topics is waited for until it
+agrees (Kafka makes and deletes topics a moment after it answers)."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+
+from tests.conformance.compare import Difference
+from tests.conformance.fuzz.machine import DifferenceFound, Failure, Run, describe, signature
+from tests.java_ecosystem.tool_fuzz import commands
+from tests.java_ecosystem.tool_fuzz.settle import cleanup, topics_agree
+from tests.java_ecosystem.tool_pair import Outcome, ToolPair
+
+SETTLE_S = 5.0
+COMMAND_TIMEOUT_S = 60.0
+# listed differences the tools show, masked where they show (docs/KAFKA_DIFFERENCES.md names each)
+LISTED: list[tuple[str, re.Pattern, str]] = [
+    # Kafka's format writes min.insync.replicas=1 as a cluster default: its describe lists it among
+    # a topic's overrides
+    ("min-insync-replicas-cluster-default", re.compile(r"min\.insync\.replicas=1,?"), ""),
+]
+
+
+@dataclass
+class ToolRun(Run):
+    """A generator run over the tools: the protocol generator's ``Run`` and the tool JVMs."""
+
+    pair: ToolPair | None = None
+    files: Path | None = None  # where a command's files (a delete-records plan) are written
+    masked: dict = field(default_factory=dict)  # listed entry -> outcomes it masked
+
+    def token(self) -> str:
+        return f"k{next(self.tokens) % 1_000_000:06d}"
+
+
+def resolve(step: dict, token: str, files: Path) -> tuple[list[str], str | None]:
+    """A command's arguments and input for this sequence: its names, its files written."""
+    paths = {}
+    for name, text in (step.get("files") or {}).items():
+        path = files / f"{token}-{name}.json"
+        path.write_text(text.replace("<T>", token))
+        paths[f"<file:{name}>"] = str(path)
+    args = [paths.get(a, a.replace("<T>", token)) for a in step["args"]]
+    stdin = step.get("stdin")
+    return args, stdin.replace("<T>", token) if stdin is not None else None
+
+
+def normalisers(run: ToolRun, step: dict, token: str) -> tuple:
+    """What every outcome goes through past tool_pair's own normalising: listings cut to the
+    sequence's own names, listed differences masked, lines sorted (tools print maps in their
+    hash order, and console consumers partitions in the order they come)."""
+    listing = "--list" in step["args"] or step["args"][:1] == ["list"]
+
+    def own(text: str) -> str:
+        if not listing:
+            return text
+        return "\n".join(line for line in text.splitlines() if token in line or re.match(r"^[A-Z][A-Za-z]+\s", line))
+
+    def listed(text: str) -> str:
+        for entry, pattern, replacement in LISTED:
+            text, n = pattern.subn(replacement, text)
+            if n:
+                run.masked[entry] = run.masked.get(entry, 0) + 1
+        return text
+
+    return own, listed, lambda text: "\n".join(sorted(text.splitlines()))
+
+
+def differences(step: dict, command: str, kafka: Outcome, kipper: Outcome) -> list[Difference]:
+    out = []
+    if kafka.exit != kipper.exit:
+        out.append(Difference("tools", command, step["tool"], -1, "exit", kafka.exit, kipper.exit))
+    for stream in ("stdout", "stderr"):
+        a, b = getattr(kafka, stream).splitlines(), getattr(kipper, stream).splitlines()
+        for i in range(max(len(a), len(b))):
+            la, lb = (a[i] if i < len(a) else "<absent>"), (b[i] if i < len(b) else "<absent>")
+            if la != lb:
+                out.append(Difference("tools", command, step["tool"], -1, f"{stream} line {i + 1}", la, lb))
+                break  # the first line that differs: the rest follows from it, mostly
+    return out
+
+
+def run_step(run: ToolRun, step: dict, token: str) -> list[Difference]:
+    args, stdin = resolve(step, token, run.files)
+    command = " ".join([step["tool"], *args])
+    deadline = time.monotonic() + (SETTLE_S if step.get("reads") else 0)
+    while True:
+        kafka, kipper = run.pair.compare(step["tool"], *args, stdin=stdin, messages=True,
+                                         normalisers=normalisers(run, step, token), timeout=COMMAND_TIMEOUT_S)
+        if kafka == kipper or time.monotonic() >= deadline:
+            break
+        time.sleep(0.3)
+    if not step.get("reads"):
+        topics_agree(run, token)
+    found = differences(step, command.replace(token, "<T>"), kafka, kipper)
+    stats = run.stats
+    stats.steps += 1
+    stats.compared += 1
+    stats.identical += not found
+    stats.unlisted += len(found)
+    return found
+
+
+def machine(run: ToolRun) -> type[RuleBasedStateMachine]:
+    """The state machine class for this run's tool JVMs."""
+
+    class Commands(RuleBasedStateMachine):
+        def __init__(self):
+            super().__init__()
+            self.token = run.token()
+            self.steps: list[dict] = []
+            self.ended: str | None = None
+            run.stats.sequences += 1
+
+        @initialize(partitions=st.sampled_from(["1", "3"]))
+        def setup(self, partitions):
+            """Topic t0 with a few keyed records."""
+            self.send(commands.command("kafka-topics", *commands.BS, "--create", "--topic", "<T>-t0",
+                                       "--partitions", partitions))
+            self.send(commands.command("kafka-console-producer", *commands.BS, "--topic", "<T>-t0", "--property",
+                                       "parse.key=true", "--property", "key.separator=:",
+                                       stdin="".join(f"k{i}:v{i}\n" for i in range(5))))
+
+        @rule(step=commands.topics())
+        def topics(self, step):
+            self.send(step)
+
+        @rule(step=commands.configs())
+        def configs(self, step):
+            self.send(step)
+
+        @rule(step=commands.data())
+        def data(self, step):
+            self.send(step)
+
+        @rule(step=commands.groups())
+        def groups(self, step):
+            self.send(step)
+
+        @rule(step=commands.acls())
+        def acls(self, step):
+            self.send(step)
+
+        @rule(step=commands.transactions())
+        def transactions(self, step):
+            self.send(step)
+
+        @rule(step=commands.shares())
+        def shares(self, step):
+            self.send(step)
+
+        def send(self, step: dict) -> None:
+            if self.ended:
+                return
+            self.steps.append(step)
+            found = run_step(run, step, self.token)
+            if found:
+                signatures = {signature(d, self.token) for d in found}
+                if signatures <= run.known:
+                    run.stats.known_again += 1
+                    self.ended = "a difference found before"
+                    return
+                run.last_failure = Failure(self.token, list(self.steps), found)
+                raise DifferenceFound(describe(found))
+
+        def teardown(self):
+            cleanup(run, self.token)
+
+    return Commands

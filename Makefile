@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: run cluster test java bytecode bench clean spark-env spark-connector conformance-fuzz
+.PHONY: run cluster test java bytecode bench clean spark-env spark-connector conformance-fuzz tools-fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,15 @@ FUZZ_SEED ?= 1
 FUZZ_OUT ?= fuzz-findings
 conformance-fuzz: $(STAMP_TEST)
 	$(BIN)/python -m tests.conformance.fuzz --minutes $(FUZZ_MINUTES) --seed $(FUZZ_SEED) --out $(FUZZ_OUT) $(FUZZ_ARGS)
+
+# the tool generator's long run (docs/CONFORMANCE.md): sequences of Kafka's own command-line
+# tools against Kafka and kipper, outcomes compared; findings, shrunk, to $(TOOLS_FUZZ_OUT)
+TOOLS_FUZZ_MINUTES ?= 30
+TOOLS_FUZZ_SEED ?= 1
+TOOLS_FUZZ_OUT ?= tool-findings
+tools-fuzz: $(STAMP_TEST)
+	$(BIN)/python -m tests.java_ecosystem.tool_fuzz --minutes $(TOOLS_FUZZ_MINUTES) --seed $(TOOLS_FUZZ_SEED) \
+		--out $(TOOLS_FUZZ_OUT) $(TOOLS_FUZZ_ARGS)
 
 # the executors' Python for a Spark cluster: kipper and confluent-kafka, packed with venv-pack (docs/SPARK.md)
 spark-env: $(STAMP_TEST)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.java_ecosystem.tool_pair import listed_difference, only, sorted_lines, usage_error
+from tests.java_ecosystem.tool_pair import listed_difference, member_epochs_blank, only, sorted_lines, usage_error
 
 def _topic_with_records(tools, name: str) -> str:
     topic = tools.name(name)
@@ -90,25 +90,6 @@ def test_kafka_consumer_groups_with_a_live_member_then_resets_and_deletes(tools,
     tools.same(*cg, "--delete", "--group", group)
     tools.same(*cg, "--describe", "--group", group, exit=None)
     tools.same(*cg, "--delete", "--group", group, exit=None)
-
-
-def member_epochs_blank(text: str) -> str:
-    """KIP-848 and KIP-932 group and member epochs: Kafka assigns off the heartbeat path, its
-    epochs count one or two more (KAFKA_DIFFERENCES.md group-assignment-off-the-heartbeat)."""
-    lines = text.splitlines()
-    heads = [i for i, line in enumerate(lines) if line.startswith("GROUP") and "EPOCH" in line]
-    if not heads:
-        return text
-    head = lines[heads[0]].split()
-    epochs = [i for i, name in enumerate(head) if name.endswith("EPOCH")]
-    out = lines[:heads[0]] + [" ".join(head)]
-    for line in lines[heads[0] + 1:]:
-        cells = line.split()
-        for i in epochs:
-            if i < len(cells):
-                cells[i] = "<epoch>"
-        out.append(" ".join(cells))
-    return "\n".join(out)
 
 
 def share_log_end_blank(text: str) -> str:

@@ -20,6 +20,13 @@ BS = ["--bootstrap-server", "{bootstrap}"]
 # no topic has, a group coordinator that never comes): the outcome is the same, sooner
 ADMIN_CONFIG = "default.api.timeout.ms=6000\nrequest.timeout.ms=5000\n"
 ADMIN = [*BS, "--command-config", "<file:admin>"]
+# the same as the sequence's own user <T>-u0 over SASL/SCRAM, who is no super user: what the
+# ACLs drawn for it allow decides what the tools may do
+USER_CONFIG = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+               'sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required '
+               'username="<T>-u0" password="<T>-secret";\n' + ADMIN_CONFIG)
+USER = ["--bootstrap-server", "{sasl}", "--command-config", "<file:user>"]
+USER_SECRET = "SCRAM-SHA-256=[iterations=4096,password=<T>-secret]"
 TOPICS = ["<T>-t0", "<T>-t1", "<T>-t2"]
 GROUPS = ["<T>-g0", "<T>-g1"]
 
@@ -63,8 +70,9 @@ def command(tool: str, *args: str, stdin: str | None = None, reads: bool = False
     if stdin is not None:
         step["stdin"] = stdin
     files = dict(files or {})
-    if "<file:admin>" in args:
-        files["admin"] = ADMIN_CONFIG
+    for name, text in (("admin", ADMIN_CONFIG), ("user", USER_CONFIG)):
+        if f"<file:{name}>" in args:
+            files[name] = text
     if files:
         step["files"] = files
     return step
@@ -80,18 +88,30 @@ def _flags(*flags: str) -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(flags), max_size=2, unique=True)
 
 
+def _who() -> st.SearchStrategy[list[str]]:
+    """An admin tool's connection: a super user's mostly, sometimes the sequence's user's."""
+    return st.sampled_from([ADMIN, ADMIN, USER])
+
+
+def _client(option: str) -> st.SearchStrategy[list[str]]:
+    """A console client's: ANONYMOUS (a super user), or the sequence's user with ``option``
+    (--producer.config, --consumer.config) naming its SASL settings."""
+    return st.sampled_from([BS, BS, ["--bootstrap-server", "{sasl}", option, "<file:user>"]])
+
+
 @st.composite
 def topics(draw) -> dict:
     action = draw(st.sampled_from(["create", "describe", "list", "alter", "delete"]))
     topic = draw(st.sampled_from(TOPICS + ["<T>-t.*", "<T>-missing"]))
-    t = ["kafka-topics", *ADMIN]
+    t = ["kafka-topics", *draw(_who())]
     if action == "create":
         extra = []
         assignment = draw(st.sampled_from([None, None, None, "1", "1,1", "1:1", "2", "1,,1"]))
         if assignment:
             extra += ["--replica-assignment", assignment]
         else:
-            for flag, values in (("--partitions", ["1", "2", "3", "0", "-1"]), ("--replication-factor", ["1", "2", "-1"])):
+            for flag, values in (("--partitions", ["1", "2", "3", "0", "-1"]),
+                                 ("--replication-factor", ["1", "2", "-1"])):
                 value = draw(st.sampled_from([None, *values]))
                 extra += [flag, value] if value else []
         for pair in draw(st.lists(_pairs(TOPIC_CONFIGS), max_size=2)):
@@ -116,7 +136,7 @@ def configs(draw) -> dict:
     kind, names, table = draw(st.sampled_from([
         ("topics", TOPICS + ["<T>-missing"], TOPIC_CONFIGS), ("groups", GROUPS, GROUP_CONFIGS),
         ("users", ["<T>-u0"], QUOTAS), ("clients", ["<T>-c0"], QUOTAS)]))
-    c = ["kafka-configs", *ADMIN, "--entity-type", kind, "--entity-name", draw(st.sampled_from(names))]
+    c = ["kafka-configs", *draw(_who()), "--entity-type", kind, "--entity-name", draw(st.sampled_from(names))]
     action = draw(st.sampled_from(["add", "add", "delete", "describe"]))
     if action == "add":
         return command(*c, "--alter", "--add-config", draw(_pairs(table)))
@@ -136,9 +156,9 @@ def data(draw) -> dict:
         lines = "".join(f"k{draw(st.integers(0, 9))}:v{i}\n" for i in range(n))
         extra = draw(st.lists(st.sampled_from(["--compression-codec=gzip", "--request-required-acks=0",
                                                 "--request-required-acks=1", "--sync"]), max_size=2, unique=True))
-        return command("kafka-console-producer", *BS, "--topic", topic, "--property", "parse.key=true",
-                       "--property", "key.separator=:", "--producer-property", "max.block.ms=10000", *extra,
-                       stdin=lines)
+        return command("kafka-console-producer", *draw(_client("--producer.config")), "--topic", topic,
+                       "--property", "parse.key=true", "--property", "key.separator=:",
+                       "--producer-property", "max.block.ms=10000", *extra, stdin=lines)
     if action == "consume":  # (a few records of one partition, or every record: which records of
         # several partitions come first is the client's to choose)
         if draw(st.booleans()):
@@ -150,24 +170,27 @@ def data(draw) -> dict:
         for prop in draw(st.lists(st.sampled_from(["print.key=true", "print.partition=true", "print.offset=true",
                                                     "print.headers=true"]), max_size=3, unique=True)):
             extra += ["--property", prop]
-        return command("kafka-console-consumer", *BS, "--topic", topic, "--timeout-ms", "3000", *extra, reads=True)
+        return command("kafka-console-consumer", *draw(_client("--consumer.config")), "--topic", topic,
+                       "--timeout-ms", "3000", *extra, reads=True)
     if action == "offsets":
         extra = ["--time", draw(st.sampled_from(TIMES))] if draw(st.booleans()) else []
-        return command("kafka-get-offsets", *ADMIN, "--topic", topic, *extra, reads=True)
+        return command("kafka-get-offsets", *draw(_who()), "--topic", topic, *extra, reads=True)
     plan = {"version": 1, "partitions": [{"topic": topic, "partition": draw(st.sampled_from([0, 1, 7])),
                                           "offset": draw(st.sampled_from([0, 1, 3, -1, 100]))}]}
-    return command("kafka-delete-records", *ADMIN, "--offset-json-file", "<file:plan>", files={"plan": json.dumps(plan)})
+    return command("kafka-delete-records", *draw(_who()), "--offset-json-file", "<file:plan>",
+                   files={"plan": json.dumps(plan)})
 
 
 @st.composite
 def groups(draw) -> dict:
     group = draw(st.sampled_from(GROUPS))
-    cg = ["kafka-consumer-groups", *ADMIN]
+    cg = ["kafka-consumer-groups", *draw(_who())]
     action = draw(st.sampled_from(["consume", "consume", "describe", "list", "reset", "delete", "delete-offsets"]))
     if action == "consume":
         protocol = draw(st.sampled_from(["classic", "consumer"]))
-        return command("kafka-console-consumer", *BS, "--topic", "<T>-t0", "--group", group, "--from-beginning",
-                       "--timeout-ms", "3000", "--consumer-property", f"group.protocol={protocol}")
+        return command("kafka-console-consumer", *draw(_client("--consumer.config")), "--topic", "<T>-t0",
+                       "--group", group, "--from-beginning", "--timeout-ms", "3000",
+                       "--consumer-property", f"group.protocol={protocol}")
     if action == "describe":
         extra = draw(st.sampled_from([[], ["--members"], ["--members", "--verbose"], ["--offsets"], ["--state"],
                                       ["--state", "--verbose"]]))
@@ -191,10 +214,11 @@ def groups(draw) -> dict:
 
 @st.composite
 def acls(draw) -> dict:
-    a = ["kafka-acls", *ADMIN]
+    a = ["kafka-acls", *draw(_who())]
     resource = draw(st.sampled_from([["--topic", "<T>-t0"], ["--topic", "<T>-t"], ["--group", "<T>-g0"],
                                      ["--transactional-id", "<T>-x0"], ["--cluster"]]))
-    pattern = draw(st.sampled_from([[], ["--resource-pattern-type", "prefixed"], ["--resource-pattern-type", "literal"]]))
+    pattern = draw(st.sampled_from([[], ["--resource-pattern-type", "prefixed"],
+                                    ["--resource-pattern-type", "literal"]]))
     action = draw(st.sampled_from(["add", "list", "remove"]))
     if action == "list":
         return command(*a, "--list", *resource, *(pattern if resource != ["--cluster"] else []), reads=True)
@@ -202,13 +226,14 @@ def acls(draw) -> dict:
     who = draw(st.sampled_from(["--allow-principal", "--deny-principal"]))
     extra = [who, "User:<T>-u0", "--operation", operation, *resource, *pattern]
     if draw(st.booleans()):
-        extra += ["--allow-host" if who == "--allow-principal" else "--deny-host", draw(st.sampled_from(["*", "10.0.0.1"]))]
+        host = "--allow-host" if who == "--allow-principal" else "--deny-host"
+        extra += [host, draw(st.sampled_from(["*", "10.0.0.1"]))]
     return command(*a, f"--{action}", *extra, *(["--force"] if action == "remove" else []))
 
 
 @st.composite
 def transactions(draw) -> dict:
-    tx = ["kafka-transactions", *ADMIN]
+    tx = ["kafka-transactions", *draw(_who())]
     action = draw(st.sampled_from(["describe", "describe-producers", "find-hanging", "list"]))
     if action == "describe":
         return command(*tx, "describe", "--transactional-id", "<T>-x0", reads=True)
@@ -223,7 +248,7 @@ def transactions(draw) -> dict:
 @st.composite
 def shares(draw) -> dict:
     group = "<T>-g1"
-    sg = ["kafka-share-groups", *ADMIN]
+    sg = ["kafka-share-groups", *draw(_who())]
     action = draw(st.sampled_from(["describe", "list", "reset", "delete", "delete-offsets"]))
     if action == "describe":
         extra = draw(st.sampled_from([[], ["--members"], ["--state"], ["--offsets"], ["--members", "--verbose"]]))

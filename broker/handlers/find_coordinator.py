@@ -81,7 +81,10 @@ def _refused(key: str, key_type: int, ctx) -> ErrorCode | None:
 
 def _in_cluster(key: str, key_type: int, ctx) -> dict:
     cluster = ctx.engines.cluster
-    leader = cluster.share_coordinator(key) if key_type == SHARE else cluster.find_coordinator(key, key_type == TRANSACTION)
+    if key_type == SHARE:
+        leader = cluster.share_coordinator(key)
+    else:
+        leader = cluster.find_coordinator(key, key_type == TRANSACTION)
     found = cluster.endpoint(leader, ctx.session.listener) if leader >= 0 else None
     if found is None:
         return {"key": key, "error_code": int(ErrorCode.COORDINATOR_NOT_AVAILABLE),
@@ -101,7 +104,8 @@ def handle_find_coordinator(req, ctx):
         for c in coordinators:  # Kafka never sets a v4+ coordinator's message: its default, "";
             # but a key type it cannot read fails the request, and a share key refused to a
             # principal without CLUSTER_ACTION is answered from the error: both with the text
-            texted = key_type not in (GROUP, TRANSACTION, SHARE) or c["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            refused = c["error_code"] == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+            texted = key_type not in (GROUP, TRANSACTION, SHARE) or refused
             c["error_message"] = kafka_text(c["error_code"]) if texted else ""
         return {"throttle_time_ms": 0, "coordinators": coordinators}
     one = _coordinator(req.key, key_type, ctx)

@@ -263,3 +263,57 @@ def shares(draw) -> dict:
     if action == "delete":
         return command(*sg, "--delete", "--group", group)
     return command(*sg, "--delete-offsets", "--group", group, "--topic", "<T>-t0")
+
+
+@st.composite
+def cluster(draw) -> dict:
+    """The tools of the cluster and its clients, kept to the sequence's own names: client-metrics
+    subscriptions, streams groups, leader elections, broker configs read, features read."""
+    action = draw(st.sampled_from(["metrics", "metrics", "streams", "election", "broker-configs", "features"]))
+    if action == "metrics":
+        m = ["kafka-client-metrics", *draw(_who())]
+        verb = draw(st.sampled_from(["alter", "describe", "list", "delete"]))
+        if verb == "alter":
+            extra = []
+            for flag, values in (("--metrics", ["org.apache.kafka.producer.", "*", ""]),
+                                 ("--interval", ["1000", "50", "3600001", "x"]),
+                                 ("--match", ["client_id=<T>-c0", "client_software_name=apache-kafka-java",
+                                              "nonsense=1", "client_id="])):
+                value = draw(st.sampled_from([None, *values]))
+                extra += [flag, value] if value is not None else []
+            return command(*m, "--alter", "--name", "<T>-m", *extra, *draw(_flags("--generate-name")))
+        if verb == "list":
+            return command(*m, "--list", reads=True)
+        name = draw(st.sampled_from(["<T>-m", "<T>-missing"]))
+        return command(*m, f"--{verb}", "--name", name, reads=verb != "delete")
+    if action == "streams":
+        sg = ["kafka-streams-groups", *draw(_who())]
+        verb = draw(st.sampled_from([["--list"], ["--describe", "--group", "<T>-g0"],
+                                     ["--describe", "--group", "<T>-g0", "--members"],
+                                     ["--describe", "--group", "<T>-g0", "--offsets"],
+                                     ["--delete", "--group", "<T>-g0"]]))
+        return command(*sg, *verb, reads=verb[0] != "--delete")
+    if action == "election":
+        kind = draw(st.sampled_from(["preferred", "unclean", "PREFERRED", "sometimes"]))
+        where = draw(st.sampled_from([["--topic", "<T>-t0", "--partition", "0"],
+                                      ["--topic", "<T>-t0", "--partition", "9"],
+                                      ["--topic", "<T>-missing", "--partition", "0"], ["--topic", "<T>-t0"]]))
+        return command("kafka-leader-election", *draw(_who()), "--election-type", kind, *where)
+    if action == "broker-configs":
+        who = draw(st.sampled_from([["--entity-name", "1"], ["--entity-default"], ["--entity-name", "7"]]))
+        return command("kafka-configs", *draw(_who()), "--entity-type", "brokers", *who, "--describe", reads=True)
+    return command("kafka-features", *BS, "describe", reads=True)
+
+
+@st.composite
+def share_consume(draw) -> dict:
+    """kafka-console-share-consumer in group g1 (its records acknowledged as the console's
+    implicit mode does; 8 s without records ends it: Kafka loads a share partition's state on
+    first use): seed 004 then writes share state into the partition, so the sequence ends after
+    it (the protocol generator's listed share-state-in-the-partition)."""
+    extra = []
+    for prop in draw(st.lists(st.sampled_from(["print.key=true", "print.partition=true", "print.offset=true"]),
+                              max_size=2, unique=True)):
+        extra += ["--property", prop]
+    return command("kafka-console-share-consumer", *draw(_client("--consumer-config")), "--topic", "<T>-t0",
+                   "--group", "<T>-g1", "--timeout-ms", "8000", *extra)

@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from tests.java_ecosystem.tool_pair import listed_difference, member_epochs_blank, only, sorted_lines, usage_error
+from tests.java_ecosystem.tool_pair import (columns_blank, listed_difference, member_epochs_blank, only, sorted_lines,
+                                            usage_error)
 
 def _topic_with_records(tools, name: str) -> str:
     topic = tools.name(name)
@@ -96,20 +97,7 @@ def share_log_end_blank(text: str) -> str:
     """NEW-OFFSET and START-OFFSET at the log end: seed 004 keeps share-partition state as
     control records in the partition itself, so kipper's log ends later than Kafka's
     (KAFKA_DIFFERENCES.md share-state-in-the-partition). LAG is compared."""
-    lines = text.splitlines()
-    heads = [i for i, line in enumerate(lines) if line.startswith("GROUP") and "OFFSET" in line]
-    if not heads:
-        return text
-    head = lines[heads[0]].split()
-    columns = [i for i, name in enumerate(head) if name in ("NEW-OFFSET", "START-OFFSET")]
-    out = lines[:heads[0]] + [" ".join(head)]
-    for line in lines[heads[0] + 1:]:
-        cells = line.split()
-        for i in columns:
-            if i < len(cells):
-                cells[i] = "<log-end>"
-        out.append(" ".join(cells))
-    return "\n".join(out)
+    return columns_blank(text, "OFFSET", lambda name: name in ("NEW-OFFSET", "START-OFFSET"), "<log-end>")
 
 
 def _share_group(tools, name: str) -> tuple[str, str]:

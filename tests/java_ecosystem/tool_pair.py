@@ -99,23 +99,30 @@ def only(*names: str) -> Normaliser:
     return keep
 
 
-def member_epochs_blank(text: str) -> str:
-    """KIP-848 and KIP-932 group and member epochs: Kafka assigns off the heartbeat path, its
-    epochs count one or two more (KAFKA_DIFFERENCES.md group-assignment-off-the-heartbeat)."""
+def columns_blank(text: str, heading: str, columns: Callable[[str], bool], placeholder: str) -> str:
+    """A group tool's table with some columns' values replaced: the first header line that
+    starts with GROUP and names ``heading``, and the columns whose names ``columns`` picks
+    (split on whitespace: the tool pads columns to their longest value)."""
     lines = text.splitlines()
-    heads = [i for i, line in enumerate(lines) if line.startswith("GROUP") and "EPOCH" in line]
+    heads = [i for i, line in enumerate(lines) if line.startswith("GROUP") and heading in line]
     if not heads:
         return text
     head = lines[heads[0]].split()
-    epochs = [i for i, name in enumerate(head) if name.endswith("EPOCH")]
+    picked = [i for i, name in enumerate(head) if columns(name)]
     out = lines[:heads[0]] + [" ".join(head)]
     for line in lines[heads[0] + 1:]:
         cells = line.split()
-        for i in epochs:
+        for i in picked:
             if i < len(cells):
-                cells[i] = "<epoch>"
+                cells[i] = placeholder
         out.append(" ".join(cells))
     return "\n".join(out)
+
+
+def member_epochs_blank(text: str) -> str:
+    """KIP-848 and KIP-932 group and member epochs: Kafka assigns off the heartbeat path, its
+    epochs count one or two more (KAFKA_DIFFERENCES.md group-assignment-off-the-heartbeat)."""
+    return columns_blank(text, "EPOCH", lambda name: name.endswith("EPOCH"), "<epoch>")
 
 
 def usage_error(text: str) -> str:

@@ -24,6 +24,16 @@ def _marker(pid: int, *topics: tuple[str, list[int]]) -> dict:
             "topics": [{"name": n, "partition_indexes": ps} for n, ps in topics]}
 
 
+def _secured_with_topic_t() -> tuple[InProcessBroker, uuid.UUID]:
+    """A broker with an authorizer and a topic t (made by the super user admin), and t's id."""
+    broker = InProcessBroker(**SECURED)
+    broker.call(19, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                                    "configs": []}], "timeout_ms": 1000, "validate_only": False}, _user("admin"))
+    known = broker.call(3, 12, {"topics": [{"name": "t", "topic_id": None}], "allow_auto_topic_creation": False,
+                                "include_topic_authorized_operations": False}, _user("admin"))["topics"][0]["topic_id"]
+    return broker, known
+
+
 def test_write_txn_markers_refused_whole_names_every_markers_producer_as_kafkas_error_response_does():
     broker = InProcessBroker(**SECURED)
     refused = lambda *markers: broker.call(WRITE_TXN_MARKERS, 1, {"markers": list(markers)}, _user())["markers"]  # noqa: E731
@@ -44,11 +54,7 @@ def test_write_txn_markers_refused_whole_names_every_markers_producer_as_kafkas_
 def test_fetch_of_an_unknown_topic_id_is_unknown_topic_id_before_any_authorization():
     """Kafka's handleFetchRequest resolves the ids first: an id no topic has is UNKNOWN_TOPIC_ID
     whoever asks; a topic the user may not read is TOPIC_AUTHORIZATION_FAILED."""
-    broker = InProcessBroker(**SECURED)
-    broker.call(19, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
-                                    "configs": []}], "timeout_ms": 1000, "validate_only": False}, _user("admin"))
-    known = broker.call(3, 12, {"topics": [{"name": "t", "topic_id": None}], "allow_auto_topic_creation": False,
-                                "include_topic_authorized_operations": False}, _user("admin"))["topics"][0]["topic_id"]
+    broker, known = _secured_with_topic_t()
     unknown = uuid.UUID("6b1ff3f0-0000-4000-8000-0000deadbeef")
     answer = broker.call(1, 13, {"replica_id": -1, "max_wait_ms": 0, "min_bytes": 1, "max_bytes": 1 << 20,
                                  "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
@@ -297,11 +303,7 @@ def test_a_share_key_asks_cluster_action_before_it_is_read_and_only_from_v6():
 
 
 def test_metadata_by_topic_id_refuses_a_topic_the_user_may_not_describe_without_its_name():
-    broker = InProcessBroker(**SECURED)
-    broker.call(19, 7, {"topics": [{"name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
-                                    "configs": []}], "timeout_ms": 1000, "validate_only": False}, _user("admin"))
-    known = broker.call(3, 12, {"topics": [{"name": "t", "topic_id": None}], "allow_auto_topic_creation": False,
-                                "include_topic_authorized_operations": False}, _user("admin"))["topics"][0]["topic_id"]
+    broker, known = _secured_with_topic_t()
     unknown = uuid.UUID("6b1ff3f0-0000-4000-8000-0000deadbeef")
     answer = broker.call(3, 12, {"topics": [{"name": None, "topic_id": tid} for tid in (known, unknown)],
                                  "allow_auto_topic_creation": False, "include_topic_authorized_operations": False},

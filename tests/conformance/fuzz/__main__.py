@@ -47,14 +47,29 @@ def start(workdir: Path) -> tuple[Reference, Reference, list]:
     return refs[0], refs[1], [kafka, kipper]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.conformance.fuzz", description=__doc__)
+def report(run, outcome: Outcome, seconds: float, out: Path, **extra) -> None:
+    """A long run's end: ``summary.json`` (with ``extra``) in ``out``, the figures and findings printed."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary(run, outcome, seconds) | extra, indent=1))
+    print(figures(run, outcome))
+    for f in outcome.findings:
+        print(f"  finding {f.number}{' (flaky)' if f.flaky else ''}: {len(f.steps)} steps: {f.title}")
+
+
+def run_arguments(module: str, doc: str, *, examples: int, steps: int, out: str) -> argparse.ArgumentParser:
+    """The options every generator's long run takes (this one's, and the tool generator's)."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc)
     parser.add_argument("--minutes", type=float, default=10.0, help="how long to generate (default 10)")
     parser.add_argument("--seed", type=int, default=1, help="the first round's seed; round n uses seed+n-1")
-    parser.add_argument("--examples", type=int, default=40, help="sequences per round (default 40)")
-    parser.add_argument("--steps", type=int, default=25, help="the longest sequence, in steps (default 25)")
-    parser.add_argument("--out", type=Path, default=Path("fuzz-findings"), help="where findings are written")
+    parser.add_argument("--examples", type=int, default=examples, help=f"sequences per round (default {examples})")
+    parser.add_argument("--steps", type=int, default=steps, help=f"the longest sequence, in steps (default {steps})")
+    parser.add_argument("--out", type=Path, default=Path(out), help="where findings are written")
     parser.add_argument("--no-shrink", action="store_true", help="write findings as found, unshrunk")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = run_arguments("tests.conformance.fuzz", __doc__, examples=40, steps=25, out="fuzz-findings")
     parser.add_argument("--workers", type=int, default=1, help="explorers at once against the same brokers (default 1)")
     parser.add_argument("--messages", action="store_true",
                         help="compare error messages word for word (by default only whether there is one: null, \"\" or text)")
@@ -84,12 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                 run = Run(kafka, kipper, load_allowed(), apis, deadline=deadline, messages=args.messages)
                 outcome = explore(run, seed=args.seed, examples=args.examples, steps=args.steps,
                                   shrink=not args.no_shrink, out=args.out, log=lambda line: print(line, flush=True))
-            report = summary(run, outcome, time.monotonic() - began)
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / "summary.json").write_text(json.dumps(report, indent=1))
-            print(figures(run, outcome))
-            for f in outcome.findings:
-                print(f"  finding {f.number}{' (flaky)' if f.flaky else ''}: {len(f.steps)} steps: {f.title}")
+            report(run, outcome, time.monotonic() - began, args.out)
         finally:
             for proc in procs:
                 proc.stop()

@@ -9,16 +9,14 @@ its figures as it goes and writes each finding, shrunk, to ``--out`` with ``summ
 
 from __future__ import annotations
 
-import argparse
-import json
 import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from tests.conformance.fuzz.__main__ import start
-from tests.conformance.fuzz.explore import explore, figures, summary
+from tests.conformance.fuzz.__main__ import report, run_arguments, start
+from tests.conformance.fuzz.explore import explore
 from tests.java_ecosystem.tool_fuzz.machine import ToolRun, machine
 from tests.java_ecosystem.tool_pair import Broker, ToolPair
 
@@ -37,14 +35,8 @@ def tool_run(kafka, kipper, work: Path, deadline: float = float("inf")) -> ToolR
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.java_ecosystem.tool_fuzz", description=__doc__)
-    parser.add_argument("--minutes", type=float, default=10.0, help="how long to generate (default 10)")
-    parser.add_argument("--seed", type=int, default=1, help="the first round's seed; round n uses seed+n-1")
-    parser.add_argument("--examples", type=int, default=10, help="sequences per round (default 10)")
-    parser.add_argument("--steps", type=int, default=12, help="the longest sequence, in commands (default 12)")
-    parser.add_argument("--out", type=Path, default=Path("tool-findings"), help="where findings are written")
-    parser.add_argument("--no-shrink", action="store_true", help="write findings as found, unshrunk")
-    args = parser.parse_args(argv)
+    args = run_arguments("tests.java_ecosystem.tool_fuzz", __doc__, examples=10, steps=12,
+                         out="tool-findings").parse_args(argv)
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop both brokers on a kill too
     with tempfile.TemporaryDirectory(prefix="kipper-tool-fuzz-") as tmp:
@@ -58,12 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             outcome = explore(run, seed=args.seed, examples=args.examples, steps=args.steps,
                               shrink=not args.no_shrink, out=args.out, build=machine,
                               log=lambda line: print(line, flush=True))
-            report = summary(run, outcome, time.monotonic() - began) | {"masked": run.masked}
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / "summary.json").write_text(json.dumps(report, indent=1))
-            print(figures(run, outcome))
-            for f in outcome.findings:
-                print(f"  finding {f.number}{' (flaky)' if f.flaky else ''}: {len(f.steps)} steps: {f.title}")
+            report(run, outcome, time.monotonic() - began, args.out, masked=run.masked)
         finally:
             if run is not None:
                 run.pair.close()

@@ -30,13 +30,13 @@ from tests.java_ecosystem.tool_pair import Outcome, ToolPair, member_epochs_blan
 
 SETTLE_S = 5.0
 COMMAND_TIMEOUT_S = 60.0
-# listed differences the tools show, masked where they show (docs/KAFKA_DIFFERENCES.md names each)
 # the Java admin client's words when a call's time runs out depend on where the call was at
 # that moment (between tries, or in one): timing, not the broker's answer
 TIMED_OUT = re.compile(r"Timed out waiting for a node assignment\. Call: \S+?(?=\.?(?:\s|$))|"
                        r"Call\(callName=\S+, deadlineMs=\S+, tries=\d+, nextAllowedTryMs=\S+\) timed out at \S+ "
                        r"after \d+ attempt\(s\)")
 REQUEST_OBJECT = re.compile(r"Request Request\(.*\) needs (\w+) permission\.")
+# listed differences the tools show, masked where they show (docs/KAFKA_DIFFERENCES.md names each)
 LISTED: list[tuple[str, Callable[[str], str]]] = [
     # Kafka's format writes min.insync.replicas=1 as a cluster default: its describe lists it among
     # a topic's overrides

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 from kipper.broker.config_values import (  # noqa: F401  (ConfigError, Listener, parse_listeners: public here too)
     BROKER_CODECS, SECURITY_PROTOCOLS, ConfigError, Listener, assignors, boolean, choice,
     cleanup_policy, float_in, http_listener, int_in, java_double, mechanisms, parse_listeners, protocol_map,
-    registry_listeners, string,
+    registry_listeners, share_reset, string,
 )
 from kipper.broker.config_checks import check_consistency
 from kipper.broker.config_cluster import CLUSTER_KEYS
@@ -284,7 +284,7 @@ KEYS: dict[str, Key] = {k.name: k for k in (
     Key("group.share.max.groups", int_in(1, 100), 10,
         "Share groups with members at one time.", "share"),
     Key("group.share.max.size", int_in(10, 1000), 200, "Members of one share group.", "share"),
-    Key("group.share.auto.offset.reset", choice("latest", "earliest"), "latest",
+    Key("group.share.auto.offset.reset", share_reset, "latest",
         "Where a new share-partition starts when neither the group nor the topic says "
         "(topic config share.auto.offset.reset).", "share"),
     Key("group.share.auto.offset.reset.groups", string, "",

@@ -303,3 +303,60 @@ def assignors(text: str) -> tuple[str, ...]:
 
 
 assignors.choices = ("uniform", "range")
+
+
+# --- share.auto.offset.reset (KIP-932): earliest, latest or by_duration:<ISO-8601 duration> -----
+
+_DURATION = re.compile(r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?"
+                       r"(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?", re.IGNORECASE)
+BY_DURATION = "by_duration:"
+
+
+def java_duration_ms(text: str) -> int | None:
+    """Java's Duration.parse(text).toMillis(), or None where Java throws (not the format, no
+    section, a T without a time section, a number past a long)."""
+    m = _DURATION.fullmatch(text)
+    if m is None or m.group(3) == "T" or not any(m.group(i) is not None for i in (2, 4, 5, 6)):
+        return None
+    nanos = 0
+    for group, unit in ((2, 86_400), (4, 3_600), (5, 60), (6, 1)):
+        if m.group(group) is None:
+            continue
+        part = int(m.group(group)) * unit
+        if not -2**63 <= int(m.group(group)) < 2**63 or not -2**63 <= part < 2**63:
+            return None
+        nanos += part * 1_000_000_000
+    if m.group(7):
+        fraction = int(m.group(7).ljust(9, "0"))
+        nanos += -fraction if m.group(6).startswith("-") else fraction
+    if m.group(1) == "-":
+        nanos = -nanos
+    if not -2**63 <= nanos // 1_000_000_000 < 2**63:
+        return None
+    return nanos // 1_000_000 if nanos >= 0 else -((-nanos) // 1_000_000)
+
+
+def share_reset_problem(value: str) -> str | None:
+    """Kafka's ShareGroupAutoOffsetResetStrategy check of share.auto.offset.reset (case as
+    written: 'Earliest' is refused): its refusal's words, or None."""
+    if value in ("earliest", "latest"):
+        return None
+    if value.startswith(BY_DURATION):
+        ms = java_duration_ms(value[len(BY_DURATION):])
+        if ms is not None and ms >= 0:
+            return None
+    return (f"Invalid value `{value}` for configuration share.auto.offset.reset. The value must be either "
+            "'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'.")
+
+
+def share_reset(text: str) -> str:
+    """A broker key's share.auto.offset.reset (group.share.auto.offset.reset): the value, or
+    ConfigError with Kafka's words."""
+    value = str(text).strip()
+    problem = share_reset_problem(value)
+    if problem:
+        raise ConfigError(problem)
+    return value
+
+
+share_reset.choices = ("latest", "earliest", "by_duration:<ISO-8601 duration>")

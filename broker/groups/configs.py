@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from kipper.broker.config import KEYS
-from kipper.broker.config_values import java_hash_order
+from kipper.broker.config_values import java_hash_order, share_reset_problem
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, ConfigValueError, at_least, checked, one_of, parse_value, render,
@@ -56,7 +56,7 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
        "group.consumer.heartbeat.interval.ms"),
     _g("consumer.assignment.interval.ms", "int", "1000", at_least(0), INERT,
        "Minimum time between two target assignments (kipper assigns at once)."),
-    _g("share.auto.offset.reset", "string", "latest", one_of("latest", "earliest"), APPLIED,
+    _g("share.auto.offset.reset", "string", "latest", share_reset_problem, APPLIED,
        "Where this share group's new share-partitions start (KIP-932).",
        "group.share.auto.offset.reset"),
     _g("share.record.lock.duration.ms", "int", "30000", at_least(1000), APPLIED,

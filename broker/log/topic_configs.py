@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from kipper.broker.config_values import BROKER_CODECS, java_double, java_float, java_hash_order, java_long
+from kipper.broker.config_values import (BROKER_CODECS, java_double, java_float, java_hash_order, java_long,
+                                         share_reset_problem)
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -258,7 +259,7 @@ TOPIC_CONFIGS: dict[str, TopicConfigDef] = {d.name: d for d in (
        "Random jitter subtracted from segment.ms.", "log.roll.jitter.ms"),
     _d("segment.ms", "long", "604800000", at_least(1), DURABLE,
        "A segment rolls this long after its first batch.", "log.roll.ms", "log.roll.ms"),
-    _d("share.auto.offset.reset", "string", "latest", one_of("latest", "earliest"), APPLIED,
+    _d("share.auto.offset.reset", "string", "latest", share_reset_problem, APPLIED,
        "Where a new share-partition starts (kipper, seed 004)."),
     _d("unclean.leader.election.enable", "boolean", "false", None, APPLIED,
        "In a cluster, elect an out-of-sync replica when no in-sync one is left (one node: no "

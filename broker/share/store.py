@@ -18,6 +18,7 @@ from typing import Callable
 
 import structlog
 
+from kipper.broker.config_values import BY_DURATION, java_duration_ms
 from kipper.broker.log.topics import Topic
 from kipper.broker.share import index_file
 from kipper.broker.share.durable import UNINITIALIZED, Durable, Pending
@@ -53,11 +54,18 @@ class ShareStore:
 
     # --- loading -----------------------------------------------------------------------
 
-    def start_offset(self, group_id: str, topic: Topic, plog) -> int:
+    def start_offset(self, group_id: str, topic: Topic, plog, now: int) -> int:
+        """Where a new share-partition starts: share.auto.offset.reset's earliest, latest, or
+        by_duration (the first record at or after now less the duration; the log end when
+        every record is older)."""
         reset = self.group_settings.auto_offset_reset(group_id, topic.configs)
-        if reset != "earliest":
-            return self.view(group_id, plog).log_end_offset
-        return plog.log_start_offset
+        if reset == "earliest":
+            return plog.log_start_offset
+        if reset.startswith(BY_DURATION):
+            found = plog.offset_for_timestamp(now - (java_duration_ms(reset[len(BY_DURATION):]) or 0))
+            if found is not None:
+                return max(found[0], plog.log_start_offset)
+        return self.view(group_id, plog).log_end_offset
 
     def view(self, group_id: str, plog) -> PartitionLogView:
         """The log as this group reads it (share.isolation.level)."""
@@ -99,7 +107,7 @@ class ShareStore:
                 durable = None
         if sp is None:  # new, or reset to "uninitialized" by AlterShareGroupOffsets (-1)
             sp = self._new_engine(group_id, topic.name, partition,
-                                  self.start_offset(group_id, topic, plog))
+                                  self.start_offset(group_id, topic, plog, now))
             if durable is None:
                 self.index.setdefault((topic.name, partition), {})[group_id] = Durable(group_id)
             self.loaded[key] = sp

@@ -105,7 +105,7 @@ def test_share_groups_are_enabled_by_default_and_keys_are_in_one_section():
     ({"group.share.min.session.timeout.ms": "1000", "group.share.session.timeout.ms": "5000",
       "group.share.min.heartbeat.interval.ms": "10", "group.share.heartbeat.interval.ms": "5000"},
      "below group.share.session.timeout.ms"),
-    ({"group.share.auto.offset.reset": "middle"}, "not one of"),
+    ({"group.share.auto.offset.reset": "middle"}, "must be either .earliest., .latest."),
     ({"group.share.auto.offset.reset.groups": "g"}, "not GROUP:earliest"),
 ])
 def test_inconsistent_share_settings_are_startup_errors(overrides, message):

@@ -62,6 +62,20 @@ def test_reset_comes_from_group_override_then_topic_config_then_broker_default()
     assert store.get("early", topic, 0, 0).spso == 0
 
 
+def test_by_duration_starts_at_the_first_record_within_the_duration_else_at_the_log_end():
+    """share.auto.offset.reset=by_duration:<ISO-8601> (Kafka 4.4): a new share-partition starts
+    at the first record no older than now less the duration; with every record older, at the end."""
+    store, topic, plog, _ = setup(n=0, configs={"share.auto.offset.reset": "by_duration:PT1H"})
+    hour = 3_600_000
+    now = 10 * hour
+    plog.append_batch(records.build_batch([(None, b"old", now - 3 * hour)] * 2 + [(None, b"new", now - hour // 2)]), 0)
+    plog.append_batch(records.build_batch([(None, b"newer", now - 1)]), 0)
+    assert store.get("g", topic, 0, now).spso == 2
+    store, topic, plog, _ = setup(n=0, configs={"share.auto.offset.reset": "by_duration:P1DT0.5S"})
+    plog.append_batch(records.build_batch([(None, b"old", 1000)] * 3), 0)
+    assert store.get("g", topic, 0, 10 * 86_400_000).spso == 3
+
+
 def test_each_operation_writes_one_delta_and_every_nth_a_checkpoint():
     store, topic, plog, woken = setup(checkpoint_max_deltas=3)
     sp = store.get("g", topic, 0, 0)

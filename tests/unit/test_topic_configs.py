@@ -268,3 +268,19 @@ def test_broker_id_is_a_static_config_kafka_refuses_to_alter():
     r = b.call(44, 1, {"resources": [{"resource_type": 4, "resource_name": "1", "configs": [
         {"name": "broker.id", "config_operation": 0, "value": "7"}]}], "validate_only": False})
     assert r.responses[0].error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_share_auto_offset_reset_takes_kafkas_by_duration_and_refuses_with_its_words():
+    """Kafka 4.4's ShareGroupAutoOffsetResetStrategy: earliest, latest, or by_duration: and a
+    Java ISO-8601 duration that is not negative; case as written."""
+    from kipper.broker.config_values import java_duration_ms, share_reset_problem
+
+    for good in ("earliest", "latest", "by_duration:PT1H", "by_duration:P1D", "by_duration:PT0S",
+                 "by_duration:pt1h", "by_duration:P-1DT25H", "by_duration:PT1.5S"):
+        assert share_reset_problem(good) is None, good
+    for bad in ("Earliest", "BY_DURATION:PT1H", "by_duration:", "by_duration:-PT1H", "by_duration:PT-1S",
+                "by_duration:1h", "by_duration :PT1H", "by_duration:P1DT", "by_duration:PT", "none"):
+        assert share_reset_problem(bad) == (
+            f"Invalid value `{bad}` for configuration share.auto.offset.reset. The value must be either "
+            "'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS>'."), bad
+    assert [java_duration_ms(t) for t in ("PT1H", "-PT1.5S", "P1DT2H3M4.005S")] == [3_600_000, -1500, 93_784_005]

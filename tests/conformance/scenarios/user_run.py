@@ -217,6 +217,19 @@ def _consumer_heartbeat(epoch: int) -> dict:
 
 
 MESSAGES_RUN: dict[str, list[dict]] = {
+    # share.auto.offset.reset=by_duration:<ISO-8601 duration> (Kafka 4.4), negative or malformed
+    # ones refused with ShareGroupAutoOffsetResetStrategy's words (tool generator, run 4)
+    "generated/share-auto-offset-reset-by-duration": [
+        *({"api": "IncrementalAlterConfigs", "version": 1, "body": {"resources": [{
+            "resource_type": 32, "resource_name": "<T>-g2", "configs": [
+                {"name": "share.auto.offset.reset", "config_operation": 0, "value": value}]}],
+            "validate_only": False}}
+          for value in ("by_duration:PT1H", "sometime", "by_duration:-PT1H", "BY_DURATION:PT1H", "by_duration:",
+                        "by_duration:1h", "by_duration:P1D ", "by_duration:pt0s")),
+        {"api": "DescribeConfigs", "version": 4, "body": {"resources": [{
+            "resource_type": 32, "resource_name": "<T>-g2", "configuration_keys": ["share.auto.offset.reset"]}],
+            "include_synonyms": False, "include_documentation": False}},
+    ],
     # (not a user's) past a join, a classic group holds its id, an empty one (of offsets) too:
     # "Group <id> is not a consumer group." (run 32)
     # (not a user's) a quota entity's values are checked in the order of Kafka's HashMap of its

@@ -35,6 +35,7 @@ COMMAND_TIMEOUT_S = 60.0
 TIMED_OUT = re.compile(r"Timed out waiting for a node assignment\. Call: \S+?(?=\.?(?:\s|$))|"
                        r"Call\(callName=\S+, deadlineMs=\S+, tries=\d+, nextAllowedTryMs=\S+\) timed out at \S+ "
                        r"after \d+ attempt\(s\)")
+ERROR_LINE = re.compile(r"(Exception|Error)\b")
 REQUEST_OBJECT = re.compile(r"Request Request\(.*\) needs (\w+) permission\.")
 # listed differences the tools show, masked where they show (docs/KAFKA_DIFFERENCES.md names each)
 LISTED: list[tuple[str, Callable[[str], str]]] = [
@@ -73,15 +74,17 @@ def resolve(step: dict, token: str, files: Path) -> tuple[list[str], str | None]
 
 
 def normalisers(run: ToolRun, step: dict, token: str) -> tuple:
-    """What every outcome goes through past tool_pair's own normalising: listings cut to the
-    sequence's own names, listed differences masked, lines sorted (tools print maps in their
-    hash order, and console consumers partitions in the order they come)."""
+    """What every outcome goes through past tool_pair's own normalising: what is each broker's
+    own masked (``volatile``), listings cut to the sequence's own names and to errors (the
+    broker is shared with other sequences and tests), listed differences masked, lines sorted
+    (tools print maps in their hash order, and console consumers partitions as they come)."""
     listing = "--list" in step["args"] or step["args"][:1] == ["list"]
 
     def own(text: str) -> str:
         if not listing:
             return text
-        return "\n".join(line for line in text.splitlines() if token in line or re.match(r"^[A-Z][A-Za-z]+\s", line))
+        return "\n".join(line for line in text.splitlines()
+                         if token in line or re.match(r"^[A-Z][A-Za-z]+\s", line) or ERROR_LINE.search(line))
 
     def listed(text: str) -> str:
         for entry, mask in LISTED:
@@ -91,7 +94,7 @@ def normalisers(run: ToolRun, step: dict, token: str) -> tuple:
             text = masked
         return re.sub(r"[ \t]+$", "", text, flags=re.M)  # (what a mask leaves at a line's end)
 
-    return own, listed, sets_sorted, own_ids, volatile, lambda text: "\n".join(sorted(text.splitlines()))
+    return volatile, own, listed, sets_sorted, own_ids, lambda text: "\n".join(sorted(text.splitlines()))
 
 
 def volatile(text: str) -> str:

@@ -11,7 +11,7 @@ import json
 from tests.conformance.fuzz.explore import explore, figures
 from tests.java_ecosystem.tool_fuzz.machine import ToolRun, machine
 
-SEQUENCES, STEPS = 8, 10  # some 75 commands: a minute or two on two cores
+SEQUENCES, STEPS = 6, 10  # some 55 commands: about a minute on two cores
 
 
 def test_generated_tool_commands_print_what_they_print_against_kafka(kafka_reference, kipper_reference, tools,

@@ -150,7 +150,7 @@ def configs(draw) -> dict:
 def data(draw) -> dict:
     """Records in (keyed, so that both brokers' partitions hold the same), records out, offsets."""
     action = draw(st.sampled_from(["produce", "produce", "consume", "offsets", "delete-records"]))
-    topic = draw(st.sampled_from(["<T>-t0", "<T>-t0", "<T>-t1"]))
+    topic = draw(st.sampled_from(["<T>-t0", "<T>-t0", "<T>-t1", "<T>-p"]))
     if action == "produce":
         n = draw(st.integers(1, 6))
         lines = "".join(f"k{draw(st.integers(0, 9))}:v{i}\n" for i in range(n))
@@ -170,6 +170,7 @@ def data(draw) -> dict:
         for prop in draw(st.lists(st.sampled_from(["print.key=true", "print.partition=true", "print.offset=true",
                                                     "print.headers=true"]), max_size=3, unique=True)):
             extra += ["--property", prop]
+        extra += draw(st.sampled_from([[], ["--isolation-level", "read_committed"]]))
         return command("kafka-console-consumer", *draw(_client("--consumer.config")), "--topic", topic,
                        "--timeout-ms", "3000", *extra, reads=True)
     if action == "offsets":
@@ -233,15 +234,28 @@ def acls(draw) -> dict:
 
 @st.composite
 def transactions(draw) -> dict:
+    """Transactions made by kafka-producer-perf-test (a transactional id, commits every few ms)
+    into <T>-p, one partition (its keyless records land alike on both brokers), every value the
+    payload file's "p"; and kafka-transactions over them."""
     tx = ["kafka-transactions", *draw(_who())]
-    action = draw(st.sampled_from(["describe", "describe-producers", "find-hanging", "list"]))
+    action = draw(st.sampled_from(["load", "load", "describe", "describe-producers", "find-hanging", "list"]))
+    if action == "load":
+        extra = []
+        if draw(st.booleans()):
+            extra = ["--transactional-id", "<T>-x0", "--transaction-duration-ms", draw(st.sampled_from(["50", "1000"]))]
+        acks = draw(st.sampled_from(["all", "1", "0"]))
+        return command("kafka-producer-perf-test", "--bootstrap-server", "{bootstrap}", "--topic", "<T>-p",
+                       "--num-records", draw(st.sampled_from(["1", "7", "30"])), "--throughput", "-1",
+                       "--payload-file", "<file:payload>", "--command-property", f"acks={acks}", *extra,
+                       files={"payload": "p\n"})
     if action == "describe":
         return command(*tx, "describe", "--transactional-id", "<T>-x0", reads=True)
     if action == "describe-producers":
-        return command(*tx, "describe-producers", "--topic", draw(st.sampled_from(["<T>-t0", "<T>-missing"])),
-                       "--partition", draw(st.sampled_from(["0", "9"])), reads=True)
+        topic = draw(st.sampled_from(["<T>-t0", "<T>-p", "<T>-missing"]))
+        return command(*tx, "describe-producers", "--topic", topic, "--partition", draw(st.sampled_from(["0", "9"])),
+                       reads=True)
     if action == "find-hanging":
-        return command(*tx, "find-hanging", "--topic", "<T>-t0", reads=True)
+        return command(*tx, "find-hanging", "--topic", draw(st.sampled_from(["<T>-t0", "<T>-p"])), reads=True)
     return command(*tx, "list", "--transactional-id-pattern", "<T>-.*", reads=True)
 
 

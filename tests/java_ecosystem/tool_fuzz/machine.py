@@ -97,11 +97,17 @@ def normalisers(run: ToolRun, step: dict, token: str) -> tuple:
     return volatile, own, listed, sets_sorted, own_ids, lambda text: "\n".join(sorted(text.splitlines()))
 
 
+PERF_FIGURES = re.compile(r"[\d.]+ records/sec \([\d.]+ MB/sec\), [\d.]+ ms avg latency, [\d.]+ ms max latency"
+                          r"(, \d+ ms \d+(\.\d+)?th)*\.?")
+
+
 def volatile(text: str) -> str:
     """What is each broker's own, as tests/conformance/normalise.py has it: the finalized
     features' epoch (Kafka's metadata log's offset), the Request object Kafka's refusals print
-    (its connection, its session's hash); and the admin client's timing words (``TIMED_OUT``)."""
+    (its connection, its session's hash); the admin client's timing words (``TIMED_OUT``) and a
+    perf test's figures (its interim lines dropped)."""
     text = REQUEST_OBJECT.sub(r"Request <the request> needs \1 permission.", text)
+    text = PERF_FIGURES.sub("<figures>", re.sub(r"^\d+ records sent, .* max latency\.\n?", "", text, flags=re.M))
     return re.sub(r"(?<=Epoch: )\d+", "<n>", TIMED_OUT.sub("<the call timed out>", text))
 
 
@@ -176,10 +182,13 @@ def machine(run: ToolRun) -> type[RuleBasedStateMachine]:
 
         @initialize(partitions=st.sampled_from(["1", "3"]))
         def setup(self, partitions):
-            """Topic t0 with a few keyed records, and the sequence's user <T>-u0 (its SCRAM
-            credential, waited for: Kafka applies it a moment after it answers)."""
+            """Topic t0 with a few keyed records, topic p (one partition, for the perf producer's
+            transactions), the sequence's user <T>-u0 (its SCRAM credential, waited for: Kafka
+            applies it a moment after it answers) and group g1 reading from the earliest offset."""
             self.send(commands.command("kafka-topics", *commands.BS, "--create", "--topic", "<T>-t0",
                                        "--partitions", partitions))
+            self.send(commands.command("kafka-topics", *commands.BS, "--create", "--topic", "<T>-p",
+                                       "--partitions", "1"))
             self.send(commands.command("kafka-configs", *commands.BS, "--entity-type", "users", "--entity-name",
                                        "<T>-u0", "--alter", "--add-config", commands.USER_SECRET))
             self.send(commands.command("kafka-topics", *commands.USER, "--list", reads=True))

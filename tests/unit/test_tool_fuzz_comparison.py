@@ -1,0 +1,72 @@
+"""The tool generator's comparison (tests/java_ecosystem/tool_fuzz/machine.py): what it masks as
+each broker's own, what it keeps, and how a difference is reported, on outputs the tools print."""
+
+from __future__ import annotations
+
+from tests.java_ecosystem.tool_fuzz import commands
+from tests.java_ecosystem.tool_fuzz.machine import ToolRun, differences, normalisers, resolve
+from tests.java_ecosystem.tool_pair import Outcome
+
+TOKEN = "k000042"
+
+
+def _apply(step: dict, text: str) -> str:
+    run = ToolRun(None, None, [], [])
+    for step_fn in normalisers(run, step, TOKEN):
+        text = step_fn(text)
+    return text
+
+
+def _step(*args: str) -> dict:
+    return commands.command("kafka-acls", *commands.USER, *args)
+
+
+def test_kafkas_request_object_is_masked_before_a_listing_is_cut_to_the_sequences_names():
+    kafka = ("Error while executing ACL command: x.ClusterAuthorizationException: Request Request(processor=3, "
+             "session=org.apache.kafka.network.Session@2338f99f, envelope=Optional.empty) needs DESCRIBE permission.\n"
+             "java.util.concurrent.ExecutionException: x.ClusterAuthorizationException: Request Request(processor=3, "
+             "session=org.apache.kafka.network.Session@2338f99f) needs DESCRIBE permission.")
+    kipper = kafka.replace("org.apache.kafka.network.Session@2338f99f", f"Session(User:{TOKEN}-u0)")
+    listing = _step("--list", "--topic", "<T>-t0")
+    assert _apply(listing, kafka) == _apply(listing, kipper)
+    assert _apply(listing, kafka).count("Request <the request> needs DESCRIBE permission.") == 2
+    # another sequence's names are cut from a listing; this one's and the headers are kept
+    table = f"GROUP  STATE\n{TOKEN}-g0  Empty\nk000041-g0  Empty"
+    assert _apply(commands.command("kafka-consumer-groups", *commands.ADMIN, "--list"), table).splitlines() == [
+        "GROUP  STATE", f"{TOKEN}-g0  Empty"]
+
+
+def test_sets_in_hash_order_producer_ids_timeouts_and_perf_figures_are_masked():
+    step = commands.command("kafka-transactions", *commands.ADMIN, "describe-producers", "--topic", "<T>-t0")
+    a = "ProducerId\tProducerEpoch\n133\t0\nonly supports operations [TWO_PHASE_COMMIT, ALL, WRITE]"
+    b = "ProducerId\tProducerEpoch\n1133\t0\nonly supports operations [ALL, WRITE, TWO_PHASE_COMMIT]"
+    assert _apply(step, a) == _apply(step, b)
+    timed = ("x: Timed out waiting for a node assignment. Call: deleteRecords(api=METADATA)",
+             "x: Call(callName=deleteRecords(api=METADATA), deadlineMs=1, tries=24831, nextAllowedTryMs=2) timed out "
+             "at 3 after 24831 attempt(s)")
+    assert _apply(step, timed[0]) == _apply(step, timed[1]) == "x: <the call timed out>"
+    perf = ("7 records sent, 12.5 records/sec (0.00 MB/sec), 3.10 ms avg latency, 9.00 ms max latency.\n"
+            "30 records sent, 187.5 records/sec (0.00 MB/sec), 12.30 ms avg latency, 150.00 ms max latency, "
+            "5 ms 50th, 150 ms 95th, 150 ms 99th, 150 ms 99.9th.")
+    assert _apply(step, perf) == "30 records sent, <figures>"
+    # what is not each broker's own still differs
+    assert _apply(step, "ProducerId\tProducerEpoch\n133\t0") != _apply(step, "ProducerId\tProducerEpoch\n133\t1")
+
+
+def test_a_difference_names_the_command_and_the_first_line_that_differs():
+    step = commands.command("kafka-topics", *commands.ADMIN, "--describe", "--topic", "<T>-t0", reads=True)
+    found = differences(step, "kafka-topics ...", Outcome(0, "a\nb\nc", ""), Outcome(1, "a\nx\ny", "oops"))
+    assert [(d.path, d.kafka, d.kipper) for d in found] == [
+        ("exit", 0, 1), ("stdout line 2", "b", "x"), ("stderr line 1", "<absent>", "oops")]
+    assert differences(step, "kafka-topics ...", Outcome(0, "a", ""), Outcome(0, "a", "")) == []
+
+
+def test_a_commands_names_and_files_are_the_sequences(tmp_path):
+    step = commands.command("kafka-delete-records", *commands.ADMIN, "--offset-json-file", "<file:plan>",
+                            files={"plan": '{"topic": "<T>-t0"}'})
+    args, stdin = resolve(step, TOKEN, tmp_path)
+    assert stdin is None and "{bootstrap}" in args
+    plan = args[args.index("--offset-json-file") + 1]
+    assert open(plan).read() == f'{{"topic": "{TOKEN}-t0"}}'
+    admin = args[args.index("--command-config") + 1]
+    assert "default.api.timeout.ms=6000" in open(admin).read()

@@ -78,6 +78,8 @@ def parse_match(patterns: list[str]) -> dict:
     out = {}
     for pattern in patterns:
         parts = pattern.split("=")
+        while parts and parts[-1] == "":  # Java's split drops trailing empty strings: "client_id=" is one part
+            parts.pop()
         if len(parts) != 2 or parts[0].strip() not in MATCH_KEYS:
             raise Invalid(ErrorCode.INVALID_CONFIG, f"Illegal client matching pattern: {pattern}")
         try:

@@ -55,6 +55,10 @@ def subscribe(t, now=0, client=CLIENT, conn="c1"):
     ({"match": "client_id"}, E.INVALID_CONFIG, "Illegal client matching pattern: client_id"),
     ({"match": "who=x"}, E.INVALID_CONFIG, "Illegal client matching pattern: who=x"),
     ({"match": "client_id=("}, E.INVALID_CONFIG, "Illegal client matching pattern: client_id=("),
+    # Java's split drops the trailing empty value: no pattern (found by the tool generator)
+    ({"match": "client_id="}, E.INVALID_CONFIG, "Illegal client matching pattern: client_id="),
+    ({"match": "client_id=x,client_software_name=="}, E.INVALID_CONFIG,
+     "Illegal client matching pattern: client_software_name=="),
     ({"metrics": "a,a"}, E.INVALID_CONFIG, "Configuration 'metrics' values must not be duplicated."),
 ])
 def test_subscriptions_are_validated_as_kafka_validates_them(configs, code, message):

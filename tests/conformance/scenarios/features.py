@@ -305,6 +305,7 @@ def _(run):
     _subscription(run, {"nope": "1"}, label="unknown config")
     _subscription(run, {"match": "who=x"}, label="unknown match key")
     _subscription(run, {"match": "client_id"}, label="a match without a value")
+    _subscription(run, {"match": "client_id="}, label="a match with an empty value")  # (the tool generator's)
     _subscription(run, {"metrics": "a", "match": only_mine}, name="", label="no name")
     _subscription(run, {"metrics": "x", "match": only_mine}, validate_only=True, label="validate only")
     _subscription(run, {"metrics": None, "interval.ms": None, "match": None}, op=1, label="delete every config")

@@ -111,7 +111,9 @@ def volatile(text: str) -> str:
     return re.sub(r"(?<=Epoch: )\d+", "<n>", TIMED_OUT.sub("<the call timed out>", text))
 
 
-OWN_IDS = ("ProducerId",)  # tab-separated columns whose values each broker gives its own way
+# tab-separated columns whose values each broker gives its own way: ids, and how long a
+# transaction has run when it is looked at (a clock's)
+OWN_IDS = ("ProducerId", "TransactionDurationMs")
 
 
 def own_ids(text: str) -> str:

@@ -44,6 +44,19 @@ TOPIC_CONFIGS = {
     "segment.ms": ["1", "604800000"],
     "message.timestamp.before.max.ms": ["1000", "-1"],
     "local.retention.ms": ["-2", "1000"],
+    "min.cleanable.dirty.ratio": ["0.5", "1.5", "abc"],
+    "compression.gzip.level": ["9", "10", "-1"],
+    "compression.zstd.level": ["22", "23", "-131072"],
+    "delete.retention.ms": ["0", "-1"],
+    "min.compaction.lag.ms": ["1000", "-1"],
+    "max.compaction.lag.ms": ["0", "1000"],
+    "leader.replication.throttled.replicas": ["*", "0:1", "bad", "0:1,1:1"],
+    "message.timestamp.after.max.ms": ["0", "3600000"],
+    "preallocate": ["true", "yes"],
+    "message.downconversion.enable": ["true"],
+    "remote.storage.enable": ["true"],
+    "segment.index.bytes": ["4", "10485760"],
+    "flush.messages": ["1", "0"],
     "no.such.config": ["1"],
 }
 GROUP_CONFIGS = {
@@ -175,9 +188,14 @@ def data(draw) -> dict:
                        "--timeout-ms", "3000", *extra, reads=True)
     if action == "offsets":
         extra = ["--time", draw(st.sampled_from(TIMES))] if draw(st.booleans()) else []
-        return command("kafka-get-offsets", *draw(_who()), "--topic", topic, *extra, reads=True)
-    plan = {"version": 1, "partitions": [{"topic": topic, "partition": draw(st.sampled_from([0, 1, 7])),
-                                          "offset": draw(st.sampled_from([0, 1, 3, -1, 100]))}]}
+        where = draw(st.sampled_from([["--topic", topic], ["--topic", topic], ["--topic", topic, "--partitions", "0,1"],
+                                      ["--topic-partitions", f"{topic}:0-1"], ["--topic-partitions", "<T>-.*:0"],
+                                      ["--topic", topic, "--exclude-internal-topics"], ["--partitions", "x"]]))
+        return command("kafka-get-offsets", *draw(_who()), *where, *extra, reads=True)
+    one = st.fixed_dictionaries({"topic": st.sampled_from([topic, "<T>-t0", "<T>-missing"]),
+                                 "partition": st.sampled_from([0, 1, 7]),
+                                 "offset": st.sampled_from([0, 1, 3, -1, 100])})
+    plan = {"version": draw(st.sampled_from([1, 1, 2])), "partitions": draw(st.lists(one, min_size=1, max_size=3))}
     return command("kafka-delete-records", *draw(_who()), "--offset-json-file", "<file:plan>",
                    files={"plan": json.dumps(plan)})
 
@@ -220,7 +238,15 @@ def acls(draw) -> dict:
                                      ["--transactional-id", "<T>-x0"], ["--cluster"]]))
     pattern = draw(st.sampled_from([[], ["--resource-pattern-type", "prefixed"],
                                     ["--resource-pattern-type", "literal"]]))
-    action = draw(st.sampled_from(["add", "list", "remove"]))
+    action = draw(st.sampled_from(["add", "list", "remove", "convenience"]))
+    if action == "convenience":  # --producer / --consumer: the ACLs a producer or a consumer needs
+        role = draw(st.sampled_from([["--producer", "--topic", "<T>-t0"],
+                                     ["--producer", "--topic", "<T>-t0", "--idempotent"],
+                                     ["--producer", "--topic", "<T>-t0", "--transactional-id", "<T>-x0"],
+                                     ["--consumer", "--topic", "<T>-t0", "--group", "<T>-g0"],
+                                     ["--consumer", "--topic", "<T>-t0"]]))
+        return command(*a, draw(st.sampled_from(["--add", "--remove"])), "--allow-principal", "User:<T>-u0", *role,
+                       *draw(st.sampled_from([[], ["--resource-pattern-type", "prefixed"]])), "--force")
     if action == "list":
         return command(*a, "--list", *resource, *(pattern if resource != ["--cluster"] else []), reads=True)
     operation = draw(st.sampled_from(["Read", "Write", "Describe", "All", "Alter", "IdempotentWrite", "Jump"]))

@@ -94,7 +94,13 @@ def normalisers(run: ToolRun, step: dict, token: str) -> tuple:
             text = masked
         return re.sub(r"[ \t]+$", "", text, flags=re.M)  # (what a mask leaves at a line's end)
 
-    return volatile, own, listed, sets_sorted, own_ids, lambda text: "\n".join(sorted(text.splitlines()))
+    return volatile, own, listed, sets_sorted, own_ids, padding, lambda text: "\n".join(sorted(text.splitlines()))
+
+
+def padding(text: str) -> str:
+    """Runs of spaces as one: a group tool pads its columns to the longest value on the whole
+    broker, other sequences' groups too (a console consumer's own group has a random name)."""
+    return re.sub(r" {2,}", " ", text)
 
 
 PERF_FIGURES = re.compile(r"[\d.]+ records/sec \([\d.]+ MB/sec\), [\d.]+ ms avg latency, [\d.]+ ms max latency"

@@ -89,9 +89,9 @@ USER_RUN: dict[str, list[dict]] = {
         _fetch_by_ids(replica=-1),
         # Metadata by ids: a topic id is no secret to Kafka, a topic the user may not describe is
         # refused as such (not UNKNOWN_TOPIC_ID as for an id no topic has)
-        _user("Metadata", 12, {"topics": [{"topic_id": tid, "name": None}
-                                          for tid in ({"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")],
-                               "allow_auto_topic_creation": False, "include_topic_authorized_operations": True}),
+        _user("Metadata", 12, {"topics": [{"topic_id": tid, "name": None} for tid in (
+            {"<topic_id>": "<T>-t0"}, "6b1ff3f0-0000-4000-8000-0000deadbeef")],
+            "allow_auto_topic_creation": False, "include_topic_authorized_operations": True}),
         # a replica's fetch without CLUSTER_ACTION: every partition refused, whatever it names
         _fetch_by_ids(replica=0),
         {"api": "Fetch", "version": 11, "conn": "user", "body": {

@@ -43,7 +43,7 @@ def test_a_tick_without_an_idle_test_keeps_its_interval():
     async def scenario():
         task = Periodic("t", 0.01, lambda: runs.append(1))
         task.start()
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)  # (ten intervals would do on a quiet machine; a loaded one ran 3 in 0.1 s)
         task.stop()
         return task.sleeping
 

@@ -317,7 +317,9 @@ def cluster(draw) -> dict:
             extra = []
             for flag, values in (("--metrics", ["org.apache.kafka.producer.", "*", ""]),
                                  ("--interval", ["1000", "50", "3600001", "x"]),
-                                 ("--match", ["client_id=<T>-c0", "client_software_name=apache-kafka-java",
+                                 # (only the sequence's own names: a subscription that matched every
+                                 # Java client would reach the other tests' clients on a shared broker)
+                                 ("--match", ["client_id=<T>-c0", "client_software_name=<T>-software",
                                               "nonsense=1", "client_id="])):
                 value = draw(st.sampled_from([None, *values]))
                 extra += [flag, value] if value is not None else []

@@ -7,7 +7,8 @@ import time
 
 from kipper.client.blocking import BlockingConnection
 
-METADATA, DELETE_TOPICS, DELETE_ACLS, DELETE_GROUPS = 3, 20, 31, 42
+METADATA, DELETE_TOPICS, DELETE_ACLS, DELETE_GROUPS, INCREMENTAL_ALTER_CONFIGS = 3, 20, 31, 42, 44
+CLIENT_METRICS, DELETE = 16, 1  # (a config resource type; IncrementalAlterConfigs' operation)
 AGREE_WITHIN_S = 5.0
 
 
@@ -44,7 +45,8 @@ def topics_agree(run, token: str) -> None:
 
 
 def cleanup(run, token: str) -> None:
-    """The sequence's topics, groups and ACLs go (a long run makes thousands); best effort."""
+    """The sequence's topics, groups, ACLs and client-metrics subscription go (a long run makes
+    thousands); best effort."""
     for ref in (run.kafka, run.kipper):
         try:
             conn = _connection(ref.bootstrap)
@@ -56,6 +58,10 @@ def cleanup(run, token: str) -> None:
                 conn.request(DELETE_TOPICS, {"topics": [{"name": n, "topic_id": None} for n in names],
                                              "topic_names": names, "timeout_ms": 10000}, version=6)
             conn.request(DELETE_GROUPS, {"groups_names": [f"{token}-g{i}" for i in range(2)]}, version=2)
+            conn.request(INCREMENTAL_ALTER_CONFIGS, {"validate_only": False, "resources": [{
+                "resource_type": CLIENT_METRICS, "resource_name": f"{token}-m", "configs": [
+                    {"name": key, "config_operation": DELETE, "value": None}
+                    for key in ("metrics", "interval.ms", "match")]}]}, version=1)
             conn.request(DELETE_ACLS, {"filters": [{
                 "resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
                 "principal_filter": f"User:{token}-u0", "host_filter": None, "operation": 1, "permission_type": 1}]},

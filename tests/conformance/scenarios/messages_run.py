@@ -74,17 +74,21 @@ def _describe_groups(group: str) -> dict:
 
 
 _TOO_LARGE = {"<long>": 5000}  # (past offset.metadata.max.bytes: refused)
-_G234 = ["<T>-g2", "<T>-g3", "<T>-g4"]
 _LIST_GROUPS = {"api": "ListGroups", "version": 5, "body": {"states_filter": [], "types_filter": []}}
 TXN_OFFSET_GROUPS = [
     {"api": "CreateTopics", "version": 7, "body": {"topics": [{"name": "<T>-t0", "num_partitions": 1,
         "replication_factor": 1, "assignments": [], "configs": []}], "timeout_ms": 30000, "validate_only": False}},
     {"api": "InitProducerId", "version": 5, "body": {"transactional_id": "<T>-x0", "transaction_timeout_ms": 60000,
                                                      "producer_id": -1, "producer_epoch": -1}},
+    # (g3's and g4's offsets refused: whether Kafka's DescribeGroups, ListGroups and the describes
+    # of other kinds show those groups at once depends on when its coordinator's write of them is
+    # committed, so only g2 is looked at before the transaction ends: CI met both answers)
     _txn_commit("<T>-g2", ""), _txn_commit("<T>-g3", _TOO_LARGE), _txn_commit("<T>-g4", _TOO_LARGE),
-    _LIST_GROUPS, _describe_groups("<T>-g2"), _describe_groups("<T>-g3"),
-    {"api": "ShareGroupDescribe", "version": 1, "body": {"include_authorized_operations": False, "group_ids": _G234}},
-    {"api": "ConsumerGroupDescribe", "version": 0, "body": {"include_authorized_operations": False, "group_ids": _G234}},
+    _describe_groups("<T>-g2"),
+    {"api": "ShareGroupDescribe", "version": 1, "body": {"include_authorized_operations": False,
+                                                         "group_ids": ["<T>-g2"]}},
+    {"api": "ConsumerGroupDescribe", "version": 0, "body": {"include_authorized_operations": False,
+                                                            "group_ids": ["<T>-g2"]}},
     {"api": "ShareGroupHeartbeat", "version": 1, "body": {"group_id": "<T>-g3", "member_id": "<T>-m1", "member_epoch": 0,
                                                           "rack_id": None, "subscribed_topic_names": ["<T>-t0"]}},
     {"api": "DeleteShareGroupOffsets", "version": 0, "body": {"group_id": "<T>-g4", "topics": [{"topic_name": "<T>-t0"}]}},

@@ -249,6 +249,16 @@ class DifferenceFound(AssertionError):
     pass
 
 
+def found_again(run: Run, token: str, steps: list, unlisted: list[Difference]) -> str:
+    """Unlisted differences in a sequence: if every one was found before in this run, why the
+    sequence ends there (counted); else the sequence fails with them (``DifferenceFound``)."""
+    if {signature(d, token) for d in unlisted} <= run.known:
+        run.stats.known_again += 1
+        return "a difference found before"
+    run.last_failure = Failure(token, list(steps), unlisted)
+    raise DifferenceFound(describe(unlisted))
+
+
 def machine(run: Run) -> type[RuleBasedStateMachine]:
     """The state machine class for this run's brokers and what kipper advertises."""
     everything = run.apis
@@ -320,13 +330,8 @@ def machine(run: Run) -> type[RuleBasedStateMachine]:
             differences = self.pair.step(step)
             unlisted = [d for d in differences if not d.allowed]
             if unlisted:
-                signatures = {signature(d, self.token) for d in unlisted}
-                if signatures <= run.known:
-                    run.stats.known_again += 1
-                    self.ended = "a difference found before"
-                    return
-                run.last_failure = Failure(self.token, list(self.steps), unlisted)
-                raise DifferenceFound(describe(unlisted))
+                self.ended = found_again(run, self.token, self.steps, unlisted)
+                return
             changed = {d.allowed for d in differences} - SAME_STATE_AFTER
             # a read-only step changes nothing, unless Kafka closed that connection (listed): the
             # two brokers' connections differ from then on (Kafka's is made again, and logs in again)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from tests.conformance.compare import Difference
-from tests.conformance.fuzz.machine import DifferenceFound, Failure, Run, describe, signature
+from tests.conformance.fuzz.machine import Run, found_again
 from tests.java_ecosystem.tool_fuzz import commands
 from tests.java_ecosystem.tool_fuzz.settle import cleanup, topics_agree
 from tests.java_ecosystem.tool_pair import Outcome, ToolPair, member_epochs_blank
@@ -249,13 +249,7 @@ def machine(run: ToolRun) -> type[RuleBasedStateMachine]:
             self.steps.append(step)
             found = run_step(run, step, self.token)
             if found:
-                signatures = {signature(d, self.token) for d in found}
-                if signatures <= run.known:
-                    run.stats.known_again += 1
-                    self.ended = "a difference found before"
-                    return
-                run.last_failure = Failure(self.token, list(self.steps), found)
-                raise DifferenceFound(describe(found))
+                self.ended = found_again(run, self.token, self.steps, found)
 
         def teardown(self):
             cleanup(run, self.token)

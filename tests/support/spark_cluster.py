@@ -84,8 +84,18 @@ class SparkStandaloneCluster:
         return self
 
     def status(self) -> dict:
+        """The master's JSON status. Its web UI answers every path it has not attached yet with the HTML
+        front page (CI met that while the master started), so an answer that is not this master's JSON
+        is a ValueError: not ready."""
         with urllib.request.urlopen(f"http://127.0.0.1:{self.webui_port}/json/", timeout=5) as r:
-            return json.loads(r.read())
+            body = r.read()
+        try:
+            status = json.loads(body)
+        except ValueError:
+            raise ValueError(f"not JSON: {body[:60]!r}") from None
+        if not isinstance(status, dict) or status.get("url") != self.url:
+            raise ValueError(f"not this master's status: {str(status)[:120]}")
+        return status
 
     def apps(self) -> list[dict]:
         s = self.status()
@@ -93,6 +103,7 @@ class SparkStandaloneCluster:
 
     def _wait(self, ready, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
+        last = "no answer"
         while time.monotonic() < deadline:
             for p in self.procs:
                 if p.poll() is not None:
@@ -101,11 +112,11 @@ class SparkStandaloneCluster:
             try:
                 if ready(self.status()):
                     return
-            except OSError:
-                pass
+            except (OSError, ValueError) as e:
+                last = f"{type(e).__name__}: {e}"
             time.sleep(0.3)
         self.stop()
-        raise RuntimeError(f"{what} within {timeout:g} s:\n{self.logs()}")
+        raise RuntimeError(f"{what} within {timeout:g} s (last: {last}):\n{self.logs()}")
 
     def logs(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(self.dir.glob("*.log")))

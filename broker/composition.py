@@ -76,13 +76,12 @@ Clock = Callable[[], int]
 
 # The APIs of a cluster's nodes (docs/CLUSTER.md): the controller alone serves the brokers'
 # requests (BrokerRegistration, BrokerHeartbeat, AlterPartition, AllocateProducerIds, Envelope); brokers
-# forward the cluster's admin requests to it (UnregisterBroker, reassignments); the
-# controller answers those, ApiVersions, the metadata log's Fetch, the topic admin APIs and
-# those of ACLs, client quotas and SCRAM credentials
+# forward the cluster's admin requests to it (UnregisterBroker, reassignments; one node answers
+# them itself); the controller answers those, ApiVersions, the metadata log's Fetch, the topic
+# admin APIs and those of ACLs, client quotas and SCRAM credentials
 CONTROLLER_ONLY_APIS = frozenset({62, 63, 56, 58, 67})
-CLUSTER_APIS = frozenset({64, 45, 46})
-CONTROLLER_APIS = frozenset({18, 1, 19, 20, 29, 30, 31, 32, 33, 37, 43, 44, 48, 49, 50, 51, 55, 60}) \
-    | CONTROLLER_ONLY_APIS | CLUSTER_APIS
+CONTROLLER_APIS = frozenset({18, 1, 19, 20, 29, 30, 31, 32, 33, 37, 43, 44, 45, 46, 48, 49, 50, 51, 55, 60, 64}) \
+    | CONTROLLER_ONLY_APIS
 
 
 def served_apis(config: BrokerConfig) -> frozenset[int]:
@@ -93,8 +92,7 @@ def served_apis(config: BrokerConfig) -> frozenset[int]:
         return CONTROLLER_APIS
     keys = frozenset(k for k in APIS if (config["group.share.enable"] or k not in SHARE_API_KEYS)
                      and (exports_telemetry(config) or k not in TELEMETRY_API_KEYS))
-    keys -= CONTROLLER_ONLY_APIS
-    return keys if role == "broker" else keys - CLUSTER_APIS
+    return keys - CONTROLLER_ONLY_APIS
 
 
 def now_ms() -> int:

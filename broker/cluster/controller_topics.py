@@ -128,37 +128,30 @@ class ControllerTopics(TopicManager):
 
     # --- reassignment (KIP-455) ---------------------------------------------------------
 
-    def reassign(self, name: str, index: int, replicas: list[int] | None) -> tuple[ErrorCode, str | None]:
-        """Start (or cancel, ``replicas`` None) moving a partition to ``replicas``: the new
-        replicas join (adding), followers catch up, the leader proposes them for the ISR,
-        and once they are all in it the change completes (``complete_reassignments``)."""
-        image = self.controller.image
-        info = image.topics.get(name)
-        part = info.partitions.get(index) if info is not None else None
-        if part is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
-        acceptable = self.controller._acceptable()
-        if replicas is None:
-            if not part.adding and not part.removing:
-                return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None
-            original = [r for r in part.replicas if r not in part.adding]
-            change = partition_change(info.topic_id, index, part, acceptable=acceptable,
-                                      target_replicas=original, target_isr=[r for r in part.isr if r in original],
-                                      adding=[], removing=[])
-        else:
-            if not replicas or len(set(replicas)) != len(replicas):
-                return ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes a broker more than once." \
-                    if replicas else "The replica list is empty."
-            unknown = [r for r in replicas if r not in image.brokers]
-            if unknown:
-                return ErrorCode.INVALID_REPLICA_ASSIGNMENT, \
-                    f"The manual partition assignment includes broker {unknown[0]}, but no such broker is registered."
-            base = [r for r in part.replicas if r not in part.adding] if part.adding or part.removing else list(part.replicas)
-            adding = [r for r in replicas if r not in base]
-            removing = [r for r in base if r not in replicas]
-            target = list(replicas) + [r for r in base if r not in replicas]
-            change = partition_change(info.topic_id, index, part, acceptable=acceptable,
-                                      target_replicas=target, adding=adding, removing=removing)
+    def _cancel_move(self, name: str, index: int) -> tuple[ErrorCode, str | None]:
+        """Put the partition back on the replicas it had before the move."""
+        info = self.controller.image.topics[name]
+        part = info.partitions[index]
+        original = [r for r in part.replicas if r not in part.adding]
+        change = partition_change(info.topic_id, index, part, acceptable=self.controller._acceptable(),
+                                  target_replicas=original, target_isr=[r for r in part.isr if r in original],
+                                  adding=[], removing=[])
+        return self._commit_move(change)
+
+    def _move(self, name: str, index: int, replicas: list[int]) -> tuple[ErrorCode, str | None]:
+        """The new replicas join (adding), followers catch up, the leader proposes them for
+        the ISR, and once they are all in it the change completes (``complete_reassignments``)."""
+        info = self.controller.image.topics[name]
+        part = info.partitions[index]
+        base = [r for r in part.replicas if r not in part.adding] if part.adding or part.removing else list(part.replicas)
+        adding = [r for r in replicas if r not in base]
+        removing = [r for r in base if r not in replicas]
+        target = list(replicas) + [r for r in base if r not in replicas]
+        change = partition_change(info.topic_id, index, part, acceptable=self.controller._acceptable(),
+                                  target_replicas=target, adding=adding, removing=removing)
+        return self._commit_move(change)
+
+    def _commit_move(self, change) -> tuple[ErrorCode, str | None]:
         if change is not None:
             self.controller.commit([("PartitionChangeRecord", change)], self.clock())
         self.complete_reassignments()

@@ -19,6 +19,10 @@ from kipper.broker.handlers.coordinators import KEYS as COORDINATED_APIS, coordi
 from kipper.broker.handlers.consumer_group import (
     handle_consumer_group_describe, handle_consumer_group_heartbeat,
 )
+from kipper.broker.handlers.delegation_tokens import (
+    handle_create_delegation_token, handle_describe_delegation_token, handle_expire_delegation_token,
+    handle_renew_delegation_token,
+)
 from kipper.broker.handlers.delete_records import handle_delete_records
 from kipper.broker.handlers.describe_configs import handle_describe_configs
 from kipper.broker.handlers.describe_topic_partitions import handle_describe_topic_partitions
@@ -36,6 +40,9 @@ from kipper.broker.handlers.metadata import handle_metadata
 from kipper.broker.handlers.offset_for_leader_epoch import handle_offset_for_leader_epoch
 from kipper.broker.handlers.offsets import handle_offset_commit, handle_offset_fetch
 from kipper.broker.handlers.produce import handle_produce
+from kipper.broker.handlers.reassignments import (
+    handle_alter_reassignments_here, handle_list_reassignments_here, handle_unregister_broker_here,
+)
 from kipper.broker.handlers.quorum import handle_describe_quorum, handle_elect_leaders
 from kipper.broker.handlers.producer_ids import handle_init_producer_id
 from kipper.broker.handlers.sasl import handle_sasl_authenticate, handle_sasl_handshake
@@ -97,8 +104,14 @@ HANDLERS = {
     36: handle_sasl_authenticate,
     37: handle_create_partitions,
     42: handle_delete_groups,
+    38: handle_create_delegation_token,
+    39: handle_renew_delegation_token,
+    40: handle_expire_delegation_token,
+    41: handle_describe_delegation_token,
     43: handle_elect_leaders,
     44: handle_incremental_alter_configs,
+    45: handle_alter_reassignments_here,
+    46: handle_list_reassignments_here,
     47: handle_offset_delete,
     48: handle_describe_client_quotas,
     49: handle_alter_client_quotas,
@@ -108,6 +121,7 @@ HANDLERS = {
     55: handle_describe_quorum,
     60: handle_describe_cluster,
     61: handle_describe_producers,
+    64: handle_unregister_broker_here,
     65: handle_describe_transactions,
     66: handle_list_transactions,
     68: handle_consumer_group_heartbeat,

@@ -35,8 +35,15 @@ def handle_allocate_producer_ids(req, ctx):
 
 def handle_unregister_broker(req, ctx):
     code = ctx.engines.controller.unregister(req.broker_id, ctx.now)
-    return {"throttle_time_ms": 0, "error_code": int(code),
-            "error_message": None if code == ErrorCode.NONE else f"Broker {req.broker_id} is not registered."}
+    if code == ErrorCode.BROKER_ID_NOT_REGISTERED:
+        return not_registered(req.broker_id)
+    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": "" if code == ErrorCode.NONE else None}
+
+
+def not_registered(broker_id: int) -> dict:
+    """Kafka's ReplicationControlManager.unregisterBroker for an id it does not know."""
+    return {"throttle_time_ms": 0, "error_code": int(ErrorCode.BROKER_ID_NOT_REGISTERED),
+            "error_message": f"Broker ID {broker_id} is not currently registered"}
 
 
 def _replica_id(req, version: int) -> int:
@@ -85,7 +92,30 @@ async def _long_poll(req, ctx):
             return body
 
 
+def refused(api_key: int, req, code: ErrorCode, message: str | None) -> dict:
+    """AlterPartitionReassignments', ListPartitionReassignments' or UnregisterBroker's answer
+    refused as a whole: Kafka's getErrorResponse, every partition named answered with the error
+    (its AllowReplicationFactorChange left at the default)."""
+    if api_key == 45:
+        return {"throttle_time_ms": 0, "allow_replication_factor_change": True,
+                "error_code": int(code), "error_message": message, "responses": [
+                    {"name": t.name, "partitions": [
+                        {"partition_index": p.partition_index, "error_code": int(code), "error_message": message}
+                        for p in t.partitions]} for t in req.topics]}
+    if api_key == 46:
+        return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message, "topics": [
+            {"name": t.name, "partitions": [{"partition_index": i, "replicas": [], "adding_replicas": [],
+                                             "removing_replicas": []} for i in t.partition_indexes]}
+            for t in req.topics or []]}
+    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message}  # UnregisterBroker
+
+
 def handle_alter_partition_reassignments(req, ctx):
+    if not req.topics:  # (Kafka's answer to nothing asked: an empty message, not none)
+        return {"throttle_time_ms": 0, "allow_replication_factor_change": req.get("allow_replication_factor_change", True),
+                "error_code": 0, "error_message": "", "responses": []}
+    if req.timeout_ms <= 0:  # its deadline passed before the controller took it
+        return refused(45, req, ErrorCode.REQUEST_TIMED_OUT, None)
     topics = ctx.engines.topics
     out = []
     for t in req.topics:

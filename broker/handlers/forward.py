@@ -19,7 +19,7 @@ import ipaddress
 
 from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE
 from kipper.broker.handlers.acls import binding_of, matched_binding
-from kipper.broker.handlers.controller_apis import METADATA_KEY
+from kipper.broker.handlers.controller_apis import METADATA_KEY, refused
 from kipper.broker.handlers.envelope import ENVELOPED_APIS
 from kipper.broker.quota.entities import entity_of
 from kipper.protocol.sasl import MECHANISM_NAMES
@@ -32,12 +32,19 @@ SHOWN_WITHIN_S = 5.0  # longest a topic change waits to be in this broker's meta
 
 
 BROKER_RESOURCE = 4
+REASSIGNMENT_APIS = (45, 46, 64)  # their whole-request refusals: controller_apis.refused
+
+
+# the cluster operation a forwarded request needs, asked before it goes
+CLUSTER_OPERATIONS = {43: ALTER, 45: ALTER, 46: DESCRIBE, 55: DESCRIBE, 64: ALTER}
 
 
 def handle_forwarded(req, ctx):
-    if ctx.api_key in (43, 45, 46, 64) and not ctx.authorize(ALTER, CLUSTER, CLUSTER_NAME):
-        return _unavailable(ctx.api_key, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
-    if ctx.api_key == 55 and not ctx.authorize(DESCRIBE, CLUSTER, CLUSTER_NAME):
+    operation = CLUSTER_OPERATIONS.get(ctx.api_key)
+    if operation is not None and not ctx.authorize(operation, CLUSTER, CLUSTER_NAME):
+        if ctx.api_key in REASSIGNMENT_APIS:
+            return refused(ctx.api_key, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+                           ctx.needs_permission("ALTER" if operation == ALTER else "DESCRIBE"))
         return _unavailable(ctx.api_key, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
     return _forward(req, ctx, enveloped=ctx.api_key in ENVELOPED_APIS)
 
@@ -165,14 +172,12 @@ def _unavailable(api_key: int, req, code: ErrorCode) -> dict:
     if api_key == 37:
         return {"throttle_time_ms": 0, "results": [{"name": t.name, "error_code": int(code), "error_message": None}
                                                    for t in req.topics]}
-    if api_key == 45:
-        return {"throttle_time_ms": 0, "error_code": int(code), "error_message": None, "responses": []}
+    if api_key in REASSIGNMENT_APIS:
+        return refused(api_key, req, code, None)
     if api_key == 43:
         return {"throttle_time_ms": 0, "error_code": int(code), "replica_election_results": []}
     if api_key == 55:
         return {"error_code": int(code), "error_message": None, "topics": [], "nodes": []}
-    if api_key == 46:
-        return {"throttle_time_ms": 0, "error_code": int(code), "error_message": None, "topics": []}
     if api_key == 30:
         return {"throttle_time_ms": 0, "results": [{"error_code": int(code), "error_message": None}
                                                    for _ in req.creations]}

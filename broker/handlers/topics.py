@@ -13,7 +13,7 @@ import uuid
 
 from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, CREATE, DELETE, DESCRIBE, TOPIC
 from kipper.broker.log.topic_configs import describable
-from kipper.broker.log.topics import MAX_RECORDS_PER_REQUEST, Topic
+from kipper.broker.log.topics import MAX_RECORDS_PER_REQUEST, Topic, assignment_problem
 from kipper.protocol.errors import ErrorCode
 
 MAX_PARTITIONS = 100000
@@ -38,23 +38,9 @@ def may_create_topic(ctx, name: str, counted: bool = True) -> bool:
 
 
 def check_assignment(broker_ids, registered, replication_factor: int | None) -> None:
-    """Kafka's validateManualPartitionAssignment against the ``registered`` broker ids."""
-    if not broker_ids:
-        raise Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                      "The manual partition assignment includes an empty replica list.")
-    previous = None
-    for broker_id in sorted(broker_ids):
-        if broker_id not in registered:
-            raise Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
-                          f"includes broker {broker_id}, but no such broker is registered.")
-        if broker_id == previous:
-            raise Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
-                          f"includes the broker {broker_id} more than once.")
-        previous = broker_id
-    if replication_factor is not None and len(broker_ids) != replication_factor:
-        raise Refused(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment "
-                      f"includes a partition with {len(broker_ids)} replica(s), but this is not "
-                      f"consistent with previous partitions, which have {replication_factor} replica(s).")
+    problem = assignment_problem(broker_ids, registered, replication_factor)
+    if problem is not None:
+        raise Refused(*problem)
 
 
 def _assigned_count(t, registered) -> int:

@@ -67,6 +67,27 @@ def unreachable_replication_factor(replication_factor: int, brokers: int) -> tup
             "or some brokers have all their log directories cordoned.")
 
 
+def assignment_problem(broker_ids, registered, replication_factor: int | None = None) -> tuple[ErrorCode, str] | None:
+    """Kafka's validateManualPartitionAssignment against the ``registered`` broker ids: the
+    refusal, or None."""
+    prefix = "The manual partition assignment includes"
+    if not broker_ids:
+        return ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"{prefix} an empty replica list."
+    previous = None
+    for broker_id in sorted(broker_ids):
+        if broker_id not in registered:
+            return ErrorCode.INVALID_REPLICA_ASSIGNMENT, \
+                f"{prefix} broker {broker_id}, but no such broker is registered."
+        if broker_id == previous:
+            return ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"{prefix} the broker {broker_id} more than once."
+        previous = broker_id
+    if replication_factor is not None and len(broker_ids) != replication_factor:
+        return ErrorCode.INVALID_REPLICA_ASSIGNMENT, (
+            f"{prefix} a partition with {len(broker_ids)} replica(s), but this is not consistent "
+            f"with previous partitions, which have {replication_factor} replica(s).")
+    return None
+
+
 @dataclass
 class Topic:
     name: str
@@ -122,6 +143,33 @@ class TopicManager:
 
     def replication_factor(self, topic: Topic) -> int:
         return 1
+
+    # --- reassignment (KIP-455): Kafka's controller checks; moving is a cluster's ----------
+
+    def reassign(self, name: str, index: int, replicas: list[int] | None) -> tuple[ErrorCode, str | None]:
+        """Start moving a partition to ``replicas`` (None: cancel its move), as Kafka's
+        alterPartitionReassignment checks it. One node holds every partition already, so the
+        only target that passes is where it is, and nothing moves."""
+        if name not in self._topics:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {name}."
+        if self.partition(name, index) is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{index}."
+        if replicas is None:
+            if not self.reassignments({(name, index)}):
+                return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None
+            return self._cancel_move(name, index)
+        problem = assignment_problem(replicas, self.registered_brokers())
+        return problem if problem is not None else self._move(name, index, replicas)
+
+    def reassignments(self, wanted=None) -> list[tuple[str, int, object]]:
+        """(topic, partition, its replicas' state) of the moves in progress: none on one node."""
+        return []
+
+    def _move(self, name: str, index: int, replicas: list[int]) -> tuple[ErrorCode, str | None]:
+        return ErrorCode.NONE, None
+
+    def _cancel_move(self, name: str, index: int) -> tuple[ErrorCode, str | None]:
+        return ErrorCode.NONE, None
 
     def check_replication_factor(self, replication_factor: int) -> tuple[ErrorCode, str] | None:
         """Can ``replication_factor`` replicas (-1: the default) be placed? The refusal, or None."""

@@ -23,6 +23,9 @@ from kipper.protocol.messages.consumer_group_heartbeat import CONSUMER_GROUP_HEA
 from kipper.protocol.messages.create_acls import CREATE_ACLS
 from kipper.protocol.messages.create_partitions import CREATE_PARTITIONS
 from kipper.protocol.messages.create_topics import CREATE_TOPICS
+from kipper.protocol.messages.delegation_tokens import (
+    CREATE_DELEGATION_TOKEN, DESCRIBE_DELEGATION_TOKEN, EXPIRE_DELEGATION_TOKEN, RENEW_DELEGATION_TOKEN,
+)
 from kipper.protocol.messages.delete_acls import DELETE_ACLS
 from kipper.protocol.messages.delete_groups import DELETE_GROUPS
 from kipper.protocol.messages.delete_records import DELETE_RECORDS
@@ -97,6 +100,7 @@ APIS: dict[int, Api] = {
         DESCRIBE_TOPIC_PARTITIONS, STREAMS_GROUP_HEARTBEAT, STREAMS_GROUP_DESCRIBE, UPDATE_FEATURES,
         GET_TELEMETRY_SUBSCRIPTIONS, PUSH_TELEMETRY, LIST_CONFIG_RESOURCES,
         ELECT_LEADERS, DESCRIBE_QUORUM,
+        CREATE_DELEGATION_TOKEN, RENEW_DELEGATION_TOKEN, EXPIRE_DELEGATION_TOKEN, DESCRIBE_DELEGATION_TOKEN,
         # a cluster's APIs (docs/CLUSTER.md)
         OFFSET_FOR_LEADER_EPOCH, BROKER_REGISTRATION, BROKER_HEARTBEAT, ALTER_PARTITION,
         ALLOCATE_PRODUCER_IDS, UNREGISTER_BROKER, ALTER_PARTITION_REASSIGNMENTS,

@@ -22,7 +22,7 @@ from tests.conformance.fuzz import values as v
 # APIs whose requests change the whole broker or cluster (features, replicas, KRaft): not
 # sent. A new API that kipper advertises is drawn like any other unless it is named here.
 UNSAFE = frozenset({
-    "UpdateFeatures", "AlterPartitionReassignments", "AlterReplicaLogDirs", "UnregisterBroker",
+    "UpdateFeatures", "AlterReplicaLogDirs", "UnregisterBroker",
     "ControlledShutdown", "AlterPartition", "BrokerRegistration", "BrokerHeartbeat", "Vote", "BeginQuorumEpoch",
     "EndQuorumEpoch", "AddRaftVoter", "RemoveRaftVoter", "UpdateRaftVoter", "Envelope", "AllocateProducerIds",
     "LeaderAndIsr", "StopReplica", "UpdateMetadata", "FetchSnapshot", "InitializeShareGroupState",

@@ -7,11 +7,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from kipper.broker.composition import CLUSTER_APIS, CONTROLLER_ONLY_APIS
+from kipper.broker.composition import CONTROLLER_ONLY_APIS
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import register
 from tests.conformance.scenarios import kit as k
-from tests.conformance.scenarios import admin_edges, features, quotas
+from tests.conformance.scenarios import admin_edges, cluster_admin, features, quotas
 from tests.conformance.scenarios.streams import probe_describe, probe_heartbeat
 from tests.conformance.scenarios.share_probes import (
     _alter_share_offsets, _delete_share_offsets, _describe_share_offsets, _share_acknowledge, _share_describe,
@@ -421,7 +421,7 @@ PROBES = {
     68: _consumer_heartbeat, 69: _consumer_describe, 75: _describe_topic_partitions, 76: _share_heartbeat,
     77: _share_describe, 78: _share_fetch, 79: _share_acknowledge, 90: _describe_share_offsets,
     88: probe_heartbeat, 89: probe_describe, 91: _alter_share_offsets, 92: _delete_share_offsets,
-    **features.PROBES,
+    **features.PROBES, **cluster_admin.PROBES,
 }
 
 
@@ -432,7 +432,7 @@ MIDDLE = {0: (7, 8), 1: (7, 11, 13, 15), 2: (4, 7, 8), 3: (4, 8, 10), 8: (6, 7),
 
 
 # the APIs only a cluster's nodes serve (docs/CLUSTER.md); a one-node broker advertises none
-CLUSTER_ONLY = CONTROLLER_ONLY_APIS | CLUSTER_APIS
+CLUSTER_ONLY = CONTROLLER_ONLY_APIS
 
 
 def versions_to_probe(api) -> list[int]:

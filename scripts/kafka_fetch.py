@@ -62,6 +62,12 @@ TOOLS: dict[str, str] = {
     "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
     "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
+    "kafka-groups": "org.apache.kafka.tools.GroupsCommand",
+    "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
+    "kafka-delegation-tokens": "org.apache.kafka.tools.DelegationTokenCommand",
+    "kafka-streams-application-reset": "org.apache.kafka.tools.StreamsResetter",
+    "kafka-verifiable-producer": "org.apache.kafka.tools.VerifiableProducer",
+    "kafka-verifiable-consumer": "org.apache.kafka.tools.VerifiableConsumer",
     "kafka-server-start": "kafka.Kafka",
 }
 

@@ -71,3 +71,12 @@ def test_a_commands_names_and_files_are_the_sequences(tmp_path):
     assert open(plan).read() == f'{{"topic": "{TOKEN}-t0"}}'
     admin = args[args.index("--command-config") + 1]
     assert "default.api.timeout.ms=6000" in open(admin).read()
+
+
+def test_log_directories_are_each_brokers_own_and_the_tools_any_stays():
+    from tests.java_ecosystem.tool_fuzz.machine import log_dirs_blank
+
+    kafka = '{"partitions":[{"topic":"a","partition":0,"replicas":[1],"log_dirs":["/tmp/k/data"]}]}'
+    kipper = '{"partitions":[{"topic":"a","partition":0,"replicas":[1],"log_dirs":["memory:"]}]}'
+    assert log_dirs_blank(kafka) == log_dirs_blank(kipper)
+    assert log_dirs_blank('"log_dirs":["any","any"]') == '"log_dirs":["any","any"]'

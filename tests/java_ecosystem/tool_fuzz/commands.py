@@ -359,3 +359,60 @@ def share_consume(draw) -> dict:
         extra += ["--property", prop]
     return command("kafka-console-share-consumer", *draw(_client("--consumer-config")), "--topic", "<T>-t0",
                    "--group", "<T>-g1", "--timeout-ms", "8000", *extra)
+
+
+def _plan(draw, topic_names) -> str:
+    """A kafka-reassign-partitions plan: partitions of the sequence's topics (or one that is
+    not) onto broker 1 (where each is), onto 2 (not registered), twice or none."""
+    one = st.fixed_dictionaries({"topic": st.sampled_from(topic_names), "partition": st.sampled_from([0, 1, 5]),
+                                 "replicas": st.sampled_from([[1], [1], [2], [1, 1], []])})
+    return json.dumps({"version": 1, "partitions": draw(st.lists(one, min_size=1, max_size=3))})
+
+
+@st.composite
+def cluster_admin(draw) -> dict:
+    """The cluster's admin tools on one node: kafka-reassign-partitions, kafka-groups,
+    kafka-cluster unregister (never the broker's own id, 1: Kafka would take its only broker
+    out of the shared reference), kafka-delegation-tokens (neither broker has a secret key),
+    kafka-streams-application-reset of group g0."""
+    action = draw(st.sampled_from(["reassign", "reassign", "groups", "unregister", "tokens", "tokens", "reset"]))
+    who = draw(_who())
+    if action == "reassign":
+        verb = draw(st.sampled_from(["--list", "--verify", "--execute", "--execute", "--cancel", "--generate"]))
+        if verb == "--list":
+            return command("kafka-reassign-partitions", *who, "--list", reads=True)
+        if verb == "--generate":
+            move = json.dumps({"version": 1, "topics": [{"topic": t} for t in draw(st.lists(
+                st.sampled_from(["<T>-t0", "<T>-p", "<T>-missing"]), min_size=1, max_size=2, unique=True))]})
+            return command("kafka-reassign-partitions", *who, "--generate", "--topics-to-move-json-file",
+                           "<file:move>", "--broker-list", draw(st.sampled_from(["1", "1,2", "x"])),
+                           files={"move": move}, reads=True)
+        return command("kafka-reassign-partitions", *who, verb, "--reassignment-json-file", "<file:plan>",
+                       files={"plan": _plan(draw, ["<T>-t0", "<T>-t0", "<T>-missing"])}, reads=verb == "--verify")
+    if action == "groups":
+        kind = draw(st.sampled_from([[], ["--consumer"], ["--share"], ["--streams"], ["--group-type", "classic"],
+                                     ["--group-type", "consumer"], ["--group-type", "bogus"],
+                                     ["--protocol", "consumer"], ["--consumer", "--share"]]))
+        return command("kafka-groups", *who, "--list", *kind, reads=True)
+    if action == "unregister":
+        return command("kafka-cluster", "unregister", *who, "--id", draw(st.sampled_from(["7", "-1", "x"])))
+    if action == "reset":
+        how = draw(st.sampled_from([[], ["--to-earliest"], ["--to-latest"], ["--to-offset", "1"], ["--shift-by", "-1"],
+                                    ["--by-duration", "PT1H"], ["--to-datetime", "2000-01-01T00:00:00.000"]]))
+        inputs = draw(st.sampled_from([["--input-topics", "<T>-t0"], ["--input-topics", "<T>-missing"], []]))
+        return command("kafka-streams-application-reset", *who, "--application-id", "<T>-g0", *inputs, *how,
+                       *draw(st.sampled_from([["--dry-run"], []])))
+    t = ["kafka-delegation-tokens", *draw(st.sampled_from([ADMIN, USER, USER]))]
+    verb = draw(st.sampled_from(["create", "describe", "renew", "expire"]))
+    if verb == "create":
+        extra = []
+        for flag, values in (("--renewer-principal", ["User:<T>-u1", "Group:g"]),
+                             ("--owner-principal", ["User:<T>-u0", "User:<T>-other"])):
+            value = draw(st.sampled_from([None, *values]))
+            extra += [flag, value] if value else []
+        return command(*t, "--create", "--max-life-time-period", draw(st.sampled_from(["-1", "3600000"])), *extra)
+    if verb == "describe":
+        return command(*t, "--describe", *draw(st.sampled_from([[], ["--owner-principal", "User:<T>-u0"]])),
+                       reads=True)
+    period = "--renew-time-period" if verb == "renew" else "--expiry-time-period"
+    return command(*t, f"--{verb}", "--hmac", "AAAA", period, draw(st.sampled_from(["-1", "1000"])))

@@ -37,6 +37,14 @@ TIMED_OUT = re.compile(r"Timed out waiting for a node assignment\. Call: \S+?(?=
                        r"after \d+ attempt\(s\)")
 ERROR_LINE = re.compile(r"(Exception|Error)\b")
 REQUEST_OBJECT = re.compile(r"Request Request\(.*\) needs (\w+) permission\.")
+# a partition's log directory as kafka-reassign-partitions prints it: each broker's own path
+# (kipper in memory: "memory:"); "any" is the tool's own word
+LOG_DIRS = re.compile(r'"log_dirs":\[([^\]]*)\]')
+
+
+def log_dirs_blank(text: str) -> str:
+    return LOG_DIRS.sub(lambda m: '"log_dirs":[' + ",".join(
+        d if d == '"any"' else '"<dir>"' for d in m.group(1).split(",")) + "]", text)
 # listed differences the tools show, masked where they show (docs/KAFKA_DIFFERENCES.md names each)
 LISTED: list[tuple[str, Callable[[str], str]]] = [
     # Kafka's format writes min.insync.replicas=1 as a cluster default: its describe lists it among
@@ -110,9 +118,9 @@ PERF_FIGURES = re.compile(r"[\d.]+ records/sec \([\d.]+ MB/sec\), [\d.]+ ms avg 
 def volatile(text: str) -> str:
     """What is each broker's own, as tests/conformance/normalise.py has it: the finalized
     features' epoch (Kafka's metadata log's offset), the Request object Kafka's refusals print
-    (its connection, its session's hash); the admin client's timing words (``TIMED_OUT``) and a
+    (its connection, its session's hash), log directories; the admin client's timing words (``TIMED_OUT``) and a
     perf test's figures (its interim lines dropped)."""
-    text = REQUEST_OBJECT.sub(r"Request <the request> needs \1 permission.", text)
+    text = log_dirs_blank(REQUEST_OBJECT.sub(r"Request <the request> needs \1 permission.", text))
     text = PERF_FIGURES.sub("<figures>", re.sub(r"^\d+ records sent, .* max latency\.\n?", "", text, flags=re.M))
     return re.sub(r"(?<=Epoch: )\d+", "<n>", TIMED_OUT.sub("<the call timed out>", text))
 
@@ -236,6 +244,10 @@ def machine(run: ToolRun) -> type[RuleBasedStateMachine]:
 
         @rule(step=commands.cluster())
         def cluster(self, step):
+            self.send(step)
+
+        @rule(step=commands.cluster_admin())
+        def cluster_admin(self, step):
             self.send(step)
 
         @rule(step=commands.share_consume())

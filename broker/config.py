@@ -1,10 +1,9 @@
 """Broker configuration: Kafka property names, one table, validated once.
 
-Values come from a .properties file, then repeatable ``--override key=value``
-flags, exactly as Kafka's start script layers them. Every key is declared in
-``KEYS`` with its type, default, allowed range and a line of documentation;
-the README's configuration reference is generated from the same table. An
-unknown key or a bad value raises ``ConfigError`` with a readable message.
+Values come from a .properties file, then repeatable ``--override key=value`` flags, exactly as
+Kafka's start script layers them. Every key is declared in ``KEYS`` with its type, default, allowed
+range and a line of documentation; the README's configuration reference is generated from the
+same table. An unknown key or a bad value raises ``ConfigError`` with a readable message.
 """
 
 from __future__ import annotations
@@ -60,7 +59,8 @@ KEYS: dict[str, Key] = {k.name: k for k in (
         "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
         "Security protocol of each listener name."),
     Key("node.id", int_in(0, _INT32), 1, "This broker's id in Metadata and FindCoordinator."),
-    Key("cluster.id", string, "kipper-cluster", "Cluster id reported in Metadata."),
+    Key("cluster.id", string, "a2lwcGVyLWNsdXN0ZXIAAA", "Cluster id reported in Metadata: Kafka's form (16 "
+        "bytes in URL-safe base64, here \"kipper-cluster\"); a directory already formatted keeps its own."),
     Key("initial.feature.levels", feature_levels, "",
         "Feature levels a new broker finalizes, name=level comma-separated (as kafka-storage format "
         "--feature sets them); the others take Kafka 4.4's defaults (docs/ADMIN.md, Feature flags). "

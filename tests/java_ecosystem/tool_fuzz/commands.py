@@ -395,6 +395,8 @@ def cluster_admin(draw) -> dict:
                                      ["--protocol", "consumer"], ["--consumer", "--share"]]))
         return command("kafka-groups", *who, "--list", *kind, reads=True)
     if action == "unregister":
+        if draw(st.booleans()):
+            return command("kafka-cluster", "cluster-id", *who, reads=True)
         return command("kafka-cluster", "unregister", *who, "--id", draw(st.sampled_from(["7", "-1", "x"])))
     if action == "reset":
         how = draw(st.sampled_from([[], ["--to-earliest"], ["--to-latest"], ["--to-offset", "1"], ["--shift-by", "-1"],

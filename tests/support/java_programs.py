@@ -142,7 +142,8 @@ class ToolServer:
                     raise TimeoutError(f"{tool} did not finish within {timeout:.0f}s on {self.name}")
                 line = self.proc.stdout.readline()
                 if not line:
-                    raise RuntimeError(f"the tool JVM for {self.name} ended:\n{self.log_tail()}")
+                    tool, self._pending = self._pending, None
+                    raise RuntimeError(f"the tool JVM for {self.name} ended during {tool}:\n{self.log_tail()}")
                 if line.startswith("@@result "):
                     break
                 self._log.write(line)  # something printed to the JVM's own stdout
@@ -161,6 +162,9 @@ class ToolServer:
 
     def _send(self, request: dict, label: str) -> None:
         assert self._pending is None, "one invocation at a time"
+        if self.proc.poll() is not None:  # (a tool that called System.exit itself, as argparse4j does)
+            raise RuntimeError(f"the tool JVM for {self.name} has ended (exit {self.proc.returncode}): "
+                               f"{label} cannot run:\n{self.log_tail()}")
         self._log.write(f"\n=== {label}\n")
         self._log.flush()
         self.proc.stdin.write(json.dumps(request) + "\n")

@@ -42,6 +42,9 @@ class Finding:
         return re.sub(r"x{12,}", "x…", text.replace(self.token, "<T>"))[:400]
 
 
+BROKEN_ROUNDS_STOP = 5
+
+
 @dataclass
 class Outcome:
     rounds: int = 0
@@ -63,6 +66,7 @@ def explore(run: Run, *, seed: int, examples: int, steps: int, shrink: bool = Tr
     config = settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
                       derandomize=derandomize, phases=phases, suppress_health_check=list(HealthCheck),
                       report_multiple_bugs=False, verbosity=Verbosity.quiet, print_blob=False)
+    broken = 0
     while time.monotonic() < run.deadline and (rounds is None or outcome.rounds < rounds):
         round_seed = seed + outcome.rounds
         outcome.rounds += 1
@@ -71,6 +75,7 @@ def explore(run: Run, *, seed: int, examples: int, steps: int, shrink: bool = Tr
         run.last_failure = None
         try:
             run_state_machine_as_test(cls, settings=config)
+            broken = 0
         except BaseException as exc:  # noqa: BLE001 - a difference, flaky or not, or a generator bug
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -80,7 +85,12 @@ def explore(run: Run, *, seed: int, examples: int, steps: int, shrink: bool = Tr
                 log(f"round {outcome.rounds} (seed {round_seed}): the generator broke: {exc!r}")
                 if derandomize:
                     raise
+                broken += 1
+                if broken >= BROKEN_ROUNDS_STOP:  # (a tool JVM gone, a broker down: nothing more to learn)
+                    log(f"stopping: the generator broke {broken} rounds in a row")
+                    break
                 continue
+            broken = 0
             finding = Finding(len(outcome.findings) + 1, isinstance(exc, Flaky),
                               round_seed, failure.token, sorted({signature(d, failure.token) for d in failure.differences}, key=repr),
                               [d.as_dict() for d in failure.differences], failure.steps)

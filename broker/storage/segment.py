@@ -3,10 +3,11 @@
 The ``.log`` file holds record batches back to back, exactly as a Kafka broker
 stores them. Its indexes are Kafka's formats:
 
-- ``.index``: (int32 offset relative to the base, int32 file position), one entry per
-  ``index.interval.bytes`` of data, keyed by the last offset of the batch at that position;
-- ``.timeindex``: (int64 timestamp, int32 relative offset) whenever the largest
-  timestamp so far grows at an index point;
+- ``.index``: (int32 offset relative to the base, int32 file position), an entry at the first
+  batch after more than ``index.interval.bytes`` of data (none at the start), keyed by the last
+  offset of the batch at that position;
+- ``.timeindex``: (int64 timestamp, int32 relative offset): the largest timestamp so far and
+  its offset, at an index point where it grew;
 - ``.txnindex``: aborted transactions whose ABORT marker is in this segment
   (int16 version, producer id, first offset, last offset, last stable offset).
 
@@ -92,11 +93,11 @@ class LogSegment:
         total = _write_all(self.fd, chunks)
         for size, h, base in zip(sizes, headers, base_offsets):
             last = base + h.last_offset_delta
-            if self._since_index >= self.index_interval or not self._idx_positions:
-                self._add_index_entry(last, position, h.max_timestamp)
-            self._since_index += size
             if h.max_timestamp > self.max_timestamp:
                 self.max_timestamp, self.max_timestamp_offset = h.max_timestamp, last
+            if self._since_index > self.index_interval:
+                self._add_index_entry(last, position)
+            self._since_index += size
             position += size
             self.next_offset = last + 1
         self.size += total
@@ -105,13 +106,16 @@ class LogSegment:
         self.last_append_ms = now_ms
         self.unflushed = True
 
-    def _add_index_entry(self, last_offset: int, position: int, max_ts: int) -> None:
+    def _add_index_entry(self, last_offset: int, position: int) -> None:
+        """Kafka's LogSegment: once more than ``index.interval.bytes`` came since the last entry
+        (never at the segment's start), the batch's last offset at its position, and the largest
+        timestamp so far with its offset when it grew past the time index's last entry."""
         self._idx_offsets.append(last_offset)
         self._idx_positions.append(position)
         self._since_index = 0
-        if max_ts > (self._time_ts[-1] if self._time_ts else -1) and max_ts > self.max_timestamp:
-            self._time_ts.append(max_ts)
-            self._time_offsets.append(last_offset)
+        if self.max_timestamp > (self._time_ts[-1] if self._time_ts else -1):
+            self._time_ts.append(self.max_timestamp)
+            self._time_offsets.append(self.max_timestamp_offset)
 
     def cleaned_writer(self) -> "CleanedSegment":
         return CleanedSegment(self)
@@ -245,11 +249,11 @@ class LogSegment:
                 reason = f"the batch at offset {base} does not parse: {problem.message}"
                 break
             last = base + h.last_offset_delta
-            if self._since_index >= self.index_interval or not self._idx_positions:
-                self._add_index_entry(last, pos, h.max_timestamp)
-            self._since_index += total
             if h.max_timestamp > self.max_timestamp:
                 self.max_timestamp, self.max_timestamp_offset = h.max_timestamp, last
+            if self._since_index > self.index_interval:
+                self._add_index_entry(last, pos)
+            self._since_index += total
             expected = self.next_offset = last + 1
             pos += total
         cut = size - pos
@@ -383,15 +387,15 @@ class CleanedSegment:
     def add(self, data: bytes) -> None:
         h = b.read_header(data)
         last = h.base_offset + h.last_offset_delta
-        if self._since_index >= self.segment.index_interval or not self.index[1]:
+        if h.max_timestamp > self.max_ts[0]:
+            self.max_ts = (h.max_timestamp, last)
+        if self._since_index > self.segment.index_interval:  # (as LogSegment.append: _add_index_entry)
             self.index[0].append(last)
             self.index[1].append(self.size)
             self._since_index = 0
-            if h.max_timestamp > self.max_ts[0]:
-                self.times[0].append(h.max_timestamp)
-                self.times[1].append(last)
-        if h.max_timestamp > self.max_ts[0]:
-            self.max_ts = (h.max_timestamp, last)
+            if self.max_ts[0] > (self.times[0][-1] if self.times[0] else -1):
+                self.times[0].append(self.max_ts[0])
+                self.times[1].append(self.max_ts[1])
         _write_all(self.fd, [data])
         self.size += len(data)
         self._since_index += len(data)

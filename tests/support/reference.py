@@ -60,6 +60,7 @@ class Reference:
     sasl_bootstrap: str  # SASL_PLAINTEXT with USERS
     version: str
     metrics_url: str | None = None  # kipper's metrics.http.listener (Kafka: none)
+    data_dir: Path | None = None  # its log.dirs (the shared kipper: in memory, none)
 
     def request_counts(self) -> dict[tuple[str, int], int]:
         """kipper's requests answered so far per (API name, version), from its /metrics."""
@@ -182,7 +183,7 @@ def metrics_url_of(proc: BrokerProcess) -> str:
 def kafka_reference(tmp_path_factory):
     """Apache Kafka (newest 4.x), one combined KRaft node, for the whole session."""
     kafka = start_kafka(tmp_path_factory.mktemp("kafka-reference"))
-    yield Reference("kafka", kafka.bootstrap, kafka.sasl_bootstrap, kafka.version)
+    yield Reference("kafka", kafka.bootstrap, kafka.sasl_bootstrap, kafka.version, data_dir=Path(kafka.workdir) / "data")
     kafka.stop()
 
 

@@ -178,13 +178,29 @@ def test_index_entries_are_kafkas_formats(tmp_path):
         append(log, batch(2, ts=100 + i))
     log.close()
     index = (tmp_path / "t-0" / "00000000000000000000.index").read_bytes()
-    # (relative last offset of the batch, its position), 8 bytes an entry
+    # (relative last offset of the batch, its position), 8 bytes an entry; as Kafka's LogSegment,
+    # one at the first batch after more than index.interval.bytes, none at the segment's start
     entries = [tuple(int.from_bytes(index[i + k:i + k + 4], "big") for k in (0, 4))
                for i in range(0, len(index), 8)]
     size = len(batch(2))
-    assert entries == [(1, 0), (3, size), (5, 2 * size)]
+    assert entries == [(3, size), (5, 2 * size)]
     timeindex = (tmp_path / "t-0" / "00000000000000000000.timeindex").read_bytes()
     assert len(timeindex) % 12 == 0 and int.from_bytes(timeindex[-12:-4], "big") == 102
+
+
+def test_a_time_index_entry_is_the_largest_timestamp_so_far_as_kafkas(tmp_path):
+    """At an index point Kafka's LogSegment records the largest timestamp so far and its
+    offset, which an earlier batch may hold (records stamped out of order)."""
+    size = len(batch(2))
+    log = new_log(tmp_path, index_interval_bytes=size * 3 // 2)  # an entry every second batch
+    for ts in (100, 500, 200, 250, 600):
+        append(log, batch(2, ts=ts))
+    log.close()
+    timeindex = (tmp_path / "t-0" / "00000000000000000000.timeindex").read_bytes()
+    entries = [(int.from_bytes(timeindex[i:i + 8], "big"), int.from_bytes(timeindex[i + 8:i + 12], "big"))
+               for i in range(0, len(timeindex), 12)]
+    # at the third batch (200): 500 at offset 3; at the fifth: 600 at 9 (and again when it closes)
+    assert entries == [(500, 3), (600, 9)]
 
 
 def test_aborted_transactions_are_kept_in_the_txnindex(tmp_path):

@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
             outcome = explore(run, seed=args.seed, examples=args.examples, steps=args.steps,
                               shrink=not args.no_shrink, out=args.out, build=machine,
                               log=lambda line: print(line, flush=True))
-            report(run, outcome, time.monotonic() - began, args.out, masked=run.masked)
+            report(run, outcome, time.monotonic() - began, args.out, masked=run.masked,
+                   tools=dict(sorted(run.tools.items())))
         finally:
             if run is not None:
                 run.pair.close()

@@ -64,6 +64,7 @@ class ToolRun(Run):
     pair: ToolPair | None = None
     files: Path | None = None  # where a command's files (a delete-records plan) are written
     masked: dict = field(default_factory=dict)  # listed entry -> outcomes it masked
+    tools: dict = field(default_factory=dict)  # tool -> commands run (summary.json)
 
     def token(self) -> str:
         return f"k{next(self.tokens) % 1_000_000:06d}"
@@ -177,6 +178,7 @@ def run_step(run: ToolRun, step: dict, token: str) -> list[Difference]:
     if not step.get("reads"):
         topics_agree(run, token)
     found = differences(step, command, kafka, kipper)
+    run.tools[step["tool"]] = run.tools.get(step["tool"], 0) + 1
     stats = run.stats
     stats.steps += 1
     stats.compared += 1

@@ -93,6 +93,7 @@ _SCHEMAS: dict[tuple[str, int], Schema] = {}
 
 # the versions kipper writes (readers accept every declared one)
 OFFSET_COMMIT_VALUE_VERSION = 3
+OFFSET_COMMIT_VALUE_TOPIC_ID_VERSION = 4
 GROUP_METADATA_VALUE_VERSION = 3
 TRANSACTION_LOG_VALUE_VERSION = 1
 
@@ -134,10 +135,13 @@ def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
 
 
 def offset_commit_value(offset: int, leader_epoch: int, metadata: str | None,
-                        commit_timestamp: int) -> bytes:
-    return encode("offset_commit_value", OFFSET_COMMIT_VALUE_VERSION,
-                  {"offset": offset, "leader_epoch": leader_epoch, "metadata": metadata or "",
-                   "commit_timestamp": commit_timestamp})
+                        commit_timestamp: int, topic_id=None) -> bytes:
+    """Version 4 with the topic's id (KIP-848's offsets keep it, as Kafka 4.4 writes them), else 3."""
+    value = {"offset": offset, "leader_epoch": leader_epoch, "metadata": metadata or "",
+             "commit_timestamp": commit_timestamp}
+    if topic_id is None:
+        return encode("offset_commit_value", OFFSET_COMMIT_VALUE_VERSION, value)
+    return encode("offset_commit_value", OFFSET_COMMIT_VALUE_TOPIC_ID_VERSION, value | {"topic_id": topic_id})
 
 
 def group_metadata_key(group: str) -> bytes:

@@ -58,8 +58,9 @@ class GroupJournal:
 
     def _append(self, group_id: str, kvs: list, now: int, *, producer_id: int = -1,
                 producer_epoch: int = -1, transactional: bool = False) -> None:
+        # (Kafka's CoordinatorRuntime builds its batches with base sequence 0, producer or not)
         batch = records.build_batch([(k, v, now) for k, v in kvs], producer_id=producer_id,
-                                    producer_epoch=producer_epoch, transactional=transactional)
+                                    producer_epoch=producer_epoch, base_sequence=0, transactional=transactional)
         self._write(group_id, batch, now)
 
     def _write(self, group_id: str, batch: bytes, now: int) -> None:
@@ -74,12 +75,22 @@ class GroupJournal:
     def offsets_committed(self, group_id: str, items, now: int) -> None:
         """``items``: (topic, partition, CommittedOffset)."""
         if items:
-            self._append(group_id, _offset_records(group_id, items), now)
+            self._append(group_id, self._offset_records(group_id, items), now)
+
+    def _offset_records(self, group_id: str, items) -> list:
+        """Kafka 4.4's records of committed offsets: OffsetCommitValue v4 with the topic's id
+        when the topic exists (v3 without, as before topic ids)."""
+        out = []
+        for t, p, c in items:
+            topic = self.topics.get(t)
+            out.append((cr.offset_commit_key(group_id, t, p), cr.offset_commit_value(
+                c.offset, c.leader_epoch, c.metadata, c.commit_timestamp, topic.topic_id if topic else None)))
+        return out
 
     def offsets_staged(self, group_id: str, producer_id: int, producer_epoch: int, items,
                        now: int) -> None:
         if items:
-            self._append(group_id, _offset_records(group_id, items), now, producer_id=producer_id,
+            self._append(group_id, self._offset_records(group_id, items), now, producer_id=producer_id,
                          producer_epoch=producer_epoch, transactional=True)
 
     def transaction_ended(self, group_id: str, producer_id: int, producer_epoch: int,
@@ -173,9 +184,3 @@ class GroupJournal:
                 counts["groups"] += 1
         counts["offsets"] = offsets.count()
         return counts
-
-
-def _offset_records(group_id: str, items) -> list:
-    return [(cr.offset_commit_key(group_id, t, p),
-             cr.offset_commit_value(c.offset, c.leader_epoch, c.metadata, c.commit_timestamp))
-            for t, p, c in items]

@@ -230,6 +230,7 @@ class TransactionCoordinator:
         # 2b (a retried bump) falls through and gets the current pair again
         meta.timeout_ms = timeout_ms
         transition(meta, S.EMPTY, now)
+        meta.txn_start = -1  # (no transaction: Kafka's Empty has no start time)
         meta.partitions.clear()
         meta.groups.clear()
         self.journal.stored(meta, now)

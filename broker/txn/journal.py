@@ -27,6 +27,7 @@ S = TxnState
 STATUS = {S.EMPTY: 0, S.ONGOING: 1, S.PREPARE_COMMIT: 2, S.PREPARE_ABORT: 3, S.COMPLETE_COMMIT: 4,
           S.COMPLETE_ABORT: 5, S.DEAD: 6, S.PREPARE_EPOCH_FENCE: 7}
 STATE_OF = {v: k for k, v in STATUS.items()}
+EMPTY_STATUS = STATUS[S.EMPTY]
 
 
 class TransactionJournal:
@@ -51,11 +52,16 @@ class TransactionJournal:
         by_topic: dict[str, list[int]] = {}
         for topic, partition in sorted(meta.partitions):
             by_topic.setdefault(topic, []).append(partition)
+        # as Kafka 4.4's TransactionLog writes it: a previous producer id always (the current one
+        # when there is no other), and no partition list at all while Empty
+        status = STATUS[meta.state]
         value = {
-            "producer_id": meta.producer_id, "previous_producer_id": meta.last_producer_id,
+            "producer_id": meta.producer_id,
+            "previous_producer_id": meta.last_producer_id if meta.last_producer_id >= 0 else meta.producer_id,
             "producer_epoch": meta.producer_epoch, "last_producer_epoch": meta.last_producer_epoch,
-            "transaction_timeout_ms": meta.timeout_ms, "transaction_status": STATUS[meta.state],
-            "transaction_partitions": [{"topic": t, "partition_ids": p} for t, p in by_topic.items()],
+            "transaction_timeout_ms": meta.timeout_ms, "transaction_status": status,
+            "transaction_partitions": None if status == EMPTY_STATUS else [
+                {"topic": t, "partition_ids": p} for t, p in by_topic.items()],
             "transaction_last_update_timestamp_ms": meta.last_update,
             "transaction_start_timestamp_ms": meta.txn_start,
             "next_producer_id": meta.next_producer_id, "client_transaction_version": meta.client_tv,

@@ -18,8 +18,9 @@ import pytest
 from tests.conformance.harness import Run
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios.versions import wait_txn_state
+from kipper.broker.groups.journal import partition_for
 from tests.support.broker import BrokerProcess
-from tests.support.reference import Reference, warm_up
+from tests.support.reference import SHARED, Reference, warm_up
 
 DUMP = "org.apache.kafka.tools.DumpLogSegments"
 TS = 1_700_000_000_000
@@ -28,12 +29,15 @@ TS = 1_700_000_000_000
 BATCHES, RECORDS, VALUE = 120, 10, 3000
 SEGMENT_BYTES = 1 << 20
 TOKEN = "dumplog"
+# the coordinators' topics' partitions, as the shared Kafka has them (one each)
+COORDINATOR_PARTITIONS = {"__consumer_offsets": "offsets.topic.num.partitions",
+                          "__transaction_state": "transaction.state.log.num.partitions"}
 
 
 @pytest.fixture(scope="module")
 def durable_kipper(tmp_path_factory):
     logs = tmp_path_factory.mktemp("kipper-durable") / "logs"
-    proc = BrokerProcess({"log.dirs": str(logs)}).start()
+    proc = BrokerProcess({"log.dirs": str(logs), **{k: SHARED[k] for k in COORDINATOR_PARTITIONS.values()}}).start()
     warm_up(proc.bootstrap)  # (the coordinators' topics, as the shared references have them)
     yield proc, logs
     proc.stop()
@@ -60,6 +64,8 @@ def _write(ref: Reference, token: str) -> str:
                                           base_sequence=0, transactional=True), transactional_id=txn)
             k.end_txn(run, txn, pid, epoch, committed)
             wait_txn_state(run, txn, "CompleteCommit" if committed else "CompleteAbort")
+        for offset, text in ((42, "m"), (43, None)):  # (a simple consumer's commits: no member, no generation)
+            k.commit(run, run.name("g"), topic, offset, metadata_text=text)
         return topic
     finally:
         run.close()
@@ -87,14 +93,20 @@ def test_kafka_dump_log_prints_kippers_segments_and_indexes_as_kafkas(tools, kaf
     kafka_topic = _write(kafka_reference, TOKEN)
     try:
         _compare(tools, kafka_reference.data_dir / f"{kafka_topic}-0", proc, logs)
-    finally:  # (the shared Kafka's listings must not show it to the tests after this one)
-        run = Run(kafka_reference, TOKEN)
-        run.call(k.DELETE_TOPICS, 6, {"topics": [{"name": kafka_topic, "topic_id": None}], "timeout_ms": 30000})
-        run.close()
+    finally:  # (the shared Kafka's listings must not show it to the tests after this one; and
+        # the deletion's tombstones of the group's offsets are compared in the next test)
+        for ref in (kafka_reference, _kipper(proc)):
+            run = Run(ref, TOKEN)
+            run.call(k.DELETE_TOPICS, 6, {"topics": [{"name": kafka_topic, "topic_id": None}], "timeout_ms": 30000})
+            run.close()
+
+
+def _kipper(proc) -> Reference:
+    return Reference("kipper", proc.bootstrap, proc.bootstrap, "kipper")
 
 
 def _compare(tools, kafka_dir: Path, proc, logs: Path) -> None:
-    kipper_topic = _write(Reference("kipper", proc.bootstrap, proc.bootstrap, "kipper"), TOKEN)
+    kipper_topic = _write(_kipper(proc), TOKEN)
     dirs = {"kafka": kafka_dir, "kipper": logs / f"{kipper_topic}-0"}
     segments = {name: sorted(p.stem for p in d.glob("*.log")) for name, d in dirs.items()}
     assert segments["kipper"] == segments["kafka"] and len(segments["kafka"]) >= 3  # (rolled where Kafka rolls)
@@ -114,3 +126,33 @@ def _compare(tools, kafka_dir: Path, proc, logs: Path) -> None:
     assert text.count("| offset: ") == BATCHES * RECORDS + 2 * (RECORDS + 1) and "lastStableOffset" in text
     # (a batch is some 30 KiB: an index entry each, but the first of each segment's)
     assert len(re.findall(r"^offset: \d+ position: \d+$", text, flags=re.M)) > BATCHES // 2
+
+
+# what a coordinator stamps with its clock (commit times, a transaction's start and update times)
+# and what each broker gives its own way (topic and producer ids)
+NOW_FIELDS = re.compile(r'"(commitTimestamp|transactionStartTimestampMs|transactionLastUpdateTimestampMs|topicId|'
+                        r'producerId|previousProducerId)":("[^"]*"|\d+)')
+
+
+def _coordinator_dump(tools, directory: Path, decoder: str) -> list[str]:
+    """The records of the sequence's own group or transactional ids in a coordinator's partition,
+    decoded by kafka-dump-log (each segment, in order), their clocks masked."""
+    lines = []
+    for log in sorted(directory.glob("*.log")):
+        text = NOW_FIELDS.sub(r'"\1":<now>', _dump(tools, log, decoder))
+        lines += [line.split("| ", 1)[-1] for line in text.splitlines() if TOKEN in line and "| offset:" in line]
+    return [re.sub(r"offset: \d+ CreateTime: \d+", "offset: <n> CreateTime: <now>", line) for line in lines]
+
+
+def test_kafka_dump_log_decodes_kippers_offsets_and_transaction_logs_as_kafkas(tools, kafka_reference, durable_kipper):
+    proc, logs = durable_kipper
+    # the records the other test made (run again: a second InitProducerId of each transactional
+    # id bumps its epoch, whose Empty record is compared too)
+    test_kafka_dump_log_prints_kippers_segments_and_indexes_as_kafkas(tools, kafka_reference, durable_kipper)
+    for topic, key, decoder in (("__consumer_offsets", f"{TOKEN}-g", "--offsets-decoder"),
+                                ("__transaction_state", f"{TOKEN}-txn0", "--transaction-log-decoder"),
+                                ("__transaction_state", f"{TOKEN}-txn1", "--transaction-log-decoder")):
+        partition = f"{topic}-{partition_for(key, int(SHARED[COORDINATOR_PARTITIONS[topic]]))}"
+        kafka, kipper = (_coordinator_dump(tools, d / partition, decoder) for d in (kafka_reference.data_dir, logs))
+        assert kafka, f"Kafka wrote none of {key}'s records to {partition}"
+        assert kipper == kafka, f"kafka-dump-log {decoder} of {partition}"

@@ -80,3 +80,18 @@ def test_log_directories_are_each_brokers_own_and_the_tools_any_stays():
     kipper = '{"partitions":[{"topic":"a","partition":0,"replicas":[1],"log_dirs":["memory:"]}]}'
     assert log_dirs_blank(kafka) == log_dirs_blank(kipper)
     assert log_dirs_blank('"log_dirs":["any","any"]') == '"log_dirs":["any","any"]'
+
+
+def test_a_topics_describe_all_loses_the_listed_lines_whole_on_both_brokers():
+    from tests.java_ecosystem.tool_fuzz.machine import LISTED, LISTED_FOR
+
+    masks = dict(LISTED)
+    kafka = ("  min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1, "
+             "DEFAULT_CONFIG:min.insync.replicas=1}\n  retention.ms=1 sensitive=false synonyms={}\n")
+    kipper = ("  min.insync.replicas=1 sensitive=false synonyms={DEFAULT_CONFIG:min.insync.replicas=1}\n"
+              "  retention.ms=1 sensitive=false synonyms={}\n  share.auto.offset.reset=latest sensitive=false synonyms={}\n")
+    mask = masks["min-insync-replicas-cluster-default"]
+    assert mask(kafka) == "  retention.ms=1 sensitive=false synonyms={}\n"
+    assert masks["share-auto-offset-reset-topic-config"](mask(kipper)) == mask(kafka)
+    assert LISTED_FOR["share-auto-offset-reset-topic-config"](["--entity-type", "topics", "--describe"])
+    assert not LISTED_FOR["share-auto-offset-reset-topic-config"](["--entity-type", "groups", "--describe"])

@@ -287,3 +287,16 @@ def _(run):  # (v10 and older get INVALID_TXN_STATE, but not reliably from Kafka
     k.end_txn(run, txn, pid, epoch, True)
     _wait_state(run, txn, "CompleteCommit")
     k.fetch(run, t, 0, isolation=1, label="read_committed after commit")
+
+
+@scenario("txn/init-again-after-a-commit-has-no-start-time")
+def _(run):  # (found by kafka-dump-log's --transaction-log-decoder: kipper's Empty kept the
+    # last transaction's start; tests/java_ecosystem/test_tools_dump_log.py)
+    t, txn, pid, epoch = _txn(run)
+    k.add_partitions(run, txn, pid, epoch, t)
+    k.produce(run, t, k.batch(1, producer_id=pid, producer_epoch=epoch, base_sequence=0, transactional=True),
+              transactional_id=txn)
+    k.end_txn(run, txn, pid, epoch, True)
+    _wait_state(run, txn, "CompleteCommit")
+    k.init_producer_id(run, txn, label="the producer starts again: its epoch bumped, Empty")
+    _describe(run, txn, "Empty again")

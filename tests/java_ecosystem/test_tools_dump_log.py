@@ -66,6 +66,7 @@ def _write(ref: Reference, token: str) -> str:
             wait_txn_state(run, txn, "CompleteCommit" if committed else "CompleteAbort")
         for offset, text in ((42, "m"), (43, None)):  # (a simple consumer's commits: no member, no generation)
             k.commit(run, run.name("g"), topic, offset, metadata_text=text)
+        k.commit(run, run.name("g"), run.name("none"), 7)  # (a topic that does not exist: no record on either)
         return topic
     finally:
         run.close()

@@ -33,31 +33,25 @@ CREATE_DELEGATION_TOKEN = Api(
     ),
 )
 
-RENEW_DELEGATION_TOKEN = Api(
-    key=39, name='RenewDelegationToken', valid='1-2', flexible='2+',
-    request=(
-        F('hmac', 'bytes'),
-        F('renew_period_ms', 'int64'),
-    ),
-    response=(
-        F('error_code', 'int16'),
-        F('expiry_timestamp_ms', 'int64'),
-        F('throttle_time_ms', 'int32'),
-    ),
-)
+def _token_change(key: int, name: str, period: str) -> Api:
+    """RenewDelegationToken and ExpireDelegationToken: a token's HMAC and a period, answered
+    with its new expiry time."""
+    return Api(
+        key=key, name=name, valid='1-2', flexible='2+',
+        request=(
+            F('hmac', 'bytes'),
+            F(period, 'int64'),
+        ),
+        response=(
+            F('error_code', 'int16'),
+            F('expiry_timestamp_ms', 'int64'),
+            F('throttle_time_ms', 'int32'),
+        ),
+    )
 
-EXPIRE_DELEGATION_TOKEN = Api(
-    key=40, name='ExpireDelegationToken', valid='1-2', flexible='2+',
-    request=(
-        F('hmac', 'bytes'),
-        F('expiry_time_period_ms', 'int64'),
-    ),
-    response=(
-        F('error_code', 'int16'),
-        F('expiry_timestamp_ms', 'int64'),
-        F('throttle_time_ms', 'int32'),
-    ),
-)
+
+RENEW_DELEGATION_TOKEN = _token_change(39, 'RenewDelegationToken', 'renew_period_ms')
+EXPIRE_DELEGATION_TOKEN = _token_change(40, 'ExpireDelegationToken', 'expiry_time_period_ms')
 
 DESCRIBE_DELEGATION_TOKEN = Api(
     key=41, name='DescribeDelegationToken', valid='1-3', flexible='2+',

@@ -89,19 +89,28 @@ DYNAMIC_KEYS: dict[str, DynamicKey] = {k.name: k for k in (
     _inert("max.connections.per.ip.overrides", "string", "", "Per-IP limits (not enforced)."),
     _inert("metric.reporters", "list", "", "Metric reporter classes (kipper: metrics dumps)."),
 )}
+# Kafka's per-broker replication quotas (DynamicConfig.Broker: kafka-reassign-partitions --throttle
+# sets them): no KafkaConfig of Kafka's, so described only once set, with no default; inert on one node
+SET_ONLY_KEYS: dict[str, DynamicKey] = {k.name: k for k in (
+    _inert(name, "long", str(2**63 - 1), doc, at_least=0) for name, doc in (
+        ("leader.replication.throttled.rate", "Replication rate limit of the throttled leader replicas (B/s)."),
+        ("follower.replication.throttled.rate", "Replication rate limit of the throttled follower replicas (B/s)."),
+        ("replica.alter.log.dirs.io.max.bytes.per.second", "Log directory move rate limit (B/s)."))
+)}
 
 
 def _value_problem(name: str, value: str) -> str | None:
     """Why Kafka would refuse ``value`` for broker config ``name``, in its words: the type
     it declares first, then the range."""
     kafka = KAFKA_BROKER_CONFIGS.get(name)
-    if name not in DYNAMIC_KEYS and kafka is None:
+    dynamic = DYNAMIC_KEYS.get(name) or SET_ONLY_KEYS.get(name)
+    if dynamic is None and kafka is None:
         return None  # unknown: stored, read by nothing
     try:
         if kafka is not None:
             parse_value(kafka.type, name, value)
-        if name in DYNAMIC_KEYS:
-            DYNAMIC_KEYS[name].parse(value)
+        if dynamic is not None:
+            dynamic.parse(value)
     except (ConfigValueError, ConfigError) as exc:
         message = str(exc)
         rng = getattr(KEYS[name].parse, "range", None) if name in KEYS else None
@@ -184,7 +193,7 @@ class DynamicBrokerConfigs:
 
     def unknown_names(self) -> set[str]:
         """Names set dynamically that are no broker config, kipper's or Kafka's (described
-        as Kafka does)."""
+        as Kafka does), and the ``SET_ONLY_KEYS`` that are set."""
         return {n for layer in self.layers.values() for n in layer
                 if n not in KEYS and n not in DYNAMIC_KEYS and n not in KAFKA_BROKER_CONFIGS}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS, GROUP
 from kipper.broker.acl.model import TOPIC as ACL_TOPIC
 from kipper.broker.config import KEYS, defaults_text
-from kipper.broker.dynamic_configs import ALIASES, DYNAMIC_KEYS
+from kipper.broker.dynamic_configs import ALIASES, DYNAMIC_KEYS, SET_ONLY_KEYS
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.effective import NULL_DEFAULTS
@@ -65,6 +65,8 @@ def _type_of(name: str) -> int:
         return CONFIG_TYPES[kafka.type]
     if name in DYNAMIC_KEYS and (name not in KEYS or DYNAMIC_KEYS[name].type == "list"):
         return CONFIG_TYPES[DYNAMIC_KEYS[name].type]
+    if name in SET_ONLY_KEYS:
+        return CONFIG_TYPES[SET_ONLY_KEYS[name].type]
     parse = KEYS[name].parse
     if parse.__name__ == "boolean":
         return CONFIG_TYPES["boolean"]
@@ -108,7 +110,7 @@ def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_on
         value = dynamic.layers[layer].get(name)
         if value is not None:
             found.append((name, value, source))
-    known = name in KEYS or name in DYNAMIC_KEYS or name in KAFKA_BROKER_CONFIGS
+    known = name in KEYS or name in DYNAMIC_KEYS or name in KAFKA_BROKER_CONFIGS or name in SET_ONLY_KEYS
     found += _static_layers(engines, name)
     if name in NULL_DEFAULTS:
         # Kafka's has no default: null until set, and then its longer unit's default follows
@@ -138,7 +140,7 @@ def _as_held(name: str, text: str) -> str:
 def _read_only(name: str) -> bool:
     """What kipper changes at run time; of Kafka's configs kipper does not use, what Kafka
     changes at run time (stored and described, inert)."""
-    if name in DYNAMIC_KEYS:
+    if name in DYNAMIC_KEYS or name in SET_ONLY_KEYS:
         return False
     if name in KEYS:
         return True
@@ -149,8 +151,8 @@ def _read_only(name: str) -> bool:
 def _doc(name: str) -> str | None:
     if name in KEYS:
         return KEYS[name].doc
-    if name in DYNAMIC_KEYS:
-        return DYNAMIC_KEYS[name].doc
+    if name in DYNAMIC_KEYS or name in SET_ONLY_KEYS:
+        return (DYNAMIC_KEYS.get(name) or SET_ONLY_KEYS[name]).doc
     if name in KAFKA_BROKER_CONFIGS:
         return "Apache Kafka's broker config: kipper describes it with Kafka's default and does not use it."
     return None

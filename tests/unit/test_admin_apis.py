@@ -350,3 +350,21 @@ def test_subtract_from_the_default_policy_leaves_an_empty_list_that_keeps_everyt
     assert b.state.topic_configs.retention(b.state.topics.get("t")) is None
     assert incremental(b, TOPIC, "t", [("cleanup.policy", 2, "compact")]).error_code == 0
     assert b.state.topics.get("t").configs["cleanup.policy"] == "compact"
+
+
+def test_the_replication_throttles_are_known_described_only_once_set_and_checked():
+    """kafka-reassign-partitions --throttle sets Kafka's per-broker replication quotas: LONG,
+    not sensitive, listed only while set (no KafkaConfig of Kafka's: no default synonym)."""
+    b = InProcessBroker()
+    names = ["leader.replication.throttled.rate", "follower.replication.throttled.rate",
+             "replica.alter.log.dirs.io.max.bytes.per.second"]
+    assert not [c for c in describe(b, BROKER, "1").configs if c.name in names]
+    assert incremental(b, BROKER, "1", [(names[0], 0, "1000")]).error_code == 0
+    assert incremental(b, BROKER, "", [(names[2], 0, "500")]).error_code == 0
+    rows = {c.name: c for c in describe(b, BROKER, "1", synonyms=True).configs if c.name in names}
+    assert sorted(rows) == sorted([names[0], names[2]])
+    assert (rows[names[0]].value, rows[names[0]].is_sensitive, rows[names[0]].read_only,
+            rows[names[0]].config_type, rows[names[0]].config_source) == ("1000", False, False, 5, 2)
+    assert [s.source for s in rows[names[2]].synonyms] == [3]
+    r = incremental(b, BROKER, "1", [(names[1], 0, "-5")])
+    assert r.error_message == f"Invalid value -5 for configuration {names[1]}: Value must be at least 0"

@@ -387,7 +387,13 @@ def cluster_admin(draw) -> dict:
             return command("kafka-reassign-partitions", *who, "--generate", "--topics-to-move-json-file",
                            "<file:move>", "--broker-list", draw(st.sampled_from(["1", "1,2", "x"])),
                            files={"move": move}, reads=True)
-        return command("kafka-reassign-partitions", *who, verb, "--reassignment-json-file", "<file:plan>",
+        extra = []
+        if verb == "--execute" and draw(st.booleans()):  # (broker 1's replication throttles, which --verify clears)
+            extra = ["--throttle", draw(st.sampled_from(["1000", "-5"]))] + draw(st.sampled_from(
+                [[], ["--replica-alter-log-dirs-throttle", "500"], ["--additional"]]))
+        elif verb == "--verify" and draw(st.booleans()):
+            extra = ["--preserve-throttles"]
+        return command("kafka-reassign-partitions", *who, verb, "--reassignment-json-file", "<file:plan>", *extra,
                        files={"plan": _plan(draw, ["<T>-t0", "<T>-t0", "<T>-missing"])}, reads=verb == "--verify")
     if action == "groups":
         kind = draw(st.sampled_from([[], ["--consumer"], ["--share"], ["--streams"], ["--group-type", "classic"],

@@ -44,9 +44,14 @@ def topics_agree(run, token: str) -> None:
             c.close()
 
 
+BROKER = 4
+THROTTLES = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+             "replica.alter.log.dirs.io.max.bytes.per.second")
+
+
 def cleanup(run, token: str) -> None:
-    """The sequence's topics, groups, ACLs and client-metrics subscription go (a long run makes
-    thousands); best effort."""
+    """The sequence's topics, groups, ACLs, client-metrics subscription and the replication
+    throttles kafka-reassign-partitions set go (a long run makes thousands); best effort."""
     for ref in (run.kafka, run.kipper):
         try:
             conn = _connection(ref.bootstrap)
@@ -62,6 +67,9 @@ def cleanup(run, token: str) -> None:
                 "resource_type": CLIENT_METRICS, "resource_name": f"{token}-m", "configs": [
                     {"name": key, "config_operation": DELETE, "value": None}
                     for key in ("metrics", "interval.ms", "match")]}]}, version=1)
+            conn.request(INCREMENTAL_ALTER_CONFIGS, {"validate_only": False, "resources": [{  # (--throttle's)
+                "resource_type": BROKER, "resource_name": "1", "configs": [
+                    {"name": key, "config_operation": DELETE, "value": None} for key in THROTTLES]}]}, version=1)
             conn.request(DELETE_ACLS, {"filters": [{
                 "resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
                 "principal_filter": f"User:{token}-u0", "host_filter": None, "operation": 1, "permission_type": 1}]},

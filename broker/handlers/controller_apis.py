@@ -111,9 +111,9 @@ def refused(api_key: int, req, code: ErrorCode, message: str | None) -> dict:
 
 
 def handle_alter_partition_reassignments(req, ctx):
-    if not req.topics:  # (Kafka's answer to nothing asked: an empty message, not none)
-        return {"throttle_time_ms": 0, "allow_replication_factor_change": req.get("allow_replication_factor_change", True),
-                "error_code": 0, "error_message": "", "responses": []}
+    if not req.topics:  # (Kafka's answer to nothing asked: an empty message, not none, its flag the default)
+        return {"throttle_time_ms": 0, "allow_replication_factor_change": True, "error_code": 0,
+                "error_message": "", "responses": []}
     if req.timeout_ms <= 0:  # its deadline passed before the controller took it
         return refused(45, req, ErrorCode.REQUEST_TIMED_OUT, None)
     topics = ctx.engines.topics

@@ -69,7 +69,7 @@ SCENARIOS: dict[str, list[dict]] = {
         _alter(1, {"<T>-t0": [(0, [1]), (1, None), (5, [1]), (0, []), (1, [1, 1]), (1, [2]), (1, [1, 2]), (1, [-1])],
                    "<T>-missing": [(0, [1]), (0, None)]}),
         _alter(1, {"<T>-t0": [(0, [1]), (1, [1, 2]), (1, [])]}, allow=False),
-        _alter(0, {}), _alter(1, {}),
+        _alter(0, {}), _alter(1, {}), _alter(1, {}, allow=False),  # (found by the generator, run 36)
         # its deadline passed before the controller took it (a listing has none)
         _alter(0, {"<T>-t0": [(0, [1])]}, timeout=0), _list([{"name": "<T>-t0", "partition_indexes": [0]}], timeout=0),
     ],

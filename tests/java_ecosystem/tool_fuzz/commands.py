@@ -75,7 +75,10 @@ QUOTAS = {
     "controller_mutation_rate": ["10", "0.5"],
     "no_such_quota": ["1"],
 }
-TIMES = ["-1", "-2", "-3", "-4", "-5", "0", "1000", "sometime"]
+# (not -3, MAX_TIMESTAMP: the console clients stamp records with each tool JVM's own clock, so
+# which record is the latest differs by a millisecond between the two runs; the protocol
+# generator and the scenarios ask it over records stamped alike)
+TIMES = ["-1", "-2", "-4", "-5", "0", "1000", "sometime"]
 
 
 def command(tool: str, *args: str, stdin: str | None = None, reads: bool = False, files: dict | None = None) -> dict:

@@ -99,11 +99,16 @@ SET_ONLY_KEYS: dict[str, DynamicKey] = {k.name: k for k in (
 )}
 
 
+def dynamic_key(name: str) -> DynamicKey | None:
+    """The dynamic broker config of that name, listed always or only once set."""
+    return DYNAMIC_KEYS.get(name) or SET_ONLY_KEYS.get(name)
+
+
 def _value_problem(name: str, value: str) -> str | None:
     """Why Kafka would refuse ``value`` for broker config ``name``, in its words: the type
     it declares first, then the range."""
     kafka = KAFKA_BROKER_CONFIGS.get(name)
-    dynamic = DYNAMIC_KEYS.get(name) or SET_ONLY_KEYS.get(name)
+    dynamic = dynamic_key(name)
     if dynamic is None and kafka is None:
         return None  # unknown: stored, read by nothing
     try:

@@ -34,16 +34,15 @@ def handle_allocate_producer_ids(req, ctx):
 
 
 def handle_unregister_broker(req, ctx):
-    code = ctx.engines.controller.unregister(req.broker_id, ctx.now)
-    if code == ErrorCode.BROKER_ID_NOT_REGISTERED:
-        return not_registered(req.broker_id)
-    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": "" if code == ErrorCode.NONE else None}
+    return unregister_answer(ctx.engines.controller.unregister(req.broker_id, ctx.now), req.broker_id)
 
 
-def not_registered(broker_id: int) -> dict:
-    """Kafka's ReplicationControlManager.unregisterBroker for an id it does not know."""
-    return {"throttle_time_ms": 0, "error_code": int(ErrorCode.BROKER_ID_NOT_REGISTERED),
-            "error_message": f"Broker ID {broker_id} is not currently registered"}
+def unregister_answer(code: ErrorCode, broker_id: int) -> dict:
+    """Kafka's UnregisterBroker answer: an empty message on success, its
+    ReplicationControlManager's words for an id it does not know."""
+    message = {ErrorCode.NONE: "",
+               ErrorCode.BROKER_ID_NOT_REGISTERED: f"Broker ID {broker_id} is not currently registered"}.get(code)
+    return {"throttle_time_ms": 0, "error_code": int(code), "error_message": message}
 
 
 def _replica_id(req, version: int) -> int:

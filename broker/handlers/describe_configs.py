@@ -7,7 +7,7 @@ from __future__ import annotations
 from kipper.broker.acl.model import CLUSTER, CLUSTER_NAME, DESCRIBE_CONFIGS, GROUP
 from kipper.broker.acl.model import TOPIC as ACL_TOPIC
 from kipper.broker.config import KEYS, defaults_text
-from kipper.broker.dynamic_configs import ALIASES, DYNAMIC_KEYS, SET_ONLY_KEYS
+from kipper.broker.dynamic_configs import ALIASES, DYNAMIC_KEYS, SET_ONLY_KEYS, dynamic_key
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
 from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
 from kipper.broker.log.effective import NULL_DEFAULTS
@@ -140,7 +140,7 @@ def _as_held(name: str, text: str) -> str:
 def _read_only(name: str) -> bool:
     """What kipper changes at run time; of Kafka's configs kipper does not use, what Kafka
     changes at run time (stored and described, inert)."""
-    if name in DYNAMIC_KEYS or name in SET_ONLY_KEYS:
+    if dynamic_key(name) is not None:
         return False
     if name in KEYS:
         return True
@@ -151,8 +151,8 @@ def _read_only(name: str) -> bool:
 def _doc(name: str) -> str | None:
     if name in KEYS:
         return KEYS[name].doc
-    if name in DYNAMIC_KEYS or name in SET_ONLY_KEYS:
-        return (DYNAMIC_KEYS.get(name) or SET_ONLY_KEYS[name]).doc
+    if (key := dynamic_key(name)) is not None:
+        return key.doc
     if name in KAFKA_BROKER_CONFIGS:
         return "Apache Kafka's broker config: kipper describes it with Kafka's default and does not use it."
     return None

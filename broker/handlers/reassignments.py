@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from kipper.broker.acl.model import ALTER, CLUSTER, CLUSTER_NAME, DESCRIBE
 from kipper.broker.handlers.controller_apis import (
-    handle_alter_partition_reassignments, handle_list_partition_reassignments, not_registered, refused,
+    handle_alter_partition_reassignments, handle_list_partition_reassignments, refused, unregister_answer,
 )
 from kipper.protocol.errors import ErrorCode
 
@@ -33,6 +33,5 @@ def handle_list_reassignments_here(req, ctx):
 def handle_unregister_broker_here(req, ctx):
     if not ctx.authorize(ALTER, CLUSTER, CLUSTER_NAME):
         return refused(64, req, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, ctx.needs_permission("ALTER"))
-    if req.broker_id != ctx.engines.node_id:
-        return not_registered(req.broker_id)
-    return {"throttle_time_ms": 0, "error_code": 0, "error_message": ""}  # (Kafka's success: an empty message)
+    own = req.broker_id == ctx.engines.node_id
+    return unregister_answer(ErrorCode.NONE if own else ErrorCode.BROKER_ID_NOT_REGISTERED, req.broker_id)

@@ -103,7 +103,17 @@ def _static_layers(engines, name: str) -> list[tuple[str, str, int]]:
     return []
 
 
+# the authorizer's configs: Kafka's StandardAuthorizer reads them, its KafkaConfig does not
+# declare them, so Kafka describes one only when the properties file sets it, as a name it does
+# not know (read-only, of unknown type and, not knowing what it holds, sensitive)
+AUTHORIZER_CONFIGS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
+
+
 def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_only: bool) -> dict | None:
+    if name in AUTHORIZER_CONFIGS:
+        if default_layer_only or name not in engines.config.explicit:
+            return None
+        return _row(name, None, STATIC_BROKER_CONFIG, [(name, None, STATIC_BROKER_CONFIG)], synonyms, docs, True)
     dynamic = engines.dynamic_configs
     found = []
     for layer, source in ((dynamic.node, 2), ("", 3)):

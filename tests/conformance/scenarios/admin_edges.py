@@ -88,6 +88,17 @@ def _(run):
              label="the offsets topic's configs")
 
 
+@scenario("admin-edges/authorizer-configs-kafka-does-not-know")
+def _(run):
+    """super.users and allow.everyone.if.no.acl.found are the authorizer's, not the broker's:
+    set in the properties file, they are described as names Kafka does not know (sensitive,
+    null); the cluster default resource lists neither (the client generator's first run)."""
+    keys = ["super.users", "allow.everyone.if.no.acl.found"]
+    describe(run, k.CLUSTER, "1", keys, label="the authorizer's configs")
+    describe(run, k.CLUSTER, "1", keys, synonyms=False, label="without synonyms")
+    describe(run, k.CLUSTER, "", keys, label="the cluster default")
+
+
 def _source_becomes(run, name: str, source: int) -> None:
     """Kafka applies a broker config from its metadata log a moment after answering the alter:
     wait (unrecorded) until the config's source is the one expected."""

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 
-.PHONY: run cluster test java bytecode bench clean spark-env spark-connector conformance-fuzz tools-fuzz
+.PHONY: run cluster test java bytecode bench clean spark-env spark-connector conformance-fuzz tools-fuzz clients-fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,15 @@ TOOLS_FUZZ_OUT ?= tool-findings
 tools-fuzz: $(STAMP_TEST)
 	$(BIN)/python -m tests.java_ecosystem.tool_fuzz --minutes $(TOOLS_FUZZ_MINUTES) --seed $(TOOLS_FUZZ_SEED) \
 		--out $(TOOLS_FUZZ_OUT) $(TOOLS_FUZZ_ARGS)
+
+# the client generator (docs/CONFORMANCE.md): sequences of the Python clients' calls against
+# Kafka and kipper, what the clients returned compared; findings, shrunk, to $(CLIENTS_FUZZ_OUT)
+CLIENTS_FUZZ_MINUTES ?= 30
+CLIENTS_FUZZ_SEED ?= 1
+CLIENTS_FUZZ_OUT ?= client-findings
+clients-fuzz: $(STAMP_TEST)
+	$(BIN)/python -m tests.conformance.client_fuzz --minutes $(CLIENTS_FUZZ_MINUTES) --seed $(CLIENTS_FUZZ_SEED) \
+		--out $(CLIENTS_FUZZ_OUT) $(CLIENTS_FUZZ_ARGS)
 
 # the executors' Python for a Spark cluster: kipper and confluent-kafka, packed with venv-pack (docs/SPARK.md)
 spark-env: $(STAMP_TEST)

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
 from kipper.broker.config_values import java_double, java_float, java_set_text
-from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
+from kipper.broker.kafka_broker_configs import AUTHORIZER_CONFIGS, KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, checked, parse_value,
 )
@@ -83,6 +83,7 @@ DYNAMIC_KEYS: dict[str, DynamicKey] = {k.name: k for k in (
     _inert("log.cleaner.io.buffer.size", "int", "524288", "Log cleaner buffer (kipper sizes its own)."),
     _inert("log.cleaner.io.buffer.load.factor", "double", "0.9", "Log cleaner load factor (kipper sizes its own)."),
     _from_static("log.cleaner.backoff.ms", INERT),  # read when the broker starts
+    _from_static("group.streams.assignment.interval.ms", INERT),  # (likewise: Kafka changes it at run time)
     _inert("max.connections", "int", str(2**31 - 1), "Connection limit (not enforced)."),
     _inert("max.connections.per.ip", "int", str(2**31 - 1), "Connection limit per IP (not enforced)."),
     _inert("max.connection.creation.rate", "int", str(2**31 - 1), "Connection rate limit (not enforced)."),
@@ -185,7 +186,7 @@ class DynamicBrokerConfigs:
         against its type and stored, inert."""
         # (kipper's retention.ms and retention.bytes are topic configs' names, no broker
         # config of Kafka's: there they pass as any unknown name)
-        static = [k for k in configs if k not in DYNAMIC_KEYS and (
+        static = [k for k in configs if k not in DYNAMIC_KEYS and k not in AUTHORIZER_CONFIGS and (
             k in KEYS and not (k in TOPIC_CONFIGS and k not in KAFKA_BROKER_CONFIGS)
             or (k in KAFKA_BROKER_CONFIGS and not KAFKA_BROKER_CONFIGS[k].dynamic))]
         if static:
@@ -200,7 +201,7 @@ class DynamicBrokerConfigs:
         """Names set dynamically that are no broker config, kipper's or Kafka's (described
         as Kafka does), and the ``SET_ONLY_KEYS`` that are set."""
         return {n for layer in self.layers.values() for n in layer
-                if n not in KEYS and n not in DYNAMIC_KEYS and n not in KAFKA_BROKER_CONFIGS}
+                if (n not in KEYS or n in AUTHORIZER_CONFIGS) and n not in DYNAMIC_KEYS and n not in KAFKA_BROKER_CONFIGS}
 
     def current(self, resource_name: str) -> dict[str, str]:
         return dict(self.layers["" if resource_name == "" else self.node])

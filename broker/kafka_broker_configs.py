@@ -29,6 +29,12 @@ class KafkaBrokerConfig:
         return self.type == "password"
 
 
+# the authorizer's configs: Kafka's StandardAuthorizer reads them when it starts, its KafkaConfig
+# does not declare them, so to DescribeConfigs and IncrementalAlterConfigs of a broker they are
+# names Kafka does not know (described sensitive, of unknown type; set dynamically, stored inert)
+AUTHORIZER_CONFIGS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
+
+
 def _c(type_: str, default: str | None, dynamic: bool = False) -> KafkaBrokerConfig:
     return KafkaBrokerConfig(type_, default, dynamic)
 

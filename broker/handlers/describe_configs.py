@@ -9,7 +9,7 @@ from kipper.broker.acl.model import TOPIC as ACL_TOPIC
 from kipper.broker.config import KEYS, defaults_text
 from kipper.broker.dynamic_configs import ALIASES, DYNAMIC_KEYS, SET_ONLY_KEYS, dynamic_key
 from kipper.broker.groups.configs import GROUP_CONFIGS, GROUP_TYPES
-from kipper.broker.kafka_broker_configs import KAFKA_BROKER_CONFIGS
+from kipper.broker.kafka_broker_configs import AUTHORIZER_CONFIGS, KAFKA_BROKER_CONFIGS
 from kipper.broker.log.effective import NULL_DEFAULTS
 from kipper.broker.log.topic_configs import CONFIG_TYPES, canonical, describable
 from kipper.broker.log.topics import validate_topic_name
@@ -103,18 +103,14 @@ def _static_layers(engines, name: str) -> list[tuple[str, str, int]]:
     return []
 
 
-# the authorizer's configs: Kafka's StandardAuthorizer reads them, its KafkaConfig does not
-# declare them, so Kafka describes one only when the properties file sets it, as a name it does
-# not know (read-only, of unknown type and, not knowing what it holds, sensitive)
-AUTHORIZER_CONFIGS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
-
-
 def _broker_row(engines, name: str, synonyms: bool, docs: bool, default_layer_only: bool) -> dict | None:
-    if name in AUTHORIZER_CONFIGS:
-        if default_layer_only or name not in engines.config.explicit:
-            return None
-        return _row(name, None, STATIC_BROKER_CONFIG, [(name, None, STATIC_BROKER_CONFIG)], synonyms, docs, True)
     dynamic = engines.dynamic_configs
+    if name in AUTHORIZER_CONFIGS:  # described only where set: dynamically, in the properties file
+        layers = [(dynamic.node, 2), ("", 3)] if not default_layer_only else [("", 3)]
+        found = [(name, None, source) for layer, source in layers if name in dynamic.layers[layer]]
+        if not default_layer_only and name in engines.config.explicit:
+            found.append((name, None, STATIC_BROKER_CONFIG))
+        return _row(name, None, found[0][2], found, synonyms, docs, True) if found else None
     found = []
     for layer, source in ((dynamic.node, 2), ("", 3)):
         value = dynamic.layers[layer].get(name)

@@ -97,6 +97,10 @@ def _(run):
     describe(run, k.CLUSTER, "1", keys, label="the authorizer's configs")
     describe(run, k.CLUSTER, "1", keys, synonyms=False, label="without synonyms")
     describe(run, k.CLUSTER, "", keys, label="the cluster default")
+    for name in ("1", ""):  # (validated only: the reference broker is shared)
+        alter(run, k.CLUSTER, name, [("super.users", SET, "User:nobody"), ("allow.everyone.if.no.acl.found",
+                                                                         SET, "true")], validate=True,
+              label=f"set at run time on {name or 'the cluster default'}")
 
 
 def _source_becomes(run, name: str, source: int) -> None:

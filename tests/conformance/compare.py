@@ -54,7 +54,7 @@ class Allowed:
     kind: str
     reason: str
     api: str | list[str] = "*"
-    path: str = "*"
+    path: str | list[str] = "*"  # one glob, or several (any of them)
     scenario: str | list[str] = "*"
     covers: list[str] = field(default_factory=list)
     sometimes: bool = False  # timing: shown on some runs only, so not required to show
@@ -77,7 +77,9 @@ class Allowed:
 
     def matches(self, d: Difference) -> bool:
         apis = [self.api] if isinstance(self.api, str) else self.api
-        if not any(fnmatch.fnmatchcase(d.api, a) for a in apis) or not fnmatch.fnmatchcase(d.path, self.path):
+        paths = [self.path] if isinstance(self.path, str) else self.path
+        if not any(fnmatch.fnmatchcase(d.api, a) for a in apis) or not any(
+                fnmatch.fnmatchcase(d.path, p) for p in paths):
             return False
         globs = [self.scenario] if isinstance(self.scenario, str) else self.scenario
         if not any(fnmatch.fnmatchcase(d.scenario, g) for g in globs):

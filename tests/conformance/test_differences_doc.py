@@ -25,7 +25,7 @@ JAVA = "java-ecosystem/"
 
 
 def render(a: Allowed) -> str:
-    field = f"`{a.path}`"
+    field = ", ".join(f"`{p}`" for p in ([a.path] if isinstance(a.path, str) else a.path))
     if a.versions:
         field += f" v{a.versions}"
     if a.has_kafka:

@@ -3,8 +3,8 @@
     .venv/bin/python -m tests.conformance.client_fuzz --minutes 30 --seed 1 --out client-findings
 
 starts Apache Kafka and a kipper configured alike (tests/support/reference.py), draws
-sequences of calls of the Python clients (steps.py: confluent-kafka's admin client, producer
-and consumer, kafka-python's admin client) until the time is up, makes every call against both
+sequences of calls of the Python clients (steps.py: confluent-kafka's admin client, producer,
+consumer and share consumer, kafka-python's and aiokafka's admin clients) until the time is up, makes every call against both
 brokers and compares what the client returned, prints its figures as it goes and writes each
 finding, shrunk, to ``--out`` with ``summary.json``."""
 

@@ -5,7 +5,7 @@ anything."""
 
 from __future__ import annotations
 
-from tests.conformance.client_fuzz import confluent, kafka_python
+from tests.conformance.client_fuzz import aiokafka_admin, confluent, kafka_python
 
 PASSWORD = "<T>-secret"  # the sequence's user's (steps.setup makes its credential)
 
@@ -35,6 +35,10 @@ def call(ref, step: dict, token: str):
         return confluent.produce(settings(ref, "confluent", user), args)
     if client == "confluent-consumer":
         return confluent.consume(settings(ref, "confluent", user), args)
+    if client == "confluent-share-consumer":
+        return confluent.share_consume(settings(ref, "confluent", user), args)
     if client == "kafka-python-admin":
         return kafka_python.admin(settings(ref, "kafka-python", user), op, args)
+    if client == "aiokafka-admin":  # (aiokafka spells its settings as kafka-python does)
+        return aiokafka_admin.admin(settings(ref, "kafka-python", user), op, args)
     raise ValueError(f"no client {client}")

@@ -37,20 +37,20 @@ def admin(settings: dict, op: str, args: dict):
         found = plain(_call(client, op, args))
     finally:
         client.close()
-    # a list of topics' results in the order of the broker's answer: Kafka's is a hash map's
-    return _sorted(found) if op in UNORDERED else found
+    return sorted_topics(found) if op in UNORDERED else found
 
 
 UNORDERED = frozenset({"create_topics", "delete_topics", "create_partitions", "describe_topics"})
 TOPIC_LISTS = frozenset({"results", "topics", "topic_errors", "topic_results", "responses"})
 
 
-def _sorted(found):
-    """A result's list of topics (itself, or a response's field) sorted."""
+def sorted_topics(found):
+    """A result's list of topics (itself, or a response's field) sorted: the order of the
+    broker's answer, a hash map's on Kafka."""
     if isinstance(found, list):
         return sorted(found, key=lambda r: json.dumps(r, sort_keys=True))
     if isinstance(found, dict):
-        return {k: _sorted(v) if k in TOPIC_LISTS else v for k, v in found.items()}
+        return {k: sorted_topics(v) if k in TOPIC_LISTS else v for k, v in found.items()}
     return found
 
 

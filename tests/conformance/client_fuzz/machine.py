@@ -1,5 +1,5 @@
 """The client generator's state machine: sequences of calls of the Python clients our users
-write with (confluent-kafka, aiokafka, kafka-python), each call made against Kafka and against
+write with (confluent-kafka, kafka-python, aiokafka), each call made against Kafka and against
 kipper at once and what the client returned compared: results, the errors it raised and their
 texts word for word, as a Python user sees them.
 
@@ -24,7 +24,8 @@ from tests.conformance.client_fuzz import calls, steps
 from tests.conformance.client_fuzz.plain import failure
 from tests.conformance.compare import Difference, diff
 from tests.conformance.fuzz.machine import Run, found_again
-from tests.java_ecosystem.tool_fuzz.settle import cleanup, topics_agree
+from tests.java_ecosystem.tool_fuzz.settle import DELETE_GROUPS, cleanup, topics_agree
+from tests.java_ecosystem.tool_fuzz.settle import connection as broker_connection
 
 SETTLE_S = 5.0
 POOL = ThreadPoolExecutor(2, thread_name_prefix="client-fuzz")
@@ -118,6 +119,22 @@ def run_step(run: ClientRun, step: dict, token: str, verbose: bool = False):
     return (found, (kafka, kipper)) if verbose else found
 
 
+def share_group_deleted(run: ClientRun, token: str) -> None:
+    """The sequence's share group goes (kipper counts share groups against
+    group.share.max.groups); best effort."""
+    for ref in (run.kafka, run.kipper):
+        try:
+            conn = broker_connection(ref.bootstrap)
+        except OSError:
+            continue
+        try:
+            conn.request(DELETE_GROUPS, {"groups_names": [f"{token}-s0"]}, version=2)
+        except Exception:  # noqa: BLE001 - cleanup is best effort
+            pass
+        finally:
+            conn.close()
+
+
 def machine(run: ClientRun) -> type[RuleBasedStateMachine]:
     """The state machine class for this run's brokers."""
 
@@ -156,6 +173,10 @@ def machine(run: ClientRun) -> type[RuleBasedStateMachine]:
         def acls(self, step):
             self.send(step)
 
+        @rule(step=steps.shares())
+        def shares(self, step):
+            self.send(step)
+
         def send(self, step: dict) -> None:
             if self.ended:
                 return
@@ -163,8 +184,11 @@ def machine(run: ClientRun) -> type[RuleBasedStateMachine]:
             found = run_step(run, step, self.token)
             if found:
                 self.ended = found_again(run, self.token, self.steps, found)
+            elif step.get("ends"):
+                self.ended = "after a share consumer (share-state-in-the-partition)"
 
         def teardown(self):
             cleanup(run, self.token)
+            share_group_deleted(run, self.token)
 
     return Calls

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 T0, T1, NONE, BAD = "<T>-t0", "<T>-t1", "<T>-none", "<T>-bad name"
-G0, G1, X0, U0 = "<T>-g0", "<T>-g1", "<T>-x0", "User:<T>-u0"
+G0, G1, X0, U0, S0 = "<T>-g0", "<T>-g1", "<T>-x0", "User:<T>-u0", "<T>-s0"
 TOPIC_NAMES = st.sampled_from([T0, T1, NONE, BAD])
 GROUPS = st.sampled_from([G0, G1, "<T>-g-none"])
 BASE_TS = 1_700_000_000_000
@@ -93,7 +93,7 @@ PARTITIONS = st.lists(st.tuples(st.sampled_from([T0, T1, NONE]), st.sampled_from
 
 
 def topics() -> st.SearchStrategy:
-    both = ("confluent-admin", "kafka-python-admin")
+    both = ("confluent-admin", "kafka-python-admin", "aiokafka-admin")
     return st.one_of(
         _admin("create_topics", st.fixed_dictionaries({"topics": st.lists(NEW_TOPIC, min_size=1, max_size=2)},
                                                       optional={"validate_only": st.booleans()}), clients=both),
@@ -111,7 +111,10 @@ def topics() -> st.SearchStrategy:
         _admin("list_topics", st.fixed_dictionaries({"own": st.just([T0, T1])},
                                                     optional={"topic": TOPIC_NAMES}), True),
         _admin("describe_cluster", st.fixed_dictionaries({}, optional={"authorized": st.booleans()}), True,
-               ("confluent-admin",)),
+               ("confluent-admin", "aiokafka-admin")),
+        _admin("elect_leaders", st.fixed_dictionaries({"type": st.sampled_from(["PREFERRED", "UNCLEAN"]),
+                                                       "partitions": PARTITIONS.map(
+                                                           lambda ps: [[t, p, None] for t, p in ps])})),
     )
 
 
@@ -142,7 +145,7 @@ def configs() -> st.SearchStrategy:
         _admin("describe_configs", st.fixed_dictionaries({"resources": st.lists(RESOURCES, min_size=1, max_size=2)},
                                                          optional={"synonyms": st.booleans(),
                                                                    "filter": st.sampled_from(["ALL", "MODIFIED"])}),
-               True, ("kafka-python-admin",)),
+               True, ("kafka-python-admin", "aiokafka-admin")),
         _admin("incremental_alter_configs", st.fixed_dictionaries({"resources": st.lists(
             alter, min_size=1, max_size=2)}, optional={"validate_only": st.booleans()}).map(validated)),
         _admin("alter_configs", st.fixed_dictionaries({"resources": st.lists(legacy, min_size=1, max_size=1)},
@@ -188,7 +191,8 @@ def data() -> st.SearchStrategy:
         _admin("list_partition_offsets", listing, True, ("kafka-python-admin",)),
         _admin("delete_records", st.fixed_dictionaries({"partitions": st.lists(st.tuples(
             st.sampled_from([T0, T1, NONE]), st.sampled_from([0, 1]), st.sampled_from([0, 1, 3, -1, 50])),
-            min_size=1, max_size=2, unique_by=lambda e: e[:2])}), clients=("confluent-admin", "kafka-python-admin")),
+            min_size=1, max_size=2, unique_by=lambda e: e[:2])}),
+            clients=("confluent-admin", "kafka-python-admin", "aiokafka-admin")),
         _admin("describe_producers", st.fixed_dictionaries({"partitions": OFFSETS}), True, ("kafka-python-admin",)),
         _admin("describe_transactions", st.fixed_dictionaries({"ids": st.lists(st.sampled_from(
             [X0, "<T>-x-none"]), min_size=1, max_size=2, unique=True)}), True, ("kafka-python-admin",)),
@@ -208,21 +212,32 @@ def groups() -> st.SearchStrategy:
     group_list = st.lists(GROUPS, min_size=1, max_size=2, unique=True)
     return st.one_of(
         commit, subscribe,
-        _admin("list_consumer_groups", st.just({"own": [G0, G1]}), True),
+        _admin("list_consumer_groups", st.just({"own": [G0, G1]}), True, ("confluent-admin", "aiokafka-admin")),
         _admin("list_groups", st.just({"own": [G0, G1]}), True, ("kafka-python-admin",)),
         _admin("describe_consumer_groups", st.fixed_dictionaries({"groups": group_list},
-                                                                 optional={"authorized": st.booleans()}), True),
+                                                                 optional={"authorized": st.booleans()}), True,
+               ("confluent-admin", "aiokafka-admin")),
         _admin("describe_groups", st.fixed_dictionaries({"groups": group_list},
                                                         optional={"authorized": st.booleans()}), True,
                ("kafka-python-admin",)),
         _admin("list_consumer_group_offsets", st.fixed_dictionaries({"group": GROUPS}, optional={
-            "partitions": committed.map(lambda ps: [[t, p, None] for t, p, _ in ps]), "stable": st.booleans()}), True),
+            "partitions": committed.map(lambda ps: [[t, p, None] for t, p, _ in ps]), "stable": st.booleans()}), True,
+               ("confluent-admin", "aiokafka-admin")),
         _admin("list_group_offsets", st.fixed_dictionaries({"group": GROUPS}, optional={"partitions": committed}),
                True, ("kafka-python-admin",)),
         _admin("alter_consumer_group_offsets", st.fixed_dictionaries({"group": GROUPS, "partitions": committed})),
         _admin("delete_consumer_groups", st.fixed_dictionaries({"groups": group_list})),
         _admin("delete_groups", st.fixed_dictionaries({"groups": group_list}), clients=("kafka-python-admin",)),
     )
+
+
+def shares() -> st.SearchStrategy:
+    """A share consumer in share group s0 (which ends the sequence: seed 004 writes share state
+    into the partition, so the log's offsets differ after it). Records are accepted or rejected,
+    never released: how often a released record comes back before the poll ends is timing."""
+    return st.builds(lambda acks, who: {**step("confluent-share-consumer", "share_consume", {
+        "group": S0, "topics": [T0], "acks": acks}, who=who), "ends": True},
+        st.lists(st.sampled_from(["ACCEPT", "REJECT"]), min_size=1, max_size=3), WHO)
 
 
 ACL = st.fixed_dictionaries({

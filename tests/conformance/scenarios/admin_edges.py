@@ -103,6 +103,16 @@ def _(run):
               label=f"set at run time on {name or 'the cluster default'}")
 
 
+@scenario("admin-edges/streams-assignment-interval-changes-at-run-time")
+def _(run):
+    """group.streams.assignment.interval.ms is one Kafka changes at run time: described so, and
+    an alter of it validated (the client generator's first run: kipper refused it as static)."""
+    name = "group.streams.assignment.interval.ms"
+    describe(run, k.CLUSTER, "1", [name], label="described")
+    alter(run, k.CLUSTER, "1", [(name, SET, "2000")], validate=True, label="set it (validated only)")
+    alter(run, k.CLUSTER, "", [(name, SET, "-1")], validate=True, label="out of range")
+
+
 def _source_becomes(run, name: str, source: int) -> None:
     """Kafka applies a broker config from its metadata log a moment after answering the alter:
     wait (unrecorded) until the config's source is the one expected."""

@@ -12,7 +12,7 @@ CLIENT_METRICS, DELETE = 16, 1  # (a config resource type; IncrementalAlterConfi
 AGREE_WITHIN_S = 5.0
 
 
-def _connection(bootstrap: str) -> BlockingConnection:
+def connection(bootstrap: str) -> BlockingConnection:
     host, port = bootstrap.rsplit(":", 1)
     conn = BlockingConnection(host, int(port))
     conn.negotiate()
@@ -30,7 +30,7 @@ def _topics(conn: BlockingConnection, token: str) -> dict:
 def topics_agree(run, token: str) -> None:
     """Wait (up to ``AGREE_WITHIN_S``) until both brokers list the same topics of the sequence,
     with the same partition counts and every partition led."""
-    conns = [_connection(r.bootstrap) for r in (run.kafka, run.kipper)]
+    conns = [connection(r.bootstrap) for r in (run.kafka, run.kipper)]
     try:
         deadline = time.monotonic() + AGREE_WITHIN_S
         while True:
@@ -54,7 +54,7 @@ def cleanup(run, token: str) -> None:
     throttles kafka-reassign-partitions set go (a long run makes thousands); best effort."""
     for ref in (run.kafka, run.kipper):
         try:
-            conn = _connection(ref.bootstrap)
+            conn = connection(ref.bootstrap)
         except OSError:
             continue
         try:

@@ -27,8 +27,9 @@ def _spec(spec):
 
 
 def _acl_filter(a: dict) -> ACLFilter:
+    pattern = ResourcePatternFilter(ResourceType[a["resource"]], a["name"], ACLResourcePatternType[a["pattern"]])
     return ACLFilter(a["principal"], a["host"], ACLOperation[a["operation"]], ACLPermissionType[a["permission"]],
-                     ResourcePatternFilter(ResourceType[a["resource"]], a["name"], ACLResourcePatternType[a["pattern"]]))
+                     pattern)
 
 
 def admin(settings: dict, op: str, args: dict):
@@ -40,8 +41,9 @@ def admin(settings: dict, op: str, args: dict):
     return sorted_topics(found) if op in UNORDERED else found
 
 
-UNORDERED = frozenset({"create_topics", "delete_topics", "create_partitions", "describe_topics"})
-TOPIC_LISTS = frozenset({"results", "topics", "topic_errors", "topic_results", "responses"})
+UNORDERED = frozenset({"create_topics", "delete_topics", "create_partitions", "describe_topics",
+                       "describe_topic_partitions"})
+TOPIC_LISTS = frozenset({"results", "topics", "topic_errors", "topic_results", "responses", "topic_error_codes"})
 
 
 def sorted_topics(found):

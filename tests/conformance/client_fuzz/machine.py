@@ -23,7 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from tests.conformance.client_fuzz import calls, steps
 from tests.conformance.client_fuzz.plain import failure
 from tests.conformance.compare import Difference, diff
-from tests.conformance.fuzz.machine import Run, found_again
+from tests.conformance.fuzz.machine import Outcomes, Run, counted
 from tests.java_ecosystem.tool_fuzz.settle import DELETE_GROUPS, cleanup, topics_agree
 from tests.java_ecosystem.tool_fuzz.settle import connection as broker_connection
 
@@ -56,8 +56,9 @@ def listed(run: ClientRun, value, resource: str = ""):
     """``value`` with the listed differences a client shows masked where it shows them
     (docs/KAFKA_DIFFERENCES.md names each), counted: min.insync.replicas, a cluster default on
     Kafka; share.auto.offset.reset, a topic config on kipper (seed 004); and a broker's
-    configs cut to ``BROKER_COMPARED``. ``resource``: the kind of the configs below (a key
-    ``TOPIC:<name>`` or ``topic`` above them names it)."""
+    configs cut to ``BROKER_COMPARED``; wherever configs come back (a describe, and a topic's
+    creation). ``resource``: the kind of the configs below (a key ``TOPIC:<name>``, ``topic``
+    or ``topics`` above them names it)."""
     if isinstance(value, list):
         return [listed(run, v, resource) for v in value]
     if not isinstance(value, dict):
@@ -74,7 +75,7 @@ def listed(run: ClientRun, value, resource: str = ""):
             out[name] = _masked(run, "min-insync-replicas-cluster-default") if (
                 name == "min.insync.replicas" and entry["value"] == "1") else entry
         return out
-    return {k: listed(run, v, "TOPIC" if k == "topic" or k.startswith("TOPIC:") else
+    return {k: listed(run, v, "TOPIC" if k in ("topic", "topics") or k.startswith("TOPIC:") else
                       "BROKER" if k == "broker" or k.startswith("BROKER:") else resource) for k, v in value.items()}
 
 
@@ -89,7 +90,7 @@ def outcome(run: ClientRun, ref, step: dict, token: str):
         found = calls.call(ref, steps.resolved(step, token), token)
     except Exception as exc:  # noqa: BLE001 - what the call raised is its outcome
         return failure(exc)
-    return listed(run, found) if step["op"] == "describe_configs" else found
+    return listed(run, found)
 
 
 def differences(step: dict, kafka, kipper) -> list[Difference]:
@@ -111,11 +112,7 @@ def run_step(run: ClientRun, step: dict, token: str, verbose: bool = False):
         topics_agree(run, token)
     name = f"{step['client']}.{step['op']}"
     run.calls[name] = run.calls.get(name, 0) + 1
-    stats = run.stats
-    stats.steps += 1
-    stats.compared += 1
-    stats.identical += not found
-    stats.unlisted += len(found)
+    counted(run, found)
     return (found, (kafka, kipper)) if verbose else found
 
 
@@ -138,14 +135,7 @@ def share_group_deleted(run: ClientRun, token: str) -> None:
 def machine(run: ClientRun) -> type[RuleBasedStateMachine]:
     """The state machine class for this run's brokers."""
 
-    class Calls(RuleBasedStateMachine):
-        def __init__(self):
-            super().__init__()
-            self.token = run.token()
-            self.steps: list[dict] = []
-            self.ended: str | None = None
-            run.stats.sequences += 1
-
+    class Calls(Outcomes):
         @initialize(partitions=st.sampled_from([1, 3]))
         def setup(self, partitions):
             """Topic t0 with a few keyed records, and the sequence's user <T>-u0 (its SCRAM
@@ -177,18 +167,12 @@ def machine(run: ClientRun) -> type[RuleBasedStateMachine]:
         def shares(self, step):
             self.send(step)
 
-        def send(self, step: dict) -> None:
-            if self.ended:
-                return
-            self.steps.append(step)
-            found = run_step(run, step, self.token)
-            if found:
-                self.ended = found_again(run, self.token, self.steps, found)
-            elif step.get("ends"):
-                self.ended = "after a share consumer (share-state-in-the-partition)"
+        def compare(self, step: dict) -> list[Difference]:
+            return run_step(run, step, self.token)
 
-        def teardown(self):
+        def cleanup(self) -> None:
             cleanup(run, self.token)
             share_group_deleted(run, self.token)
 
+    Calls.run = run
     return Calls

@@ -12,7 +12,7 @@ import uuid
 
 # attributes whose values each broker gives its own way (ids, addresses, clocks)
 OWN = frozenset({"topic_id", "cluster_id", "host", "port", "producer_id", "member_id", "client_host",
-                 "uuid", "finalized_epoch", "throttle_time_ms", "producer_epoch"})
+                 "uuid", "finalized_epoch", "throttle_time_ms", "producer_epoch", "transaction_start_time_ms"})
 ADDRESS = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 NODE_NAME = re.compile(r"(?<=/)(\d+|bootstrap)(?=:|\b)")
 UUIDISH = re.compile(r"\b[A-Za-z0-9_-]{22}\b(?=[^A-Za-z0-9_-]|$)")
@@ -43,6 +43,8 @@ def plain(value, depth: int = 0):
         return "<uuid>"
     if isinstance(value, BaseException):
         return failure(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple: by its names
+        value = dict(zip(value._fields, value))
     if isinstance(value, dict):
         return dict(sorted((key(k), _own(k, v) if k in OWN else plain(v, depth + 1)) for k, v in value.items()))
     if isinstance(value, (list, tuple, set, frozenset)):

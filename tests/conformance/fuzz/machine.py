@@ -259,6 +259,51 @@ def found_again(run: Run, token: str, steps: list, unlisted: list[Difference]) -
     raise DifferenceFound(describe(unlisted))
 
 
+def counted(run: Run, found: list) -> list:
+    """One step compared, in the run's figures (the tool and client generators'); ``found`` back."""
+    stats = run.stats
+    stats.steps += 1
+    stats.compared += 1
+    stats.identical += not found
+    stats.unlisted += len(found)
+    return found
+
+
+class Outcomes(RuleBasedStateMachine):
+    """A sequence of steps whose outcomes a generator compares one at a time (the tool and the
+    client generators; ``run`` is set on each subclass): a step's new differences fail it
+    (``found_again``), and one that says ``ends`` (why) is its last. ``compare`` and
+    ``cleanup`` are the generator's."""
+
+    run: Run
+
+    def __init__(self):
+        super().__init__()
+        self.token = self.run.token()
+        self.steps: list[dict] = []
+        self.ended: str | None = None
+        self.run.stats.sequences += 1
+
+    def compare(self, step: dict) -> list[Difference]:
+        raise NotImplementedError
+
+    def cleanup(self) -> None:
+        """What the sequence made goes, on both brokers."""
+
+    def send(self, step: dict) -> None:
+        if self.ended:
+            return
+        self.steps.append(step)
+        found = self.compare(step)
+        if found:
+            self.ended = found_again(self.run, self.token, self.steps, found)
+        elif step.get("ends"):
+            self.ended = step["ends"]
+
+    def teardown(self):
+        self.cleanup()
+
+
 def machine(run: Run) -> type[RuleBasedStateMachine]:
     """The state machine class for this run's brokers and what kipper advertises."""
     everything = run.apis

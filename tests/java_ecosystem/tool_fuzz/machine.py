@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from tests.conformance.compare import Difference
-from tests.conformance.fuzz.machine import Run, found_again
+from tests.conformance.fuzz.machine import Outcomes, Run, counted
 from tests.java_ecosystem.tool_fuzz import commands
 from tests.java_ecosystem.tool_fuzz.settle import cleanup, topics_agree
 from tests.java_ecosystem.tool_pair import Outcome, ToolPair, member_epochs_blank
@@ -186,25 +186,13 @@ def run_step(run: ToolRun, step: dict, token: str) -> list[Difference]:
         topics_agree(run, token)
     found = differences(step, command, kafka, kipper)
     run.tools[step["tool"]] = run.tools.get(step["tool"], 0) + 1
-    stats = run.stats
-    stats.steps += 1
-    stats.compared += 1
-    stats.identical += not found
-    stats.unlisted += len(found)
-    return found
+    return counted(run, found)
 
 
 def machine(run: ToolRun) -> type[RuleBasedStateMachine]:
     """The state machine class for this run's tool JVMs."""
 
-    class Commands(RuleBasedStateMachine):
-        def __init__(self):
-            super().__init__()
-            self.token = run.token()
-            self.steps: list[dict] = []
-            self.ended: str | None = None
-            run.stats.sequences += 1
-
+    class Commands(Outcomes):
         @initialize(partitions=st.sampled_from(["1", "3"]))
         def setup(self, partitions):
             """Topic t0 with a few keyed records, topic p (one partition, for the perf producer's
@@ -264,15 +252,11 @@ def machine(run: ToolRun) -> type[RuleBasedStateMachine]:
             self.send(step)
             self.ended = self.ended or "after a share consumer (share-state-in-the-partition)"
 
-        def send(self, step: dict) -> None:
-            if self.ended:
-                return
-            self.steps.append(step)
-            found = run_step(run, step, self.token)
-            if found:
-                self.ended = found_again(run, self.token, self.steps, found)
+        def compare(self, step: dict) -> list[Difference]:
+            return run_step(run, step, self.token)
 
-        def teardown(self):
+        def cleanup(self) -> None:
             cleanup(run, self.token)
 
+    Commands.run = run
     return Commands

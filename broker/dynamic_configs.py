@@ -201,7 +201,8 @@ class DynamicBrokerConfigs:
         """Names set dynamically that are no broker config, kipper's or Kafka's (described
         as Kafka does), and the ``SET_ONLY_KEYS`` that are set."""
         return {n for layer in self.layers.values() for n in layer
-                if (n not in KEYS or n in AUTHORIZER_CONFIGS) and n not in DYNAMIC_KEYS and n not in KAFKA_BROKER_CONFIGS}
+                if (n not in KEYS or n in AUTHORIZER_CONFIGS) and n not in DYNAMIC_KEYS
+                and n not in KAFKA_BROKER_CONFIGS}
 
     def current(self, resource_name: str) -> dict[str, str]:
         return dict(self.layers["" if resource_name == "" else self.node])

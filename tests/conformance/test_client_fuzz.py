@@ -1,9 +1,10 @@
 """The client generator's bounded run in `make test`: one derandomized round of sequences of
 the Python clients' calls (the same every run: confluent-kafka's admin client, producer,
-consumer and share consumer, kafka-python's and aiokafka's admin clients), each call made
-against Kafka and kipper and what the client returned compared, error texts word for word. A
-difference fails the test with the sequence that showed it; ``make clients-fuzz`` shrinks such
-a one and writes it out (docs/CONFORMANCE.md, The client generator)."""
+consumer and share consumer; kafka-python's and aiokafka's admin clients, producers and
+consumers), each call made against Kafka and kipper and what the client returned compared,
+error texts word for word. A difference fails the test with the sequence that showed it;
+``make clients-fuzz`` shrinks such a one and writes it out (docs/CONFORMANCE.md, The client
+generator)."""
 
 from __future__ import annotations
 

@@ -4,9 +4,10 @@
 
 starts Apache Kafka and a kipper configured alike (tests/support/reference.py), draws
 sequences of calls of the Python clients (steps.py: confluent-kafka's admin client, producer,
-consumer and share consumer, kafka-python's and aiokafka's admin clients) until the time is
-up, makes every call against both brokers and compares what the client returned, prints its
-figures as it goes and writes each finding, shrunk, to ``--out`` with ``summary.json``."""
+consumer and share consumer; kafka-python's and aiokafka's admin clients, producers and
+consumers) until the time is up, makes every call against both brokers and compares what the
+client returned, prints its figures as it goes and writes each finding, shrunk, to ``--out``
+with ``summary.json``."""
 
 from __future__ import annotations
 

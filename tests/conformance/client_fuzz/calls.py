@@ -5,7 +5,7 @@ anything."""
 
 from __future__ import annotations
 
-from tests.conformance.client_fuzz import aiokafka_admin, confluent, kafka_python
+from tests.conformance.client_fuzz import aiokafka_admin, confluent, kafka_python, pure_python
 
 PASSWORD = "<T>-secret"  # the sequence's user's (steps.setup makes its credential)
 
@@ -25,6 +25,12 @@ def settings(ref, style: str, user: str | None) -> dict:
             "sasl_plain_password": PASSWORD.replace("<T>", user.rsplit("-", 1)[0])}
 
 
+PURE_PYTHON = {"kafka-python-producer": pure_python.kafka_python_produce,
+               "aiokafka-producer": pure_python.aiokafka_produce,
+               "kafka-python-consumer": pure_python.kafka_python_consume,
+               "aiokafka-consumer": pure_python.aiokafka_consume}
+
+
 def call(ref, step: dict, token: str):
     """What ``step`` (its names already the sequence's) returned on the broker ``ref``."""
     user = f"{token}-u0" if step.get("as") == "user" else None
@@ -39,6 +45,8 @@ def call(ref, step: dict, token: str):
         return confluent.share_consume(settings(ref, "confluent", user), args)
     if client == "kafka-python-admin":
         return kafka_python.admin(settings(ref, "kafka-python", user), op, args)
+    if client in PURE_PYTHON:  # (aiokafka spells its settings as kafka-python does)
+        return PURE_PYTHON[client](settings(ref, "kafka-python", user), args)
     if client == "aiokafka-admin":  # (aiokafka spells its settings as kafka-python does)
         return aiokafka_admin.admin(settings(ref, "kafka-python", user), op, args)
     raise ValueError(f"no client {client}")

@@ -12,6 +12,7 @@ metadata of the sequence's topics is waited for until it agrees."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -88,7 +89,7 @@ def outcome(run: ClientRun, ref, step: dict, token: str):
     """What the step's client returned on one broker (or raised), as plain data."""
     try:
         found = calls.call(ref, steps.resolved(step, token), token)
-    except Exception as exc:  # noqa: BLE001 - what the call raised is its outcome
+    except (Exception, asyncio.CancelledError) as exc:  # noqa: BLE001 - what the call raised is its outcome
         return failure(exc)
     return listed(run, found)
 

@@ -188,6 +188,14 @@ def data() -> st.SearchStrategy:
         **({"transaction": txn} if txn else {})}, who=who),
         st.lists(RECORD, min_size=1, max_size=5), PRODUCER_CONFIG, st.sampled_from([None, None, "commit", "abort"]),
         WHO)
+    pure_produce = st.builds(lambda client, records, config, who: step(client, "produce", {
+        "records": records, "config": config}, who=who),
+        st.sampled_from(["kafka-python-producer", "aiokafka-producer"]), st.lists(RECORD, min_size=1, max_size=5),
+        PRODUCER_CONFIG, WHO)
+    pure_consume = st.builds(lambda client, parts, count, iso, who: step(client, "consume", {
+        "partitions": parts, "count": count, "config": {"isolation.level": iso}}, who=who),
+        st.sampled_from(["kafka-python-consumer", "aiokafka-consumer"]), OFFSETS, st.sampled_from([1, 3, 20]),
+        st.sampled_from(["read_committed", "read_uncommitted"]), WHO)
     consume = st.builds(lambda parts, count, iso, extra, who: step("confluent-consumer", "consume", {
         "partitions": parts, "count": count, "config": {"isolation.level": iso}, **extra}, who=who),
         OFFSETS, st.sampled_from([1, 3, 20]), st.sampled_from(["read_committed", "read_uncommitted"]),
@@ -199,7 +207,7 @@ def data() -> st.SearchStrategy:
         st.sampled_from([T0, T1, NONE]), st.sampled_from([0, 1, 4]), SPECS), min_size=1, max_size=3,
         unique_by=lambda e: e[:2]), "isolation": st.sampled_from(["READ_COMMITTED", "READ_UNCOMMITTED"])})
     return st.one_of(
-        produce, consume,
+        produce, consume, pure_produce, pure_consume,
         _admin("list_offsets", listing, True),
         _admin("list_partition_offsets", listing, True, ("kafka-python-admin",)),
         _admin("delete_records", st.fixed_dictionaries({"partitions": st.lists(st.tuples(

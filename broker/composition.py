@@ -23,7 +23,9 @@ from typing import Callable
 
 import structlog
 
+from kipper.broker import logging_setup
 from kipper.broker.acl.service import Acls
+from kipper.broker.broker_loggers import BrokerLoggers
 from kipper.broker.cleaner.service import LogCleaner
 from kipper.broker.cluster.controller import Controller, ControllerSettings
 from kipper.broker.cluster.controller_quorum import ControllerQuorum
@@ -120,6 +122,7 @@ class Engines:
     security: Security
     acls: Acls
     quotas: ProducerIdQuotas
+    loggers: BrokerLoggers  # BROKER_LOGGER resources: the broker's log level at run time
     # the engines that hold data, built again by reset
     appends: AppendNotifier
     topics: TopicManager
@@ -411,6 +414,7 @@ def _engines(config: BrokerConfig, clock: Clock, *, kept: _Kept | Engines, metad
         features=kept.features, client_metrics=kept.client_metrics, telemetry=kept.telemetry,
         topic_configs=TopicConfigView(kept.dynamic_configs), metrics=kept.metrics, refusals=kept.refusals,
         security=kept.security, acls=kept.acls, quotas=kept.quotas,
+        loggers=BrokerLoggers(config["node.id"], config["log.level"], logging_setup.set_level),
         appends=appends, topics=topics, producer_states=ProducerStates(producer_settings, topics),
         producer_ids=producer_ids, offsets=offsets, group_configs=group_configs, groups=groups,
         share=share, cleaner=LogCleaner(topics, enabled=config["log.cleaner.enable"], live=live),

@@ -11,7 +11,18 @@ _LEVELS = {"DEBUG": logging.DEBUG, "INFO": logging.INFO, "WARNING": logging.WARN
            "ERROR": logging.ERROR}
 
 
+_FORMAT: list[str] = []  # the format configure was given (set_level keeps it)
+
+
+def set_level(level: str) -> None:
+    """The broker's log level, changed at run time (a BROKER_LOGGER alter); nothing where
+    ``configure`` never ran (a broker inside a test process logs as that process does)."""
+    if _FORMAT:
+        configure(level, _FORMAT[-1])
+
+
 def configure(level: str = "INFO", fmt: str = "console") -> None:
+    _FORMAT[:] = [fmt]
     renderer = (structlog.processors.JSONRenderer() if fmt == "json"
                 else structlog.dev.ConsoleRenderer(colors=False))
     structlog.configure(

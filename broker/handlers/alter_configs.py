@@ -149,6 +149,16 @@ def _group(engines, name: str, build, validate_only: bool) -> None:
         store.replace(name, new)
 
 
+def _loggers(engines, res, validate_only: bool) -> None:
+    """A broker's loggers (Kafka's RuntimeLoggerManager, which the broker runs itself)."""
+    problem = engines.loggers.check(res.resource_name, res.configs)
+    if problem is not None:
+        raise Refused(*problem)
+    if not validate_only:
+        engines.loggers.apply(res.configs)
+        log.warning("broker_log_level_altered", loggers=engines.loggers.loggers())
+
+
 def _removes_min_insync(res, incremental: bool) -> bool:
     """A change of the cluster-level set without min.insync.replicas: AlterConfigs that
     leaves it out (it replaces the whole set), or a DELETE of it."""
@@ -276,6 +286,8 @@ def _alter(ctx, resources, validate_only: bool, incremental: bool) -> list[dict]
                         _unknown_operation(res) if incremental else None)
             elif res.resource_type == CLIENT_METRICS:
                 _client_metrics(ctx.engines, res.resource_name, build, validate_only)
+            elif res.resource_type == BROKER_LOGGER and incremental:
+                _loggers(ctx.engines, res, validate_only)
             else:
                 raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {res.resource_type}")
         except Refused as exc:

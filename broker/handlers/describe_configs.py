@@ -17,7 +17,7 @@ from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRIC
 from kipper.protocol.errors import ErrorCode, kafka_text
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
-STATIC_BROKER_CONFIG, DEFAULT_CONFIG, CLIENT_METRICS_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 7, 8
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_BROKER_LOGGER_CONFIG, CLIENT_METRICS_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 6, 7, 8
 UNKNOWN_TYPE = 0  # DescribeConfigs config_type of a name that is no config
 KAFKA_RESOURCE_TYPES = frozenset({2, 4, 8, 16, 32})  # Kafka's ConfigResource.Type: topic, broker, broker logger...
 SENSITIVE = {"ssl.key.password"}  # Kafka's PASSWORD type: never sent back
@@ -217,6 +217,13 @@ def _client_metrics_row(name, value, own, kind, doc, synonyms: bool, docs: bool)
             "config_type": CONFIG_TYPES[kind], "documentation": doc if docs else None}
 
 
+def _logger_row(name: str, level: str) -> dict:
+    """A logger as Kafka's ConfigHelper describes one: its level, never read-only, of no type."""
+    return {"name": name, "value": level, "read_only": False, "is_sensitive": False,
+            "config_source": DYNAMIC_BROKER_LOGGER_CONFIG, "synonyms": [], "config_type": UNKNOWN_TYPE,
+            "documentation": ""}
+
+
 def _filter(rows: list[dict], keys) -> list[dict]:
     if not keys:
         return rows
@@ -287,6 +294,12 @@ def handle_describe_configs(req, ctx):
                 rows = [_broker_row(engines, n, synonyms, docs, res.resource_name == "")
                         for n in names if not keys or n in keys]
                 row["configs"] = [r for r in rows if r is not None]
+        elif res.resource_type == BROKER_LOGGER:
+            problem = engines.loggers.describe_problem(res.resource_name)
+            if problem is not None:
+                row.update(error_code=int(ErrorCode.INVALID_REQUEST), error_message=problem)
+            else:
+                row["configs"] = _filter([_logger_row(n, level) for n, level in engines.loggers.loggers().items()], keys)
         elif res.resource_type == CLIENT_METRICS:
             if not res.resource_name:
                 row.update(error_code=int(ErrorCode.INVALID_REQUEST),

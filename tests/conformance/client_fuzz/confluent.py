@@ -208,7 +208,7 @@ def share_consume(settings: dict, args: dict):
     delivered, acks = [], args.get("acks") or ["ACCEPT"]
     try:
         consumer.subscribe(args["topics"])
-        idle_until = _now() + args.get("idle_s", 6.0)
+        idle_until = _now() + args.get("idle_s", 12.0)  # (Kafka loads a share partition on first use)
         while _now() < idle_until:
             for msg in consumer.poll(0.3):
                 idle_until = _now() + 2.0

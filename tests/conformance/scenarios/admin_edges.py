@@ -12,9 +12,11 @@ import uuid
 from kipper.protocol.messages import APIS
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import scenario
-from tests.conformance.scenarios.admin import SET, alter, describe
+from tests.conformance.scenarios.admin import APPEND, DELETE, SET, SUBTRACT, alter, describe
 from tests.conformance.scenarios.share import ACCEPT, RELEASE, ack, join
 from tests.conformance.scenarios.share_probes import share_fetch
+
+BROKER_LOGGER = 8
 
 ELECT_LEADERS, DESCRIBE_QUORUM = APIS[43], APIS[55]
 ZERO = uuid.UUID(int=0)
@@ -111,6 +113,28 @@ def _(run):
     describe(run, k.CLUSTER, "1", [name], label="described")
     alter(run, k.CLUSTER, "1", [(name, SET, "2000")], validate=True, label="set it (validated only)")
     alter(run, k.CLUSTER, "", [(name, SET, "-1")], validate=True, label="out of range")
+
+
+@scenario("admin-edges/broker-loggers")
+def _(run):
+    """A broker's loggers (kafka-configs --entity-type broker-loggers): described by name, and
+    their levels set, validated only (the reference brokers are shared); every refusal of
+    Kafka's RuntimeLoggerManager in its words (the client generator's reach: no generator had
+    drawn the BROKER_LOGGER resource, which kipper did not know)."""
+    for name, keys in (("1", ["root"]), ("1", ["no.such.logger"]), ("2", ["root"]), ("", ["root"]),
+                       ("one", ["root"])):
+        describe(run, BROKER_LOGGER, name, keys, label=f"describe {keys[0]} of broker {name!r}")
+    for name, ops in (("1", [("root", SET, "DEBUG")]), ("1", [("root", SET, "TRACE"), ("root", SET, "INFO")]),
+                      ("1", [("no.such.logger", SET, "DEBUG")]), ("1", [("root", SET, "LOUD")]),
+                      ("1", [("root", SET, "debug")]), ("1", [("root", APPEND, "DEBUG")]),
+                      ("1", [("root", SUBTRACT, "DEBUG")]), ("1", [("root", DELETE, None)]),
+                      ("1", [("no.such.logger", DELETE, None)]), ("2", [("root", SET, "DEBUG")]),
+                      ("", [("root", SET, "DEBUG")]), ("x", [("root", SET, "DEBUG")]),
+                      ("1", [("root", SET, None)])):
+        alter(run, BROKER_LOGGER, name, ops, validate=True, label=f"{ops} on broker {name!r}")
+    run.call(k.ALTER_CONFIGS, k.top(k.ALTER_CONFIGS), {"resources": [{
+        "resource_type": BROKER_LOGGER, "resource_name": "1", "configs": [{"name": "root", "value": "DEBUG"}]}],
+        "validate_only": True}, label="the legacy AlterConfigs knows no broker logger")
 
 
 def _source_becomes(run, name: str, source: int) -> None:

@@ -145,6 +145,8 @@ _BROKER_RESOURCES = (4, 8, 16)  # BROKER, BROKER_LOGGER, CLIENT_METRICS
 # admin_edges.py name by name; these are configs both brokers describe from their defaults
 _BROKER_KEYS = ["min.insync.replicas", "unclean.leader.election.enable", "log.retention.hours", "compression.type",
                 "message.max.bytes", "default.replication.factor", "no.such.config"]
+# and a broker's loggers: Kafka's log4j loggers are its own (kipper has root alone)
+_LOGGER_KEYS = ["root", "no.such.logger"]
 
 
 def _ours(name) -> bool:
@@ -165,6 +167,8 @@ def make_safe(step: dict) -> dict:
         for r in body.get("resources") or []:
             if r.get("resource_type") == 4 and not r.get("configuration_keys"):  # (none or [] is all)
                 r["configuration_keys"] = list(_BROKER_KEYS)
+            elif r.get("resource_type") == 8 and not r.get("configuration_keys"):  # (each broker's own loggers)
+                r["configuration_keys"] = list(_LOGGER_KEYS)
     elif api == "AlterClientQuotas":
         if any(not _ours(e.get("entity_name")) for entry in body.get("entries") or [] for e in entry.get("entity") or []):
             body["validate_only"] = True

@@ -83,11 +83,11 @@ CONFIG_NAME = pick("retention.ms", "cleanup.policy", "max.message.bytes", "messa
                    "unclean.leader.election.enable", "no.such.config", "", "min.cleanable.dirty.ratio",
                    "retention.bytes", "delete.retention.ms", "max.compaction.lag.ms", "message.timestamp.after.max.ms",
                    "leader.replication.throttled.replicas", "preallocate", "segment.index.bytes",
-                   "compression.gzip.level", "remote.storage.enable")
+                   "compression.gzip.level", "remote.storage.enable", "root")
 # values as a user types them: Java's number grammar is Kafka's (no '1_000', a '0.5d' is a double)
 CONFIG_VALUE = pick("1", None, "", "-1", "0", "abc", "compact", "delete", "LogAppendTime", "CreateTime", "earliest",
                     "latest", "gzip", "producer", "1048576", "3600000", "9999999999999", "true", "1_000", "+5", " 7 ",
-                    "0.5", "0.5d", "1.5", "NaN", "1e3", "*", "0:1", "lz4", "TRUE", "9223372036854775807")
+                    "0.5", "0.5d", "1.5", "NaN", "1e3", "*", "0:1", "lz4", "TRUE", "9223372036854775807", "DEBUG")
 
 # --- by field name, then by (parent, name) -----------------------------------------------------
 
@@ -122,7 +122,7 @@ FIELDS = {
     "num_partitions": pick(1, 3, 2, -1, 0), "count": pick(2, 3, 5, 1, -1, 0), "replication_factor": pick(1, -1, 0, 3),
     "broker_ids": lists(pick(1, 0, 2)), "replica_id": pick(-1, 1, 0, -2), "node_id": pick(1, -1, 0),
     "acks": pick(-1, 1, 0, 2, -2), "isolation_level": pick(0, 1, 3), "key_type": pick(0, 1, 2, 5),
-    "resource_type": pick(2, 32, 4, 0, 1, 99), "resource_type_filter": pick(2, 1, 32, 4, 0, 99),
+    "resource_type": pick(2, 32, 4, 0, 1, 99, 8), "resource_type_filter": pick(2, 1, 32, 4, 0, 99),
     "resource_pattern_type": pick(3, 4, 0, 1, 2, 9), "pattern_type_filter": pick(3, 1, 2, 4, 0, 9),
     "operation": pick(2, 3, 4, 1, 0, 13, 99), "permission_type": pick(3, 2, 1, 0, 9),
     "config_operation": pick(0, 1, 2, 3, 7), "mechanism": pick("PLAIN", "SCRAM-SHA-256", "GSSAPI", ""), "iterations": pick(4096, 0, 8192, 16385),

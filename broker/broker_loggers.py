@@ -49,7 +49,8 @@ class BrokerLoggers:
         except ValueError:
             return ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {resource_name}"
         if node != self.node_id:  # (Kafka's text names its own id twice)
-            return ErrorCode.INVALID_REQUEST, f"Unexpected node id. Expected {self.node_id}, but received {self.node_id}"
+            own = self.node_id
+            return ErrorCode.INVALID_REQUEST, f"Unexpected node id. Expected {own}, but received {own}"
         for op in ops:
             problem = self._problem(op.config_operation, op.name, op.value)
             if problem is not None:

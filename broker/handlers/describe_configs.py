@@ -17,7 +17,8 @@ from kipper.broker.telemetry.subscriptions import RESOURCE_TYPE as CLIENT_METRIC
 from kipper.protocol.errors import ErrorCode, kafka_text
 
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
-STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_BROKER_LOGGER_CONFIG, CLIENT_METRICS_CONFIG, DYNAMIC_GROUP_CONFIG = 4, 5, 6, 7, 8
+STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_BROKER_LOGGER_CONFIG = 4, 5, 6
+CLIENT_METRICS_CONFIG, DYNAMIC_GROUP_CONFIG = 7, 8
 UNKNOWN_TYPE = 0  # DescribeConfigs config_type of a name that is no config
 KAFKA_RESOURCE_TYPES = frozenset({2, 4, 8, 16, 32})  # Kafka's ConfigResource.Type: topic, broker, broker logger...
 SENSITIVE = {"ssl.key.password"}  # Kafka's PASSWORD type: never sent back
@@ -299,7 +300,8 @@ def handle_describe_configs(req, ctx):
             if problem is not None:
                 row.update(error_code=int(ErrorCode.INVALID_REQUEST), error_message=problem)
             else:
-                row["configs"] = _filter([_logger_row(n, level) for n, level in engines.loggers.loggers().items()], keys)
+                loggers = engines.loggers.loggers().items()
+                row["configs"] = _filter([_logger_row(n, level) for n, level in loggers], keys)
         elif res.resource_type == CLIENT_METRICS:
             if not res.resource_name:
                 row.update(error_code=int(ErrorCode.INVALID_REQUEST),

@@ -211,8 +211,8 @@ FLOORS = (
     # partitions (the one write path), topics, topic configs, the transaction index
     {"log"},
     # the engines over partitions
-    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs", "broker_loggers", "schema_registry",
-     "telemetry", "quorum", "cluster"},
+    {"txn", "groups", "share", "quota", "acl", "security", "cleaner", "dynamic_configs", "broker_loggers",
+     "schema_registry", "telemetry", "quorum", "cluster"},
     # the composition root: every engine built once, one frozen Engines
     {"composition"},
     # handlers: (request, context) -> response

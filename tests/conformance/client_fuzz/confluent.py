@@ -204,6 +204,7 @@ def share_consume(settings: dict, args: dict):
     deadline = _now() + 5
     while _now() < deadline and not _reads_earliest(admin_client, args["group"]):
         time.sleep(0.2)
+    time.sleep(1.0)  # (Kafka's group coordinator reads the config from its metadata log a moment later still)
     consumer = ShareConsumer({**settings, **QUIET, "group.id": args["group"], "share.acknowledgement.mode": "explicit"})
     delivered, acks = [], args.get("acks") or ["ACCEPT"]
     try:

@@ -70,8 +70,9 @@ SORT_KEYS = {
     # DescribeProducers: a hash map by producer id on Kafka, and the ids are each broker's own (run 31)
     "active_producers": ("producer_id",),
 }
-# a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz)
-TOKEN = re.compile(r"^(c\d{4}|f\d{6})-")
+# a scenario's token (c0042) or a generated sequence's (f123456, tests/conformance/fuzz; k123456
+# the tool generator's, p123456 the client generator's)
+TOKEN = re.compile(r"^(c\d{4}|[fkp]\d{6})-")
 
 
 # the golden frames' captured names (tests/golden): not tokens, but made by the golden scenarios,

@@ -209,7 +209,9 @@ def share_consume(settings: dict, args: dict):
     delivered, acks = [], args.get("acks") or ["ACCEPT"]
     try:
         consumer.subscribe(args["topics"])
-        idle_until = _now() + args.get("idle_s", 12.0)  # (Kafka loads a share partition on first use)
+        # the first record may take a while: Kafka assigns a share group's partitions off the
+        # heartbeat (the assignment comes on a later one) and loads a share partition on first use
+        idle_until = _now() + args.get("idle_s", 30.0)
         while _now() < idle_until:
             for msg in consumer.poll(0.3):
                 idle_until = _now() + 2.0

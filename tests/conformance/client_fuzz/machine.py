@@ -25,10 +25,12 @@ from tests.conformance.client_fuzz import calls, steps
 from tests.conformance.client_fuzz.plain import failure
 from tests.conformance.compare import Difference, diff
 from tests.conformance.fuzz.machine import Outcomes, Run, counted
-from tests.java_ecosystem.tool_fuzz.settle import DELETE_GROUPS, cleanup, topics_agree
+from tests.java_ecosystem.tool_fuzz.settle import (DELETE, DELETE_GROUPS, INCREMENTAL_ALTER_CONFIGS, cleanup,
+                                                    topics_agree)
 from tests.java_ecosystem.tool_fuzz.settle import connection as broker_connection
 
 SETTLE_S = 5.0
+GROUP = 32  # (a config resource type)
 POOL = ThreadPoolExecutor(2, thread_name_prefix="client-fuzz")
 
 
@@ -40,7 +42,7 @@ class ClientRun(Run):
     masked: dict = field(default_factory=dict)  # listed entry -> outcomes it masked
 
     def token(self) -> str:
-        return f"c{next(self.tokens) % 1_000_000:06d}"
+        return f"p{next(self.tokens) % 1_000_000:06d}"
 
 
 # a broker's configs compared: those both reference brokers are given alike (the rest are
@@ -119,7 +121,8 @@ def run_step(run: ClientRun, step: dict, token: str, verbose: bool = False):
 
 def share_group_deleted(run: ClientRun, token: str) -> None:
     """The sequence's share group goes (kipper counts share groups against
-    group.share.max.groups); best effort."""
+    group.share.max.groups), and its config (DeleteGroups leaves it on Kafka, and a listing of
+    every config resource would meet it); best effort."""
     for ref in (run.kafka, run.kipper):
         try:
             conn = broker_connection(ref.bootstrap)
@@ -127,6 +130,9 @@ def share_group_deleted(run: ClientRun, token: str) -> None:
             continue
         try:
             conn.request(DELETE_GROUPS, {"groups_names": [f"{token}-s0"]}, version=2)
+            conn.request(INCREMENTAL_ALTER_CONFIGS, {"validate_only": False, "resources": [{
+                "resource_type": GROUP, "resource_name": f"{token}-s0", "configs": [
+                    {"name": "share.auto.offset.reset", "config_operation": DELETE, "value": None}]}]}, version=1)
         except Exception:  # noqa: BLE001 - cleanup is best effort
             pass
         finally:

@@ -21,8 +21,10 @@ SEQUENCES, STEPS = 12, 10  # about a minute on two cores
 
 def test_generated_client_calls_return_what_they_return_against_kafka(kafka_reference, kipper_reference):
     run = ClientRun(kafka_reference, kipper_reference, [], [])
+    # (no share consumer here: on the Kafka a whole make test session shares, a new share consumer
+    # was given no record in 30 s, twice in CI; the long runs draw it, each on a Kafka of its own)
     outcome = explore(run, seed=0, examples=SEQUENCES, steps=STEPS, shrink=False, derandomize=True, rounds=1,
-                      log=lambda line: None, build=machine)
+                      log=lambda line: None, build=lambda r: machine(r, shares=False))
     print("\n" + figures(run, outcome))
     assert not outcome.errors, outcome.errors[0]
     assert not outcome.findings, "\n\n".join(

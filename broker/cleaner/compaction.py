@@ -168,6 +168,7 @@ class CleaningPass:
                             yield  # a large batch is read over several steps
                 yield
         observed: set[int] = set()  # producers with transactional batches since their marker
+        clean_to = plan.end  # a segment that changed under the pass is dirty still
         for seg in self._segments(log.log_start_offset, plan.end):  # 2. rewrite
             if not self._still_there(seg.base_offset):
                 continue  # retention or DeleteRecords removed it meanwhile
@@ -192,10 +193,11 @@ class CleaningPass:
                     writer.commit()
                 except (KeyError, ValueError):
                     writer.abort()  # the segment changed under the pass: cleaned next time
+                    clean_to = min(clean_to, seg.base_offset)
             else:
                 writer.abort()
             yield
-        log.cleaner_checkpoint = max(log.cleaner_checkpoint, plan.end)
+        log.cleaner_checkpoint = max(log.cleaner_checkpoint, clean_to)
 
     def _still_there(self, base_offset: int) -> bool:
         return any(s.base_offset == base_offset and not s.active

@@ -26,7 +26,7 @@ from kipper.broker.log.txn_index import AbortedTxn, TxnPartition
 from kipper.broker.producer_state import snapshot as producer_snapshot
 from kipper.broker.producer_state.manager import DUPLICATE, REJECT, ProducerStateManager
 from kipper.broker.producer_state.settings import ProducerStateSettings
-from kipper.broker.storage.log_storage import LogStorage, ReadResult
+from kipper.broker.storage.log_storage import LogStorage, ReadResult, first_stamped
 from kipper.protocol import batch as b
 from kipper.protocol import records
 from kipper.protocol.errors import ErrorCode
@@ -392,16 +392,9 @@ class Partition:
             located = self.log.batch_at_offset(found[0])
             if located is None:
                 return found
-        base, data = located
-        h = b.read_header(data)
-        if h.attributes & b.TIMESTAMP_TYPE:  # LogAppendTime: every record has the batch's time
-            return base, h.max_timestamp
-        for rec in records.decode_batch(data, verify_crc=False).records:
-            if rec.timestamp == h.max_timestamp:
-                return rec.offset, rec.timestamp
-        # no record carries the batch's max timestamp (a header Kafka kept as a client wrote
-        # it, with a LogAppendTime flag on a CreateTime topic): Kafka finds nothing either
-        return None
+        largest = b.read_header(located[1]).max_timestamp
+        at = first_stamped(located[1], largest, None)  # (None: Kafka finds nothing either)
+        return None if at is None else (at, largest)
 
     # --- moving the log start ------------------------------------------------------------
 

@@ -24,7 +24,7 @@ import structlog
 
 from kipper.broker.storage.file_region import FileRegion
 from kipper.broker.storage.log_config import LogConfig, RetainedSegment, segments_past_retention, waited_for_roll
-from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
+from kipper.broker.storage.log_storage import ReadResult, SegmentInfo, first_stamped
 from kipper.broker.storage.segment import LogSegment, file_name
 from kipper.protocol import batch as b
 from kipper.protocol import records
@@ -316,32 +316,40 @@ class FileLog:
         return h.base_offset, seg.pread(h.batch_length + b.LOG_OVERHEAD, pos)
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        for seg in self.segments:
-            if seg.max_timestamp < timestamp:
+        """Searched for in the first segment whose largest timestamp (else its last write's
+        time) reaches ``timestamp`` only, as Kafka's UnifiedLog does (memory_log says why)."""
+        seg = next((s for s in self.segments
+                    if (s.max_timestamp if s.max_timestamp >= 0 else s.last_append_ms) >= timestamp), None)
+        if seg is None:
+            return None
+        for pos, h in seg.walk(seg.timestamp_position(timestamp)):
+            if h.max_timestamp < timestamp:  # (a marker's record counts, as Kafka's)
                 continue
-            for pos, h in seg.walk(seg.timestamp_position(timestamp)):
-                if h.max_timestamp < timestamp:  # (a marker's record counts, as Kafka's)
-                    continue
-                batch = records.decode_batch(seg.pread(h.batch_length + b.LOG_OVERHEAD, pos),
-                                             verify_crc=False)
-                for rec in batch.records:
-                    if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
-                        return rec.offset, rec.timestamp
+            batch = records.decode_batch(seg.pread(h.batch_length + b.LOG_OVERHEAD, pos), verify_crc=False)
+            for rec in batch.records:
+                if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
+                    return rec.offset, rec.timestamp
         return None
 
     def max_timestamp(self) -> tuple[int, int] | None:
+        """As memory_log's: below the log start too, while the segment is kept."""
         best = max(self.segments, key=lambda s: s.max_timestamp)
-        if best.max_timestamp < 0 or best.max_timestamp_offset < self.log_start_offset:
+        if best.max_timestamp < 0:
             return None
-        return best.max_timestamp_offset, best.max_timestamp
+        at = best.max_timestamp_offset
+        if at < self.log_start_offset:  # (the partition reads only batches from the log start on)
+            found = best.find(at)
+            if found is not None:
+                pos, h = found
+                at = first_stamped(best.pread(h.batch_length + b.LOG_OVERHEAD, pos), best.max_timestamp, at)
+        return at, best.max_timestamp
 
     # --- moving the log start -----------------------------------------------------------------
 
     def delete_records_before(self, offset: int) -> int:
         offset = min(max(offset, self.log_start_offset), self.log_end_offset)
         if offset != self.log_start_offset:
-            self.log_start_offset = offset
-            self._delete_segments_below(offset)
+            self.log_start_offset = offset  # (the segments below it go at the next retention check)
             if self.owner is not None:
                 self.owner.log_start_moved(self)
         return self.log_start_offset

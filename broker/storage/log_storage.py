@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import Iterator, NamedTuple, Protocol
 
+from kipper.protocol import batch as b
+from kipper.protocol import records
+
 
 class ReadResult(NamedTuple):
     """What a read found: whole batches back to back (a chunk may hold many)."""
@@ -124,3 +127,16 @@ class LogStorage(Protocol):
 
     def delete(self) -> None:
         """The partition is gone: remove everything stored."""
+
+
+def first_stamped(batch, timestamp: int, otherwise: int | None) -> int | None:
+    """The offset of the first record of ``batch`` stamped ``timestamp`` (Kafka's
+    offsetOfMaxTimestamp; under LogAppendTime every record has the batch's time), else
+    ``otherwise``: no record carries the batch's largest timestamp when a client wrote a
+    LogAppendTime flag on a CreateTime topic (Kafka keeps the header as written)."""
+    if b.read_header(batch).attributes & b.TIMESTAMP_TYPE:
+        return b.read_header(batch).base_offset
+    for rec in records.decode_batch(batch, verify_crc=False).records:
+        if rec.timestamp == timestamp:
+            return rec.offset
+    return otherwise

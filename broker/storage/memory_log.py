@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 
 from kipper.broker.storage.log_config import (EMPTY_SEGMENT, LogConfig, RetainedSegment, rolling_mark,
                                               segments_past_retention, waited_for_roll)
-from kipper.broker.storage.log_storage import ReadResult, SegmentInfo
+from kipper.broker.storage.log_storage import ReadResult, SegmentInfo, first_stamped
 from kipper.protocol import batch as b
 from kipper.protocol import records
 
@@ -25,9 +25,8 @@ SEGMENT_CHUNK = 4096  # batches the cleaner's reads take at a time
 
 class MemoryLog:
     __slots__ = ("config", "_batches", "_bases", "_lasts", "_max_ts", "_append_times",
-                 "_seg_starts", "_seg_first_ms", "_seg_bytes", "_seg_max_ts", "log_start_offset",
-                 "log_end_offset", "size_bytes", "_max_ts_seen", "_max_ts_offset", "cleaner_checkpoint",
-                 "_head_hidden")
+                 "_seg_starts", "_seg_first_ms", "_seg_bytes", "_seg_max_ts", "_seg_max_at", "log_start_offset",
+                 "log_end_offset", "size_bytes", "_max_ts_seen", "cleaner_checkpoint")
 
     def __init__(self, config: LogConfig | None = None):
         self.config = config or LogConfig()
@@ -40,17 +39,18 @@ class MemoryLog:
         # per segment, as arrays too: a 1,000-partition topic makes few objects for the collector
         self._seg_starts = array("q", (0,))  # index of each segment's first batch
         self._seg_first_ms = array("q", (EMPTY_SEGMENT,))
-        self._seg_bytes = array("q", (0,))  # size of each segment
+        # size of each segment as Kafka's file of it has it: batches dropped from memory below the
+        # log start (DeleteRecords) stay counted until retention deletes the whole segment
+        self._seg_bytes = array("q", (0,))
         self._seg_max_ts = array("q", (-1,))  # largest timestamp in each segment
+        # where it is: the last offset of its batch, or, once that batch is dropped from memory
+        # below the log start, the offset of its first record with that timestamp
+        self._seg_max_at = array("q", (-1,))
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.size_bytes = 0
-        self._max_ts_seen = -1
-        self._max_ts_offset = -1
+        self._max_ts_seen = -1  # of every batch appended: the running maxima's column
         self.cleaner_checkpoint = 0  # the first offset the log cleaner has not cleaned
-        # bytes of the oldest segment's batches dropped below the log start (DeleteRecords):
-        # Kafka's file of that segment still holds them, so its size counts them until it goes
-        self._head_hidden = 0
 
     def __len__(self) -> int:
         return len(self._batches)
@@ -61,11 +61,10 @@ class MemoryLog:
         """Start a new segment if the active one is full or old (segment.bytes, segment.ms
         by record time, as Kafka)."""
         config = self.config
-        hidden = self._head_hidden if len(self._seg_starts) == 1 else 0  # (the active is the oldest)
-        if (self._seg_bytes[-1] + hidden + nbytes <= config.segment_bytes
+        if (self._seg_bytes[-1] + nbytes <= config.segment_bytes
                 and waited_for_roll(self._seg_first_ms[-1], now_ms, max_timestamp) <= config.segment_ms):
             return None  # every Produce asks: the answer is almost always this
-        if self._seg_starts[-1] >= len(self._batches) and not hidden:
+        if not self._seg_bytes[-1]:
             return None  # the active segment is empty
         self._roll_empty()
         return self.log_end_offset
@@ -76,6 +75,7 @@ class MemoryLog:
         self._seg_first_ms.append(EMPTY_SEGMENT)
         self._seg_bytes.append(0)
         self._seg_max_ts.append(-1)
+        self._seg_max_at.append(-1)
 
     def append(self, buf, spans, now_ms: int, epoch: int = b.LEADER_EPOCH,
                as_given: bool = False) -> tuple[int, int]:
@@ -103,9 +103,9 @@ class MemoryLog:
             max_ts = header.max_timestamp
             if max_ts > self._max_ts_seen:
                 self._max_ts_seen = max_ts
-                self._max_ts_offset = last
             if max_ts > self._seg_max_ts[-1]:
                 self._seg_max_ts[-1] = max_ts
+                self._seg_max_at[-1] = last
             max_ts_column.append(self._max_ts_seen)
             self._append_times.append(now_ms)
             added += end - start
@@ -121,23 +121,23 @@ class MemoryLog:
         keep = bisect_left(self._lasts, offset)
         if keep >= len(self._batches):
             return self.log_end_offset
-        self.size_bytes -= sum(map(len, self._batches[keep:]))
+        removed = sum(map(len, self._batches[keep:]))
+        self.size_bytes -= removed
         new_end = min(offset, self._bases[keep])
         del (self._batches[keep:], self._bases[keep:], self._lasts[keep:], self._max_ts[keep:],
              self._append_times[keep:])
         while len(self._seg_starts) > 1 and self._seg_starts[-1] >= keep:
-            for column in (self._seg_starts, self._seg_first_ms, self._seg_bytes, self._seg_max_ts):
+            removed -= self._seg_bytes.pop()
+            for column in (self._seg_starts, self._seg_first_ms, self._seg_max_ts, self._seg_max_at):
                 column.pop()
-        tail = self._batches[self._seg_starts[-1]:]
-        self._seg_bytes[-1] = sum(map(len, tail))
-        self._seg_max_ts[-1] = max((b.read_header(x).max_timestamp for x in tail), default=-1)
-        if not tail:
+        self._seg_bytes[-1] -= removed
+        self._segment_max_from_batches(len(self._seg_starts) - 1)
+        if self._seg_starts[-1] >= len(self._batches):
             self._seg_first_ms[-1] = EMPTY_SEGMENT
         self.log_end_offset = new_end
         if new_end < self.log_start_offset:
             self.log_start_offset = self.log_end_offset
         self._max_ts_seen = self._max_ts[-1] if self._max_ts else -1
-        self._max_ts_offset = self._lasts[bisect_left(self._max_ts, self._max_ts_seen)] if self._lasts else -1
         self.cleaner_checkpoint = min(self.cleaner_checkpoint, self.log_end_offset)
         return self.log_end_offset
 
@@ -148,8 +148,10 @@ class MemoryLog:
         self.log_start_offset = self.log_end_offset = self.cleaner_checkpoint = offset
 
     def delete_records_before(self, offset: int) -> int:
-        """Advance the log start offset to ``offset`` (DeleteRecords); drop whole
-        batches that end before it. Returns the new log start offset."""
+        """Advance the log start offset to ``offset`` (DeleteRecords); drop from memory the
+        batches that end before it. Their segments stay, with their sizes and largest
+        timestamps, until the next retention check deletes them, as Kafka's files do.
+        Returns the new log start offset."""
         offset = min(max(offset, self.log_start_offset), self.log_end_offset)
         self.log_start_offset = offset
         drop = 0
@@ -159,28 +161,41 @@ class MemoryLog:
             self._drop_head(drop)
         return self.log_start_offset
 
-    def _drop_head(self, n: int) -> None:
-        """Drop the first ``n`` batches from memory. A segment they wholly make up goes with
-        its bytes (never the active one); the bytes of one they begin stay in the log's size,
-        as Kafka's segment file keeps what is below the log start until the segment goes."""
-        starts = [*self._seg_starts, len(self._batches)]
-        whole = 0
-        while whole < len(self._seg_starts) - 1 and starts[whole + 1] <= n:
-            whole += 1
-        dropped = sum(map(len, self._batches[:n]))
-        gone = sum(self._seg_bytes[:whole])
-        if whole:
-            self.size_bytes -= gone + self._head_hidden
-            self._head_hidden = 0
-        self._head_hidden += dropped - gone
-        self._seg_bytes[whole] -= dropped - gone
+    def _drop_head(self, n: int, segments: int = 0) -> None:
+        """Drop the first ``n`` batches from memory, and the first ``segments`` segments
+        with their bytes (retention: never the active one). A segment whose batches all went
+        stays, empty in memory, holding its size and largest timestamp."""
+        self.size_bytes -= sum(self._seg_bytes[:segments])
+        if n:
+            self._locate_dropped_maxima(segments, self._lasts[n - 1])
         del (self._batches[:n], self._bases[:n], self._lasts[:n], self._max_ts[:n],
              self._append_times[:n])
-        for column in (self._seg_starts, self._seg_first_ms, self._seg_bytes, self._seg_max_ts):
-            del column[:whole]
+        for column in (self._seg_starts, self._seg_first_ms, self._seg_bytes, self._seg_max_ts, self._seg_max_at):
+            del column[:segments]
         for k in range(len(self._seg_starts)):
             self._seg_starts[k] = max(self._seg_starts[k] - n, 0)
         self._recompute_running_max(0, len(self._batches))
+
+    def _locate_dropped_maxima(self, first: int, last_dropped: int) -> None:
+        """Before batches up to ``last_dropped`` leave memory: a segment from ``first`` on whose
+        largest timestamp is in one of them keeps the offset of the record that carries it
+        (Kafka still answers MAX_TIMESTAMP with it while the segment's file is there)."""
+        for k in range(first, len(self._seg_starts)):
+            at, ts = self._seg_max_at[k], self._seg_max_ts[k]
+            if ts < 0 or at > last_dropped or at < 0:
+                continue
+            i = self._index_of(at)
+            if i < len(self._batches) and self._lasts[i] == at:
+                self._seg_max_at[k] = first_stamped(self._batches[i], ts, at)
+
+    def _segment_max_from_batches(self, k: int) -> None:
+        """Segment ``k``'s largest timestamp and where it is, read again from its batches."""
+        starts = [*self._seg_starts, len(self._batches)]
+        self._seg_max_ts[k] = self._seg_max_at[k] = -1
+        for i in range(starts[k], starts[k + 1]):
+            ts = b.read_header(self._batches[i]).max_timestamp
+            if ts > self._seg_max_ts[k]:
+                self._seg_max_ts[k], self._seg_max_at[k] = ts, self._lasts[i]
 
     def _recompute_running_max(self, lo: int, hi: int) -> None:
         """Running maxima of batches lo..hi-1; later entries may overstate theirs, which
@@ -198,7 +213,7 @@ class MemoryLog:
         last = len(self._seg_starts) - 1
         n = segments_past_retention([RetainedSegment(
             self._bases[starts[k + 1]] if starts[k + 1] < len(self._batches) else self.log_end_offset,
-            self._seg_bytes[k] + (self._head_hidden if k == 0 else 0), self._seg_max_ts[k],
+            self._seg_bytes[k], self._seg_max_ts[k],
             self._append_times[starts[k + 1] - 1] if starts[k + 1] > starts[k] else -1)
             for k in range(last + 1)], now_ms, retention_ms, retention_bytes, floor, self.log_start_offset)
         if not n:
@@ -207,7 +222,7 @@ class MemoryLog:
             self._roll_empty()
         dropped = starts[n] if n <= last else len(self._batches)
         new_start = self._bases[dropped] if dropped < len(self._batches) else self.log_end_offset
-        self._drop_head(dropped)
+        self._drop_head(dropped, n)
         self.log_start_offset = max(self.log_start_offset, new_start)
         return n
 
@@ -261,22 +276,38 @@ class MemoryLog:
         return ReadResult(out, total, records_, self._lasts[i - 1])
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
-        """(offset, timestamp) of the first record with timestamp >= ``timestamp``, a
-        transaction marker's too (Kafka's FileRecords.searchForTimestamp reads every batch)."""
-        i = bisect_right(self._max_ts, timestamp - 1)
+        """(offset, timestamp) of the first record at or after the log start with timestamp
+        >= ``timestamp``, a transaction marker's too (Kafka's FileRecords.searchForTimestamp
+        reads every batch), searched for in the first segment whose largest timestamp reaches
+        ``timestamp`` only, as Kafka's UnifiedLog does: when that segment holds nothing at or
+        after the log start (DeleteRecords, before retention deletes it), there is none."""
+        starts = [*self._seg_starts, len(self._batches)]
+        k = next((k for k in range(len(starts) - 1) if self._largest_timestamp(k, starts) >= timestamp), None)
+        if k is None:
+            return None
         # the running maximum first reaches ``timestamp`` in batch i, so the record is in batch i
-        for j in range(i, len(self._batches)):
+        for j in range(max(bisect_right(self._max_ts, timestamp - 1), starts[k]), starts[k + 1]):
             for batch in records.decode_all(self._batches[j], verify_crc=False):
                 for rec in batch.records:
                     if rec.timestamp >= timestamp and rec.offset >= self.log_start_offset:
                         return rec.offset, rec.timestamp
         return None
 
+    def _largest_timestamp(self, k: int, starts: list[int]) -> int:
+        """Kafka's LogSegment.largestTimestamp: its records' largest, else when it was last
+        written (its file's modification time)."""
+        if self._seg_max_ts[k] >= 0 or starts[k + 1] <= starts[k]:
+            return self._seg_max_ts[k]
+        return self._append_times[starts[k + 1] - 1]
+
     def max_timestamp(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the record with the largest timestamp (KIP-734)."""
-        if self._max_ts_offset < self.log_start_offset:
+        """(offset, timestamp) of the largest timestamp (KIP-734) of the first segment that has
+        it, as Kafka's UnifiedLog: below the log start too while its segment is kept. The offset
+        is its batch's last while the batch is in memory (the partition reads it)."""
+        k = max(range(len(self._seg_max_ts)), key=self._seg_max_ts.__getitem__)
+        if self._seg_max_ts[k] < 0:
             return None
-        return self._max_ts_offset, self._max_ts_seen
+        return self._seg_max_at[k], self._seg_max_ts[k]
 
     def batches_from(self, offset: int):
         """(base offset, batch) from the batch holding ``offset`` on, oldest first."""
@@ -342,8 +373,12 @@ class MemoryLog:
             start = bases[-1] + 1
 
     def _segment_of(self, base_offset: int) -> int:
-        for k, start in enumerate(self._seg_starts):
-            if start < len(self._bases) and self._bases[start] == base_offset:
+        """The segment whose first batch in memory starts at ``base_offset`` (segments
+        emptied below the log start begin where the next does: the last of them)."""
+        i = bisect_left(self._bases, base_offset)
+        if i < len(self._bases) and self._bases[i] == base_offset:
+            k = bisect_right(self._seg_starts, i) - 1
+            if self._seg_starts[k] == i:
                 return k
         raise KeyError(f"no segment starts at {base_offset}")
 
@@ -353,16 +388,14 @@ class MemoryLog:
     def replace_segment(self, base_offset: int, batches: list[bytes]) -> None:
         """The cleaner's output for one (inactive) segment: same offsets, fewer records."""
         k = self._segment_of(base_offset)
-        lo = self._seg_starts[k]
-        hi = self._seg_starts[k + 1] if k + 1 < len(self._seg_starts) else len(self._batches)
-        if hi == len(self._batches):
+        if k == len(self._seg_starts) - 1:
             raise ValueError("the active segment is never replaced")
+        lo, hi = self._seg_starts[k], self._seg_starts[k + 1]
         headers = [b.read_header(d) for d in batches]
         removed = hi - lo - len(batches)
         new_bytes = sum(len(d) for d in batches)
         self.size_bytes += new_bytes - self._seg_bytes[k]
         self._seg_bytes[k] = new_bytes
-        self._seg_max_ts[k] = max((h.max_timestamp for h in headers), default=-1)
         times = self._append_times[lo:hi]
         self._batches[lo:hi] = batches
         self._bases[lo:hi] = array("q", [h.base_offset for h in headers])
@@ -372,8 +405,11 @@ class MemoryLog:
         for j in range(k + 1, len(self._seg_starts)):
             self._seg_starts[j] -= removed
         if not batches:  # everything in it was cleaned away: the segment goes
-            del self._seg_starts[k], self._seg_first_ms[k], self._seg_bytes[k], self._seg_max_ts[k]
+            del (self._seg_starts[k], self._seg_first_ms[k], self._seg_bytes[k], self._seg_max_ts[k],
+                 self._seg_max_at[k])
             self._seg_starts[0] = 0
+        else:
+            self._segment_max_from_batches(k)
         self._recompute_running_max(lo, lo + len(batches))
 
     # --- nothing to keep beside the batches, nothing to flush ------------------------------
@@ -422,3 +458,4 @@ class _MemoryCleaned:
 
     def abort(self) -> None:
         self.batches = []
+

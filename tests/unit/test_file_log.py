@@ -138,12 +138,14 @@ def test_size_retention_and_the_hold_of_a_share_group(tmp_path):
     assert log.log_start_offset == 6
 
 
-def test_delete_records_moves_the_start_and_drops_segments_below_it(tmp_path):
+def test_delete_records_moves_the_start_and_retention_drops_the_segments_below_it(tmp_path):
     size = len(batch(1, size=100))
     log = new_log(tmp_path, segment_bytes=size * 2)
     for _ in range(6):
         append(log, batch(1, size=100))
     assert log.delete_records_before(3) == 3
+    assert [s.base_offset for s in log.segments] == [0, 2, 4]  # until the next retention check, as Kafka's
+    assert log.apply_retention(0, -1, -1) == 1
     assert [s.base_offset for s in log.segments] == [2, 4]
     assert offsets(log, 3)[0] == 3
     assert log.batch_at_offset(1) is None

@@ -83,15 +83,20 @@ def test_a_segment_keeps_its_size_after_delete_records_until_it_goes():
     assert log.size_bytes == size + len(_batch(2000))
 
 
-def test_a_whole_segment_below_the_log_start_goes_with_its_bytes():
+def test_a_whole_segment_below_the_log_start_goes_with_its_bytes_at_the_next_retention_check():
+    """Kafka's DeleteRecords moves the log start only; the segments below it are deleted by
+    the next retention check (deleteLogStartOffsetBreachedSegments)."""
     one = len(_batch(0))
     log = MemoryLog(LogConfig(segment_bytes=one * 2))
     for i in range(5):
         _append(log, _batch(1000 + i), 0)
     assert [s.base_offset for s in log.segments_info()] == [0, 2, 4]
     log.delete_records_before(3)
+    assert log.size_bytes == one * 5  # every segment is still there
+    assert log.apply_retention(0, -1, -1) == 1
     assert log.size_bytes == one * 3  # segment 0-1 is gone; 2-3 keeps 2's bytes below the start
     log.delete_records_before(5)
+    assert log.apply_retention(0, -1, -1) == 1
     assert log.size_bytes == one  # the active segment keeps 4's
 
 

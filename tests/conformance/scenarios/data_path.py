@@ -158,6 +158,39 @@ def _(run):
         k.list_offsets(run, t, ts, label=label)
 
 
+@scenario("list-offsets/by-a-time-only-deleted-records-have")
+def _(run):
+    t = k.create_topic(run)
+    k.produce(run, t, k.batch(recs=[(b"a", b"1", k.TS + 1)]))
+    run.call(k.DELETE_RECORDS, k.top(k.DELETE_RECORDS), {
+        "topics": [{"name": t, "partitions": [{"partition_index": 0, "offset": 1}]}], "timeout_ms": 30000})
+    later = k.TS + 8 * 86_400_000  # past segment.ms (7 days) after the first record: the log rolls
+    k.produce(run, t, k.batch(recs=[(b"b", b"2", later)]))
+    for label, ts in (("the deleted record's time", k.TS + 1), ("between", k.TS + 20),
+                      ("the kept record's time", later)):
+        k.list_offsets(run, t, ts, label=label)
+    run.call(k.DESCRIBE_LOG_DIRS, k.top(k.DESCRIBE_LOG_DIRS), {"topics": [{"topic": t, "partitions": [0]}]},
+             label="its size counts the segment below the log start")
+    run.call(k.DELETE_RECORDS, k.top(k.DELETE_RECORDS), {
+        "topics": [{"name": t, "partitions": [{"partition_index": 0, "offset": 2}]}], "timeout_ms": 30000})
+    k.list_offsets(run, t, k.TS + 1, label="every record deleted")
+    run.call(k.DESCRIBE_LOG_DIRS, k.top(k.DESCRIBE_LOG_DIRS), {"topics": [{"topic": t, "partitions": [0]}]},
+             label="both segments counted")
+
+
+@scenario("list-offsets/max-timestamp-below-the-log-start")
+def _(run):
+    t = k.create_topic(run)
+    later = k.TS + 8 * 86_400_000
+    for ts in (k.TS, later, k.TS + 1):  # the second rolls the log; the third joins it
+        k.produce(run, t, k.batch(recs=[(b"a", b"1", ts)]))
+    run.call(k.DELETE_RECORDS, k.top(k.DELETE_RECORDS), {
+        "topics": [{"name": t, "partitions": [{"partition_index": 0, "offset": 2}]}], "timeout_ms": 30000})
+    for label, ts in (("max timestamp", -3), ("the first record's time", k.TS), ("after the kept record's", k.TS + 2),
+                      ("the deleted later one's", later)):
+        k.list_offsets(run, t, ts, label=label)
+
+
 @scenario("list-offsets/max-timestamp-out-of-order")
 def _(run):
     t = k.create_topic(run)

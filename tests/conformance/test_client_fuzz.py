@@ -33,11 +33,13 @@ def test_generated_client_calls_return_what_they_return_against_kafka(kafka_refe
     for f in outcome.findings:
         if f.flaky:
             print(f"flaky (timing): {f.title}")
+            print("\n".join(json.dumps(step) for step in f.steps))
     assert not outcome.errors, outcome.errors[0]
     assert not found, "\n\n".join(
         f"{f.title}\nthe sequence (make clients-fuzz shrinks such a one):\n" +
         "\n".join(json.dumps(step) for step in f.steps) for f in found)
-    assert run.stats.sequences >= SEQUENCES and run.stats.compared > SEQUENCES * 4
+    # (a round ends at its first difference: after a flaky one, fewer sequences ran)
+    assert outcome.findings or (run.stats.sequences >= SEQUENCES and run.stats.compared > SEQUENCES * 4)
 
 
 def test_listed_differences_are_masked_where_a_client_shows_them():

@@ -138,12 +138,28 @@ def produce(settings: dict, args: dict):
                              timestamp=r.get("timestamp", 0), headers=r.get("headers"),
                              on_delivery=lambda err, msg, i=i: reports.append(
                                  [i, plain(err) if err is not None else [msg.partition(), msg.offset()]]))
-        if args.get("transaction"):
-            (producer.commit_transaction if args["transaction"] == "commit" else producer.abort_transaction)(TIMEOUT_S)
+        if args.get("offsets"):  # a consume-transform-produce's: the group's offsets in the transaction
+            producer.send_offsets_to_transaction(_tps(args["offsets"]["partitions"]),
+                                                 _group_metadata(settings, args["offsets"]["group"]), TIMEOUT_S)
+        if args.get("transaction") == "commit":
+            producer.commit_transaction(TIMEOUT_S)
+        elif args.get("transaction"):
+            # (flushed first: an abort purges what is not sent yet, and what is is timing)
+            producer.flush(TIMEOUT_S)
+            producer.abort_transaction(TIMEOUT_S)
         left = producer.flush(TIMEOUT_S)
     except KafkaException as exc:
         return {"reports": sorted(reports), "raised": failure(exc)}
     return {"reports": sorted(reports), "unflushed": left}
+
+
+def _group_metadata(settings: dict, group: str):
+    """A group's metadata as a consumer of it that has not joined gives it (generation -1)."""
+    consumer = Consumer({**settings, **QUIET, "group.id": group})
+    try:
+        return consumer.consumer_group_metadata()
+    finally:
+        consumer.close()
 
 
 def consume(settings: dict, args: dict):

@@ -38,6 +38,10 @@ def admin(settings: dict, op: str, args: dict):
         found = plain(_call(client, op, args))
     finally:
         client.close()
+    if op == "describe_log_dirs":  # (a broker's topics and partitions in its hash maps' order)
+        return [{**b, "log_dirs": [{**d, "topics": sorted(({**t, "partitions": sorted(
+            t["partitions"], key=lambda p: p["partition_index"])} for t in d["topics"]), key=lambda t: t["name"])}
+            for d in b["log_dirs"]]} for b in found] if isinstance(found, list) else found
     return sorted_topics(found) if op in UNORDERED else found
 
 
@@ -95,14 +99,16 @@ def _call(client: KafkaAdminClient, op: str, args: dict):
         return client.delete_groups(args["groups"])
     if op == "describe_acls":
         return client.describe_acls(_acl_filter(args["filter"]))
-    if op == "describe_log_dirs":
-        return client.describe_log_dirs([TopicPartition(t, p) for t, p, _ in args["partitions"]])
+    if op == "describe_log_dirs":  # (by topic: every partition of each)
+        return client.describe_log_dirs({t: [p for t2, p, _ in args["partitions"] if t2 == t]
+                                         for t in dict.fromkeys(t for t, _, _ in args["partitions"])})
     if op == "describe_producers":
         return client.describe_producers([TopicPartition(t, p) for t, p, _ in args["partitions"]])
     if op == "describe_transactions":
         return client.describe_transactions(args["ids"])
-    if op == "list_transactions":
-        return [t for t in client.list_transactions() if args["own"] in repr(t)]
+    if op == "list_transactions":  # (each broker's listing: the sequence's own)
+        return sorted((t for listings in client.list_transactions().values() for t in listings
+                       if args["own"] in repr(t)), key=repr)
     if op == "describe_features":
         return client.describe_features()
     if op == "describe_cluster":

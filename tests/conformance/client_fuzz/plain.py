@@ -8,11 +8,17 @@ import enum
 import inspect
 import json
 import re
+import time
 import uuid
 
 # attributes whose values each broker gives its own way (ids, addresses, clocks)
 OWN = frozenset({"topic_id", "cluster_id", "host", "port", "producer_id", "member_id", "client_host",
                  "uuid", "finalized_epoch", "throttle_time_ms", "producer_epoch", "transaction_start_time_ms"})
+# each broker's deployment, whatever its value: a log directory's path and its disk's bytes (an
+# in-memory kipper has no disk: -1)
+DEPLOYMENT = frozenset({"log_dir", "total_bytes", "usable_bytes"})
+CLOCKED = frozenset({"timestamp"})  # a record's time, the sequence's own or, when near now, the clock's
+DAY_MS = 86_400_000
 ADDRESS = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 NODE_NAME = re.compile(r"(?<=/)(\d+|bootstrap)(?=:|\b)")
 UUIDISH = re.compile(r"\b[A-Za-z0-9_-]{22}\b(?=[^A-Za-z0-9_-]|$)")
@@ -46,7 +52,7 @@ def plain(value, depth: int = 0):
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple: by its names
         value = dict(zip(value._fields, value))
     if isinstance(value, dict):
-        return dict(sorted((key(k), _own(k, v) if k in OWN else plain(v, depth + 1)) for k, v in value.items()))
+        return dict(sorted((key(k), _field(k, v, depth)) for k, v in value.items()))
     if isinstance(value, (list, tuple, set, frozenset)):
         items = [plain(v, depth + 1) for v in value]
         if isinstance(value, (set, frozenset)):
@@ -57,22 +63,26 @@ def plain(value, depth: int = 0):
         return kafka_error
     fields = {}
     for name in _attributes(value):
-        if name in OWN:
-            fields[name] = _own(name, getattr(value, name, None))
-            continue
         try:
             attr = getattr(value, name)
         except Exception as exc:  # noqa: BLE001 - a property that raises is what it raised
             attr = exc
         if callable(attr) and not isinstance(attr, (enum.Enum, type)):
             continue
-        fields[name] = plain(attr, depth + 1)
+        fields[name] = _field(name, attr, depth)
     return {"type": type(value).__name__, **fields} if fields else type(value).__name__
 
 
-def _own(name: str, value):
-    """A value each broker gives its own way: whether there is one."""
-    return "<own>" if value not in (None, -1, "", 0) else value
+def _field(name, value, depth: int):
+    """An attribute or key's value: masked when it is each broker's own (whether there is one),
+    its deployment's, or the clock's; else plain."""
+    if name in OWN:
+        return "<own>" if value not in (None, -1, "", 0) else value
+    if name in DEPLOYMENT:
+        return "<deployment>"
+    if name in CLOCKED and isinstance(value, int) and abs(value - time.time() * 1000) < DAY_MS:
+        return "<clock>"
+    return plain(value, depth + 1)
 
 
 def _attributes(value) -> list[str]:

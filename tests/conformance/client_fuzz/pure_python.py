@@ -110,11 +110,24 @@ def kafka_python_consume(settings: dict, args: dict):
             records.append(_row(msg))
             if len(records) >= args["count"]:
                 break
+        out.update(_lookups(consumer, args, TopicPartition))
     except Exception as exc:  # noqa: BLE001
         out["raised"] = failure(exc)
     finally:
         consumer.close()
     out["records"] = sorted(records, key=lambda r: r[:3])
+    return out
+
+
+def _lookups(consumer, args: dict, partition) -> dict:
+    """What the consumer is asked after reading, as confluent.py's ``consume`` asks it: the
+    first and next offsets of ``watermarks``' partitions, and the offsets of ``times``."""
+    out = {}
+    if args.get("watermarks"):
+        parts = [partition(t, p) for t, p, _ in args["watermarks"]]
+        out["watermarks"] = [[consumer.beginning_offsets(parts)[tp], consumer.end_offsets(parts)[tp]] for tp in parts]
+    if args.get("times"):
+        out["times"] = plain(consumer.offsets_for_times({partition(t, p): ts for t, p, ts in args["times"]}))
     return out
 
 
@@ -125,6 +138,18 @@ def _seek(consumer, tp, offset) -> None:
         consumer.seek_to_end(tp)
     elif offset is not None:
         consumer.seek(tp, offset)
+
+
+async def _aio_lookups(consumer, args: dict, partition) -> dict:
+    """``_lookups``, of aiokafka's consumer, whose calls are coroutines."""
+    out = {}
+    if args.get("watermarks"):
+        parts = [partition(t, p) for t, p, _ in args["watermarks"]]
+        first, end = await consumer.beginning_offsets(parts), await consumer.end_offsets(parts)
+        out["watermarks"] = [[first[tp], end[tp]] for tp in parts]
+    if args.get("times"):
+        out["times"] = plain(await consumer.offsets_for_times({partition(t, p): ts for t, p, ts in args["times"]}))
+    return out
 
 
 def aiokafka_consume(settings: dict, args: dict):
@@ -155,6 +180,7 @@ async def _aio_consume(settings: dict, args: dict):
             if not batch:
                 break
             records += [_row(m) for ms in batch.values() for m in ms]
+        out.update(await _aio_lookups(consumer, args, AioPartition))
     except Exception as exc:  # noqa: BLE001
         out["raised"] = failure(exc)
     finally:

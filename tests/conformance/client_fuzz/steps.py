@@ -182,20 +182,24 @@ def _known_partition(record: dict) -> dict:
 
 
 def data() -> st.SearchStrategy:
-    produce = st.builds(lambda records, config, txn, who: step("confluent-producer", "produce", {
+    produce = st.builds(lambda records, config, txn, offsets, who: step("confluent-producer", "produce", {
         "records": [_known_partition(r) for r in records] if txn else records,
         "config": {**config, **({"transactional.id": X0} if txn else {})},
-        **({"transaction": txn} if txn else {})}, who=who),
+        **({"transaction": txn} if txn else {}), **({"offsets": offsets} if txn and offsets else {})}, who=who),
         st.lists(RECORD, min_size=1, max_size=5), PRODUCER_CONFIG, st.sampled_from([None, None, "commit", "abort"]),
-        WHO)
+        st.one_of(st.none(), st.fixed_dictionaries({"group": GROUPS, "partitions": st.lists(st.tuples(
+            st.sampled_from([T0, T1]), st.sampled_from([0, 1]), st.sampled_from([0, 3, 99])), min_size=1, max_size=2,
+            unique_by=lambda e: e[:2])})), WHO)
     pure_produce = st.builds(lambda client, records, config, who: step(client, "produce", {
         "records": records, "config": config}, who=who),
         st.sampled_from(["kafka-python-producer", "aiokafka-producer"]), st.lists(RECORD, min_size=1, max_size=5),
         PRODUCER_CONFIG, WHO)
-    pure_consume = st.builds(lambda client, parts, count, iso, who: step(client, "consume", {
-        "partitions": parts, "count": count, "config": {"isolation.level": iso}}, who=who),
+    lookups = st.fixed_dictionaries({}, optional={"watermarks": OWN_OFFSETS, "times": OWN_OFFSETS.map(
+        lambda ps: [[t, p, BASE_TS + 1] for t, p, _ in ps])})
+    pure_consume = st.builds(lambda client, parts, count, iso, extra, who: step(client, "consume", {
+        "partitions": parts, "count": count, "config": {"isolation.level": iso}, **extra}, who=who),
         st.sampled_from(["kafka-python-consumer", "aiokafka-consumer"]), OFFSETS, st.sampled_from([1, 3, 20]),
-        st.sampled_from(["read_committed", "read_uncommitted"]), WHO)
+        st.sampled_from(["read_committed", "read_uncommitted"]), lookups, WHO)
     consume = st.builds(lambda parts, count, iso, extra, who: step("confluent-consumer", "consume", {
         "partitions": parts, "count": count, "config": {"isolation.level": iso}, **extra}, who=who),
         OFFSETS, st.sampled_from([1, 3, 20]), st.sampled_from(["read_committed", "read_uncommitted"]),
@@ -217,6 +221,8 @@ def data() -> st.SearchStrategy:
         _admin("describe_producers", st.fixed_dictionaries({"partitions": OFFSETS}), True, ("kafka-python-admin",)),
         _admin("describe_transactions", st.fixed_dictionaries({"ids": st.lists(st.sampled_from(
             [X0, "<T>-x-none"]), min_size=1, max_size=2, unique=True)}), True, ("kafka-python-admin",)),
+        _admin("list_transactions", st.just({"own": X0}), True, ("kafka-python-admin",)),
+        _admin("describe_log_dirs", st.fixed_dictionaries({"partitions": OFFSETS}), True, ("kafka-python-admin",)),
     )
 
 

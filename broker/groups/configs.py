@@ -9,7 +9,8 @@ validates the whole resulting set, unset keys at their defaults, and so does
 consumer.heartbeat.interval.ms (KIP-848 groups, broker/groups/consumer/), the
 share.* keys (broker/share/group_settings.py) and the streams.* keys
 (broker/groups/streams/settings.py). The consumer and share assignment-interval
-keys, the streams assignor's and the dead-letter ones are accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
+keys, the streams assignor's (``sticky``, the one registered) and the dead-letter ones are
+accepted and inert. Set with IncrementalAlterConfigs or AlterConfigs, read
 with DescribeConfigs and by the engines through ``get``.
 """
 
@@ -47,6 +48,8 @@ def _g(name, type_, default, check, effect, doc, broker_key=None) -> GroupConfig
     return GroupConfigDef(name, type_, default, check, effect, doc, broker_key)
 
 
+# in the order of Kafka's GroupConfig definitions, which its ConfigDef checks values in (probed:
+# every value invalid at once, Kafka names the first of them)
 GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
     _g("consumer.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
        "Session timeout of this consumer group's members (KIP-848).",
@@ -56,9 +59,11 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
        "group.consumer.heartbeat.interval.ms"),
     _g("consumer.assignment.interval.ms", "int", "1000", at_least(0), INERT,
        "Minimum time between two target assignments (kipper assigns at once)."),
-    _g("share.auto.offset.reset", "string", "latest", share_reset_problem, APPLIED,
-       "Where this share group's new share-partitions start (KIP-932).",
-       "group.share.auto.offset.reset"),
+    _g("share.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
+       "Session timeout of this share group's members.", "group.share.session.timeout.ms"),
+    _g("share.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,
+       "Heartbeat interval given to this share group's members.",
+       "group.share.heartbeat.interval.ms"),
     _g("share.record.lock.duration.ms", "int", "30000", at_least(1000), APPLIED,
        "Acquisition lock of the records this share group's members acquire.",
        "group.share.record.lock.duration.ms"),
@@ -68,11 +73,9 @@ GROUP_CONFIGS: dict[str, GroupConfigDef] = {d.name: d for d in (
     _g("share.partition.max.record.locks", "int", "2000", at_least(100), APPLIED,
        "In-flight records of each of this share group's share-partitions (KIP-1240).",
        "group.share.partition.max.record.locks"),
-    _g("share.session.timeout.ms", "int", "45000", at_least(1), APPLIED,
-       "Session timeout of this share group's members.", "group.share.session.timeout.ms"),
-    _g("share.heartbeat.interval.ms", "int", "5000", at_least(1), APPLIED,
-       "Heartbeat interval given to this share group's members.",
-       "group.share.heartbeat.interval.ms"),
+    _g("share.auto.offset.reset", "string", "latest", share_reset_problem, APPLIED,
+       "Where this share group's new share-partitions start (KIP-932).",
+       "group.share.auto.offset.reset"),
     _g("share.isolation.level", "string", "read_uncommitted",
        one_of("read_committed", "read_uncommitted"), APPLIED,
        "read_committed: the share group stops at the last stable offset and never delivers "
@@ -127,6 +130,15 @@ def _at_most(key: str, hi_key: str):
     return rule
 
 
+def _registered_assignor(values: dict, broker) -> str | None:
+    names = [n.strip() for n in KAFKA_BROKER_CONFIGS["group.streams.assignors"].default.split(",")]
+    name = values["streams.assignor.name"]
+    if name not in names:
+        return (f"streams.assignor.name '{name}' is not a registered task assignor. "
+                f"Registered assignors are: [{', '.join(names)}].")
+    return None
+
+
 def _above(key: str, other: str):
     return lambda values, broker: (f"{key} must be greater than {other}"
                                    if values[key] <= values[other] else None)
@@ -153,6 +165,7 @@ RULES: list[Callable[[dict, object], str | None]] = [
     _within("streams.session.timeout.ms", "group.streams.min.session.timeout.ms",
             "group.streams.max.session.timeout.ms"),
     _at_most("streams.num.standby.replicas", "group.streams.max.standby.replicas"),
+    _registered_assignor,
     _above("consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"),
     _above("share.session.timeout.ms", "share.heartbeat.interval.ms"),
     _above("streams.session.timeout.ms", "streams.heartbeat.interval.ms"),
@@ -216,8 +229,8 @@ class GroupConfigs:
         unknown = [k for k in java_hash_order(configs, concurrent=True) if k not in GROUP_CONFIGS]
         if unknown:
             return f"Unknown group config name: {unknown[0]}"
-        for key, value in configs.items():
-            problem = self.check(key, value)
+        for key in GROUP_CONFIGS:  # (Kafka's ConfigDef.parse: in its definitions' order)
+            problem = self.check(key, configs[key]) if key in configs else None
             if problem:
                 return problem
         values = {k: d.parse(configs.get(k, self.default(k))) for k, d in GROUP_CONFIGS.items()}

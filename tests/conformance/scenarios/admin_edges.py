@@ -340,3 +340,34 @@ def _(run):
 @scenario("admin-edges/elect-leaders-needs-no-election")
 def _(run):
     elect_leaders_at(run, ELECT_LEADERS.max_version)
+
+
+# every group config invalid at once, then one fewer each time: Kafka names the first in its
+# GroupConfig's definition order (its ConfigDef parses in that order), then its cross-key
+# checks in theirs (the client generator's fifth run: two invalid, kipper named the other)
+_INVALID_GROUP_VALUES = {
+    "consumer.session.timeout.ms": "-1", "consumer.heartbeat.interval.ms": "-1",
+    "consumer.assignment.interval.ms": "-1", "share.session.timeout.ms": "-1", "share.heartbeat.interval.ms": "-1",
+    "share.record.lock.duration.ms": "-1", "share.delivery.count.limit": "-1",
+    "share.partition.max.record.locks": "-1", "share.auto.offset.reset": "bogus", "share.isolation.level": "bogus",
+    "share.renew.acknowledge.enable": "maybe", "share.assignment.interval.ms": "-1",
+    "streams.session.timeout.ms": "-1", "streams.heartbeat.interval.ms": "-1", "streams.num.standby.replicas": "-1",
+    "streams.initial.rebalance.delay.ms": "-1", "streams.assignment.interval.ms": "-1",
+    "errors.deadletterqueue.copy.record.enable": "maybe", "streams.assignor.name": "bogus"}
+_OUT_OF_BOUNDS_GROUP_VALUES = {
+    "consumer.heartbeat.interval.ms": "1", "consumer.session.timeout.ms": "1", "share.heartbeat.interval.ms": "1",
+    "share.session.timeout.ms": "1", "share.delivery.count.limit": "100", "share.partition.max.record.locks": "1000000",
+    "streams.heartbeat.interval.ms": "1", "streams.session.timeout.ms": "1", "streams.num.standby.replicas": "100",
+    "streams.assignor.name": "bogus"}
+
+
+@scenario("admin-edges/group-configs-checked-in-kafkas-order")
+def _(run):
+    g = run.name("g")
+    for table in (_INVALID_GROUP_VALUES, _OUT_OF_BOUNDS_GROUP_VALUES):
+        names = list(table)
+        for i in range(len(names)):  # (each request names them in the reverse of Kafka's order)
+            run.call(k.INCREMENTAL_ALTER_CONFIGS, k.top(k.INCREMENTAL_ALTER_CONFIGS), {
+                "resources": [{"resource_type": 32, "resource_name": g, "configs": [
+                    {"name": n, "config_operation": 0, "value": table[n]} for n in reversed(names[i:])]}],
+                "validate_only": False}, label=f"from {names[i]}", messages=True)

@@ -275,18 +275,18 @@ def describable() -> list[str]:
     return sorted(n for n, d in TOPIC_CONFIGS.items() if not d.internal)
 
 
-# LogConfig's ConfigDef in Kafka's definition order: ConfigDef.parse checks values in this order
-# (the configs Kafka 4.4 defines after these, and kipper's own, come last)
+# LogConfig's ConfigDef in Kafka 4.4's definition order: ConfigDef.parse checks values in this
+# order (probed: every value invalid at once, Kafka names the first; kipper's own come last)
 DEFINITION_ORDER = {name: i for i, name in enumerate((
     "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
-    "retention.bytes", "retention.ms", "max.message.bytes", "index.interval.bytes", "delete.retention.ms",
+    "retention.bytes", "retention.ms", "max.message.bytes", "max.decompressed.message.bytes", "index.interval.bytes", "delete.retention.ms",
     "min.compaction.lag.ms", "max.compaction.lag.ms", "file.delete.delay.ms", "min.cleanable.dirty.ratio",
     "cleanup.policy", "unclean.leader.election.enable", "min.insync.replicas", "compression.type",
     "compression.gzip.level", "compression.lz4.level", "compression.zstd.level", "preallocate",
     "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
     "leader.replication.throttled.replicas", "follower.replication.throttled.replicas", "remote.storage.enable",
     "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable", "remote.copy.lag.ms",
-    "remote.copy.lag.bytes", "remote.log.delete.on.disable"))}
+    "remote.copy.lag.bytes", "remote.log.delete.on.disable", "errors.deadletterqueue.group.enable"))}
 
 
 def validate_topic_configs(configs: dict[str, str | None]) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 from kipper.protocol.messages import APIS
+from kipper.broker.log.topic_configs import TOPIC_CONFIGS
 from tests.conformance.scenarios import kit as k
 from tests.conformance.scenarios import scenario
 from tests.conformance.scenarios.admin import APPEND, DELETE, SET, SUBTRACT, alter, describe
@@ -371,3 +372,25 @@ def _(run):
                 "resources": [{"resource_type": 32, "resource_name": g, "configs": [
                     {"name": n, "config_operation": 0, "value": table[n]} for n in reversed(names[i:])]}],
                 "validate_only": False}, label=f"from {names[i]}", messages=True)
+
+
+_NOT_OF_ITS_TYPE = {"int": "x", "long": "x", "double": "x", "boolean": "maybe", "string": "bogus", "list": "bogus"}
+
+
+@scenario("admin-edges/topic-configs-checked-in-kafkas-order")
+def _(run):
+    """The same for a new topic's configs (validated only): LogConfig's definition order, the
+    configs Kafka 4.4 added among them (max.decompressed.message.bytes after max.message.bytes)."""
+    names = sorted(n for n, d in TOPIC_CONFIGS.items() if not d.internal and n != "share.auto.offset.reset")
+    refused = []
+    for _ in range(len(names)):
+        left = [n for n in names if n not in refused]
+        resp = run.call(k.CREATE_TOPICS, k.top(k.CREATE_TOPICS), {"timeout_ms": 30000, "validate_only": True, "topics": [
+            {"name": run.name("t"), "num_partitions": 1, "replication_factor": 1, "assignments": [],
+             "configs": [{"name": n, "value": _NOT_OF_ITS_TYPE[TOPIC_CONFIGS[n].type]} for n in left]}]},
+            label=f"{len(left)} invalid", messages=True)
+        text = (resp.get("topics") or [{}])[0].get("error_message") or ""
+        named = [n for n in left if f"configuration {n}:" in text]
+        if not named:
+            break
+        refused.append(named[0])  # (the one each broker named: where they differ, the texts do)

@@ -15,6 +15,7 @@ type, read by nothing. Changes persist in the metadata store with log.dirs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -127,7 +128,69 @@ def _value_problem(name: str, value: str) -> str | None:
         if not message.startswith("Invalid value"):
             message = f"Invalid value {value} for configuration {name}: {message}"
         return message
-    return None
+    return AFTER_PARSING[name](value) if name in AFTER_PARSING else None
+
+
+# the order Kafka checks a broker's new values in (probed: every value invalid at once, Kafka
+# names the first): DynamicConfig.Broker's own ConfigDef, then KafkaConfig's in its definition
+# order; a name not here comes after, in the request's order
+KAFKA_CHECK_ORDER = {name: i for i, name in enumerate((
+    "leader.replication.throttled.rate", "follower.replication.throttled.rate",
+    "replica.alter.log.dirs.io.max.bytes.per.second", "log.local.retention.ms", "log.local.retention.bytes",
+    "log.remote.copy.lag.ms", "log.remote.copy.lag.bytes", "message.max.bytes", "max.decompressed.message.bytes",
+    "num.io.threads", "background.threads", "compression.type", "compression.gzip.level", "compression.lz4.level",
+    "compression.zstd.level", "max.connections.per.ip", "max.connections", "max.connection.creation.rate",
+    "num.network.threads", "num.replica.fetchers", "unclean.leader.election.enable",
+    "group.streams.assignment.interval.ms", "log.cleaner.threads", "log.cleaner.io.max.bytes.per.second",
+    "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor",
+    "log.cleaner.backoff.ms", "log.cleaner.min.cleanable.ratio", "log.cleaner.delete.retention.ms",
+    "log.cleaner.min.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "log.segment.bytes", "log.roll.ms",
+    "log.roll.jitter.ms", "log.retention.ms", "log.retention.bytes", "log.cleanup.policy", "log.index.size.max.bytes",
+    "log.index.interval.bytes", "log.flush.interval.messages", "log.segment.delete.delay.ms", "log.flush.interval.ms",
+    "log.preallocate", "num.recovery.threads.per.data.dir", "min.insync.replicas", "log.message.timestamp.type",
+    "log.message.timestamp.before.max.ms", "log.message.timestamp.after.max.ms",
+    "transaction.partition.verification.enable", "producer.id.expiration.ms", "max.connections.per.ip.overrides",
+    "metric.reporters"))}
+
+
+def _ip_overrides_problem(text: str) -> str | None:
+    """Kafka's reading of max.connections.per.ip.overrides (CoreUtils.parseCsvMap, then each
+    limit an int, then each host of valid characters), with the texts of the Java exceptions
+    it passes on."""
+    if text == "":
+        return None
+    entries = re.split(r"\s*,\s*", text)
+    while len(entries) > 1 and entries[-1] == "":  # (Java's split drops trailing empty strings)
+        entries.pop()
+    pairs = {}
+    for entry in entries:
+        colon = entry.rfind(":")
+        if colon < 0:  # substring(0, -1)
+            return (f"Error parsing configuration property 'max.connections.per.ip.overrides': "
+                    f"begin 0, end -1, length {len(entry)}")
+        pairs[entry[:colon].strip()] = entry[colon + 1:].strip()
+    for limit in pairs.values():
+        if not re.fullmatch(r"[+-]?[0-9]+", limit) or not -2**31 <= int(limit) < 2**31:
+            return f'For input string: "{limit}"'
+    invalid = [host for host in pairs if not re.fullmatch(r"[0-9a-zA-Z\-%._:]*", host)]
+    return f"max.connections.per.ip.overrides contains invalid addresses : {','.join(invalid)}" if invalid else None
+
+
+REPORTERS = frozenset({"org.apache.kafka.common.metrics.JmxReporter"})  # the one Kafka ships for brokers
+
+
+def _reporters_problem(text: str) -> str | None:
+    """A metrics reporter class Kafka cannot load is refused in its words (kipper knows only
+    Kafka's own JmxReporter, which it does not run either: its metrics are dumps)."""
+    if all(name.strip() in REPORTERS for name in text.split(",") if name.strip()):
+        return None
+    return ("Invalid value org.apache.kafka.common.config.ConfigException: Validation of dynamic config update "
+            "of Set(metric.reporters) failed with class class kafka.server.DynamicMetricsReporters for "
+            "configuration Invalid dynamic configuration")
+
+
+# what Kafka checks of a value after its ConfigDef has parsed it
+AFTER_PARSING = {"max.connections.per.ip.overrides": _ip_overrides_problem, "metric.reporters": _reporters_problem}
 
 
 class DynamicBrokerConfigs:
@@ -191,8 +254,9 @@ class DynamicBrokerConfigs:
             or (k in KAFKA_BROKER_CONFIGS and not KAFKA_BROKER_CONFIGS[k].dynamic))]
         if static:
             return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {java_set_text(static)}"
-        for name, value in configs.items():
-            problem = _value_problem(name, value)
+        last = len(KAFKA_CHECK_ORDER)
+        for name in sorted(configs, key=lambda n: KAFKA_CHECK_ORDER.get(n, last)):
+            problem = _value_problem(name, configs[name])
             if problem:
                 return ErrorCode.INVALID_REQUEST, problem
         return ErrorCode.NONE, None

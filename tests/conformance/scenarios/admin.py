@@ -26,12 +26,12 @@ def settled(run) -> None:
     run.wait(0.5)
 
 
-def alter(run, rtype, name, ops, *, validate=False, label="incremental alter"):
+def alter(run, rtype, name, ops, *, validate=False, label="incremental alter", messages=False):
     try:
         return run.call(k.INCREMENTAL_ALTER_CONFIGS, k.top(k.INCREMENTAL_ALTER_CONFIGS), {
         "resources": [{"resource_type": rtype, "resource_name": name, "configs": [
             {"name": n, "config_operation": op, "value": v} for n, op, v in ops]}], "validate_only": validate},
-            label=label)
+            label=label, messages=messages)
     finally:
         if not validate:
             settled(run)

@@ -394,3 +394,34 @@ def _(run):
         if not named:
             break
         refused.append(named[0])  # (the one each broker named: where they differ, the texts do)
+
+
+_BROKER_VALUES_NOT_OF_THEIR_TYPE = {
+    "producer.id.expiration.ms": "x", "transaction.partition.verification.enable": "x",
+    "log.message.timestamp.after.max.ms": "x", "min.insync.replicas": "x", "log.preallocate": "maybe",
+    "log.flush.interval.ms": "x", "log.index.interval.bytes": "x", "log.cleanup.policy": "bogus",
+    "log.retention.ms": "x", "log.roll.ms": "x", "log.segment.bytes": "x", "log.cleaner.min.cleanable.ratio": "x",
+    "log.cleaner.backoff.ms": "x", "log.cleaner.threads": "x", "group.streams.assignment.interval.ms": "x",
+    "unclean.leader.election.enable": "maybe", "max.connections": "x", "compression.zstd.level": "x",
+    "compression.type": "bogus", "num.io.threads": "x", "message.max.bytes": "x", "log.remote.copy.lag.ms": "x",
+    "log.local.retention.ms": "x", "follower.replication.throttled.rate": "x",
+    "leader.replication.throttled.rate": "x"}
+
+
+@scenario("admin-edges/broker-configs-checked-in-kafkas-order")
+def _(run):
+    """A broker's new values (validated only), every one invalid, then one fewer each time:
+    Kafka checks its per-broker throttles first, then KafkaConfig's definitions in order, then
+    what it reads of a value after parsing (the per-IP connection limits, the metrics
+    reporters' classes), each refusal in its words."""
+    names = list(_BROKER_VALUES_NOT_OF_THEIR_TYPE)
+    for i in range(len(names), 0, -1):  # (in the reverse of Kafka's order: its first is the request's last)
+        alter(run, k.CLUSTER, "1", [(n, SET, _BROKER_VALUES_NOT_OF_THEIR_TYPE[n]) for n in names[:i]], validate=True,
+              label=f"{i} invalid", messages=True)
+    for overrides in ("bogus", ",a:1", "a:1,", "127.0.0.1:5,x:y", "a:99999999999", "not a host!:5", "a:+5, b : 6",
+                      "127.0.0.1:-1"):
+        alter(run, k.CLUSTER, "1", [("max.connections.per.ip.overrides", SET, overrides)], validate=True,
+              label=f"overrides {overrides!r}", messages=True)
+    for reporters in ("bogus", "org.apache.kafka.common.metrics.JmxReporter", ""):
+        alter(run, k.CLUSTER, "1", [("metric.reporters", SET, reporters)], validate=True,
+              label=f"reporters {reporters!r}", messages=True)

@@ -279,7 +279,8 @@ def describable() -> list[str]:
 # order (probed: every value invalid at once, Kafka names the first; kipper's own come last)
 DEFINITION_ORDER = {name: i for i, name in enumerate((
     "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
-    "retention.bytes", "retention.ms", "max.message.bytes", "max.decompressed.message.bytes", "index.interval.bytes", "delete.retention.ms",
+    "retention.bytes", "retention.ms", "max.message.bytes", "max.decompressed.message.bytes", "index.interval.bytes",
+    "delete.retention.ms",
     "min.compaction.lag.ms", "max.compaction.lag.ms", "file.delete.delay.ms", "min.cleanable.dirty.ratio",
     "cleanup.policy", "unclean.leader.election.enable", "min.insync.replicas", "compression.type",
     "compression.gzip.level", "compression.lz4.level", "compression.zstd.level", "preallocate",

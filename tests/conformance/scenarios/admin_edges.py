@@ -385,10 +385,11 @@ def _(run):
     refused = []
     for _ in range(len(names)):
         left = [n for n in names if n not in refused]
-        resp = run.call(k.CREATE_TOPICS, k.top(k.CREATE_TOPICS), {"timeout_ms": 30000, "validate_only": True, "topics": [
-            {"name": run.name("t"), "num_partitions": 1, "replication_factor": 1, "assignments": [],
-             "configs": [{"name": n, "value": _NOT_OF_ITS_TYPE[TOPIC_CONFIGS[n].type]} for n in left]}]},
-            label=f"{len(left)} invalid", messages=True)
+        topic = {"name": run.name("t"), "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                 "configs": [{"name": n, "value": _NOT_OF_ITS_TYPE[TOPIC_CONFIGS[n].type]} for n in left]}
+        resp = run.call(k.CREATE_TOPICS, k.top(k.CREATE_TOPICS), {"timeout_ms": 30000, "validate_only": True,
+                                                                  "topics": [topic]},
+                        label=f"{len(left)} invalid", messages=True)
         text = (resp.get("topics") or [{}])[0].get("error_message") or ""
         named = [n for n in left if f"configuration {n}:" in text]
         if not named:

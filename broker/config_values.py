@@ -96,6 +96,18 @@ def java_map_text(pairs: list[tuple[str, str | None]], initial: int) -> str:
     return "{" + ", ".join(f"{k}={'null' if values[k] is None else values[k]}" for k in order) + "}"
 
 
+def ranked(rank: tuple[str, ...]) -> dict[str, int]:
+    """Each name's place in ``rank`` (an order Kafka checks configs in), for ``in_order``."""
+    return {name: i for i, name in enumerate(rank)}
+
+
+def in_order(names, rank: dict[str, int]) -> list[str]:
+    """``names`` in the order ``rank`` gives them, those it does not name after, as given:
+    the order Kafka's ConfigDef parses values in, its definitions'."""
+    last = len(rank)
+    return sorted(names, key=lambda name: rank.get(name, last))
+
+
 def java_hash_order(keys, capacity: int | None = None, hash=java_string_hash, concurrent: bool = False) -> list:
     """Keys in the order a java.util.HashMap (or a ConcurrentHashMap) iterates them: by bucket,
     then as inserted; ``capacity`` by default the table size that holds them all, ``hash`` the

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from kipper.broker.config import KEYS, BrokerConfig, ConfigError, defaults_text
-from kipper.broker.config_values import java_double, java_float, java_set_text
+from kipper.broker.config_values import in_order, java_double, java_float, java_set_text, ranked
 from kipper.broker.kafka_broker_configs import AUTHORIZER_CONFIGS, KAFKA_BROKER_CONFIGS
 from kipper.broker.log.topic_configs import (
     APPLIED, INERT, TOPIC_CONFIGS, ConfigValueError, TopicConfigDef, checked, parse_value,
@@ -134,7 +134,7 @@ def _value_problem(name: str, value: str) -> str | None:
 # the order Kafka checks a broker's new values in (probed: every value invalid at once, Kafka
 # names the first): DynamicConfig.Broker's own ConfigDef, then KafkaConfig's in its definition
 # order; a name not here comes after, in the request's order
-KAFKA_CHECK_ORDER = {name: i for i, name in enumerate((
+KAFKA_CHECK_ORDER = ranked((
     "leader.replication.throttled.rate", "follower.replication.throttled.rate",
     "replica.alter.log.dirs.io.max.bytes.per.second", "log.local.retention.ms", "log.local.retention.bytes",
     "log.remote.copy.lag.ms", "log.remote.copy.lag.bytes", "message.max.bytes", "max.decompressed.message.bytes",
@@ -150,7 +150,7 @@ KAFKA_CHECK_ORDER = {name: i for i, name in enumerate((
     "log.preallocate", "num.recovery.threads.per.data.dir", "min.insync.replicas", "log.message.timestamp.type",
     "log.message.timestamp.before.max.ms", "log.message.timestamp.after.max.ms",
     "transaction.partition.verification.enable", "producer.id.expiration.ms", "max.connections.per.ip.overrides",
-    "metric.reporters"))}
+    "metric.reporters"))
 
 
 def _ip_overrides_problem(text: str) -> str | None:
@@ -254,8 +254,7 @@ class DynamicBrokerConfigs:
             or (k in KAFKA_BROKER_CONFIGS and not KAFKA_BROKER_CONFIGS[k].dynamic))]
         if static:
             return ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {java_set_text(static)}"
-        last = len(KAFKA_CHECK_ORDER)
-        for name in sorted(configs, key=lambda n: KAFKA_CHECK_ORDER.get(n, last)):
+        for name in in_order(configs, KAFKA_CHECK_ORDER):
             problem = _value_problem(name, configs[name])
             if problem:
                 return ErrorCode.INVALID_REQUEST, problem

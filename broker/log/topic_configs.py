@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from kipper.broker.config_values import (BROKER_CODECS, java_double, java_float, java_hash_order, java_long,
-                                         share_reset_problem)
+from kipper.broker.config_values import (BROKER_CODECS, in_order, java_double, java_float, java_hash_order,
+                                         java_long, ranked, share_reset_problem)
 
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -277,7 +277,7 @@ def describable() -> list[str]:
 
 # LogConfig's ConfigDef in Kafka 4.4's definition order: ConfigDef.parse checks values in this
 # order (probed: every value invalid at once, Kafka names the first; kipper's own come last)
-DEFINITION_ORDER = {name: i for i, name in enumerate((
+DEFINITION_ORDER = ranked((
     "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
     "retention.bytes", "retention.ms", "max.message.bytes", "max.decompressed.message.bytes", "index.interval.bytes",
     "delete.retention.ms",
@@ -287,7 +287,7 @@ DEFINITION_ORDER = {name: i for i, name in enumerate((
     "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
     "leader.replication.throttled.replicas", "follower.replication.throttled.replicas", "remote.storage.enable",
     "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable", "remote.copy.lag.ms",
-    "remote.copy.lag.bytes", "remote.log.delete.on.disable", "errors.deadletterqueue.group.enable"))}
+    "remote.copy.lag.bytes", "remote.log.delete.on.disable", "errors.deadletterqueue.group.enable"))
 
 
 def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
@@ -297,8 +297,7 @@ def validate_topic_configs(configs: dict[str, str | None]) -> str | None:
         unknown = next(k for k in java_hash_order(configs, concurrent=True) if k not in TOPIC_CONFIGS)
         return f"Unknown topic config name: {unknown}"
     parsed = {}
-    last = len(DEFINITION_ORDER)
-    for key in sorted(configs, key=lambda k: DEFINITION_ORDER.get(k, last)):
+    for key in in_order(configs, DEFINITION_ORDER):
         value = configs[key]
         if value is None:
             return f"Null value not supported for topic config: {key}"

@@ -38,11 +38,17 @@ def admin(settings: dict, op: str, args: dict):
         found = plain(_call(client, op, args))
     finally:
         client.close()
-    if op == "describe_log_dirs":  # (a broker's topics and partitions in its hash maps' order)
-        return [{**b, "log_dirs": [{**d, "topics": sorted(({**t, "partitions": sorted(
-            t["partitions"], key=lambda p: p["partition_index"])} for t in d["topics"]), key=lambda t: t["name"])}
-            for d in b["log_dirs"]]} for b in found] if isinstance(found, list) else found
+    if op == "describe_log_dirs" and isinstance(found, list):
+        for log_dir in (d for broker in found for d in broker["log_dirs"]):
+            _sort_log_dir(log_dir)
     return sorted_topics(found) if op in UNORDERED else found
+
+
+def _sort_log_dir(log_dir: dict) -> None:
+    """A log directory's topics and partitions sorted: each broker's hash maps' order."""
+    log_dir["topics"].sort(key=lambda t: t["name"])
+    for topic in log_dir["topics"]:
+        topic["partitions"].sort(key=lambda p: p["partition_index"])
 
 
 UNORDERED = frozenset({"create_topics", "delete_topics", "create_partitions", "describe_topics",

@@ -362,16 +362,23 @@ _OUT_OF_BOUNDS_GROUP_VALUES = {
     "streams.assignor.name": "bogus"}
 
 
+def _one_fewer_each_time(table: dict[str, str]):
+    """``table`` (in Kafka's order) whole, then without its first, and so on: each time in the
+    reverse order, so that a broker checking them in the request's order names another."""
+    names = list(table)
+    for i in range(len(names)):
+        yield [(n, table[n]) for n in reversed(names[i:])]
+
+
 @scenario("admin-edges/group-configs-checked-in-kafkas-order")
 def _(run):
     g = run.name("g")
     for table in (_INVALID_GROUP_VALUES, _OUT_OF_BOUNDS_GROUP_VALUES):
-        names = list(table)
-        for i in range(len(names)):  # (each request names them in the reverse of Kafka's order)
+        for pairs in _one_fewer_each_time(table):
             run.call(k.INCREMENTAL_ALTER_CONFIGS, k.top(k.INCREMENTAL_ALTER_CONFIGS), {
                 "resources": [{"resource_type": 32, "resource_name": g, "configs": [
-                    {"name": n, "config_operation": 0, "value": table[n]} for n in reversed(names[i:])]}],
-                "validate_only": False}, label=f"from {names[i]}", messages=True)
+                    {"name": n, "config_operation": 0, "value": v} for n, v in pairs]}],
+                "validate_only": False}, label=f"from {pairs[-1][0]}", messages=True)
 
 
 _NOT_OF_ITS_TYPE = {"int": "x", "long": "x", "double": "x", "boolean": "maybe", "string": "bogus", "list": "bogus"}
@@ -397,16 +404,16 @@ def _(run):
         refused.append(named[0])  # (the one each broker named: where they differ, the texts do)
 
 
-_BROKER_VALUES_NOT_OF_THEIR_TYPE = {
-    "producer.id.expiration.ms": "x", "transaction.partition.verification.enable": "x",
-    "log.message.timestamp.after.max.ms": "x", "min.insync.replicas": "x", "log.preallocate": "maybe",
-    "log.flush.interval.ms": "x", "log.index.interval.bytes": "x", "log.cleanup.policy": "bogus",
-    "log.retention.ms": "x", "log.roll.ms": "x", "log.segment.bytes": "x", "log.cleaner.min.cleanable.ratio": "x",
-    "log.cleaner.backoff.ms": "x", "log.cleaner.threads": "x", "group.streams.assignment.interval.ms": "x",
-    "unclean.leader.election.enable": "maybe", "max.connections": "x", "compression.zstd.level": "x",
-    "compression.type": "bogus", "num.io.threads": "x", "message.max.bytes": "x", "log.remote.copy.lag.ms": "x",
-    "log.local.retention.ms": "x", "follower.replication.throttled.rate": "x",
-    "leader.replication.throttled.rate": "x"}
+_BROKER_VALUES_NOT_OF_THEIR_TYPE = {  # (in the order Kafka checks them)
+    "leader.replication.throttled.rate": "x", "follower.replication.throttled.rate": "x",
+    "log.local.retention.ms": "x", "log.remote.copy.lag.ms": "x", "message.max.bytes": "x", "num.io.threads": "x",
+    "compression.type": "bogus", "compression.zstd.level": "x", "max.connections": "x",
+    "unclean.leader.election.enable": "maybe", "group.streams.assignment.interval.ms": "x",
+    "log.cleaner.threads": "x", "log.cleaner.backoff.ms": "x", "log.cleaner.min.cleanable.ratio": "x",
+    "log.segment.bytes": "x", "log.roll.ms": "x", "log.retention.ms": "x", "log.cleanup.policy": "bogus",
+    "log.index.interval.bytes": "x", "log.flush.interval.ms": "x", "log.preallocate": "maybe",
+    "min.insync.replicas": "x", "log.message.timestamp.after.max.ms": "x",
+    "transaction.partition.verification.enable": "x", "producer.id.expiration.ms": "x"}
 
 
 @scenario("admin-edges/broker-configs-checked-in-kafkas-order")
@@ -415,10 +422,9 @@ def _(run):
     Kafka checks its per-broker throttles first, then KafkaConfig's definitions in order, then
     what it reads of a value after parsing (the per-IP connection limits, the metrics
     reporters' classes), each refusal in its words."""
-    names = list(_BROKER_VALUES_NOT_OF_THEIR_TYPE)
-    for i in range(len(names), 0, -1):  # (in the reverse of Kafka's order: its first is the request's last)
-        alter(run, k.CLUSTER, "1", [(n, SET, _BROKER_VALUES_NOT_OF_THEIR_TYPE[n]) for n in names[:i]], validate=True,
-              label=f"{i} invalid", messages=True)
+    for pairs in _one_fewer_each_time(_BROKER_VALUES_NOT_OF_THEIR_TYPE):
+        alter(run, k.CLUSTER, "1", [(n, SET, v) for n, v in pairs], validate=True, label=f"{len(pairs)} invalid",
+              messages=True)
     for overrides in ("bogus", ",a:1", "a:1,", "127.0.0.1:5,x:y", "a:99999999999", "not a host!:5", "a:+5, b : 6",
                       "127.0.0.1:-1"):
         alter(run, k.CLUSTER, "1", [("max.connections.per.ip.overrides", SET, overrides)], validate=True,

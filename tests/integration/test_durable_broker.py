@@ -97,6 +97,42 @@ def test_topic_ids_configs_and_deleted_records_survive_a_crash(durable, unique):
         assert earliest.topics[0].partitions[0].offset == 3
 
 
+def test_segments_below_the_log_start_survive_a_crash_until_retention(durable, unique):
+    """DeleteRecords leaves the segments below the log start to the next retention check, as
+    Kafka's: after a SIGKILL they are still there (the partition's size), every record from
+    the log start on is read back, and a time only a deleted record has finds nothing."""
+    from confluent_kafka import Producer
+
+    from kipper.client.admin_cluster import describe_log_dirs
+    from kipper.client.consumer_requests import EARLIEST_TIMESTAMP, list_offsets
+
+    topic, ts, week_and_a_day = f"kept-{unique}", 1_700_000_000_000, 8 * 86_400_000
+    create_topics(durable.bootstrap, topic, partitions=1)
+    p = Producer({"bootstrap.servers": durable.bootstrap, "enable.idempotence": True, "linger.ms": 0})
+    for i, stamp in enumerate([ts, ts + 1, ts + week_and_a_day] + [ts + week_and_a_day + i for i in range(100)]):
+        p.produce(topic, value=b"%d" % i, timestamp=stamp, partition=0)
+        p.flush(30)  # (a batch each: the third rolls the log, more than segment.ms past the first)
+    assert p.flush(30) == 0
+
+    def size() -> int:
+        with connect_any(durable.bootstrap) as conn:
+            dirs = describe_log_dirs(conn, {topic: [0]})
+        return dirs.results[0].topics[0].partitions[0].partition_size
+
+    before = size()
+    with connect_any(durable.bootstrap) as conn:
+        assert admin.delete_records(conn, {(topic, 0): 2}).topics[0].partitions[0].error_code == 0
+    durable.kill()
+    durable.start()
+    assert size() == before, "the segment below the log start is kept until the retention check"
+    with connect_any(durable.bootstrap) as conn:
+        found = list_offsets(conn, {(topic, 0): EARLIEST_TIMESTAMP}).topics[0].partitions[0]
+        by_time = list_offsets(conn, {(topic, 0): ts + 1}).topics[0].partitions[0]
+    assert found.offset == 2
+    assert by_time.offset == -1, "the first segment reaching the time holds nothing from the log start on"
+    assert [r.value for r in read_topic(durable.bootstrap, topic, start=2)[0]] == [b"%d" % i for i in range(2, 103)]
+
+
 def test_transactions_across_a_crash(durable, unique):
     from confluent_kafka import Consumer, Producer
 

@@ -11,14 +11,15 @@ from kipper.client.consumer_requests import LATEST_TIMESTAMP, READ_COMMITTED, RE
 from kipper.protocol import records
 
 
-def read_topic(bootstrap: str, topic: str) -> dict[int, list[records.Record]]:
+def read_topic(bootstrap: str, topic: str, start: int = 0) -> dict[int, list[records.Record]]:
+    """Every partition's records from offset ``start`` (a log start DeleteRecords moved)."""
     host, port = parse_bootstrap(bootstrap)[0]
     out: dict[int, list[records.Record]] = {}
     with BlockingConnection(host, port) as conn:
         meta = metadata(conn, [topic])
         partitions = sorted(p.partition_index for p in meta.topics[0].partitions)
         for partition in partitions:
-            offset = 0
+            offset = start
             got: list[records.Record] = []
             while True:
                 resp = fetch(conn, {(topic, partition): offset})
